@@ -1,0 +1,41 @@
+#include "cli/app.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace liftx::cli {
+
+int run(int argc, char** argv) {
+  CLI::App app{"liftx: a compiler and auto-tuner for GPU stencils"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "liftx 0.1.0");
+  add_simplify_command(app);
+  add_eval_command(app);
+  add_check_command(app);
+  try {
+    app.parse(argc, argv);
+    return 0; // subcommand callbacks ran inside parse
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e); // prints the usage error
+    return kExitUserError;
+  } catch (const UserError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kExitUserError;
+  } catch (const InternalError& e) {
+    fmt::print(stderr, "liftx: {}\nThis is a bug in liftx; please report it.\n", e.what());
+    return kExitInternalError;
+  } catch (const NotImplemented& e) {
+    fmt::print(stderr, "liftx: {}\n", e.what());
+    return kExitUserError;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "liftx: internal error: {}\n", e.what());
+    return kExitInternalError;
+  }
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,19 @@
+#pragma once
+/// The `liftx` command line. Exit codes: 0 success, 1 a check that failed (e.g. a result
+/// mismatch), 2 bad input (user error, bad arguments), 3 internal error.
+#include <CLI/CLI.hpp>
+
+namespace liftx::cli {
+
+inline constexpr int kExitUserError = 2;
+inline constexpr int kExitInternalError = 3;
+
+/// Parses arguments, runs the chosen subcommand, maps errors to messages and exit codes.
+int run(int argc, char** argv);
+
+// Subcommands register themselves on the app; each returns a callback run after parsing.
+void add_simplify_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+
+} // namespace liftx::cli

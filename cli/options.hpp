@@ -1,0 +1,27 @@
+#pragma once
+/// Parsing of option values shared by subcommands.
+#include "ir/arith/expr.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace liftx::cli {
+
+/// `NAME=LO:HI` (HI exclusive), `NAME=LO:` or `NAME=:HI`. UserError on malformed text.
+std::pair<std::string, arith::Range> parse_range_option(const std::string& text);
+
+/// `--size` values: `N=64,M=48` (repeatable, comma separated) or a bare `64` that sets every size
+/// variable. Returns the explicit bindings and the default for unnamed sizes, if any.
+struct SizeOptions {
+  std::map<std::string, int64_t, std::less<>> named;
+  std::optional<int64_t> all;
+};
+SizeOptions parse_size_options(const std::vector<std::string>& values);
+
+/// A decimal integer in [lo, hi]; UserError naming `what` otherwise.
+int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi);
+
+} // namespace liftx::cli

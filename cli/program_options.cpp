@@ -1,0 +1,94 @@
+#include "cli/program_options.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+namespace liftx::cli {
+
+namespace {
+
+std::string param_name(const ir::Expr& p) { return p.as<ir::Param>()->name; }
+
+std::string list_sizes(const std::vector<arith::Expr>& vars) {
+  std::vector<std::string> names;
+  for (const arith::Expr& v : vars) names.push_back(v.node().name);
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+} // namespace
+
+const ir::Program& select_program(const ir::Module& module, const std::string& name,
+                                  const std::string& file) {
+  if (name.empty()) return module.main();
+  if (const ir::Program* p = module.find(name)) return *p;
+  std::vector<std::string> names;
+  for (const ir::Program& p : module.programs) names.push_back(p.name);
+  throw UserError(fmt::format("{}: no definition named '{}' (the file defines {})", file, name,
+                              names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
+}
+
+interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values) {
+  SizeOptions options = parse_size_options(size_values);
+  std::vector<arith::Expr> vars = program.size_vars();
+  std::set<std::string, std::less<>> known;
+  for (const arith::Expr& v : vars) known.insert(v.node().name);
+  interp::Sizes sizes;
+  for (const auto& [name, value] : options.named) {
+    if (!known.contains(name))
+      throw UserError(fmt::format("--size {}: {} has no size named {} (its sizes: {})", name,
+                                  program.name, name, list_sizes(vars)));
+    sizes[name] = value;
+  }
+  std::vector<std::string> missing;
+  for (const std::string& name : known) {
+    if (sizes.contains(name)) continue;
+    if (options.all)
+      sizes[name] = *options.all;
+    else
+      missing.push_back(name);
+  }
+  if (!missing.empty())
+    throw UserError(fmt::format("missing --size for {} (give NAME=VALUE, or a bare value for all)",
+                                fmt::join(missing, ", ")));
+  interp::check_sizes(program, sizes);
+  return sizes;
+}
+
+std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Sizes& sizes,
+                                    const std::vector<std::string>& input_values,
+                                    std::mt19937_64& rng) {
+  std::map<std::string, std::string, std::less<>> files;
+  for (const std::string& value : input_values) {
+    size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+      throw UserError(fmt::format("--input {}: expected NAME=FILE", value));
+    std::string name = value.substr(0, eq);
+    bool is_param = false;
+    for (const ir::Expr& p : program.params) is_param |= param_name(p) == name;
+    if (!is_param) throw UserError(fmt::format("--input {}: {} has no parameter named {}", value,
+                                               program.name, name));
+    if (!files.emplace(name, value.substr(eq + 1)).second)
+      throw UserError(fmt::format("--input: {} is given twice", name));
+  }
+  std::vector<BoundInput> inputs;
+  for (const ir::Expr& p : program.params) {
+    auto file = files.find(param_name(p));
+    if (file != files.end())
+      inputs.push_back({interp::read_input(file->second, p.type(), sizes), file->second});
+    else
+      inputs.push_back({interp::random_input(p.type(), sizes, rng), "random"});
+  }
+  return inputs;
+}
+
+std::string format_sizes(const interp::Sizes& sizes) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : sizes) parts.push_back(fmt::format("{}={}", name, value));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+} // namespace liftx::cli

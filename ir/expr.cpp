@@ -1,0 +1,548 @@
+// Construction of expressions and functions: parameter validation, structural hashes, eta
+// reduction, and the typing rules of ir/expr.hpp (result_type).
+#include "ir/expr.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstring>
+
+namespace liftx::ir {
+namespace {
+
+size_t mix(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
+}
+
+size_t scalar_hash(const Scalar& s) {
+  size_t h = mix(0x11u, s.index());
+  return std::visit(
+      [h](auto v) -> size_t {
+        using V = decltype(v);
+        if constexpr (std::is_same_v<V, float>) return mix(h, std::bit_cast<uint32_t>(v));
+        else if constexpr (std::is_same_v<V, double>) return mix(h, std::bit_cast<uint64_t>(v));
+        else return mix(h, static_cast<size_t>(static_cast<int64_t>(v)));
+      },
+      s);
+}
+
+size_t boundary_hash(const Boundary& b) {
+  size_t h = mix(0xb0u, static_cast<size_t>(b.kind));
+  return b.kind == Boundary::Kind::Constant ? mix(h, scalar_hash(b.value)) : h;
+}
+
+/// Hash of a function node from its kind and fields; child hashes are already cached.
+size_t fun_node_hash(const FunNode& node) {
+  size_t h = mix(0xf00u, node.index());
+  auto add = [&h](size_t v) { h = mix(h, v); };
+  std::visit(
+      [&](const auto& n) {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, Lambda>) {
+          add(n.params.size());
+          for (const Expr& p : n.params) add(p.hash());
+          add(n.body.hash());
+        } else if constexpr (std::is_same_v<N, UserFun>) {
+          add(std::hash<std::string>{}(n.def->name()));
+          add(n.def->params().size());
+        } else if constexpr (std::is_same_v<N, Map> || std::is_same_v<N, MapSeq> ||
+                             std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
+                             std::is_same_v<N, ToPrivate>) {
+          add(n.f.hash());
+        } else if constexpr (std::is_same_v<N, MapGlb> || std::is_same_v<N, MapWrg> ||
+                             std::is_same_v<N, MapLcl>) {
+          add(static_cast<size_t>(n.dim));
+          add(n.f.hash());
+        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
+          add(n.f.hash());
+          add(n.init.hash());
+        } else if constexpr (std::is_same_v<N, Iterate>) {
+          add(n.count.hash());
+          add(n.f.hash());
+        } else if constexpr (std::is_same_v<N, Split>) {
+          add(n.chunk.hash());
+        } else if constexpr (std::is_same_v<N, Slide>) {
+          add(n.size.hash());
+          add(n.step.hash());
+        } else if constexpr (std::is_same_v<N, Pad>) {
+          add(n.left.hash());
+          add(n.right.hash());
+          add(boundary_hash(n.boundary));
+        } else if constexpr (std::is_same_v<N, At>) {
+          add(n.index.hash());
+        } else if constexpr (std::is_same_v<N, Get>) {
+          add(static_cast<size_t>(n.index));
+        } else if constexpr (std::is_same_v<N, Generate>) {
+          add(n.length.hash());
+          add(n.f.hash());
+        } else {
+          static_assert(std::is_same_v<N, Zip> || std::is_same_v<N, Join> ||
+                        std::is_same_v<N, Transpose> || std::is_same_v<N, Id>);
+        }
+      },
+      node);
+  return h;
+}
+
+Fun make_fun(FunNode node) {
+  size_t h = fun_node_hash(node);
+  return Fun(std::make_shared<const FunData>(FunData{std::move(node), h}));
+}
+
+std::string types_text(std::span<const Type> types) {
+  std::string out = "(";
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += types[i].to_string();
+  }
+  return out + ")";
+}
+
+std::string arith_arg(const arith::Expr& e) { return e.to_string(); }
+
+std::string boundary_text(const Boundary& b) {
+  switch (b.kind) {
+  case Boundary::Kind::Clamp: return "clamp";
+  case Boundary::Kind::Mirror: return "mirror";
+  case Boundary::Kind::Wrap: return "wrap";
+  case Boundary::Kind::Constant: return "constant(" + literal_text(b.value) + ")";
+  }
+  LIFTX_UNREACHABLE("bad boundary kind");
+}
+
+/// How a function's head reads in error messages: `split(4)`, `mapGlb0`, `userfun jacobi5`.
+std::string head_label(const Fun& f) {
+  return std::visit(
+      [&](const auto& n) -> std::string {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, UserFun>) return "userfun " + n.def->name();
+        else if constexpr (std::is_same_v<N, Iterate>) return fmt::format("iterate({})", arith_arg(n.count));
+        else if constexpr (std::is_same_v<N, Split>) return fmt::format("split({})", arith_arg(n.chunk));
+        else if constexpr (std::is_same_v<N, Slide>)
+          return fmt::format("slide({}, {})", arith_arg(n.size), arith_arg(n.step));
+        else if constexpr (std::is_same_v<N, Pad>)
+          return fmt::format("pad({}, {}, {})", arith_arg(n.left), arith_arg(n.right),
+                             boundary_text(n.boundary));
+        else if constexpr (std::is_same_v<N, At>) return fmt::format("at({})", arith_arg(n.index));
+        else if constexpr (std::is_same_v<N, Get>) return fmt::format("get({})", n.index);
+        else if constexpr (std::is_same_v<N, Generate>) return fmt::format("array({})", arith_arg(n.length));
+        else return fun_name(f);
+      },
+      f.data().node);
+}
+
+[[noreturn]] void type_error(const Fun& f, const std::string& what) {
+  throw UserError(fmt::format("{}: {}", head_label(f), what));
+}
+
+/// Lift's argument spreading: a function of k >= 2 parameters applied to one tuple of k
+/// components receives the components.
+std::vector<Type> spread(std::span<const Type> args, size_t arity) {
+  if (arity >= 2 && args.size() == 1) {
+    if (const auto* t = args[0].as<TupleType>(); t && t->elements.size() == arity)
+      return t->elements;
+  }
+  return {args.begin(), args.end()};
+}
+
+const ArrayType& expect_one_array(const Fun& f, std::span<const Type> args) {
+  if (args.size() != 1)
+    type_error(f, fmt::format("expected 1 argument, got {} {}", args.size(), types_text(args)));
+  const auto* a = args[0].as<ArrayType>();
+  if (!a) type_error(f, fmt::format("expected an array, got {}", args[0].to_string()));
+  return *a;
+}
+
+/// The type of `f` applied to `element`, with an error that says which element type failed.
+Type apply_to_element(const Fun& outer, const Fun& f, std::span<const Type> arg_types) {
+  try {
+    return result_type(f, arg_types);
+  } catch (const UserError& inner) {
+    type_error(outer, fmt::format("function applied to {} {}: {}",
+                                  arg_types.size() == 1 ? "element type" : "argument types",
+                                  arg_types.size() == 1 ? arg_types[0].to_string()
+                                                        : types_text(arg_types),
+                                  inner.message()));
+  }
+}
+
+/// True when `e` is provably a non-integer constant: an exact division that cannot be exact.
+bool is_fractional_constant(const arith::Expr& e) {
+  return e.node().kind == arith::Kind::Cst && e.node().value.den != 1;
+}
+
+bool same_length(const arith::Expr& a, const arith::Expr& b) {
+  return a == b || arith::prove_eq(a, b);
+}
+
+Type map_like_type(const Fun& self, const Fun& f, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(self, args);
+  Type element = a.element;
+  Type result = apply_to_element(self, f, std::span<const Type>(&element, 1));
+  return Type::array(result, a.length);
+}
+
+Type reduce_like_type(const Fun& self, const Fun& f, const Expr& init, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(self, args);
+  Type operands[] = {init.type(), a.element};
+  Type result = apply_to_element(self, f, operands);
+  if (result != init.type())
+    type_error(self, fmt::format("function must map (U, T) -> U with U = {} (the init's type), "
+                                 "but maps {} -> {}",
+                                 init.type().to_string(), types_text(operands),
+                                 result.to_string()));
+  return Type::array(init.type(), arith::Expr(1));
+}
+
+Type lambda_type(const Fun& self, const Lambda& l, std::span<const Type> raw_args) {
+  std::vector<Type> args = spread(raw_args, l.params.size());
+  std::vector<Type> expected;
+  for (const Expr& p : l.params) expected.push_back(p.type());
+  if (args != expected)
+    type_error(self, fmt::format("expected {} argument{} {}, got {}", expected.size(),
+                                 expected.size() == 1 ? "" : "s", types_text(expected),
+                                 types_text(raw_args)));
+  return l.body.type();
+}
+
+Type userfun_type(const Fun& self, const UserFunDef& def, std::span<const Type> raw_args) {
+  std::vector<Type> args = spread(raw_args, def.params().size());
+  std::vector<Type> expected;
+  for (const UserFunParam& p : def.params()) expected.push_back(Type::scalar(p.kind));
+  if (args != expected)
+    type_error(self, fmt::format("expected {} argument{} {}, got {}", expected.size(),
+                                 expected.size() == 1 ? "" : "s", types_text(expected),
+                                 types_text(raw_args)));
+  return Type::scalar(def.result());
+}
+
+Type zip_type(const Fun& self, std::span<const Type> raw_args) {
+  std::vector<Type> args(raw_args.begin(), raw_args.end());
+  if (args.size() == 1) {
+    if (const auto* t = args[0].as<TupleType>()) args = t->elements;
+  }
+  if (args.size() < 2)
+    type_error(self, fmt::format("expected at least 2 arrays, got {}", types_text(raw_args)));
+  std::vector<Type> elements;
+  const ArrayType* first = nullptr;
+  for (const Type& t : args) {
+    const auto* a = t.as<ArrayType>();
+    if (!a) type_error(self, fmt::format("expected arrays, got {}", types_text(raw_args)));
+    if (!first) first = a;
+    else if (!same_length(first->length, a->length))
+      type_error(self, fmt::format("arrays of different lengths {} and {}",
+                                   first->length.to_string(), a->length.to_string()));
+    elements.push_back(a->element);
+  }
+  return Type::array(Type::tuple(std::move(elements)), first->length);
+}
+
+void check_boundary_fits(const Fun& self, const Boundary& b, const Type& element) {
+  if (b.kind != Boundary::Kind::Constant) return;
+  Type base = array_base(element);
+  const auto* s = base.as<ScalarType>();
+  if (!s || s->kind != kind_of(b.value))
+    type_error(self, fmt::format("constant boundary of type {} for elements of type {}",
+                                 scalar_name(kind_of(b.value)), element.to_string()));
+}
+
+void check_size_at_least(const arith::Expr& e, int64_t least, const char* what,
+                         const std::string& prim) {
+  LIFTX_USER_CHECK(arith::prove_le(arith::Expr(least), e), "{}: {} must be >= {}, got {}", prim,
+                   what, least, e.to_string());
+}
+
+std::atomic<uint64_t> next_param_id{1};
+
+} // namespace
+
+// ---- construction ------------------------------------------------------------------------------
+
+Expr param(Type type, std::string name_hint) {
+  size_t h = mix(0x9a7u, type.hash());
+  uint64_t id = next_param_id.fetch_add(1, std::memory_order_relaxed);
+  return Expr(std::make_shared<const ExprData>(
+      ExprData{Param{id, std::move(name_hint)}, std::move(type), h}));
+}
+
+Expr literal(Scalar value) {
+  Type type = Type::scalar(kind_of(value));
+  size_t h = scalar_hash(value);
+  return Expr(std::make_shared<const ExprData>(ExprData{Literal{value}, std::move(type), h}));
+}
+
+Expr call(const Fun& fun, std::vector<Expr> args, SourceLoc loc) {
+  std::vector<Type> types;
+  types.reserve(args.size());
+  for (const Expr& a : args) types.push_back(a.type());
+  Type result = [&] {
+    try {
+      return result_type(fun, types);
+    } catch (const UserError& e) {
+      throw e.located(loc);
+    }
+  }();
+  size_t h = mix(mix(0xca11u, fun.hash()), args.size());
+  for (const Expr& a : args) h = mix(h, a.hash());
+  return Expr(std::make_shared<const ExprData>(
+      ExprData{Call{fun, std::move(args), std::move(loc)}, std::move(result), h}));
+}
+
+Type result_type(const Fun& fun, std::span<const Type> args) {
+  auto one_array = [&]() -> const ArrayType& { return expect_one_array(fun, args); };
+  return std::visit(
+      [&](const auto& n) -> Type {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, Lambda>) {
+          return lambda_type(fun, n, args);
+        } else if constexpr (std::is_same_v<N, UserFun>) {
+          return userfun_type(fun, *n.def, args);
+        } else if constexpr (std::is_same_v<N, Map> || std::is_same_v<N, MapSeq> ||
+                             std::is_same_v<N, MapGlb> || std::is_same_v<N, MapWrg> ||
+                             std::is_same_v<N, MapLcl>) {
+          return map_like_type(fun, n.f, args);
+        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
+          return reduce_like_type(fun, n.f, n.init, args);
+        } else if constexpr (std::is_same_v<N, Iterate>) {
+          if (args.size() != 1)
+            type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
+          Type result = apply_to_element(fun, n.f, args);
+          if (result != args[0])
+            type_error(fun, fmt::format("function must preserve the type, but maps {} -> {}",
+                                        args[0].to_string(), result.to_string()));
+          return result;
+        } else if constexpr (std::is_same_v<N, Zip>) {
+          return zip_type(fun, args);
+        } else if constexpr (std::is_same_v<N, Split>) {
+          const ArrayType& a = one_array();
+          arith::Expr chunks = arith::exact_div(a.length, n.chunk);
+          if (is_fractional_constant(chunks) || arith::prove_lt(a.length, n.chunk))
+            type_error(fun, fmt::format("array length {} is not divisible by {}",
+                                        a.length.to_string(), n.chunk.to_string()));
+          return Type::array(Type::array(a.element, n.chunk), chunks);
+        } else if constexpr (std::is_same_v<N, Join>) {
+          const ArrayType& a = one_array();
+          const auto* inner = a.element.as<ArrayType>();
+          if (!inner)
+            type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+          return Type::array(inner->element, inner->length * a.length);
+        } else if constexpr (std::is_same_v<N, Slide>) {
+          const ArrayType& a = one_array();
+          if (arith::prove_lt(a.length, n.size))
+            type_error(fun, fmt::format("window size {} is larger than the array length {}",
+                                        n.size.to_string(), a.length.to_string()));
+          arith::Expr windows = arith::exact_div(a.length - n.size + n.step, n.step);
+          if (is_fractional_constant(windows))
+            type_error(fun, fmt::format("step {} does not divide the array length {} minus the "
+                                        "window size {}",
+                                        n.step.to_string(), a.length.to_string(),
+                                        n.size.to_string()));
+          return Type::array(Type::array(a.element, n.size), windows);
+        } else if constexpr (std::is_same_v<N, Pad>) {
+          const ArrayType& a = one_array();
+          check_boundary_fits(fun, n.boundary, a.element);
+          return Type::array(a.element, n.left + a.length + n.right);
+        } else if constexpr (std::is_same_v<N, At>) {
+          const ArrayType& a = one_array();
+          if (arith::prove_lt(n.index, arith::Expr(0)) || arith::prove_le(a.length, n.index))
+            type_error(fun, fmt::format("index {} is outside [0, {}) of {}", n.index.to_string(),
+                                        a.length.to_string(), args[0].to_string()));
+          return a.element;
+        } else if constexpr (std::is_same_v<N, Get>) {
+          if (args.size() != 1)
+            type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
+          const auto* t = args[0].as<TupleType>();
+          if (!t) type_error(fun, fmt::format("expected a tuple, got {}", args[0].to_string()));
+          if (static_cast<size_t>(n.index) >= t->elements.size())
+            type_error(fun, fmt::format("index {} out of range for {}", n.index,
+                                        args[0].to_string()));
+          return t->elements[static_cast<size_t>(n.index)];
+        } else if constexpr (std::is_same_v<N, Transpose>) {
+          const ArrayType& a = one_array();
+          const auto* inner = a.element.as<ArrayType>();
+          if (!inner)
+            type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+          return Type::array(Type::array(inner->element, a.length), inner->length);
+        } else if constexpr (std::is_same_v<N, Id>) {
+          if (args.size() != 1)
+            type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
+          return args[0];
+        } else if constexpr (std::is_same_v<N, Generate>) {
+          if (!args.empty())
+            type_error(fun, fmt::format("expected no arguments, got {}", types_text(args)));
+          Type indices[] = {Type::int_(), Type::int_()};
+          return Type::array(apply_to_element(fun, n.f, indices), n.length);
+        } else {
+          static_assert(std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
+                        std::is_same_v<N, ToPrivate>);
+          return result_type(n.f, args);
+        }
+      },
+      fun.data().node);
+}
+
+Fun lambda(std::vector<Expr> params, Expr body) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    LIFTX_USER_CHECK(params[i].as<Param>() != nullptr, "lambda parameter {} is not a parameter",
+                     i);
+    for (size_t j = 0; j < i; ++j)
+      LIFTX_USER_CHECK(params[j].as<Param>()->id != params[i].as<Param>()->id,
+                       "lambda parameter '{}' is bound twice", params[i].as<Param>()->name);
+  }
+  // Eta reduction: `(a, b) => f(a, b)` is f when neither a nor b occurs in f.
+  if (const auto* c = body.as<Call>(); c && !params.empty() && c->args.size() == params.size()) {
+    bool args_are_params = true;
+    for (size_t i = 0; i < params.size() && args_are_params; ++i) {
+      const auto* arg = c->args[i].as<Param>();
+      args_are_params = arg && arg->id == params[i].as<Param>()->id;
+    }
+    if (args_are_params) {
+      bool captured = false;
+      for (const Expr& free : free_params(c->fun))
+        for (const Expr& p : params) captured |= free.as<Param>()->id == p.as<Param>()->id;
+      if (!captured) return c->fun;
+    }
+  }
+  return make_fun(Lambda{std::move(params), std::move(body)});
+}
+
+Fun user_fun(UserFunPtr def) {
+  LIFTX_INTERNAL_CHECK(def != nullptr, "user_fun of a null definition");
+  return make_fun(UserFun{std::move(def)});
+}
+
+Fun map(Fun f) { return make_fun(Map{std::move(f)}); }
+Fun map_seq(Fun f) { return make_fun(MapSeq{std::move(f)}); }
+
+namespace {
+void check_dim(const char* prim, int dim) {
+  LIFTX_USER_CHECK(dim >= 0 && dim <= 2, "{}: dimension must be 0, 1 or 2, got {}", prim, dim);
+}
+} // namespace
+
+Fun map_glb(int dim, Fun f) {
+  check_dim("mapGlb", dim);
+  return make_fun(MapGlb{dim, std::move(f)});
+}
+Fun map_wrg(int dim, Fun f) {
+  check_dim("mapWrg", dim);
+  return make_fun(MapWrg{dim, std::move(f)});
+}
+Fun map_lcl(int dim, Fun f) {
+  check_dim("mapLcl", dim);
+  return make_fun(MapLcl{dim, std::move(f)});
+}
+Fun reduce(Fun f, Expr init) { return make_fun(Reduce{std::move(f), std::move(init)}); }
+Fun reduce_seq(Fun f, Expr init) { return make_fun(ReduceSeq{std::move(f), std::move(init)}); }
+
+Fun iterate(arith::Expr count, Fun f) {
+  auto k = count.as_constant();
+  LIFTX_USER_CHECK(k && *k >= 0, "iterate: count must be a non-negative constant, got {}",
+                   count.to_string());
+  return make_fun(Iterate{std::move(count), std::move(f)});
+}
+
+Fun zip() { return make_fun(Zip{}); }
+
+Fun split(arith::Expr chunk) {
+  check_size_at_least(chunk, 1, "chunk size", "split");
+  return make_fun(Split{std::move(chunk)});
+}
+
+Fun join() { return make_fun(Join{}); }
+
+Fun slide(arith::Expr size, arith::Expr step) {
+  check_size_at_least(size, 1, "window size", "slide");
+  check_size_at_least(step, 1, "step", "slide");
+  return make_fun(Slide{std::move(size), std::move(step)});
+}
+
+Fun pad(arith::Expr left, arith::Expr right, Boundary boundary) {
+  check_size_at_least(left, 0, "left padding", "pad");
+  check_size_at_least(right, 0, "right padding", "pad");
+  return make_fun(Pad{std::move(left), std::move(right), boundary});
+}
+
+Fun at(arith::Expr index) {
+  LIFTX_USER_CHECK(!arith::prove_lt(index, arith::Expr(0)), "at: index must be >= 0, got {}",
+                   index.to_string());
+  return make_fun(At{std::move(index)});
+}
+
+Fun get(int index) {
+  LIFTX_USER_CHECK(index >= 0, "get: index must be >= 0, got {}", index);
+  return make_fun(Get{index});
+}
+
+Fun transpose() { return make_fun(Transpose{}); }
+Fun id() { return make_fun(Id{}); }
+
+Fun generate(arith::Expr length, Fun f) {
+  check_size_at_least(length, 0, "length", "array");
+  return make_fun(Generate{std::move(length), std::move(f)});
+}
+
+Fun to_global(Fun f) { return make_fun(ToGlobal{std::move(f)}); }
+Fun to_local(Fun f) { return make_fun(ToLocal{std::move(f)}); }
+Fun to_private(Fun f) { return make_fun(ToPrivate{std::move(f)}); }
+
+std::string fun_name(const Fun& f) {
+  return std::visit(
+      [](const auto& n) -> std::string {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, Lambda>) return "lambda";
+        else if constexpr (std::is_same_v<N, UserFun>) return n.def->name();
+        else if constexpr (std::is_same_v<N, Map>) return "map";
+        else if constexpr (std::is_same_v<N, MapSeq>) return "mapSeq";
+        else if constexpr (std::is_same_v<N, MapGlb>) return fmt::format("mapGlb{}", n.dim);
+        else if constexpr (std::is_same_v<N, MapWrg>) return fmt::format("mapWrg{}", n.dim);
+        else if constexpr (std::is_same_v<N, MapLcl>) return fmt::format("mapLcl{}", n.dim);
+        else if constexpr (std::is_same_v<N, Reduce>) return "reduce";
+        else if constexpr (std::is_same_v<N, ReduceSeq>) return "reduceSeq";
+        else if constexpr (std::is_same_v<N, Iterate>) return "iterate";
+        else if constexpr (std::is_same_v<N, Zip>) return "zip";
+        else if constexpr (std::is_same_v<N, Split>) return "split";
+        else if constexpr (std::is_same_v<N, Join>) return "join";
+        else if constexpr (std::is_same_v<N, Slide>) return "slide";
+        else if constexpr (std::is_same_v<N, Pad>) return "pad";
+        else if constexpr (std::is_same_v<N, At>) return "at";
+        else if constexpr (std::is_same_v<N, Get>) return "get";
+        else if constexpr (std::is_same_v<N, Transpose>) return "transpose";
+        else if constexpr (std::is_same_v<N, Id>) return "id";
+        else if constexpr (std::is_same_v<N, Generate>) return "array";
+        else if constexpr (std::is_same_v<N, ToGlobal>) return "toGlobal";
+        else if constexpr (std::is_same_v<N, ToLocal>) return "toLocal";
+        else if constexpr (std::is_same_v<N, ToPrivate>) return "toPrivate";
+        else static_assert(sizeof(N) == 0, "fun_name: missing kind");
+      },
+      f.data().node);
+}
+
+// ---- programs -----------------------------------------------------------------------------------
+
+std::vector<arith::Expr> Program::size_vars() const {
+  std::vector<Type> types;
+  for (const Expr& p : params) types.push_back(p.type());
+  std::vector<arith::Expr> vars;
+  for (const Type& t : types)
+    for (const arith::Expr& v : ir::size_vars(t)) vars.push_back(v);
+  std::sort(vars.begin(), vars.end(), [](const arith::Expr& a, const arith::Expr& b) {
+    if (a.node().name != b.node().name) return a.node().name < b.node().name;
+    return std::less<const void*>{}(a.get(), b.get());
+  });
+  vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+  return vars;
+}
+
+const Program& Module::main() const {
+  LIFTX_USER_CHECK(!programs.empty(), "the module has no definition (def) to run");
+  return programs.back();
+}
+
+const Program* Module::find(std::string_view name) const {
+  for (const Program& p : programs)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+} // namespace liftx::ir

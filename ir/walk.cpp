@@ -1,0 +1,82 @@
+// Generic child iteration and free-parameter analysis.
+#include "ir/expr.hpp"
+
+#include <unordered_set>
+
+namespace liftx::ir {
+
+void for_each_child(const Expr& e, const std::function<void(const Fun&)>& on_fun,
+                    const std::function<void(const Expr&)>& on_expr) {
+  if (const auto* c = e.as<Call>()) {
+    on_fun(c->fun);
+    for (const Expr& a : c->args) on_expr(a);
+  }
+}
+
+void for_each_child(const Fun& f, const std::function<void(const Fun&)>& on_fun,
+                    const std::function<void(const Expr&)>& on_expr) {
+  std::visit(
+      [&](const auto& n) {
+        using N = std::decay_t<decltype(n)>;
+        if constexpr (std::is_same_v<N, Lambda>) {
+          for (const Expr& p : n.params) on_expr(p);
+          on_expr(n.body);
+        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
+          on_fun(n.f);
+          on_expr(n.init);
+        } else if constexpr (requires { n.f; }) {
+          on_fun(n.f);
+        }
+      },
+      f.data().node);
+}
+
+namespace {
+
+/// Collects free parameters; `bound` holds the ids of enclosing binders.
+class FreeParams {
+public:
+  std::vector<Expr> result;
+
+  void expr(const Expr& e) {
+    if (const auto* p = e.as<Param>()) {
+      if (!bound_.count(p->id) && seen_.insert(p->id).second) result.push_back(e);
+      return;
+    }
+    for_each_child(e, [this](const Fun& f) { fun(f); }, [this](const Expr& x) { expr(x); });
+  }
+
+  void fun(const Fun& f) {
+    if (const auto* l = f.as<Lambda>()) {
+      std::vector<uint64_t> newly_bound;
+      for (const Expr& p : l->params) {
+        uint64_t id = p.as<Param>()->id;
+        if (bound_.insert(id).second) newly_bound.push_back(id);
+      }
+      expr(l->body);
+      for (uint64_t id : newly_bound) bound_.erase(id);
+      return;
+    }
+    for_each_child(f, [this](const Fun& g) { fun(g); }, [this](const Expr& x) { expr(x); });
+  }
+
+private:
+  std::unordered_set<uint64_t> bound_;
+  std::unordered_set<uint64_t> seen_;
+};
+
+} // namespace
+
+std::vector<Expr> free_params(const Expr& e) {
+  FreeParams walker;
+  walker.expr(e);
+  return std::move(walker.result);
+}
+
+std::vector<Expr> free_params(const Fun& f) {
+  FreeParams walker;
+  walker.fun(f);
+  return std::move(walker.result);
+}
+
+} // namespace liftx::ir

@@ -1,0 +1,162 @@
+// End-to-end tests of the `liftx` executable: outputs, exit codes and error messages.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path scratch_dir() {
+  fs::path dir = fs::temp_directory_path() / ("liftx_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+/// Runs `liftx ARGS` (ARGS already shell-quoted) from the source directory.
+RunResult liftx(const std::string& args) {
+  fs::path dir = scratch_dir();
+  std::string command = std::string("cd '") + LIFTX_SOURCE_DIR + "' && '" + LIFTX_BINARY + "' " +
+                        args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() +
+                        "'";
+  int status = std::system(command.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(dir / "out");
+  r.err = read_text(dir / "err");
+  return r;
+}
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  fs::path path = scratch_dir() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("simplify prints the simplified expression") {
+  RunResult r = liftx("simplify '(i*16+j)/16' --range i=0:100 --range j=0:16");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "i\n");
+  r = liftx("simplify '(i*16+j)%16' --range i=0:100 --range j=0:16");
+  CHECK(r.out == "j\n");
+  // Without the range of j nothing can be proven.
+  r = liftx("simplify '(i*16+j)/16' --range i=0:100");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out != "i\n");
+}
+
+TEST_CASE("simplify reports bad input with exit code 2") {
+  RunResult r = liftx("simplify '(i*16+' --range i=0:100");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "error:"));
+  r = liftx("simplify 'i' --range i=5:5");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "empty"));
+  r = liftx("simplify 'i' --range i=x:5");
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("eval prints a summary of the result") {
+  RunResult r = liftx("eval stencils/jacobi2d5pt.lift --size N=64,M=48 --seed 3");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "program   jacobi2d5pt"));
+  CHECK(contains(r.out, "result    [[float]N]M [48 x 64]"));
+  CHECK(contains(r.out, "checksum"));
+  // Same seed, same result; another seed, another result.
+  RunResult again = liftx("eval stencils/jacobi2d5pt.lift --size M=48,N=64 --seed 3");
+  RunResult other = liftx("eval stencils/jacobi2d5pt.lift --size 48 --size N=64 --seed 4");
+  auto checksum = [](const std::string& out) {
+    return out.substr(out.find("checksum"), out.find('\n', out.find("checksum")) - out.find("checksum"));
+  };
+  CHECK(checksum(again.out) == checksum(r.out));
+  REQUIRE(other.exit_code == 0);
+  CHECK(checksum(other.out) != checksum(r.out));
+}
+
+TEST_CASE("eval writes and reads float32 files") {
+  fs::path out = scratch_dir() / "result.bin";
+  RunResult r = liftx("eval stencils/jacobi2d5pt.lift --size N=20,M=10 --output '" + out.string() + "'");
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::file_size(out) == 20 * 10 * 4);
+  fs::path copy = write_file("copy.lift", "def copy(x: [[float]N]M) = map2D(id, x)\n");
+  RunResult c = liftx("eval '" + copy.string() + "' --size N=20,M=10 --input x='" + out.string() + "'");
+  REQUIRE(c.exit_code == 0);
+  auto line = [](const std::string& text, const std::string& key) {
+    size_t at = text.find(key);
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  CHECK(line(c.out, "checksum") == line(r.out, "checksum"));
+}
+
+TEST_CASE("eval reports bad input with a message and exit code 2") {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  fs::path malformed = write_file("malformed.lift", "def f(x: [float]N) =\n  map(id x)\n");
+  fs::path unknown = write_file("unknown.lift", "def f(x: [float]N) = map(foo, x)\n");
+  fs::path split = write_file("split.lift", "def f(x: [float]N) = join(map(mapSeq(id), split(4, x)))\n");
+  fs::path short_input = write_file("short.bin", std::string(12, '\0'));
+  const Case cases[] = {
+      {"eval '" + malformed.string() + "' --size 8", malformed.string() + ":2:"},
+      {"eval '" + unknown.string() + "' --size 8", unknown.string() + ":1:"},
+      {"eval '" + unknown.string() + "' --size 8", "unknown identifier 'foo'"},
+      {"eval '" + split.string() + "' --size N=66", "not a multiple of 4"},
+      {"eval stencils/jacobi2d5pt.lift --size N=64", "missing --size for M"},
+      {"eval stencils/jacobi2d5pt.lift --size N=64,M=4,K=3", "no size named K"},
+      {"eval stencils/jacobi2d5pt.lift --size N=abc,M=4", "not an integer"},
+      {"eval stencils/jacobi2d5pt.lift --size N=0,M=4", "out of range"},
+      {"eval stencils/no_such_file.lift --size 4", "cannot read"},
+      {"eval stencils/jacobi2d5pt.lift --size 4 --input grid='" + short_input.string() + "'",
+       "needs 16"},
+      {"eval stencils/jacobi2d5pt.lift --size 4 --input nope=x.bin", "no parameter named nope"},
+      {"eval stencils/jacobi2d5pt.lift --size 4 --program nope", "no definition named 'nope'"},
+      {"frobnicate", ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    RunResult r = liftx(c.args);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, c.message));
+    CHECK_FALSE(contains(r.err, "internal error"));
+    CHECK_FALSE(contains(r.err, "terminate"));
+  }
+}
+
+TEST_CASE("check lists definitions and prints canonical syntax") {
+  RunResult r = liftx("check stencils/hotspot2d.lift");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "def hotspot2d(temp: [[float]N]M, power: [[float]N]M) : [[float]N]M"));
+  RunResult printed = liftx("check stencils/hotspot2d.lift --print");
+  REQUIRE(printed.exit_code == 0);
+  fs::path reprinted = write_file("reprinted.lift", printed.out);
+  RunResult again = liftx("check '" + reprinted.string() + "' --print");
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.out == printed.out);
+}
