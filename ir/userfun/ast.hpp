@@ -56,10 +56,10 @@ struct Stmt {
   enum class Kind { Declare, Assign, If, Block, Return };
   Kind kind;
   SourceLoc loc;
-  int slot = -1;      ///< Declare, Assign
-  std::string name;   ///< Declare, Assign
-  ScalarKind type{};  ///< Declare
-  NodePtr value;      ///< Declare (may be null), Assign (compound forms desugared), If cond, Return
+  int slot = -1;     ///< Declare, Assign
+  std::string name;  ///< Declare, Assign
+  ScalarKind type{}; ///< Declare
+  NodePtr value;     ///< Declare (may be null), Assign (compound forms desugared), If cond, Return
   std::vector<std::unique_ptr<Stmt>> body; ///< Block: its statements; If: [then] or [then, else]
 };
 using StmtPtr = std::unique_ptr<Stmt>;

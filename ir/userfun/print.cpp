@@ -1,0 +1,256 @@
+// OpenCL C printing and operation counting of parsed user function bodies.
+#include "ir/userfun/ast.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+
+namespace liftx::ir::userfun_detail {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Printing. Every binary or conditional operand that is itself an operator expression is
+// parenthesised, so the printed text never depends on C's precedence table.
+
+enum Precedence { Compound = 1, Unary = 8, Primary = 9 };
+
+struct Printed {
+  std::string text;
+  int precedence;
+};
+
+std::string operand(const Printed& p, int needed) {
+  return p.precedence >= needed ? p.text : fmt::format("({})", p.text);
+}
+
+Printed print(const Node& n) {
+  switch (n.kind) {
+  case Node::Kind::Literal: {
+    // In C, `-2147483648` negates a long; spell INT_MIN the way <limits.h> does.
+    if (n.value == Scalar{INT32_MIN})
+      return {"(-2147483647 - 1)", Primary};
+    std::string text = literal_text(n.value);
+    // `-1`, `(double)INFINITY`: not primary, so `- -1` or `(double)INFINITY.x` cannot happen.
+    const bool primary = text[0] != '-' && text[0] != '(';
+    return {std::move(text), primary ? Primary : Unary};
+  }
+  case Node::Kind::Variable:
+    return {n.name, Primary};
+  case Node::Kind::Negate:
+    return {"-" + operand(print(*n.operands[0]), Primary), Unary};
+  case Node::Kind::Not:
+    return {"!" + operand(print(*n.operands[0]), Primary), Unary};
+  case Node::Kind::Convert:
+    return {fmt::format("({}){}", scalar_name(n.type), operand(print(*n.operands[0]), Primary)),
+            Unary};
+  case Node::Kind::Binary:
+    return {fmt::format("{} {} {}", operand(print(*n.operands[0]), Unary), binary_op_text(n.binary),
+                        operand(print(*n.operands[1]), Unary)),
+            Compound};
+  case Node::Kind::Conditional:
+    return {fmt::format("{} ? {} : {}", operand(print(*n.operands[0]), Unary),
+                        operand(print(*n.operands[1]), Unary),
+                        operand(print(*n.operands[2]), Unary)),
+            Compound};
+  case Node::Kind::Call: {
+    std::vector<std::string> args;
+    for (const auto& a : n.operands)
+      args.push_back(print(*a).text);
+    const bool floating = n.type != ScalarKind::Int;
+    if (n.builtin == Builtin::Abs) {
+      // OpenCL C has abs only for integers and it returns unsigned: cast back to int, so that
+      // later comparisons stay signed.
+      if (floating)
+        return {fmt::format("fabs({})", args[0]), Primary};
+      return {fmt::format("(int)abs({})", args[0]), Unary};
+    }
+    return {fmt::format("{}({})", builtin_name(n.builtin), fmt::join(args, ", ")), Primary};
+  }
+  }
+  LIFTX_UNREACHABLE("bad node kind");
+}
+
+void print_statement(const Stmt& s, int depth, std::string& out);
+
+void print_indent(int depth, std::string& out) {
+  out.append(static_cast<size_t>(2 * depth), ' ');
+}
+
+// The statements of a branch or block, one level deeper than its braces.
+void print_block_contents(const Stmt& s, int depth, std::string& out) {
+  if (s.kind != Stmt::Kind::Block)
+    return print_statement(s, depth, out);
+  for (const auto& inner : s.body)
+    print_statement(*inner, depth, out);
+}
+
+void print_statement(const Stmt& s, int depth, std::string& out) {
+  print_indent(depth, out);
+  switch (s.kind) {
+  case Stmt::Kind::Declare:
+    if (s.value)
+      out += fmt::format("{} {} = {};\n", scalar_name(s.type), s.name, print(*s.value).text);
+    else
+      out += fmt::format("{} {};\n", scalar_name(s.type), s.name);
+    return;
+  case Stmt::Kind::Assign:
+    out += fmt::format("{} = {};\n", s.name, print(*s.value).text);
+    return;
+  case Stmt::Kind::Return:
+    out += fmt::format("return {};\n", print(*s.value).text);
+    return;
+  case Stmt::Kind::Block:
+    out += "{\n";
+    print_block_contents(s, depth + 1, out);
+    print_indent(depth, out);
+    out += "}\n";
+    return;
+  case Stmt::Kind::If: {
+    // Branches always get braces; `else if` chains stay flat.
+    const Stmt* current = &s;
+    for (;;) {
+      out += fmt::format("if ({}) {{\n", print(*current->value).text);
+      print_block_contents(*current->body[0], depth + 1, out);
+      print_indent(depth, out);
+      if (current->body.size() < 2)
+        break;
+      const Stmt& otherwise = *current->body[1];
+      if (otherwise.kind == Stmt::Kind::If) {
+        out += "} else ";
+        current = &otherwise;
+        continue;
+      }
+      out += "} else {\n";
+      print_block_contents(otherwise, depth + 1, out);
+      print_indent(depth, out);
+      break;
+    }
+    out += "}\n";
+    return;
+  }
+  }
+  LIFTX_UNREACHABLE("bad statement kind");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operation counts. Expressions have no side effects, so counting is structural; branches take
+// the component-wise maximum (an upper bound for every counter over the paths).
+
+OpCounts max_counts(const OpCounts& a, const OpCounts& b) {
+  return {std::max(a.add, b.add), std::max(a.mul, b.mul), std::max(a.div, b.div),
+          std::max(a.compare, b.compare), std::max(a.special, b.special)};
+}
+
+OpCounts operator+(const OpCounts& a, const OpCounts& b) {
+  return {a.add + b.add, a.mul + b.mul, a.div + b.div, a.compare + b.compare,
+          a.special + b.special};
+}
+
+OpCounts count(const Node& n) {
+  OpCounts own;
+  switch (n.kind) {
+  case Node::Kind::Literal:
+  case Node::Kind::Variable:
+    return own;
+  case Node::Kind::Negate:
+  case Node::Kind::Convert:
+    break;
+  case Node::Kind::Not:
+    own.compare = 1;
+    break;
+  case Node::Kind::Call:
+    own.special = 1;
+    break;
+  case Node::Kind::Conditional:
+    return count(*n.operands[0]) + max_counts(count(*n.operands[1]), count(*n.operands[2]));
+  case Node::Kind::Binary:
+    switch (n.binary) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+      own.add = 1;
+      break;
+    case BinaryOp::Mul:
+      own.mul = 1;
+      break;
+    case BinaryOp::Div:
+    case BinaryOp::Rem:
+      own.div = 1;
+      break;
+    default:
+      own.compare = 1;
+      break;
+    }
+    break;
+  }
+  for (const auto& o : n.operands)
+    own = own + count(*o);
+  return own;
+}
+
+// Counts along the paths through statements: the maximum over paths still running
+// (`falling`, nullopt when none) and over paths that have returned (`returned`).
+struct PathCounts {
+  std::optional<OpCounts> falling;
+  std::optional<OpCounts> returned;
+};
+
+std::optional<OpCounts> max_optional(const std::optional<OpCounts>& a,
+                                     const std::optional<OpCounts>& b) {
+  if (!a)
+    return b;
+  if (!b)
+    return a;
+  return max_counts(*a, *b);
+}
+
+PathCounts count(const Stmt& s, PathCounts in) {
+  if (!in.falling)
+    return in; // unreachable code costs nothing
+  switch (s.kind) {
+  case Stmt::Kind::Declare:
+    if (s.value)
+      in.falling = *in.falling + count(*s.value);
+    return in;
+  case Stmt::Kind::Assign:
+    in.falling = *in.falling + count(*s.value);
+    return in;
+  case Stmt::Kind::Return:
+    in.returned = max_optional(in.returned, *in.falling + count(*s.value));
+    in.falling.reset();
+    return in;
+  case Stmt::Kind::Block:
+    for (const auto& inner : s.body)
+      in = count(*inner, in);
+    return in;
+  case Stmt::Kind::If: {
+    const OpCounts after_cond = *in.falling + count(*s.value);
+    const PathCounts then_paths = count(*s.body[0], {after_cond, std::nullopt});
+    const PathCounts else_paths = s.body.size() > 1 ? count(*s.body[1], {after_cond, std::nullopt})
+                                                    : PathCounts{after_cond, std::nullopt};
+    return {max_optional(then_paths.falling, else_paths.falling),
+            max_optional(in.returned, max_optional(then_paths.returned, else_paths.returned))};
+  }
+  }
+  LIFTX_UNREACHABLE("bad statement kind");
+}
+
+} // namespace
+
+std::string print_body(const UserFunBody& body) {
+  std::string out;
+  for (const auto& s : body.statements)
+    print_statement(*s, 1, out);
+  return out;
+}
+
+OpCounts count_body(const UserFunBody& body) {
+  PathCounts paths{OpCounts{}, std::nullopt};
+  for (const auto& s : body.statements)
+    paths = count(*s, paths);
+  LIFTX_INTERNAL_CHECK(paths.returned.has_value(), "user function body never returns");
+  return *paths.returned;
+}
+
+} // namespace liftx::ir::userfun_detail
