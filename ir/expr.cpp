@@ -19,9 +19,12 @@ size_t scalar_hash(const Scalar& s) {
   return std::visit(
       [h](auto v) -> size_t {
         using V = decltype(v);
-        if constexpr (std::is_same_v<V, float>) return mix(h, std::bit_cast<uint32_t>(v));
-        else if constexpr (std::is_same_v<V, double>) return mix(h, std::bit_cast<uint64_t>(v));
-        else return mix(h, static_cast<size_t>(static_cast<int64_t>(v)));
+        if constexpr (std::is_same_v<V, float>)
+          return mix(h, std::bit_cast<uint32_t>(v));
+        else if constexpr (std::is_same_v<V, double>)
+          return mix(h, std::bit_cast<uint64_t>(v));
+        else
+          return mix(h, static_cast<size_t>(static_cast<int64_t>(v)));
       },
       s);
 }
@@ -40,7 +43,8 @@ size_t fun_node_hash(const FunNode& node) {
         using N = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<N, Lambda>) {
           add(n.params.size());
-          for (const Expr& p : n.params) add(p.hash());
+          for (const Expr& p : n.params)
+            add(p.hash());
           add(n.body.hash());
         } else if constexpr (std::is_same_v<N, UserFun>) {
           add(std::hash<std::string>{}(n.def->name()));
@@ -92,20 +96,27 @@ Fun make_fun(FunNode node) {
 std::string types_text(std::span<const Type> types) {
   std::string out = "(";
   for (size_t i = 0; i < types.size(); ++i) {
-    if (i > 0) out += ", ";
+    if (i > 0)
+      out += ", ";
     out += types[i].to_string();
   }
   return out + ")";
 }
 
-std::string arith_arg(const arith::Expr& e) { return e.to_string(); }
+std::string arith_arg(const arith::Expr& e) {
+  return e.to_string();
+}
 
 std::string boundary_text(const Boundary& b) {
   switch (b.kind) {
-  case Boundary::Kind::Clamp: return "clamp";
-  case Boundary::Kind::Mirror: return "mirror";
-  case Boundary::Kind::Wrap: return "wrap";
-  case Boundary::Kind::Constant: return "constant(" + literal_text(b.value) + ")";
+  case Boundary::Kind::Clamp:
+    return "clamp";
+  case Boundary::Kind::Mirror:
+    return "mirror";
+  case Boundary::Kind::Wrap:
+    return "wrap";
+  case Boundary::Kind::Constant:
+    return "constant(" + literal_text(b.value) + ")";
   }
   LIFTX_UNREACHABLE("bad boundary kind");
 }
@@ -115,18 +126,25 @@ std::string head_label(const Fun& f) {
   return std::visit(
       [&](const auto& n) -> std::string {
         using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, UserFun>) return "userfun " + n.def->name();
-        else if constexpr (std::is_same_v<N, Iterate>) return fmt::format("iterate({})", arith_arg(n.count));
-        else if constexpr (std::is_same_v<N, Split>) return fmt::format("split({})", arith_arg(n.chunk));
+        if constexpr (std::is_same_v<N, UserFun>)
+          return "userfun " + n.def->name();
+        else if constexpr (std::is_same_v<N, Iterate>)
+          return fmt::format("iterate({})", arith_arg(n.count));
+        else if constexpr (std::is_same_v<N, Split>)
+          return fmt::format("split({})", arith_arg(n.chunk));
         else if constexpr (std::is_same_v<N, Slide>)
           return fmt::format("slide({}, {})", arith_arg(n.size), arith_arg(n.step));
         else if constexpr (std::is_same_v<N, Pad>)
           return fmt::format("pad({}, {}, {})", arith_arg(n.left), arith_arg(n.right),
                              boundary_text(n.boundary));
-        else if constexpr (std::is_same_v<N, At>) return fmt::format("at({})", arith_arg(n.index));
-        else if constexpr (std::is_same_v<N, Get>) return fmt::format("get({})", n.index);
-        else if constexpr (std::is_same_v<N, Generate>) return fmt::format("array({})", arith_arg(n.length));
-        else return fun_name(f);
+        else if constexpr (std::is_same_v<N, At>)
+          return fmt::format("at({})", arith_arg(n.index));
+        else if constexpr (std::is_same_v<N, Get>)
+          return fmt::format("get({})", n.index);
+        else if constexpr (std::is_same_v<N, Generate>)
+          return fmt::format("array({})", arith_arg(n.length));
+        else
+          return fun_name(f);
       },
       f.data().node);
 }
@@ -149,7 +167,8 @@ const ArrayType& expect_one_array(const Fun& f, std::span<const Type> args) {
   if (args.size() != 1)
     type_error(f, fmt::format("expected 1 argument, got {} {}", args.size(), types_text(args)));
   const auto* a = args[0].as<ArrayType>();
-  if (!a) type_error(f, fmt::format("expected an array, got {}", args[0].to_string()));
+  if (!a)
+    type_error(f, fmt::format("expected an array, got {}", args[0].to_string()));
   return *a;
 }
 
@@ -158,11 +177,11 @@ Type apply_to_element(const Fun& outer, const Fun& f, std::span<const Type> arg_
   try {
     return result_type(f, arg_types);
   } catch (const UserError& inner) {
-    type_error(outer, fmt::format("function applied to {} {}: {}",
-                                  arg_types.size() == 1 ? "element type" : "argument types",
-                                  arg_types.size() == 1 ? arg_types[0].to_string()
-                                                        : types_text(arg_types),
-                                  inner.message()));
+    type_error(outer,
+               fmt::format("function applied to {} {}: {}",
+                           arg_types.size() == 1 ? "element type" : "argument types",
+                           arg_types.size() == 1 ? arg_types[0].to_string() : types_text(arg_types),
+                           inner.message()));
   }
 }
 
@@ -177,9 +196,12 @@ bool same_length(const arith::Expr& a, const arith::Expr& b) {
 
 Type map_like_type(const Fun& self, const Fun& f, std::span<const Type> args) {
   const ArrayType& a = expect_one_array(self, args);
-  Type element = a.element;
-  Type result = apply_to_element(self, f, std::span<const Type>(&element, 1));
-  return Type::array(result, a.length);
+  try {
+    return Type::array(result_type(f, std::span<const Type>(&a.element, 1)), a.length);
+  } catch (const UserError& inner) {
+    type_error(self, fmt::format("function applied to element type {} (of {}): {}",
+                                 a.element.to_string(), args[0].to_string(), inner.message()));
+  }
 }
 
 Type reduce_like_type(const Fun& self, const Fun& f, const Expr& init, std::span<const Type> args) {
@@ -187,17 +209,18 @@ Type reduce_like_type(const Fun& self, const Fun& f, const Expr& init, std::span
   Type operands[] = {init.type(), a.element};
   Type result = apply_to_element(self, f, operands);
   if (result != init.type())
-    type_error(self, fmt::format("function must map (U, T) -> U with U = {} (the init's type), "
-                                 "but maps {} -> {}",
-                                 init.type().to_string(), types_text(operands),
-                                 result.to_string()));
+    type_error(self,
+               fmt::format("function must map (U, T) -> U with U = {} (the init's type), "
+                           "but maps {} -> {}",
+                           init.type().to_string(), types_text(operands), result.to_string()));
   return Type::array(init.type(), arith::Expr(1));
 }
 
 Type lambda_type(const Fun& self, const Lambda& l, std::span<const Type> raw_args) {
   std::vector<Type> args = spread(raw_args, l.params.size());
   std::vector<Type> expected;
-  for (const Expr& p : l.params) expected.push_back(p.type());
+  for (const Expr& p : l.params)
+    expected.push_back(p.type());
   if (args != expected)
     type_error(self, fmt::format("expected {} argument{} {}, got {}", expected.size(),
                                  expected.size() == 1 ? "" : "s", types_text(expected),
@@ -208,7 +231,8 @@ Type lambda_type(const Fun& self, const Lambda& l, std::span<const Type> raw_arg
 Type userfun_type(const Fun& self, const UserFunDef& def, std::span<const Type> raw_args) {
   std::vector<Type> args = spread(raw_args, def.params().size());
   std::vector<Type> expected;
-  for (const UserFunParam& p : def.params()) expected.push_back(Type::scalar(p.kind));
+  for (const UserFunParam& p : def.params())
+    expected.push_back(Type::scalar(p.kind));
   if (args != expected)
     type_error(self, fmt::format("expected {} argument{} {}, got {}", expected.size(),
                                  expected.size() == 1 ? "" : "s", types_text(expected),
@@ -219,7 +243,8 @@ Type userfun_type(const Fun& self, const UserFunDef& def, std::span<const Type> 
 Type zip_type(const Fun& self, std::span<const Type> raw_args) {
   std::vector<Type> args(raw_args.begin(), raw_args.end());
   if (args.size() == 1) {
-    if (const auto* t = args[0].as<TupleType>()) args = t->elements;
+    if (const auto* t = args[0].as<TupleType>())
+      args = t->elements;
   }
   if (args.size() < 2)
     type_error(self, fmt::format("expected at least 2 arrays, got {}", types_text(raw_args)));
@@ -227,8 +252,10 @@ Type zip_type(const Fun& self, std::span<const Type> raw_args) {
   const ArrayType* first = nullptr;
   for (const Type& t : args) {
     const auto* a = t.as<ArrayType>();
-    if (!a) type_error(self, fmt::format("expected arrays, got {}", types_text(raw_args)));
-    if (!first) first = a;
+    if (!a)
+      type_error(self, fmt::format("expected arrays, got {}", types_text(raw_args)));
+    if (!first)
+      first = a;
     else if (!same_length(first->length, a->length))
       type_error(self, fmt::format("arrays of different lengths {} and {}",
                                    first->length.to_string(), a->length.to_string()));
@@ -238,7 +265,8 @@ Type zip_type(const Fun& self, std::span<const Type> raw_args) {
 }
 
 void check_boundary_fits(const Fun& self, const Boundary& b, const Type& element) {
-  if (b.kind != Boundary::Kind::Constant) return;
+  if (b.kind != Boundary::Kind::Constant)
+    return;
   Type base = array_base(element);
   const auto* s = base.as<ScalarType>();
   if (!s || s->kind != kind_of(b.value))
@@ -274,7 +302,8 @@ Expr literal(Scalar value) {
 Expr call(const Fun& fun, std::vector<Expr> args, SourceLoc loc) {
   std::vector<Type> types;
   types.reserve(args.size());
-  for (const Expr& a : args) types.push_back(a.type());
+  for (const Expr& a : args)
+    types.push_back(a.type());
   Type result = [&] {
     try {
       return result_type(fun, types);
@@ -283,7 +312,8 @@ Expr call(const Fun& fun, std::vector<Expr> args, SourceLoc loc) {
     }
   }();
   size_t h = mix(mix(0xca11u, fun.hash()), args.size());
-  for (const Expr& a : args) h = mix(h, a.hash());
+  for (const Expr& a : args)
+    h = mix(h, a.hash());
   return Expr(std::make_shared<const ExprData>(
       ExprData{Call{fun, std::move(args), std::move(loc)}, std::move(result), h}));
 }
@@ -324,7 +354,8 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           const ArrayType& a = one_array();
           const auto* inner = a.element.as<ArrayType>();
           if (!inner)
-            type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+            type_error(fun,
+                       fmt::format("expected an array of arrays, got {}", args[0].to_string()));
           return Type::array(inner->element, inner->length * a.length);
         } else if constexpr (std::is_same_v<N, Slide>) {
           const ArrayType& a = one_array();
@@ -333,10 +364,10 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
                                         n.size.to_string(), a.length.to_string()));
           arith::Expr windows = arith::exact_div(a.length - n.size + n.step, n.step);
           if (is_fractional_constant(windows))
-            type_error(fun, fmt::format("step {} does not divide the array length {} minus the "
-                                        "window size {}",
-                                        n.step.to_string(), a.length.to_string(),
-                                        n.size.to_string()));
+            type_error(fun,
+                       fmt::format("step {} does not divide the array length {} minus the "
+                                   "window size {}",
+                                   n.step.to_string(), a.length.to_string(), n.size.to_string()));
           return Type::array(Type::array(a.element, n.size), windows);
         } else if constexpr (std::is_same_v<N, Pad>) {
           const ArrayType& a = one_array();
@@ -352,16 +383,18 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           if (args.size() != 1)
             type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
           const auto* t = args[0].as<TupleType>();
-          if (!t) type_error(fun, fmt::format("expected a tuple, got {}", args[0].to_string()));
+          if (!t)
+            type_error(fun, fmt::format("expected a tuple, got {}", args[0].to_string()));
           if (static_cast<size_t>(n.index) >= t->elements.size())
-            type_error(fun, fmt::format("index {} out of range for {}", n.index,
-                                        args[0].to_string()));
+            type_error(fun,
+                       fmt::format("index {} out of range for {}", n.index, args[0].to_string()));
           return t->elements[static_cast<size_t>(n.index)];
         } else if constexpr (std::is_same_v<N, Transpose>) {
           const ArrayType& a = one_array();
           const auto* inner = a.element.as<ArrayType>();
           if (!inner)
-            type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+            type_error(fun,
+                       fmt::format("expected an array of arrays, got {}", args[0].to_string()));
           return Type::array(Type::array(inner->element, a.length), inner->length);
         } else if constexpr (std::is_same_v<N, Id>) {
           if (args.size() != 1)
@@ -383,8 +416,7 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
 
 Fun lambda(std::vector<Expr> params, Expr body) {
   for (size_t i = 0; i < params.size(); ++i) {
-    LIFTX_USER_CHECK(params[i].as<Param>() != nullptr, "lambda parameter {} is not a parameter",
-                     i);
+    LIFTX_USER_CHECK(params[i].as<Param>() != nullptr, "lambda parameter {} is not a parameter", i);
     for (size_t j = 0; j < i; ++j)
       LIFTX_USER_CHECK(params[j].as<Param>()->id != params[i].as<Param>()->id,
                        "lambda parameter '{}' is bound twice", params[i].as<Param>()->name);
@@ -399,8 +431,10 @@ Fun lambda(std::vector<Expr> params, Expr body) {
     if (args_are_params) {
       bool captured = false;
       for (const Expr& free : free_params(c->fun))
-        for (const Expr& p : params) captured |= free.as<Param>()->id == p.as<Param>()->id;
-      if (!captured) return c->fun;
+        for (const Expr& p : params)
+          captured |= free.as<Param>()->id == p.as<Param>()->id;
+      if (!captured)
+        return c->fun;
     }
   }
   return make_fun(Lambda{std::move(params), std::move(body)});
@@ -411,8 +445,12 @@ Fun user_fun(UserFunPtr def) {
   return make_fun(UserFun{std::move(def)});
 }
 
-Fun map(Fun f) { return make_fun(Map{std::move(f)}); }
-Fun map_seq(Fun f) { return make_fun(MapSeq{std::move(f)}); }
+Fun map(Fun f) {
+  return make_fun(Map{std::move(f)});
+}
+Fun map_seq(Fun f) {
+  return make_fun(MapSeq{std::move(f)});
+}
 
 namespace {
 void check_dim(const char* prim, int dim) {
@@ -432,8 +470,12 @@ Fun map_lcl(int dim, Fun f) {
   check_dim("mapLcl", dim);
   return make_fun(MapLcl{dim, std::move(f)});
 }
-Fun reduce(Fun f, Expr init) { return make_fun(Reduce{std::move(f), std::move(init)}); }
-Fun reduce_seq(Fun f, Expr init) { return make_fun(ReduceSeq{std::move(f), std::move(init)}); }
+Fun reduce(Fun f, Expr init) {
+  return make_fun(Reduce{std::move(f), std::move(init)});
+}
+Fun reduce_seq(Fun f, Expr init) {
+  return make_fun(ReduceSeq{std::move(f), std::move(init)});
+}
 
 Fun iterate(arith::Expr count, Fun f) {
   auto k = count.as_constant();
@@ -442,14 +484,18 @@ Fun iterate(arith::Expr count, Fun f) {
   return make_fun(Iterate{std::move(count), std::move(f)});
 }
 
-Fun zip() { return make_fun(Zip{}); }
+Fun zip() {
+  return make_fun(Zip{});
+}
 
 Fun split(arith::Expr chunk) {
   check_size_at_least(chunk, 1, "chunk size", "split");
   return make_fun(Split{std::move(chunk)});
 }
 
-Fun join() { return make_fun(Join{}); }
+Fun join() {
+  return make_fun(Join{});
+}
 
 Fun slide(arith::Expr size, arith::Expr step) {
   check_size_at_least(size, 1, "window size", "slide");
@@ -469,51 +515,89 @@ Fun at(arith::Expr index) {
   return make_fun(At{std::move(index)});
 }
 
+Expr Expr::operator[](const arith::Expr& index) const {
+  return call(at(index), {*this});
+}
+
 Fun get(int index) {
   LIFTX_USER_CHECK(index >= 0, "get: index must be >= 0, got {}", index);
   return make_fun(Get{index});
 }
 
-Fun transpose() { return make_fun(Transpose{}); }
-Fun id() { return make_fun(Id{}); }
+Fun transpose() {
+  return make_fun(Transpose{});
+}
+Fun id() {
+  return make_fun(Id{});
+}
 
 Fun generate(arith::Expr length, Fun f) {
   check_size_at_least(length, 0, "length", "array");
   return make_fun(Generate{std::move(length), std::move(f)});
 }
 
-Fun to_global(Fun f) { return make_fun(ToGlobal{std::move(f)}); }
-Fun to_local(Fun f) { return make_fun(ToLocal{std::move(f)}); }
-Fun to_private(Fun f) { return make_fun(ToPrivate{std::move(f)}); }
+Fun to_global(Fun f) {
+  return make_fun(ToGlobal{std::move(f)});
+}
+Fun to_local(Fun f) {
+  return make_fun(ToLocal{std::move(f)});
+}
+Fun to_private(Fun f) {
+  return make_fun(ToPrivate{std::move(f)});
+}
 
 std::string fun_name(const Fun& f) {
   return std::visit(
       [](const auto& n) -> std::string {
         using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, Lambda>) return "lambda";
-        else if constexpr (std::is_same_v<N, UserFun>) return n.def->name();
-        else if constexpr (std::is_same_v<N, Map>) return "map";
-        else if constexpr (std::is_same_v<N, MapSeq>) return "mapSeq";
-        else if constexpr (std::is_same_v<N, MapGlb>) return fmt::format("mapGlb{}", n.dim);
-        else if constexpr (std::is_same_v<N, MapWrg>) return fmt::format("mapWrg{}", n.dim);
-        else if constexpr (std::is_same_v<N, MapLcl>) return fmt::format("mapLcl{}", n.dim);
-        else if constexpr (std::is_same_v<N, Reduce>) return "reduce";
-        else if constexpr (std::is_same_v<N, ReduceSeq>) return "reduceSeq";
-        else if constexpr (std::is_same_v<N, Iterate>) return "iterate";
-        else if constexpr (std::is_same_v<N, Zip>) return "zip";
-        else if constexpr (std::is_same_v<N, Split>) return "split";
-        else if constexpr (std::is_same_v<N, Join>) return "join";
-        else if constexpr (std::is_same_v<N, Slide>) return "slide";
-        else if constexpr (std::is_same_v<N, Pad>) return "pad";
-        else if constexpr (std::is_same_v<N, At>) return "at";
-        else if constexpr (std::is_same_v<N, Get>) return "get";
-        else if constexpr (std::is_same_v<N, Transpose>) return "transpose";
-        else if constexpr (std::is_same_v<N, Id>) return "id";
-        else if constexpr (std::is_same_v<N, Generate>) return "array";
-        else if constexpr (std::is_same_v<N, ToGlobal>) return "toGlobal";
-        else if constexpr (std::is_same_v<N, ToLocal>) return "toLocal";
-        else if constexpr (std::is_same_v<N, ToPrivate>) return "toPrivate";
-        else static_assert(sizeof(N) == 0, "fun_name: missing kind");
+        if constexpr (std::is_same_v<N, Lambda>)
+          return "lambda";
+        else if constexpr (std::is_same_v<N, UserFun>)
+          return n.def->name();
+        else if constexpr (std::is_same_v<N, Map>)
+          return "map";
+        else if constexpr (std::is_same_v<N, MapSeq>)
+          return "mapSeq";
+        else if constexpr (std::is_same_v<N, MapGlb>)
+          return fmt::format("mapGlb{}", n.dim);
+        else if constexpr (std::is_same_v<N, MapWrg>)
+          return fmt::format("mapWrg{}", n.dim);
+        else if constexpr (std::is_same_v<N, MapLcl>)
+          return fmt::format("mapLcl{}", n.dim);
+        else if constexpr (std::is_same_v<N, Reduce>)
+          return "reduce";
+        else if constexpr (std::is_same_v<N, ReduceSeq>)
+          return "reduceSeq";
+        else if constexpr (std::is_same_v<N, Iterate>)
+          return "iterate";
+        else if constexpr (std::is_same_v<N, Zip>)
+          return "zip";
+        else if constexpr (std::is_same_v<N, Split>)
+          return "split";
+        else if constexpr (std::is_same_v<N, Join>)
+          return "join";
+        else if constexpr (std::is_same_v<N, Slide>)
+          return "slide";
+        else if constexpr (std::is_same_v<N, Pad>)
+          return "pad";
+        else if constexpr (std::is_same_v<N, At>)
+          return "at";
+        else if constexpr (std::is_same_v<N, Get>)
+          return "get";
+        else if constexpr (std::is_same_v<N, Transpose>)
+          return "transpose";
+        else if constexpr (std::is_same_v<N, Id>)
+          return "id";
+        else if constexpr (std::is_same_v<N, Generate>)
+          return "array";
+        else if constexpr (std::is_same_v<N, ToGlobal>)
+          return "toGlobal";
+        else if constexpr (std::is_same_v<N, ToLocal>)
+          return "toLocal";
+        else if constexpr (std::is_same_v<N, ToPrivate>)
+          return "toPrivate";
+        else
+          static_assert(sizeof(N) == 0, "fun_name: missing kind");
       },
       f.data().node);
 }
@@ -522,12 +606,15 @@ std::string fun_name(const Fun& f) {
 
 std::vector<arith::Expr> Program::size_vars() const {
   std::vector<Type> types;
-  for (const Expr& p : params) types.push_back(p.type());
+  for (const Expr& p : params)
+    types.push_back(p.type());
   std::vector<arith::Expr> vars;
   for (const Type& t : types)
-    for (const arith::Expr& v : ir::size_vars(t)) vars.push_back(v);
+    for (const arith::Expr& v : ir::size_vars(t))
+      vars.push_back(v);
   std::sort(vars.begin(), vars.end(), [](const arith::Expr& a, const arith::Expr& b) {
-    if (a.node().name != b.node().name) return a.node().name < b.node().name;
+    if (a.node().name != b.node().name)
+      return a.node().name < b.node().name;
     return std::less<const void*>{}(a.get(), b.get());
   });
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
@@ -541,7 +628,8 @@ const Program& Module::main() const {
 
 const Program* Module::find(std::string_view name) const {
   for (const Program& p : programs)
-    if (p.name == name) return &p;
+    if (p.name == name)
+      return &p;
   return nullptr;
 }
 

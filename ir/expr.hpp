@@ -55,6 +55,8 @@ public:
   /// Structural hash; parameters hash by type only, so alpha-equivalent expressions collide.
   size_t hash() const;
   const void* identity() const { return data_.get(); }
+  /// `x[i]`: the element at `index` of this array (call(at(index), {*this})).
+  Expr operator[](const arith::Expr& index) const;
 
 private:
   std::shared_ptr<const ExprData> data_;

@@ -23,7 +23,8 @@ Type make_scalar(ScalarKind k) {
 
 /// Lengths that are not a constant >= 0 or a single variable need parentheses in `[T]len`.
 bool length_is_atomic(const arith::Expr& length) {
-  if (auto c = length.as_constant()) return *c >= 0;
+  if (auto c = length.as_constant())
+    return *c >= 0;
   return length.node().kind == arith::Kind::Var;
 }
 
@@ -44,7 +45,8 @@ Type Type::tuple(std::vector<Type> elements) {
   LIFTX_USER_CHECK(elements.size() >= 2, "a tuple type needs at least 2 elements, got {}",
                    elements.size());
   size_t h = mix(0x7u, elements.size());
-  for (const Type& e : elements) h = mix(h, e.hash());
+  for (const Type& e : elements)
+    h = mix(h, e.hash());
   return make(TupleType{std::move(elements)}, h);
 }
 
@@ -54,34 +56,42 @@ Type Type::array(Type element, arith::Expr length) {
 }
 
 bool Type::operator==(const Type& o) const {
-  if (data_ == o.data_) return true;
-  if (hash() != o.hash() || data_->node.index() != o.data_->node.index()) return false;
-  if (const auto* s = as<ScalarType>()) return s->kind == o.as<ScalarType>()->kind;
-  if (const auto* t = as<TupleType>()) return t->elements == o.as<TupleType>()->elements;
+  if (data_ == o.data_)
+    return true;
+  if (hash() != o.hash() || data_->node.index() != o.data_->node.index())
+    return false;
+  if (const auto* s = as<ScalarType>())
+    return s->kind == o.as<ScalarType>()->kind;
+  if (const auto* t = as<TupleType>())
+    return t->elements == o.as<TupleType>()->elements;
   const auto* a = as<ArrayType>();
   const auto* b = o.as<ArrayType>();
   return a->length == b->length && a->element == b->element;
 }
 
 std::string Type::to_string() const {
-  if (const auto* s = as<ScalarType>()) return scalar_name(s->kind);
+  if (const auto* s = as<ScalarType>())
+    return scalar_name(s->kind);
   if (const auto* t = as<TupleType>()) {
     std::string out = "(";
     for (size_t i = 0; i < t->elements.size(); ++i) {
-      if (i > 0) out += ", ";
+      if (i > 0)
+        out += ", ";
       out += t->elements[i].to_string();
     }
     return out + ")";
   }
   const auto* a = as<ArrayType>();
   std::string length = a->length.to_string();
-  if (!length_is_atomic(a->length)) length = "(" + length + ")";
+  if (!length_is_atomic(a->length))
+    length = "(" + length + ")";
   return "[" + a->element.to_string() + "]" + length;
 }
 
 int array_rank(const Type& t) {
   int rank = 0;
-  for (const ArrayType* a = t.as<ArrayType>(); a; a = a->element.as<ArrayType>()) ++rank;
+  for (const ArrayType* a = t.as<ArrayType>(); a; a = a->element.as<ArrayType>())
+    ++rank;
   return rank;
 }
 
@@ -104,10 +114,12 @@ Type array_base(const Type& t) {
 namespace {
 void collect_size_vars(const Type& t, std::vector<arith::Expr>& out) {
   if (const auto* a = t.as<ArrayType>()) {
-    for (const arith::Expr& v : arith::free_vars(a->length)) out.push_back(v);
+    for (const arith::Expr& v : arith::free_vars(a->length))
+      out.push_back(v);
     collect_size_vars(a->element, out);
   } else if (const auto* tup = t.as<TupleType>()) {
-    for (const Type& e : tup->elements) collect_size_vars(e, out);
+    for (const Type& e : tup->elements)
+      collect_size_vars(e, out);
   }
 }
 } // namespace
@@ -116,7 +128,8 @@ std::vector<arith::Expr> size_vars(const Type& t) {
   std::vector<arith::Expr> vars;
   collect_size_vars(t, vars);
   std::sort(vars.begin(), vars.end(), [](const arith::Expr& a, const arith::Expr& b) {
-    if (a.node().name != b.node().name) return a.node().name < b.node().name;
+    if (a.node().name != b.node().name)
+      return a.node().name < b.node().name;
     return std::less<const void*>{}(a.get(), b.get()); // same name, other range
   });
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());

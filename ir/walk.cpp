@@ -9,7 +9,8 @@ void for_each_child(const Expr& e, const std::function<void(const Fun&)>& on_fun
                     const std::function<void(const Expr&)>& on_expr) {
   if (const auto* c = e.as<Call>()) {
     on_fun(c->fun);
-    for (const Expr& a : c->args) on_expr(a);
+    for (const Expr& a : c->args)
+      on_expr(a);
   }
 }
 
@@ -19,7 +20,8 @@ void for_each_child(const Fun& f, const std::function<void(const Fun&)>& on_fun,
       [&](const auto& n) {
         using N = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<N, Lambda>) {
-          for (const Expr& p : n.params) on_expr(p);
+          for (const Expr& p : n.params)
+            on_expr(p);
           on_expr(n.body);
         } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
           on_fun(n.f);
@@ -40,10 +42,12 @@ public:
 
   void expr(const Expr& e) {
     if (const auto* p = e.as<Param>()) {
-      if (!bound_.count(p->id) && seen_.insert(p->id).second) result.push_back(e);
+      if (!bound_.count(p->id) && seen_.insert(p->id).second)
+        result.push_back(e);
       return;
     }
-    for_each_child(e, [this](const Fun& f) { fun(f); }, [this](const Expr& x) { expr(x); });
+    for_each_child(
+        e, [this](const Fun& f) { fun(f); }, [this](const Expr& x) { expr(x); });
   }
 
   void fun(const Fun& f) {
@@ -51,13 +55,16 @@ public:
       std::vector<uint64_t> newly_bound;
       for (const Expr& p : l->params) {
         uint64_t id = p.as<Param>()->id;
-        if (bound_.insert(id).second) newly_bound.push_back(id);
+        if (bound_.insert(id).second)
+          newly_bound.push_back(id);
       }
       expr(l->body);
-      for (uint64_t id : newly_bound) bound_.erase(id);
+      for (uint64_t id : newly_bound)
+        bound_.erase(id);
       return;
     }
-    for_each_child(f, [this](const Fun& g) { fun(g); }, [this](const Expr& x) { expr(x); });
+    for_each_child(
+        f, [this](const Fun& g) { fun(g); }, [this](const Expr& x) { expr(x); });
   }
 
 private:

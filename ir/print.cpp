@@ -1,0 +1,294 @@
+// The .lift printer (grammar in docs / notes): output parses back to an alpha-equal program.
+#include "ir/expr.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+namespace liftx::ir {
+namespace {
+
+/// Names the printer never gives a parameter: keywords, primitives, boundaries and built-ins.
+const std::set<std::string, std::less<>>& reserved_names() {
+  static const std::set<std::string, std::less<>> names = {
+      "userfun", "def",       "true",       "false",       "bool",     "int",     "float",
+      "double",  "map",       "mapSeq",     "mapGlb0",     "mapGlb1",  "mapGlb2", "mapWrg0",
+      "mapWrg1", "mapWrg2",   "mapLcl0",    "mapLcl1",     "mapLcl2",  "reduce",  "reduceSeq",
+      "iterate", "zip",       "split",      "join",        "slide",    "pad",     "at",
+      "get",     "transpose", "id",         "array",       "toGlobal", "toLocal", "toPrivate",
+      "map2D",   "map3D",     "slide2D",    "slide3D",     "pad2D",    "pad3D",   "zip2D",
+      "zip3D",   "clamp",     "mirror",     "wrap",        "constant", "add",     "mult",
+      "add_int", "mult_int",  "add_double", "mult_double", "min",      "max",     "mapGlb",
+      "mapWrg",  "mapLcl"};
+  return names;
+}
+
+bool is_ident_char(char c, bool first) {
+  bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  return alpha || (!first && c >= '0' && c <= '9');
+}
+
+/// A valid identifier derived from a hint ("" -> "x", "2d" -> "x2d", "a-b" -> "a_b").
+std::string sanitize(const std::string& hint) {
+  std::string out;
+  for (char c : hint)
+    out += is_ident_char(c, false) ? c : '_';
+  if (out.empty() || out == "_")
+    return "x";
+  if (!is_ident_char(out[0], true))
+    out.insert(out.begin(), 'x'); // starts with a digit
+  return out;
+}
+
+/// Shortest float/double text that reads back to the same value, with '.' or an exponent.
+template <class F>
+std::string real_text(F value, const char* suffix) {
+  LIFTX_USER_CHECK(std::isfinite(value), "cannot print the non-finite literal {}", value);
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  LIFTX_INTERNAL_CHECK(ec == std::errc(), "to_chars failed");
+  std::string text(buf, end);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  else if (text.find('.') == std::string::npos) {
+    // "1e+20" is valid C but keep a mantissa dot for readability: "1.0e+20".
+    auto e = text.find('e');
+    text.insert(e, ".0");
+  }
+  return text + suffix;
+}
+
+std::string scalar_text(const Scalar& s) {
+  return std::visit(
+      [](auto v) -> std::string {
+        using V = decltype(v);
+        if constexpr (std::is_same_v<V, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<V, int32_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<V, float>)
+          return real_text(v, "f");
+        else
+          return real_text(v, "");
+      },
+      s);
+}
+
+std::string arith_text(const arith::Expr& e) {
+  return e.to_string();
+}
+
+std::string boundary_text(const Boundary& b) {
+  switch (b.kind) {
+  case Boundary::Kind::Clamp:
+    return "clamp";
+  case Boundary::Kind::Mirror:
+    return "mirror";
+  case Boundary::Kind::Wrap:
+    return "wrap";
+  case Boundary::Kind::Constant:
+    return "constant(" + scalar_text(b.value) + ")";
+  }
+  LIFTX_UNREACHABLE("bad boundary kind");
+}
+
+/// `add_int` and `add_double` print as `add` (the parser resolves by argument type); likewise mult.
+std::string userfun_text(const UserFunDef& def) {
+  for (const char* family : {"add", "mult"}) {
+    for (const char* suffix : {"", "_int", "_double"}) {
+      std::string name = std::string(family) + suffix;
+      if (def.name() != name)
+        continue;
+      if (auto builtin = UserFunDef::builtin(name); builtin && same_userfun(*builtin, def))
+        return family;
+    }
+  }
+  return def.name();
+}
+
+class Printer {
+public:
+  /// Names that parameters must avoid: size variables and user functions of the printed item.
+  void reserve(const std::string& name) { taken_.insert(name); }
+
+  void reserve_names_in(const Type& t) {
+    for (const arith::Expr& v : size_vars(t))
+      reserve(v.node().name);
+  }
+
+  std::string name_of(const Expr& p) {
+    const auto* param = p.as<Param>();
+    LIFTX_INTERNAL_CHECK(param, "name_of a non-parameter");
+    if (auto it = names_.find(param->id); it != names_.end())
+      return it->second;
+    std::string base = sanitize(param->name);
+    std::string name = base;
+    for (int i = 1; taken_.count(name) || reserved_names().count(name); ++i)
+      name = fmt::format("{}_{}", base, i);
+    taken_.insert(name);
+    names_.emplace(param->id, name);
+    return name;
+  }
+
+  std::string expr(const Expr& e) {
+    if (e.as<Param>())
+      return name_of(e);
+    if (const auto* l = e.as<Literal>())
+      return scalar_text(l->value);
+    const auto& c = *e.as<Call>();
+    std::vector<std::string> args;
+    for (const Expr& a : c.args)
+      args.push_back(expr(a));
+    const Fun& f = c.fun;
+    if (const auto* at = f.as<At>(); at && args.size() == 1)
+      return fmt::format("{}[{}]", args[0], arith_text(at->index));
+    if (f.as<Lambda>())
+      return fmt::format("({})({})", fun(f), join_list(args));
+    if (f.as<UserFun>() || f.as<Zip>())
+      return fmt::format("{}({})", fun(f), join_list(args));
+    // A primitive prints applied: its parameters, then its data arguments.
+    std::vector<std::string> all = prim_params(f);
+    if (all.empty() && !has_params(f))
+      return fmt::format("{}({})", fun_name(f), join_list(args));
+    all.insert(all.end(), args.begin(), args.end());
+    return fmt::format("{}({})", fun_name(f), join_list(all));
+  }
+
+  std::string fun(const Fun& f) {
+    if (const auto* l = f.as<Lambda>()) {
+      std::vector<std::string> names;
+      for (const Expr& p : l->params)
+        names.push_back(name_of(p));
+      std::string body = expr(l->body);
+      if (names.size() == 1)
+        return fmt::format("{} => {}", names[0], body);
+      return fmt::format("({}) => {}", join_list(names), body);
+    }
+    if (const auto* u = f.as<UserFun>())
+      return userfun_text(*u->def);
+    if (!has_params(f))
+      return fun_name(f); // join, transpose, zip, id
+    return fmt::format("{}({})", fun_name(f), join_list(prim_params(f)));
+  }
+
+  std::string type(const Type& t) { return t.to_string(); }
+
+private:
+  static std::string join_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0)
+        out += ", ";
+      out += items[i];
+    }
+    return out;
+  }
+
+  static bool has_params(const Fun& f) {
+    return !(f.as<Zip>() || f.as<Join>() || f.as<Transpose>() || f.as<Id>());
+  }
+
+  /// The parameters of a primitive (everything but its data arguments), printed.
+  std::vector<std::string> prim_params(const Fun& f) {
+    return std::visit(
+        [&](const auto& n) -> std::vector<std::string> {
+          using N = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>)
+            return {fun(n.f), expr(n.init)};
+          else if constexpr (std::is_same_v<N, Iterate>)
+            return {arith_text(n.count), fun(n.f)};
+          else if constexpr (std::is_same_v<N, Generate>)
+            return {arith_text(n.length), fun(n.f)};
+          else if constexpr (std::is_same_v<N, Split>)
+            return {arith_text(n.chunk)};
+          else if constexpr (std::is_same_v<N, Slide>)
+            return {arith_text(n.size), arith_text(n.step)};
+          else if constexpr (std::is_same_v<N, Pad>)
+            return {arith_text(n.left), arith_text(n.right), boundary_text(n.boundary)};
+          else if constexpr (std::is_same_v<N, At>)
+            return {arith_text(n.index)};
+          else if constexpr (std::is_same_v<N, Get>)
+            return {std::to_string(n.index)};
+          else if constexpr (requires { n.f; })
+            return {fun(n.f)};
+          else
+            return {};
+        },
+        f.data().node);
+  }
+
+  std::set<std::string, std::less<>> taken_;
+  std::unordered_map<uint64_t, std::string> names_;
+};
+
+/// Reserves the names of user functions called anywhere below `e` / `f`.
+void reserve_userfun_names(Printer& printer, const Fun& f);
+void reserve_userfun_names(Printer& printer, const Expr& e) {
+  for_each_child(
+      e, [&](const Fun& g) { reserve_userfun_names(printer, g); },
+      [&](const Expr& x) { reserve_userfun_names(printer, x); });
+}
+void reserve_userfun_names(Printer& printer, const Fun& f) {
+  if (const auto* u = f.as<UserFun>())
+    printer.reserve(u->def->name());
+  for_each_child(
+      f, [&](const Fun& g) { reserve_userfun_names(printer, g); },
+      [&](const Expr& x) { reserve_userfun_names(printer, x); });
+}
+
+std::string print_program(Printer& printer, const Program& p) {
+  for (const Expr& param : p.params)
+    printer.reserve_names_in(param.type());
+  reserve_userfun_names(printer, p.body);
+  std::vector<std::string> params;
+  for (const Expr& param : p.params)
+    params.push_back(fmt::format("{}: {}", printer.name_of(param), param.type().to_string()));
+  std::string list;
+  for (size_t i = 0; i < params.size(); ++i)
+    list += (i > 0 ? ", " : "") + params[i];
+  return fmt::format("def {}({}) = {}", p.name, list, printer.expr(p.body));
+}
+
+} // namespace
+
+std::string print(const Expr& e) {
+  Printer printer;
+  reserve_userfun_names(printer, e);
+  return printer.expr(e);
+}
+
+std::string print(const Fun& f) {
+  Printer printer;
+  reserve_userfun_names(printer, f);
+  return printer.fun(f);
+}
+
+std::string print(const Program& p) {
+  Printer printer;
+  return print_program(printer, p);
+}
+
+std::string print(const Module& m) {
+  std::vector<std::string> items;
+  for (const UserFunPtr& u : m.userfuns) {
+    std::string params;
+    for (size_t i = 0; i < u->params().size(); ++i)
+      params += fmt::format("{}{}: {}", i > 0 ? ", " : "", u->params()[i].name,
+                            scalar_name(u->params()[i].kind));
+    items.push_back(fmt::format("userfun {}({}): {} {{{}}}\n", u->name(), params,
+                                scalar_name(u->result()), u->body_text()));
+  }
+  for (const Program& p : m.programs) {
+    Printer printer;
+    for (const UserFunPtr& u : m.userfuns)
+      printer.reserve(u->name());
+    items.push_back(print_program(printer, p) + "\n");
+  }
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i > 0 ? "\n" : "") + items[i];
+  return out;
+}
+
+} // namespace liftx::ir
