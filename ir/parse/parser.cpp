@@ -1,0 +1,34 @@
+#include "ir/parse/parser.hpp"
+
+#include "ir/parse/elaborate.hpp"
+#include "ir/parse/syntax.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace liftx::parse {
+
+ir::Module parse_module(std::string_view source, std::string file) {
+  ModuleSyntax syntax = parse_syntax(source, file);
+  return elaborate(syntax);
+}
+
+ir::Module parse_file(const std::string& path) {
+  errno = 0;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file)
+    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::string text;
+  char buffer[65536];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
+    text.append(buffer, n);
+  if (std::ferror(file.get()))
+    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  return parse_module(text, path);
+}
+
+} // namespace liftx::parse
