@@ -15,6 +15,11 @@ int run(int argc, char** argv) {
   add_simplify_command(app);
   add_eval_command(app);
   add_check_command(app);
+  add_devices_command(app);
+  add_roofline_command(app);
+  add_launch_command(app);
+  add_codegen_command(app);
+  add_run_command(app);
   try {
     app.parse(argc, argv);
     return 0; // subcommand callbacks ran inside parse
@@ -23,6 +28,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e); // prints the usage error
     return kExitUserError;
+  } catch (const UserErrorAlreadyReported&) {
+    return kExitUserError;
+  } catch (const RunFailed&) {
+    return 1;
   } catch (const UserError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return kExitUserError;

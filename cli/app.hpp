@@ -8,6 +8,11 @@ namespace liftx::cli {
 inline constexpr int kExitUserError = 2;
 inline constexpr int kExitInternalError = 3;
 
+/// Thrown by a subcommand that already printed its message: exit with kExitUserError.
+struct UserErrorAlreadyReported {};
+/// Thrown by a subcommand whose check failed (e.g. a kernel with a wrong result): exit 1.
+struct RunFailed {};
+
 /// Parses arguments, runs the chosen subcommand, maps errors to messages and exit codes.
 int run(int argc, char** argv);
 
@@ -15,5 +20,10 @@ int run(int argc, char** argv);
 void add_simplify_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+void add_devices_command(CLI::App& app);
+void add_roofline_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
+void add_codegen_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 } // namespace liftx::cli

@@ -2,6 +2,7 @@
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "ir/arith/expr.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 

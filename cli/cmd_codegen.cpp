@@ -1,0 +1,67 @@
+// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads]`: prints the OpenCL kernel of a
+// lowered program and its launch configuration (symbolic, and concrete when sizes are given).
+#include "cli/app.hpp"
+#include "cli/program_options.hpp"
+#include "codegen/kernel.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <fmt/format.h>
+
+namespace liftx::cli {
+namespace cl = codegen::cl;
+
+namespace {
+
+std::string launch_text(const std::array<std::optional<arith::Expr>, 3>& sizes, int dims,
+                        const interp::Sizes* bound) {
+  std::string text;
+  for (int d = 0; d < dims; ++d) {
+    std::string part = "any";
+    if (sizes[d]) {
+      part = sizes[d]->to_string();
+      if (bound) part = fmt::format("{}", arith::evaluate(*sizes[d], *bound));
+    }
+    text += (d ? ", " : "") + part;
+  }
+  return text;
+}
+
+} // namespace
+
+void add_codegen_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    std::string program;
+    std::vector<std::string> sizes;
+    bool free_threads = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("codegen", "Print the OpenCL kernel of a lowered program");
+  cmd->add_option("file", options->file, ".lift source file")->required();
+  cmd->add_option("--program", options->program, "definition to compile (default: the last one)");
+  cmd->add_option("--size", options->sizes, "sizes, to print the concrete launch configuration");
+  cmd->add_flag("--free-threads", options->free_threads,
+                "a kernel valid for any global/local size (maps become loops)");
+  cmd->callback([options] {
+    ir::Module module = parse::parse_file(options->file);
+    const ir::Program& program = select_program(module, options->program, options->file);
+    codegen::Options codegen_options;
+    codegen_options.tie_threads_to_lengths = !options->free_threads;
+    codegen::Kernel kernel = codegen::generate(program, codegen_options);
+    std::optional<interp::Sizes> sizes;
+    if (!options->sizes.empty()) sizes = bind_sizes(program, options->sizes);
+    fmt::print("{}", kernel.source);
+    fmt::print("\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
+               launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),
+               launch_text(kernel.launch.local, kernel.launch.dims, sizes ? &*sizes : nullptr));
+    arith::Expr local_bytes = kernel.local_bytes();
+    fmt::print("// local memory per work-group: {} bytes\n",
+               sizes ? fmt::format("{}", arith::evaluate(local_bytes, *sizes))
+                     : local_bytes.to_string());
+    for (const codegen::LoopRecord& loop : kernel.loops)
+      fmt::print("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
+                 cl::loop_kind_name(loop.kind));
+  });
+}
+
+} // namespace liftx::cli

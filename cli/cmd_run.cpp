@@ -1,0 +1,188 @@
+// `liftx run FILE --device D --size ... [--global X,Y] [--local X,Y] [--repeat R] [--check]`:
+// generates the kernel of a lowered program, runs it on the device, checks the result against
+// the reference interpreter and times it. The kernel runs in a child process (`--worker`), so a
+// kernel that crashes or hangs the driver is reported with a status instead of taking liftx down.
+#include "cli/app.hpp"
+#include "cli/options.hpp"
+#include "cli/program_options.hpp"
+#include "codegen/runtime/isolate.hpp"
+#include "exec/run.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <iostream>
+
+namespace liftx::cli {
+
+namespace {
+
+struct RunCommandOptions {
+  std::string file;
+  std::string program;
+  std::string device = "cpu";
+  std::vector<std::string> sizes;
+  std::string global;
+  std::string local;
+  int repeat = 10;
+  int warmup = 3;
+  bool no_check = false;
+  bool no_roofline = false;
+  uint64_t seed = 1;
+  double tolerance = 1e-4;
+  int timeout_ms = 120000;
+  bool json = false;
+  bool show_kernel = false;
+  bool worker = false;
+};
+
+std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
+  std::vector<int64_t> values;
+  if (text.empty()) return values;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    values.push_back(parse_integer(text.substr(start, comma - start), fmt::format("--{}", what), 1,
+                                   int64_t{1} << 31));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (values.size() > 3) throw UserError(fmt::format("--{}: at most 3 dimensions", what));
+  return values;
+}
+
+exec::RunReport run_here(const RunCommandOptions& o) {
+  ir::Module module = parse::parse_file(o.file);
+  const ir::Program& program = select_program(module, o.program, o.file);
+  interp::Sizes sizes = bind_sizes(program, o.sizes);
+  exec::RunOptions options;
+  options.global = parse_dims(o.global, "global");
+  options.local = parse_dims(o.local, "local");
+  options.repeat = o.repeat;
+  options.warmup = o.warmup;
+  options.check = !o.no_check;
+  options.roofline = !o.no_roofline;
+  options.seed = o.seed;
+  options.tolerance = o.tolerance;
+  runtime::Device device = runtime::select_device(o.device);
+  return exec::run_program(device, program, sizes, options);
+}
+
+std::vector<std::string> worker_argv(const RunCommandOptions& o) {
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "run",
+                                   o.file, "--device", o.device, "--worker"};
+  auto add = [&argv](const std::string& flag, const std::string& value) {
+    argv.push_back(flag);
+    argv.push_back(value);
+  };
+  if (!o.program.empty()) add("--program", o.program);
+  for (const std::string& s : o.sizes) add("--size", s);
+  if (!o.global.empty()) add("--global", o.global);
+  if (!o.local.empty()) add("--local", o.local);
+  add("--repeat", std::to_string(o.repeat));
+  add("--warmup", std::to_string(o.warmup));
+  add("--seed", std::to_string(o.seed));
+  add("--tolerance", fmt::format("{}", o.tolerance));
+  if (o.no_check) argv.push_back("--no-check");
+  if (o.no_roofline) argv.push_back("--no-roofline");
+  return argv;
+}
+
+void print_report(const exec::RunReport& r, const std::string& file, bool show_kernel) {
+  if (show_kernel) fmt::print("{}\n", r.kernel_source);
+  std::vector<std::string> sizes;
+  for (const auto& [name, value] : r.sizes) sizes.push_back(fmt::format("{}={}", name, value));
+  auto dims = [&](const std::array<int64_t, 3>& v) {
+    std::vector<std::string> parts;
+    for (int d = 0; d < r.dims; ++d) parts.push_back(v[d] ? std::to_string(v[d]) : "auto");
+    return fmt::format("{}", fmt::join(parts, " x "));
+  };
+  fmt::print("program   {} ({})\n", r.program, file);
+  fmt::print("device    {}\n", r.device);
+  fmt::print("sizes     {}\n", fmt::join(sizes, " "));
+  fmt::print("launch    global {}, local {} ({}), local memory {} bytes\n", dims(r.global),
+             dims(r.local), r.threads_tied ? "threads tied to the mapped lengths" : "free threads",
+             r.local_bytes);
+  if (r.build_ms > 0 || r.cache_hit)
+    fmt::print("build     {:.1f} ms{}\n", r.build_ms, r.cache_hit ? " (cached)" : "");
+  const exec::Verification& v = r.verification;
+  if (v.checked)
+    fmt::print("check     {}: {} of {} elements match the reference interpreter (max abs error "
+               "{:.3g}){}\n",
+               v.passed ? "passed" : "FAILED", v.elements - v.mismatches, v.elements,
+               v.max_abs_error, v.passed ? "" : "; " + v.first_mismatch);
+  if (r.timing)
+    fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
+               r.timing->median_ms, r.timing->samples_ms.size(), r.timing->min_ms,
+               r.timing->max_ms, r.timing->q3_ms - r.timing->q1_ms);
+  if (r.gb_per_s) {
+    fmt::print("bandwidth {:.2f} GB/s", *r.gb_per_s);
+    if (r.roofline_fraction)
+      fmt::print(" = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)", *r.roofline_fraction * 100,
+                 *r.roofline_gb_per_s);
+    fmt::print("\n");
+  }
+  fmt::print("status    {}{}\n", runtime::to_string(r.status),
+             r.message.empty() || r.status == runtime::Status::ok ? "" : ": " + r.message);
+}
+
+} // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Generate, run, verify and time a lowered program");
+  cmd->add_option("file", o->file, ".lift source file")->required();
+  cmd->add_option("--program", o->program, "definition to run (default: the last one)");
+  cmd->add_option("--device", o->device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
+  cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
+  cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
+  cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
+  cmd->add_option("--repeat", o->repeat, "timed runs (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")->check(CLI::Range(0, 1000));
+  cmd->add_flag("--no-check", o->no_check, "skip the verification against the interpreter");
+  cmd->add_flag("--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");
+  cmd->add_flag("--no-roofline", o->no_roofline, "do not compare with the float4-copy roofline");
+  cmd->add_option("--seed", o->seed, "seed of the random inputs (default 1)");
+  cmd->add_option("--tolerance", o->tolerance,
+                  "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)");
+  cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)");
+  cmd->add_flag("--json", o->json, "print the report as JSON");
+  cmd->add_flag("--show-kernel", o->show_kernel, "print the generated kernel too");
+  cmd->add_flag("--worker", o->worker, "run in this process (used internally)")->group("");
+  cmd->callback([o] {
+    if (o->worker) {
+      fmt::print("{}\n", exec::to_json(run_here(*o)).dump());
+      return;
+    }
+    runtime::IsolatedResult child =
+        runtime::run_isolated(worker_argv(*o), std::chrono::milliseconds(o->timeout_ms));
+    exec::RunReport report;
+    if (child.succeeded()) {
+      try {
+        report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
+      } catch (const nlohmann::json::exception& e) {
+        throw InternalError(fmt::format("unreadable worker report: {}", e.what()), __FILE__,
+                            __LINE__);
+      }
+    } else if (!child.timed_out && child.signal == 0 && child.exit_code == kExitUserError) {
+      // The worker found bad input: its message is the user's.
+      std::cerr << child.stderr_text;
+      throw UserErrorAlreadyReported();
+    } else {
+      report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
+      report.message = child.describe() +
+                       (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
+      report.program = o->program.empty() ? o->file : o->program;
+      report.device = o->device;
+    }
+    if (o->json)
+      fmt::print("{}\n", exec::to_json(report).dump(2));
+    else
+      print_report(report, o->file, o->show_kernel);
+    if (report.status != runtime::Status::ok) throw RunFailed();
+  });
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,710 @@
+// The code generator: walks a lowered program once per phase (a first pass collects the mapped
+// lengths that decide the launch rule, the second emits), evaluating data-layout primitives to
+// views and computations to statements. All codegen state lives here, never on IR nodes.
+#include "codegen/kernel.hpp"
+#include "codegen/view.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace liftx::codegen {
+
+const char* address_space_name(AddressSpace s) {
+  switch (s) {
+  case AddressSpace::Global: return "global";
+  case AddressSpace::Local: return "local";
+  case AddressSpace::Private: return "private";
+  }
+  return "?";
+}
+
+size_t scalar_bytes(ir::ScalarKind k) {
+  switch (k) {
+  case ir::ScalarKind::Bool: return 1;
+  case ir::ScalarKind::Int: return 4;
+  case ir::ScalarKind::Float: return 4;
+  case ir::ScalarKind::Double: return 8;
+  }
+  return 4;
+}
+
+arith::Expr Kernel::local_bytes() const {
+  arith::Expr bytes(0);
+  for (const KernelArg& a : args)
+    if (a.role == KernelArg::Role::Local)
+      bytes = bytes + a.elements * static_cast<int64_t>(scalar_bytes(a.kind));
+  return bytes;
+}
+
+namespace {
+
+enum class Level : uint8_t { Glb, Wrg, Lcl, Seq };
+
+struct LoopFrame {
+  Level level;
+  int dim;
+  arith::Expr var;
+  arith::Expr trip;
+};
+
+/// The lengths each parallel level maps over, per dimension, in order of appearance.
+struct LengthCensus {
+  std::array<std::vector<arith::Expr>, 3> glb, wrg, lcl;
+};
+
+ir::Type type_of(const Value& v) {
+  if (const ScalarValue* s = as_scalar(v)) return ir::Type::scalar(s->kind);
+  if (const ArrayValue* a = as_array(v)) return a->type;
+  std::vector<ir::Type> elements;
+  for (const Value& e : as_tuple(v)->elements) elements.push_back(type_of(e));
+  return ir::Type::tuple(std::move(elements));
+}
+
+/// True if applying `f` (or evaluating `e`) performs computation (user functions, copies, lowered
+/// maps, reductions), as opposed to pure data layout.
+bool computes(const ir::Fun* f, const ir::Expr* e) {
+  bool found = false;
+  std::function<void(const ir::Fun&)> visit_fun;
+  std::function<void(const ir::Expr&)> visit_expr = [&](const ir::Expr& e) {
+    ir::for_each_child(e, visit_fun, visit_expr);
+  };
+  visit_fun = [&](const ir::Fun& g) {
+    if (g.as<ir::UserFun>() || g.as<ir::Id>() || g.as<ir::MapSeq>() || g.as<ir::MapGlb>() ||
+        g.as<ir::MapWrg>() || g.as<ir::MapLcl>() || g.as<ir::ReduceSeq>() || g.as<ir::Reduce>() ||
+        g.as<ir::Iterate>()) {
+      found = true;
+      return;
+    }
+    ir::for_each_child(g, visit_fun, visit_expr);
+  };
+  if (f) visit_fun(*f);
+  if (e) visit_expr(*e);
+  return found;
+}
+bool computes(const ir::Fun& f) { return computes(&f, nullptr); }
+bool computes(const ir::Expr& e) { return computes(nullptr, &e); }
+
+std::string level_name(Level level, int dim) {
+  switch (level) {
+  case Level::Glb: return fmt::format("mapGlb{}", dim);
+  case Level::Wrg: return fmt::format("mapWrg{}", dim);
+  case Level::Lcl: return fmt::format("mapLcl{}", dim);
+  case Level::Seq: return "mapSeq";
+  }
+  return "?";
+}
+
+class Generator {
+public:
+  Generator(const ir::Program& program, const Options& options, const LengthCensus* lengths)
+      : program_(program), options_(options), lengths_(lengths) {
+    for (const arith::Expr& v : program.size_vars()) reserved_.insert(v.node().name);
+    if (lengths_) decide_launch();
+  }
+
+  Kernel run() {
+    kernel_.name = program_.name;
+    blocks_.push_back(&body_);
+    bind_parameters();
+    ir::Type result = program_.body.type();
+    ir::ScalarKind kind = memory_kind(result, "the program's result");
+    std::string out = fresh("out");
+    output_index_ = kernel_.args.size();
+    kernel_.args.push_back({KernelArg::Role::Output, out, kind, scalar_count(result), -1,
+                            program_.loc});
+    if (!computes(program_.body))
+      throw UserError(fmt::format("{}: the program's result must be computed by a map (it is "
+                                  "pure data layout)",
+                                  program_.name),
+                      program_.loc);
+    eval(program_.body, memory_target(out, result, 0, AddressSpace::Global));
+    if (used_glb_ && used_wrg_)
+      throw UserError("a kernel cannot mix mapGlb with mapWrg/mapLcl", program_.loc);
+    finish();
+    return std::move(kernel_);
+  }
+
+  LengthCensus census() const { return census_; }
+
+private:
+  // ---- names and emission ----------------------------------------------------------------------
+  std::string fresh(const std::string& base) {
+    while (true) {
+      std::string name = fmt::format("{}_{}", base, counter_++);
+      if (reserved_.insert(name).second) return name;
+    }
+  }
+  std::string reserve(const std::string& wanted) {
+    std::string name = wanted;
+    while (!reserved_.insert(name).second) name = fmt::format("{}_{}", wanted, counter_++);
+    return name;
+  }
+  void emit(std::string line) { blocks_.back()->stmts.push_back({cl::Line{std::move(line)}}); }
+  void emit_stmt(cl::Stmt stmt) { blocks_.back()->stmts.push_back(std::move(stmt)); }
+  cl::Block& current() { return *blocks_.back(); }
+
+  void bind_parameters() {
+    for (size_t i = 0; i < program_.params.size(); ++i) {
+      const ir::Expr& p = program_.params[i];
+      const auto* param = p.as<ir::Param>();
+      ir::Type t = p.type();
+      if (t.is_scalar()) {
+        std::string name = reserve(param->name);
+        kernel_.args.push_back({KernelArg::Role::Input, name, t.as<ir::ScalarType>()->kind,
+                                arith::Expr(1), static_cast<int>(i), program_.loc});
+        env_[param->id] = ScalarValue{name + "[0]", t.as<ir::ScalarType>()->kind};
+        continue;
+      }
+      std::string name = reserve(param->name);
+      kernel_.args.push_back({KernelArg::Role::Input, name, memory_kind(t, param->name.c_str()),
+                              scalar_count(t), static_cast<int>(i), program_.loc});
+      env_[param->id] = memory_value(name, t, 0, false);
+    }
+  }
+
+  // ---- launch rule ----------------------------------------------------------------------------
+  void decide_launch() {
+    LaunchRule& rule = kernel_.launch;
+    int dims = 1;
+    for (int d = 0; d < 3; ++d) {
+      if (!lengths_->glb[d].empty() || !lengths_->wrg[d].empty()) dims = d + 1;
+      if (!options_.tie_threads_to_lengths) continue;
+      if (!lengths_->glb[d].empty()) {
+        rule.global[d] = lengths_->glb[d].front();
+      } else if (!lengths_->wrg[d].empty()) {
+        arith::Expr local = most_common(lengths_->lcl[d]).value_or(arith::Expr(1));
+        rule.local[d] = local;
+        rule.global[d] = lengths_->wrg[d].front() * local;
+      }
+    }
+    rule.dims = dims;
+  }
+
+  static std::optional<arith::Expr> most_common(const std::vector<arith::Expr>& lengths) {
+    if (lengths.empty()) return std::nullopt;
+    std::unordered_map<arith::Expr, int> counts;
+    for (const arith::Expr& l : lengths) ++counts[l];
+    arith::Expr best = lengths.front();
+    for (const arith::Expr& l : lengths)
+      if (counts[l] > counts[best]) best = l;
+    return best;
+  }
+
+  /// Threads (or groups) sharing the iterations of a parallel map, as an expression, when the
+  /// launch rule ties them to lengths; nullopt when free.
+  std::optional<arith::Expr> workers(Level level, int dim) const {
+    const LaunchRule& rule = kernel_.launch;
+    if (!lengths_ || !options_.tie_threads_to_lengths) return std::nullopt;
+    switch (level) {
+    case Level::Glb: return rule.global[dim];
+    case Level::Wrg:
+      if (rule.global[dim] && rule.local[dim]) return lengths_->wrg[dim].front();
+      return std::nullopt;
+    case Level::Lcl: return rule.local[dim];
+    case Level::Seq: return arith::Expr(1);
+    }
+    return std::nullopt;
+  }
+
+  // ---- evaluation -----------------------------------------------------------------------------
+  Value eval(const ir::Expr& e, const TargetPtr& dest) {
+    if (const auto* p = e.as<ir::Param>()) {
+      auto it = env_.find(p->id);
+      LIFTX_INTERNAL_CHECK(it != env_.end(), "unbound parameter {}", p->name);
+      return dest ? store(dest, it->second) : it->second;
+    }
+    if (const auto* l = e.as<ir::Literal>()) {
+      Value v = ScalarValue{ir::literal_text(l->value), ir::kind_of(l->value)};
+      return dest ? store(dest, v) : v;
+    }
+    const auto& call = *e.as<ir::Call>();
+    SourceLoc saved = loc_;
+    if (call.loc.valid()) loc_ = call.loc;
+    Value result = eval_call(call, e.type(), dest);
+    loc_ = saved;
+    return result;
+  }
+
+  Value eval_call(const ir::Call& call, const ir::Type& result, const TargetPtr& dest) {
+    const ir::Fun& f = call.fun;
+    if (dest && call.args.size() == 1) {
+      // Writes through invertible layout: the argument writes straight into the destination.
+      if (TargetPtr inner = invert(f, dest, call.args[0].type())) {
+        eval(call.args[0], inner);
+        return target_value(dest);
+      }
+    }
+    std::vector<Value> args;
+    for (const ir::Expr& a : call.args) args.push_back(eval(a, nullptr));
+    return apply(f, std::move(args), dest, result);
+  }
+
+  /// The target of X such that writing X there stores f(X) in `dest`, for layout functions that
+  /// only reorder (join, split, transpose, and maps of them); nullptr for anything else.
+  static TargetPtr invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) {
+    if (f.as<ir::Join>()) {
+      arith::Expr chunk = x_type.as<ir::ArrayType>()->element.as<ir::ArrayType>()->length;
+      return join_inverse(dest, chunk, x_type);
+    }
+    if (const auto* s = f.as<ir::Split>()) return split_inverse(dest, s->chunk, x_type);
+    if (f.as<ir::Transpose>()) return transpose_inverse(dest, x_type);
+    if (const auto* m = f.as<ir::Map>()) {
+      const auto* array = x_type.as<ir::ArrayType>();
+      if (!array) return nullptr;
+      ir::Type element = array->element;
+      ir::Fun g = m->f;
+      // Check invertibility once, on a probe of the first element.
+      if (!invert(g, dest->at(arith::Expr(0)), element)) return nullptr;
+      auto t = std::make_shared<Target>();
+      t->type = x_type;
+      t->space = dest->space;
+      t->at = [dest, g, element](const arith::Expr& i) { return invert(g, dest->at(i), element); };
+      return t;
+    }
+    return nullptr;
+  }
+
+  /// Copies a scalar value into a scalar target; anything else cannot be stored without a map.
+  Value store(const TargetPtr& dest, const Value& v) {
+    const ScalarValue* s = as_scalar(v);
+    if (!s || !dest->type.is_scalar())
+      throw UserError(fmt::format("cannot store a value of type {} directly: compute it with a "
+                                  "map (e.g. mapSeq(id))",
+                                  type_of(v).to_string()),
+                      loc_);
+    emit(fmt::format("{} = {};", dest->lvalue, s->text));
+    return target_value(dest);
+  }
+
+  static std::vector<Value> spread(std::vector<Value> args, size_t arity) {
+    if (arity >= 2 && args.size() == 1)
+      if (const TupleValue* t = as_tuple(args[0]); t && t->elements.size() == arity)
+        return t->elements;
+    return args;
+  }
+
+  Value apply(const ir::Fun& f, std::vector<Value> args, const TargetPtr& dest,
+              const ir::Type& result) {
+    return std::visit(
+        [&](const auto& node) -> Value {
+          using N = std::decay_t<decltype(node)>;
+          if constexpr (std::is_same_v<N, ir::Lambda>) {
+            args = spread(std::move(args), node.params.size());
+            for (size_t i = 0; i < node.params.size(); ++i)
+              env_[node.params[i].template as<ir::Param>()->id] = args.at(i);
+            return eval(node.body, dest);
+          } else if constexpr (std::is_same_v<N, ir::UserFun>) {
+            args = spread(std::move(args), node.def->params().size());
+            used_userfuns_.emplace(node.def->name(), node.def);
+            std::string text = node.def->name() + "(";
+            for (size_t i = 0; i < args.size(); ++i) {
+              const ScalarValue* s = as_scalar(args[i]);
+              LIFTX_INTERNAL_CHECK(s, "user function {} given a non-scalar", node.def->name());
+              text += (i ? ", " : "") + s->text;
+            }
+            Value v = ScalarValue{text + ")", node.def->result()};
+            return dest ? store(dest, v) : v;
+          } else if constexpr (std::is_same_v<N, ir::Id>) {
+            return dest ? store(dest, args.at(0)) : args.at(0);
+          } else if constexpr (std::is_same_v<N, ir::Map>) {
+            if (computes(node.f))
+              throw UserError("map is not lowered: use mapGlb, mapWrg with mapLcl, or mapSeq",
+                              loc_);
+            return layout_result(lazy_map(node.f, args.at(0), result), dest);
+          } else if constexpr (std::is_same_v<N, ir::MapSeq>) {
+            return emit_map(Level::Seq, 0, node.f, args.at(0), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::MapGlb>) {
+            return emit_map(Level::Glb, node.dim, node.f, args.at(0), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::MapWrg>) {
+            return emit_map(Level::Wrg, node.dim, node.f, args.at(0), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::MapLcl>) {
+            return emit_map(Level::Lcl, node.dim, node.f, args.at(0), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::Reduce>) {
+            throw UserError("reduce is not lowered: use reduceSeq", loc_);
+          } else if constexpr (std::is_same_v<N, ir::ReduceSeq>) {
+            return emit_reduce(node.f, node.init, args.at(0), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::Iterate>) {
+            throw UserError("iterate is not supported by the OpenCL code generator yet", loc_);
+          } else if constexpr (std::is_same_v<N, ir::Zip>) {
+            return layout_result(zip_view(spread(std::move(args), result.as<ir::ArrayType>()
+                                                                       ->element.as<ir::TupleType>()
+                                                                       ->elements.size()),
+                                          result),
+                                 dest);
+          } else if constexpr (std::is_same_v<N, ir::Split>) {
+            return layout_result(split_view(args.at(0), node.chunk, result), dest);
+          } else if constexpr (std::is_same_v<N, ir::Join>) {
+            return layout_result(join_view(args.at(0), result), dest);
+          } else if constexpr (std::is_same_v<N, ir::Slide>) {
+            return layout_result(slide_view(args.at(0), node.size, node.step, result), dest);
+          } else if constexpr (std::is_same_v<N, ir::Pad>) {
+            return layout_result(pad_view(args.at(0), node.left, node.right, node.boundary, result),
+                                 dest);
+          } else if constexpr (std::is_same_v<N, ir::Transpose>) {
+            return layout_result(transpose_view(args.at(0), result), dest);
+          } else if constexpr (std::is_same_v<N, ir::At>) {
+            const ArrayValue* a = as_array(args.at(0));
+            LIFTX_INTERNAL_CHECK(a, "at of a non-array");
+            return layout_result(a->at(node.index), dest);
+          } else if constexpr (std::is_same_v<N, ir::Get>) {
+            const TupleValue* t = as_tuple(args.at(0));
+            LIFTX_INTERNAL_CHECK(t, "get of a non-tuple");
+            return layout_result(t->elements.at(static_cast<size_t>(node.index)), dest);
+          } else if constexpr (std::is_same_v<N, ir::Generate>) {
+            return layout_result(generate_view(node.f, node.length, result), dest);
+          } else if constexpr (std::is_same_v<N, ir::ToGlobal>) {
+            return with_space(AddressSpace::Global, node.f, std::move(args), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::ToLocal>) {
+            return with_space(AddressSpace::Local, node.f, std::move(args), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::ToPrivate>) {
+            return with_space(AddressSpace::Private, node.f, std::move(args), dest, result);
+          }
+        },
+        f.data().node);
+  }
+
+  Value layout_result(const Value& v, const TargetPtr& dest) { return dest ? store(dest, v) : v; }
+
+  Value with_space(AddressSpace space, const ir::Fun& f, std::vector<Value> args,
+                   const TargetPtr& dest, const ir::Type& result) {
+    std::optional<AddressSpace> saved = write_space_;
+    write_space_ = space;
+    Value v = apply(f, std::move(args), dest, result);
+    write_space_ = saved;
+    return v;
+  }
+
+  Value lazy_map(const ir::Fun& f, const Value& x, const ir::Type& result) {
+    auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+    ir::Type element = result.as<ir::ArrayType>()->element;
+    return make_array(
+        result,
+        [this, f, input, element](const arith::Expr& i) {
+          return apply(f, {input->at(i)}, nullptr, element);
+        },
+        input->reads_private);
+  }
+
+  Value generate_view(const ir::Fun& f, const arith::Expr& length, const ir::Type& result) {
+    ir::Type element = result.as<ir::ArrayType>()->element;
+    return make_array(result, [this, f, length, element](const arith::Expr& i) {
+      std::vector<Value> indices = {ScalarValue{arith::to_c(i), ir::ScalarKind::Int},
+                                    ScalarValue{arith::to_c(length), ir::ScalarKind::Int}};
+      return apply(f, std::move(indices), nullptr, element);
+    });
+  }
+
+  // ---- memory ---------------------------------------------------------------------------------
+  TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+    ir::ScalarKind kind = memory_kind(type, writer.c_str());
+    arith::Expr count = scalar_count(type);
+    if (space == AddressSpace::Private) {
+      std::optional<int64_t> n = count.as_constant();
+      if (!n)
+        throw UserError(fmt::format("{}: private memory needs a constant size, got {} elements; "
+                                    "use toLocal or toGlobal",
+                                    writer, count.to_string()),
+                        loc_);
+      std::string name = fresh("priv");
+      if (type.is_scalar()) {
+        emit(fmt::format("{} {};", ir::scalar_name(kind), name));
+        auto t = std::make_shared<Target>();
+        t->type = type;
+        t->space = space;
+        t->lvalue = name;
+        return t;
+      }
+      emit(fmt::format("{} {}[{}];", ir::scalar_name(kind), name, *n));
+      return memory_target(name, type, 0, space);
+    }
+    // Local memory is per work-group: regions for the loops inside the innermost mapWrg. Global
+    // memory is per kernel: regions for every enclosing loop.
+    size_t first = 0;
+    if (space == AddressSpace::Local) {
+      auto wrg = std::find_if(loops_.rbegin(), loops_.rend(),
+                              [](const LoopFrame& f) { return f.level == Level::Wrg; });
+      if (wrg == loops_.rend())
+        throw UserError(fmt::format("{}: toLocal outside mapWrg: local memory belongs to a "
+                                    "work-group",
+                                    writer),
+                        loc_);
+      first = static_cast<size_t>(loops_.rend() - wrg);
+    }
+    arith::Expr regions(1);
+    arith::Expr region(0);
+    for (size_t k = first; k < loops_.size(); ++k) {
+      region = region * loops_[k].trip + loops_[k].var;
+      regions = regions * loops_[k].trip;
+    }
+    std::string name = fresh(space == AddressSpace::Local ? "lcl" : "tmp");
+    kernel_.args.push_back({space == AddressSpace::Local ? KernelArg::Role::Local
+                                                         : KernelArg::Role::Temporary,
+                            name, kind, regions * count, -1, loc_});
+    return memory_target(name, type, region * count, space);
+  }
+
+  // ---- maps and reductions --------------------------------------------------------------------
+  void check_nesting(Level level, int dim, const std::string& name) {
+    auto inside = [&](Level l, std::optional<int> d) {
+      return std::any_of(loops_.begin(), loops_.end(), [&](const LoopFrame& f) {
+        return f.level == l && (!d || f.dim == *d);
+      });
+    };
+    auto fail = [&](const std::string& why) {
+      throw UserError(fmt::format("{} {}", name, why), loc_);
+    };
+    switch (level) {
+    case Level::Glb:
+      if (inside(Level::Glb, dim)) fail(fmt::format("nested inside mapGlb{}", dim));
+      if (inside(Level::Wrg, std::nullopt) || inside(Level::Lcl, std::nullopt))
+        fail("inside mapWrg/mapLcl");
+      used_glb_ = true;
+      break;
+    case Level::Wrg:
+      if (inside(Level::Wrg, dim)) fail(fmt::format("nested inside mapWrg{}", dim));
+      if (inside(Level::Glb, std::nullopt) || inside(Level::Lcl, std::nullopt))
+        fail("inside mapGlb/mapLcl");
+      used_wrg_ = true;
+      break;
+    case Level::Lcl:
+      if (!inside(Level::Wrg, dim)) fail(fmt::format("outside mapWrg{}", dim));
+      if (inside(Level::Lcl, dim)) fail(fmt::format("nested inside mapLcl{}", dim));
+      break;
+    case Level::Seq: break;
+    }
+  }
+
+  cl::LoopKind decide(Level level, int dim, const arith::Expr& trip, bool wants_unroll) {
+    if (arith::prove_le(trip, 0)) return cl::LoopKind::None;
+    if (level == Level::Seq) {
+      if (arith::prove_eq(trip, 1)) return cl::LoopKind::Block;
+      std::optional<int64_t> n = trip.as_constant();
+      if (wants_unroll && n && *n <= kMaxUnroll) return cl::LoopKind::Unrolled;
+      return cl::LoopKind::For;
+    }
+    std::optional<arith::Expr> p = workers(level, dim);
+    if (p && arith::prove_eq(*p, trip)) return cl::LoopKind::Block;
+    if (p && arith::prove_le(trip, *p)) return cl::LoopKind::If;
+    return cl::LoopKind::For;
+  }
+
+  static std::pair<std::string, std::string> start_and_step(Level level, int dim) {
+    switch (level) {
+    case Level::Glb: return {fmt::format("get_global_id({})", dim), fmt::format("get_global_size({})", dim)};
+    case Level::Wrg: return {fmt::format("get_group_id({})", dim), fmt::format("get_num_groups({})", dim)};
+    case Level::Lcl: return {fmt::format("get_local_id({})", dim), fmt::format("get_local_size({})", dim)};
+    case Level::Seq: return {"0", "1"};
+    }
+    return {"0", "1"};
+  }
+
+  /// Emits `body(index)` once per iteration as decided; returns the loop kind.
+  cl::LoopKind emit_loop(Level level, int dim, const arith::Expr& trip, bool wants_unroll,
+                         const std::string& var_base,
+                         const std::function<void(const arith::Expr&)>& body) {
+    cl::LoopKind kind = decide(level, dim, trip, wants_unroll);
+    auto [start, step] = start_and_step(level, dim);
+    auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
+      blocks_.push_back(&block);
+      loops_.push_back({level, dim, var, trip});
+      body(index);
+      loops_.pop_back();
+      blocks_.pop_back();
+    };
+    switch (kind) {
+    case cl::LoopKind::None:
+      emit_stmt({cl::Comment{fmt::format("{}: no iterations", level_name(level, dim))}});
+      break;
+    case cl::LoopKind::Unrolled: {
+      int64_t n = *trip.as_constant();
+      for (int64_t k = 0; k < n; ++k) {
+        cl::Scope scope;
+        run_body(scope.body, arith::Expr(k), arith::Expr(k));
+        emit_stmt({std::move(scope)});
+      }
+      break;
+    }
+    case cl::LoopKind::Block:
+    case cl::LoopKind::If:
+    case cl::LoopKind::For: {
+      std::string name = fresh(var_base);
+      arith::Expr var = arith::range_var(name, 0, trip);
+      cl::Block block;
+      if (kind == cl::LoopKind::For) {
+        run_body(block, var, var);
+        emit_stmt({cl::For{fmt::format("int {} = {}", name, start),
+                           fmt::format("{} < {}", name, arith::to_c(trip)),
+                           fmt::format("{} += {}", name, step), std::move(block)}});
+      } else {
+        block.stmts.push_back({cl::Line{fmt::format("int {} = {};", name, start)}});
+        run_body(block, var, var);
+        if (kind == cl::LoopKind::Block)
+          emit_stmt({cl::Scope{std::move(block)}});
+        else
+          emit_stmt({cl::If{fmt::format("{} < {}", start, arith::to_c(trip)), std::move(block)}});
+      }
+      break;
+    }
+    }
+    return kind;
+  }
+
+  Value emit_map(Level level, int dim, const ir::Fun& f, const Value& x, TargetPtr dest,
+                 const ir::Type& result) {
+    const std::string name = level_name(level, dim);
+    check_nesting(level, dim, name);
+    auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+    arith::Expr trip = input->type.as<ir::ArrayType>()->length;
+    if (level == Level::Glb) census_.glb[dim].push_back(trip);
+    if (level == Level::Wrg) census_.wrg[dim].push_back(trip);
+    if (level == Level::Lcl) census_.lcl[dim].push_back(trip);
+    bool allocated = false;
+    if (!dest) {
+      if (level == Level::Glb || level == Level::Wrg)
+        throw UserError(fmt::format("the result of {} would be read by other threads of the same "
+                                    "kernel, which cannot synchronise across work-groups: write "
+                                    "it to the program's output or fuse the computations",
+                                    name),
+                        loc_);
+      dest = allocate(result, write_space_.value_or(default_space()), name);
+      allocated = true;
+    }
+    bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
+    ir::Type element = input->type.as<ir::ArrayType>()->element;
+    ir::Type result_element = result.as<ir::ArrayType>()->element;
+    const bool nested_in_lcl = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& fr) {
+      return fr.level == Level::Lcl;
+    });
+    SourceLoc loc = loc_;
+    cl::LoopKind kind = emit_loop(
+        level, dim, trip, wants_unroll,
+        level == Level::Glb   ? fmt::format("gid{}", dim)
+        : level == Level::Wrg ? fmt::format("wg{}", dim)
+        : level == Level::Lcl ? fmt::format("lid{}", dim)
+                              : std::string("i"),
+        [&](const arith::Expr& index) {
+          apply(f, {input->at(index)}, dest->at(index), result_element);
+        });
+    (void)element;
+    kernel_.loops.push_back({name, kind, trip, loc});
+    // Other threads of the work-group read what this mapLcl wrote: synchronise, unless the
+    // memory is private or an enclosing mapLcl does it.
+    if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private && !nested_in_lcl)
+      emit_stmt({cl::Barrier{dest->space == AddressSpace::Local,
+                             dest->space == AddressSpace::Global}});
+    // A work-group loop that runs more than once reuses its local memory: wait until every
+    // thread has finished reading before the next iteration overwrites it.
+    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier();
+    return target_value(dest);
+  }
+
+  void add_loop_end_barrier() {
+    cl::Stmt& last = current().stmts.back();
+    if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0)
+      loop->body.stmts.push_back({cl::Barrier{true, false}});
+  }
+
+  AddressSpace default_space() const {
+    // Inside a thread's own sequential work, keep temporaries private when their size allows;
+    // otherwise global (Lift's default follows the inputs, which are global).
+    return AddressSpace::Global;
+  }
+
+  Value emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
+                    const TargetPtr& dest, const ir::Type& result) {
+    auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+    Value init = eval(init_expr, nullptr);
+    const ScalarValue* init_scalar = as_scalar(init);
+    if (!init_scalar)
+      throw NotImplemented("reduceSeq with a non-scalar accumulator");
+    ir::ScalarKind kind = init_scalar->kind;
+    std::string acc = fresh("acc");
+    emit(fmt::format("{} {} = {};", ir::scalar_name(kind), acc, init_scalar->text));
+    arith::Expr trip = input->type.as<ir::ArrayType>()->length;
+    SourceLoc loc = loc_;
+    ir::Type acc_type = ir::Type::scalar(kind);
+    cl::LoopKind loop_kind =
+        emit_loop(Level::Seq, 0, trip, input->reads_private, "j", [&](const arith::Expr& index) {
+          Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
+          const ScalarValue* s = as_scalar(next);
+          LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
+          emit(fmt::format("{} = {};", acc, s->text));
+        });
+    kernel_.loops.push_back({"reduceSeq", loop_kind, trip, loc});
+    if (dest) {
+      store(dest->at(0), ScalarValue{acc, kind});
+      return target_value(dest);
+    }
+    return make_array(result, [acc, kind](const arith::Expr&) { return ScalarValue{acc, kind}; },
+                      true);
+  }
+
+  // ---- assembly -------------------------------------------------------------------------------
+  void finish() {
+    // Sizes are kernel arguments, after the buffers, sorted by name.
+    for (const arith::Expr& v : program_.size_vars())
+      kernel_.args.push_back({KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int,
+                              arith::Expr(1), -1, {}});
+    std::string source;
+    for (const auto& [name, def] : used_userfuns_) source += def->to_opencl() + "\n\n";
+    std::string params;
+    for (const KernelArg& a : kernel_.args) {
+      std::string decl;
+      switch (a.role) {
+      case KernelArg::Role::Input:
+        decl = fmt::format("const global {}* restrict {}", ir::scalar_name(a.kind), a.name);
+        break;
+      case KernelArg::Role::Output:
+      case KernelArg::Role::Temporary:
+        decl = fmt::format("global {}* {}", ir::scalar_name(a.kind), a.name);
+        break;
+      case KernelArg::Role::Local:
+        decl = fmt::format("local {}* {}", ir::scalar_name(a.kind), a.name);
+        break;
+      case KernelArg::Role::Size: decl = fmt::format("int {}", a.name); break;
+      }
+      params += fmt::format("{}\n    {}", params.empty() ? "" : ",", decl);
+    }
+    source += fmt::format("kernel void {}({}) {{\n{}}}\n", kernel_.name, params,
+                          cl::print(body_, 1));
+    kernel_.source = std::move(source);
+    kernel_.census = cl::census(body_);
+  }
+
+  static constexpr int64_t kMaxUnroll = 64;
+
+  const ir::Program& program_;
+  Options options_;
+  const LengthCensus* lengths_;
+  LengthCensus census_;
+  Kernel kernel_;
+  cl::Block body_;
+  std::vector<cl::Block*> blocks_;
+  std::unordered_map<uint64_t, Value> env_;
+  std::vector<LoopFrame> loops_;
+  std::optional<AddressSpace> write_space_;
+  SourceLoc loc_;
+  std::set<std::string> reserved_;
+  std::map<std::string, ir::UserFunPtr> used_userfuns_;
+  size_t output_index_ = 0;
+  int counter_ = 0;
+  bool used_glb_ = false;
+  bool used_wrg_ = false;
+};
+
+} // namespace
+
+Kernel generate(const ir::Program& program, const Options& options) {
+  // First pass: which lengths each parallel level maps over (decides the launch rule).
+  Generator census_pass(program, options, nullptr);
+  census_pass.run();
+  LengthCensus lengths = census_pass.census();
+  return Generator(program, options, &lengths).run();
+}
+
+} // namespace liftx::codegen

@@ -1,0 +1,82 @@
+#pragma once
+/// OpenCL C code generation from a lowered program.
+///
+/// A lowered program computes only with mapGlb/mapWrg/mapLcl/mapSeq, reduceSeq, user functions
+/// and id; everything else is data layout (split, join, slide, pad, zip, get, at, transpose,
+/// array, and plain `map` over layout-only functions), which the generator turns into index
+/// expressions ("views") simplified by the arithmetic of ir/arith. toGlobal/toLocal/toPrivate
+/// choose where a computation that has no destination yet writes its result.
+///
+/// One kernel serves every input size: size variables are kernel arguments. Thread counts are
+/// either tied to the mapped lengths (the default: the launch rule is part of the kernel, so most
+/// maps need no loop) or free (any global/local size; maps become loops).
+#include "codegen/cl_ast.hpp"
+#include "ir/expr.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::codegen {
+
+enum class AddressSpace : uint8_t { Global, Local, Private };
+const char* address_space_name(AddressSpace s);
+
+/// A kernel argument, in the order of the kernel's signature.
+struct KernelArg {
+  enum class Role : uint8_t {
+    Input,     ///< a program parameter (global, read-only)
+    Output,    ///< the program's result (global)
+    Temporary, ///< a global buffer for an intermediate result
+    Local,     ///< a local-memory buffer (its size is set at launch)
+    Size,      ///< a size variable (int)
+  };
+  Role role;
+  std::string name;
+  ir::ScalarKind kind = ir::ScalarKind::Int;
+  arith::Expr elements = arith::Expr(1); ///< buffers: element count over the size variables
+  int input_index = -1;                  ///< Input: index of the program parameter
+  SourceLoc loc;                         ///< where the buffer's writer was written, if known
+  bool is_buffer() const { return role != Role::Size; }
+};
+
+/// How one map/reduction of the program became code (in emission order).
+struct LoopRecord {
+  std::string primitive; ///< "mapGlb0", "mapLcl1", "mapSeq", "reduceSeq", ...
+  cl::LoopKind kind;
+  arith::Expr trip_count; ///< iterations of the map over all threads
+  SourceLoc loc;
+};
+
+/// Launch sizes per dimension as expressions over the size variables; `nullopt` means "chosen at
+/// launch" (free thread counts, or a local size the generator does not constrain).
+struct LaunchRule {
+  int dims = 1;
+  std::array<std::optional<arith::Expr>, 3> global;
+  std::array<std::optional<arith::Expr>, 3> local;
+};
+
+struct Kernel {
+  std::string name;
+  std::string source; ///< complete OpenCL C: user functions, then the kernel
+  std::vector<KernelArg> args;
+  LaunchRule launch;
+  std::vector<LoopRecord> loops;
+  cl::Census census; ///< fors, ifs and barriers of the kernel body
+  /// Local memory per work-group in bytes (over the size variables).
+  arith::Expr local_bytes() const;
+};
+
+struct Options {
+  /// Tie thread counts to the mapped lengths (default). When false, the kernel is valid for any
+  /// launch size and every parallel map is a loop over its range.
+  bool tie_threads_to_lengths = true;
+};
+
+/// Generates the kernel. A program that is not lowered or not lowerable (a plain map or reduce
+/// left, mapLcl outside mapWrg, toLocal outside mapWrg, parallel maps nested in the same
+/// dimension, ...) is a UserError naming the primitive and its source location.
+Kernel generate(const ir::Program& program, const Options& options = {});
+
+} // namespace liftx::codegen

@@ -1,0 +1,277 @@
+#include "codegen/view.hpp"
+
+#include "support/error.hpp"
+
+namespace liftx::codegen {
+
+namespace {
+
+const ir::ArrayType& array_type(const ir::Type& t) {
+  const auto* a = t.as<ir::ArrayType>();
+  LIFTX_INTERNAL_CHECK(a != nullptr, "expected an array type, got {}", t.to_string());
+  return *a;
+}
+
+const ArrayValue& require_array(const Value& v, const char* what) {
+  const ArrayValue* a = as_array(v);
+  LIFTX_INTERNAL_CHECK(a != nullptr, "{}: expected an array value", what);
+  return *a;
+}
+
+/// The same value where every scalar is `condition ? scalar : fallback`.
+Value guarded(const Value& v, const std::string& condition, const ir::Scalar& fallback) {
+  if (const ScalarValue* s = as_scalar(v)) {
+    return ScalarValue{fmt::format("({} ? {} : {})", condition, s->text,
+                                   ir::literal_text(ir::convert(fallback, s->kind))),
+                       s->kind};
+  }
+  if (const TupleValue* t = as_tuple(v)) {
+    auto out = std::make_shared<TupleValue>();
+    for (const Value& e : t->elements) out->elements.push_back(guarded(e, condition, fallback));
+    return out;
+  }
+  const ArrayValue& a = require_array(v, "pad");
+  auto inner = as_array(v);
+  std::shared_ptr<const ArrayValue> keep(std::get<std::shared_ptr<const ArrayValue>>(v));
+  return make_array(
+      a.type,
+      [keep, condition, fallback](const arith::Expr& i) {
+        return guarded(keep->at(i), condition, fallback);
+      },
+      inner->reads_private);
+}
+
+Value constant_value(const ir::Type& type, const ir::Scalar& value) {
+  if (const auto* s = type.as<ir::ScalarType>())
+    return ScalarValue{ir::literal_text(ir::convert(value, s->kind)), s->kind};
+  if (const auto* a = type.as<ir::ArrayType>()) {
+    ir::Type element = a->element;
+    return make_array(type, [element, value](const arith::Expr&) {
+      return constant_value(element, value);
+    });
+  }
+  throw NotImplemented("constant padding of tuples");
+}
+
+} // namespace
+
+const ScalarValue* as_scalar(const Value& v) { return std::get_if<ScalarValue>(&v); }
+const ArrayValue* as_array(const Value& v) {
+  auto* p = std::get_if<std::shared_ptr<const ArrayValue>>(&v);
+  return p ? p->get() : nullptr;
+}
+const TupleValue* as_tuple(const Value& v) {
+  auto* p = std::get_if<std::shared_ptr<const TupleValue>>(&v);
+  return p ? p->get() : nullptr;
+}
+
+Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at, bool reads_private) {
+  return std::make_shared<const ArrayValue>(ArrayValue{std::move(type), std::move(at), reads_private});
+}
+
+arith::Expr scalar_count(const ir::Type& type) {
+  if (type.is_scalar()) return arith::Expr(1);
+  if (const auto* a = type.as<ir::ArrayType>()) return a->length * scalar_count(a->element);
+  throw NotImplemented(fmt::format("storing tuples ({}) in memory", type.to_string()));
+}
+
+ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
+  ir::Type base = ir::array_base(type);
+  if (const auto* s = base.as<ir::ScalarType>()) return s->kind;
+  throw NotImplemented(fmt::format("{}: storing tuples ({}) in memory", what, type.to_string()));
+}
+
+Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
+                   bool is_private) {
+  if (const auto* s = type.as<ir::ScalarType>())
+    return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(offset)), s->kind};
+  const ir::ArrayType& a = array_type(type);
+  ir::Type element = a.element;
+  arith::Expr stride = scalar_count(element);
+  return make_array(
+      type,
+      [name, element, offset, stride, is_private](const arith::Expr& i) {
+        return memory_value(name, element, offset + i * stride, is_private);
+      },
+      is_private);
+}
+
+TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
+                        AddressSpace space) {
+  auto target = std::make_shared<Target>();
+  target->type = type;
+  target->space = space;
+  if (type.is_scalar()) {
+    target->lvalue = fmt::format("{}[{}]", name, arith::to_c(offset));
+    return target;
+  }
+  const ir::ArrayType& a = array_type(type);
+  ir::Type element = a.element;
+  arith::Expr stride = scalar_count(element);
+  target->at = [name, element, offset, stride, space](const arith::Expr& i) {
+    return memory_target(name, element, offset + i * stride, space);
+  };
+  return target;
+}
+
+Value split_view(const Value& x, const arith::Expr& chunk, const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  ir::Type row = array_type(result).element;
+  return make_array(
+      result,
+      [inner, chunk, row](const arith::Expr& i) {
+        return make_array(
+            row, [inner, chunk, i](const arith::Expr& j) { return inner->at(i * chunk + j); },
+            inner->reads_private);
+      },
+      inner->reads_private);
+}
+
+Value join_view(const Value& x, const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  arith::Expr row_length = array_type(array_type(inner->type).element).length;
+  return make_array(
+      result,
+      [inner, row_length](const arith::Expr& k) {
+        Value row = inner->at(k / row_length);
+        return require_array(row, "join").at(k % row_length);
+      },
+      inner->reads_private);
+}
+
+Value slide_view(const Value& x, const arith::Expr& size, const arith::Expr& step,
+                 const ir::Type& result) {
+  (void)size;
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  ir::Type window = array_type(result).element;
+  return make_array(
+      result,
+      [inner, step, window](const arith::Expr& i) {
+        return make_array(
+            window, [inner, step, i](const arith::Expr& j) { return inner->at(i * step + j); },
+            inner->reads_private);
+      },
+      inner->reads_private);
+}
+
+Value pad_view(const Value& x, const arith::Expr& left, const arith::Expr& right,
+               const ir::Boundary& boundary, const ir::Type& result) {
+  (void)right;
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  arith::Expr n = array_type(inner->type).length;
+  ir::Type element = array_type(result).element;
+  return make_array(
+      result,
+      [inner, left, n, boundary, element](const arith::Expr& i) -> Value {
+        using Kind = ir::Boundary::Kind;
+        arith::Expr j = i - left;
+        switch (boundary.kind) {
+        case Kind::Clamp: return inner->at(arith::min(arith::max(j, 0), n - 1));
+        case Kind::Mirror: {
+          arith::Expr folded = arith::select(arith::CmpOp::Lt, j, 0, -1 - j, j) % (2 * n);
+          return inner->at(
+              arith::select(arith::CmpOp::Ge, folded, n, 2 * n - 1 - folded, folded));
+        }
+        case Kind::Wrap: return inner->at((j % n + n) % n);
+        case Kind::Constant: {
+          bool above_zero = arith::prove_nonneg(j);
+          bool below_n = arith::prove_lt(j, n);
+          if (above_zero && below_n) return inner->at(j);
+          if (arith::prove_lt(j, 0) || arith::prove_le(n, j))
+            return constant_value(element, boundary.value);
+          std::string condition;
+          if (!above_zero) condition = fmt::format("0 <= {}", arith::to_c(j));
+          if (!below_n)
+            condition += fmt::format("{}{} < {}", condition.empty() ? "" : " && ", arith::to_c(j),
+                                     arith::to_c(n));
+          return guarded(inner->at(j), "(" + condition + ")", boundary.value);
+        }
+        }
+        LIFTX_UNREACHABLE("unknown boundary");
+      },
+      inner->reads_private);
+}
+
+Value transpose_view(const Value& x, const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  ir::Type row = array_type(result).element;
+  return make_array(
+      result,
+      [inner, row](const arith::Expr& i) {
+        return make_array(
+            row,
+            [inner, i](const arith::Expr& j) {
+              return require_array(inner->at(j), "transpose").at(i);
+            },
+            inner->reads_private);
+      },
+      inner->reads_private);
+}
+
+Value zip_view(const std::vector<Value>& xs, const ir::Type& result) {
+  std::vector<std::shared_ptr<const ArrayValue>> inners;
+  bool reads_private = false;
+  for (const Value& x : xs) {
+    inners.push_back(std::get<std::shared_ptr<const ArrayValue>>(x));
+    reads_private |= inners.back()->reads_private;
+  }
+  return make_array(
+      result,
+      [inners](const arith::Expr& i) -> Value {
+        auto tuple = std::make_shared<TupleValue>();
+        for (const auto& inner : inners) tuple->elements.push_back(inner->at(i));
+        return tuple;
+      },
+      reads_private);
+}
+
+TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type) {
+  // result = join(X), X : [[T]chunk]n  =>  X[i][j] lands in result[i*chunk + j]
+  ir::Type row = array_type(x_type).element;
+  auto t = std::make_shared<Target>();
+  t->type = x_type;
+  t->space = target->space;
+  t->at = [target, chunk, row](const arith::Expr& i) {
+    auto r = std::make_shared<Target>();
+    r->type = row;
+    r->space = target->space;
+    r->at = [target, chunk, i](const arith::Expr& j) { return target->at(i * chunk + j); };
+    return TargetPtr(r);
+  };
+  return t;
+}
+
+TargetPtr split_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type) {
+  // result = split(chunk, X)  =>  X[k] lands in result[k / chunk][k % chunk]
+  auto t = std::make_shared<Target>();
+  t->type = x_type;
+  t->space = target->space;
+  t->at = [target, chunk](const arith::Expr& k) { return target->at(k / chunk)->at(k % chunk); };
+  return t;
+}
+
+TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type) {
+  // result = transpose(X)  =>  X[i][j] lands in result[j][i]
+  ir::Type row = array_type(x_type).element;
+  auto t = std::make_shared<Target>();
+  t->type = x_type;
+  t->space = target->space;
+  t->at = [target, row](const arith::Expr& i) {
+    auto r = std::make_shared<Target>();
+    r->type = row;
+    r->space = target->space;
+    r->at = [target, i](const arith::Expr& j) { return target->at(j)->at(i); };
+    return TargetPtr(r);
+  };
+  return t;
+}
+
+Value target_value(const TargetPtr& target) {
+  if (const auto* s = target->type.as<ir::ScalarType>())
+    return ScalarValue{target->lvalue, s->kind};
+  return make_array(
+      target->type, [target](const arith::Expr& i) { return target_value(target->at(i)); },
+      target->space == AddressSpace::Private);
+}
+
+} // namespace liftx::codegen

@@ -1,0 +1,83 @@
+#pragma once
+/// Views: what an IR value is while generating code. Data-layout primitives never copy; they
+/// compose index functions, and only a user-function call finally reads memory, at an index that
+/// the arithmetic simplifies (Lift's views, as closures instead of a view tree).
+///
+/// - A Value is a scalar (an OpenCL C expression), a tuple of values, or an array whose element i
+///   is computed on demand by `at(i)`.
+/// - A Target is where a computation writes: a scalar lvalue, or an array of targets.
+/// Writes through layout primitives use the inverse view: writing X where the program returns
+/// join(X) writes X[i][j] to out[i*m + j].
+#include "codegen/kernel.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace liftx::codegen {
+
+struct ScalarValue {
+  std::string text; ///< OpenCL C expression
+  ir::ScalarKind kind;
+};
+struct TupleValue;
+struct ArrayValue;
+using Value = std::variant<ScalarValue, std::shared_ptr<const TupleValue>,
+                           std::shared_ptr<const ArrayValue>>;
+
+struct TupleValue {
+  std::vector<Value> elements;
+};
+struct ArrayValue {
+  ir::Type type; ///< an array type; its length bounds the index
+  std::function<Value(const arith::Expr& index)> at;
+  bool reads_private = false; ///< some element comes from private memory (needs constant indices)
+};
+
+struct Target;
+using TargetPtr = std::shared_ptr<const Target>;
+struct Target {
+  ir::Type type;
+  AddressSpace space;
+  std::string lvalue; ///< scalar targets
+  std::function<TargetPtr(const arith::Expr& index)> at; ///< array targets
+};
+
+const ScalarValue* as_scalar(const Value& v);
+const ArrayValue* as_array(const Value& v);
+const TupleValue* as_tuple(const Value& v);
+
+Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at,
+                 bool reads_private = false);
+
+/// Row-major memory `name` holding a value of `type` from element `offset` on.
+Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
+                   bool is_private);
+TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
+                        AddressSpace space);
+/// Number of scalars in a value of `type` (arrays of scalars, nested).
+arith::Expr scalar_count(const ir::Type& type);
+/// The scalar kind at the bottom of nested arrays; UserError for tuples in memory.
+ir::ScalarKind memory_kind(const ir::Type& type, const char* what);
+
+// Layout views (reads).
+Value split_view(const Value& x, const arith::Expr& chunk, const ir::Type& result);
+Value join_view(const Value& x, const ir::Type& result);
+Value slide_view(const Value& x, const arith::Expr& size, const arith::Expr& step,
+                 const ir::Type& result);
+Value pad_view(const Value& x, const arith::Expr& left, const arith::Expr& right,
+               const ir::Boundary& boundary, const ir::Type& result);
+Value transpose_view(const Value& x, const ir::Type& result);
+Value zip_view(const std::vector<Value>& xs, const ir::Type& result);
+
+// Inverse views (writes): the target of X when the result of P(X) must land in `target`.
+TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
+TargetPtr split_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
+TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type);
+
+/// The value a target holds once written (reads back what was stored).
+Value target_value(const TargetPtr& target);
+
+} // namespace liftx::codegen

@@ -1,0 +1,385 @@
+#include "exec/run.hpp"
+
+#include "codegen/runtime/build_cache.hpp"
+#include "codegen/runtime/roofline.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace liftx::exec {
+
+namespace {
+
+size_t element_bytes(ir::ScalarKind kind) {
+  switch (kind) {
+  case ir::ScalarKind::Float:
+  case ir::ScalarKind::Int: return 4;
+  case ir::ScalarKind::Double: return 8;
+  case ir::ScalarKind::Bool: break;
+  }
+  throw NotImplemented("bool arrays as kernel buffers");
+}
+
+int64_t evaluate_size(const arith::Expr& e, const interp::Sizes& sizes, const char* what) {
+  int64_t value = arith::evaluate(e, sizes);
+  if (value < 0) throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
+  return value;
+}
+
+/// Host values as the bytes of a device buffer of `kind`.
+std::vector<unsigned char> to_bytes(const interp::HostArray& a, ir::ScalarKind kind) {
+  size_t width = element_bytes(kind);
+  std::vector<unsigned char> bytes(a.data.size() * width);
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    unsigned char* at = bytes.data() + i * width;
+    if (kind == ir::ScalarKind::Float) {
+      float v = static_cast<float>(a.data[i]);
+      std::memcpy(at, &v, 4);
+    } else if (kind == ir::ScalarKind::Int) {
+      int32_t v = static_cast<int32_t>(a.data[i]);
+      std::memcpy(at, &v, 4);
+    } else {
+      std::memcpy(at, &a.data[i], 8);
+    }
+  }
+  return bytes;
+}
+
+std::vector<double> from_bytes(const std::vector<unsigned char>& bytes, ir::ScalarKind kind,
+                               std::vector<bool>* poisoned) {
+  size_t width = element_bytes(kind);
+  std::vector<double> values(bytes.size() / width);
+  poisoned->assign(values.size(), false);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const unsigned char* at = bytes.data() + i * width;
+    if (kind == ir::ScalarKind::Float) {
+      float v;
+      std::memcpy(&v, at, 4);
+      (*poisoned)[i] = runtime::is_poison(v);
+      values[i] = v;
+    } else if (kind == ir::ScalarKind::Int) {
+      int32_t v;
+      std::memcpy(&v, at, 4);
+      uint32_t bits;
+      std::memcpy(&bits, at, 4);
+      (*poisoned)[i] = bits == runtime::kPoisonBits;
+      values[i] = v;
+    } else {
+      double v;
+      std::memcpy(&v, at, 8);
+      uint32_t low;
+      std::memcpy(&low, at, 4);
+      (*poisoned)[i] = low == runtime::kPoisonBits;
+      values[i] = v;
+    }
+  }
+  return values;
+}
+
+Verification verify(const std::vector<double>& got, const std::vector<bool>& poisoned,
+                    const interp::HostArray& want, double tolerance) {
+  Verification v;
+  v.checked = true;
+  v.elements = static_cast<int64_t>(want.data.size());
+  if (got.size() != want.data.size()) {
+    v.mismatches = v.elements;
+    v.first_mismatch = fmt::format("the kernel produced {} elements, the interpreter {}",
+                                   got.size(), want.data.size());
+    return v;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = got[i];
+    double w = want.data[i];
+    bool same = (std::isnan(g) && std::isnan(w) && !poisoned[i]) ||
+                std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
+    if (poisoned[i]) ++v.unwritten;
+    if (!std::isnan(g) && !std::isnan(w)) v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
+    if (!same) {
+      if (v.mismatches == 0)
+        v.first_mismatch =
+            poisoned[i] ? fmt::format("element {} was never written (interpreter {:.9g})", i, w)
+                        : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", i, g, w);
+      ++v.mismatches;
+    }
+  }
+  v.passed = v.mismatches == 0;
+  return v;
+}
+
+} // namespace
+
+PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
+                              const RunOptions& options, const runtime::DeviceProfile& device) {
+  PreparedLaunch launch;
+  launch.kernel = codegen::generate(program, codegen::Options{true});
+  const codegen::LaunchRule& rule = launch.kernel.launch;
+  launch.dims = rule.dims;
+  auto check_count = [&](const std::vector<int64_t>& values, const char* what) {
+    if (!values.empty() && static_cast<int>(values.size()) != launch.dims)
+      throw UserError(fmt::format("--{} has {} value(s), but the kernel of {} uses {} dimension(s)",
+                                  what, values.size(), program.name, launch.dims));
+    for (int64_t v : values)
+      if (v < 1) throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
+  };
+  check_count(options.global, "global");
+  check_count(options.local, "local");
+
+  std::array<int64_t, 3> tied_global{1, 1, 1};
+  std::array<int64_t, 3> tied_local{0, 0, 0};
+  for (int d = 0; d < launch.dims; ++d) {
+    if (rule.global[d]) tied_global[d] = evaluate_size(*rule.global[d], sizes, "global size");
+    if (rule.local[d]) tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
+  }
+  // The tied kernel serves the launch if the requested sizes agree with its rule.
+  bool tied = true;
+  for (int d = 0; d < launch.dims; ++d) {
+    if (!options.global.empty() && options.global[d] != tied_global[d]) tied = false;
+    if (!options.local.empty() && rule.local[d] && options.local[d] != tied_local[d]) tied = false;
+  }
+  launch.threads_tied = tied;
+  for (int d = 0; d < launch.dims; ++d) {
+    launch.local[d] = !options.local.empty() ? options.local[d] : tied ? tied_local[d] : 0;
+    int64_t global = !options.global.empty() ? options.global[d] : tied_global[d];
+    if (options.global.empty() && launch.local[d] > 0)
+      global = (global + launch.local[d] - 1) / launch.local[d] * launch.local[d];
+    launch.global[d] = std::max<int64_t>(global, 1);
+  }
+  if (!tied) launch.kernel = codegen::generate(program, codegen::Options{false});
+
+  // What the device can take.
+  int64_t group = 1;
+  for (int d = 0; d < launch.dims; ++d) {
+    if (launch.local[d] == 0) continue;
+    if (launch.global[d] % launch.local[d] != 0)
+      throw UserError(fmt::format("local size {} does not divide global size {} in dimension {}",
+                                  launch.local[d], launch.global[d], d));
+    if (d < static_cast<int>(device.max_work_item_sizes.size()) &&
+        static_cast<uint64_t>(launch.local[d]) > device.max_work_item_sizes[d])
+      throw UserError(fmt::format("local size {} in dimension {} exceeds the device's limit of {}",
+                                  launch.local[d], d, device.max_work_item_sizes[d]));
+    group *= launch.local[d];
+  }
+  if (device.max_work_group_size > 0 && static_cast<uint64_t>(group) > device.max_work_group_size) {
+    SourceLoc where;
+    for (const codegen::LoopRecord& loop : launch.kernel.loops)
+      if (loop.primitive.rfind("mapLcl", 0) == 0 && loop.loc.valid()) where = loop.loc;
+    throw UserError(fmt::format("a work-group of {} work-items exceeds the device's limit of {}{}",
+                                group, device.max_work_group_size,
+                                where.valid() ? fmt::format(" (mapLcl at {})", where.to_string())
+                                              : std::string()),
+                    {});
+  }
+  launch.local_bytes = evaluate_size(launch.kernel.local_bytes(), sizes, "local memory");
+  if (device.local_mem_bytes > 0 && static_cast<uint64_t>(launch.local_bytes) > device.local_mem_bytes) {
+    SourceLoc where;
+    for (const codegen::KernelArg& a : launch.kernel.args)
+      if (a.role == codegen::KernelArg::Role::Local && a.loc.valid()) where = a.loc;
+    throw UserError(fmt::format("local memory of {} bytes per work-group exceeds the device's {} "
+                                "bytes{}",
+                                launch.local_bytes, device.local_mem_bytes,
+                                where.valid() ? fmt::format(" (toLocal at {})", where.to_string())
+                                              : std::string()));
+  }
+  return launch;
+}
+
+RunReport run_program(runtime::Device& device, const ir::Program& program,
+                      const interp::Sizes& sizes, const RunOptions& options) {
+  interp::check_sizes(program, sizes);
+  RunReport report;
+  report.program = program.name;
+  report.device = device.profile.device_name;
+  report.sizes = sizes;
+  PreparedLaunch launch = prepare_launch(program, sizes, options, device.profile);
+  report.dims = launch.dims;
+  report.global = launch.global;
+  report.local = launch.local;
+  report.threads_tied = launch.threads_tied;
+  report.local_bytes = launch.local_bytes;
+  report.kernel_source = launch.kernel.source;
+
+  // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
+  std::mt19937_64 rng(options.seed);
+  std::vector<interp::HostArray> inputs;
+  for (const ir::Expr& p : program.params)
+    inputs.push_back(interp::random_input(p.type(), sizes, rng));
+
+  try {
+    runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
+    report.build_ms = built.build_ms;
+    report.cache_hit = built.cache_hit;
+    runtime::Kernel kernel(built.program, launch.kernel.name);
+    cl::Buffer output;
+    size_t output_bytes = 0;
+    ir::ScalarKind output_kind = ir::ScalarKind::Float;
+    std::vector<cl::Buffer> keep_alive;
+    for (const codegen::KernelArg& a : launch.kernel.args) {
+      switch (a.role) {
+      case codegen::KernelArg::Role::Input: {
+        std::vector<unsigned char> bytes = to_bytes(inputs.at(a.input_index), a.kind);
+        report.bytes_moved += static_cast<double>(bytes.size());
+        bytes.resize(std::max<size_t>(bytes.size(), 4));
+        cl_int err = CL_SUCCESS;
+        keep_alive.emplace_back(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                bytes.size(), bytes.data(), &err);
+        runtime::check_cl(err, fmt::format("allocating input {}", a.name));
+        kernel.arg(keep_alive.back());
+        break;
+      }
+      case codegen::KernelArg::Role::Output: {
+        output_kind = a.kind;
+        output_bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "output size")) *
+                       element_bytes(a.kind);
+        report.bytes_moved += static_cast<double>(output_bytes);
+        output = runtime::allocate(device, std::max<size_t>(output_bytes, 4));
+        kernel.arg(output);
+        break;
+      }
+      case codegen::KernelArg::Role::Temporary: {
+        size_t bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "temporary size")) *
+                       element_bytes(a.kind);
+        keep_alive.push_back(runtime::allocate(device, std::max<size_t>(bytes, 4)));
+        kernel.arg(keep_alive.back());
+        break;
+      }
+      case codegen::KernelArg::Role::Local: {
+        size_t bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "local size")) *
+                       element_bytes(a.kind);
+        kernel.arg(runtime::LocalMemory{std::max<size_t>(bytes, 4)});
+        break;
+      }
+      case codegen::KernelArg::Role::Size:
+        kernel.arg(static_cast<int32_t>(sizes.at(a.name)));
+        break;
+      }
+    }
+    cl::NDRange global, local = runtime::runtime_chooses_local();
+    const auto& g = launch.global;
+    const auto& l = launch.local;
+    if (launch.dims == 1) global = cl::NDRange(g[0]);
+    if (launch.dims == 2) global = cl::NDRange(g[0], g[1]);
+    if (launch.dims == 3) global = cl::NDRange(g[0], g[1], g[2]);
+    bool local_given = std::all_of(l.begin(), l.begin() + launch.dims, [](int64_t v) { return v > 0; });
+    if (local_given && launch.dims == 1) local = cl::NDRange(l[0]);
+    if (local_given && launch.dims == 2) local = cl::NDRange(l[0], l[1]);
+    if (local_given && launch.dims == 3) local = cl::NDRange(l[0], l[1], l[2]);
+
+    if (options.check) {
+      runtime::poison(device, output, output_bytes);
+      runtime::run_kernel(device, kernel, global, local);
+      std::vector<unsigned char> bytes(output_bytes);
+      if (output_bytes > 0)
+        runtime::check_cl(device.queue.enqueueReadBuffer(output, CL_TRUE, 0, output_bytes,
+                                                         bytes.data()),
+                          "reading the output");
+      std::vector<bool> poisoned;
+      std::vector<double> got = from_bytes(bytes, output_kind, &poisoned);
+      interp::HostArray want = interp::evaluate(program, inputs, sizes);
+      report.verification = verify(got, poisoned, want, options.tolerance);
+      if (!report.verification.passed) {
+        report.status = runtime::Status::wrong_result;
+        report.message = fmt::format("{} of {} elements differ; first: {}",
+                                     report.verification.mismatches, report.verification.elements,
+                                     report.verification.first_mismatch);
+        return report;
+      }
+    }
+    if (options.time) {
+      report.timing = runtime::time_kernel(device, kernel, global, local, options.warmup,
+                                           options.repeat);
+      report.gb_per_s = report.bytes_moved / (report.timing->median_ms * 1e6);
+      if (options.roofline) {
+        report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
+        report.roofline_fraction = *report.gb_per_s / *report.roofline_gb_per_s;
+      }
+    }
+  } catch (const runtime::BuildError& e) {
+    report.status = runtime::Status::build_error;
+    report.message = e.what();
+  } catch (const runtime::LaunchError& e) {
+    report.status = e.status();
+    report.message = e.what();
+  }
+  return report;
+}
+
+nlohmann::json to_json(const RunReport& r) {
+  nlohmann::json j;
+  j["status"] = std::string(runtime::to_string(r.status));
+  j["message"] = r.message;
+  j["program"] = r.program;
+  j["device"] = r.device;
+  j["sizes"] = r.sizes;
+  j["dims"] = r.dims;
+  j["global"] = std::vector<int64_t>(r.global.begin(), r.global.begin() + r.dims);
+  j["local"] = std::vector<int64_t>(r.local.begin(), r.local.begin() + r.dims);
+  j["threads_tied"] = r.threads_tied;
+  j["local_bytes"] = r.local_bytes;
+  j["build_ms"] = r.build_ms;
+  j["cache_hit"] = r.cache_hit;
+  j["bytes_moved"] = r.bytes_moved;
+  if (r.timing) {
+    j["time_ms"] = {{"median", r.timing->median_ms}, {"min", r.timing->min_ms},
+                    {"max", r.timing->max_ms},       {"q1", r.timing->q1_ms},
+                    {"q3", r.timing->q3_ms},         {"samples", r.timing->samples_ms}};
+  }
+  if (r.gb_per_s) j["gb_per_s"] = *r.gb_per_s;
+  if (r.roofline_gb_per_s) j["roofline_gb_per_s"] = *r.roofline_gb_per_s;
+  if (r.roofline_fraction) j["roofline_fraction"] = *r.roofline_fraction;
+  const Verification& v = r.verification;
+  j["verification"] = {{"checked", v.checked},         {"passed", v.passed},
+                       {"elements", v.elements},       {"mismatches", v.mismatches},
+                       {"unwritten", v.unwritten},     {"max_abs_error", v.max_abs_error},
+                       {"first_mismatch", v.first_mismatch}};
+  return j;
+}
+
+RunReport report_from_json(const nlohmann::json& j) {
+  RunReport r;
+  r.status = runtime::parse_status(j.at("status").get<std::string>()).value_or(runtime::Status::run_error);
+  r.message = j.value("message", "");
+  r.program = j.value("program", "");
+  r.device = j.value("device", "");
+  r.sizes = j.value("sizes", interp::Sizes{});
+  r.dims = j.value("dims", 1);
+  auto global = j.value("global", std::vector<int64_t>{});
+  auto local = j.value("local", std::vector<int64_t>{});
+  for (size_t d = 0; d < global.size() && d < 3; ++d) r.global[d] = global[d];
+  for (size_t d = 0; d < local.size() && d < 3; ++d) r.local[d] = local[d];
+  r.threads_tied = j.value("threads_tied", true);
+  r.local_bytes = j.value("local_bytes", int64_t{0});
+  r.build_ms = j.value("build_ms", 0.0);
+  r.cache_hit = j.value("cache_hit", false);
+  r.bytes_moved = j.value("bytes_moved", 0.0);
+  if (j.contains("time_ms")) {
+    const auto& t = j["time_ms"];
+    runtime::Timing timing;
+    timing.median_ms = t.value("median", 0.0);
+    timing.min_ms = t.value("min", 0.0);
+    timing.max_ms = t.value("max", 0.0);
+    timing.q1_ms = t.value("q1", 0.0);
+    timing.q3_ms = t.value("q3", 0.0);
+    timing.samples_ms = t.value("samples", std::vector<double>{});
+    r.timing = timing;
+  }
+  if (j.contains("gb_per_s")) r.gb_per_s = j["gb_per_s"].get<double>();
+  if (j.contains("roofline_gb_per_s")) r.roofline_gb_per_s = j["roofline_gb_per_s"].get<double>();
+  if (j.contains("roofline_fraction")) r.roofline_fraction = j["roofline_fraction"].get<double>();
+  if (j.contains("verification")) {
+    const auto& v = j["verification"];
+    r.verification.checked = v.value("checked", false);
+    r.verification.passed = v.value("passed", false);
+    r.verification.elements = v.value("elements", int64_t{0});
+    r.verification.mismatches = v.value("mismatches", int64_t{0});
+    r.verification.unwritten = v.value("unwritten", int64_t{0});
+    r.verification.max_abs_error = v.value("max_abs_error", 0.0);
+    r.verification.first_mismatch = v.value("first_mismatch", "");
+  }
+  return r;
+}
+
+} // namespace liftx::exec

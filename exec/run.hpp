@@ -1,0 +1,91 @@
+#pragma once
+/// Running one lowered program on an OpenCL device: generate the kernel, build it (cached), run
+/// it on random inputs, check every output element against the reference interpreter, and time
+/// it with profiling events.
+#include "codegen/kernel.hpp"
+#include "codegen/runtime/device.hpp"
+#include "codegen/runtime/launch.hpp"
+#include "codegen/runtime/status.hpp"
+#include "ir/interp/interp.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::exec {
+
+struct RunOptions {
+  /// Thread counts per dimension; empty = tied to the mapped lengths (see codegen::Options).
+  /// Giving only `local` keeps the global size of the launch rule, rounded up to a multiple.
+  std::vector<int64_t> global;
+  std::vector<int64_t> local;
+  int warmup = 3;
+  int repeat = 10;
+  bool check = true;
+  bool time = true;
+  /// Compare with the float4-copy roofline of the device (measured once, cached).
+  bool roofline = true;
+  uint64_t seed = 1;
+  /// An output matches when |kernel - interpreter| <= tolerance * max(1, |interpreter|).
+  double tolerance = 1e-4;
+};
+
+struct Verification {
+  bool checked = false;
+  bool passed = false;
+  int64_t elements = 0;
+  int64_t mismatches = 0;
+  int64_t unwritten = 0; ///< elements still holding the poison pattern
+  double max_abs_error = 0;
+  std::string first_mismatch; ///< "element 17: kernel 0.5, interpreter 0.25"
+};
+
+struct RunReport {
+  runtime::Status status = runtime::Status::ok;
+  std::string message; ///< the build log, the OpenCL error, or the first mismatch
+  std::string program;
+  std::string device;
+  interp::Sizes sizes;
+  int dims = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{0, 0, 0}; ///< 0 = chosen by the OpenCL runtime
+  bool threads_tied = true;
+  int64_t local_bytes = 0;
+  double build_ms = 0;
+  bool cache_hit = false;
+  std::optional<runtime::Timing> timing;
+  double bytes_moved = 0; ///< each input read once, the output written once
+  std::optional<double> gb_per_s;
+  std::optional<double> roofline_gb_per_s;
+  std::optional<double> roofline_fraction;
+  Verification verification;
+  std::string kernel_source;
+};
+
+nlohmann::json to_json(const RunReport& report);
+RunReport report_from_json(const nlohmann::json& json);
+
+/// The kernel and the concrete launch for `options`: tied to the mapped lengths unless the
+/// options ask for thread counts the launch rule does not give. UserError if the launch does not
+/// fit the device (work-group size, local memory) or local does not divide global.
+struct PreparedLaunch {
+  codegen::Kernel kernel;
+  int dims = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{0, 0, 0};
+  bool threads_tied = true;
+  int64_t local_bytes = 0;
+};
+PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
+                              const RunOptions& options, const runtime::DeviceProfile& device);
+
+/// Generates, builds, runs, verifies and times. A program the generator refuses or a launch the
+/// device cannot take is a UserError; a kernel that fails to build or run or gives a wrong result
+/// is reported in the status.
+RunReport run_program(runtime::Device& device, const ir::Program& program,
+                      const interp::Sizes& sizes, const RunOptions& options);
+
+} // namespace liftx::exec
