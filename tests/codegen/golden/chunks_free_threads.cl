@@ -1,0 +1,19 @@
+float times2(float x) {
+  return x * 2.0f;
+}
+
+kernel void chunks(
+    const global float* restrict in,
+    global float* out_0,
+    int N) {
+  for (int gid0_1 = get_global_id(0); gid0_1 < (N / 4); gid0_1 += get_global_size(0)) {
+    for (int i_2 = 0; i_2 < 4; i_2 += 1) {
+      out_0[((4 * gid0_1) + i_2)] = times2(in[((4 * gid0_1) + i_2)]);
+    }
+  }
+}
+
+// launch: dims 1; global0 any, local0 any
+// local bytes: 0
+// mapSeq over 4: for
+// mapGlb0 over N /^ 4: for

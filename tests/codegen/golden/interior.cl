@@ -1,0 +1,22 @@
+float add(float x, float y) {
+  return x + y;
+}
+
+kernel void interior(
+    const global float* restrict x,
+    global float* out_0,
+    int N) {
+  {
+    int gid0_1 = get_global_id(0);
+    float acc_2 = 0.0f;
+    for (int j_3 = 0; j_3 < 3; j_3 += 1) {
+      acc_2 = add(acc_2, x[(gid0_1 + j_3)]);
+    }
+    out_0[gid0_1] = acc_2;
+  }
+}
+
+// launch: dims 1; global0 N - 2, local0 any
+// local bytes: 0
+// reduceSeq over 3: for
+// mapGlb0 over N - 2: block

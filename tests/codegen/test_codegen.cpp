@@ -1,0 +1,181 @@
+// Golden kernels and structural checks of the code generator. Regenerate the golden files with
+// LIFTX_UPDATE_GOLDEN=1 after an intended change, and review the diff.
+#include "codegen/kernel.hpp"
+#include "exec/run.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace liftx;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kDir = fs::path(LIFTX_SOURCE_DIR) / "tests" / "codegen";
+
+ir::Module load(const std::string& name) {
+  return parse::parse_file((kDir / "programs" / (name + ".lift")).string());
+}
+
+std::string describe(const codegen::Kernel& k) {
+  std::string text = k.source + "\n// launch: dims " + std::to_string(k.launch.dims);
+  for (int d = 0; d < k.launch.dims; ++d)
+    text += "; global" + std::to_string(d) + " " +
+            (k.launch.global[d] ? k.launch.global[d]->to_string() : "any") + ", local" +
+            std::to_string(d) + " " + (k.launch.local[d] ? k.launch.local[d]->to_string() : "any");
+  text += "\n// local bytes: " + k.local_bytes().to_string() + "\n";
+  for (const codegen::LoopRecord& loop : k.loops)
+    text += "// " + loop.primitive + " over " + loop.trip_count.to_string() + ": " +
+            codegen::cl::loop_kind_name(loop.kind) + "\n";
+  return text;
+}
+
+void check_golden(const std::string& name, const codegen::Kernel& kernel) {
+  fs::path golden = kDir / "golden" / (name + ".cl");
+  std::string text = describe(kernel);
+  if (std::getenv("LIFTX_UPDATE_GOLDEN")) {
+    std::ofstream(golden) << text;
+    return;
+  }
+  std::ifstream in(golden);
+  REQUIRE_MESSAGE(in.good(), "missing golden file " << golden.string());
+  std::stringstream expected;
+  expected << in.rdbuf();
+  CHECK(text == expected.str());
+}
+
+codegen::Kernel generate(const std::string& name, bool tied = true) {
+  ir::Module m = load(name);
+  return codegen::generate(m.main(), codegen::Options{tied});
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+codegen::cl::LoopKind kind_of(const codegen::Kernel& k, const std::string& primitive) {
+  for (const codegen::LoopRecord& loop : k.loops)
+    if (loop.primitive == primitive) return loop.kind;
+  FAIL("no loop " << primitive);
+  return codegen::cl::LoopKind::None;
+}
+
+} // namespace
+
+TEST_CASE("golden kernels") {
+  for (const char* name :
+       {"chunks", "tiled1d", "interior", "clamp2d", "private_chunk", "local_private"}) {
+    CAPTURE(name);
+    check_golden(name, generate(name));
+  }
+  check_golden("chunks_free_threads", generate("chunks", false));
+}
+
+TEST_CASE("loops become nothing, a block, an if or a for from their ranges") {
+  using codegen::cl::LoopKind;
+  codegen::Kernel chunks = generate("chunks");
+  CHECK(kind_of(chunks, "mapGlb0") == LoopKind::Block);
+  CHECK(kind_of(chunks, "mapSeq") == LoopKind::For);
+  CHECK(generate("chunks", false).loops.back().kind == LoopKind::For);
+  codegen::Kernel tiled = generate("tiled1d");
+  CHECK(tiled.loops.at(0).kind == LoopKind::Block); // copy: 18 elements, 18 work-items
+  CHECK(tiled.loops.at(2).kind == LoopKind::If);    // compute: 16 elements, 18 work-items
+  CHECK(kind_of(generate("private_chunk"), "mapSeq") == LoopKind::Unrolled);
+}
+
+TEST_CASE("barriers only where work-items read each other's local data") {
+  CHECK(generate("tiled1d").census.barriers == 1);
+  CHECK(generate("local_private").census.barriers == 0);
+  CHECK(generate("chunks").census.barriers == 0);
+  // The barrier follows the copy into local memory, before the reads.
+  std::string src = generate("tiled1d").source;
+  CHECK(src.find("barrier(CLK_LOCAL_MEM_FENCE)") > src.find("lcl_2[lid0_3] ="));
+  CHECK(src.find("barrier(CLK_LOCAL_MEM_FENCE)") < src.find("acc_5 = add"));
+}
+
+TEST_CASE("boundary code only where an access can leave the array") {
+  std::string interior = generate("interior").source;
+  CHECK(count(interior, "?") == 0);
+  CHECK(count(interior, "min(") == 0);
+  std::string clamp = generate("clamp2d").source;
+  CHECK(count(clamp, "max(") == 1); // the north neighbour
+  CHECK(count(clamp, "min(") == 1); // the south neighbour
+  std::string tiled = generate("tiled1d").source;
+  CHECK(count(tiled, "? arg[") == 1); // constant padding guards the copy's load
+}
+
+TEST_CASE("size variables are kernel arguments; local buffers report their size") {
+  codegen::Kernel k = generate("tiled1d");
+  CHECK(k.args.back().role == codegen::KernelArg::Role::Size);
+  CHECK(k.args.back().name == "N");
+  CHECK(k.local_bytes() == arith::Expr(72));
+  CHECK(k.launch.local[0] == arith::Expr(18));
+}
+
+TEST_CASE("programs that are not lowered or not lowerable are refused with a location") {
+  struct Case {
+    const char* source;
+    const char* message;
+    int line;
+  };
+  const Case cases[] = {
+      {"userfun f(x: float): float { return x; }\ndef p(x: [float]N) =\n  map(f, x)",
+       "map is not lowered", 3},
+      {"def p(x: [float]N) =\n  join(mapGlb0(reduce(add, 0.0f), slide(3, 1, x)))",
+       "reduce is not lowered", 2},
+      {"def p(x: [float]N) =\n  join(mapGlb0(mapLcl0(id), split(4, x)))", "mapLcl0 outside mapWrg0",
+       2},
+      {"def p(x: [float]N) =\n  join(mapGlb0(c => mapSeq(id, toLocal(mapSeq(id))(c)), split(4, x)))",
+       "toLocal outside mapWrg", 2},
+      {"def p(x: [float]N) =\n  join(mapGlb0(mapGlb0(id), split(4, x)))",
+       "mapGlb0 nested inside mapGlb0", 2},
+      {"def p(x: [float]N) = split(4, x)", "pure data layout", 1},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.source);
+    ir::Module m = parse::parse_module(c.source, "prog.lift");
+    try {
+      codegen::generate(m.main());
+      FAIL("not refused");
+    } catch (const UserError& e) {
+      CHECK(std::string(e.what()).find(c.message) != std::string::npos);
+      CHECK(e.loc().file == "prog.lift");
+      CHECK(e.loc().line == c.line);
+      INFO(e.what());
+    }
+  }
+}
+
+TEST_CASE("launches the device cannot take are refused before running") {
+  ir::Module m = load("tiled1d");
+  runtime::DeviceProfile small;
+  small.max_work_group_size = 1024;
+  small.max_work_item_sizes = {1024, 1024, 1024};
+  small.local_mem_bytes = 64; // the tile needs 72 bytes
+  interp::Sizes sizes{{"N", 64}};
+  try {
+    exec::prepare_launch(m.main(), sizes, {}, small);
+    FAIL("not refused");
+  } catch (const UserError& e) {
+    std::string what = e.what();
+    CHECK(what.find("72 bytes") != std::string::npos);
+    CHECK(what.find("toLocal at") != std::string::npos);
+  }
+  small.local_mem_bytes = 1 << 16;
+  small.max_work_group_size = 16; // the kernel needs 18 work-items
+  CHECK_THROWS_WITH_AS(exec::prepare_launch(m.main(), sizes, {}, small),
+                       doctest::Contains("work-group of 18"), UserError);
+  exec::RunOptions bad_local;
+  bad_local.global = {72};
+  bad_local.local = {5};
+  small.max_work_group_size = 1024;
+  CHECK_THROWS_WITH_AS(exec::prepare_launch(m.main(), sizes, bad_local, small),
+                       doctest::Contains("does not divide"), UserError);
+}
