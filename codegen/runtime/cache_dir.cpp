@@ -1,0 +1,85 @@
+#include "codegen/runtime/cache_dir.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <unistd.h>
+
+namespace liftx::runtime {
+
+std::filesystem::path default_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value ? std::string(value) : std::string();
+  };
+  if (std::string dir = env("LIFTX_CACHE_DIR"); !dir.empty())
+    return dir;
+  if (std::string dir = env("XDG_CACHE_HOME"); !dir.empty())
+    return std::filesystem::path(dir) / "liftx";
+  if (std::string home = env("HOME"); !home.empty())
+    return std::filesystem::path(home) / ".cache" / "liftx";
+  return "/tmp/liftx-cache";
+}
+
+std::optional<std::string> read_file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad())
+    return std::nullopt;
+  return std::move(bytes).str();
+}
+
+bool write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  static std::atomic<uint64_t> counter{0};
+  std::error_code ec;
+  if (path.has_parent_path())
+    std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec)
+    return false;
+  // Unique per process and per call, so concurrent writers never share a temporary file.
+  std::filesystem::path temp = path;
+  temp += fmt::format(".tmp-{}-{}", static_cast<long>(::getpid()), counter.fetch_add(1));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return false;
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::filesystem::remove(temp, ec);
+      return false;
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    return false;
+  }
+  return true;
+}
+
+std::string content_hash(std::string_view bytes) {
+  // FNV-1a 64 with two different offset bases; the second also mixes in the position so the two
+  // halves are not trivially correlated.
+  uint64_t h1 = 0xcbf29ce484222325ULL;
+  uint64_t h2 = 0x84222325cbf29ce4ULL;
+  constexpr uint64_t prime = 0x100000001b3ULL;
+  uint64_t position = 0;
+  for (char c : bytes) {
+    auto byte = static_cast<uint64_t>(static_cast<unsigned char>(c));
+    h1 = (h1 ^ byte) * prime;
+    h2 = (h2 ^ (byte + (position++ << 8))) * prime;
+    h2 ^= h2 >> 29;
+  }
+  return fmt::format("{:016x}{:016x}", h1, h2);
+}
+
+} // namespace liftx::runtime

@@ -1,0 +1,351 @@
+#include "codegen/runtime/device.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <mutex>
+
+namespace liftx::runtime {
+
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool contains_nocase(std::string_view haystack, std::string_view needle) {
+  return lowercase(haystack).find(lowercase(needle)) != std::string::npos;
+}
+
+std::string trim(std::string text) {
+  while (!text.empty() &&
+         (text.back() == '\0' || std::isspace(static_cast<unsigned char>(text.back()))))
+    text.pop_back();
+  size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start])))
+    ++start;
+  return text.substr(start);
+}
+
+/// Lower-case letters and digits; every other run of characters becomes one '-'.
+std::string slug(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u))
+      out += static_cast<char>(std::tolower(u));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-')
+    out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+/// The vendor words `select_device` understands, matched against platform and vendor names.
+std::string vendor_word(const std::string& platform_name, const std::string& vendor) {
+  if (contains_nocase(platform_name, "portable computing language") ||
+      contains_nocase(platform_name, "pocl"))
+    return "pocl";
+  for (std::string_view name : {platform_name, vendor}) {
+    if (contains_nocase(name, "nvidia"))
+      return "nvidia";
+    if (contains_nocase(name, "advanced micro devices") || contains_nocase(name, "amd"))
+      return "amd";
+    if (contains_nocase(name, "intel"))
+      return "intel";
+  }
+  return slug(platform_name);
+}
+
+template <cl_int Name>
+auto device_info(const cl::Device& device) {
+  cl_int err = CL_SUCCESS;
+  auto value = device.getInfo<Name>(&err);
+  if (err != CL_SUCCESS)
+    value = {};
+  return value;
+}
+
+/// The preferred work-group size multiple of a trivial kernel; memoised per device key because
+/// it costs one program build.
+uint32_t probe_warp_width(const cl::Device& device, const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, uint32_t> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(key); it != known.end())
+      return it->second;
+  }
+  uint32_t width = 1;
+  cl_int err = CL_SUCCESS;
+  cl::Context context(device, nullptr, nullptr, nullptr, &err);
+  if (err == CL_SUCCESS) {
+    cl::Program program(
+        context, "__kernel void liftx_probe(__global float* x) { x[get_global_id(0)] = 1.0f; }",
+        false, &err);
+    if (err == CL_SUCCESS && program.build(std::vector<cl::Device>{device}) == CL_SUCCESS) {
+      cl::Kernel kernel(program, "liftx_probe", &err);
+      if (err == CL_SUCCESS) {
+        size_t multiple =
+            kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device, &err);
+        if (err == CL_SUCCESS && multiple > 0)
+          width = static_cast<uint32_t>(multiple);
+      }
+    }
+  }
+  std::lock_guard lock(mutex);
+  known[key] = width;
+  return width;
+}
+
+DeviceProfile make_profile(const cl::Platform& platform, const cl::Device& device,
+                           int platform_index, int device_index) {
+  DeviceProfile p;
+  p.platform_index = platform_index;
+  p.device_index = device_index;
+  cl_int err = CL_SUCCESS;
+  p.platform_name = trim(platform.getInfo<CL_PLATFORM_NAME>(&err));
+  p.platform_version = trim(platform.getInfo<CL_PLATFORM_VERSION>(&err));
+  p.device_name = trim(device_info<CL_DEVICE_NAME>(device));
+  p.vendor = trim(device_info<CL_DEVICE_VENDOR>(device));
+  p.driver_version = trim(device_info<CL_DRIVER_VERSION>(device));
+  p.opencl_c_version = trim(device_info<CL_DEVICE_OPENCL_C_VERSION>(device));
+  cl_device_type type = device_info<CL_DEVICE_TYPE>(device);
+  if (type & CL_DEVICE_TYPE_GPU)
+    p.type = DeviceType::gpu;
+  else if (type & CL_DEVICE_TYPE_CPU)
+    p.type = DeviceType::cpu;
+  else if (type & CL_DEVICE_TYPE_ACCELERATOR)
+    p.type = DeviceType::accelerator;
+  p.compute_units = device_info<CL_DEVICE_MAX_COMPUTE_UNITS>(device);
+  p.max_clock_mhz = device_info<CL_DEVICE_MAX_CLOCK_FREQUENCY>(device);
+  p.global_mem_bytes = device_info<CL_DEVICE_GLOBAL_MEM_SIZE>(device);
+  p.max_alloc_bytes = device_info<CL_DEVICE_MAX_MEM_ALLOC_SIZE>(device);
+  p.local_mem_bytes = device_info<CL_DEVICE_LOCAL_MEM_SIZE>(device);
+  p.max_work_group_size = device_info<CL_DEVICE_MAX_WORK_GROUP_SIZE>(device);
+  for (size_t size : device_info<CL_DEVICE_MAX_WORK_ITEM_SIZES>(device))
+    p.max_work_item_sizes.push_back(size);
+  p.cache_line_bytes = device_info<CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE>(device);
+  std::string vendor = vendor_word(p.platform_name, p.vendor);
+  p.key = fmt::format("{}:{}:{}", vendor, slug(p.device_name), slug(p.driver_version));
+  if (vendor == "nvidia" && p.type == DeviceType::gpu)
+    p.warp_width = 32;
+  else if (vendor == "amd" && p.type == DeviceType::gpu)
+    p.warp_width = 64;
+  else
+    p.warp_width = probe_warp_width(device, p.key);
+  return p;
+}
+
+/// Platforms and their devices, enumerated once per call; a platform whose device query fails
+/// contributes no devices.
+struct Enumerated {
+  std::vector<cl::Platform> platforms;
+  std::vector<std::vector<cl::Device>> devices;
+};
+
+Enumerated enumerate() {
+  Enumerated out;
+  if (cl::Platform::get(&out.platforms) != CL_SUCCESS)
+    out.platforms.clear();
+  for (const cl::Platform& platform : out.platforms) {
+    std::vector<cl::Device> devices;
+    if (platform.getDevices(CL_DEVICE_TYPE_ALL, &devices) != CL_SUCCESS)
+      devices.clear();
+    out.devices.push_back(std::move(devices));
+  }
+  return out;
+}
+
+std::optional<std::pair<int, int>> parse_index_spec(std::string_view spec) {
+  size_t colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    return std::nullopt;
+  auto parse = [](std::string_view text) -> std::optional<int> {
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+      return std::nullopt;
+    return value;
+  };
+  auto p = parse(spec.substr(0, colon));
+  auto d = parse(spec.substr(colon + 1));
+  if (!p || !d)
+    return std::nullopt;
+  return std::pair{*p, *d};
+}
+
+bool matches(const DeviceProfile& p, std::string_view spec) {
+  std::string word = lowercase(spec);
+  if (word == "cpu")
+    return p.type == DeviceType::cpu;
+  if (word == "gpu")
+    return p.type == DeviceType::gpu;
+  if (word == "accelerator")
+    return p.type == DeviceType::accelerator;
+  if (word == "pocl" || word == "nvidia" || word == "amd" || word == "intel")
+    return p.key.rfind(word + ":", 0) == 0;
+  return contains_nocase(p.device_name, spec) || contains_nocase(p.platform_name, spec);
+}
+
+std::string describe_available(const std::vector<DeviceProfile>& profiles) {
+  std::string text;
+  for (const DeviceProfile& p : profiles)
+    text += fmt::format("\n  {}  {} / {} ({})", p.index_spec(), p.platform_name, p.device_name,
+                        to_string(p.type));
+  return text;
+}
+
+} // namespace
+
+std::string_view to_string(DeviceType type) {
+  switch (type) {
+  case DeviceType::cpu:
+    return "cpu";
+  case DeviceType::gpu:
+    return "gpu";
+  case DeviceType::accelerator:
+    return "accelerator";
+  case DeviceType::other:
+    return "other";
+  }
+  return "other";
+}
+
+std::string DeviceProfile::index_spec() const {
+  return fmt::format("{}:{}", platform_index, device_index);
+}
+
+void to_json(nlohmann::json& json, const DeviceProfile& p) {
+  json = nlohmann::json{
+      {"platform_index", p.platform_index},
+      {"device_index", p.device_index},
+      {"platform_name", p.platform_name},
+      {"platform_version", p.platform_version},
+      {"device_name", p.device_name},
+      {"vendor", p.vendor},
+      {"driver_version", p.driver_version},
+      {"opencl_c_version", p.opencl_c_version},
+      {"type", std::string(to_string(p.type))},
+      {"compute_units", p.compute_units},
+      {"max_clock_mhz", p.max_clock_mhz},
+      {"global_mem_bytes", p.global_mem_bytes},
+      {"max_alloc_bytes", p.max_alloc_bytes},
+      {"local_mem_bytes", p.local_mem_bytes},
+      {"max_work_group_size", p.max_work_group_size},
+      {"max_work_item_sizes", p.max_work_item_sizes},
+      {"warp_width", p.warp_width},
+      {"cache_line_bytes", p.cache_line_bytes},
+      {"key", p.key},
+  };
+}
+
+void from_json(const nlohmann::json& json, DeviceProfile& p) {
+  try {
+    json.at("platform_index").get_to(p.platform_index);
+    json.at("device_index").get_to(p.device_index);
+    json.at("platform_name").get_to(p.platform_name);
+    json.at("platform_version").get_to(p.platform_version);
+    json.at("device_name").get_to(p.device_name);
+    json.at("vendor").get_to(p.vendor);
+    json.at("driver_version").get_to(p.driver_version);
+    json.at("opencl_c_version").get_to(p.opencl_c_version);
+    std::string type = json.at("type").get<std::string>();
+    p.type = type == "cpu"           ? DeviceType::cpu
+             : type == "gpu"         ? DeviceType::gpu
+             : type == "accelerator" ? DeviceType::accelerator
+                                     : DeviceType::other;
+    json.at("compute_units").get_to(p.compute_units);
+    json.at("max_clock_mhz").get_to(p.max_clock_mhz);
+    json.at("global_mem_bytes").get_to(p.global_mem_bytes);
+    json.at("max_alloc_bytes").get_to(p.max_alloc_bytes);
+    json.at("local_mem_bytes").get_to(p.local_mem_bytes);
+    json.at("max_work_group_size").get_to(p.max_work_group_size);
+    json.at("max_work_item_sizes").get_to(p.max_work_item_sizes);
+    json.at("warp_width").get_to(p.warp_width);
+    json.at("cache_line_bytes").get_to(p.cache_line_bytes);
+    json.at("key").get_to(p.key);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("malformed device profile JSON: {}", e.what()));
+  }
+}
+
+std::vector<DeviceProfile> list_devices() {
+  Enumerated all = enumerate();
+  std::vector<DeviceProfile> profiles;
+  for (size_t p = 0; p < all.platforms.size(); ++p)
+    for (size_t d = 0; d < all.devices[p].size(); ++d)
+      profiles.push_back(make_profile(all.platforms[p], all.devices[p][d], static_cast<int>(p),
+                                      static_cast<int>(d)));
+  return profiles;
+}
+
+namespace {
+Device open(const cl::Device& device, DeviceProfile profile) {
+  cl_int err = CL_SUCCESS;
+  Device out;
+  out.device = device;
+  out.profile = std::move(profile);
+  out.context = cl::Context(device, nullptr, nullptr, nullptr, &err);
+  LIFTX_USER_CHECK(err == CL_SUCCESS, "cannot create an OpenCL context on {} ({}): {}",
+                   out.profile.device_name, out.profile.index_spec(), cl_error_name(err));
+  out.queue = cl::CommandQueue(out.context, device, CL_QUEUE_PROFILING_ENABLE, &err);
+  LIFTX_USER_CHECK(err == CL_SUCCESS, "cannot create an OpenCL command queue on {} ({}): {}",
+                   out.profile.device_name, out.profile.index_spec(), cl_error_name(err));
+  return out;
+}
+} // namespace
+
+Device open_device(const DeviceProfile& profile) {
+  Enumerated all = enumerate();
+  auto p = static_cast<size_t>(profile.platform_index);
+  auto d = static_cast<size_t>(profile.device_index);
+  LIFTX_USER_CHECK(profile.platform_index >= 0 && profile.device_index >= 0 &&
+                       p < all.platforms.size() && d < all.devices[p].size(),
+                   "OpenCL device {} ({}) is no longer available", profile.index_spec(),
+                   profile.device_name);
+  return open(all.devices[p][d], profile);
+}
+
+Device select_device(std::string_view spec) {
+  Enumerated all = enumerate();
+  if (all.platforms.empty())
+    throw UserError(fmt::format(
+        "no OpenCL platform found (device '{}' requested). Install an OpenCL driver, or register "
+        "one: put a file containing the driver library's path (e.g. /usr/lib/libnvidia-opencl.so) "
+        "into a folder as NAME.icd and set OCL_ICD_VENDORS to that folder",
+        spec));
+  if (auto index = parse_index_spec(spec)) {
+    auto [p, d] = *index;
+    if (p >= 0 && d >= 0 && static_cast<size_t>(p) < all.platforms.size() &&
+        static_cast<size_t>(d) < all.devices[static_cast<size_t>(p)].size()) {
+      const cl::Device& device = all.devices[static_cast<size_t>(p)][static_cast<size_t>(d)];
+      return open(device, make_profile(all.platforms[static_cast<size_t>(p)], device, p, d));
+    }
+  } else if (!spec.empty()) {
+    for (size_t p = 0; p < all.platforms.size(); ++p)
+      for (size_t d = 0; d < all.devices[p].size(); ++d) {
+        DeviceProfile profile = make_profile(all.platforms[p], all.devices[p][d],
+                                             static_cast<int>(p), static_cast<int>(d));
+        if (matches(profile, spec))
+          return open(all.devices[p][d], std::move(profile));
+      }
+  }
+  std::vector<DeviceProfile> profiles = list_devices();
+  throw UserError(fmt::format(
+      "no OpenCL device matches '{}'; available devices (P:D  platform / "
+      "device (type)):{}",
+      spec, profiles.empty() ? std::string("\n  (none)") : describe_available(profiles)));
+}
+
+} // namespace liftx::runtime

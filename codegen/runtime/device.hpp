@@ -1,0 +1,76 @@
+#pragma once
+/// OpenCL devices: what each one is (DeviceProfile), and selecting one by a short spec.
+#include "codegen/runtime/opencl.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace liftx::runtime {
+
+enum class DeviceType { cpu, gpu, accelerator, other };
+
+/// "cpu", "gpu", "accelerator", "other".
+std::string_view to_string(DeviceType type);
+
+/// Everything liftx needs to know about a device to generate, tune and cache kernels for it.
+struct DeviceProfile {
+  int platform_index = 0; ///< position in clGetPlatformIDs' list (not stable across machines)
+  int device_index = 0;   ///< position in the platform's device list
+  std::string platform_name;
+  std::string platform_version;
+  std::string device_name;
+  std::string vendor;
+  std::string driver_version;
+  std::string opencl_c_version; ///< e.g. "OpenCL C 1.2 PoCL"
+  DeviceType type = DeviceType::other;
+  uint32_t compute_units = 0;
+  uint32_t max_clock_mhz = 0;
+  uint64_t global_mem_bytes = 0;
+  uint64_t max_alloc_bytes = 0;
+  uint64_t local_mem_bytes = 0;
+  uint64_t max_work_group_size = 0;
+  std::vector<uint64_t> max_work_item_sizes;
+  /// Threads that execute in lock step: 32 on NVIDIA, 64 on AMD, otherwise the preferred
+  /// work-group size multiple the driver reports for a trivial kernel.
+  uint32_t warp_width = 1;
+  uint32_t cache_line_bytes = 0; ///< CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE; 0 if unknown
+  /// Short, filesystem-safe, stable across runs: "<vendor>:<device name>:<driver version>",
+  /// e.g. "pocl:pthread-skylake-avx512-intel-r-xeon-r-processor:3.1-debian". Keys caches.
+  std::string key;
+
+  /// "P:D", the spec that selects exactly this device.
+  std::string index_spec() const;
+};
+
+void to_json(nlohmann::json& json, const DeviceProfile& profile);
+void from_json(const nlohmann::json& json, DeviceProfile& profile);
+
+/// Every device of every OpenCL platform, in platform then device order. No platform (no driver
+/// registered) gives an empty list, not an error.
+std::vector<DeviceProfile> list_devices();
+
+/// A device ready to use: its context and an in-order command queue with profiling enabled.
+struct Device {
+  cl::Device device;
+  cl::Context context;
+  cl::CommandQueue queue;
+  DeviceProfile profile;
+};
+
+/// Opens the first device that matches `spec`:
+/// - `cpu`, `gpu`, `accelerator`: by device type;
+/// - `pocl`, `nvidia`, `amd`, `intel`: by the platform's (or the device vendor's) name;
+/// - `P:D`: platform and device indices, as `liftx devices` lists them;
+/// - otherwise a case-insensitive substring of the device or platform name.
+/// UserError when nothing matches (listing the available devices, or explaining how to register
+/// an OpenCL driver when there is no platform at all).
+Device select_device(std::string_view spec);
+
+/// Opens the device a profile from list_devices() describes.
+Device open_device(const DeviceProfile& profile);
+
+} // namespace liftx::runtime
