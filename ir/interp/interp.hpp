@@ -50,10 +50,10 @@ std::vector<int64_t> concrete_shape(const ir::Type& t, const Sizes& sizes);
 /// library's distributions).
 HostArray random_input(const ir::Type& t, const Sizes& sizes, std::mt19937_64& rng);
 
-/// Reads a binary file of float32 values (native little-endian) for a parameter of type t; UserError
-/// if unreadable ("cannot read FILE: ...") or if the byte count does not match the shape ("FILE has
-/// 1000 floats, type [[float]N]M needs 3072 (M=48, N=64)"). Values are converted to the type's
-/// scalar kind with C rules.
+/// Reads a binary file of float32 values (native little-endian) for a parameter of type t;
+/// UserError if unreadable ("cannot read FILE: ...") or if the byte count does not match the shape
+/// ("FILE has 1000 floats, type [[float]N]M needs 3072 (M=48, N=64)"). Values are converted to the
+/// type's scalar kind with C rules.
 HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& sizes);
 /// The same, naming the parameter in messages ("..., parameter grid: [[float]N]M needs 3072 ...").
 HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& sizes,

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct Value;
 struct ArrayNode;
 
 /// Most array levels one node resolves at once.
-inline constexpr int kMaxNodeRank = 8;
+inline constexpr int kMaxNodeRank = 4;
 
 struct Tuple {
   std::vector<Value> items;
@@ -38,9 +39,9 @@ struct Value {
   std::variant<ir::Scalar, Tuple, ArrayRef> v;
 
   Value() : v(ir::Scalar(0.0f)) {}
-  Value(ir::Scalar s) : v(s) {}                  // NOLINT(implicit)
-  Value(Tuple t) : v(std::move(t)) {}            // NOLINT(implicit)
-  Value(ArrayRef a) : v(std::move(a)) {}         // NOLINT(implicit)
+  Value(ir::Scalar s) : v(s) {}          // NOLINT(implicit)
+  Value(Tuple t) : v(std::move(t)) {}    // NOLINT(implicit)
+  Value(ArrayRef a) : v(std::move(a)) {} // NOLINT(implicit)
 
   bool is_scalar() const { return v.index() == 0; }
   bool is_tuple() const { return v.index() == 1; }
@@ -64,10 +65,15 @@ struct ArrayNode {
 int64_t length(const ArrayRef& a);
 /// Element i (0 <= i < length, else InternalError).
 Value element(const ArrayRef& a, int64_t i);
-/// a[i0][i1]...[i(n-1)].
-Value index_path(const ArrayRef& a, const int64_t* indices, int n);
+/// a[i0][i1]...[i(n-1)]. An index out of bounds is a UserError when the indices come from the
+/// program (`from_program`), else an InternalError.
+Value index_path(const ArrayRef& a, const int64_t* indices, int n, bool from_program = false);
 /// Wraps a node as an array value.
 Value make_array(std::shared_ptr<const ArrayNode> node);
+template <class T, class... Args>
+std::shared_ptr<const ArrayNode> make_node(Args&&... args) {
+  return std::make_shared<const T>(std::forward<Args>(args)...);
+}
 
 ir::Scalar make_scalar(ir::ScalarKind kind, double value);
 

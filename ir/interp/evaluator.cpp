@@ -1,0 +1,314 @@
+#include "ir/interp/evaluator.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace liftx::interp {
+
+namespace {
+
+const ArrayRef& only_array(std::span<const Value> args, const char* primitive) {
+  LIFTX_INTERNAL_CHECK(args.size() == 1 && args[0].is_array(),
+                       "{} applied to {} arguments or to a non-array", primitive, args.size());
+  return args[0].array();
+}
+
+/// One tuple argument passed to a function of k >= 2 parameters provides its components.
+std::span<const Value> spread(std::span<const Value> args, size_t parameters) {
+  if (parameters >= 2 && args.size() == 1 && args[0].is_tuple() &&
+      args[0].tuple().items.size() == parameters)
+    return args[0].tuple().items;
+  return args;
+}
+
+/// Collects map/generate results: scalars into dense storage, anything else as values.
+Value collect(std::vector<Value> results) {
+  if (results.empty())
+    return make_array(make_node<ValueStorage>(std::move(results)));
+  bool all_scalar = true;
+  const ir::ScalarKind kind =
+      results[0].is_scalar() ? ir::kind_of(results[0].scalar()) : ir::ScalarKind::Float;
+  for (const Value& r : results)
+    if (!r.is_scalar() || ir::kind_of(r.scalar()) != kind) {
+      all_scalar = false;
+      break;
+    }
+  if (!all_scalar)
+    return make_array(make_node<ValueStorage>(std::move(results)));
+  std::vector<double> data;
+  data.reserve(results.size());
+  for (const Value& r : results)
+    data.push_back(ir::to_double(r.scalar()));
+  return make_array(make_node<ScalarStorage>(
+      kind, std::vector<int64_t>{static_cast<int64_t>(data.size())}, std::move(data)));
+}
+
+} // namespace
+
+void Evaluator::bind(const ir::Expr& param, Value v) {
+  const auto* p = param.as<ir::Param>();
+  LIFTX_INTERNAL_CHECK(p, "binding a non-parameter");
+  env_.emplace_back(p->id, std::move(v));
+}
+
+Value Evaluator::lookup(const ir::Param& p) const {
+  for (auto it = env_.rbegin(); it != env_.rend(); ++it)
+    if (it->first == p.id)
+      return it->second;
+  LIFTX_UNREACHABLE("parameter {} is not bound", p.name);
+}
+
+int64_t Evaluator::size_of(const arith::Expr& e) {
+  if (auto c = e.as_constant())
+    return *c;
+  auto it = size_cache_.find(e.get());
+  if (it != size_cache_.end())
+    return it->second;
+  const int64_t value = arith::evaluate(e, sizes_);
+  size_cache_.emplace(e.get(), value);
+  return value;
+}
+
+Value Evaluator::eval(const ir::Expr& e) {
+  if (const auto* p = e.as<ir::Param>())
+    return lookup(*p);
+  if (const auto* l = e.as<ir::Literal>())
+    return l->value;
+  const auto* call = e.as<ir::Call>();
+  LIFTX_INTERNAL_CHECK(call, "unknown expression node");
+  try {
+    return eval_call(*call);
+  } catch (const UserError& error) {
+    if (!error.loc().valid() && call->loc.valid())
+      throw error.located(call->loc);
+    throw;
+  }
+}
+
+Value Evaluator::eval_call(const ir::Call& call) {
+  // Chains of x[i][j]... index in one step, without materialising the intermediate rows.
+  if (call.fun.as<ir::At>() && call.args.size() == 1) {
+    std::array<int64_t, 16> indices{};
+    int depth = 0;
+    const ir::Call* current = &call;
+    while (true) {
+      indices[static_cast<size_t>(depth++)] = size_of(current->fun.as<ir::At>()->index);
+      const auto* inner = current->args[0].as<ir::Call>();
+      if (depth == static_cast<int>(indices.size()) || !inner || !inner->fun.as<ir::At>() ||
+          inner->args.size() != 1)
+        break;
+      current = inner;
+    }
+    std::reverse(indices.begin(), indices.begin() + depth); // outermost access first
+    const Value base = eval(current->args[0]);
+    return index_path(base.array(), indices.data(), depth, /*from_program=*/true);
+  }
+  if (call.args.size() == 1) {
+    const Value arg = eval(call.args[0]);
+    return apply(call.fun, std::span<const Value>(&arg, 1));
+  }
+  std::vector<Value> args;
+  args.reserve(call.args.size());
+  for (const ir::Expr& a : call.args)
+    args.push_back(eval(a));
+  return apply(call.fun, args);
+}
+
+Value Evaluator::apply(const ir::Fun& f, std::span<const Value> args) {
+  return std::visit([&](const auto& node) { return apply_node(node, args); }, f.data().node);
+}
+
+Value Evaluator::apply_node(const ir::Lambda& n, std::span<const Value> args) {
+  args = spread(args, n.params.size());
+  LIFTX_INTERNAL_CHECK(args.size() == n.params.size(), "lambda of {} parameters applied to {}",
+                       n.params.size(), args.size());
+  const size_t mark = env_.size();
+  for (size_t k = 0; k < args.size(); ++k)
+    bind(n.params[k], args[k]);
+  struct Unbind {
+    std::vector<std::pair<uint64_t, Value>>& env;
+    size_t mark;
+    ~Unbind() { env.resize(mark); }
+  } unbind{env_, mark};
+  return eval(n.body);
+}
+
+Value Evaluator::apply_node(const ir::UserFun& n, std::span<const Value> args) {
+  const ir::UserFunDef& def = *n.def;
+  args = spread(args, def.params().size());
+  LIFTX_INTERNAL_CHECK(args.size() == def.params().size(), "{} of {} parameters applied to {}",
+                       def.name(), def.params().size(), args.size());
+  std::array<ir::Scalar, 16> small;
+  std::vector<ir::Scalar> large;
+  std::span<ir::Scalar> scalars;
+  if (args.size() <= small.size()) {
+    scalars = std::span<ir::Scalar>(small.data(), args.size());
+  } else {
+    large.resize(args.size());
+    scalars = large;
+  }
+  for (size_t k = 0; k < args.size(); ++k) {
+    LIFTX_INTERNAL_CHECK(args[k].is_scalar(), "user function {} applied to a non-scalar",
+                         def.name());
+    const ir::Scalar& s = args[k].scalar();
+    const ir::ScalarKind want = def.params()[k].kind;
+    scalars[k] = ir::kind_of(s) == want ? s : ir::convert(s, want);
+  }
+  return def.evaluate(scalars);
+}
+
+Value Evaluator::map(const ir::Fun& f, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "map");
+  const int64_t n = length(a);
+  std::vector<Value> results;
+  results.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const Value x = element(a, i);
+    results.push_back(apply(f, std::span<const Value>(&x, 1)));
+  }
+  return collect(std::move(results));
+}
+
+Value Evaluator::reduce(const ir::Fun& f, const ir::Expr& init, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "reduce");
+  const int64_t n = length(a);
+  std::array<Value, 2> pair{eval(init), Value()};
+  for (int64_t i = 0; i < n; ++i) {
+    pair[1] = element(a, i);
+    pair[0] = apply(f, pair);
+  }
+  return collect({std::move(pair[0])});
+}
+
+Value Evaluator::apply_node(const ir::Iterate& n, std::span<const Value> args) {
+  LIFTX_INTERNAL_CHECK(args.size() == 1, "iterate applied to {} arguments", args.size());
+  const int64_t count = size_of(n.count);
+  LIFTX_USER_CHECK(count >= 0, "iterate({}) with a negative count {}", n.count.to_string(), count);
+  Value v = args[0];
+  // Each round's result is compacted so views never chain across rounds.
+  for (int64_t k = 0; k < count; ++k)
+    v = compact(apply(n.f, std::span<const Value>(&v, 1)));
+  return v;
+}
+
+Value Evaluator::apply_node(const ir::Zip&, std::span<const Value> args) {
+  if (args.size() == 1 && args[0].is_tuple())
+    args = args[0].tuple().items;
+  LIFTX_INTERNAL_CHECK(args.size() >= 2, "zip of {} arrays", args.size());
+  std::vector<ArrayRef> sources;
+  for (const Value& a : args)
+    sources.push_back(a.array());
+  const int64_t n = length(sources[0]);
+  for (const ArrayRef& s : sources)
+    LIFTX_USER_CHECK(length(s) == n, "zip of arrays of different lengths {} and {}", n, length(s));
+  return make_array(make_node<ZipView>(std::move(sources), n));
+}
+
+Value Evaluator::apply_node(const ir::Split& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "split");
+  const int64_t chunk = size_of(n.chunk);
+  const int64_t len = length(a);
+  LIFTX_USER_CHECK(chunk >= 1, "split({}) with a chunk size {} below 1", n.chunk.to_string(),
+                   chunk);
+  LIFTX_USER_CHECK(len % chunk == 0,
+                   "split({}) of an array of length {}: {} is not a multiple of {}",
+                   n.chunk.to_string(), len, len, chunk);
+  return make_array(make_node<SplitView>(a, chunk));
+}
+
+Value Evaluator::apply_node(const ir::Join&, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "join");
+  const int64_t outer = length(a);
+  const int64_t inner = outer > 0 ? length(element(a, 0).array()) : 0;
+  return make_array(make_node<JoinView>(a, outer, inner));
+}
+
+Value Evaluator::apply_node(const ir::Slide& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "slide");
+  const int64_t size = size_of(n.size);
+  const int64_t step = size_of(n.step);
+  const int64_t len = length(a);
+  const std::string call = fmt::format("slide({}, {})", n.size.to_string(), n.step.to_string());
+  LIFTX_USER_CHECK(size >= 1 && step >= 1, "{} needs a size and step of at least 1, got {} and {}",
+                   call, size, step);
+  LIFTX_USER_CHECK(len >= size, "{} of an array of length {}: the window is longer than the array",
+                   call, len);
+  LIFTX_USER_CHECK((len - size) % step == 0,
+                   "{} of an array of length {}: {} - {} = {} is not a multiple of {}", call, len,
+                   len, size, len - size, step);
+  return make_array(make_node<SlideView>(a, (len - size) / step + 1, size, step));
+}
+
+Value Evaluator::apply_node(const ir::Pad& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "pad");
+  const int64_t left = size_of(n.left);
+  const int64_t right = size_of(n.right);
+  const int64_t len = length(a);
+  LIFTX_USER_CHECK(left >= 0 && right >= 0, "pad({}, {}) with a negative width", left, right);
+  PadMode mode = PadMode::Clamp;
+  switch (n.boundary.kind) {
+  case ir::Boundary::Kind::Clamp:
+    mode = PadMode::Clamp;
+    break;
+  case ir::Boundary::Kind::Mirror:
+    mode = PadMode::Mirror;
+    break;
+  case ir::Boundary::Kind::Wrap:
+    mode = PadMode::Wrap;
+    break;
+  case ir::Boundary::Kind::Constant:
+    mode = PadMode::Constant;
+    break;
+  }
+  LIFTX_USER_CHECK(mode == PadMode::Constant || len > 0 || left + right == 0,
+                   "pad of an empty array needs a constant boundary");
+  Value constant;
+  if (mode == PadMode::Constant && len > 0)
+    constant = constant_like(element(a, 0), n.boundary.value);
+  else if (mode == PadMode::Constant)
+    constant = n.boundary.value;
+  return make_array(make_node<PadView>(a, left, right, mode, std::move(constant)));
+}
+
+Value Evaluator::apply_node(const ir::At& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "at");
+  const int64_t i = size_of(n.index);
+  return index_path(a, &i, 1, /*from_program=*/true);
+}
+
+Value Evaluator::apply_node(const ir::Get& n, std::span<const Value> args) {
+  LIFTX_INTERNAL_CHECK(args.size() == 1 && args[0].is_tuple(), "get applied to a non-tuple");
+  const auto& items = args[0].tuple().items;
+  LIFTX_INTERNAL_CHECK(n.index >= 0 && static_cast<size_t>(n.index) < items.size(),
+                       "get({}) of a tuple of {}", n.index, items.size());
+  return items[static_cast<size_t>(n.index)];
+}
+
+Value Evaluator::apply_node(const ir::Transpose&, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "transpose");
+  const int64_t outer = length(a);
+  const int64_t inner = outer > 0 ? length(element(a, 0).array()) : 0;
+  return make_array(make_node<TransposeView>(a, outer, inner));
+}
+
+Value Evaluator::apply_node(const ir::Id&, std::span<const Value> args) {
+  LIFTX_INTERNAL_CHECK(args.size() == 1, "id applied to {} arguments", args.size());
+  return args[0]; // values are immutable, so sharing is a copy
+}
+
+Value Evaluator::apply_node(const ir::Generate& n, std::span<const Value> args) {
+  LIFTX_INTERNAL_CHECK(args.empty(), "array(...) applied to {} arguments", args.size());
+  const int64_t len = size_of(n.length);
+  LIFTX_USER_CHECK(len >= 0 && len <= std::numeric_limits<int32_t>::max(),
+                   "array({}) with length {} outside [0, 2^31)", n.length.to_string(), len);
+  std::vector<Value> results;
+  results.reserve(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) {
+    const std::array<Value, 2> index_and_length{ir::Scalar(static_cast<int32_t>(i)),
+                                                ir::Scalar(static_cast<int32_t>(len))};
+    results.push_back(apply(n.f, index_and_length));
+  }
+  return collect(std::move(results));
+}
+
+} // namespace liftx::interp
