@@ -329,7 +329,7 @@ private:
           } else if constexpr (std::is_same_v<N, ir::ReduceSeq>) {
             return emit_reduce(node.f, node.init, args.at(0), dest, result);
           } else if constexpr (std::is_same_v<N, ir::Iterate>) {
-            throw UserError("iterate is not supported by the OpenCL code generator yet", loc_);
+            return emit_iterate(node, args.at(0), dest, result);
           } else if constexpr (std::is_same_v<N, ir::Zip>) {
             return layout_result(zip_view(spread(std::move(args), result.as<ir::ArrayType>()
                                                                        ->element.as<ir::TupleType>()
@@ -400,7 +400,15 @@ private:
   }
 
   // ---- memory ---------------------------------------------------------------------------------
-  TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+  /// A buffer for one value of `type`: `name[offset ...]` in `space`.
+  struct Allocation {
+    std::string name;
+    arith::Expr offset;
+    AddressSpace space;
+    ir::ScalarKind kind;
+  };
+
+  Allocation allocate_array(const ir::Type& type, AddressSpace space, const std::string& writer) {
     ir::ScalarKind kind = memory_kind(type, writer.c_str());
     arith::Expr count = scalar_count(type);
     if (space == AddressSpace::Private) {
@@ -411,16 +419,8 @@ private:
                                     writer, count.to_string()),
                         loc_);
       std::string name = fresh("priv");
-      if (type.is_scalar()) {
-        emit(fmt::format("{} {};", ir::scalar_name(kind), name));
-        auto t = std::make_shared<Target>();
-        t->type = type;
-        t->space = space;
-        t->lvalue = name;
-        return t;
-      }
       emit(fmt::format("{} {}[{}];", ir::scalar_name(kind), name, *n));
-      return memory_target(name, type, 0, space);
+      return {name, arith::Expr(0), space, kind};
     }
     // Local memory is per work-group: regions for the loops inside the innermost mapWrg. Global
     // memory is per kernel: regions for every enclosing loop.
@@ -445,7 +445,95 @@ private:
     kernel_.args.push_back({space == AddressSpace::Local ? KernelArg::Role::Local
                                                          : KernelArg::Role::Temporary,
                             name, kind, regions * count, -1, loc_});
-    return memory_target(name, type, region * count, space);
+    return {name, region * count, space, kind};
+  }
+
+  TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+    if (space == AddressSpace::Private && type.is_scalar()) {
+      ir::ScalarKind kind = type.as<ir::ScalarType>()->kind;
+      std::string name = fresh("priv");
+      emit(fmt::format("{} {};", ir::scalar_name(kind), name));
+      auto t = std::make_shared<Target>();
+      t->type = type;
+      t->space = space;
+      t->lvalue = name;
+      return t;
+    }
+    Allocation a = allocate_array(type, space, writer);
+    return memory_target(a.name, type, a.offset, space);
+  }
+
+  // ---- iterate ----------------------------------------------------------------------------------
+  /// iterate(k, f): the first application reads the input and writes buffer A; the others
+  /// alternate between A and B through two swapped pointers; the last one writes the destination
+  /// when there is one. Work-items synchronise between applications when the buffers are shared.
+  Value emit_iterate(const ir::Iterate& node, const Value& x, const TargetPtr& dest,
+                     const ir::Type& result) {
+    std::optional<int64_t> count = node.count.as_constant();
+    LIFTX_INTERNAL_CHECK(count && *count >= 0, "iterate count must be a constant");
+    if (*count == 0) return layout_result(x, dest);
+    const bool in_wrg = std::any_of(loops_.begin(), loops_.end(),
+                                    [](const LoopFrame& f) { return f.level == Level::Wrg; });
+    const bool in_thread = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& f) {
+      return f.level == Level::Glb || f.level == Level::Lcl;
+    });
+    if (!in_wrg && !in_thread)
+      throw UserError("iterate over a whole kernel needs a global synchronisation between "
+                      "iterations: put it inside mapWrg (local memory) or inside a work-item's "
+                      "own computation",
+                      loc_);
+    if (!result.is_array()) throw NotImplemented("iterate over a scalar in generated code");
+    AddressSpace space = write_space_.value_or(in_thread ? AddressSpace::Private : AddressSpace::Local);
+    if (space == AddressSpace::Global && !in_thread)
+      throw UserError("iterate: work-groups share global buffers only through local "
+                      "synchronisation; use toLocal",
+                      loc_);
+    const bool shared = space != AddressSpace::Private;
+    auto sync = [&] {
+      if (shared && !in_thread)
+        emit_stmt({cl::Barrier{space == AddressSpace::Local, space == AddressSpace::Global}});
+    };
+    auto run = [&](const Value& in, const TargetPtr& out) {
+      std::optional<AddressSpace> saved = write_space_;
+      write_space_.reset();
+      apply(node.f, {in}, out, result);
+      write_space_ = saved;
+    };
+    if (*count == 1 && dest) {
+      run(x, dest);
+      return target_value(dest);
+    }
+    Allocation a = allocate_array(result, space, "iterate");
+    Allocation b = allocate_array(result, space, "iterate");
+    const bool is_private = space == AddressSpace::Private;
+    const std::string qualifier = is_private ? "" : std::string(address_space_name(space)) + " ";
+    const std::string scalar = ir::scalar_name(a.kind);
+    run(x, memory_target(a.name, result, a.offset, space));
+    sync();
+    std::string src = fresh("src");
+    std::string dst = fresh("dst");
+    emit(fmt::format("{}{}* {} = {} + {};", qualifier, scalar, src, a.name, arith::to_c(a.offset)));
+    emit(fmt::format("{}{}* {} = {} + {};", qualifier, scalar, dst, b.name, arith::to_c(b.offset)));
+    // With a destination the last application writes it; otherwise the result stays in src.
+    int64_t looped = dest ? *count - 2 : *count - 1;
+    if (looped > 0) {
+      std::string it = fresh("it");
+      cl::Block body;
+      blocks_.push_back(&body);
+      run(memory_value(src, result, 0, is_private), memory_target(dst, result, 0, space));
+      sync();
+      emit(fmt::format("{{ {}{}* swap = {}; {} = {}; {} = swap; }}", qualifier, scalar, src, src,
+                       dst, dst));
+      blocks_.pop_back();
+      emit_stmt({cl::For{fmt::format("int {} = 0", it), fmt::format("{} < {}", it, looped),
+                         fmt::format("{} += 1", it), std::move(body)}});
+    }
+    kernel_.loops.push_back({"iterate", cl::LoopKind::For, node.count, loc_});
+    if (dest) {
+      run(memory_value(src, result, 0, is_private), dest);
+      return target_value(dest);
+    }
+    return memory_value(src, result, 0, is_private);
   }
 
   // ---- maps and reductions --------------------------------------------------------------------

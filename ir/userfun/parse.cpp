@@ -104,6 +104,32 @@ bool is_unsupported_c_keyword(std::string_view word) {
   return std::find(std::begin(words), std::end(words), word) != std::end(words);
 }
 
+// Names OpenCL C reserves (types, qualifiers, work-item and common math functions): a user
+// function or variable with one of these names would not compile once generated.
+bool is_opencl_reserved(std::string_view word) {
+  static constexpr std::string_view words[] = {
+      "kernel", "__kernel", "global", "__global", "local", "__local", "private", "__private",
+      "constant", "__constant", "restrict", "inline", "half", "size_t", "ptrdiff_t", "uchar",
+      "ushort", "uint", "ulong", "image2d_t", "image3d_t", "sampler_t", "event_t", "barrier",
+      "get_global_id", "get_local_id", "get_group_id", "get_global_size", "get_local_size",
+      "get_num_groups", "get_work_dim", "mad", "fma", "dot", "cross", "length", "distance",
+      "normalize", "sign", "step", "smoothstep", "mix", "degrees", "radians", "native_sqrt",
+      "native_exp", "native_log", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "exp2",
+      "log2", "log10", "cbrt", "hypot", "trunc", "round", "rint", "fmod", "remainder", "vload4",
+      "vstore4", "select", "any", "all", "isnan", "isinf"};
+  if (std::find(std::begin(words), std::end(words), word) != std::end(words)) return true;
+  // Vector types: float2, int16, ...
+  for (std::string_view base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                "float", "double", "half", "bool"}) {
+    if (word.size() > base.size() && word.substr(0, base.size()) == base) {
+      std::string_view digits = word.substr(base.size());
+      if (digits == "2" || digits == "3" || digits == "4" || digits == "8" || digits == "16")
+        return true;
+    }
+  }
+  return false;
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;
@@ -397,6 +423,8 @@ private:
       fail(loc, fmt::format("bad {} name '{}'", what, name));
     if (is_keyword(name) || is_unsupported_c_keyword(name))
       fail(loc, fmt::format("{} name '{}' is a keyword", what, name));
+    if (is_opencl_reserved(name))
+      fail(loc, fmt::format("{} name '{}' is reserved in OpenCL C", what, name));
     if (find_builtin(name))
       fail(loc, fmt::format("{} name '{}' is the name of a builtin function", what, name));
     // Shadowing is legal C, but in numeric kernels it is nearly always a mistake.
@@ -821,6 +849,11 @@ const char* builtin_name(Builtin b) {
 std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
                                         const std::vector<UserFunParam>& params, ScalarKind result,
                                         std::string_view text, const SourceLoc& body_loc) {
+  if (is_keyword(fun_name) || is_unsupported_c_keyword(fun_name) || is_opencl_reserved(fun_name) ||
+      find_builtin(fun_name))
+    // No line: the .lift parser locates the error at the declaration.
+    throw UserError(fmt::format("userfun name '{}' is reserved in C or OpenCL C", fun_name),
+                    SourceLoc{body_loc.file, 0, 0});
   return Parser(fun_name, params, result, text, body_loc).parse();
 }
 
