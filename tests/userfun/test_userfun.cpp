@@ -132,7 +132,7 @@ TEST_CASE("srad-like body with locals, if/else-if and reassignment") {
 }
 
 TEST_CASE("ternaries and builtins fmin fmax clamp sqrt") {
-  const auto f = UserFunDef::parse("mix", params_of({"a", "b", "c"}, F), F, R"(
+  const auto f = UserFunDef::parse("blend", params_of({"a", "b", "c"}, F), F, R"(
     float lo = fmin(a, b);
     float hi = fmax(a, b);
     float r = a > b ? sqrt(fabs(a - b)) : clamp(c, lo, hi);
@@ -412,7 +412,7 @@ TEST_CASE("to_opencl output parses back to the same definition and values") {
   };
   const Fun funs[] = {
       {"srad", params_of({"c", "n", "s", "e", "w", "q0sqr"}, F), srad_body},
-      {"mix", params_of({"a", "b", "c"}, F),
+      {"blend", params_of({"a", "b", "c"}, F),
        "float lo = fmin(a, b); return a > b ? -sqrt(a - b) : clamp(c, lo, 2.0f) / -lo;"},
       {"ints",
        {{"a", F}, {"i", I}, {"b", B}},

@@ -136,3 +136,16 @@ TEST_CASE("pathological nesting is an error, not a stack overflow") {
             ->to_opencl()
             .find("return a;") != std::string::npos);
 }
+
+TEST_CASE("names OpenCL C reserves are refused") {
+  const std::vector<UserFunParam> one = {{"x", ScalarKind::Float}};
+  for (const char* name : {"half", "kernel", "float4", "dot", "get_global_id", "mix"}) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(UserFunDef::parse(name, one, ScalarKind::Float, "return x;"),
+                         doctest::Contains("reserved"), liftx::UserError);
+  }
+  CHECK_THROWS_WITH_AS(UserFunDef::parse("f", {{"global", ScalarKind::Float}}, ScalarKind::Float,
+                                         "return global;"),
+                       doctest::Contains("reserved in OpenCL C"), liftx::UserError);
+  CHECK_NOTHROW(UserFunDef::parse("blend", one, ScalarKind::Float, "return x;"));
+}
