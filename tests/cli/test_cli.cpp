@@ -160,3 +160,47 @@ TEST_CASE("check lists definitions and prints canonical syntax") {
   REQUIRE(again.exit_code == 0);
   CHECK(again.out == printed.out);
 }
+
+TEST_CASE("codegen prints the kernel and its launch rule") {
+  RunResult r = liftx("codegen stencils/variants/jacobi2d5pt/tiled_local.lift --size M=40,N=112");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "kernel void jacobi2d5pt_tiled_local("));
+  CHECK(contains(r.out, "barrier(CLK_LOCAL_MEM_FENCE)"));
+  CHECK(contains(r.out, "// launch: dims 2; global (126, 50); local (18, 10)"));
+  CHECK(contains(r.out, "local memory per work-group: 720 bytes"));
+}
+
+TEST_CASE("run verifies a kernel on PoCL and reports JSON") {
+  setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
+  RunResult r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
+                      "--size M=24,N=40 --repeat 2 --no-roofline");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "check     passed: 960 of 960 elements"));
+  CHECK(contains(r.out, "status    ok"));
+  RunResult j = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
+                      "--size M=24,N=40 --global 64,32 --local 8,4 --repeat 2 --no-roofline --json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(contains(j.out, "\"status\": \"ok\""));
+  CHECK(contains(j.out, "\"threads_tied\": false"));
+  CHECK(contains(j.out, "\"passed\": true"));
+}
+
+TEST_CASE("run refuses programs that are not lowerable, with the location and exit code 2") {
+  fs::path plain = write_file("plain.lift", "userfun f(x: float): float { return x; }\n"
+                                            "def p(x: [float]N) =\n  map(f, x)\n");
+  RunResult r = liftx("run '" + plain.string() + "' --device cpu --size 8");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, plain.string() + ":3:3: error: map is not lowered"));
+  fs::path lcl = write_file("lcl.lift", "def p(x: [float]N) =\n  join(mapGlb0(mapLcl0(id), split(4, x)))\n");
+  r = liftx("run '" + lcl.string() + "' --device cpu --size 8");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "mapLcl0 outside mapWrg0"));
+  r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device no-such-device --size 8");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "no-such-device"));
+  r = liftx("run stencils/variants/jacobi2d5pt/tiled_local.lift --device cpu --size M=40,N=112 "
+            "--global 126,50 --local 5,10");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "does not divide"));
+}

@@ -1,0 +1,79 @@
+#pragma once
+/// The rule set. Each factory returns one named rule; parametrised rules take their numbers.
+/// Every rule is semantics-preserving: its tests run the interpreter before and after on random
+/// inputs. `x` is the site's argument; `f`, `g` functions; lengths come from the types.
+#include "rewrite/rule.hpp"
+
+namespace liftx::rewrite {
+
+// ---- algorithmic (rewrite/rules/algorithmic.cpp) -----------------------------------------------
+/// split-join(n):   map(f, x) => join(map(map(f), split(n, x)))
+/// Refuses non-maps and constant lengths that n does not divide.
+Rule split_join(int64_t n);
+/// map-fusion:      map(f, map(g, x)) => map(y => f(g(y)), x)     (also mapSeq over mapSeq)
+Rule map_fusion();
+/// map-fission:     map(y => f(e), x) => map(f, map(y => e, x))   when the body is a call of a
+///                  function f (not using y) on one argument e that uses y
+Rule map_fission();
+/// map-map-interchange: map(map(f), x) => transpose(map(map(f), transpose(x)))
+Rule map_map_interchange();
+/// moving-join:     map(f, join(x)) => join(map(map(f), x))
+Rule moving_join();
+/// slide-tiling(u): slide(n, s, x) => join(map(slide(n, s), slide(u + n - s, u, x)))
+/// Overlapped 1D tiles of u windows; refuses when s does not divide u.
+Rule slide_tiling(int64_t u);
+/// tile-stencil-1d(u): map(f, slide(n, s, x)) => join(map(t => map(f, slide(n, s, t)),
+///                                                        slide(u + n - s, u, x)))
+Rule tile_stencil_1d(int64_t u);
+/// tile-stencil-2d(ux, uy): a 2D stencil over overlapped tiles of uy rows by ux columns of windows:
+///   map(map(f), slide2D(n, s, x))
+///   => map(join, join(map(transpose,
+///        map(map(t => map(map(f), slide2D(n, s, t))),
+///            map(transpose, slide(uy + n - s, uy, map(slide(ux + n - s, ux), x)))))))
+/// slide2D is recognised in its expanded form (ir/derived.hpp). Refuses when s does not divide
+/// ux or uy.
+Rule tile_stencil_2d(int64_t ux, int64_t uy);
+/// tile-stencil-2d-zip(ux, uy): the same for stencils that zip a slid grid with point-wise grids,
+///   map(map(f), zip2D(slide2D(n, s, a), b, c, ...))
+/// The slid grid gets overlapping tiles, the point-wise grids non-overlapping tiles of uy x ux;
+/// the work lambda receives (tile_a, tile_b, ...) and maps f over zip2D(slide2D(n, s, tile_a),
+/// tile_b, ...).
+Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
+
+// ---- simplification (rewrite/rules/simplification.cpp) -------------------------------------------
+/// transpose-transpose: transpose(transpose(x)) => x
+Rule transpose_transpose_id();
+/// join-split:      join(split(n, x)) => x
+Rule join_split_id();
+/// split-join-id:   split(n, join(x)) => x      when the rows of x have length n
+Rule split_join_id();
+
+// ---- OpenCL lowering (rewrite/rules/opencl.cpp) -------------------------------------------------
+/// map-to-mapGlb(d): map(f) => mapGlb(d)(f); refuses inside mapGlb(d)/mapWrg/mapLcl, and when
+/// f does not compute (pure layout maps stay maps).
+Rule map_to_glb(int dim);
+/// map-to-mapWrg(d): map(f) => mapWrg(d)(f); refuses inside any mapGlb/mapLcl or mapWrg(d).
+Rule map_to_wrg(int dim);
+/// map-to-mapLcl(d): map(f) => mapLcl(d)(f); only inside mapWrg(d), not inside mapLcl(d).
+Rule map_to_lcl(int dim);
+/// map-to-mapSeq:   map(f) => mapSeq(f) when f computes.
+Rule map_to_seq();
+/// reduce-to-reduceSeq: reduce(f, init) => reduceSeq(f, init)
+Rule reduce_to_seq();
+/// chunk-outputs(n): mapGlb(d)(f, x) => join(mapGlb(d)(mapSeq(f), split(n, x)))
+/// n outputs per work-item (sequential inside the thread).
+Rule chunk_outputs(int64_t n);
+/// copy-to-local:   inside a mapWrg, g(..., x, ...) where x is an array parameter of the
+/// work-group's lambda => g(..., toLocal(mapLcl(k-1)(...mapLcl0(id)))(x), ...), one mapLcl per
+/// dimension of x (up to 3), outermost in the highest dimension. Refuses outside mapWrg or when
+/// x is already copied.
+Rule copy_to_local();
+/// copy-to-private: inside a parallel map, g(x) where x is a small constant-size array =>
+/// g(toPrivate(mapSeq(id))(x)) (nested mapSeq for 2D)
+Rule copy_to_private();
+
+/// All rules, for listing and for the engine's labels (parametrised rules with a representative
+/// parameter).
+std::vector<Rule> all_rules();
+
+} // namespace liftx::rewrite
