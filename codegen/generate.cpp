@@ -50,6 +50,8 @@ struct LoopFrame {
   int dim;
   arith::Expr var;
   arith::Expr trip;
+  std::string primitive;
+  cl::LoopKind kind;
 };
 
 /// The lengths each parallel level maps over, per dimension, in order of appearance.
@@ -114,7 +116,6 @@ public:
     ir::Type result = program_.body.type();
     ir::ScalarKind kind = memory_kind(result, "the program's result");
     std::string out = fresh("out");
-    output_index_ = kernel_.args.size();
     kernel_.args.push_back({KernelArg::Role::Output, out, kind, scalar_count(result), -1,
                             program_.loc});
     if (!computes(program_.body))
@@ -157,13 +158,15 @@ private:
         std::string name = reserve(param->name);
         kernel_.args.push_back({KernelArg::Role::Input, name, t.as<ir::ScalarType>()->kind,
                                 arith::Expr(1), static_cast<int>(i), program_.loc});
-        env_[param->id] = ScalarValue{name + "[0]", t.as<ir::ScalarType>()->kind};
+        ir::ScalarKind kind = t.as<ir::ScalarType>()->kind;
+        env_[param->id] = ScalarValue{name + "[0]", kind,
+                                      {MemoryAccess{name, AddressSpace::Global, 0, kind, false, {}}}};
         continue;
       }
       std::string name = reserve(param->name);
       kernel_.args.push_back({KernelArg::Role::Input, name, memory_kind(t, param->name.c_str()),
                               scalar_count(t), static_cast<int>(i), program_.loc});
-      env_[param->id] = memory_value(name, t, 0, false);
+      env_[param->id] = memory_value(name, t, 0, AddressSpace::Global);
     }
   }
 
@@ -278,7 +281,27 @@ private:
                                   type_of(v).to_string()),
                       loc_);
     emit(fmt::format("{} = {};", dest->lvalue, s->text));
+    record_loads(*s);
+    if (dest->element) record_access(*dest->element);
     return target_value(dest);
+  }
+
+  // ---- access records (for features) -----------------------------------------------------------
+  std::vector<LoopContext> loop_contexts() const {
+    std::vector<LoopContext> out;
+    for (const LoopFrame& f : loops_) out.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
+    return out;
+  }
+  void record_access(MemoryAccess access) {
+    access.loops = loop_contexts();
+    kernel_.accesses.push_back(std::move(access));
+  }
+  void record_loads(const ScalarValue& v) {
+    for (const Load& load : v.loads) record_access(load);
+  }
+  void emit_barrier(bool local_fence, bool global_fence) {
+    emit_stmt({cl::Barrier{local_fence, global_fence}});
+    kernel_.barriers.push_back({local_fence, global_fence, loop_contexts()});
   }
 
   static std::vector<Value> spread(std::vector<Value> args, size_t arity) {
@@ -302,12 +325,14 @@ private:
             args = spread(std::move(args), node.def->params().size());
             used_userfuns_.emplace(node.def->name(), node.def);
             std::string text = node.def->name() + "(";
+            std::vector<Load> loads;
             for (size_t i = 0; i < args.size(); ++i) {
               const ScalarValue* s = as_scalar(args[i]);
               LIFTX_INTERNAL_CHECK(s, "user function {} given a non-scalar", node.def->name());
               text += (i ? ", " : "") + s->text;
+              loads.insert(loads.end(), s->loads.begin(), s->loads.end());
             }
-            Value v = ScalarValue{text + ")", node.def->result()};
+            Value v = ScalarValue{text + ")", node.def->result(), std::move(loads)};
             return dest ? store(dest, v) : v;
           } else if constexpr (std::is_same_v<N, ir::Id>) {
             return dest ? store(dest, args.at(0)) : args.at(0);
@@ -491,7 +516,7 @@ private:
     const bool shared = space != AddressSpace::Private;
     auto sync = [&] {
       if (shared && !in_thread)
-        emit_stmt({cl::Barrier{space == AddressSpace::Local, space == AddressSpace::Global}});
+        emit_barrier(space == AddressSpace::Local, space == AddressSpace::Global);
     };
     auto run = [&](const Value& in, const TargetPtr& out) {
       std::optional<AddressSpace> saved = write_space_;
@@ -520,20 +545,23 @@ private:
       std::string it = fresh("it");
       cl::Block body;
       blocks_.push_back(&body);
-      run(memory_value(src, result, 0, is_private), memory_target(dst, result, 0, space));
+      loops_.push_back({Level::Seq, 0, arith::range_var(it, 0, looped), arith::Expr(looped),
+                        "iterate", cl::LoopKind::For});
+      run(memory_value(src, result, 0, space), memory_target(dst, result, 0, space));
       sync();
+      loops_.pop_back();
       emit(fmt::format("{{ {}{}* swap = {}; {} = {}; {} = swap; }}", qualifier, scalar, src, src,
                        dst, dst));
       blocks_.pop_back();
       emit_stmt({cl::For{fmt::format("int {} = 0", it), fmt::format("{} < {}", it, looped),
                          fmt::format("{} += 1", it), std::move(body)}});
     }
-    kernel_.loops.push_back({"iterate", cl::LoopKind::For, node.count, loc_});
+    kernel_.loops.push_back({"iterate", cl::LoopKind::For, node.count, loc_, loop_contexts()});
     if (dest) {
-      run(memory_value(src, result, 0, is_private), dest);
+      run(memory_value(src, result, 0, space), dest);
       return target_value(dest);
     }
-    return memory_value(src, result, 0, is_private);
+    return memory_value(src, result, 0, space);
   }
 
   // ---- maps and reductions --------------------------------------------------------------------
@@ -593,13 +621,13 @@ private:
 
   /// Emits `body(index)` once per iteration as decided; returns the loop kind.
   cl::LoopKind emit_loop(Level level, int dim, const arith::Expr& trip, bool wants_unroll,
-                         const std::string& var_base,
+                         const std::string& var_base, const std::string& primitive,
                          const std::function<void(const arith::Expr&)>& body) {
     cl::LoopKind kind = decide(level, dim, trip, wants_unroll);
     auto [start, step] = start_and_step(level, dim);
     auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
       blocks_.push_back(&block);
-      loops_.push_back({level, dim, var, trip});
+      loops_.push_back({level, dim, var, trip, primitive, kind});
       body(index);
       loops_.pop_back();
       blocks_.pop_back();
@@ -663,7 +691,6 @@ private:
       allocated = true;
     }
     bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
-    ir::Type element = input->type.as<ir::ArrayType>()->element;
     ir::Type result_element = result.as<ir::ArrayType>()->element;
     const bool nested_in_lcl = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& fr) {
       return fr.level == Level::Lcl;
@@ -675,16 +702,14 @@ private:
         : level == Level::Wrg ? fmt::format("wg{}", dim)
         : level == Level::Lcl ? fmt::format("lid{}", dim)
                               : std::string("i"),
-        [&](const arith::Expr& index) {
+        name, [&](const arith::Expr& index) {
           apply(f, {input->at(index)}, dest->at(index), result_element);
         });
-    (void)element;
-    kernel_.loops.push_back({name, kind, trip, loc});
+    kernel_.loops.push_back({name, kind, trip, loc, loop_contexts()});
     // Other threads of the work-group read what this mapLcl wrote: synchronise, unless the
     // memory is private or an enclosing mapLcl does it.
     if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private && !nested_in_lcl)
-      emit_stmt({cl::Barrier{dest->space == AddressSpace::Local,
-                             dest->space == AddressSpace::Global}});
+      emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
     // A work-group loop that runs more than once reuses its local memory: wait until every
     // thread has finished reading before the next iteration overwrites it.
     if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier();
@@ -693,15 +718,19 @@ private:
 
   void add_loop_end_barrier() {
     cl::Stmt& last = current().stmts.back();
-    if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0)
+    if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
       loop->body.stmts.push_back({cl::Barrier{true, false}});
+      const LoopRecord& wrg = kernel_.loops.back();
+      std::vector<LoopContext> context = wrg.enclosing;
+      // The barrier runs once per iteration of this loop, whose variable it does not need.
+      context.push_back({wrg.primitive, 0, wrg.kind, arith::Expr(0), wrg.trip_count});
+      kernel_.barriers.push_back({true, false, std::move(context)});
+    }
   }
 
-  AddressSpace default_space() const {
-    // Inside a thread's own sequential work, keep temporaries private when their size allows;
-    // otherwise global (Lift's default follows the inputs, which are global).
-    return AddressSpace::Global;
-  }
+  /// Where a computation without toGlobal/toLocal/toPrivate writes: global, like Lift's default
+  /// that follows the (global) inputs; rewrites choose local or private memory explicitly.
+  static AddressSpace default_space() { return AddressSpace::Global; }
 
   Value emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
                     const TargetPtr& dest, const ir::Type& result) {
@@ -716,14 +745,15 @@ private:
     arith::Expr trip = input->type.as<ir::ArrayType>()->length;
     SourceLoc loc = loc_;
     ir::Type acc_type = ir::Type::scalar(kind);
-    cl::LoopKind loop_kind =
-        emit_loop(Level::Seq, 0, trip, input->reads_private, "j", [&](const arith::Expr& index) {
+    cl::LoopKind loop_kind = emit_loop(
+        Level::Seq, 0, trip, input->reads_private, "j", "reduceSeq", [&](const arith::Expr& index) {
           Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
           const ScalarValue* s = as_scalar(next);
           LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
           emit(fmt::format("{} = {};", acc, s->text));
+          record_loads(*s);
         });
-    kernel_.loops.push_back({"reduceSeq", loop_kind, trip, loc});
+    kernel_.loops.push_back({"reduceSeq", loop_kind, trip, loc, loop_contexts()});
     if (dest) {
       store(dest->at(0), ScalarValue{acc, kind});
       return target_value(dest);
@@ -779,7 +809,6 @@ private:
   SourceLoc loc_;
   std::set<std::string> reserved_;
   std::map<std::string, ir::UserFunPtr> used_userfuns_;
-  size_t output_index_ = 0;
   int counter_ = 0;
   bool used_glb_ = false;
   bool used_wrg_ = false;

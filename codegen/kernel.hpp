@@ -41,12 +41,40 @@ struct KernelArg {
   bool is_buffer() const { return role != Role::Size; }
 };
 
+/// A loop enclosing a statement, as generated: what per-thread counts need for a given launch.
+/// `var` is the loop's index variable (an arith variable in [0, trip)); for an unrolled loop, each
+/// copy of the body is recorded separately and `var` is that copy's constant index.
+struct LoopContext {
+  std::string primitive; ///< "mapGlb0", "mapWrg1", "mapLcl0", "mapSeq", "reduceSeq", "iterate"
+  int dim = 0;
+  cl::LoopKind kind = cl::LoopKind::For;
+  arith::Expr var;
+  arith::Expr trip; ///< iterations over all threads sharing the loop
+};
+
 /// How one map/reduction of the program became code (in emission order).
 struct LoopRecord {
   std::string primitive; ///< "mapGlb0", "mapLcl1", "mapSeq", "reduceSeq", ...
   cl::LoopKind kind;
   arith::Expr trip_count; ///< iterations of the map over all threads
   SourceLoc loc;
+  std::vector<LoopContext> enclosing; ///< the loops around it, outermost first
+};
+
+/// One element read or written in an array in memory, once per execution of its statement.
+struct MemoryAccess {
+  std::string buffer;
+  AddressSpace space = AddressSpace::Global;
+  arith::Expr index; ///< element index in the buffer, over loop variables and sizes
+  ir::ScalarKind kind = ir::ScalarKind::Float;
+  bool is_store = false;
+  std::vector<LoopContext> loops; ///< enclosing loops, outermost first
+};
+
+struct BarrierRecord {
+  bool local_fence = true;
+  bool global_fence = false;
+  std::vector<LoopContext> loops;
 };
 
 /// Launch sizes per dimension as expressions over the size variables; `nullopt` means "chosen at
@@ -63,6 +91,10 @@ struct Kernel {
   std::vector<KernelArg> args;
   LaunchRule launch;
   std::vector<LoopRecord> loops;
+  /// Every array access of the kernel's statements, in emission order (loads of a statement
+  /// before its store). Scalar variables (accumulators) are registers, not recorded.
+  std::vector<MemoryAccess> accesses;
+  std::vector<BarrierRecord> barriers;
   cl::Census census; ///< fors, ifs and barriers of the kernel body
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;

@@ -23,20 +23,18 @@ Value guarded(const Value& v, const std::string& condition, const ir::Scalar& fa
   if (const ScalarValue* s = as_scalar(v)) {
     return ScalarValue{fmt::format("({} ? {} : {})", condition, s->text,
                                    ir::literal_text(ir::convert(fallback, s->kind))),
-                       s->kind};
+                       s->kind, s->loads};
   }
   if (const TupleValue* t = as_tuple(v)) {
     auto out = std::make_shared<TupleValue>();
     for (const Value& e : t->elements) out->elements.push_back(guarded(e, condition, fallback));
     return out;
   }
-  const ArrayValue& a = require_array(v, "pad");
-  auto inner = as_array(v);
-  std::shared_ptr<const ArrayValue> keep(std::get<std::shared_ptr<const ArrayValue>>(v));
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(v);
   return make_array(
-      a.type,
-      [keep, condition, fallback](const arith::Expr& i) {
-        return guarded(keep->at(i), condition, fallback);
+      inner->type,
+      [inner, condition, fallback](const arith::Expr& i) {
+        return guarded(inner->at(i), condition, fallback);
       },
       inner->reads_private);
 }
@@ -82,18 +80,19 @@ ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
 }
 
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
-                   bool is_private) {
+                   AddressSpace space) {
   if (const auto* s = type.as<ir::ScalarType>())
-    return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(offset)), s->kind};
+    return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(offset)), s->kind,
+                       {MemoryAccess{name, space, offset, s->kind, false, {}}}};
   const ir::ArrayType& a = array_type(type);
   ir::Type element = a.element;
   arith::Expr stride = scalar_count(element);
   return make_array(
       type,
-      [name, element, offset, stride, is_private](const arith::Expr& i) {
-        return memory_value(name, element, offset + i * stride, is_private);
+      [name, element, offset, stride, space](const arith::Expr& i) {
+        return memory_value(name, element, offset + i * stride, space);
       },
-      is_private);
+      space == AddressSpace::Private);
 }
 
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
@@ -101,8 +100,9 @@ TargetPtr memory_target(const std::string& name, const ir::Type& type, const ari
   auto target = std::make_shared<Target>();
   target->type = type;
   target->space = space;
-  if (type.is_scalar()) {
+  if (const auto* s = type.as<ir::ScalarType>()) {
     target->lvalue = fmt::format("{}[{}]", name, arith::to_c(offset));
+    target->element = MemoryAccess{name, space, offset, s->kind, true, {}};
     return target;
   }
   const ir::ArrayType& a = array_type(type);
@@ -267,8 +267,14 @@ TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type) {
 }
 
 Value target_value(const TargetPtr& target) {
-  if (const auto* s = target->type.as<ir::ScalarType>())
-    return ScalarValue{target->lvalue, s->kind};
+  if (const auto* s = target->type.as<ir::ScalarType>()) {
+    std::vector<Load> loads;
+    if (target->element) {
+      loads.push_back(*target->element);
+      loads.back().is_store = false;
+    }
+    return ScalarValue{target->lvalue, s->kind, std::move(loads)};
+  }
   return make_array(
       target->type, [target](const arith::Expr& i) { return target_value(target->at(i)); },
       target->space == AddressSpace::Private);

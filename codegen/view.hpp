@@ -12,15 +12,20 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace liftx::codegen {
 
+/// A memory element a scalar expression reads (buffer, space, index, kind; `is_store` unused).
+using Load = MemoryAccess;
+
 struct ScalarValue {
   std::string text; ///< OpenCL C expression
   ir::ScalarKind kind;
+  std::vector<Load> loads = {}; ///< the array elements the expression reads
 };
 struct TupleValue;
 struct ArrayValue;
@@ -42,6 +47,7 @@ struct Target {
   ir::Type type;
   AddressSpace space;
   std::string lvalue; ///< scalar targets
+  std::optional<MemoryAccess> element; ///< scalar targets in an array: the element written
   std::function<TargetPtr(const arith::Expr& index)> at; ///< array targets
 };
 
@@ -54,7 +60,7 @@ Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at,
 
 /// Row-major memory `name` holding a value of `type` from element `offset` on.
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
-                   bool is_private);
+                   AddressSpace space);
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
                         AddressSpace space);
 /// Number of scalars in a value of `type` (arrays of scalars, nested).

@@ -179,3 +179,45 @@ TEST_CASE("launches the device cannot take are refused before running") {
   CHECK_THROWS_WITH_AS(exec::prepare_launch(m.main(), sizes, bad_local, small),
                        doctest::Contains("does not divide"), UserError);
 }
+
+TEST_CASE("every array access is recorded with its enclosing loops") {
+  using codegen::AddressSpace;
+  codegen::Kernel chunks = generate("chunks");
+  REQUIRE(chunks.accesses.size() == 2);
+  const codegen::MemoryAccess& load = chunks.accesses[0];
+  const codegen::MemoryAccess& store = chunks.accesses[1];
+  CHECK(load.buffer == "in");
+  CHECK_FALSE(load.is_store);
+  CHECK(store.is_store);
+  CHECK(store.space == AddressSpace::Global);
+  REQUIRE(load.loops.size() == 2);
+  CHECK(load.loops[0].primitive == "mapGlb0");
+  CHECK(load.loops[1].primitive == "mapSeq");
+  // The index is 4*gid + i over the loop variables.
+  CHECK(load.index == 4 * load.loops[0].var + load.loops[1].var);
+
+  codegen::Kernel tiled = generate("tiled1d");
+  int global_loads = 0, local_loads = 0, local_stores = 0, global_stores = 0;
+  for (const codegen::MemoryAccess& a : tiled.accesses) {
+    if (a.space == AddressSpace::Global) (a.is_store ? global_stores : global_loads)++;
+    if (a.space == AddressSpace::Local) (a.is_store ? local_stores : local_loads)++;
+  }
+  CHECK(global_loads == 1);  // the copy reads the padded input once per element
+  CHECK(local_stores == 1);  // ... into the tile
+  CHECK(local_loads == 1);   // the reduction reads the tile once per step (inside its loop)
+  CHECK(global_stores == 1); // one output per work-item
+  REQUIRE(tiled.barriers.size() == 1);
+  CHECK(tiled.barriers[0].loops.size() == 1); // inside the mapWrg only
+  // A reduction's loads sit inside its loop.
+  for (const codegen::MemoryAccess& a : tiled.accesses)
+    if (a.space == AddressSpace::Local && !a.is_store) {
+      CHECK(a.loops.back().primitive == "reduceSeq");
+      CHECK(a.loops.back().trip == arith::Expr(3));
+    }
+  // Unrolled copies are recorded one by one.
+  codegen::Kernel unrolled = generate("private_chunk");
+  int private_stores = 0;
+  for (const codegen::MemoryAccess& a : unrolled.accesses)
+    private_stores += a.space == AddressSpace::Private && a.is_store;
+  CHECK(private_stores == 4);
+}
