@@ -294,14 +294,28 @@ private:
   }
   void record_access(MemoryAccess access) {
     access.loops = loop_contexts();
+    const size_t slot = kernel_.accesses.size();
+    if (options_.instrument) {
+      count_slot(std::to_string(slot));
+      std::string first = fmt::format("liftx_first_index[liftx_wi * LIFTX_ACCESSES + {}]", slot);
+      emit(fmt::format("if ({} < 0) {} = {};", first, first, arith::to_c(access.index)));
+    }
     kernel_.accesses.push_back(std::move(access));
   }
+  /// Records the statement's reads and the user functions it calls.
   void record_loads(const ScalarValue& v) {
     for (const Load& load : v.loads) record_access(load);
+    for (const ir::UserFunPtr& f : v.calls) kernel_.calls.push_back({f, loop_contexts()});
   }
   void emit_barrier(bool local_fence, bool global_fence) {
     emit_stmt({cl::Barrier{local_fence, global_fence}});
+    count_slot(fmt::format("LIFTX_BARRIER_SLOT({})", kernel_.barriers.size()));
     kernel_.barriers.push_back({local_fence, global_fence, loop_contexts()});
+  }
+  /// Instrumented kernels: one more execution of `slot` by this work-item.
+  void count_slot(const std::string& slot) {
+    if (options_.instrument)
+      emit(fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + {}] += 1;", slot));
   }
 
   static std::vector<Value> spread(std::vector<Value> args, size_t arity) {
@@ -326,13 +340,15 @@ private:
             used_userfuns_.emplace(node.def->name(), node.def);
             std::string text = node.def->name() + "(";
             std::vector<Load> loads;
+            std::vector<ir::UserFunPtr> calls = {node.def};
             for (size_t i = 0; i < args.size(); ++i) {
               const ScalarValue* s = as_scalar(args[i]);
               LIFTX_INTERNAL_CHECK(s, "user function {} given a non-scalar", node.def->name());
               text += (i ? ", " : "") + s->text;
               loads.insert(loads.end(), s->loads.begin(), s->loads.end());
+              calls.insert(calls.end(), s->calls.begin(), s->calls.end());
             }
-            Value v = ScalarValue{text + ")", node.def->result(), std::move(loads)};
+            Value v = ScalarValue{text + ")", node.def->result(), std::move(loads), std::move(calls)};
             return dest ? store(dest, v) : v;
           } else if constexpr (std::is_same_v<N, ir::Id>) {
             return dest ? store(dest, args.at(0)) : args.at(0);
@@ -543,10 +559,14 @@ private:
     int64_t looped = dest ? *count - 2 : *count - 1;
     if (looped > 0) {
       std::string it = fresh("it");
+      const size_t record = kernel_.loops.size();
+      kernel_.loops.push_back({"iterate", cl::LoopKind::For, arith::Expr(looped), loc_,
+                               loop_contexts()});
       cl::Block body;
       blocks_.push_back(&body);
       loops_.push_back({Level::Seq, 0, arith::range_var(it, 0, looped), arith::Expr(looped),
                         "iterate", cl::LoopKind::For});
+      count_slot(fmt::format("LIFTX_LOOP_SLOT({})", record));
       run(memory_value(src, result, 0, space), memory_target(dst, result, 0, space));
       sync();
       loops_.pop_back();
@@ -556,7 +576,6 @@ private:
       emit_stmt({cl::For{fmt::format("int {} = 0", it), fmt::format("{} < {}", it, looped),
                          fmt::format("{} += 1", it), std::move(body)}});
     }
-    kernel_.loops.push_back({"iterate", cl::LoopKind::For, node.count, loc_, loop_contexts()});
     if (dest) {
       run(memory_value(src, result, 0, space), dest);
       return target_value(dest);
@@ -625,9 +644,12 @@ private:
                          const std::function<void(const arith::Expr&)>& body) {
     cl::LoopKind kind = decide(level, dim, trip, wants_unroll);
     auto [start, step] = start_and_step(level, dim);
+    const size_t record = kernel_.loops.size();
+    kernel_.loops.push_back({primitive, kind, trip, loc_, loop_contexts()});
     auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
       blocks_.push_back(&block);
       loops_.push_back({level, dim, var, trip, primitive, kind});
+      count_slot(fmt::format("LIFTX_LOOP_SLOT({})", record));
       body(index);
       loops_.pop_back();
       blocks_.pop_back();
@@ -695,7 +717,7 @@ private:
     const bool nested_in_lcl = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& fr) {
       return fr.level == Level::Lcl;
     });
-    SourceLoc loc = loc_;
+    const size_t loop_record = kernel_.loops.size();
     cl::LoopKind kind = emit_loop(
         level, dim, trip, wants_unroll,
         level == Level::Glb   ? fmt::format("gid{}", dim)
@@ -705,22 +727,26 @@ private:
         name, [&](const arith::Expr& index) {
           apply(f, {input->at(index)}, dest->at(index), result_element);
         });
-    kernel_.loops.push_back({name, kind, trip, loc, loop_contexts()});
     // Other threads of the work-group read what this mapLcl wrote: synchronise, unless the
     // memory is private or an enclosing mapLcl does it.
     if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private && !nested_in_lcl)
       emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
     // A work-group loop that runs more than once reuses its local memory: wait until every
     // thread has finished reading before the next iteration overwrites it.
-    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier();
+    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier(loop_record);
     return target_value(dest);
   }
 
-  void add_loop_end_barrier() {
+  void add_loop_end_barrier(size_t loop_record) {
+    const LoopRecord wrg_record = kernel_.loops.at(loop_record);
     cl::Stmt& last = current().stmts.back();
     if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
       loop->body.stmts.push_back({cl::Barrier{true, false}});
-      const LoopRecord& wrg = kernel_.loops.back();
+      if (options_.instrument)
+        loop->body.stmts.push_back({cl::Line{fmt::format(
+            "liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
+            kernel_.barriers.size())}});
+      const LoopRecord& wrg = wrg_record;
       std::vector<LoopContext> context = wrg.enclosing;
       // The barrier runs once per iteration of this loop, whose variable it does not need.
       context.push_back({wrg.primitive, 0, wrg.kind, arith::Expr(0), wrg.trip_count});
@@ -743,9 +769,8 @@ private:
     std::string acc = fresh("acc");
     emit(fmt::format("{} {} = {};", ir::scalar_name(kind), acc, init_scalar->text));
     arith::Expr trip = input->type.as<ir::ArrayType>()->length;
-    SourceLoc loc = loc_;
     ir::Type acc_type = ir::Type::scalar(kind);
-    cl::LoopKind loop_kind = emit_loop(
+    emit_loop(
         Level::Seq, 0, trip, input->reads_private, "j", "reduceSeq", [&](const arith::Expr& index) {
           Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
           const ScalarValue* s = as_scalar(next);
@@ -753,7 +778,6 @@ private:
           emit(fmt::format("{} = {};", acc, s->text));
           record_loads(*s);
         });
-    kernel_.loops.push_back({"reduceSeq", loop_kind, trip, loc, loop_contexts()});
     if (dest) {
       store(dest->at(0), ScalarValue{acc, kind});
       return target_value(dest);
@@ -764,6 +788,16 @@ private:
 
   // ---- assembly -------------------------------------------------------------------------------
   void finish() {
+    if (options_.instrument) {
+      Instrumentation inst{static_cast<int>(kernel_.accesses.size()),
+                           static_cast<int>(kernel_.barriers.size()),
+                           static_cast<int>(kernel_.loops.size())};
+      kernel_.instrumentation = inst;
+      kernel_.args.push_back({KernelArg::Role::Counters, "liftx_counts", ir::ScalarKind::Int,
+                              arith::Expr(inst.slots()), -1, {}});
+      kernel_.args.push_back({KernelArg::Role::FirstIndex, "liftx_first_index",
+                              ir::ScalarKind::Int, arith::Expr(inst.access_slots), -1, {}});
+    }
     // Sizes are kernel arguments, after the buffers, sorted by name.
     for (const arith::Expr& v : program_.size_vars())
       kernel_.args.push_back({KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int,
@@ -785,10 +819,22 @@ private:
         decl = fmt::format("local {}* {}", ir::scalar_name(a.kind), a.name);
         break;
       case KernelArg::Role::Size: decl = fmt::format("int {}", a.name); break;
+      case KernelArg::Role::Counters:
+      case KernelArg::Role::FirstIndex: decl = fmt::format("global int* {}", a.name); break;
       }
       params += fmt::format("{}\n    {}", params.empty() ? "" : ",", decl);
     }
-    source += fmt::format("kernel void {}({}) {{\n{}}}\n", kernel_.name, params,
+    std::string preamble;
+    if (const auto& inst = kernel_.instrumentation) {
+      source += fmt::format("#define LIFTX_ACCESSES {}\n#define LIFTX_SLOTS {}\n"
+                            "#define LIFTX_BARRIER_SLOT(k) ({} + (k))\n"
+                            "#define LIFTX_LOOP_SLOT(k) ({} + (k))\n\n",
+                            inst->access_slots, inst->slots(), inst->access_slots,
+                            inst->access_slots + inst->barrier_slots);
+      preamble = "  const int liftx_wi = get_global_id(0) + get_global_size(0) * (get_global_id(1) + "
+                 "get_global_size(1) * get_global_id(2));\n";
+    }
+    source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
                           cl::print(body_, 1));
     kernel_.source = std::move(source);
     kernel_.census = cl::census(body_);

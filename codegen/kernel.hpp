@@ -31,6 +31,8 @@ struct KernelArg {
     Temporary, ///< a global buffer for an intermediate result
     Local,     ///< a local-memory buffer (its size is set at launch)
     Size,      ///< a size variable (int)
+    Counters,  ///< instrumented kernels: liftx_counts
+    FirstIndex ///< instrumented kernels: liftx_first_index
   };
   Role role;
   std::string name;
@@ -77,6 +79,28 @@ struct BarrierRecord {
   std::vector<LoopContext> loops;
 };
 
+/// One call of a user function in the kernel's statements (for operation counts).
+struct CallRecord {
+  ir::UserFunPtr fun;
+  std::vector<LoopContext> loops;
+};
+
+/// Counters of an instrumented kernel (Options::instrument): two more global int buffers follow
+/// the program's buffers, before the sizes:
+/// - `liftx_counts`, work-items x slots(): how often each work-item executed each slot;
+/// - `liftx_first_index`, work-items x access_slots: the element index of each access the first
+///   time the work-item executed it (-1 if never).
+/// Slots, in order: one per entry of Kernel::accesses, one per Kernel::barriers, one per
+/// Kernel::loops (counting entries into the loop's body: iterations of a for, an if taken, a
+/// block run). A work-item's number is get_global_id(0) + G0 * (get_global_id(1) + G1 *
+/// get_global_id(2)) with Gd the global sizes.
+struct Instrumentation {
+  int access_slots = 0;
+  int barrier_slots = 0;
+  int loop_slots = 0;
+  int slots() const { return access_slots + barrier_slots + loop_slots; }
+};
+
 /// Launch sizes per dimension as expressions over the size variables; `nullopt` means "chosen at
 /// launch" (free thread counts, or a local size the generator does not constrain).
 struct LaunchRule {
@@ -95,6 +119,8 @@ struct Kernel {
   /// before its store). Scalar variables (accumulators) are registers, not recorded.
   std::vector<MemoryAccess> accesses;
   std::vector<BarrierRecord> barriers;
+  std::vector<CallRecord> calls;
+  std::optional<Instrumentation> instrumentation; ///< set when generated with Options::instrument
   cl::Census census; ///< fors, ifs and barriers of the kernel body
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
@@ -104,6 +130,9 @@ struct Options {
   /// Tie thread counts to the mapped lengths (default). When false, the kernel is valid for any
   /// launch size and every parallel map is a loop over its range.
   bool tie_threads_to_lengths = true;
+  /// Count, per work-item, every access, barrier and loop body at run time (see Instrumentation):
+  /// the dynamic side that validates static features. Same kernel otherwise.
+  bool instrument = false;
 };
 
 /// Generates the kernel. A program that is not lowered or not lowerable (a plain map or reduce

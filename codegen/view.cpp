@@ -23,7 +23,7 @@ Value guarded(const Value& v, const std::string& condition, const ir::Scalar& fa
   if (const ScalarValue* s = as_scalar(v)) {
     return ScalarValue{fmt::format("({} ? {} : {})", condition, s->text,
                                    ir::literal_text(ir::convert(fallback, s->kind))),
-                       s->kind, s->loads};
+                       s->kind, s->loads, s->calls};
   }
   if (const TupleValue* t = as_tuple(v)) {
     auto out = std::make_shared<TupleValue>();

@@ -26,6 +26,7 @@ struct ScalarValue {
   std::string text; ///< OpenCL C expression
   ir::ScalarKind kind;
   std::vector<Load> loads = {}; ///< the array elements the expression reads
+  std::vector<ir::UserFunPtr> calls = {}; ///< the user functions the expression calls
 };
 struct TupleValue;
 struct ArrayValue;

@@ -110,12 +110,110 @@ Verification verify(const std::vector<double>& got, const std::vector<bool>& poi
   return v;
 }
 
+/// A built kernel with every argument set: inputs uploaded, output and temporaries allocated.
+struct BoundKernel {
+  runtime::BuildResult build;
+  runtime::Kernel kernel;
+  cl::Buffer output;
+  size_t output_bytes = 0;
+  ir::ScalarKind output_kind = ir::ScalarKind::Float;
+  cl::Buffer counts;      ///< instrumented kernels
+  cl::Buffer first_index; ///< instrumented kernels
+  std::vector<cl::Buffer> keep_alive;
+  double bytes_moved = 0;
+};
+
+int64_t work_items_of(const PreparedLaunch& launch) {
+  return launch.global[0] * launch.global[1] * launch.global[2];
+}
+
+BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
+                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes) {
+  runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
+  BoundKernel b{built, runtime::Kernel(built.program, launch.kernel.name), {}, 0, ir::ScalarKind::Float, {}, {}, {}, 0};
+  auto bytes_of = [&](const codegen::KernelArg& a, const char* what) {
+    return static_cast<size_t>(evaluate_size(a.elements, sizes, what)) * element_bytes(a.kind);
+  };
+  const size_t work_items = static_cast<size_t>(work_items_of(launch));
+  for (const codegen::KernelArg& a : launch.kernel.args) {
+    switch (a.role) {
+    case codegen::KernelArg::Role::Input: {
+      std::vector<unsigned char> bytes = to_bytes(inputs.at(a.input_index), a.kind);
+      b.bytes_moved += static_cast<double>(bytes.size());
+      bytes.resize(std::max<size_t>(bytes.size(), 4));
+      cl_int err = CL_SUCCESS;
+      b.keep_alive.emplace_back(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                bytes.size(), bytes.data(), &err);
+      runtime::check_cl(err, fmt::format("allocating input {}", a.name));
+      b.kernel.arg(b.keep_alive.back());
+      break;
+    }
+    case codegen::KernelArg::Role::Output:
+      b.output_kind = a.kind;
+      b.output_bytes = bytes_of(a, "output size");
+      b.bytes_moved += static_cast<double>(b.output_bytes);
+      b.output = runtime::allocate(device, std::max<size_t>(b.output_bytes, 4));
+      b.kernel.arg(b.output);
+      break;
+    case codegen::KernelArg::Role::Temporary:
+      b.keep_alive.push_back(runtime::allocate(device, std::max<size_t>(bytes_of(a, "temporary size"), 4)));
+      b.kernel.arg(b.keep_alive.back());
+      break;
+    case codegen::KernelArg::Role::Local:
+      b.kernel.arg(runtime::LocalMemory{std::max<size_t>(bytes_of(a, "local size"), 4)});
+      break;
+    case codegen::KernelArg::Role::Size:
+      b.kernel.arg(static_cast<int32_t>(sizes.at(a.name)));
+      break;
+    case codegen::KernelArg::Role::Counters:
+    case codegen::KernelArg::Role::FirstIndex: {
+      // Per work-item slots: counters start at 0, first indices at -1.
+      std::vector<int32_t> init(work_items * static_cast<size_t>(*a.elements.as_constant()) + 1,
+                                a.role == codegen::KernelArg::Role::Counters ? 0 : -1);
+      cl_int err = CL_SUCCESS;
+      cl::Buffer buffer(device.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                        init.size() * sizeof(int32_t), init.data(), &err);
+      runtime::check_cl(err, fmt::format("allocating {}", a.name));
+      (a.role == codegen::KernelArg::Role::Counters ? b.counts : b.first_index) = buffer;
+      b.kernel.arg(buffer);
+      break;
+    }
+    }
+  }
+  return b;
+}
+
+std::pair<cl::NDRange, cl::NDRange> ranges(const PreparedLaunch& launch) {
+  cl::NDRange global, local = runtime::runtime_chooses_local();
+  const auto& g = launch.global;
+  const auto& l = launch.local;
+  if (launch.dims == 1) global = cl::NDRange(g[0]);
+  if (launch.dims == 2) global = cl::NDRange(g[0], g[1]);
+  if (launch.dims == 3) global = cl::NDRange(g[0], g[1], g[2]);
+  bool local_given =
+      std::all_of(l.begin(), l.begin() + launch.dims, [](int64_t v) { return v > 0; });
+  if (local_given && launch.dims == 1) local = cl::NDRange(l[0]);
+  if (local_given && launch.dims == 2) local = cl::NDRange(l[0], l[1]);
+  if (local_given && launch.dims == 3) local = cl::NDRange(l[0], l[1], l[2]);
+  return {global, local};
+}
+
+std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
+                                           uint64_t seed) {
+  // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
+  std::mt19937_64 rng(seed);
+  std::vector<interp::HostArray> inputs;
+  for (const ir::Expr& p : program.params)
+    inputs.push_back(interp::random_input(p.type(), sizes, rng));
+  return inputs;
+}
+
 } // namespace
 
 PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
                               const RunOptions& options, const runtime::DeviceProfile& device) {
   PreparedLaunch launch;
-  launch.kernel = codegen::generate(program, codegen::Options{true});
+  launch.kernel = codegen::generate(program, codegen::Options{true, false});
   const codegen::LaunchRule& rule = launch.kernel.launch;
   launch.dims = rule.dims;
   auto check_count = [&](const std::vector<int64_t>& values, const char* what) {
@@ -148,7 +246,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
       global = (global + launch.local[d] - 1) / launch.local[d] * launch.local[d];
     launch.global[d] = std::max<int64_t>(global, 1);
   }
-  if (!tied) launch.kernel = codegen::generate(program, codegen::Options{false});
+  if (!tied || options.instrument)
+    launch.kernel = codegen::generate(program, codegen::Options{tied, options.instrument});
 
   // What the device can take.
   int64_t group = 1;
@@ -202,71 +301,18 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
 
-  // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
-  std::mt19937_64 rng(options.seed);
-  std::vector<interp::HostArray> inputs;
-  for (const ir::Expr& p : program.params)
-    inputs.push_back(interp::random_input(p.type(), sizes, rng));
+  std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
 
   try {
-    runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
-    report.build_ms = built.build_ms;
-    report.cache_hit = built.cache_hit;
-    runtime::Kernel kernel(built.program, launch.kernel.name);
-    cl::Buffer output;
-    size_t output_bytes = 0;
-    ir::ScalarKind output_kind = ir::ScalarKind::Float;
-    std::vector<cl::Buffer> keep_alive;
-    for (const codegen::KernelArg& a : launch.kernel.args) {
-      switch (a.role) {
-      case codegen::KernelArg::Role::Input: {
-        std::vector<unsigned char> bytes = to_bytes(inputs.at(a.input_index), a.kind);
-        report.bytes_moved += static_cast<double>(bytes.size());
-        bytes.resize(std::max<size_t>(bytes.size(), 4));
-        cl_int err = CL_SUCCESS;
-        keep_alive.emplace_back(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                bytes.size(), bytes.data(), &err);
-        runtime::check_cl(err, fmt::format("allocating input {}", a.name));
-        kernel.arg(keep_alive.back());
-        break;
-      }
-      case codegen::KernelArg::Role::Output: {
-        output_kind = a.kind;
-        output_bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "output size")) *
-                       element_bytes(a.kind);
-        report.bytes_moved += static_cast<double>(output_bytes);
-        output = runtime::allocate(device, std::max<size_t>(output_bytes, 4));
-        kernel.arg(output);
-        break;
-      }
-      case codegen::KernelArg::Role::Temporary: {
-        size_t bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "temporary size")) *
-                       element_bytes(a.kind);
-        keep_alive.push_back(runtime::allocate(device, std::max<size_t>(bytes, 4)));
-        kernel.arg(keep_alive.back());
-        break;
-      }
-      case codegen::KernelArg::Role::Local: {
-        size_t bytes = static_cast<size_t>(evaluate_size(a.elements, sizes, "local size")) *
-                       element_bytes(a.kind);
-        kernel.arg(runtime::LocalMemory{std::max<size_t>(bytes, 4)});
-        break;
-      }
-      case codegen::KernelArg::Role::Size:
-        kernel.arg(static_cast<int32_t>(sizes.at(a.name)));
-        break;
-      }
-    }
-    cl::NDRange global, local = runtime::runtime_chooses_local();
-    const auto& g = launch.global;
-    const auto& l = launch.local;
-    if (launch.dims == 1) global = cl::NDRange(g[0]);
-    if (launch.dims == 2) global = cl::NDRange(g[0], g[1]);
-    if (launch.dims == 3) global = cl::NDRange(g[0], g[1], g[2]);
-    bool local_given = std::all_of(l.begin(), l.begin() + launch.dims, [](int64_t v) { return v > 0; });
-    if (local_given && launch.dims == 1) local = cl::NDRange(l[0]);
-    if (local_given && launch.dims == 2) local = cl::NDRange(l[0], l[1]);
-    if (local_given && launch.dims == 3) local = cl::NDRange(l[0], l[1], l[2]);
+    BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
+    report.build_ms = bound.build.build_ms;
+    report.cache_hit = bound.build.cache_hit;
+    report.bytes_moved = bound.bytes_moved;
+    runtime::Kernel& kernel = bound.kernel;
+    cl::Buffer& output = bound.output;
+    const size_t output_bytes = bound.output_bytes;
+    const ir::ScalarKind output_kind = bound.output_kind;
+    auto [global, local] = ranges(launch);
 
     if (options.check) {
       runtime::poison(device, output, output_bytes);
@@ -380,6 +426,62 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.verification.first_mismatch = v.value("first_mismatch", "");
   }
   return r;
+}
+
+} // namespace liftx::exec
+
+namespace liftx::exec {
+
+int32_t DynamicCounts::count(int64_t work_item, int slot) const {
+  return counts.at(static_cast<size_t>(work_item * kernel.instrumentation->slots() + slot));
+}
+
+DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
+                               const interp::Sizes& sizes, const RunOptions& options) {
+  interp::check_sizes(program, sizes);
+  RunOptions instrumented = options;
+  instrumented.instrument = true;
+  PreparedLaunch launch = prepare_launch(program, sizes, instrumented, device.profile);
+  std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
+  DynamicCounts counts;
+  counts.dims = launch.dims;
+  counts.global = launch.global;
+  counts.local = launch.local;
+  counts.work_items = work_items_of(launch);
+  try {
+    BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
+    auto [global, local] = ranges(launch);
+    runtime::poison(device, bound.output, bound.output_bytes);
+    runtime::run_kernel(device, bound.kernel, global, local);
+    std::vector<unsigned char> bytes(bound.output_bytes);
+    if (bound.output_bytes > 0)
+      runtime::check_cl(device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0,
+                                                       bound.output_bytes, bytes.data()),
+                        "reading the output");
+    std::vector<bool> poisoned;
+    std::vector<double> got = from_bytes(bytes, bound.output_kind, &poisoned);
+    Verification v = verify(got, poisoned, interp::evaluate(program, inputs, sizes),
+                            options.tolerance);
+    LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",
+                         program.name, v.first_mismatch);
+    const codegen::Instrumentation& inst = *launch.kernel.instrumentation;
+    auto read_ints = [&](const cl::Buffer& buffer, size_t per_item) {
+      std::vector<int32_t> values(static_cast<size_t>(counts.work_items) * per_item + 1);
+      runtime::check_cl(device.queue.enqueueReadBuffer(buffer, CL_TRUE, 0,
+                                                       values.size() * sizeof(int32_t),
+                                                       values.data()),
+                        "reading the counters");
+      values.pop_back();
+      return values;
+    };
+    counts.counts = read_ints(bound.counts, static_cast<size_t>(inst.slots()));
+    counts.first_index = read_ints(bound.first_index, static_cast<size_t>(inst.access_slots));
+  } catch (const runtime::BuildError& e) {
+    throw InternalError(fmt::format("the instrumented kernel does not build: {}", e.what()),
+                        __FILE__, __LINE__);
+  }
+  counts.kernel = std::move(launch.kernel);
+  return counts;
 }
 
 } // namespace liftx::exec

@@ -31,6 +31,8 @@ struct RunOptions {
   uint64_t seed = 1;
   /// An output matches when |kernel - interpreter| <= tolerance * max(1, |interpreter|).
   double tolerance = 1e-4;
+  /// Generate the instrumented kernel (run_instrumented sets this).
+  bool instrument = false;
 };
 
 struct Verification {
@@ -81,6 +83,23 @@ struct PreparedLaunch {
 };
 PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
                               const RunOptions& options, const runtime::DeviceProfile& device);
+
+/// What an instrumented run of a program counted, per work-item (see codegen::Instrumentation).
+struct DynamicCounts {
+  codegen::Kernel kernel; ///< the instrumented kernel (its records name the slots)
+  int dims = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{0, 0, 0};
+  int64_t work_items = 0;
+  std::vector<int32_t> counts;      ///< work_items x kernel.instrumentation->slots()
+  std::vector<int32_t> first_index; ///< work_items x access slots
+  int32_t count(int64_t work_item, int slot) const;
+};
+/// Runs the instrumented kernel once on random inputs with the launch `options` chooses (as
+/// run_program would) and reads back the counters. Its result is verified too (wrong_result
+/// throws InternalError: instrumentation must not change what the kernel computes).
+DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
+                               const interp::Sizes& sizes, const RunOptions& options);
 
 /// Generates, builds, runs, verifies and times. A program the generator refuses or a launch the
 /// device cannot take is a UserError; a kernel that fails to build or run or gives a wrong result

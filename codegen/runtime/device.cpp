@@ -246,6 +246,7 @@ void to_json(nlohmann::json& json, const DeviceProfile& p) {
       {"max_work_item_sizes", p.max_work_item_sizes},
       {"warp_width", p.warp_width},
       {"cache_line_bytes", p.cache_line_bytes},
+      {"local_mem_banks", p.local_mem_banks},
       {"key", p.key},
   };
 }
@@ -274,10 +275,64 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
     json.at("max_work_item_sizes").get_to(p.max_work_item_sizes);
     json.at("warp_width").get_to(p.warp_width);
     json.at("cache_line_bytes").get_to(p.cache_line_bytes);
+    p.local_mem_banks = json.value("local_mem_banks", 32u);
     json.at("key").get_to(p.key);
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("malformed device profile JSON: {}", e.what()));
   }
+}
+
+DeviceProfile named_profile(std::string_view name) {
+  DeviceProfile p;
+  p.platform_index = -1;
+  p.device_index = -1;
+  if (name == "nvidia") {
+    p.platform_name = "NVIDIA CUDA";
+    p.device_name = "nvidia (model)";
+    p.vendor = "NVIDIA Corporation";
+    p.type = DeviceType::gpu;
+    p.compute_units = 132;
+    p.local_mem_bytes = 48 * 1024;
+    p.max_work_group_size = 1024;
+    p.max_work_item_sizes = {1024, 1024, 64};
+    p.warp_width = 32;
+    p.cache_line_bytes = 128;
+    p.local_mem_banks = 32;
+    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{80} << 30;
+  } else if (name == "amd") {
+    p.platform_name = "AMD Accelerated Parallel Processing";
+    p.device_name = "amd (model)";
+    p.vendor = "Advanced Micro Devices, Inc.";
+    p.type = DeviceType::gpu;
+    p.compute_units = 64;
+    p.local_mem_bytes = 64 * 1024;
+    p.max_work_group_size = 256;
+    p.max_work_item_sizes = {256, 256, 256};
+    p.warp_width = 64;
+    p.cache_line_bytes = 64;
+    p.local_mem_banks = 32;
+    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{16} << 30;
+  } else if (name == "cpu") {
+    p.platform_name = "Portable Computing Language";
+    p.device_name = "cpu (model)";
+    p.vendor = "GenuineIntel";
+    p.type = DeviceType::cpu;
+    p.compute_units = 2;
+    p.local_mem_bytes = 64 * 1024;
+    p.max_work_group_size = 4096;
+    p.max_work_item_sizes = {4096, 4096, 4096};
+    p.warp_width = 8;
+    p.cache_line_bytes = 64;
+    p.local_mem_banks = 32;
+    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{8} << 30;
+  } else if (name == "detect") {
+    return select_device("0:0").profile;
+  } else {
+    throw UserError(fmt::format("unknown device profile '{}' (known: nvidia, amd, cpu, detect)",
+                                name));
+  }
+  p.key = fmt::format("model:{}", name);
+  return p;
 }
 
 std::vector<DeviceProfile> list_devices() {

@@ -38,6 +38,8 @@ struct DeviceProfile {
   /// work-group size multiple the driver reports for a trivial kernel.
   uint32_t warp_width = 1;
   uint32_t cache_line_bytes = 0; ///< CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE; 0 if unknown
+  /// Local-memory banks (4 bytes wide); OpenCL does not report it: 32 on NVIDIA and AMD GPUs.
+  uint32_t local_mem_banks = 32;
   /// Short, filesystem-safe, stable across runs: "<vendor>:<device name>:<driver version>",
   /// e.g. "pocl:pthread-skylake-avx512-intel-r-xeon-r-processor:3.1-debian". Keys caches.
   std::string key;
@@ -48,6 +50,13 @@ struct DeviceProfile {
 
 void to_json(nlohmann::json& json, const DeviceProfile& profile);
 void from_json(const nlohmann::json& json, DeviceProfile& profile);
+
+/// A profile by name, for planning without the device: `nvidia` (warp 32, 128-byte lines, 32
+/// banks, work-groups up to 1024, 48 KiB local memory, 132 compute units as on an H100/H200),
+/// `amd` (wavefront 64, 64-byte lines, 32 banks, work-groups up to 256, 64 KiB local memory),
+/// `cpu` (PoCL-like: 8 SIMD lanes as the "warp", 64-byte lines, work-groups up to 4096).
+/// `detect` opens the first OpenCL device and returns its profile. UserError for other names.
+DeviceProfile named_profile(std::string_view name);
 
 /// Every device of every OpenCL platform, in platform then device order. No platform (no driver
 /// registered) gives an empty list, not an error.

@@ -2,6 +2,7 @@
 // LIFTX_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 #include "codegen/kernel.hpp"
 #include "exec/run.hpp"
+#include "codegen/runtime/device.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <doctest/doctest.h>
@@ -85,7 +86,7 @@ TEST_CASE("loops become nothing, a block, an if or a for from their ranges") {
   CHECK(kind_of(chunks, "mapSeq") == LoopKind::For);
   CHECK(generate("chunks", false).loops.back().kind == LoopKind::For);
   codegen::Kernel tiled = generate("tiled1d");
-  CHECK(tiled.loops.at(0).kind == LoopKind::Block); // copy: 18 elements, 18 work-items
+  CHECK(tiled.loops.at(1).kind == LoopKind::Block); // copy: 18 elements, 18 work-items
   CHECK(tiled.loops.at(2).kind == LoopKind::If);    // compute: 16 elements, 18 work-items
   CHECK(kind_of(generate("private_chunk"), "mapSeq") == LoopKind::Unrolled);
 }
@@ -220,4 +221,41 @@ TEST_CASE("every array access is recorded with its enclosing loops") {
   for (const codegen::MemoryAccess& a : unrolled.accesses)
     private_stores += a.space == AddressSpace::Private && a.is_store;
   CHECK(private_stores == 4);
+}
+
+TEST_CASE("instrumented kernels count every access, barrier and loop body per work-item") {
+  setenv("LIFTX_CACHE_DIR", (fs::temp_directory_path() / "liftx-test-codegen-cache").c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  {
+    ir::Module m = load("chunks");
+    exec::DynamicCounts d = exec::run_instrumented(device, m.main(), {{"N", 64}}, {});
+    REQUIRE(d.work_items == 16);
+    const codegen::Instrumentation& inst = *d.kernel.instrumentation;
+    REQUIRE(inst.access_slots == 2);
+    for (int64_t wi = 0; wi < d.work_items; ++wi) {
+      CHECK(d.count(wi, 0) == 4); // four loads of `in`
+      CHECK(d.count(wi, 1) == 4); // four stores
+      // First executions: element 4*wi, for both the load and the store.
+      CHECK(d.first_index[static_cast<size_t>(wi * 2)] == 4 * wi);
+    }
+    // Loop slots: the mapGlb0 block entered once, the mapSeq body four times.
+    CHECK(d.count(0, inst.access_slots + inst.barrier_slots + 0) == 1);
+    CHECK(d.count(0, inst.access_slots + inst.barrier_slots + 1) == 4);
+  }
+  {
+    ir::Module m = load("tiled1d");
+    exec::DynamicCounts d = exec::run_instrumented(device, m.main(), {{"N", 64}}, {});
+    REQUIRE(d.work_items == 72); // 4 work-groups of 18
+    const codegen::Instrumentation& inst = *d.kernel.instrumentation;
+    REQUIRE(inst.barrier_slots == 1);
+    int64_t barriers = 0, local_loads = 0;
+    for (int64_t wi = 0; wi < d.work_items; ++wi) {
+      barriers += d.count(wi, inst.access_slots);
+      for (int a = 0; a < inst.access_slots; ++a)
+        if (d.kernel.accesses[a].space == codegen::AddressSpace::Local && !d.kernel.accesses[a].is_store)
+          local_loads += d.count(wi, a);
+    }
+    CHECK(barriers == 72);            // every work-item passes the one barrier
+    CHECK(local_loads == 4 * 16 * 3); // 16 computing work-items per group, 3 reads each
+  }
 }

@@ -16,5 +16,5 @@ kernel void chunks(
 
 // launch: dims 1; global0 N /^ 4, local0 any
 // local bytes: 0
-// mapSeq over 4: for
 // mapGlb0 over N /^ 4: block
+// mapSeq over 4: for

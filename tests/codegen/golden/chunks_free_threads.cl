@@ -15,5 +15,5 @@ kernel void chunks(
 
 // launch: dims 1; global0 any, local0 any
 // local bytes: 0
-// mapSeq over 4: for
 // mapGlb0 over N /^ 4: for
+// mapSeq over 4: for

@@ -18,5 +18,5 @@ kernel void clamp2d(
 
 // launch: dims 2; global0 N, local0 any; global1 M, local1 any
 // local bytes: 0
-// mapGlb0 over N: block
 // mapGlb1 over M: block
+// mapGlb0 over N: block

@@ -18,5 +18,5 @@ kernel void interior(
 
 // launch: dims 1; global0 N - 2, local0 any
 // local bytes: 0
-// reduceSeq over 3: for
 // mapGlb0 over N - 2: block
+// reduceSeq over 3: for

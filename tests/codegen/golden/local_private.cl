@@ -17,5 +17,5 @@ kernel void local_private(
 
 // launch: dims 1; global0 N, local0 32
 // local bytes: 0
-// mapLcl0 over 32: block
 // mapWrg0 over N /^ 32: block
+// mapLcl0 over 32: block

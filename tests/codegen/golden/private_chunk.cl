@@ -38,6 +38,6 @@ kernel void private_chunk(
 
 // launch: dims 1; global0 N /^ 4, local0 any
 // local bytes: 0
-// mapSeq over 4: unrolled
-// mapSeq over 4: unrolled
 // mapGlb0 over N /^ 4: block
+// mapSeq over 4: unrolled
+// mapSeq over 4: unrolled

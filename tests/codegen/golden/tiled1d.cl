@@ -27,7 +27,7 @@ kernel void tiled1d(
 
 // launch: dims 1; global0 9*N /^ 8, local0 18
 // local bytes: 72
-// mapLcl0 over 18: block
-// reduceSeq over 3: for
-// mapLcl0 over 16: if
 // mapWrg0 over N /^ 16: block
+// mapLcl0 over 18: block
+// mapLcl0 over 16: if
+// reduceSeq over 3: for
