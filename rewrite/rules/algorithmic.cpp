@@ -1,0 +1,288 @@
+// Algorithmic rules: split-join, fusion, fission, interchange, moving join and stencil tiling.
+#include "ir/derived.hpp"
+#include "rewrite/rules.hpp"
+#include "rewrite/rules/match.hpp"
+
+namespace liftx::rewrite {
+
+using namespace match;
+
+namespace {
+
+/// The step of a slide as a constant that divides the tile width `u`, or the reason it is not.
+std::optional<NoMatch> refuse_tile(const arith::Expr& step, int64_t u, std::string_view what) {
+  auto s = step.as_constant();
+  if (!s)
+    return NoMatch{fmt::format("the slide step {} is not a constant", step.to_string())};
+  if (u % *s != 0)
+    return NoMatch{fmt::format("the slide step {} does not divide the {} {}", *s, what, u)};
+  return std::nullopt;
+}
+
+/// Overlapped 2D tiles of `uy` x `ux` windows of size n, step s:
+/// map(transpose, slide(uy + n - s, uy, map(slide(ux + n - s, ux), x))). With n == s this is a
+/// partition into uy x ux blocks.
+ir::Expr tile_grid(const ir::Expr& x, const arith::Expr& n, const arith::Expr& s, int64_t ux,
+                   int64_t uy) {
+  ir::Expr rows = ir::call(ir::map(ir::slide(ux + n - s, ux)), {x});
+  ir::Expr tiles = ir::call(ir::slide(uy + n - s, uy), {rows});
+  return ir::call(ir::map(ir::transpose()), {tiles});
+}
+
+/// Reassembles a grid of tiles of outputs [[ [[U]ux]uy ]tx]ty into [[U](ux*tx)](uy*ty).
+ir::Expr untile(const ir::Expr& tiled_outputs) {
+  ir::Expr rows = ir::call(ir::map(ir::transpose()), {tiled_outputs});
+  return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
+}
+
+/// Matches map(map(f), x): the inner function f and x.
+struct Map2D {
+  ir::Fun f;
+  ir::Expr x;
+};
+std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {
+  auto outer = as_unary_call_of<ir::Map>(site);
+  if (!outer)
+    return NoMatch{"not a call of map"};
+  const auto* inner = outer->fun->f.as<ir::Map>();
+  if (!inner)
+    return NoMatch{"the mapped function is not a map"};
+  return Map2D{inner->f, outer->arg()};
+}
+
+template <class M>
+RuleResult fuse(const CallOf<M>& outer, ir::Fun (*rebuild)(ir::Fun)) {
+  auto inner = as_unary_call_of<M>(outer.arg());
+  if (!inner)
+    return NoMatch{"the argument is not a map of the same kind"};
+  const ir::Fun& f = outer.fun->f;
+  const ir::Fun& g = inner->fun->f;
+  const ir::Expr& x = inner->arg();
+  ir::Fun fused = lambda1(element_of(x.type()), "y",
+                          [&](const ir::Expr& y) { return ir::call(f, {ir::call(g, {y})}); });
+  return ir::call(rebuild(fused), {x});
+}
+
+template <class M>
+RuleResult fission(const CallOf<M>& m, ir::Fun (*rebuild)(ir::Fun)) {
+  const ir::Lambda* l = m.fun->f.template as<ir::Lambda>();
+  if (!l)
+    return NoMatch{"the mapped function is not a lambda"};
+  if (l->params.size() != 1)
+    return NoMatch{"the lambda takes more than one parameter"};
+  const auto* body = l->body.as<ir::Call>();
+  if (!body || body->args.size() != 1)
+    return NoMatch{"the lambda body is not a call of one argument"};
+  const ir::Expr& y = l->params[0];
+  auto uses_y = [&](const std::vector<ir::Expr>& free) {
+    for (const ir::Expr& p : free)
+      if (p.same_as(y) || p.as<ir::Param>()->id == y.as<ir::Param>()->id)
+        return true;
+    return false;
+  };
+  if (uses_y(ir::free_params(body->fun)))
+    return NoMatch{"the outer function uses the lambda's parameter"};
+  const ir::Expr& e = body->args[0];
+  if (e.as<ir::Param>())
+    return NoMatch{"nothing to split: the argument is the parameter itself"};
+  if (!uses_y(ir::free_params(e)))
+    return NoMatch{"the argument does not use the lambda's parameter"};
+  ir::Expr inner = ir::call(rebuild(ir::lambda({y}, e)), {m.arg()});
+  return ir::call(rebuild(body->fun), {inner});
+}
+
+} // namespace
+
+Rule split_join(int64_t n) {
+  LIFTX_USER_CHECK(n >= 1, "split-join: the chunk size must be >= 1, got {}", n);
+  return make_rule(fmt::format("split-join({})", n), "map(f, x) => join(map(map(f), split(n, x)))",
+                   {"algorithmic"}, [n](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     auto m = as_unary_call_of<ir::Map>(site);
+                     if (!m)
+                       return NoMatch{"not a call of map"};
+                     const ir::Expr& x = m->arg();
+                     if (auto r = refuse_indivisible(length_of(x.type()), n, "the split size"))
+                       return *r;
+                     ir::Expr chunks = ir::call(ir::split(n), {x});
+                     return ir::call(ir::join(), {ir::call(ir::map(ir::map(m->fun->f)), {chunks})});
+                   });
+}
+
+Rule map_fusion() {
+  return make_rule("map-fusion", "map(f, map(g, x)) => map(y => f(g(y)), x)   (mapSeq alike)",
+                   {"algorithmic", "fusion"},
+                   [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     if (auto m = as_unary_call_of<ir::Map>(site))
+                       return fuse(*m, &ir::map);
+                     if (auto m = as_unary_call_of<ir::MapSeq>(site))
+                       return fuse(*m, &ir::map_seq);
+                     return NoMatch{"not a call of map or mapSeq"};
+                   });
+}
+
+Rule map_fission() {
+  return make_rule("map-fission", "map(y => f(e), x) => map(f, map(y => e, x))   (mapSeq alike)",
+                   {"algorithmic", "fusion"},
+                   [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     if (auto m = as_unary_call_of<ir::Map>(site))
+                       return fission(*m, &ir::map);
+                     if (auto m = as_unary_call_of<ir::MapSeq>(site))
+                       return fission(*m, &ir::map_seq);
+                     return NoMatch{"not a call of map or mapSeq"};
+                   });
+}
+
+Rule map_map_interchange() {
+  return make_rule("map-map-interchange", "map(map(f), x) => transpose(map(map(f), transpose(x)))",
+                   {"algorithmic"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     auto m = as_map_2d(site);
+                     if (auto* no = std::get_if<NoMatch>(&m))
+                       return *no;
+                     const auto& [f, x] = std::get<Map2D>(m);
+                     ir::Expr swapped = ir::call(ir::transpose(), {x});
+                     ir::Expr mapped = ir::call(ir::map(ir::map(f)), {swapped});
+                     return ir::call(ir::transpose(), {mapped});
+                   });
+}
+
+Rule moving_join() {
+  return make_rule("moving-join", "map(f, join(x)) => join(map(map(f), x))", {"algorithmic"},
+                   [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     auto m = as_unary_call_of<ir::Map>(site);
+                     if (!m)
+                       return NoMatch{"not a call of map"};
+                     auto j = as_unary_call_of<ir::Join>(m->arg());
+                     if (!j)
+                       return NoMatch{"the argument is not a join"};
+                     ir::Expr mapped = ir::call(ir::map(ir::map(m->fun->f)), {j->arg()});
+                     return ir::call(ir::join(), {mapped});
+                   });
+}
+
+Rule slide_tiling(int64_t u) {
+  LIFTX_USER_CHECK(u >= 1, "slide-tiling: the tile size must be >= 1, got {}", u);
+  return make_rule(fmt::format("slide-tiling({})", u),
+                   "slide(n, s, x) => join(map(slide(n, s), slide(u + n - s, u, x)))",
+                   {"algorithmic", "stencil", "tiling"},
+                   [u](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     auto s = as_unary_call_of<ir::Slide>(site);
+                     if (!s)
+                       return NoMatch{"not a call of slide"};
+                     const auto& [size, step] = *s->fun;
+                     if (auto r = refuse_tile(step, u, "tile size"))
+                       return *r;
+                     ir::Expr tiles = ir::call(ir::slide(u + size - step, u), {s->arg()});
+                     ir::Expr windows = ir::call(ir::map(ir::slide(size, step)), {tiles});
+                     return ir::call(ir::join(), {windows});
+                   });
+}
+
+Rule tile_stencil_1d(int64_t u) {
+  LIFTX_USER_CHECK(u >= 1, "tile-stencil-1d: the tile size must be >= 1, got {}", u);
+  return make_rule(
+      fmt::format("tile-stencil-1d({})", u),
+      "map(f, slide(n, s, x)) => join(map(t => map(f, slide(n, s, t)), slide(u + n - s, u, x)))",
+      {"algorithmic", "stencil", "tiling"},
+      [u](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto m = as_unary_call_of<ir::Map>(site);
+        if (!m)
+          return NoMatch{"not a call of map"};
+        auto s = as_unary_call_of<ir::Slide>(m->arg());
+        if (!s)
+          return NoMatch{"the argument is not a slide"};
+        const auto& [size, step] = *s->fun;
+        if (auto r = refuse_tile(step, u, "tile size"))
+          return *r;
+        ir::Expr tiles = ir::call(ir::slide(u + size - step, u), {s->arg()});
+        const ir::Fun& f = m->fun->f;
+        ir::Fun work = lambda1(element_of(tiles.type()), "tile", [&](const ir::Expr& t) {
+          return ir::call(ir::map(f), {ir::call(ir::slide(size, step), {t})});
+        });
+        return ir::call(ir::join(), {ir::call(ir::map(work), {tiles})});
+      });
+}
+
+Rule tile_stencil_2d(int64_t ux, int64_t uy) {
+  LIFTX_USER_CHECK(ux >= 1 && uy >= 1, "tile-stencil-2d: tile sizes must be >= 1, got {}x{}", ux,
+                   uy);
+  return make_rule(
+      fmt::format("tile-stencil-2d({},{})", ux, uy),
+      "map(map(f), slide2D(n, s, x)) => map(join, join(map(transpose, map(map(t => map(map(f), "
+      "slide2D(n, s, t))), map(transpose, slide(uy + n - s, uy, map(slide(ux + n - s, ux), "
+      "x)))))))",
+      {"algorithmic", "stencil", "tiling"},
+      [ux, uy](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto m = as_map_2d(site);
+        if (auto* no = std::get_if<NoMatch>(&m))
+          return *no;
+        const auto& [f, windows] = std::get<Map2D>(m);
+        auto slid = as_slide_2d(windows);
+        if (!slid)
+          return NoMatch{"the argument is not a slide2D"};
+        if (auto r = refuse_tile(slid->step, ux, "tile width"))
+          return *r;
+        if (auto r = refuse_tile(slid->step, uy, "tile height"))
+          return *r;
+        ir::Expr tiles = tile_grid(slid->grid, slid->size, slid->step, ux, uy);
+        ir::Fun work =
+            lambda1(element_of(element_of(tiles.type())), "tile", [&](const ir::Expr& t) {
+              return ir::call(ir::map_2d(f), {ir::slide_2d(slid->size, slid->step, t)});
+            });
+        return untile(ir::call(ir::map_2d(work), {tiles}));
+      });
+}
+
+Rule tile_stencil_2d_zip(int64_t ux, int64_t uy) {
+  LIFTX_USER_CHECK(ux >= 1 && uy >= 1, "tile-stencil-2d-zip: tile sizes must be >= 1, got {}x{}",
+                   ux, uy);
+  return make_rule(fmt::format("tile-stencil-2d-zip({},{})", ux, uy),
+                   "map(map(f), zip2D(slide2D(n, s, a), b, ...)) => map(join, join(map(transpose, "
+                   "map(map((ta, tb, ...) => map(map(f), zip2D(slide2D(n, s, ta), tb, ...))), "
+                   "zip2D(overlapped tiles of a, uy x ux tiles of b, ...)))))",
+                   {"algorithmic", "stencil", "tiling"},
+                   [ux, uy](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     auto m = as_map_2d(site);
+                     if (auto* no = std::get_if<NoMatch>(&m))
+                       return *no;
+                     const auto& [f, zipped] = std::get<Map2D>(m);
+                     auto grids = as_zip_2d(zipped);
+                     if (!grids)
+                       return NoMatch{"the argument is not a zip2D"};
+                     std::optional<Slide2D> slid;
+                     size_t slid_index = 0;
+                     for (size_t i = 0; i < grids->size() && !slid; ++i)
+                       if ((slid = as_slide_2d((*grids)[i])))
+                         slid_index = i;
+                     if (!slid)
+                       return NoMatch{"no zipped grid is a slide2D"};
+                     if (auto r = refuse_tile(slid->step, ux, "tile width"))
+                       return *r;
+                     if (auto r = refuse_tile(slid->step, uy, "tile height"))
+                       return *r;
+                     std::vector<ir::Expr> tiled;
+                     for (size_t i = 0; i < grids->size(); ++i) {
+                       if (i == slid_index) {
+                         tiled.push_back(tile_grid(slid->grid, slid->size, slid->step, ux, uy));
+                       } else {
+                         const ir::Type& t = (*grids)[i].type();
+                         if (array_rank(t) < 2)
+                           return NoMatch{fmt::format("zipped grid {} is not 2-dimensional", i)};
+                         tiled.push_back(tile_grid((*grids)[i], 1, 1, ux, uy));
+                       }
+                     }
+                     std::vector<ir::Expr> params;
+                     std::vector<ir::Expr> inner_grids;
+                     for (size_t i = 0; i < tiled.size(); ++i) {
+                       ir::Expr t = ir::param(element_of(element_of(tiled[i].type())),
+                                              i == slid_index ? "tile" : "ptile");
+                       params.push_back(t);
+                       inner_grids.push_back(
+                           i == slid_index ? ir::slide_2d(slid->size, slid->step, t) : t);
+                     }
+                     ir::Expr body = ir::call(ir::map_2d(f), {ir::zip_2d(std::move(inner_grids))});
+                     ir::Fun work = ir::lambda(std::move(params), body);
+                     return untile(ir::call(ir::map_2d(work), {ir::zip_2d(std::move(tiled))}));
+                   });
+}
+
+} // namespace liftx::rewrite

@@ -1,0 +1,136 @@
+#include "rewrite/rules/match.hpp"
+
+#include "support/error.hpp"
+
+namespace liftx::rewrite::match {
+
+std::optional<Slide2D> as_slide_2d(const ir::Expr& e) {
+  auto swap = as_unary_call_of<ir::Map>(e);
+  if (!swap || !swap->fun->f.as<ir::Transpose>())
+    return std::nullopt;
+  auto outer = as_unary_call_of<ir::Slide>(swap->arg());
+  if (!outer)
+    return std::nullopt;
+  auto rows = as_unary_call_of<ir::Map>(outer->arg());
+  if (!rows)
+    return std::nullopt;
+  const auto* inner = rows->fun->f.as<ir::Slide>();
+  if (!inner || inner->size != outer->fun->size || inner->step != outer->fun->step)
+    return std::nullopt;
+  return Slide2D{inner->size, inner->step, rows->arg()};
+}
+
+std::optional<std::vector<ir::Expr>> as_zip_2d(const ir::Expr& e) {
+  auto spread = as_unary_call_of<ir::Map>(e);
+  if (!spread || !spread->fun->f.as<ir::Zip>())
+    return std::nullopt;
+  auto zipped = as_call_of<ir::Zip>(spread->arg());
+  if (!zipped)
+    return std::nullopt;
+  return zipped->call->args;
+}
+
+namespace {
+
+bool is_computing_head(const ir::Fun& g) {
+  return g.as<ir::UserFun>() || g.as<ir::Id>() || g.as<ir::MapSeq>() || g.as<ir::MapGlb>() ||
+         g.as<ir::MapWrg>() || g.as<ir::MapLcl>() || g.as<ir::ReduceSeq>() || g.as<ir::Reduce>() ||
+         g.as<ir::Iterate>();
+}
+
+bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred);
+
+bool search_expr(const ir::Expr& e, const std::function<bool(const ir::Fun&)>& pred) {
+  bool found = false;
+  ir::for_each_child(
+      e, [&](const ir::Fun& g) { found = found || search_fun(g, pred); },
+      [&](const ir::Expr& x) { found = found || search_expr(x, pred); });
+  return found;
+}
+
+bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred) {
+  if (pred(f))
+    return true;
+  bool found = false;
+  ir::for_each_child(
+      f, [&](const ir::Fun& g) { found = found || search_fun(g, pred); },
+      [&](const ir::Expr& x) { found = found || search_expr(x, pred); });
+  return found;
+}
+
+} // namespace
+
+bool computes(const ir::Fun& f) {
+  return search_fun(f, is_computing_head);
+}
+bool computes(const ir::Expr& e) {
+  return search_expr(e, is_computing_head);
+}
+
+bool contains_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred) {
+  return search_fun(f, pred);
+}
+
+std::vector<std::string> parallel_maps_inside(const ir::Fun& f) {
+  std::vector<std::string> heads;
+  search_fun(f, [&](const ir::Fun& g) {
+    if (g.as<ir::MapGlb>() || g.as<ir::MapWrg>() || g.as<ir::MapLcl>())
+      heads.push_back(ir::fun_name(g));
+    return false;
+  });
+  return heads;
+}
+
+ir::Fun lambda1(const ir::Type& t, const std::string& hint,
+                const std::function<ir::Expr(const ir::Expr&)>& body) {
+  ir::Expr p = ir::param(t, hint);
+  return ir::lambda({p}, body(p));
+}
+
+const ir::Type& element_of(const ir::Type& t) {
+  const auto* a = t.as<ir::ArrayType>();
+  LIFTX_INTERNAL_CHECK(a != nullptr, "expected an array type, got {}", t.to_string());
+  return a->element;
+}
+
+const arith::Expr& length_of(const ir::Type& t) {
+  const auto* a = t.as<ir::ArrayType>();
+  LIFTX_INTERNAL_CHECK(a != nullptr, "expected an array type, got {}", t.to_string());
+  return a->length;
+}
+
+std::optional<NoMatch> refuse_indivisible(const arith::Expr& length, int64_t n,
+                                          std::string_view what) {
+  if (auto c = length.as_constant(); c && *c % n != 0)
+    return NoMatch{fmt::format("{} {} does not divide the length {}", what, n, *c)};
+  return std::nullopt;
+}
+
+Rule make_rule(std::string name, std::string doc, std::vector<std::string> labels,
+               std::function<RuleResult(const ir::Expr&, const RuleContext&)> apply) {
+  auto guarded = [apply = std::move(apply)](const ir::Expr& site,
+                                            const RuleContext& context) -> RuleResult {
+    try {
+      return apply(site, context);
+    } catch (const UserError& e) {
+      return NoMatch{fmt::format("the rewrite does not type-check: {}", e.message())};
+    }
+  };
+  return Rule{std::move(name), std::move(doc), std::move(labels), std::move(guarded)};
+}
+
+std::optional<ir::Fun> mapped_function(const ir::Fun& f) {
+  if (const auto* m = f.as<ir::Map>())
+    return m->f;
+  if (const auto* m = f.as<ir::MapSeq>())
+    return m->f;
+  if (const auto* m = f.as<ir::MapGlb>())
+    return m->f;
+  if (const auto* m = f.as<ir::MapWrg>())
+    return m->f;
+  if (const auto* m = f.as<ir::MapLcl>())
+    return m->f;
+  return std::nullopt;
+}
+
+} // namespace liftx::rewrite::match

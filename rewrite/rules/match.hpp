@@ -1,0 +1,88 @@
+#pragma once
+/// Matcher and builder helpers shared by the rule files (private to rewrite/rules/).
+#include "ir/expr.hpp"
+#include "rewrite/rule.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::rewrite::match {
+
+/// A call whose function is the primitive node N: `call` and `fun` point into the site's nodes.
+template <class N>
+struct CallOf {
+  const ir::Call* call;
+  const N* fun;
+  const ir::Expr& arg(size_t i = 0) const { return call->args.at(i); }
+};
+
+template <class N>
+std::optional<CallOf<N>> as_call_of(const ir::Expr& e) {
+  const auto* c = e.as<ir::Call>();
+  if (!c)
+    return std::nullopt;
+  const auto* n = c->fun.as<N>();
+  if (!n)
+    return std::nullopt;
+  return CallOf<N>{c, n};
+}
+
+/// The single argument of a one-argument call of N, if `e` is one.
+template <class N>
+std::optional<CallOf<N>> as_unary_call_of(const ir::Expr& e) {
+  auto c = as_call_of<N>(e);
+  if (!c || c->call->args.size() != 1)
+    return std::nullopt;
+  return c;
+}
+
+/// `slide2D(size, step, x)` in its expanded form (ir/derived.hpp):
+/// map(transpose)(slide(size, step)(map(slide(size, step))(x))).
+struct Slide2D {
+  arith::Expr size;
+  arith::Expr step;
+  ir::Expr grid;
+};
+std::optional<Slide2D> as_slide_2d(const ir::Expr& e);
+
+/// `zip2D(a, b, ...)` expanded: map(zip)(zip(a, b, ...)); the zipped grids.
+std::optional<std::vector<ir::Expr>> as_zip_2d(const ir::Expr& e);
+
+/// True if applying `f` performs computation (user functions, copies, lowered maps, reductions,
+/// iterate) rather than pure data layout; the code generator's notion of a map that must be
+/// lowered.
+bool computes(const ir::Fun& f);
+bool computes(const ir::Expr& e);
+
+/// True if `pred` holds for `f` or any function nested in it (lambda bodies included).
+bool contains_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred);
+
+/// The head names of the parallel maps inside `f` ("mapGlb0", "mapLcl1", ...).
+std::vector<std::string> parallel_maps_inside(const ir::Fun& f);
+
+/// `x => body(x)` with a fresh parameter of type `t` (eta-reduced by ir::lambda).
+ir::Fun lambda1(const ir::Type& t, const std::string& hint,
+                const std::function<ir::Expr(const ir::Expr&)>& body);
+
+/// The element type of an array type (InternalError otherwise: callers check first).
+const ir::Type& element_of(const ir::Type& t);
+/// The length of an array type.
+const arith::Expr& length_of(const ir::Type& t);
+
+/// NoMatch when `n` provably does not divide `length` (a constant that leaves a remainder).
+std::optional<NoMatch> refuse_indivisible(const arith::Expr& length, int64_t n,
+                                          std::string_view what);
+
+/// A rule whose `apply` turns a UserError raised while building the rewritten expression (a
+/// rewrite that does not type-check, e.g. an inexact division of constant lengths) into NoMatch.
+Rule make_rule(std::string name, std::string doc, std::vector<std::string> labels,
+               std::function<RuleResult(const ir::Expr&, const RuleContext&)> apply);
+
+/// The plain-map family (map, mapSeq, mapGlb, mapWrg, mapLcl): the function it maps, if `f` is one.
+std::optional<ir::Fun> mapped_function(const ir::Fun& f);
+
+} // namespace liftx::rewrite::match

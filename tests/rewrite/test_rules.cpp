@@ -1,0 +1,324 @@
+// Per rule: "applies" rows (expected program, round trip, interpreter before == after) and
+// "refuses" rows (the NoMatch reason).
+#include "helpers.hpp"
+
+namespace liftx::rewrite::test {
+namespace {
+
+void run_table(const Rule& rule, const std::vector<AppliesRow>& applies,
+               const std::vector<RefusesRow>& refuses) {
+  CHECK(!rule.name.empty());
+  CHECK(!rule.doc.empty());
+  CHECK(!rule.labels.empty());
+  for (const AppliesRow& row : applies)
+    check_applies(rule, row);
+  for (const RefusesRow& row : refuses)
+    check_refuses(rule, row);
+}
+
+const interp::Sizes n8{{"N", 8}};
+const interp::Sizes mn{{"M", 3}, {"N", 8}};
+
+} // namespace
+
+TEST_CASE("split-join") {
+  run_table(split_join(4),
+            {{"def f(x: [float]N) = map(neg, x)", "#0",
+              "def f(x: [float]N) = join(map(map(neg), split(4, x)))", n8},
+             {"def f(x: [[float]N]M) = map(map(neg), x)", "map(neg, p)",
+              "def f(x: [[float]N]M) = map(r => join(map(map(neg), split(4, r))), x)", mn}},
+            {{"def f(x: [float]6) = map(neg, x)", "#0", "4 does not divide the length 6"},
+             {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a call of map"}});
+  CHECK(split_join(4).name == "split-join(4)");
+  CHECK_THROWS_AS(split_join(0), UserError);
+}
+
+TEST_CASE("map-fusion") {
+  run_table(map_fusion(),
+            {{"def f(x: [float]N) = map(neg, map(sq, x))", "#0",
+              "def f(x: [float]N) = map(y => neg(sq(y)), x)", n8},
+             {"def f(x: [float]N) = mapSeq(neg, mapSeq(sq, x))", "#0",
+              "def f(x: [float]N) = mapSeq(y => neg(sq(y)), x)", n8},
+             {"def f(x: [[float]N]M) = map(reduce(add, 0.0f), map(map(sq), x))", "#0",
+              "def f(x: [[float]N]M) = map(r => reduce(add, 0.0f, map(sq, r)), x)", mn}},
+            {{"def f(x: [float]N) = map(neg, mapSeq(sq, x))", "#0", "not a map of the same kind"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a map of the same kind"},
+             {"def f(x: [float]N) = reduce(add, 0.0f, x)", "#0", "not a call of map"}});
+}
+
+TEST_CASE("map-fission") {
+  run_table(map_fission(),
+            {{"def f(x: [float]N) = map(y => neg(sq(y)), x)", "#0",
+              "def f(x: [float]N) = map(neg, map(sq, x))", n8},
+             {"def f(x: [[float]N]M) = map(r => reduce(add, 0.0f, map(sq, r)), x)", "#0",
+              "def f(x: [[float]N]M) = map(reduce(add, 0.0f), map(map(sq), x))", mn},
+             {"def f(x: [float]N) = mapSeq(y => neg(sq(y)), x)", "#0",
+              "def f(x: [float]N) = mapSeq(neg, mapSeq(sq, x))", n8}},
+            {{"def f(x: [float]N) = map(y => add(y, y), x)", "#0", "not a call of one argument"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a lambda"},
+             {"def f(x: [[float]N]M) = map(r => r[0], x)", "#0", "not a lambda"},
+             {"def f(x: [[float]N]M) = map(r => map(y => add(y, r[0]), r), x)", "#0",
+              "uses the lambda's parameter"},
+             {"def f(x: [float]N, z: [float]N) = map(y => neg(z[0]), x)", "#0",
+              "does not use the lambda's parameter"}});
+}
+
+TEST_CASE("map-map-interchange") {
+  run_table(map_map_interchange(),
+            {{"def f(x: [[float]N]M) = map(map(neg), x)", "#0",
+              "def f(x: [[float]N]M) = transpose(map(map(neg), transpose(x)))", mn},
+             {"def f(a: [[float]N]M, b: [[float]N]M) = map(map(add), map(zip, zip(a, b)))", "#0",
+              "def f(a: [[float]N]M, b: [[float]N]M) = "
+              "transpose(map(map(add), transpose(map(zip, zip(a, b)))))",
+              mn}},
+            {{"def f(x: [float]N) = map(neg, x)", "#0", "not a map"},
+             {"def f(x: [[float]N]M) = map(reduce(add, 0.0f), x)", "#0", "not a map"}});
+}
+
+TEST_CASE("moving-join") {
+  run_table(moving_join(),
+            {{"def f(x: [[float]N]M) = map(neg, join(x))", "#0",
+              "def f(x: [[float]N]M) = join(map(map(neg), x))", mn}},
+            {{"def f(x: [float]N) = map(neg, x)", "#0", "not a join"},
+             {"def f(x: [[float]N]M) = join(x)", "#0", "not a call of map"}});
+}
+
+TEST_CASE("slide-tiling") {
+  run_table(slide_tiling(4),
+            {{"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, x))",
+              "slide(3, 1, x)",
+              "def f(x: [float]N) = map(reduce(add, 0.0f), join(map(slide(3, 1), slide(6, 4, x))))",
+              {{"N", 10}}},
+             {"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 2, x))",
+              "slide(3, 2, x)",
+              "def f(x: [float]N) = map(reduce(add, 0.0f), join(map(slide(3, 2), slide(5, 4, x))))",
+              {{"N", 9}}}},
+            {{"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 3, x))", "slide(3, 3, x)",
+              "step 3 does not divide the tile size 4"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of slide"}});
+}
+
+TEST_CASE("tile-stencil-1d") {
+  run_table(
+      tile_stencil_1d(4),
+      {{"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, x))",
+        "#0",
+        "def f(x: [float]N) = join(map(t => map(reduce(add, 0.0f), slide(3, 1, t)), "
+        "slide(6, 4, x)))",
+        {{"N", 10}}},
+       {"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, pad(1, 1, clamp, x)))", "#0",
+        "def f(x: [float]N) = join(map(t => map(reduce(add, 0.0f), slide(3, 1, t)), "
+        "slide(6, 4, pad(1, 1, clamp, x))))",
+        n8}},
+      {{"def f(x: [float]N) = map(neg, x)", "#0", "not a slide"},
+       {"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 3, x))", "#0", "does not divide"},
+       {"def f(x: [float]N) = mapSeq(reduce(add, 0.0f), slide(3, 1, x))", "#0",
+        "not a call of map"}});
+}
+
+namespace {
+const char* const kStencil2d =
+    "def f(x: [[float]N]M) = map2D(nbh => add(nbh[0][1], nbh[1][2]), slide2D(3, 1, pad2D(1, 1, "
+    "clamp, x)))";
+const char* const kZipStencil2d =
+    "def f(a: [[float]N]M, b: [[float]N]M) = map2D((nbh, p) => add(nbh[1][1], p), "
+    "zip2D(slide2D(3, 1, pad2D(1, 1, clamp, a)), b))";
+} // namespace
+
+TEST_CASE("tile-stencil-2d") {
+  const interp::Sizes sizes{{"M", 4}, {"N", 8}};
+  run_table(
+      tile_stencil_2d(4, 2),
+      {{kStencil2d, "#0",
+        "def f(x: [[float]N]M) = map(join, join(map(transpose, map(map(t => map2D(nbh => "
+        "add(nbh[0][1], nbh[1][2]), slide2D(3, 1, t))), map(transpose, slide(4, 2, map(slide(6, "
+        "4), pad2D(1, 1, clamp, x))))))))",
+        sizes},
+       {"def f(x: [[float]N]M) = map2D(nbh => add(nbh[0][0], nbh[2][2]), slide2D(3, 2, x))",
+        "#0",
+        "def f(x: [[float]N]M) = map(join, join(map(transpose, map(map(t => map2D(nbh => "
+        "add(nbh[0][0], nbh[2][2]), slide2D(3, 2, t))), map(transpose, slide(3, 2, map(slide(5, "
+        "4), x)))))))",
+        {{"M", 5}, {"N", 9}}}},
+      {{"def f(x: [[float]N]M) = map2D(neg, x)", "#0", "not a slide2D"},
+       {"def f(x: [[float]N]M) = map2D(nbh => nbh[0][0], slide2D(3, 3, x))", "#0",
+        "does not divide the tile width 4"},
+       {kZipStencil2d, "#0", "not a slide2D"},
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a map"}});
+  CHECK(tile_stencil_2d(16, 8).name == "tile-stencil-2d(16,8)");
+}
+
+TEST_CASE("tile-stencil-2d-zip") {
+  const interp::Sizes sizes{{"M", 4}, {"N", 8}};
+  run_table(
+      tile_stencil_2d_zip(4, 2),
+      {{kZipStencil2d, "#0",
+        "def f(a: [[float]N]M, b: [[float]N]M) = map(join, join(map(transpose, map(map((t, q) => "
+        "map2D((nbh, p) => add(nbh[1][1], p), zip2D(slide2D(3, 1, t), q))), zip2D(map(transpose, "
+        "slide(4, 2, map(slide(6, 4), pad2D(1, 1, clamp, a)))), map(transpose, slide(2, 2, "
+        "map(slide(4, 4), b))))))))",
+        sizes},
+       // The slid grid need not come first.
+       {"def f(a: [[float]N]M, b: [[float]N]M) = map2D((p, nbh) => add(nbh[1][1], p), zip2D(b, "
+        "slide2D(3, 1, pad2D(1, 1, clamp, a))))",
+        "#0",
+        "def f(a: [[float]N]M, b: [[float]N]M) = map(join, join(map(transpose, map(map((q, t) => "
+        "map2D((p, nbh) => add(nbh[1][1], p), zip2D(q, slide2D(3, 1, t)))), "
+        "zip2D(map(transpose, slide(2, 2, map(slide(4, 4), b))), map(transpose, slide(4, 2, "
+        "map(slide(6, 4), pad2D(1, 1, clamp, a)))))))))",
+        sizes}},
+      {{kStencil2d, "#0", "not a zip2D"},
+       {"def f(a: [[float]N]M, b: [[float]N]M) = map2D(add, zip2D(a, b))", "#0",
+        "no zipped grid is a slide2D"}});
+}
+
+TEST_CASE("transpose-transpose-id") {
+  run_table(
+      transpose_transpose_id(),
+      {{"def f(x: [[float]N]M) = map2D(neg, transpose(transpose(x)))", "transpose(transpose(x))",
+        "def f(x: [[float]N]M) = map2D(neg, x)", mn}},
+      {{"def f(x: [[float]N]M) = map2D(neg, transpose(x))", "transpose(x)", "not a transpose"},
+       {"def f(x: [[float]N]M) = map2D(neg, x)", "#0", "not a call of transpose"}});
+}
+
+TEST_CASE("join-split-id") {
+  run_table(join_split_id(),
+            {{"def f(x: [float]N) = map(neg, join(split(4, x)))", "join(split(4, x))",
+              "def f(x: [float]N) = map(neg, x)", n8}},
+            {{"def f(x: [[float]N]M) = map(neg, join(x))", "join(x)", "not a split"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of join"}});
+}
+
+TEST_CASE("split-join-id") {
+  run_table(split_join_id(),
+            {{"def f(x: [[float]4]M) = map2D(neg, split(4, join(x)))",
+              "split(4, join(x))",
+              "def f(x: [[float]4]M) = map2D(neg, x)",
+              {{"M", 3}}}},
+            {{"def f(x: [[float]N]M) = map2D(neg, split(4, join(x)))", "split(4, join(x))",
+              "the rows have length N, the split size is 4"},
+             {"def f(x: [float]N) = map2D(neg, split(4, x))", "split(4, x)", "not a join"}});
+}
+
+TEST_CASE("map-to-mapGlb") {
+  run_table(
+      map_to_glb(0),
+      {{"def f(x: [float]N) = map(neg, x)", "#0", "def f(x: [float]N) = mapGlb0(neg, x)", n8},
+       {"def f(x: [[float]N]M) = mapGlb1(map(neg), x)", "map(neg, p)",
+        "def f(x: [[float]N]M) = mapGlb1(mapGlb0(neg), x)", mn}},
+      {{"def f(x: [[float]N]M) = map(pad(1, 1, clamp), x)", "#0", "does not compute"},
+       {"def f(x: [[float]N]M) = mapGlb0(map(neg), x)", "map(neg, p)", "already inside a mapGlb0"},
+       {"def f(x: [[float]N]M) = map(mapGlb0(neg), x)", "#0", "contains a mapGlb0"},
+       {"def f(x: [[float]N]M) = mapWrg1(map(neg), x)", "map(neg, p)", "inside a work-group map"},
+       {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a call of map"}});
+  CHECK(map_to_glb(1).name == "map-to-mapGlb1");
+  CHECK_THROWS_AS(map_to_glb(3), UserError);
+}
+
+TEST_CASE("map-to-mapWrg") {
+  run_table(
+      map_to_wrg(1),
+      {{"def f(x: [[float]N]M) = map(map(neg), x)", "#0",
+        "def f(x: [[float]N]M) = mapWrg1(map(neg), x)", mn}},
+      {{"def f(x: [[float]N]M) = mapGlb0(map(neg), x)", "map(neg, p)",
+        "inside a global or local map"},
+       {"def f(x: [[float]N]M) = mapWrg1(map(neg), x)", "map(neg, p)", "already inside a mapWrg1"},
+       {"def f(x: [[float]N]M) = map(mapWrg1(neg), x)", "#0", "contains a mapWrg1"},
+       {"def f(x: [[float]N]M) = map(pad(1, 1, clamp), x)", "#0", "does not compute"}});
+}
+
+TEST_CASE("map-to-mapLcl") {
+  run_table(
+      map_to_lcl(0),
+      {{"def f(x: [[float]N]M) = mapWrg0(map(neg), x)", "map(neg, p)",
+        "def f(x: [[float]N]M) = mapWrg0(mapLcl0(neg), x)", mn}},
+      {{"def f(x: [float]N) = map(neg, x)", "#0", "not inside a mapWrg0"},
+       {"def f(x: [[float]N]M) = mapWrg1(map(neg), x)", "map(neg, p)", "not inside a mapWrg0"},
+       {"def f(x: [[[float]N]M]M) = mapWrg0(mapLcl0(map(neg)), x)", "map(neg, p)",
+        "already inside a mapLcl0"}});
+}
+
+TEST_CASE("map-to-mapSeq") {
+  run_table(
+      map_to_seq(),
+      {{"def f(x: [float]N) = map(neg, x)", "#0", "def f(x: [float]N) = mapSeq(neg, x)", n8},
+       {"def f(x: [[float]N]M) = map(map(neg), x)", "#0",
+        "def f(x: [[float]N]M) = mapSeq(map(neg), x)", mn}},
+      {{"def f(x: [[float]N]M) = map2D(neg, map(pad(1, 1, clamp), x))", "#3", "does not compute"},
+       {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a call of map"}});
+}
+
+TEST_CASE("reduce-to-reduceSeq") {
+  run_table(reduce_to_seq(),
+            {{"def f(x: [float]N) = reduce(add, 0.0f, x)", "#0",
+              "def f(x: [float]N) = reduceSeq(add, 0.0f, x)", n8},
+             {"def f(x: [[float]N]M) = map(reduce(add, 0.0f), x)", "reduce(add, 0.0f, p)",
+              "def f(x: [[float]N]M) = map(reduceSeq(add, 0.0f), x)", mn}},
+            {{"def f(x: [float]N) = map(neg, x)", "#0", "not a call of reduce"}});
+}
+
+TEST_CASE("chunk-outputs") {
+  run_table(
+      chunk_outputs(4),
+      {{"def f(x: [float]N) = mapGlb0(neg, x)", "#0",
+        "def f(x: [float]N) = join(mapGlb0(mapSeq(neg), split(4, x)))", n8},
+       {"def f(x: [[float]N]M) = mapGlb1(mapGlb0(neg), x)", "mapGlb0(neg, p)",
+        "def f(x: [[float]N]M) = mapGlb1(r => join(mapGlb0(mapSeq(neg), split(4, r))), x)", mn}},
+      {{"def f(x: [float]6) = mapGlb0(neg, x)", "#0", "4 does not divide the length 6"},
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of mapGlb"}});
+}
+
+TEST_CASE("copy-to-local") {
+  run_table(
+      copy_to_local(),
+      {{"def f(x: [float]N) = mapWrg0(t => mapLcl0(neg, t), split(4, x))", "mapLcl0(neg, p)",
+        "def f(x: [float]N) = mapWrg0(t => mapLcl0(neg, toLocal(mapLcl0(id))(t)), split(4, x))",
+        n8},
+       {"def f(x: [[float]N]M) = mapWrg0(t => mapLcl1(mapLcl0(neg), t), split(1, x))",
+        "mapLcl1(mapLcl0(neg), p)",
+        "def f(x: [[float]N]M) = mapWrg0(t => mapLcl1(mapLcl0(neg), "
+        "toLocal(mapLcl1(mapLcl0(id)))(t)), split(1, x))",
+        mn}},
+      {{"def f(x: [float]N) = map(neg, x)", "#0", "not directly inside a mapWrg"},
+       {"def f(x: [[float]N]M) = mapWrg0(mapLcl0(neg), x)", "neg(p)",
+        "not directly inside a mapWrg"},
+       {"def f(x: [float]N) = mapWrg0(t => mapLcl0(neg, toLocal(mapLcl0(id))(t)), split(4, x))",
+        "#1", "no argument is an array parameter"},
+       {"def f(x: [float]N) = mapWrg0(t => mapLcl0(neg, toLocal(mapLcl0(id))(t)), split(4, x))",
+        "#3", "already a copy"}});
+}
+
+TEST_CASE("copy-to-private") {
+  run_table(
+      copy_to_private(),
+      {{"def f(x: [float]N) = mapGlb0(w => add(w[0], w[2]), slide(3, 1, x))", "w[0]",
+        "def f(x: [float]N) = mapGlb0(w => add(toPrivate(mapSeq(id))(w)[0], w[2]), slide(3, 1, "
+        "x))",
+        n8},
+       {"def f(x: [[float]N]M) = mapGlb1(mapGlb0(w => w[1][1]), slide2D(3, 1, x))",
+        "w[1]",
+        "def f(x: [[float]N]M) = mapGlb1(mapGlb0(w => toPrivate(mapSeq(mapSeq(id)))(w)[1][1]), "
+        "slide2D(3, 1, x))",
+        {{"M", 4}, {"N", 5}}}},
+      {{"def f(x: [float]N) = map(w => add(w[0], w[2]), slide(3, 1, x))", "w[0]",
+        "not inside a mapGlb or mapLcl"},
+       {"def f(x: [float]N) = mapGlb0(w => add(w[0], w[1]), slide(65, 1, x))", "w[0]",
+        "no argument is an array parameter of constant size"},
+       {"def f(x: [float]N) = mapGlb0(w => add(w[0], w[2]), slide(3, 1, x))", "add(w[0], w[2])",
+        "no argument is an array parameter"}});
+}
+
+TEST_CASE("all_rules: unique names, docs and labels") {
+  std::vector<Rule> rules = all_rules();
+  CHECK(rules.size() >= 20);
+  std::set<std::string> names;
+  for (const Rule& r : rules) {
+    CAPTURE(r.name);
+    CHECK(names.insert(r.name).second);
+    CHECK(r.doc.find("=>") != std::string::npos);
+    CHECK(!r.labels.empty());
+    CHECK(r.apply);
+  }
+}
+
+} // namespace liftx::rewrite::test
