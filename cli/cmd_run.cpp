@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace liftx::cli {
@@ -36,6 +37,7 @@ struct RunCommandOptions {
   bool json = false;
   bool show_kernel = false;
   bool worker = false;
+  std::string launch; ///< a variant sidecar (liftx variants --out): its global/local sizes
 };
 
 std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
@@ -51,6 +53,27 @@ std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
   }
   if (values.size() > 3) throw UserError(fmt::format("--{}: at most 3 dimensions", what));
   return values;
+}
+
+/// Reads a variant sidecar's launch into --global/--local (given ones win).
+void apply_launch_file(RunCommandOptions& o) {
+  if (o.launch.empty()) return;
+  std::ifstream in(o.launch);
+  if (!in) throw UserError(fmt::format("cannot read {}", o.launch));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: not a launch sidecar: {}", o.launch, e.what()));
+  }
+  auto dims = [&](const char* key) {
+    std::vector<std::string> parts;
+    if (j.contains(key) && j[key].is_array())
+      for (const auto& v : j[key]) parts.push_back(std::to_string(v.get<int64_t>()));
+    return fmt::format("{}", fmt::join(parts, ","));
+  };
+  if (o.global.empty()) o.global = dims("global");
+  if (o.local.empty()) o.local = dims("local");
 }
 
 exec::RunReport run_here(const RunCommandOptions& o) {
@@ -150,8 +173,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_flag("--show-kernel", o->show_kernel, "print the generated kernel too");
+  cmd->add_option("--launch", o->launch, "a variant's .json sidecar: run with its global/local");
   cmd->add_flag("--worker", o->worker, "run in this process (used internally)")->group("");
   cmd->callback([o] {
+    apply_launch_file(*o);
     if (o->worker) {
       fmt::print("{}\n", exec::to_json(run_here(*o)).dump());
       return;

@@ -1,7 +1,10 @@
 #include "ir/interp/evaluator.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
+#include <optional>
+#include <thread>
 
 namespace liftx::interp {
 
@@ -43,7 +46,83 @@ Value collect(std::vector<Value> results) {
       kind, std::vector<int64_t>{static_cast<int64_t>(data.size())}, std::move(data)));
 }
 
+/// The builtin add/mult user functions computed directly (the same arithmetic in the same kind as
+/// their bodies `return x + y;` / `return x * y;`), skipping the general body evaluator.
+std::optional<ir::Scalar> builtin_arithmetic(const ir::UserFunDef* def, const ir::Scalar& x,
+                                             const ir::Scalar& y) {
+  static const ir::UserFunDef* const add_float = ir::UserFunDef::builtin("add").get();
+  static const ir::UserFunDef* const mult_float = ir::UserFunDef::builtin("mult").get();
+  static const ir::UserFunDef* const add_double = ir::UserFunDef::builtin("add_double").get();
+  static const ir::UserFunDef* const mult_double = ir::UserFunDef::builtin("mult_double").get();
+  static const ir::UserFunDef* const add_int = ir::UserFunDef::builtin("add_int").get();
+  static const ir::UserFunDef* const mult_int = ir::UserFunDef::builtin("mult_int").get();
+  if (def == add_float || def == mult_float) {
+    const float a = std::get<float>(x);
+    const float b = std::get<float>(y);
+    return def == add_float ? a + b : a * b;
+  }
+  if (def == add_double || def == mult_double) {
+    const double a = std::get<double>(x);
+    const double b = std::get<double>(y);
+    return def == add_double ? a + b : a * b;
+  }
+  if (def == add_int || def == mult_int) {
+    // 32-bit two's complement wrap-around, computed unsigned (no signed overflow).
+    const auto a = static_cast<uint32_t>(std::get<int32_t>(x));
+    const auto b = static_cast<uint32_t>(std::get<int32_t>(y));
+    return static_cast<int32_t>(def == add_int ? a + b : a * b);
+  }
+  return std::nullopt;
+}
+
+/// Adds the closed calls under e (and under the functions it contains) to `closed`.
+void collect_closed(const ir::Expr& e, std::unordered_set<const void*>& closed);
+void collect_closed(const ir::Fun& f, std::unordered_set<const void*>& closed) {
+  ir::for_each_child(
+      f, [&](const ir::Fun& g) { collect_closed(g, closed); },
+      [&](const ir::Expr& x) { collect_closed(x, closed); });
+}
+void collect_closed(const ir::Expr& e, std::unordered_set<const void*>& closed) {
+  if (!e.as<ir::Call>())
+    return;
+  if (ir::free_params(e).empty()) {
+    closed.insert(e.identity()); // its sub-calls are evaluated once with it
+    return;
+  }
+  ir::for_each_child(
+      e, [&](const ir::Fun& g) { collect_closed(g, closed); },
+      [&](const ir::Expr& x) { collect_closed(x, closed); });
+}
+
+/// Restores a counter on scope exit (also when an exception leaves the scope).
+struct NestingGuard {
+  explicit NestingGuard(int& counter) : counter(counter) { ++counter; }
+  ~NestingGuard() { --counter; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+  int& counter;
+};
+
+/// A copy of a dense array with its own storage node; other values are returned as they are.
+Value private_copy(const Value& v) {
+  if (!v.is_array())
+    return v;
+  const ArrayRef& a = v.array();
+  const auto* storage = dynamic_cast<const ScalarStorage*>(a.node.get());
+  if (!storage)
+    return v;
+  return ArrayRef{
+      make_node<ScalarStorage>(storage->kind, storage->shape, storage->data, storage->tuple_width),
+      a.prefix, a.prefix_length};
+}
+
 } // namespace
+
+void Evaluator::prepare(const ir::Expr& body) {
+  auto closed = std::make_shared<std::unordered_set<const void*>>();
+  collect_closed(body, *closed);
+  closed_ = std::move(closed);
+}
 
 void Evaluator::bind(const ir::Expr& param, Value v) {
   const auto* p = param.as<ir::Param>();
@@ -51,11 +130,15 @@ void Evaluator::bind(const ir::Expr& param, Value v) {
   env_.emplace_back(p->id, std::move(v));
 }
 
-Value Evaluator::lookup(const ir::Param& p) const {
+const Value& Evaluator::lookup_ref(const ir::Param& p) const {
   for (auto it = env_.rbegin(); it != env_.rend(); ++it)
     if (it->first == p.id)
       return it->second;
   LIFTX_UNREACHABLE("parameter {} is not bound", p.name);
+}
+
+Value Evaluator::lookup(const ir::Param& p) const {
+  return lookup_ref(p);
 }
 
 int64_t Evaluator::size_of(const arith::Expr& e) {
@@ -77,6 +160,14 @@ Value Evaluator::eval(const ir::Expr& e) {
   const auto* call = e.as<ir::Call>();
   LIFTX_INTERNAL_CHECK(call, "unknown expression node");
   try {
+    if (closed_ && !closed_->empty() && closed_->contains(e.identity())) {
+      auto it = memo_.find(e.identity());
+      if (it != memo_.end())
+        return it->second;
+      Value v = eval_call(*call);
+      memo_.emplace(e.identity(), v);
+      return v;
+    }
     return eval_call(*call);
   } catch (const UserError& error) {
     if (!error.loc().valid() && call->loc.valid())
@@ -100,12 +191,20 @@ Value Evaluator::eval_call(const ir::Call& call) {
       current = inner;
     }
     std::reverse(indices.begin(), indices.begin() + depth); // outermost access first
+    if (const auto* p = current->args[0].as<ir::Param>())   // no copy of the bound array
+      return index_path(lookup_ref(*p).array(), indices.data(), depth, /*from_program=*/true);
     const Value base = eval(current->args[0]);
     return index_path(base.array(), indices.data(), depth, /*from_program=*/true);
   }
   if (call.args.size() == 1) {
     const Value arg = eval(call.args[0]);
     return apply(call.fun, std::span<const Value>(&arg, 1));
+  }
+  if (call.args.size() <= 8) { // the common case, without a heap allocation
+    std::array<Value, 8> args;
+    for (size_t k = 0; k < call.args.size(); ++k)
+      args[k] = eval(call.args[k]);
+    return apply(call.fun, std::span<const Value>(args.data(), call.args.size()));
   }
   std::vector<Value> args;
   args.reserve(call.args.size());
@@ -138,6 +237,11 @@ Value Evaluator::apply_node(const ir::UserFun& n, std::span<const Value> args) {
   args = spread(args, def.params().size());
   LIFTX_INTERNAL_CHECK(args.size() == def.params().size(), "{} of {} parameters applied to {}",
                        def.name(), def.params().size(), args.size());
+  if (args.size() == 2 && args[0].is_scalar() && args[1].is_scalar() &&
+      ir::kind_of(args[0].scalar()) == def.params()[0].kind &&
+      ir::kind_of(args[1].scalar()) == def.params()[1].kind)
+    if (auto r = builtin_arithmetic(&def, args[0].scalar(), args[1].scalar()))
+      return *r;
   std::array<ir::Scalar, 16> small;
   std::vector<ir::Scalar> large;
   std::span<ir::Scalar> scalars;
@@ -157,21 +261,95 @@ Value Evaluator::apply_node(const ir::UserFun& n, std::span<const Value> args) {
   return def.evaluate(scalars);
 }
 
+const ZipView* Evaluator::spreadable_zip(const ir::Fun& f, const ArrayRef& a) {
+  if (a.prefix_length != 0)
+    return nullptr;
+  const auto* zip = dynamic_cast<const ZipView*>(a.node.get());
+  if (!zip)
+    return nullptr;
+  const size_t parameters = f.as<ir::Lambda>()    ? f.as<ir::Lambda>()->params.size()
+                            : f.as<ir::UserFun>() ? f.as<ir::UserFun>()->def->params().size()
+                                                  : 0;
+  const size_t width = zip->sources.size();
+  return parameters == width && width >= 2 && width <= kMaxSpread ? zip : nullptr;
+}
+
+Value Evaluator::apply_to_element(const ir::Fun& f, const ArrayRef& a, const ZipView* zip,
+                                  int64_t i) {
+  if (zip) {
+    // Exactly the components spreading the zip's tuple would pass, without building it.
+    std::array<Value, kMaxSpread> components;
+    const size_t width = zip->sources.size();
+    for (size_t k = 0; k < width; ++k)
+      components[k] = element(zip->sources[k], i);
+    return apply(f, std::span<const Value>(components.data(), width));
+  }
+  const Value x = element(a, i);
+  return apply(f, std::span<const Value>(&x, 1));
+}
+
 Value Evaluator::map(const ir::Fun& f, std::span<const Value> args) {
   const ArrayRef& a = only_array(args, "map");
   const int64_t n = length(a);
+  const int threads = static_cast<int>(std::min<int64_t>(threads_, n));
+  if (threads > 1 && nesting_ == 0 && !worker_)
+    return parallel_map(f, a, n, threads);
+  NestingGuard nested(nesting_);
+  const ZipView* zip = spreadable_zip(f, a);
   std::vector<Value> results;
   results.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const Value x = element(a, i);
-    results.push_back(apply(f, std::span<const Value>(&x, 1)));
-  }
+  for (int64_t i = 0; i < n; ++i)
+    results.push_back(apply_to_element(f, a, zip, i));
+  return collect(std::move(results));
+}
+
+Value Evaluator::parallel_map(const ir::Fun& f, const ArrayRef& a, int64_t n, int threads) {
+  std::vector<Value> results(static_cast<size_t>(n));
+  struct Failure {
+    int64_t index = std::numeric_limits<int64_t>::max();
+    std::exception_ptr error;
+  };
+  std::vector<Failure> failures(static_cast<size_t>(threads));
+  // Each worker owns a copy of this evaluator (bindings, caches, memoised closed calls), so the
+  // workers share only immutable values; each writes its own contiguous range of results.
+  const ZipView* zip = spreadable_zip(f, a);
+  auto work = [&](int t) {
+    Evaluator worker(*this);
+    worker.worker_ = true;
+    worker.nesting_ = 1;
+    // Private copies of memoised dense arrays: threads then never share their reference counts.
+    for (auto& entry : worker.memo_)
+      entry.second = private_copy(entry.second);
+    const int64_t begin = n * t / threads;
+    const int64_t end = n * (t + 1) / threads;
+    int64_t i = begin;
+    try {
+      for (; i < end; ++i)
+        results[static_cast<size_t>(i)] = worker.apply_to_element(f, a, zip, i);
+    } catch (...) {
+      failures[static_cast<size_t>(t)] = Failure{i, std::current_exception()};
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads - 1));
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& thread : pool)
+    thread.join();
+  // The error of the lowest failing element is the one the sequential order meets first.
+  const auto first =
+      std::min_element(failures.begin(), failures.end(),
+                       [](const Failure& x, const Failure& y) { return x.index < y.index; });
+  if (first->error)
+    std::rethrow_exception(first->error);
   return collect(std::move(results));
 }
 
 Value Evaluator::reduce(const ir::Fun& f, const ir::Expr& init, std::span<const Value> args) {
   const ArrayRef& a = only_array(args, "reduce");
   const int64_t n = length(a);
+  NestingGuard nested(nesting_);
   std::array<Value, 2> pair{eval(init), Value()};
   for (int64_t i = 0; i < n; ++i) {
     pair[1] = element(a, i);
@@ -301,6 +479,7 @@ Value Evaluator::apply_node(const ir::Generate& n, std::span<const Value> args) 
   const int64_t len = size_of(n.length);
   LIFTX_USER_CHECK(len >= 0 && len <= std::numeric_limits<int32_t>::max(),
                    "array({}) with length {} outside [0, 2^31)", n.length.to_string(), len);
+  NestingGuard nested(nesting_);
   std::vector<Value> results;
   results.reserve(static_cast<size_t>(len));
   for (int64_t i = 0; i < len; ++i) {

@@ -4,16 +4,26 @@
 #include "ir/interp/interp.hpp"
 #include "ir/interp/value.hpp"
 
+#include <memory>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace liftx::interp {
 
+/// Evaluates expressions under bound parameters. One evaluator per thread: the parallel map
+/// copies it into each worker, so no state is shared mutably between threads.
 class Evaluator {
 public:
-  explicit Evaluator(const Sizes& sizes) : sizes_(sizes) {}
+  /// `threads` > 1 evaluates the outermost map in parallel chunks (results are bit-identical to
+  /// the sequential order, since every element is computed independently the same way).
+  explicit Evaluator(const Sizes& sizes, int threads = 1) : sizes_(sizes), threads_(threads) {}
+
+  /// Records the closed calls of `body` (calls without free parameters, e.g. a weight array
+  /// built inside a per-point lambda), so each is evaluated once and then reused.
+  void prepare(const ir::Expr& body);
 
   /// Binds a (program) parameter for the rest of the evaluation.
   void bind(const ir::Expr& param, Value v);
@@ -54,6 +64,14 @@ public:
 
 private:
   Value map(const ir::Fun& f, std::span<const Value> args);
+  static constexpr size_t kMaxSpread = 8;
+  /// The zip node of `a` when f takes one parameter per zipped array (2..kMaxSpread), else null.
+  static const ZipView* spreadable_zip(const ir::Fun& f, const ArrayRef& a);
+  /// Element i of `a` applied to f; with `zip` (spreadable_zip), the element's components are
+  /// passed directly, exactly as spreading the zip's tuple would, without building it.
+  Value apply_to_element(const ir::Fun& f, const ArrayRef& a, const ZipView* zip, int64_t i);
+  Value parallel_map(const ir::Fun& f, const ArrayRef& a, int64_t n, int threads);
+  const Value& lookup_ref(const ir::Param& p) const;
   Value reduce(const ir::Fun& f, const ir::Expr& init, std::span<const Value> args);
   Value lookup(const ir::Param& p) const;
   Value eval_call(const ir::Call& call);
@@ -62,6 +80,14 @@ private:
   /// Bound parameters, innermost last (parameter ids are unique, so the scan finds the binding).
   std::vector<std::pair<uint64_t, Value>> env_;
   std::unordered_map<const arith::Node*, int64_t> size_cache_;
+  int threads_ = 1;
+  /// Maps, reduces and generates being evaluated around the current point; only a map at depth
+  /// 0 of the main evaluator runs in parallel.
+  int nesting_ = 0;
+  bool worker_ = false;
+  /// Identities of closed calls (shared read-only by workers) and their values once evaluated.
+  std::shared_ptr<const std::unordered_set<const void*>> closed_;
+  std::unordered_map<const void*, Value> memo_;
 };
 
 } // namespace liftx::interp

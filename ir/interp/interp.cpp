@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 namespace liftx::interp {
@@ -295,11 +297,31 @@ void write_output(const std::string& path, const HostArray& a) {
     throw UserError(fmt::format("cannot write {}: write error", path));
 }
 
+int default_threads() {
+  if (const char* text = std::getenv("LIFTX_THREADS"); text && *text) {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text, &end, 10);
+    LIFTX_USER_CHECK(errno == 0 && *end == '\0' && value >= 1 && value <= 4096,
+                     "LIFTX_THREADS={}: expected a thread count between 1 and 4096", text);
+    return static_cast<int>(value);
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, const Sizes& sizes) {
+  return evaluate(p, inputs, sizes, EvalOptions{});
+}
+
+HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, const Sizes& sizes,
+                   const EvalOptions& options) {
+  LIFTX_USER_CHECK(options.threads >= 0, "thread count {} is negative", options.threads);
+  const int threads = options.threads == 0 ? default_threads() : options.threads;
   check_sizes(p, sizes);
   LIFTX_USER_CHECK(inputs.size() == p.params.size(), "program {} takes {} input{}, got {}", p.name,
                    p.params.size(), p.params.size() == 1 ? "" : "s", inputs.size());
-  Evaluator evaluator(sizes);
+  Evaluator evaluator(sizes, threads);
+  evaluator.prepare(p.body);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const ir::Expr& param = p.params[k];
     const HostArray& input = inputs[k];

@@ -63,9 +63,22 @@ HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& si
 /// written.
 void write_output(const std::string& path, const HostArray& a);
 
+struct EvalOptions {
+  /// Threads evaluating the outermost map (contiguous chunks of its elements); 0 means
+  /// default_threads(). Any thread count gives bit-identical results.
+  int threads = 0;
+};
+
+/// LIFTX_THREADS from the environment when set (a positive integer, else UserError), otherwise the
+/// hardware concurrency (at least 1).
+int default_threads();
+
 /// Evaluates the program on inputs (one per parameter, shapes and kinds must match, UserError
-/// otherwise). Checks the sizes first (check_sizes).
+/// otherwise). Checks the sizes first (check_sizes). Closed sub-expressions (no free parameters)
+/// are evaluated once per call.
 HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, const Sizes& sizes);
+HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, const Sizes& sizes,
+                   const EvalOptions& options);
 
 struct Summary {
   std::vector<int64_t> shape;

@@ -33,31 +33,100 @@ Value element(const ArrayRef& a, int64_t i) {
   return index_path(a, &i, 1);
 }
 
-Value index_path(const ArrayRef& a, const int64_t* indices, int n, bool from_program) {
+Resolved Resolved::of_made(Value v) {
+  Resolved r;
+  r.kind = Kind::Made;
+  r.made = std::make_unique<Value>(std::move(v));
+  return r;
+}
+
+namespace {
+
+[[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(int64_t index, int64_t length,
+                                                                bool from_program) {
+  if (from_program)
+    throw UserError(
+        fmt::format("index {} is out of bounds of an array of length {}", index, length));
+  LIFTX_UNREACHABLE("index {} out of bounds of an array level of length {}", index, length);
+}
+
+/// Checks indices[0..count) against the levels of `node` from `first_level` on.
+inline void check_bounds(const ArrayNode& node, int first_level, const int64_t* indices, int count,
+                         bool from_program) {
+  const int64_t* lengths = node.shape.data() + first_level;
+  for (int k = 0; k < count; ++k)
+    if (static_cast<uint64_t>(indices[k]) >= static_cast<uint64_t>(lengths[k])) [[unlikely]]
+      out_of_bounds(indices[k], lengths[k], from_program);
+}
+
+} // namespace
+
+namespace {
+
+template <class Reference>
+Resolved resolve_from(const Reference& a, const int64_t* indices, int n, bool from_program) {
   const ArrayNode& node = *a.node;
   const int missing = node.rank() - a.prefix_length;
   const int taken = std::min(missing, n);
-  for (int k = 0; k < taken; ++k) {
-    const int64_t length = node.shape[static_cast<size_t>(a.prefix_length + k)];
-    if (indices[k] >= 0 && indices[k] < length)
-      continue;
-    if (from_program)
-      throw UserError(
-          fmt::format("index {} is out of bounds of an array of length {}", indices[k], length));
-    LIFTX_UNREACHABLE("index {} out of bounds of an array level of length {}", indices[k], length);
-  }
+  check_bounds(node, a.prefix_length, indices, taken, from_program);
   if (taken < missing) {
-    ArrayRef deeper{a.node, a.prefix, a.prefix_length + taken};
+    ArrayCursor deeper{&node, a.prefix, a.prefix_length + taken};
     std::copy(indices, indices + taken, deeper.prefix.begin() + a.prefix_length);
-    return deeper;
+    return Resolved::of_array(deeper);
   }
   int64_t full[kMaxNodeRank];
   std::copy(a.prefix.begin(), a.prefix.begin() + a.prefix_length, full);
   std::copy(indices, indices + taken, full + a.prefix_length);
-  Value leaf = node.leaf(full);
   if (taken == n)
-    return leaf;
-  return index_path(leaf.array(), indices + taken, n - taken, from_program);
+    return node.leaf(full); // built in place in the caller's result: no move of a Resolved
+  const Resolved leaf = node.leaf(full);
+  switch (leaf.kind) {
+  case Resolved::Kind::Array:
+    return resolve(leaf.array, indices + taken, n - taken, from_program);
+  case Resolved::Kind::Stored:
+    return resolve(leaf.stored->array(), indices + taken, n - taken, from_program);
+  case Resolved::Kind::Made:
+    // The made value owns what it points to, so the rest is resolved owning too.
+    return Resolved::of_made(
+        index_path(leaf.made->array(), indices + taken, n - taken, from_program));
+  case Resolved::Kind::Scalar:
+    break;
+  }
+  LIFTX_UNREACHABLE("indexing into a scalar");
+}
+
+} // namespace
+
+Resolved resolve(const ArrayCursor& a, const int64_t* indices, int n, bool from_program) {
+  return resolve_from(a, indices, n, from_program);
+}
+Resolved resolve(const ArrayRef& a, const int64_t* indices, int n, bool from_program) {
+  return resolve_from(a, indices, n, from_program);
+}
+
+Value to_value(Resolved r) {
+  switch (r.kind) {
+  case Resolved::Kind::Scalar:
+    return r.scalar;
+  case Resolved::Kind::Array:
+    return ArrayRef{r.array.node->shared_from_this(), r.array.prefix, r.array.prefix_length};
+  case Resolved::Kind::Stored:
+    return *r.stored;
+  case Resolved::Kind::Made:
+    return std::move(*r.made);
+  }
+  LIFTX_UNREACHABLE("bad resolution kind");
+}
+
+Value index_path(const ArrayRef& a, const int64_t* indices, int n, bool from_program) {
+  const int missing = a.node->rank() - a.prefix_length;
+  if (n < missing) { // stays inside this node: share it without resolving
+    check_bounds(*a.node, a.prefix_length, indices, n, from_program);
+    ArrayRef deeper{a.node, a.prefix, a.prefix_length + n};
+    std::copy(indices, indices + n, deeper.prefix.begin() + a.prefix_length);
+    return deeper;
+  }
+  return to_value(resolve(a, indices, n, from_program));
 }
 
 Value make_array(std::shared_ptr<const ArrayNode> node) {
@@ -91,17 +160,17 @@ ScalarStorage::ScalarStorage(ir::ScalarKind kind_, std::vector<int64_t> shape_,
                        "storage of {} values for {} leaves", data.size(), leaves);
 }
 
-Value ScalarStorage::leaf(const int64_t* indices) const {
+Resolved ScalarStorage::leaf(const int64_t* indices) const {
   int64_t offset = 0;
   for (size_t d = 0; d < shape.size(); ++d)
     offset += indices[d] * strides[d];
   if (tuple_width == 0)
-    return make_scalar(kind, data[static_cast<size_t>(offset)]);
+    return Resolved::of_scalar(make_scalar(kind, data[static_cast<size_t>(offset)]));
   Tuple t;
   t.items.reserve(static_cast<size_t>(tuple_width));
   for (int c = 0; c < tuple_width; ++c)
     t.items.emplace_back(make_scalar(kind, data[static_cast<size_t>(offset * tuple_width + c)]));
-  return t;
+  return Resolved::of_made(std::move(t));
 }
 
 ValueStorage::ValueStorage(std::vector<Value> items_)
@@ -111,21 +180,23 @@ ValueStorage::ValueStorage(std::vector<Value> items_)
 
 SplitView::SplitView(ArrayRef source_, int64_t chunk_)
     : ArrayNode({length(source_) / chunk_, chunk_}), source(std::move(source_)), chunk(chunk_) {}
-Value SplitView::leaf(const int64_t* indices) const {
-  return element(source, indices[0] * chunk + indices[1]);
+Resolved SplitView::leaf(const int64_t* indices) const {
+  const int64_t i = indices[0] * chunk + indices[1];
+  return resolve(source, &i, 1);
 }
 
 JoinView::JoinView(ArrayRef source_, int64_t outer, int64_t inner_)
     : ArrayNode({outer * inner_}), source(std::move(source_)), inner(inner_) {}
-Value JoinView::leaf(const int64_t* indices) const {
+Resolved JoinView::leaf(const int64_t* indices) const {
   const int64_t path[2] = {indices[0] / inner, indices[0] % inner};
-  return index_path(source, path, 2);
+  return resolve(source, path, 2);
 }
 
 SlideView::SlideView(ArrayRef source_, int64_t windows, int64_t size, int64_t step_)
     : ArrayNode({windows, size}), source(std::move(source_)), step(step_) {}
-Value SlideView::leaf(const int64_t* indices) const {
-  return element(source, indices[0] * step + indices[1]);
+Resolved SlideView::leaf(const int64_t* indices) const {
+  const int64_t i = indices[0] * step + indices[1];
+  return resolve(source, &i, 1);
 }
 
 int64_t pad_source_index(PadMode mode, int64_t i, int64_t left, int64_t n) {
@@ -149,28 +220,28 @@ int64_t pad_source_index(PadMode mode, int64_t i, int64_t left, int64_t n) {
 PadView::PadView(ArrayRef source_, int64_t left_, int64_t right, PadMode mode_, Value constant_)
     : ArrayNode({left_ + length(source_) + right}), source(std::move(source_)), left(left_),
       source_length(length(source)), mode(mode_), constant(std::move(constant_)) {}
-Value PadView::leaf(const int64_t* indices) const {
+Resolved PadView::leaf(const int64_t* indices) const {
   const int64_t j = pad_source_index(mode, indices[0], left, source_length);
   if (j < 0)
-    return constant;
-  return element(source, j);
+    return Resolved::of_stored(constant);
+  return resolve(source, &j, 1);
 }
 
 TransposeView::TransposeView(ArrayRef source_, int64_t outer, int64_t inner)
     : ArrayNode({inner, outer}), source(std::move(source_)) {}
-Value TransposeView::leaf(const int64_t* indices) const {
+Resolved TransposeView::leaf(const int64_t* indices) const {
   const int64_t path[2] = {indices[1], indices[0]};
-  return index_path(source, path, 2);
+  return resolve(source, path, 2);
 }
 
 ZipView::ZipView(std::vector<ArrayRef> sources_, int64_t n)
     : ArrayNode({n}), sources(std::move(sources_)) {}
-Value ZipView::leaf(const int64_t* indices) const {
+Resolved ZipView::leaf(const int64_t* indices) const {
   Tuple t;
   t.items.reserve(sources.size());
   for (const ArrayRef& s : sources)
     t.items.push_back(element(s, indices[0]));
-  return t;
+  return Resolved::of_made(std::move(t));
 }
 
 ConstantView::ConstantView(int64_t n, Value element_)

@@ -51,15 +51,70 @@ struct Value {
   const ArrayRef& array() const;
 };
 
+/// A non-owning array reference, used while resolving index chains so that walking through views
+/// touches no reference counts. Valid while the value it was reached from is alive: a node only
+/// refers to nodes built before it, and resolving never builds nodes.
+struct ArrayCursor {
+  const ArrayNode* node = nullptr;
+  std::array<int64_t, kMaxNodeRank> prefix{};
+  int prefix_length = 0;
+};
+inline ArrayCursor cursor(const ArrayRef& a) {
+  return ArrayCursor{a.node.get(), a.prefix, a.prefix_length};
+}
+
+/// What an index chain leads to, without owning it where possible: a scalar, an array, a value
+/// stored inside a node (a tuple, a padding constant) or a value built on the fly (a zip's tuple).
+struct Resolved {
+  enum class Kind : uint8_t { Scalar, Array, Stored, Made };
+  Kind kind = Kind::Scalar;
+  ir::Scalar scalar;
+  ArrayCursor array;
+  const Value* stored = nullptr;
+  std::unique_ptr<Value> made; ///< Made only (boxed: keeps Resolved cheap to move and destroy)
+
+  static Resolved of_scalar(const ir::Scalar& s) {
+    Resolved r;
+    r.scalar = s;
+    return r;
+  }
+  static Resolved of_array(const ArrayCursor& a) {
+    Resolved r;
+    r.kind = Kind::Array;
+    r.array = a;
+    return r;
+  }
+  /// A value that lives in a node: scalars and arrays are taken apart, others pointed to.
+  static inline Resolved of_stored(const Value& v);
+  static Resolved of_made(Value v);
+};
+
 /// A node resolving `shape.size()` array levels; `leaf` receives one in-range index per level.
-struct ArrayNode {
+/// Always owned by a shared_ptr (make_node), so a cursor can become an owning ArrayRef again.
+struct ArrayNode : std::enable_shared_from_this<ArrayNode> {
   explicit ArrayNode(std::vector<int64_t> shape);
   virtual ~ArrayNode() = default;
   int rank() const { return static_cast<int>(shape.size()); }
-  virtual Value leaf(const int64_t* indices) const = 0;
+  virtual Resolved leaf(const int64_t* indices) const = 0;
 
   std::vector<int64_t> shape;
 };
+
+/// a[i0]...[i(n-1)] without taking ownership (see index_path for the bounds rules).
+Resolved resolve(const ArrayCursor& a, const int64_t* indices, int n, bool from_program = false);
+Resolved resolve(const ArrayRef& a, const int64_t* indices, int n, bool from_program = false);
+/// The owning value of a resolution.
+Value to_value(Resolved r);
+
+inline Resolved Resolved::of_stored(const Value& v) {
+  if (const auto* s = std::get_if<ir::Scalar>(&v.v))
+    return of_scalar(*s);
+  Resolved r; // arrays too are pointed to: resolving continues from the stored reference
+
+  r.kind = Kind::Stored;
+  r.stored = &v;
+  return r;
+}
 
 /// Length of the outermost level of an array.
 int64_t length(const ArrayRef& a);
@@ -83,7 +138,7 @@ ir::Scalar make_scalar(ir::ScalarKind kind, double value);
 struct ScalarStorage final : ArrayNode {
   ScalarStorage(ir::ScalarKind kind, std::vector<int64_t> shape, std::vector<double> data,
                 int tuple_width = 0);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
 
   ir::ScalarKind kind;
   std::vector<double> data;
@@ -94,7 +149,9 @@ struct ScalarStorage final : ArrayNode {
 /// One level of arbitrary values (results of map over non-scalar elements).
 struct ValueStorage final : ArrayNode {
   explicit ValueStorage(std::vector<Value> items);
-  Value leaf(const int64_t* indices) const override { return items[indices[0]]; }
+  Resolved leaf(const int64_t* indices) const override {
+    return Resolved::of_stored(items[static_cast<size_t>(indices[0])]);
+  }
 
   std::vector<Value> items;
 };
@@ -102,21 +159,21 @@ struct ValueStorage final : ArrayNode {
 // ---- views --------------------------------------------------------------------------------------
 struct SplitView final : ArrayNode {
   SplitView(ArrayRef source, int64_t chunk);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   ArrayRef source;
   int64_t chunk;
 };
 
 struct JoinView final : ArrayNode {
   JoinView(ArrayRef source, int64_t outer, int64_t inner);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   ArrayRef source;
   int64_t inner;
 };
 
 struct SlideView final : ArrayNode {
   SlideView(ArrayRef source, int64_t windows, int64_t size, int64_t step);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   ArrayRef source;
   int64_t step;
 };
@@ -128,7 +185,7 @@ int64_t pad_source_index(PadMode mode, int64_t i, int64_t left, int64_t n);
 
 struct PadView final : ArrayNode {
   PadView(ArrayRef source, int64_t left, int64_t right, PadMode mode, Value constant);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   ArrayRef source;
   int64_t left;
   int64_t source_length;
@@ -138,20 +195,20 @@ struct PadView final : ArrayNode {
 
 struct TransposeView final : ArrayNode {
   TransposeView(ArrayRef source, int64_t outer, int64_t inner);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   ArrayRef source;
 };
 
 struct ZipView final : ArrayNode {
   ZipView(std::vector<ArrayRef> sources, int64_t n);
-  Value leaf(const int64_t* indices) const override;
+  Resolved leaf(const int64_t* indices) const override;
   std::vector<ArrayRef> sources;
 };
 
 /// Every element equal to `element` (padding of non-scalar elements).
 struct ConstantView final : ArrayNode {
   ConstantView(int64_t n, Value element);
-  Value leaf(const int64_t*) const override { return element; }
+  Resolved leaf(const int64_t*) const override { return Resolved::of_stored(element); }
   Value element;
 };
 

@@ -181,7 +181,7 @@ TEST_CASE("reduce folds left to right from init, in float") {
   ir::Expr x = ir::param(vec("N"), "x");
   HostArray in = input_for(vec("N"), sizes, 9);
   // Neither associative nor commutative: any other order gives other bits.
-  ir::Fun step = userfun("step", {{"acc", ir::ScalarKind::Float}, {"v", ir::ScalarKind::Float}},
+  ir::Fun step = userfun("foldStep", {{"acc", ir::ScalarKind::Float}, {"v", ir::ScalarKind::Float}},
                          ir::ScalarKind::Float, "return acc * 0.75f - v;");
   float acc = 0.3f;
   for (int i = 0; i < 17; ++i)

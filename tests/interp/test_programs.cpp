@@ -229,7 +229,7 @@ TEST_CASE("out-of-bounds at is a user error") {
 TEST_CASE("deeply nested programs evaluate") {
   const Sizes sizes{{"N", 16}};
   ir::Expr x = ir::param(vec("N"), "x");
-  ir::Fun half = userfun("half", {{"v", ir::ScalarKind::Float}}, ir::ScalarKind::Float,
+  ir::Fun half = userfun("halve", {{"v", ir::ScalarKind::Float}}, ir::ScalarKind::Float,
                          "return v * 0.5f + 0.25f;");
   ir::Expr body = x;
   for (int k = 0; k < 300; ++k)

@@ -1,0 +1,608 @@
+#include "rewrite/space.hpp"
+
+#include "rewrite/rules.hpp"
+#include "rewrite/walk.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <random>
+#include <sstream>
+
+namespace liftx::rewrite {
+
+DeviceLimits device_limits(std::string_view profile) {
+  DeviceLimits d;
+  d.name = std::string(profile);
+  if (profile == "nvidia") {
+    d.warp_width = 32;
+    d.max_work_group_size = 1024;
+    d.max_work_item_sizes = {1024, 1024, 64};
+    d.local_memory_bytes = 49152;
+    d.private_memory_bytes = 1024;
+    d.min_work_groups = 8;
+  } else if (profile == "amd") {
+    d.warp_width = 64;
+    d.max_work_group_size = 256;
+    d.max_work_item_sizes = {256, 256, 256};
+    d.local_memory_bytes = 65536;
+    d.private_memory_bytes = 1024;
+    d.min_work_groups = 8;
+  } else if (profile == "cpu") {
+    d.warp_width = 1;
+    d.max_work_group_size = 4096;
+    d.max_work_item_sizes = {4096, 4096, 4096};
+    d.local_memory_bytes = 65536;
+    d.private_memory_bytes = 1 << 16;
+    d.min_work_groups = 1;
+  } else {
+    throw UserError(
+        fmt::format("unknown device profile '{}' (expected nvidia, amd or cpu)", profile));
+  }
+  return d;
+}
+
+namespace {
+
+struct ProgramHash {
+  size_t operator()(const ir::Program& p) const { return p.body.hash(); }
+};
+struct ProgramEqual {
+  bool operator()(const ir::Program& a, const ir::Program& b) const {
+    return ir::alpha_equal(a, b);
+  }
+};
+using ProgramSet = std::unordered_set<ir::Program, ProgramHash, ProgramEqual>;
+
+/// Does `f` compute (contain a user function)? Layout-only functions do not.
+bool computes(const ir::Fun& f) {
+  if (f.as<ir::UserFun>())
+    return true;
+  bool found = false;
+  std::function<void(const ir::Fun&)> on_fun;
+  std::function<void(const ir::Expr&)> on_expr;
+  on_fun = [&](const ir::Fun& g) {
+    if (found)
+      return;
+    if (g.as<ir::UserFun>()) {
+      found = true;
+      return;
+    }
+    ir::for_each_child(g, on_fun, on_expr);
+  };
+  on_expr = [&](const ir::Expr& e) {
+    if (!found)
+      ir::for_each_child(e, on_fun, on_expr);
+  };
+  ir::for_each_child(f, on_fun, on_expr);
+  return found;
+}
+
+/// Every array length in every type of the program evaluates to an exact positive integer under
+/// `sizes` (split and slide divide exactly).
+bool lengths_exact(const ir::Program& p, const Sizes& sizes) {
+  std::unordered_set<const void*> seen;
+  bool ok = true;
+  std::function<void(const ir::Type&)> on_type = [&](const ir::Type& t) {
+    if (const auto* a = t.as<ir::ArrayType>()) {
+      try {
+        if (arith::evaluate(a->length, sizes) < 1)
+          ok = false;
+      } catch (const UserError&) {
+        ok = false;
+      }
+      if (ok)
+        on_type(a->element);
+    } else if (const auto* tup = t.as<ir::TupleType>()) {
+      for (const ir::Type& e : tup->elements)
+        on_type(e);
+    }
+  };
+  std::function<void(const ir::Fun&)> on_fun;
+  std::function<void(const ir::Expr&)> on_expr;
+  on_fun = [&](const ir::Fun& f) {
+    if (ok && seen.insert(f.identity()).second)
+      ir::for_each_child(f, on_fun, on_expr);
+  };
+  on_expr = [&](const ir::Expr& e) {
+    if (!ok || !seen.insert(e.identity()).second)
+      return;
+    on_type(e.type());
+    ir::for_each_child(e, on_fun, on_expr);
+  };
+  on_expr(p.body);
+  return ok;
+}
+
+int64_t evaluate_or(const arith::Expr& e, const Sizes& sizes, int64_t fallback) {
+  try {
+    return arith::evaluate(e, sizes);
+  } catch (const UserError&) {
+    return fallback;
+  }
+}
+
+/// The length of the array a one-argument call `f(x)` maps over, when it evaluates.
+std::optional<int64_t> mapped_length(const ir::Expr& site, const Sizes& sizes) {
+  const auto* c = site.as<ir::Call>();
+  if (!c || c->args.size() != 1)
+    return std::nullopt;
+  const auto* a = c->args[0].type().as<ir::ArrayType>();
+  if (!a)
+    return std::nullopt;
+  int64_t n = evaluate_or(a->length, sizes, -1);
+  if (n < 1)
+    return std::nullopt;
+  return n;
+}
+
+bool is_computing_map(const ir::Expr& site) {
+  const auto* c = site.as<ir::Call>();
+  if (!c)
+    return false;
+  const auto* m = c->fun.as<ir::Map>();
+  return m && computes(m->f);
+}
+
+std::vector<int64_t> powers_of_two(int64_t from, int64_t to) {
+  std::vector<int64_t> v;
+  for (int64_t p = from; p <= to; p *= 2)
+    v.push_back(p);
+  return v;
+}
+
+/// Applies `rule` at the first (or last) site of the program where it applies.
+std::optional<ir::Program> apply_once(const ir::Program& p, const Rule& rule, bool last = false,
+                                      bool inside_all_work_groups = false) {
+  std::vector<Site> all = sites(p);
+  if (last)
+    std::reverse(all.begin(), all.end());
+  for (const Site& s : all) {
+    // The tile copy belongs inside every work-group dimension (Lift's addIdForMapWrgParam).
+    if (inside_all_work_groups &&
+        !(s.context.inside_parallel("mapWrg", 0) && s.context.inside_parallel("mapWrg", 1)))
+      continue;
+    auto r = apply_at(p, rule, s);
+    if (auto* q = std::get_if<ir::Program>(&r))
+      return *q;
+  }
+  return std::nullopt;
+}
+
+/// First words of a message, as a rejection reason.
+std::string first_words(std::string text, int words) {
+  if (text.rfind("not implemented: ", 0) == 0)
+    text = text.substr(17);
+  text = text.substr(0, text.find('(')); // drop types and sizes: one reason per kind
+  std::istringstream in(text);
+  std::string w, out;
+  for (int i = 0; i < words && in >> w; ++i)
+    out += (i ? " " : "") + w;
+  return out;
+}
+
+// ---- the high-level stage
+// ------------------------------------------------------------------------
+
+enum Family : unsigned { kTile = 1, kSplit = 2, kInterchange = 4 };
+
+struct HighLevel {
+  ir::Program program;
+  int depth = 0;
+  unsigned used = 0;
+  std::map<std::string, int64_t> parameters;
+};
+
+struct RuleInstance {
+  Family family;
+  Rule rule;
+  std::map<std::string, int64_t> parameters;
+  int64_t split = 0; ///< split-join factor (checked against the site's length)
+};
+
+} // namespace
+
+// ---- lowering
+// --------------------------------------------------------------------------------------
+
+std::vector<LoweringStrategy> lowering_strategies(const SpaceOptions&) {
+  return {
+      {"global2d_10", {"map-to-mapGlb1", "map-to-mapGlb0"}},
+      {"global2d_01", {"map-to-mapGlb0", "map-to-mapGlb1"}},
+      {"global1d", {"map-to-mapGlb0"}},
+      {"workgroup1d", {"map-to-mapWrg0", "map-to-mapLcl0"}},
+      {"workgroup2d", {"map-to-mapWrg1", "map-to-mapWrg0", "map-to-mapLcl1", "map-to-mapLcl0"}},
+      {"workgroup2d_local",
+       {"map-to-mapWrg1", "map-to-mapWrg0", "map-to-mapLcl1", "map-to-mapLcl0", "copy-to-local"}},
+      {"chunks", {"map-to-mapGlb1", "map-to-mapGlb0", "chunk-outputs(n)"}},
+  };
+}
+
+std::variant<ir::Program, std::string> lower(const ir::Program& program,
+                                             const std::string& strategy, int64_t parameter,
+                                             const Sizes& sizes) {
+  struct Step {
+    Rule rule;
+    bool last = false;
+    bool inside_all_work_groups = false;
+  };
+  std::vector<Step> steps;
+  auto glb = [&](int d) { steps.push_back({map_to_glb(d)}); };
+  auto wrg = [&](int d) { steps.push_back({map_to_wrg(d)}); };
+  auto lcl = [&](int d) { steps.push_back({map_to_lcl(d)}); };
+  if (strategy == "global2d_10") {
+    glb(1), glb(0);
+  } else if (strategy == "global2d_01") {
+    glb(0), glb(1);
+  } else if (strategy == "global1d") {
+    glb(0);
+  } else if (strategy == "workgroup1d") {
+    wrg(0), lcl(0);
+  } else if (strategy == "workgroup2d" || strategy == "workgroup2d_local") {
+    wrg(1), wrg(0), lcl(1), lcl(0);
+    if (strategy == "workgroup2d_local")
+      steps.push_back({copy_to_local(), false, true});
+  } else if (strategy == "chunks") {
+    glb(1), glb(0);
+    steps.push_back({chunk_outputs(parameter), true});
+  } else {
+    throw InternalError(fmt::format("unknown lowering strategy {}", strategy), __FILE__, __LINE__);
+  }
+  ir::Program p = program;
+  for (const Step& step : steps) {
+    auto q = apply_once(p, step.rule, step.last, step.inside_all_work_groups);
+    if (!q)
+      return fmt::format("strategy does not apply: {}", step.rule.name);
+    p = *q;
+  }
+  p = apply_until_fixpoint(p, map_to_seq());
+  p = apply_until_fixpoint(p, reduce_to_seq());
+  if (!lengths_exact(p, sizes))
+    return std::string("split does not divide");
+  return p;
+}
+
+// ---- the stream
+// ----------------------------------------------------------------------------------
+
+struct VariantStream::State {
+  ir::Program root;
+  SpaceOptions options;
+  SpaceCounts counts;
+  std::vector<RuleInstance> rules;
+  std::deque<HighLevel> queue;
+  ProgramSet seen_high_level;
+  ProgramSet seen_lowered;
+  std::unordered_set<std::string> sources;
+
+  std::optional<HighLevel> current;
+  std::vector<std::pair<std::string, int64_t>> strategies; // (name, chunk)
+  size_t strategy_pos = 0;
+
+  struct Pending {
+    ir::Program program;
+    std::string strategy;
+    std::map<std::string, int64_t> parameters;
+    std::string source;
+    std::vector<Launch> launches;
+    size_t pos = 0;
+    int64_t kernel_index = 0;
+  };
+  std::deque<Pending> pending;
+
+  void reject(const std::string& reason, int64_t n = 1) { counts.rejections[reason] += n; }
+
+  State(ir::Program p, SpaceOptions o) : root(std::move(p)), options(std::move(o)) {
+    // Output lengths of the stencil: tile steps must divide them.
+    int64_t out_y = -1, out_x = -1;
+    if (const auto* a = root.result_type().as<ir::ArrayType>()) {
+      out_y = evaluate_or(a->length, options.sizes, -1);
+      if (const auto* b = a->element.as<ir::ArrayType>())
+        out_x = evaluate_or(b->length, options.sizes, -1);
+    }
+    for (int64_t uy : powers_of_two(2, options.max_tile))
+      for (int64_t ux : powers_of_two(2, options.max_tile)) {
+        if (out_x < 1 || out_y < 1 || out_x % ux != 0 || out_y % uy != 0 || ux >= out_x ||
+            uy >= out_y) {
+          reject("tile does not divide");
+          continue;
+        }
+        std::map<std::string, int64_t> params{{"tile_x", ux}, {"tile_y", uy}};
+        rules.push_back({kTile, tile_stencil_2d(ux, uy), params, 0});
+        rules.push_back({kTile, tile_stencil_2d_zip(ux, uy), params, 0});
+      }
+    for (int64_t n : powers_of_two(2, options.max_tile))
+      rules.push_back({kSplit, split_join(n), {{"split", n}}, n});
+    rules.push_back({kInterchange, map_map_interchange(), {{"interchange", 1}}, 0});
+
+    for (const LoweringStrategy& s : lowering_strategies(options)) {
+      if (s.name == "chunks") {
+        for (int64_t n : powers_of_two(2, options.max_chunk))
+          strategies.push_back({s.name, n});
+      } else {
+        strategies.push_back({s.name, 0});
+      }
+    }
+    seen_high_level.insert(root);
+    queue.push_back({root, 0, 0, {}});
+  }
+
+  /// Children of a high-level program: one more rewrite of a family not used yet.
+  void expand(const HighLevel& h) {
+    if (h.depth >= options.depth)
+      return;
+    std::vector<Site> all = sites(h.program);
+    for (const RuleInstance& r : rules) {
+      if (h.used & r.family)
+        continue;
+      for (const Site& s : all) {
+        if (r.family == kSplit || r.family == kInterchange) {
+          if (!is_computing_map(s.expr))
+            continue;
+          if (r.family == kSplit) {
+            if (s.context.enclosing.empty())
+              continue; // split-join on inner maps only
+            auto n = mapped_length(s.expr, options.sizes);
+            if (!n || *n % r.split != 0 || *n <= r.split) {
+              reject("split does not divide");
+              continue;
+            }
+          }
+        }
+        auto result = apply_at(h.program, r.rule, s);
+        const auto* p = std::get_if<ir::Program>(&result);
+        if (!p)
+          continue;
+        if (!lengths_exact(*p, options.sizes)) {
+          reject(r.family == kTile ? "tile does not divide" : "split does not divide");
+          continue;
+        }
+        if (!seen_high_level.insert(*p).second) {
+          reject("duplicate high-level program");
+          continue;
+        }
+        HighLevel child{*p, h.depth + 1, h.used | r.family, h.parameters};
+        for (const auto& [k, v] : r.parameters)
+          child.parameters[k] = v;
+        queue.push_back(std::move(child));
+      }
+    }
+  }
+
+  std::optional<codegen::Kernel> generate(const ir::Program& p, bool tied) {
+    try {
+      codegen::Options o;
+      o.tie_threads_to_lengths = tied;
+      return codegen::generate(p, o);
+    } catch (const UserError& e) {
+      reject("codegen refused: " + first_words(e.message(), 4));
+    } catch (const NotImplemented& e) {
+      reject("codegen not implemented: " + first_words(e.what(), 6));
+    } catch (const InternalError& e) {
+      reject("codegen internal error: " + first_words(e.what(), 6));
+    }
+    return std::nullopt;
+  }
+
+  /// Filters a launch by the device limits; the reason it is rejected, or empty.
+  std::string launch_problem(const Launch& l, int64_t local_bytes) const {
+    const DeviceLimits& d = options.device;
+    int64_t threads = 1, groups = 1;
+    for (int i = 0; i < l.dims; ++i) {
+      if (l.local[i] < 1 || l.global[i] % l.local[i] != 0)
+        return "local does not divide global";
+      if (l.local[i] > d.max_work_item_sizes[i])
+        return "work-item size over the dimension limit";
+      threads *= l.local[i];
+      groups *= l.global[i] / l.local[i];
+    }
+    if (threads > d.max_work_group_size)
+      return "work-group too large";
+    if (local_bytes > d.local_memory_bytes)
+      return "local memory over limit";
+    if (groups < d.min_work_groups)
+      return "too few work-groups";
+    return {};
+  }
+
+  /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths).
+  std::vector<Launch> launches(const codegen::Kernel& k, bool tied,
+                               const std::array<int64_t, 3>& lengths) {
+    int dims = std::clamp(k.launch.dims, 1, 3);
+    int64_t local_bytes = evaluate_or(k.local_bytes(), options.sizes, 0);
+    std::array<std::vector<int64_t>, 3> globals, locals_fixed;
+    for (int d = 0; d < dims; ++d) {
+      if (tied) {
+        globals[d] = {k.launch.global[d] ? evaluate_or(*k.launch.global[d], options.sizes, 1) : 1};
+      } else {
+        int64_t base = 1;
+        while (base * 2 <= lengths[d])
+          base *= 2;
+        for (int h = 0; h <= options.free_global_halvings && base >= 1; ++h, base /= 2)
+          globals[d].push_back(base);
+      }
+      if (tied && k.launch.local[d])
+        locals_fixed[d] = {evaluate_or(*k.launch.local[d], options.sizes, 0)};
+    }
+    std::vector<Launch> out;
+    std::array<int64_t, 3> gi{0, 0, 0};
+    // Odometer over the global choices, then over local choices of each.
+    std::function<void(int, Launch&)> choose_global, choose_local;
+    choose_local = [&](int d, Launch& l) {
+      if (d == dims) {
+        std::string problem = launch_problem(l, local_bytes);
+        if (problem.empty())
+          out.push_back(l);
+        else
+          reject(problem);
+        return;
+      }
+      std::vector<int64_t> options_d = locals_fixed[d];
+      if (options_d.empty())
+        for (int64_t p = 1; p <= l.global[d]; p *= 2)
+          if (l.global[d] % p == 0)
+            options_d.push_back(p);
+      for (int64_t v : options_d) {
+        l.local[d] = v;
+        choose_local(d + 1, l);
+      }
+    };
+    choose_global = [&](int d, Launch& l) {
+      if (d == dims) {
+        choose_local(0, l);
+        return;
+      }
+      for (int64_t g : globals[d]) {
+        l.global[d] = g;
+        choose_global(d + 1, l);
+      }
+    };
+    (void)gi;
+    Launch l;
+    l.dims = dims;
+    l.tied = tied;
+    choose_global(0, l);
+    return out;
+  }
+
+  /// Lowers the current high-level program with the next strategy; queues its kernels.
+  void lower_next() {
+    const auto& [name, chunk] = strategies[strategy_pos++];
+    auto lowered = lower(current->program, name, chunk, options.sizes);
+    if (auto* why = std::get_if<std::string>(&lowered)) {
+      reject(*why);
+      return;
+    }
+    const ir::Program& p = std::get<ir::Program>(lowered);
+    if (!seen_lowered.insert(p).second) {
+      reject("duplicate lowered program");
+      return;
+    }
+    ++counts.lowered_programs;
+    std::map<std::string, int64_t> params = current->parameters;
+    if (name == "chunks")
+      params["chunk"] = chunk;
+    auto tied = generate(p, true);
+    if (!tied)
+      return;
+    ++counts.kernels;
+    std::array<int64_t, 3> lengths{1, 1, 1};
+    for (int d = 0; d < std::clamp(tied->launch.dims, 1, 3); ++d)
+      if (tied->launch.global[d])
+        lengths[d] = evaluate_or(*tied->launch.global[d], options.sizes, 1);
+    auto queue_kernel = [&](const codegen::Kernel& k, bool is_tied) {
+      Pending pend{p, name, params, k.source, launches(k, is_tied, lengths), 0, 0};
+      if (pend.launches.empty())
+        return;
+      pend.kernel_index = counts.kernels - 1;
+      if (sources.insert(k.source).second)
+        ++counts.distinct_sources;
+      pending.push_back(std::move(pend));
+    };
+    queue_kernel(*tied, true);
+    if (options.free_threads) {
+      if (auto free = generate(p, false)) {
+        ++counts.kernels;
+        queue_kernel(*free, false);
+      }
+    }
+  }
+
+  bool next(Variant& out) {
+    while (true) {
+      if (!pending.empty()) {
+        Pending& front = pending.front();
+        if (front.pos < front.launches.size()) {
+          out.strategy = front.strategy;
+          out.parameters = front.parameters;
+          out.program = front.program;
+          out.launch = front.launches[front.pos++];
+          out.index = counts.variants++;
+          out.kernel_index = front.kernel_index;
+          out.kernel_source = front.source;
+          ++counts.per_strategy[front.strategy];
+          return true;
+        }
+        pending.pop_front();
+        continue;
+      }
+      if (current && strategy_pos < strategies.size()) {
+        lower_next();
+        continue;
+      }
+      if (queue.empty()) {
+        current.reset();
+        return false;
+      }
+      current = std::move(queue.front());
+      queue.pop_front();
+      strategy_pos = 0;
+      ++counts.high_level_programs;
+      expand(*current);
+    }
+  }
+};
+
+VariantStream::VariantStream(ir::Program program, SpaceOptions options)
+    : state_(std::make_unique<State>(std::move(program), std::move(options))) {}
+VariantStream::~VariantStream() = default;
+bool VariantStream::next(Variant& out) {
+  return state_->next(out);
+}
+const SpaceCounts& VariantStream::counts() const {
+  return state_->counts;
+}
+
+std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed) {
+  std::vector<Variant> reservoir;
+  if (n <= 0)
+    return reservoir;
+  std::mt19937_64 rng(seed);
+  Variant v;
+  int64_t seen = 0;
+  while (stream.next(v)) {
+    ++seen;
+    if (static_cast<int64_t>(reservoir.size()) < n) {
+      reservoir.push_back(v);
+    } else {
+      int64_t j = static_cast<int64_t>(
+          std::uniform_int_distribution<uint64_t>(0, static_cast<uint64_t>(seen - 1))(rng));
+      if (j < n)
+        reservoir[static_cast<size_t>(j)] = v;
+    }
+  }
+  std::sort(reservoir.begin(), reservoir.end(),
+            [](const Variant& a, const Variant& b) { return a.index < b.index; });
+  return reservoir;
+}
+
+std::string sidecar_json(const Variant& v, const Sizes& sizes) {
+  std::string s = "{\n  \"sizes\": {";
+  bool first = true;
+  for (const auto& [k, val] : sizes) {
+    s += fmt::format("{}\"{}\": {}", first ? "" : ", ", k, val);
+    first = false;
+  }
+  auto arr = [&](const std::array<int64_t, 3>& a) {
+    std::string t = "[";
+    for (int d = 0; d < v.launch.dims; ++d)
+      t += fmt::format("{}{}", d ? ", " : "", a[d]);
+    return t + "]";
+  };
+  s += fmt::format("}},\n  \"dims\": {},\n  \"global\": {},\n  \"local\": {},\n  \"tied\": {},\n",
+                   v.launch.dims, arr(v.launch.global), arr(v.launch.local),
+                   v.launch.tied ? "true" : "false");
+  s += fmt::format("  \"strategy\": \"{}\",\n  \"parameters\": {{", v.strategy);
+  first = true;
+  for (const auto& [k, val] : v.parameters) {
+    s += fmt::format("{}\"{}\": {}", first ? "" : ", ", k, val);
+    first = false;
+  }
+  s += "}\n}\n";
+  return s;
+}
+
+} // namespace liftx::rewrite

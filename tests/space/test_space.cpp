@@ -1,0 +1,313 @@
+// The variant space: size of the space per stencil, determinism, laziness, printing, and a
+// fixed-seed sample of variants built and verified on the OpenCL CPU device (PoCL).
+#include "codegen/runtime/device.hpp"
+#include "exec/run.hpp"
+#include "ir/parse/parser.hpp"
+#include "rewrite/space.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace liftx;
+
+namespace {
+
+const std::vector<std::string> kStencils = {"jacobi2d5pt", "jacobi2d9pt", "gradient", "gaussian",
+                                            "stencil2d",   "hotspot2d",   "srad1",    "srad2"};
+
+ir::Module load(const std::string& name) {
+  return parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift");
+}
+
+rewrite::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
+  rewrite::SpaceOptions o;
+  o.sizes = {{"M", m}, {"N", n}};
+  o.device = rewrite::device_limits(profile);
+  return o;
+}
+
+/// Identity of a variant for comparisons: strategy, parameters, launch and the kernel source hash.
+std::string describe(const rewrite::Variant& v) {
+  std::string s = v.strategy;
+  for (const auto& [k, val] : v.parameters)
+    s += fmt::format(" {}={}", k, val);
+  s += fmt::format(" dims={} g={},{} l={},{} {} src={}", v.launch.dims, v.launch.global[0],
+                   v.launch.global[1], v.launch.local[0], v.launch.local[1],
+                   v.launch.tied ? "tied" : "free", std::hash<std::string>{}(v.kernel_source));
+  return s;
+}
+
+std::string temp_cache_dir() {
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("liftx-space-cache-{}", getpid());
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+} // namespace
+
+TEST_CASE("device profiles") {
+  CHECK(rewrite::device_limits("nvidia").max_work_group_size == 1024);
+  CHECK(rewrite::device_limits("nvidia").local_memory_bytes == 49152);
+  CHECK(rewrite::device_limits("amd").warp_width == 64);
+  CHECK(rewrite::device_limits("amd").max_work_group_size == 256);
+  CHECK(rewrite::device_limits("cpu").max_work_group_size == 4096);
+  CHECK_THROWS_AS(rewrite::device_limits("tpu"), UserError);
+}
+
+TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 1024^2 and 4096^2") {
+  for (const std::string& name : kStencils) {
+    ir::Module module = load(name);
+    for (int64_t size : {1024, 4096}) {
+      CAPTURE(name);
+      CAPTURE(size);
+      rewrite::VariantStream stream(module.main(), options_for(size, size));
+      rewrite::Variant v;
+      std::set<std::string> variants;
+      std::set<size_t> sources;
+      bool local_tile = false;
+      while (stream.next(v)) {
+        variants.insert(describe(v));
+        sources.insert(std::hash<std::string>{}(v.kernel_source));
+        if (v.strategy == "workgroup2d_local" && v.parameters.count("tile_x") &&
+            v.kernel_source.find("local float") != std::string::npos &&
+            v.kernel_source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos)
+          local_tile = !local_tile &&
+                               [&] {
+                                 std::string text = ir::print(v.program);
+                                 return text.find("mapWrg1") != std::string::npos &&
+                                        text.find("mapLcl0") != std::string::npos &&
+                                        text.find("toLocal") != std::string::npos;
+                               }()
+                           ? true
+                           : local_tile;
+        // The space is large: stop once the thresholds are met well past them.
+        if (variants.size() >= 5000 && sources.size() >= 150 && local_tile)
+          break;
+      }
+      CHECK(variants.size() >= 1000);
+      CHECK(sources.size() >= 100);
+      CHECK(local_tile);
+    }
+  }
+}
+
+TEST_CASE("launches respect the device limits and local divides global") {
+  ir::Module module = load("jacobi2d5pt");
+  for (const std::string& profile : {"nvidia", "amd"}) {
+    rewrite::SpaceOptions o = options_for(256, 512, profile);
+    rewrite::VariantStream stream(module.main(), o);
+    rewrite::Variant v;
+    int64_t n = 0;
+    while (stream.next(v) && n++ < 20000) {
+      int64_t threads = 1, groups = 1;
+      for (int d = 0; d < v.launch.dims; ++d) {
+        REQUIRE(v.launch.local[d] >= 1);
+        REQUIRE(v.launch.global[d] % v.launch.local[d] == 0);
+        threads *= v.launch.local[d];
+        groups *= v.launch.global[d] / v.launch.local[d];
+      }
+      REQUIRE(threads <= o.device.max_work_group_size);
+      REQUIRE(groups >= o.device.min_work_groups);
+    }
+    CHECK(n > 1000);
+    CHECK(stream.counts().rejections.at("work-group too large") > 0);
+    CHECK(stream.counts().rejections.at("too few work-groups") > 0);
+  }
+}
+
+TEST_CASE("generation is deterministic") {
+  ir::Module module = load("hotspot2d");
+  auto first = [&](int count) {
+    rewrite::VariantStream stream(module.main(), options_for(1024, 1024));
+    std::vector<std::string> out;
+    rewrite::Variant v;
+    while (static_cast<int>(out.size()) < count && stream.next(v))
+      out.push_back(describe(v));
+    return std::make_pair(out, stream.counts().rejections);
+  };
+  auto a = first(30000);
+  auto b = first(30000);
+  CHECK(a.first.size() == 30000);
+  CHECK(a.first == b.first);
+  CHECK(a.second == b.second);
+  // Full counts at a small size agree too.
+  auto full = [&] {
+    rewrite::VariantStream stream(module.main(), options_for(16, 32));
+    rewrite::Variant v;
+    while (stream.next(v)) {
+    }
+    return stream.counts();
+  };
+  rewrite::SpaceCounts c1 = full(), c2 = full();
+  CHECK(c1.variants == c2.variants);
+  CHECK(c1.distinct_sources == c2.distinct_sources);
+  CHECK(c1.per_strategy == c2.per_strategy);
+  CHECK(c1.rejections == c2.rejections);
+  CHECK(c1.variants > 1000);
+}
+
+TEST_CASE("the stream is lazy") {
+  ir::Module module = load("jacobi2d5pt");
+  rewrite::VariantStream stream(module.main(), options_for(4096, 4096));
+  rewrite::Variant v;
+  REQUIRE(stream.next(v));
+  // One high-level program expanded, one lowered program generated, for the first variant.
+  CHECK(stream.counts().high_level_programs == 1);
+  CHECK(stream.counts().lowered_programs == 1);
+  CHECK(stream.counts().variants == 1);
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(stream.next(v));
+  CHECK(stream.counts().lowered_programs == 1);
+}
+
+TEST_CASE("variants print to .lift and parse back alpha-equal; sidecars carry the launch") {
+  for (const std::string& name : {std::string("gaussian"), std::string("srad2")}) {
+    ir::Module module = load(name);
+    rewrite::VariantStream stream(module.main(), options_for(64, 128));
+    std::vector<rewrite::Variant> picked = rewrite::sample(stream, 40, 7);
+    REQUIRE(picked.size() == 40);
+    std::set<std::string> strategies;
+    for (const rewrite::Variant& v : picked) {
+      strategies.insert(v.strategy);
+      ir::Module out{module.userfuns, {v.program}};
+      ir::Module back = parse::parse_module(ir::print(out), "variant.lift");
+      CHECK(ir::alpha_equal(back.main(), v.program));
+      std::string json = rewrite::sidecar_json(v, {{"M", 64}, {"N", 128}});
+      CHECK(json.find(fmt::format("\"strategy\": \"{}\"", v.strategy)) != std::string::npos);
+      CHECK(json.find("\"global\": [") != std::string::npos);
+    }
+    CHECK(strategies.size() >= 3);
+  }
+}
+
+TEST_CASE("lowering strategies refuse with reasons") {
+  ir::Module module = load("jacobi2d5pt");
+  rewrite::Sizes sizes{{"M", 64}, {"N", 64}};
+  auto global = rewrite::lower(module.main(), "global2d_10", 0, sizes);
+  REQUIRE(std::holds_alternative<ir::Program>(global));
+  CHECK(ir::print(std::get<ir::Program>(global)).find("mapGlb1") != std::string::npos);
+  // No tiles in the untiled program: the local copy cannot apply.
+  auto local = rewrite::lower(module.main(), "workgroup2d_local", 0, sizes);
+  REQUIRE(std::holds_alternative<std::string>(local));
+  CHECK(std::get<std::string>(local).find("strategy does not apply") == 0);
+  // A chunk that does not divide N = 64 + 0 ... 48 is not a multiple of 32.
+  auto chunk = rewrite::lower(module.main(), "chunks", 32, {{"M", 64}, {"N", 48}});
+  REQUIRE(std::holds_alternative<std::string>(chunk));
+  CHECK(std::get<std::string>(chunk) == "split does not divide");
+}
+
+namespace {
+
+struct VerifySummary {
+  int64_t verified = 0;
+  int64_t failed = 0;
+  std::vector<std::string> failures;
+};
+
+VerifySummary verify(runtime::Device& device, const ir::Module& module,
+                     const std::vector<rewrite::Variant>& variants, const rewrite::Sizes& sizes,
+                     const std::string& name) {
+  VerifySummary s;
+  for (const rewrite::Variant& v : variants) {
+    exec::RunOptions o;
+    o.check = true;
+    o.time = false;
+    o.roofline = false;
+    o.warmup = 0;
+    o.repeat = 1;
+    o.global.assign(v.launch.global.begin(), v.launch.global.begin() + v.launch.dims);
+    o.local.assign(v.launch.local.begin(), v.launch.local.begin() + v.launch.dims);
+    std::string problem;
+    try {
+      exec::RunReport r = exec::run_program(device, v.program, sizes, o);
+      if (r.status != runtime::Status::ok || !r.verification.passed)
+        problem = fmt::format("{}: {}", runtime::to_string(r.status), r.message);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (problem.empty()) {
+      ++s.verified;
+      continue;
+    }
+    ++s.failed;
+    std::string file = fmt::format("/tmp/space-fail-{}-{}.lift", name, v.index);
+    FILE* f = std::fopen(file.c_str(), "w");
+    if (f) {
+      std::fputs(ir::print(ir::Module{module.userfuns, {v.program}}).c_str(), f);
+      std::fclose(f);
+    }
+    s.failures.push_back(fmt::format("{} [{}] {}", describe(v), file, problem));
+  }
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("a fixed-seed sample of 30 variants per stencil verifies on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  rewrite::Sizes sizes{{"M", 32}, {"N", 64}};
+  for (const std::string& name : kStencils) {
+    CAPTURE(name);
+    ir::Module module = load(name);
+    rewrite::VariantStream stream(module.main(), options_for(32, 64));
+    std::vector<rewrite::Variant> picked = rewrite::sample(stream, 30, 2024);
+    REQUIRE(picked.size() == 30);
+    VerifySummary s = verify(device, module, picked, sizes, name);
+    for (const std::string& f : s.failures)
+      MESSAGE(f);
+    CHECK(s.failed == 0);
+    CHECK(s.verified == 30);
+  }
+}
+
+// The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
+TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
+          doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
+  std::vector<int64_t> args;
+  std::string spec = std::getenv("LIFTX_VERIFY_ALL");
+  for (size_t start = 0; start <= spec.size();) {
+    size_t comma = spec.find(',', start);
+    args.push_back(std::stoll(spec.substr(start, comma - start)));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  REQUIRE(args.size() >= 2);
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  rewrite::Sizes sizes{{"M", args[0]}, {"N", args[1]}};
+  const char* only = std::getenv("LIFTX_VERIFY_STENCILS");
+  for (const std::string& name : kStencils) {
+    if (only && std::string(only).find(name) == std::string::npos)
+      continue;
+    ir::Module module = load(name);
+    rewrite::SpaceOptions o = options_for(args[0], args[1]);
+    if (args.size() > 2)
+      o.max_tile = args[2];
+    if (args.size() > 3)
+      o.depth = static_cast<int>(args[3]);
+    if (args.size() > 4)
+      o.max_chunk = args[4];
+    rewrite::VariantStream stream(module.main(), o);
+    std::vector<rewrite::Variant> all;
+    rewrite::Variant v;
+    while (stream.next(v))
+      all.push_back(v);
+    VerifySummary s = verify(device, module, all, sizes, name);
+    fmt::print("{:<12} M={} N={}: {} variants, {} kernel sources: {} verified, {} failed\n", name,
+               args[0], args[1], all.size(), stream.counts().distinct_sources, s.verified,
+               s.failed);
+    for (size_t i = 0; i < s.failures.size() && i < 10; ++i)
+      fmt::print("  FAILED {}\n", s.failures[i]);
+    std::fflush(stdout);
+    CHECK(s.failed == 0);
+  }
+}
