@@ -20,6 +20,7 @@ int run(int argc, char** argv) {
   add_launch_command(app);
   add_codegen_command(app);
   add_run_command(app);
+  add_features_command(app);
   add_variants_command(app);
   try {
     app.parse(argc, argv);

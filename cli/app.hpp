@@ -25,6 +25,7 @@ void add_roofline_command(CLI::App& app);
 void add_launch_command(CLI::App& app);
 void add_codegen_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_features_command(CLI::App& app);
 void add_variants_command(CLI::App& app);
 
 } // namespace liftx::cli

@@ -733,11 +733,11 @@ private:
       emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
     // A work-group loop that runs more than once reuses its local memory: wait until every
     // thread has finished reading before the next iteration overwrites it.
-    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier(loop_record);
+    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier(loop_record, dim);
     return target_value(dest);
   }
 
-  void add_loop_end_barrier(size_t loop_record) {
+  void add_loop_end_barrier(size_t loop_record, int dim) {
     const LoopRecord wrg_record = kernel_.loops.at(loop_record);
     cl::Stmt& last = current().stmts.back();
     if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
@@ -749,7 +749,7 @@ private:
       const LoopRecord& wrg = wrg_record;
       std::vector<LoopContext> context = wrg.enclosing;
       // The barrier runs once per iteration of this loop, whose variable it does not need.
-      context.push_back({wrg.primitive, 0, wrg.kind, arith::Expr(0), wrg.trip_count});
+      context.push_back({wrg.primitive, dim, wrg.kind, arith::Expr(0), wrg.trip_count});
       kernel_.barriers.push_back({true, false, std::move(context)});
     }
   }

@@ -1,0 +1,144 @@
+// `liftx features FILE|DIR --device-profile P --size ... [--global X,Y] [--local X,Y]
+// [--format csv|json]`: the static features of lowered programs (docs/features.md), one row per
+// program. A directory gives one row per .lift file in it (sorted); a sidecar `NAME.json` or
+// `NAME.lift.json` beside a file, holding {"global": [...], "local": [...]}, sets its launch.
+#include "cli/app.hpp"
+#include "cli/options.hpp"
+#include "cli/program_options.hpp"
+#include "features/features.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FeaturesOptions {
+  std::string path;
+  std::string program;
+  std::string profile = "nvidia";
+  std::vector<std::string> sizes;
+  std::string global;
+  std::string local;
+  std::string format = "csv";
+};
+
+std::vector<int64_t> parse_launch_dims(const std::string& text, const char* what) {
+  std::vector<int64_t> values;
+  if (text.empty())
+    return values;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    values.push_back(parse_integer(text.substr(start, comma - start), fmt::format("--{}", what), 1,
+                                   int64_t{1} << 31));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (values.size() > 3)
+    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
+  return values;
+}
+
+/// The launch of `file`: its sidecar's, else the command line's.
+exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
+  exec::RunOptions options;
+  options.global = parse_launch_dims(o.global, "global");
+  options.local = parse_launch_dims(o.local, "local");
+  for (fs::path sidecar :
+       {fs::path(file).replace_extension(".json"), fs::path(file.string() + ".json")}) {
+    if (!fs::is_regular_file(sidecar))
+      continue;
+    std::ifstream in(sidecar);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+      if (j.contains("global"))
+        options.global = j.at("global").get<std::vector<int64_t>>();
+      if (j.contains("local"))
+        options.local = j.at("local").get<std::vector<int64_t>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}: {}",
+                                  sidecar.string(), e.what()));
+    }
+    break;
+  }
+  return options;
+}
+
+std::vector<fs::path> programs_at(const std::string& path) {
+  if (!fs::exists(path))
+    throw UserError(fmt::format("{}: no such file or directory", path));
+  if (!fs::is_directory(path))
+    return {fs::path(path)};
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.is_regular_file() && e.path().extension() == ".lift")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty())
+    throw UserError(fmt::format("{}: no .lift files", path));
+  return files;
+}
+
+} // namespace
+
+void add_features_command(CLI::App& app) {
+  auto o = std::make_shared<FeaturesOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "features", "Static features of lowered programs (one row per program; docs/features.md)");
+  cmd->add_option("path", o->path, ".lift file, or a directory of them")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
+  cmd->add_option("--device-profile", o->profile, "nvidia, amd, cpu or detect (default nvidia)");
+  cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
+  cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
+  cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
+  cmd->add_option("--format", o->format, "csv (default) or json")
+      ->check(CLI::IsMember({"csv", "json"}));
+  cmd->callback([o] {
+    runtime::DeviceProfile profile = runtime::named_profile(o->profile);
+    std::vector<fs::path> files = programs_at(o->path);
+    const bool many = files.size() > 1 || fs::is_directory(o->path);
+    nlohmann::json rows = nlohmann::json::array();
+    bool failed = false;
+    if (o->format == "csv")
+      fmt::print("{}\n", features::csv_header());
+    for (const fs::path& file : files) {
+      try {
+        ir::Module module = parse::parse_file(file.string());
+        const ir::Program& program = select_program(module, o->program, file.string());
+        interp::Sizes sizes = bind_sizes(program, o->sizes);
+        features::Features f = features::compute(program, sizes, launch_for(file, *o), profile);
+        if (o->format == "csv") {
+          fmt::print("{}\n", features::csv_row(file.string(), f));
+        } else {
+          nlohmann::json row = {{"program", program.name}, {"file", file.string()}};
+          row.update(features::to_json(f));
+          rows.push_back(std::move(row));
+        }
+      } catch (const UserError& e) {
+        if (!many)
+          throw;
+        // A directory: report the file and go on with the others.
+        fmt::print(stderr, "{}: {}\n", file.string(), e.what());
+        failed = true;
+      }
+    }
+    if (o->format == "json")
+      fmt::print("{}\n", rows.dump(2));
+    if (failed)
+      throw RunFailed();
+  });
+}
+
+} // namespace liftx::cli

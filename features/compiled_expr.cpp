@@ -1,0 +1,198 @@
+#include "features/compiled_expr.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <numeric>
+
+namespace liftx::features {
+
+namespace {
+
+__extension__ typedef __int128 i128;
+
+[[noreturn]] void overflow(const arith::Expr& e) {
+  throw UserError(fmt::format("integer overflow while evaluating {}", e.to_string()));
+}
+
+} // namespace
+
+int SlotTable::slot(const arith::Expr& var) {
+  auto [it, inserted] = slots_.emplace(var, static_cast<int>(vars_.size()));
+  if (inserted)
+    vars_.push_back(var);
+  return it->second;
+}
+
+CompiledExpr::CompiledExpr(const arith::Expr& e, SlotTable& slots) : source_(e) {
+  std::unordered_map<arith::Expr, int> memo;
+  root_ = flatten(e, slots, memo);
+}
+
+int CompiledExpr::flatten(const arith::Expr& e, SlotTable& slots,
+                          std::unordered_map<arith::Expr, int>& memo) {
+  if (auto it = memo.find(e); it != memo.end())
+    return it->second;
+  const arith::Node& n = e.node();
+  FlatNode flat{n.kind};
+  switch (n.kind) {
+  case arith::Kind::Cst:
+    flat.num = n.value.num;
+    flat.den = n.value.den;
+    break;
+  case arith::Kind::Var:
+    flat.slot = slots.slot(e);
+    break;
+  default: {
+    std::vector<int> operands;
+    for (const arith::Expr& o : n.operands)
+      operands.push_back(flatten(o, slots, memo));
+    flat.first = static_cast<int>(children_.size());
+    flat.count = static_cast<int>(operands.size());
+    children_.insert(children_.end(), operands.begin(), operands.end());
+    flat.num = n.exponent;
+    flat.cmp = n.cmp;
+  }
+  }
+  nodes_.push_back(flat);
+  int id = static_cast<int>(nodes_.size()) - 1;
+  memo.emplace(e, id);
+  return id;
+}
+
+int64_t CompiledExpr::evaluate(const std::vector<int64_t>& values) const {
+  if (nodes_.empty())
+    return 0;
+  return integer(root_, values);
+}
+
+int64_t CompiledExpr::integer(int node, const std::vector<int64_t>& values) const {
+  Value v = eval(node, values);
+  if (v.den != 1)
+    throw UserError(
+        fmt::format("inexact exact division: {} is not an integer", source_.to_string()));
+  return v.num;
+}
+
+CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& values) const {
+  const FlatNode& n = nodes_[static_cast<size_t>(node)];
+  auto normalise = [&](i128 num, i128 den) -> Value {
+    if (den < 0)
+      num = -num, den = -den;
+    i128 a = num < 0 ? -num : num, b = den;
+    while (b != 0) {
+      i128 t = a % b;
+      a = b;
+      b = t;
+    }
+    if (a > 1)
+      num /= a, den /= a;
+    constexpr i128 lo = std::numeric_limits<int64_t>::min();
+    constexpr i128 hi = std::numeric_limits<int64_t>::max();
+    if (num < lo || num > hi || den > hi)
+      overflow(source_);
+    return {static_cast<int64_t>(num), static_cast<int64_t>(den)};
+  };
+  auto child = [&](int k) { return children_[static_cast<size_t>(n.first + k)]; };
+  switch (n.kind) {
+  case arith::Kind::Cst:
+    return {n.num, n.den};
+  case arith::Kind::Var:
+    return {values[static_cast<size_t>(n.slot)], 1};
+  case arith::Kind::Sum: {
+    Value r{0, 1};
+    for (int k = 0; k < n.count; ++k) {
+      Value t = eval(child(k), values);
+      if (r.den == 1 && t.den == 1) {
+        int64_t s;
+        if (__builtin_add_overflow(r.num, t.num, &s))
+          overflow(source_);
+        r.num = s;
+      } else {
+        r = normalise(i128(r.num) * t.den + i128(t.num) * r.den, i128(r.den) * t.den);
+      }
+    }
+    return r;
+  }
+  case arith::Kind::Prod: {
+    Value r{1, 1};
+    for (int k = 0; k < n.count; ++k) {
+      Value f = eval(child(k), values);
+      if (r.den == 1 && f.den == 1) {
+        int64_t p;
+        if (__builtin_mul_overflow(r.num, f.num, &p))
+          overflow(source_);
+        r.num = p;
+      } else {
+        r = normalise(i128(r.num) * f.num, i128(r.den) * f.den);
+      }
+    }
+    return r;
+  }
+  case arith::Kind::Pow: {
+    Value base = eval(child(0), values);
+    int64_t k = n.num;
+    if (k < 0) {
+      if (base.num == 0)
+        throw UserError(fmt::format("division by zero in {}", source_.to_string()));
+      base = normalise(base.den, base.num);
+      k = -k;
+    }
+    Value r{1, 1};
+    for (int64_t i = 0; i < k; ++i)
+      r = normalise(i128(r.num) * base.num, i128(r.den) * base.den);
+    return r;
+  }
+  case arith::Kind::IntDiv:
+  case arith::Kind::Mod: {
+    int64_t a = integer(child(0), values), b = integer(child(1), values);
+    if (b == 0)
+      throw UserError(fmt::format("division by zero in {}", source_.to_string()));
+    if (b == -1) {
+      if (n.kind == arith::Kind::Mod)
+        return {0, 1};
+      if (a == std::numeric_limits<int64_t>::min())
+        overflow(source_);
+      return {-a, 1};
+    }
+    return {n.kind == arith::Kind::IntDiv ? a / b : a % b, 1};
+  }
+  case arith::Kind::Min:
+  case arith::Kind::Max: {
+    Value a = eval(child(0), values), b = eval(child(1), values);
+    bool a_less = i128(a.num) * b.den <= i128(b.num) * a.den;
+    return (n.kind == arith::Kind::Min) == a_less ? a : b;
+  }
+  case arith::Kind::Select: {
+    Value l = eval(child(0), values), r = eval(child(1), values);
+    i128 x = i128(l.num) * r.den, y = i128(r.num) * l.den;
+    bool holds = false;
+    switch (n.cmp) {
+    case arith::CmpOp::Lt:
+      holds = x < y;
+      break;
+    case arith::CmpOp::Le:
+      holds = x <= y;
+      break;
+    case arith::CmpOp::Gt:
+      holds = x > y;
+      break;
+    case arith::CmpOp::Ge:
+      holds = x >= y;
+      break;
+    case arith::CmpOp::Eq:
+      holds = x == y;
+      break;
+    case arith::CmpOp::Ne:
+      holds = x != y;
+      break;
+    }
+    return eval(child(holds ? 2 : 3), values);
+  }
+  }
+  throw InternalError("unknown arith node kind", __FILE__, __LINE__);
+}
+
+} // namespace liftx::features

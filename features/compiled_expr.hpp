@@ -1,0 +1,63 @@
+#pragma once
+/// Fast repeated evaluation of arith expressions (features evaluate the same index expressions
+/// for many threads and launches): an expression is flattened once into an array of nodes whose
+/// variables are slots of a shared table, then evaluated from slot values without any lookup by
+/// name. Semantics are those of arith::evaluate (exact rationals, C division and remainder).
+#include "ir/arith/expr.hpp"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace liftx::features {
+
+/// Numbers the variables of every expression compiled against it.
+class SlotTable {
+public:
+  /// The slot of a variable (created on first use).
+  int slot(const arith::Expr& var);
+  int size() const { return static_cast<int>(vars_.size()); }
+  const std::vector<arith::Expr>& vars() const { return vars_; }
+
+private:
+  std::unordered_map<arith::Expr, int> slots_;
+  std::vector<arith::Expr> vars_;
+};
+
+class CompiledExpr {
+public:
+  CompiledExpr() = default;
+  CompiledExpr(const arith::Expr& e, SlotTable& slots);
+
+  /// The integer value with variables taken from `values` (indexed by slot). UserError on a
+  /// division by zero, an inexact exact division or an int64 overflow.
+  int64_t evaluate(const std::vector<int64_t>& values) const;
+  bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
+  const arith::Expr& source() const { return source_; }
+
+private:
+  struct Value {
+    int64_t num;
+    int64_t den;
+  };
+  struct FlatNode {
+    arith::Kind kind;
+    arith::CmpOp cmp = arith::CmpOp::Lt;
+    int64_t num = 0; ///< Cst numerator / Pow exponent
+    int64_t den = 1; ///< Cst denominator
+    int slot = -1;   ///< Var
+    int first = 0;   ///< operands: children_[first, first + count)
+    int count = 0;
+  };
+  int flatten(const arith::Expr& e, SlotTable& slots, std::unordered_map<arith::Expr, int>& memo);
+  Value eval(int node, const std::vector<int64_t>& values) const;
+  int64_t integer(int node, const std::vector<int64_t>& values) const;
+
+  arith::Expr source_;
+  std::vector<FlatNode> nodes_;
+  std::vector<int> children_;
+  int root_ = 0;
+};
+
+} // namespace liftx::features

@@ -1,0 +1,181 @@
+#pragma once
+/// Static features of a generated kernel for one launch (seed 003, Table 1, and more), computed
+/// from the generator's records (codegen::Kernel: accesses, barriers, loops with the loop kinds
+/// the generator chose, user-function calls) and the symbolic index expressions, without
+/// compiling or running anything. docs/features.md defines every feature and its unit.
+///
+/// Counting convention: a per-thread count is the total number of executions over ALL launched
+/// work-items divided by the number of launched work-items (an exact average; work-items that
+/// have nothing to do count as zero). Totals are exact integers (`RecordCounts`), so that they can
+/// be compared exactly with an instrumented run (exec::run_instrumented).
+#include "codegen/kernel.hpp"
+#include "codegen/runtime/device.hpp"
+#include "exec/run.hpp"
+#include "features/compiled_expr.hpp"
+#include "ir/interp/interp.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::features {
+
+/// A concrete launch. `local[d] == 0` means "chosen by the OpenCL runtime"; features then assume
+/// the work-group shape `assumed_local` (see Analysis::local).
+struct Launch {
+  int dims = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{0, 0, 0};
+};
+
+struct Features {
+  // Parallelism (work-items; dimensions beyond the kernel's are 1).
+  std::array<int64_t, 3> global_size{1, 1, 1};
+  std::array<int64_t, 3> local_size{1, 1, 1}; ///< as launched, or assumed when left to the runtime
+  bool local_size_assumed = false;
+  int64_t work_items = 1;
+  int64_t work_groups = 1;
+  // Memory.
+  int64_t local_memory_bytes = 0;   ///< per work-group
+  int64_t private_memory_bytes = 0; ///< private arrays per work-item
+  double global_loads_per_thread = 0;
+  double global_stores_per_thread = 0;
+  double local_loads_per_thread = 0;
+  double local_stores_per_thread = 0;
+  double private_loads_per_thread = 0;
+  double private_stores_per_thread = 0;
+  double cache_lines_per_warp_access = 0; ///< average over global accesses, execution-weighted
+  double bank_conflict_degree = 1;        ///< average over local accesses, execution-weighted
+  int64_t bytes_moved = 0;                ///< inputs read once + output written once
+  int64_t working_set_bytes = 0;          ///< every global buffer (inputs, output, temporaries)
+  // Control flow and synchronisation.
+  double barriers_per_thread = 0;
+  double if_statements_per_thread = 0; ///< `if` statements reached (condition evaluated)
+  double if_bodies_per_thread = 0;     ///< `if` bodies entered (condition true)
+  double for_bodies_per_thread = 0;    ///< iterations of `for` loops
+  // Computation.
+  double arith_ops_per_thread = 0; ///< user-function operations (UserFunDef::op_counts)
+  // Occupancy estimate.
+  int64_t work_groups_per_cu = 0;
+  double occupancy = 0; ///< resident work-items per compute unit / the CU's maximum, in [0, 1]
+};
+
+/// Exact totals over all launched work-items, one per record of the kernel (same order as
+/// Kernel::accesses, ::barriers, ::loops, ::calls). A loop's total counts entries into its body:
+/// iterations of a `for`, an `if` taken, a block run, each copy of an unrolled body.
+struct RecordCounts {
+  std::vector<int64_t> accesses;
+  std::vector<int64_t> barriers;
+  std::vector<int64_t> loops;
+  std::vector<int64_t> calls;
+};
+
+/// The representative warp: the first `warp.size()` work-items (by local linear id) of the
+/// representative work-group: in every dimension the middle one of the work-groups that have
+/// work (group id busy_d / 2, busy_d = the groups that the dimension's mapGlb/mapWrg iterations
+/// reach), so that clamped and padded indices take their interior branch.
+struct RepresentativeWarp {
+  std::array<int64_t, 3> group{0, 0, 0};
+  /// Global ids (x, y, z) of the warp's work-items, in lane order.
+  std::vector<std::array<int64_t, 3>> lanes;
+  /// Work-item number as exec::DynamicCounts numbers them: gid0 + G0 * (gid1 + G1 * gid2).
+  int64_t work_item(size_t lane, const std::array<int64_t, 3>& global) const;
+};
+
+struct AccessDetail {
+  /// Element index per lane at the lane's first execution of the access (parallel loop variables
+  /// at the lane's ids, sequential ones at 0); nullopt when the lane never executes it.
+  std::vector<std::optional<int64_t>> first_index;
+  /// Global accesses: distinct cache lines of the warp; local: bank-conflict degree; private: 0.
+  /// nullopt when no lane of the representative warp executes the access.
+  std::optional<double> value;
+};
+
+struct Analysis {
+  Features features;
+  RecordCounts counts;
+  RepresentativeWarp warp;
+  std::vector<AccessDetail> accesses; ///< per Kernel::accesses
+};
+
+/// Distinct cache lines a warp touches given its lanes' element indices (nullopt = inactive lane):
+/// offsets from the first active lane's index, times the element size, floor-divided by the line
+/// size (seed 003 §4.2.3). 0 when no lane is active.
+int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                       int64_t line_bytes);
+/// Bank-conflict degree of a warp's local accesses: the lanes are taken in groups of `banks`
+/// consecutive lanes (one request each); per group, the largest number of DISTINCT words mapped
+/// to the same bank (words of 4 bytes, bank = word mod banks; the same word is a broadcast);
+/// averaged over the groups with an active lane. For a uniform word stride s this is
+/// gcd(s, banks), and 1 for s == 0 (seed 004 §5).
+double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
+                            int64_t element_bytes, int64_t banks);
+
+/// Everything that depends only on the kernel, precomputed once (compiled index expressions,
+/// loop factors); analysing a launch then costs a few evaluations per record and warp lane.
+class KernelModel {
+public:
+  explicit KernelModel(codegen::Kernel kernel);
+  const codegen::Kernel& kernel() const { return kernel_; }
+
+  /// UserError for a launch that does not fit the kernel (dims, local not dividing global, a
+  /// work-group kernel without a local size, unbound sizes).
+  Analysis analyze(const Launch& launch, const interp::Sizes& sizes,
+                   const runtime::DeviceProfile& device) const;
+  Features compute(const Launch& launch, const interp::Sizes& sizes,
+                   const runtime::DeviceProfile& device) const {
+    return analyze(launch, sizes, device).features;
+  }
+
+  struct Loop; ///< a compiled LoopContext
+  struct Chain;
+
+private:
+  codegen::Kernel kernel_;
+  SlotTable slots_;
+  std::vector<std::pair<int, std::string>> size_slots_; ///< slot and name of each size variable
+  int64_t private_bytes_ = 0;
+  std::vector<std::shared_ptr<const Chain>> access_chains_, barrier_chains_, loop_chains_,
+      call_chains_;
+  std::vector<CompiledExpr> access_index_;
+  std::vector<int> call_ops_;
+  CompiledExpr local_bytes_;
+  std::vector<std::pair<const codegen::KernelArg*, CompiledExpr>> buffer_elements_;
+  bool uses_work_groups_ = false;
+};
+
+/// The launch features assume when the local size is left to the runtime: per dimension, the
+/// largest divisor of the global size that keeps the work-group within min(256, the device's
+/// limit) (dimension 0 first, then 1, then 2).
+std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device);
+
+Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,
+                 const runtime::DeviceProfile& device);
+/// Generates the kernel and chooses the launch as exec::run_program would (exec::prepare_launch).
+Analysis analyze(const ir::Program& program, const interp::Sizes& sizes,
+                 const exec::RunOptions& options, const runtime::DeviceProfile& device);
+Features compute(const ir::Program& program, const interp::Sizes& sizes,
+                 const exec::RunOptions& options, const runtime::DeviceProfile& device);
+
+// ---- output ------------------------------------------------------------------------------------
+struct Column {
+  std::string name; ///< stable snake_case name; the unit is in the name or in `unit`
+  std::string unit;
+  std::string description;
+  std::function<double(const Features&)> value;
+  bool integer = false;
+};
+/// Every feature column, in output order (docs/features.md documents each).
+const std::vector<Column>& columns();
+/// CSV header: `program,` then the columns; a row per program.
+std::string csv_header();
+std::string csv_row(const std::string& program, const Features& features);
+nlohmann::json to_json(const Features& features);
+
+} // namespace liftx::features

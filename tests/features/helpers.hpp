@@ -1,0 +1,37 @@
+#pragma once
+// Shared by the feature tests: parsing a program from text, profiles, and the dynamic side (an
+// instrumented run on PoCL) that the static features are validated against.
+#include "codegen/runtime/device.hpp"
+#include "exec/run.hpp"
+#include "features/features.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace liftx::features::test {
+
+inline ir::Program parse_program(const std::string& source) {
+  return parse::parse_module(source, "<test>").main();
+}
+
+/// Kernel builds are cached; keep the cache out of the home directory.
+inline void use_temporary_cache_dir() {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path d = std::filesystem::temp_directory_path() / "liftx-test-features-cache";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  setenv("LIFTX_CACHE_DIR", dir.c_str(), 1);
+}
+
+inline runtime::Device& pocl() {
+  static runtime::Device device = [] {
+    use_temporary_cache_dir();
+    return runtime::select_device("cpu");
+  }();
+  return device;
+}
+
+} // namespace liftx::features::test
