@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every hand-lowered variant in stencils/variants/ on an OpenCL device at square sizes: each
-# kernel is verified against the reference interpreter (every element, random inputs), then timed
+# kernel is verified against the reference interpreter's result for the high-level stencil
+# stencils/<stencil>.lift (every element, random inputs; computed once per stencil and size and
+# cached), then timed
 # with profiling events (median of 20 runs after 3 warm-ups), and compared with the device's
 # float4-copy roofline. Prints a markdown table; the full report of each run goes to LOG.
 #
@@ -26,7 +28,7 @@ for size in "$@"; do
     stencil=$(basename "$(dirname "$file")")
     variant=$(basename "$file" .lift)
     report=$("$liftx" run "$file" --device "$device" --size "$size" --repeat 20 --warmup 3 \
-               --timeout-ms 600000 2>&1)
+               --reference "stencils/$stencil.lift" --timeout-ms 600000 2>&1)
     { echo "== $file $size"; echo "$report"; } >>"$log"
     echo "$report" | awk -v stencil="$stencil" -v variant="$variant" -v size="${size}x${size}" '
       /^check/     { check = $2; sub(/:$/, "", check) }

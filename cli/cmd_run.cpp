@@ -38,6 +38,7 @@ struct RunCommandOptions {
   bool show_kernel = false;
   bool worker = false;
   std::string launch; ///< a variant sidecar (liftx variants --out): its global/local sizes
+  std::string reference; ///< verify against this program (e.g. the high-level stencil)
 };
 
 std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
@@ -89,6 +90,11 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   options.roofline = !o.no_roofline;
   options.seed = o.seed;
   options.tolerance = o.tolerance;
+  std::optional<ir::Module> reference_module;
+  if (!o.reference.empty()) {
+    reference_module = parse::parse_file(o.reference);
+    options.reference = &reference_module->main();
+  }
   runtime::Device device = runtime::select_device(o.device);
   return exec::run_program(device, program, sizes, options);
 }
@@ -108,6 +114,7 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
   add("--warmup", std::to_string(o.warmup));
   add("--seed", std::to_string(o.seed));
   add("--tolerance", fmt::format("{}", o.tolerance));
+  if (!o.reference.empty()) add("--reference", o.reference);
   if (o.no_check) argv.push_back("--no-check");
   if (o.no_roofline) argv.push_back("--no-roofline");
   return argv;
@@ -171,6 +178,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--tolerance", o->tolerance,
                   "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)");
   cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)");
+  cmd->add_option("--reference", o->reference,
+                  "verify against this program's interpretation (e.g. the high-level stencil; "
+                  "cached per sizes and seed)");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_flag("--show-kernel", o->show_kernel, "print the generated kernel too");
   cmd->add_option("--launch", o->launch, "a variant's .json sidecar: run with its global/local");

@@ -1,6 +1,7 @@
 #include "exec/run.hpp"
 
 #include "codegen/runtime/build_cache.hpp"
+#include "codegen/runtime/cache_dir.hpp"
 #include "codegen/runtime/roofline.hpp"
 #include "support/error.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 namespace liftx::exec {
@@ -324,7 +326,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
                           "reading the output");
       std::vector<bool> poisoned;
       std::vector<double> got = from_bytes(bytes, output_kind, &poisoned);
-      interp::HostArray want = interp::evaluate(program, inputs, sizes);
+      interp::HostArray want = reference_result(program, options, inputs, sizes);
       report.verification = verify(got, poisoned, want, options.tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
@@ -482,6 +484,59 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   }
   counts.kernel = std::move(launch.kernel);
   return counts;
+}
+
+} // namespace liftx::exec
+
+namespace liftx::exec {
+
+interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
+                                   const std::vector<interp::HostArray>& inputs,
+                                   const interp::Sizes& sizes) {
+  if (!options.reference) return interp::evaluate(program, inputs, sizes);
+  const ir::Program& reference = *options.reference;
+  bool same_signature = reference.params.size() == program.params.size() &&
+                        reference.result_type() == program.result_type();
+  for (size_t i = 0; same_signature && i < program.params.size(); ++i)
+    same_signature = reference.params[i].type() == program.params[i].type();
+  if (!same_signature)
+    throw UserError(fmt::format("the reference {} does not have the parameter and result types of {}",
+                                reference.name, program.name));
+  std::string key = ir::print(reference) + "\n";
+  for (const auto& [name, value] : sizes) key += fmt::format("{}={} ", name, value);
+  key += fmt::format("seed={}", options.seed);
+  std::filesystem::path file =
+      runtime::default_cache_dir() / "references" / (runtime::content_hash(key) + ".f32");
+  std::vector<int64_t> shape = interp::concrete_shape(reference.result_type(), sizes);
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  const bool cacheable = ir::array_base(reference.result_type()) == ir::Type::float_();
+  if (cacheable) {
+    if (std::optional<std::string> bytes = runtime::read_file_bytes(file);
+        bytes && bytes->size() == static_cast<size_t>(elements) * 4) {
+      interp::HostArray cached;
+      cached.kind = ir::ScalarKind::Float;
+      cached.shape = shape;
+      cached.data.resize(static_cast<size_t>(elements));
+      for (size_t i = 0; i < cached.data.size(); ++i) {
+        float v;
+        std::memcpy(&v, bytes->data() + i * 4, 4);
+        cached.data[i] = v;
+      }
+      return cached;
+    }
+  }
+  interp::HostArray result = interp::evaluate(reference, inputs, sizes);
+  if (cacheable) {
+    std::string bytes(result.data.size() * 4, '\0');
+    for (size_t i = 0; i < result.data.size(); ++i) {
+      float v = static_cast<float>(result.data[i]);
+      std::memcpy(bytes.data() + i * 4, &v, 4);
+    }
+    std::filesystem::create_directories(file.parent_path());
+    runtime::write_file_atomically(file, bytes); // a failed write only loses the cache entry
+  }
+  return result;
 }
 
 } // namespace liftx::exec

@@ -33,7 +33,19 @@ struct RunOptions {
   double tolerance = 1e-4;
   /// Generate the instrumented kernel (run_instrumented sets this).
   bool instrument = false;
+  /// Verify against the interpretation of this program instead of the one run: typically the
+  /// high-level stencil a hand- or machine-lowered variant comes from. Its parameters and result
+  /// must have the variant's types. Its float results are cached on disk (LIFTX_CACHE_DIR/
+  /// references), keyed by its printed text, the sizes and the seed, so the variants of one
+  /// stencil share one interpretation.
+  const ir::Program* reference = nullptr;
 };
+
+/// The interpreter's result for `options.reference` (or `program`) on `inputs`, from the disk
+/// cache when a reference is given and its result is float.
+interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
+                                   const std::vector<interp::HostArray>& inputs,
+                                   const interp::Sizes& sizes);
 
 struct Verification {
   bool checked = false;

@@ -204,3 +204,21 @@ TEST_CASE("run refuses programs that are not lowerable, with the location and ex
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "does not divide"));
 }
+
+TEST_CASE("run --reference verifies a variant against the high-level stencil") {
+  setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
+  RunResult ok = liftx("run stencils/variants/jacobi2d5pt/chunks4.lift --device cpu --size M=8,N=16 "
+                       "--reference stencils/jacobi2d5pt.lift --repeat 1 --no-roofline");
+  CAPTURE(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(contains(ok.out, "check     passed"));
+  // Against another stencil of the same type the check must fail, with status wrong_result.
+  RunResult wrong = liftx("run stencils/variants/jacobi2d5pt/chunks4.lift --device cpu "
+                          "--size M=8,N=16 --reference stencils/gradient.lift --no-roofline");
+  CHECK(wrong.exit_code == 1);
+  CHECK(contains(wrong.out, "status    wrong_result"));
+  RunResult mismatch = liftx("run stencils/variants/jacobi2d5pt/chunks4.lift --device cpu "
+                             "--size M=8,N=16 --reference stencils/hotspot2d.lift");
+  CHECK(mismatch.exit_code == 2);
+  CHECK(contains(mismatch.err, "does not have the parameter and result types"));
+}
