@@ -22,7 +22,8 @@ void add_check_command(CLI::App& app) {
       fmt::print("{}", ir::print(module));
       return;
     }
-    for (const ir::UserFunPtr& f : module.userfuns) fmt::print("userfun {}\n", f->name());
+    for (const ir::UserFunPtr& f : module.userfuns)
+      fmt::print("userfun {}\n", f->name());
     for (const ir::Program& p : module.programs) {
       std::string params;
       for (const ir::Expr& param : p.params)

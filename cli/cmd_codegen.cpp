@@ -1,5 +1,5 @@
-// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads]`: prints the OpenCL kernel of a
-// lowered program and its launch configuration (symbolic, and concrete when sizes are given).
+// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads]`: prints the OpenCL kernel of
+// a lowered program and its launch configuration (symbolic, and concrete when sizes are given).
 #include "cli/app.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
@@ -19,7 +19,8 @@ std::string launch_text(const std::array<std::optional<arith::Expr>, 3>& sizes, 
     std::string part = "any";
     if (sizes[d]) {
       part = sizes[d]->to_string();
-      if (bound) part = fmt::format("{}", arith::evaluate(*sizes[d], *bound));
+      if (bound)
+        part = fmt::format("{}", arith::evaluate(*sizes[d], *bound));
     }
     text += (d ? ", " : "") + part;
   }
@@ -49,7 +50,8 @@ void add_codegen_command(CLI::App& app) {
     codegen_options.tie_threads_to_lengths = !options->free_threads;
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
     std::optional<interp::Sizes> sizes;
-    if (!options->sizes.empty()) sizes = bind_sizes(program, options->sizes);
+    if (!options->sizes.empty())
+      sizes = bind_sizes(program, options->sizes);
     fmt::print("{}", kernel.source);
     fmt::print("\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
                launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),

@@ -22,7 +22,8 @@ void add_eval_command(CLI::App& app) {
     uint64_t seed = 1;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a .lift program with the reference interpreter");
+  CLI::App* cmd =
+      app.add_subcommand("eval", "Evaluate a .lift program with the reference interpreter");
   cmd->add_option("file", options->file, ".lift source file")->required();
   cmd->add_option("--program", options->program, "definition to run (default: the last one)");
   cmd->add_option("--size", options->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
@@ -36,12 +37,15 @@ void add_eval_command(CLI::App& app) {
     std::mt19937_64 rng(options->seed);
     std::vector<BoundInput> inputs = bind_inputs(program, sizes, options->inputs, rng);
     std::vector<interp::HostArray> arrays;
-    for (const BoundInput& input : inputs) arrays.push_back(input.data);
+    for (const BoundInput& input : inputs)
+      arrays.push_back(input.data);
 
     auto start = std::chrono::steady_clock::now();
     interp::HostArray result = interp::evaluate(program, arrays, sizes);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!options->output.empty()) interp::write_output(options->output, result);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!options->output.empty())
+      interp::write_output(options->output, result);
 
     interp::Summary summary = interp::summarize(result);
     fmt::print("program   {} ({})\n", program.name, options->file);
@@ -59,7 +63,8 @@ void add_eval_command(CLI::App& app) {
     fmt::print("min/max   {:.9g} / {:.9g}\n", summary.min, summary.max);
     fmt::print("mean      {:.9g}\n", summary.mean);
     fmt::print("time      {:.3f} ms (reference interpreter)\n", seconds * 1e3);
-    if (!options->output.empty()) fmt::print("output    {}\n", options->output);
+    if (!options->output.empty())
+      fmt::print("output    {}\n", options->output);
   });
 }
 

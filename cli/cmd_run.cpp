@@ -37,30 +37,35 @@ struct RunCommandOptions {
   bool json = false;
   bool show_kernel = false;
   bool worker = false;
-  std::string launch; ///< a variant sidecar (liftx variants --out): its global/local sizes
+  std::string launch;    ///< a variant sidecar (liftx variants --out): its global/local sizes
   std::string reference; ///< verify against this program (e.g. the high-level stencil)
 };
 
 std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
   std::vector<int64_t> values;
-  if (text.empty()) return values;
+  if (text.empty())
+    return values;
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
     values.push_back(parse_integer(text.substr(start, comma - start), fmt::format("--{}", what), 1,
                                    int64_t{1} << 31));
-    if (comma == std::string::npos) break;
+    if (comma == std::string::npos)
+      break;
     start = comma + 1;
   }
-  if (values.size() > 3) throw UserError(fmt::format("--{}: at most 3 dimensions", what));
+  if (values.size() > 3)
+    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
   return values;
 }
 
 /// Reads a variant sidecar's launch into --global/--local (given ones win).
 void apply_launch_file(RunCommandOptions& o) {
-  if (o.launch.empty()) return;
+  if (o.launch.empty())
+    return;
   std::ifstream in(o.launch);
-  if (!in) throw UserError(fmt::format("cannot read {}", o.launch));
+  if (!in)
+    throw UserError(fmt::format("cannot read {}", o.launch));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -70,11 +75,14 @@ void apply_launch_file(RunCommandOptions& o) {
   auto dims = [&](const char* key) {
     std::vector<std::string> parts;
     if (j.contains(key) && j[key].is_array())
-      for (const auto& v : j[key]) parts.push_back(std::to_string(v.get<int64_t>()));
+      for (const auto& v : j[key])
+        parts.push_back(std::to_string(v.get<int64_t>()));
     return fmt::format("{}", fmt::join(parts, ","));
   };
-  if (o.global.empty()) o.global = dims("global");
-  if (o.local.empty()) o.local = dims("local");
+  if (o.global.empty())
+    o.global = dims("global");
+  if (o.local.empty())
+    o.local = dims("local");
 }
 
 exec::RunReport run_here(const RunCommandOptions& o) {
@@ -100,33 +108,47 @@ exec::RunReport run_here(const RunCommandOptions& o) {
 }
 
 std::vector<std::string> worker_argv(const RunCommandOptions& o) {
-  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(), "run",
-                                   o.file, "--device", o.device, "--worker"};
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "run",
+                                   o.file,
+                                   "--device",
+                                   o.device,
+                                   "--worker"};
   auto add = [&argv](const std::string& flag, const std::string& value) {
     argv.push_back(flag);
     argv.push_back(value);
   };
-  if (!o.program.empty()) add("--program", o.program);
-  for (const std::string& s : o.sizes) add("--size", s);
-  if (!o.global.empty()) add("--global", o.global);
-  if (!o.local.empty()) add("--local", o.local);
+  if (!o.program.empty())
+    add("--program", o.program);
+  for (const std::string& s : o.sizes)
+    add("--size", s);
+  if (!o.global.empty())
+    add("--global", o.global);
+  if (!o.local.empty())
+    add("--local", o.local);
   add("--repeat", std::to_string(o.repeat));
   add("--warmup", std::to_string(o.warmup));
   add("--seed", std::to_string(o.seed));
   add("--tolerance", fmt::format("{}", o.tolerance));
-  if (!o.reference.empty()) add("--reference", o.reference);
-  if (o.no_check) argv.push_back("--no-check");
-  if (o.no_roofline) argv.push_back("--no-roofline");
+  if (!o.reference.empty())
+    add("--reference", o.reference);
+  if (o.no_check)
+    argv.push_back("--no-check");
+  if (o.no_roofline)
+    argv.push_back("--no-roofline");
   return argv;
 }
 
 void print_report(const exec::RunReport& r, const std::string& file, bool show_kernel) {
-  if (show_kernel) fmt::print("{}\n", r.kernel_source);
+  if (show_kernel)
+    fmt::print("{}\n", r.kernel_source);
   std::vector<std::string> sizes;
-  for (const auto& [name, value] : r.sizes) sizes.push_back(fmt::format("{}={}", name, value));
+  for (const auto& [name, value] : r.sizes)
+    sizes.push_back(fmt::format("{}={}", name, value));
   auto dims = [&](const std::array<int64_t, 3>& v) {
     std::vector<std::string> parts;
-    for (int d = 0; d < r.dims; ++d) parts.push_back(v[d] ? std::to_string(v[d]) : "auto");
+    for (int d = 0; d < r.dims; ++d)
+      parts.push_back(v[d] ? std::to_string(v[d]) : "auto");
     return fmt::format("{}", fmt::join(parts, " x "));
   };
   fmt::print("program   {} ({})\n", r.program, file);
@@ -145,8 +167,8 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
                v.max_abs_error, v.passed ? "" : "; " + v.first_mismatch);
   if (r.timing)
     fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
-               r.timing->median_ms, r.timing->samples_ms.size(), r.timing->min_ms,
-               r.timing->max_ms, r.timing->q3_ms - r.timing->q1_ms);
+               r.timing->median_ms, r.timing->samples_ms.size(), r.timing->min_ms, r.timing->max_ms,
+               r.timing->q3_ms - r.timing->q1_ms);
   if (r.gb_per_s) {
     fmt::print("bandwidth {:.2f} GB/s", *r.gb_per_s);
     if (r.roofline_fraction)
@@ -170,9 +192,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
   cmd->add_option("--repeat", o->repeat, "timed runs (default 10)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")->check(CLI::Range(0, 1000));
+  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-check", o->no_check, "skip the verification against the interpreter");
-  cmd->add_flag("--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");
+  cmd->add_flag(
+      "--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");
   cmd->add_flag("--no-roofline", o->no_roofline, "do not compare with the float4-copy roofline");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--tolerance", o->tolerance,
@@ -207,8 +231,8 @@ void add_run_command(CLI::App& app) {
       throw UserErrorAlreadyReported();
     } else {
       report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
-      report.message = child.describe() +
-                       (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
+      report.message =
+          child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
       report.program = o->program.empty() ? o->file : o->program;
       report.device = o->device;
     }
@@ -216,7 +240,8 @@ void add_run_command(CLI::App& app) {
       fmt::print("{}\n", exec::to_json(report).dump(2));
     else
       print_report(report, o->file, o->show_kernel);
-    if (report.status != runtime::Status::ok) throw RunFailed();
+    if (report.status != runtime::Status::ok)
+      throw RunFailed();
   });
 }
 

@@ -1,3 +1,5 @@
 #include "cli/app.hpp"
 
-int main(int argc, char** argv) { return liftx::cli::run(argc, argv); }
+int main(int argc, char** argv) {
+  return liftx::cli::run(argc, argv);
+}

@@ -11,9 +11,11 @@ namespace liftx::cli {
 namespace {
 
 bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
   for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
   return true;
 }
 
@@ -23,7 +25,8 @@ std::vector<std::string> split_on(const std::string& text, char separator) {
   while (true) {
     size_t end = text.find(separator, start);
     parts.push_back(text.substr(start, end - start));
-    if (end == std::string::npos) return parts;
+    if (end == std::string::npos)
+      return parts;
     start = end + 1;
   }
 }
@@ -47,17 +50,20 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
   size_t eq = text.find('=');
   size_t colon = text.find(':', eq == std::string::npos ? 0 : eq);
   if (eq == std::string::npos || colon == std::string::npos)
-    throw UserError(fmt::format("{}: expected NAME=LO:HI (HI exclusive; either bound may be empty)",
-                                what));
+    throw UserError(
+        fmt::format("{}: expected NAME=LO:HI (HI exclusive; either bound may be empty)", what));
   std::string name = text.substr(0, eq);
-  if (!is_identifier(name)) throw UserError(fmt::format("{}: '{}' is not a name", what, name));
+  if (!is_identifier(name))
+    throw UserError(fmt::format("{}: '{}' is not a name", what, name));
   std::string lo = text.substr(eq + 1, colon - eq - 1);
   std::string hi = text.substr(colon + 1);
   constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   arith::Range range;
-  if (!lo.empty()) range.start = arith::cst(parse_integer(lo, what, kMin, kMax));
-  if (!hi.empty()) range.stop = arith::cst(parse_integer(hi, what, kMin, kMax));
+  if (!lo.empty())
+    range.start = arith::cst(parse_integer(lo, what, kMin, kMax));
+  if (!hi.empty())
+    range.stop = arith::cst(parse_integer(hi, what, kMin, kMax));
   if (range.start && range.stop && !(*range.start->as_constant() < *range.stop->as_constant()))
     throw UserError(fmt::format("{}: the range is empty (HI is exclusive)", what));
   return {name, range};
@@ -78,7 +84,8 @@ SizeOptions parse_size_options(const std::vector<std::string>& values) {
       std::string name = item.substr(0, eq);
       if (!is_identifier(name))
         throw UserError(fmt::format("--size {}: '{}' is not a size name", item, name));
-      int64_t size = parse_integer(item.substr(eq + 1), fmt::format("--size {}", name), 1, kMaxSize);
+      int64_t size =
+          parse_integer(item.substr(eq + 1), fmt::format("--size {}", name), 1, kMaxSize);
       if (!sizes.named.emplace(name, size).second)
         throw UserError(fmt::format("--size: {} is given twice", name));
     }

@@ -11,11 +11,14 @@ namespace liftx::cli {
 
 namespace {
 
-std::string param_name(const ir::Expr& p) { return p.as<ir::Param>()->name; }
+std::string param_name(const ir::Expr& p) {
+  return p.as<ir::Param>()->name;
+}
 
 std::string list_sizes(const std::vector<arith::Expr>& vars) {
   std::vector<std::string> names;
-  for (const arith::Expr& v : vars) names.push_back(v.node().name);
+  for (const arith::Expr& v : vars)
+    names.push_back(v.node().name);
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -23,19 +26,24 @@ std::string list_sizes(const std::vector<arith::Expr>& vars) {
 
 const ir::Program& select_program(const ir::Module& module, const std::string& name,
                                   const std::string& file) {
-  if (name.empty()) return module.main();
-  if (const ir::Program* p = module.find(name)) return *p;
+  if (name.empty())
+    return module.main();
+  if (const ir::Program* p = module.find(name))
+    return *p;
   std::vector<std::string> names;
-  for (const ir::Program& p : module.programs) names.push_back(p.name);
-  throw UserError(fmt::format("{}: no definition named '{}' (the file defines {})", file, name,
-                              names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
+  for (const ir::Program& p : module.programs)
+    names.push_back(p.name);
+  throw UserError(
+      fmt::format("{}: no definition named '{}' (the file defines {})", file, name,
+                  names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
 interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values) {
   SizeOptions options = parse_size_options(size_values);
   std::vector<arith::Expr> vars = program.size_vars();
   std::set<std::string, std::less<>> known;
-  for (const arith::Expr& v : vars) known.insert(v.node().name);
+  for (const arith::Expr& v : vars)
+    known.insert(v.node().name);
   interp::Sizes sizes;
   for (const auto& [name, value] : options.named) {
     if (!known.contains(name))
@@ -45,7 +53,8 @@ interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::stri
   }
   std::vector<std::string> missing;
   for (const std::string& name : known) {
-    if (sizes.contains(name)) continue;
+    if (sizes.contains(name))
+      continue;
     if (options.all)
       sizes[name] = *options.all;
     else
@@ -68,9 +77,11 @@ std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Si
       throw UserError(fmt::format("--input {}: expected NAME=FILE", value));
     std::string name = value.substr(0, eq);
     bool is_param = false;
-    for (const ir::Expr& p : program.params) is_param |= param_name(p) == name;
-    if (!is_param) throw UserError(fmt::format("--input {}: {} has no parameter named {}", value,
-                                               program.name, name));
+    for (const ir::Expr& p : program.params)
+      is_param |= param_name(p) == name;
+    if (!is_param)
+      throw UserError(
+          fmt::format("--input {}: {} has no parameter named {}", value, program.name, name));
     if (!files.emplace(name, value.substr(eq + 1)).second)
       throw UserError(fmt::format("--input: {} is given twice", name));
   }
@@ -87,7 +98,8 @@ std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Si
 
 std::string format_sizes(const interp::Sizes& sizes) {
   std::vector<std::string> parts;
-  for (const auto& [name, value] : sizes) parts.push_back(fmt::format("{}={}", name, value));
+  for (const auto& [name, value] : sizes)
+    parts.push_back(fmt::format("{}={}", name, value));
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

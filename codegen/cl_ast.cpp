@@ -6,11 +6,16 @@ namespace liftx::codegen::cl {
 
 const char* loop_kind_name(LoopKind k) {
   switch (k) {
-  case LoopKind::None: return "none";
-  case LoopKind::Block: return "block";
-  case LoopKind::If: return "if";
-  case LoopKind::For: return "for";
-  case LoopKind::Unrolled: return "unrolled";
+  case LoopKind::None:
+    return "none";
+  case LoopKind::Block:
+    return "block";
+  case LoopKind::If:
+    return "if";
+  case LoopKind::For:
+    return "for";
+  case LoopKind::Unrolled:
+    return "unrolled";
   }
   return "?";
 }
@@ -53,7 +58,8 @@ void print_block(const Block& block, int indent, std::string& out) {
 
 void count(const Block& block, Census& c) {
   for (const Stmt& stmt : block.stmts) {
-    if (const auto* s = std::get_if<Scope>(&stmt.node)) count(s->body, c);
+    if (const auto* s = std::get_if<Scope>(&stmt.node))
+      count(s->body, c);
     if (const auto* s = std::get_if<If>(&stmt.node)) {
       ++c.ifs;
       count(s->body, c);
@@ -62,7 +68,8 @@ void count(const Block& block, Census& c) {
       ++c.fors;
       count(s->body, c);
     }
-    if (std::holds_alternative<Barrier>(stmt.node)) ++c.barriers;
+    if (std::holds_alternative<Barrier>(stmt.node))
+      ++c.barriers;
   }
 }
 

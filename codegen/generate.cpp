@@ -16,19 +16,26 @@ namespace liftx::codegen {
 
 const char* address_space_name(AddressSpace s) {
   switch (s) {
-  case AddressSpace::Global: return "global";
-  case AddressSpace::Local: return "local";
-  case AddressSpace::Private: return "private";
+  case AddressSpace::Global:
+    return "global";
+  case AddressSpace::Local:
+    return "local";
+  case AddressSpace::Private:
+    return "private";
   }
   return "?";
 }
 
 size_t scalar_bytes(ir::ScalarKind k) {
   switch (k) {
-  case ir::ScalarKind::Bool: return 1;
-  case ir::ScalarKind::Int: return 4;
-  case ir::ScalarKind::Float: return 4;
-  case ir::ScalarKind::Double: return 8;
+  case ir::ScalarKind::Bool:
+    return 1;
+  case ir::ScalarKind::Int:
+    return 4;
+  case ir::ScalarKind::Float:
+    return 4;
+  case ir::ScalarKind::Double:
+    return 8;
   }
   return 4;
 }
@@ -60,10 +67,13 @@ struct LengthCensus {
 };
 
 ir::Type type_of(const Value& v) {
-  if (const ScalarValue* s = as_scalar(v)) return ir::Type::scalar(s->kind);
-  if (const ArrayValue* a = as_array(v)) return a->type;
+  if (const ScalarValue* s = as_scalar(v))
+    return ir::Type::scalar(s->kind);
+  if (const ArrayValue* a = as_array(v))
+    return a->type;
   std::vector<ir::Type> elements;
-  for (const Value& e : as_tuple(v)->elements) elements.push_back(type_of(e));
+  for (const Value& e : as_tuple(v)->elements)
+    elements.push_back(type_of(e));
   return ir::Type::tuple(std::move(elements));
 }
 
@@ -84,19 +94,29 @@ bool computes(const ir::Fun* f, const ir::Expr* e) {
     }
     ir::for_each_child(g, visit_fun, visit_expr);
   };
-  if (f) visit_fun(*f);
-  if (e) visit_expr(*e);
+  if (f)
+    visit_fun(*f);
+  if (e)
+    visit_expr(*e);
   return found;
 }
-bool computes(const ir::Fun& f) { return computes(&f, nullptr); }
-bool computes(const ir::Expr& e) { return computes(nullptr, &e); }
+bool computes(const ir::Fun& f) {
+  return computes(&f, nullptr);
+}
+bool computes(const ir::Expr& e) {
+  return computes(nullptr, &e);
+}
 
 std::string level_name(Level level, int dim) {
   switch (level) {
-  case Level::Glb: return fmt::format("mapGlb{}", dim);
-  case Level::Wrg: return fmt::format("mapWrg{}", dim);
-  case Level::Lcl: return fmt::format("mapLcl{}", dim);
-  case Level::Seq: return "mapSeq";
+  case Level::Glb:
+    return fmt::format("mapGlb{}", dim);
+  case Level::Wrg:
+    return fmt::format("mapWrg{}", dim);
+  case Level::Lcl:
+    return fmt::format("mapLcl{}", dim);
+  case Level::Seq:
+    return "mapSeq";
   }
   return "?";
 }
@@ -105,8 +125,10 @@ class Generator {
 public:
   Generator(const ir::Program& program, const Options& options, const LengthCensus* lengths)
       : program_(program), options_(options), lengths_(lengths) {
-    for (const arith::Expr& v : program.size_vars()) reserved_.insert(v.node().name);
-    if (lengths_) decide_launch();
+    for (const arith::Expr& v : program.size_vars())
+      reserved_.insert(v.node().name);
+    if (lengths_)
+      decide_launch();
   }
 
   Kernel run() {
@@ -116,8 +138,8 @@ public:
     ir::Type result = program_.body.type();
     ir::ScalarKind kind = memory_kind(result, "the program's result");
     std::string out = fresh("out");
-    kernel_.args.push_back({KernelArg::Role::Output, out, kind, scalar_count(result), -1,
-                            program_.loc});
+    kernel_.args.push_back(
+        {KernelArg::Role::Output, out, kind, scalar_count(result), -1, program_.loc});
     if (!computes(program_.body))
       throw UserError(fmt::format("{}: the program's result must be computed by a map (it is "
                                   "pure data layout)",
@@ -137,12 +159,14 @@ private:
   std::string fresh(const std::string& base) {
     while (true) {
       std::string name = fmt::format("{}_{}", base, counter_++);
-      if (reserved_.insert(name).second) return name;
+      if (reserved_.insert(name).second)
+        return name;
     }
   }
   std::string reserve(const std::string& wanted) {
     std::string name = wanted;
-    while (!reserved_.insert(name).second) name = fmt::format("{}_{}", wanted, counter_++);
+    while (!reserved_.insert(name).second)
+      name = fmt::format("{}_{}", wanted, counter_++);
     return name;
   }
   void emit(std::string line) { blocks_.back()->stmts.push_back({cl::Line{std::move(line)}}); }
@@ -159,8 +183,8 @@ private:
         kernel_.args.push_back({KernelArg::Role::Input, name, t.as<ir::ScalarType>()->kind,
                                 arith::Expr(1), static_cast<int>(i), program_.loc});
         ir::ScalarKind kind = t.as<ir::ScalarType>()->kind;
-        env_[param->id] = ScalarValue{name + "[0]", kind,
-                                      {MemoryAccess{name, AddressSpace::Global, 0, kind, false, {}}}};
+        env_[param->id] = ScalarValue{
+            name + "[0]", kind, {MemoryAccess{name, AddressSpace::Global, 0, kind, false, {}}}};
         continue;
       }
       std::string name = reserve(param->name);
@@ -175,8 +199,10 @@ private:
     LaunchRule& rule = kernel_.launch;
     int dims = 1;
     for (int d = 0; d < 3; ++d) {
-      if (!lengths_->glb[d].empty() || !lengths_->wrg[d].empty()) dims = d + 1;
-      if (!options_.tie_threads_to_lengths) continue;
+      if (!lengths_->glb[d].empty() || !lengths_->wrg[d].empty())
+        dims = d + 1;
+      if (!options_.tie_threads_to_lengths)
+        continue;
       if (!lengths_->glb[d].empty()) {
         rule.global[d] = lengths_->glb[d].front();
       } else if (!lengths_->wrg[d].empty()) {
@@ -189,12 +215,15 @@ private:
   }
 
   static std::optional<arith::Expr> most_common(const std::vector<arith::Expr>& lengths) {
-    if (lengths.empty()) return std::nullopt;
+    if (lengths.empty())
+      return std::nullopt;
     std::unordered_map<arith::Expr, int> counts;
-    for (const arith::Expr& l : lengths) ++counts[l];
+    for (const arith::Expr& l : lengths)
+      ++counts[l];
     arith::Expr best = lengths.front();
     for (const arith::Expr& l : lengths)
-      if (counts[l] > counts[best]) best = l;
+      if (counts[l] > counts[best])
+        best = l;
     return best;
   }
 
@@ -202,14 +231,19 @@ private:
   /// launch rule ties them to lengths; nullopt when free.
   std::optional<arith::Expr> workers(Level level, int dim) const {
     const LaunchRule& rule = kernel_.launch;
-    if (!lengths_ || !options_.tie_threads_to_lengths) return std::nullopt;
-    switch (level) {
-    case Level::Glb: return rule.global[dim];
-    case Level::Wrg:
-      if (rule.global[dim] && rule.local[dim]) return lengths_->wrg[dim].front();
+    if (!lengths_ || !options_.tie_threads_to_lengths)
       return std::nullopt;
-    case Level::Lcl: return rule.local[dim];
-    case Level::Seq: return arith::Expr(1);
+    switch (level) {
+    case Level::Glb:
+      return rule.global[dim];
+    case Level::Wrg:
+      if (rule.global[dim] && rule.local[dim])
+        return lengths_->wrg[dim].front();
+      return std::nullopt;
+    case Level::Lcl:
+      return rule.local[dim];
+    case Level::Seq:
+      return arith::Expr(1);
     }
     return std::nullopt;
   }
@@ -227,7 +261,8 @@ private:
     }
     const auto& call = *e.as<ir::Call>();
     SourceLoc saved = loc_;
-    if (call.loc.valid()) loc_ = call.loc;
+    if (call.loc.valid())
+      loc_ = call.loc;
     Value result = eval_call(call, e.type(), dest);
     loc_ = saved;
     return result;
@@ -243,7 +278,8 @@ private:
       }
     }
     std::vector<Value> args;
-    for (const ir::Expr& a : call.args) args.push_back(eval(a, nullptr));
+    for (const ir::Expr& a : call.args)
+      args.push_back(eval(a, nullptr));
     return apply(f, std::move(args), dest, result);
   }
 
@@ -254,15 +290,19 @@ private:
       arith::Expr chunk = x_type.as<ir::ArrayType>()->element.as<ir::ArrayType>()->length;
       return join_inverse(dest, chunk, x_type);
     }
-    if (const auto* s = f.as<ir::Split>()) return split_inverse(dest, s->chunk, x_type);
-    if (f.as<ir::Transpose>()) return transpose_inverse(dest, x_type);
+    if (const auto* s = f.as<ir::Split>())
+      return split_inverse(dest, s->chunk, x_type);
+    if (f.as<ir::Transpose>())
+      return transpose_inverse(dest, x_type);
     if (const auto* m = f.as<ir::Map>()) {
       const auto* array = x_type.as<ir::ArrayType>();
-      if (!array) return nullptr;
+      if (!array)
+        return nullptr;
       ir::Type element = array->element;
       ir::Fun g = m->f;
       // Check invertibility once, on a probe of the first element.
-      if (!invert(g, dest->at(arith::Expr(0)), element)) return nullptr;
+      if (!invert(g, dest->at(arith::Expr(0)), element))
+        return nullptr;
       auto t = std::make_shared<Target>();
       t->type = x_type;
       t->space = dest->space;
@@ -282,14 +322,16 @@ private:
                       loc_);
     emit(fmt::format("{} = {};", dest->lvalue, s->text));
     record_loads(*s);
-    if (dest->element) record_access(*dest->element);
+    if (dest->element)
+      record_access(*dest->element);
     return target_value(dest);
   }
 
   // ---- access records (for features) -----------------------------------------------------------
   std::vector<LoopContext> loop_contexts() const {
     std::vector<LoopContext> out;
-    for (const LoopFrame& f : loops_) out.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
+    for (const LoopFrame& f : loops_)
+      out.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
     return out;
   }
   void record_access(MemoryAccess access) {
@@ -304,8 +346,10 @@ private:
   }
   /// Records the statement's reads and the user functions it calls.
   void record_loads(const ScalarValue& v) {
-    for (const Load& load : v.loads) record_access(load);
-    for (const ir::UserFunPtr& f : v.calls) kernel_.calls.push_back({f, loop_contexts()});
+    for (const Load& load : v.loads)
+      record_access(load);
+    for (const ir::UserFunPtr& f : v.calls)
+      kernel_.calls.push_back({f, loop_contexts()});
   }
   void emit_barrier(bool local_fence, bool global_fence) {
     emit_stmt({cl::Barrier{local_fence, global_fence}});
@@ -348,7 +392,8 @@ private:
               loads.insert(loads.end(), s->loads.begin(), s->loads.end());
               calls.insert(calls.end(), s->calls.begin(), s->calls.end());
             }
-            Value v = ScalarValue{text + ")", node.def->result(), std::move(loads), std::move(calls)};
+            Value v =
+                ScalarValue{text + ")", node.def->result(), std::move(loads), std::move(calls)};
             return dest ? store(dest, v) : v;
           } else if constexpr (std::is_same_v<N, ir::Id>) {
             return dest ? store(dest, args.at(0)) : args.at(0);
@@ -372,11 +417,13 @@ private:
           } else if constexpr (std::is_same_v<N, ir::Iterate>) {
             return emit_iterate(node, args.at(0), dest, result);
           } else if constexpr (std::is_same_v<N, ir::Zip>) {
-            return layout_result(zip_view(spread(std::move(args), result.as<ir::ArrayType>()
-                                                                       ->element.as<ir::TupleType>()
-                                                                       ->elements.size()),
-                                          result),
-                                 dest);
+            return layout_result(
+                zip_view(
+                    spread(
+                        std::move(args),
+                        result.as<ir::ArrayType>()->element.as<ir::TupleType>()->elements.size()),
+                    result),
+                dest);
           } else if constexpr (std::is_same_v<N, ir::Split>) {
             return layout_result(split_view(args.at(0), node.chunk, result), dest);
           } else if constexpr (std::is_same_v<N, ir::Join>) {
@@ -483,9 +530,9 @@ private:
       regions = regions * loops_[k].trip;
     }
     std::string name = fresh(space == AddressSpace::Local ? "lcl" : "tmp");
-    kernel_.args.push_back({space == AddressSpace::Local ? KernelArg::Role::Local
-                                                         : KernelArg::Role::Temporary,
-                            name, kind, regions * count, -1, loc_});
+    kernel_.args.push_back(
+        {space == AddressSpace::Local ? KernelArg::Role::Local : KernelArg::Role::Temporary, name,
+         kind, regions * count, -1, loc_});
     return {name, region * count, space, kind};
   }
 
@@ -512,7 +559,8 @@ private:
                      const ir::Type& result) {
     std::optional<int64_t> count = node.count.as_constant();
     LIFTX_INTERNAL_CHECK(count && *count >= 0, "iterate count must be a constant");
-    if (*count == 0) return layout_result(x, dest);
+    if (*count == 0)
+      return layout_result(x, dest);
     const bool in_wrg = std::any_of(loops_.begin(), loops_.end(),
                                     [](const LoopFrame& f) { return f.level == Level::Wrg; });
     const bool in_thread = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& f) {
@@ -523,8 +571,10 @@ private:
                       "iterations: put it inside mapWrg (local memory) or inside a work-item's "
                       "own computation",
                       loc_);
-    if (!result.is_array()) throw NotImplemented("iterate over a scalar in generated code");
-    AddressSpace space = write_space_.value_or(in_thread ? AddressSpace::Private : AddressSpace::Local);
+    if (!result.is_array())
+      throw NotImplemented("iterate over a scalar in generated code");
+    AddressSpace space =
+        write_space_.value_or(in_thread ? AddressSpace::Private : AddressSpace::Local);
     if (space == AddressSpace::Global && !in_thread)
       throw UserError("iterate: work-groups share global buffers only through local "
                       "synchronisation; use toLocal",
@@ -560,8 +610,8 @@ private:
     if (looped > 0) {
       std::string it = fresh("it");
       const size_t record = kernel_.loops.size();
-      kernel_.loops.push_back({"iterate", cl::LoopKind::For, arith::Expr(looped), loc_,
-                               loop_contexts()});
+      kernel_.loops.push_back(
+          {"iterate", cl::LoopKind::For, arith::Expr(looped), loc_, loop_contexts()});
       cl::Block body;
       blocks_.push_back(&body);
       loops_.push_back({Level::Seq, 0, arith::range_var(it, 0, looped), arith::Expr(looped),
@@ -586,54 +636,67 @@ private:
   // ---- maps and reductions --------------------------------------------------------------------
   void check_nesting(Level level, int dim, const std::string& name) {
     auto inside = [&](Level l, std::optional<int> d) {
-      return std::any_of(loops_.begin(), loops_.end(), [&](const LoopFrame& f) {
-        return f.level == l && (!d || f.dim == *d);
-      });
+      return std::any_of(loops_.begin(), loops_.end(),
+                         [&](const LoopFrame& f) { return f.level == l && (!d || f.dim == *d); });
     };
     auto fail = [&](const std::string& why) {
       throw UserError(fmt::format("{} {}", name, why), loc_);
     };
     switch (level) {
     case Level::Glb:
-      if (inside(Level::Glb, dim)) fail(fmt::format("nested inside mapGlb{}", dim));
+      if (inside(Level::Glb, dim))
+        fail(fmt::format("nested inside mapGlb{}", dim));
       if (inside(Level::Wrg, std::nullopt) || inside(Level::Lcl, std::nullopt))
         fail("inside mapWrg/mapLcl");
       used_glb_ = true;
       break;
     case Level::Wrg:
-      if (inside(Level::Wrg, dim)) fail(fmt::format("nested inside mapWrg{}", dim));
+      if (inside(Level::Wrg, dim))
+        fail(fmt::format("nested inside mapWrg{}", dim));
       if (inside(Level::Glb, std::nullopt) || inside(Level::Lcl, std::nullopt))
         fail("inside mapGlb/mapLcl");
       used_wrg_ = true;
       break;
     case Level::Lcl:
-      if (!inside(Level::Wrg, dim)) fail(fmt::format("outside mapWrg{}", dim));
-      if (inside(Level::Lcl, dim)) fail(fmt::format("nested inside mapLcl{}", dim));
+      if (!inside(Level::Wrg, dim))
+        fail(fmt::format("outside mapWrg{}", dim));
+      if (inside(Level::Lcl, dim))
+        fail(fmt::format("nested inside mapLcl{}", dim));
       break;
-    case Level::Seq: break;
+    case Level::Seq:
+      break;
     }
   }
 
   cl::LoopKind decide(Level level, int dim, const arith::Expr& trip, bool wants_unroll) {
-    if (arith::prove_le(trip, 0)) return cl::LoopKind::None;
+    if (arith::prove_le(trip, 0))
+      return cl::LoopKind::None;
     if (level == Level::Seq) {
-      if (arith::prove_eq(trip, 1)) return cl::LoopKind::Block;
+      if (arith::prove_eq(trip, 1))
+        return cl::LoopKind::Block;
       std::optional<int64_t> n = trip.as_constant();
-      if (wants_unroll && n && *n <= kMaxUnroll) return cl::LoopKind::Unrolled;
+      if (wants_unroll && n && *n <= kMaxUnroll)
+        return cl::LoopKind::Unrolled;
       return cl::LoopKind::For;
     }
     std::optional<arith::Expr> p = workers(level, dim);
-    if (p && arith::prove_eq(*p, trip)) return cl::LoopKind::Block;
-    if (p && arith::prove_le(trip, *p)) return cl::LoopKind::If;
+    if (p && arith::prove_eq(*p, trip))
+      return cl::LoopKind::Block;
+    if (p && arith::prove_le(trip, *p))
+      return cl::LoopKind::If;
     return cl::LoopKind::For;
   }
 
   static std::pair<std::string, std::string> start_and_step(Level level, int dim) {
     switch (level) {
-    case Level::Glb: return {fmt::format("get_global_id({})", dim), fmt::format("get_global_size({})", dim)};
-    case Level::Wrg: return {fmt::format("get_group_id({})", dim), fmt::format("get_num_groups({})", dim)};
-    case Level::Lcl: return {fmt::format("get_local_id({})", dim), fmt::format("get_local_size({})", dim)};
-    case Level::Seq: return {"0", "1"};
+    case Level::Glb:
+      return {fmt::format("get_global_id({})", dim), fmt::format("get_global_size({})", dim)};
+    case Level::Wrg:
+      return {fmt::format("get_group_id({})", dim), fmt::format("get_num_groups({})", dim)};
+    case Level::Lcl:
+      return {fmt::format("get_local_id({})", dim), fmt::format("get_local_size({})", dim)};
+    case Level::Seq:
+      return {"0", "1"};
     }
     return {"0", "1"};
   }
@@ -698,9 +761,12 @@ private:
     check_nesting(level, dim, name);
     auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
     arith::Expr trip = input->type.as<ir::ArrayType>()->length;
-    if (level == Level::Glb) census_.glb[dim].push_back(trip);
-    if (level == Level::Wrg) census_.wrg[dim].push_back(trip);
-    if (level == Level::Lcl) census_.lcl[dim].push_back(trip);
+    if (level == Level::Glb)
+      census_.glb[dim].push_back(trip);
+    if (level == Level::Wrg)
+      census_.wrg[dim].push_back(trip);
+    if (level == Level::Lcl)
+      census_.lcl[dim].push_back(trip);
     bool allocated = false;
     if (!dest) {
       if (level == Level::Glb || level == Level::Wrg)
@@ -714,38 +780,38 @@ private:
     }
     bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
     ir::Type result_element = result.as<ir::ArrayType>()->element;
-    const bool nested_in_lcl = std::any_of(loops_.begin(), loops_.end(), [](const LoopFrame& fr) {
-      return fr.level == Level::Lcl;
-    });
+    const bool nested_in_lcl = std::any_of(
+        loops_.begin(), loops_.end(), [](const LoopFrame& fr) { return fr.level == Level::Lcl; });
     const size_t loop_record = kernel_.loops.size();
-    cl::LoopKind kind = emit_loop(
-        level, dim, trip, wants_unroll,
-        level == Level::Glb   ? fmt::format("gid{}", dim)
-        : level == Level::Wrg ? fmt::format("wg{}", dim)
-        : level == Level::Lcl ? fmt::format("lid{}", dim)
-                              : std::string("i"),
-        name, [&](const arith::Expr& index) {
-          apply(f, {input->at(index)}, dest->at(index), result_element);
-        });
+    cl::LoopKind kind = emit_loop(level, dim, trip, wants_unroll,
+                                  level == Level::Glb   ? fmt::format("gid{}", dim)
+                                  : level == Level::Wrg ? fmt::format("wg{}", dim)
+                                  : level == Level::Lcl ? fmt::format("lid{}", dim)
+                                                        : std::string("i"),
+                                  name, [&](const arith::Expr& index) {
+                                    apply(f, {input->at(index)}, dest->at(index), result_element);
+                                  });
     // Other threads of the work-group read what this mapLcl wrote: synchronise, unless the
     // memory is private or an enclosing mapLcl does it.
     if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private && !nested_in_lcl)
       emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
     // A work-group loop that runs more than once reuses its local memory: wait until every
     // thread has finished reading before the next iteration overwrites it.
-    if (level == Level::Wrg && kind == cl::LoopKind::For) add_loop_end_barrier(loop_record, dim);
+    if (level == Level::Wrg && kind == cl::LoopKind::For)
+      add_loop_end_barrier(loop_record, dim);
     return target_value(dest);
   }
 
   void add_loop_end_barrier(size_t loop_record, int dim) {
     const LoopRecord wrg_record = kernel_.loops.at(loop_record);
     cl::Stmt& last = current().stmts.back();
-    if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
+    if (auto* loop = std::get_if<cl::For>(&last.node);
+        loop && cl::census(loop->body).barriers > 0) {
       loop->body.stmts.push_back({cl::Barrier{true, false}});
       if (options_.instrument)
-        loop->body.stmts.push_back({cl::Line{fmt::format(
-            "liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
-            kernel_.barriers.size())}});
+        loop->body.stmts.push_back({cl::Line{
+            fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
+                        kernel_.barriers.size())}});
       const LoopRecord& wrg = wrg_record;
       std::vector<LoopContext> context = wrg.enclosing;
       // The barrier runs once per iteration of this loop, whose variable it does not need.
@@ -782,8 +848,12 @@ private:
       store(dest->at(0), ScalarValue{acc, kind});
       return target_value(dest);
     }
-    return make_array(result, [acc, kind](const arith::Expr&) { return ScalarValue{acc, kind}; },
-                      true);
+    return make_array(
+        result,
+        [acc, kind](const arith::Expr&) {
+          return ScalarValue{acc, kind};
+        },
+        true);
   }
 
   // ---- assembly -------------------------------------------------------------------------------
@@ -793,17 +863,26 @@ private:
                            static_cast<int>(kernel_.barriers.size()),
                            static_cast<int>(kernel_.loops.size())};
       kernel_.instrumentation = inst;
-      kernel_.args.push_back({KernelArg::Role::Counters, "liftx_counts", ir::ScalarKind::Int,
-                              arith::Expr(inst.slots()), -1, {}});
-      kernel_.args.push_back({KernelArg::Role::FirstIndex, "liftx_first_index",
-                              ir::ScalarKind::Int, arith::Expr(inst.access_slots), -1, {}});
+      kernel_.args.push_back({KernelArg::Role::Counters,
+                              "liftx_counts",
+                              ir::ScalarKind::Int,
+                              arith::Expr(inst.slots()),
+                              -1,
+                              {}});
+      kernel_.args.push_back({KernelArg::Role::FirstIndex,
+                              "liftx_first_index",
+                              ir::ScalarKind::Int,
+                              arith::Expr(inst.access_slots),
+                              -1,
+                              {}});
     }
     // Sizes are kernel arguments, after the buffers, sorted by name.
     for (const arith::Expr& v : program_.size_vars())
-      kernel_.args.push_back({KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int,
-                              arith::Expr(1), -1, {}});
+      kernel_.args.push_back(
+          {KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int, arith::Expr(1), -1, {}});
     std::string source;
-    for (const auto& [name, def] : used_userfuns_) source += def->to_opencl() + "\n\n";
+    for (const auto& [name, def] : used_userfuns_)
+      source += def->to_opencl() + "\n\n";
     std::string params;
     for (const KernelArg& a : kernel_.args) {
       std::string decl;
@@ -818,9 +897,13 @@ private:
       case KernelArg::Role::Local:
         decl = fmt::format("local {}* {}", ir::scalar_name(a.kind), a.name);
         break;
-      case KernelArg::Role::Size: decl = fmt::format("int {}", a.name); break;
+      case KernelArg::Role::Size:
+        decl = fmt::format("int {}", a.name);
+        break;
       case KernelArg::Role::Counters:
-      case KernelArg::Role::FirstIndex: decl = fmt::format("global int* {}", a.name); break;
+      case KernelArg::Role::FirstIndex:
+        decl = fmt::format("global int* {}", a.name);
+        break;
       }
       params += fmt::format("{}\n    {}", params.empty() ? "" : ",", decl);
     }
@@ -831,8 +914,9 @@ private:
                             "#define LIFTX_LOOP_SLOT(k) ({} + (k))\n\n",
                             inst->access_slots, inst->slots(), inst->access_slots,
                             inst->access_slots + inst->barrier_slots);
-      preamble = "  const int liftx_wi = get_global_id(0) + get_global_size(0) * (get_global_id(1) + "
-                 "get_global_size(1) * get_global_id(2));\n";
+      preamble =
+          "  const int liftx_wi = get_global_id(0) + get_global_size(0) * (get_global_id(1) + "
+          "get_global_size(1) * get_global_id(2));\n";
     }
     source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
                           cl::print(body_, 1));

@@ -121,7 +121,7 @@ struct Kernel {
   std::vector<BarrierRecord> barriers;
   std::vector<CallRecord> calls;
   std::optional<Instrumentation> instrumentation; ///< set when generated with Options::instrument
-  cl::Census census; ///< fors, ifs and barriers of the kernel body
+  cl::Census census;                              ///< fors, ifs and barriers of the kernel body
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
 };

@@ -27,7 +27,8 @@ Value guarded(const Value& v, const std::string& condition, const ir::Scalar& fa
   }
   if (const TupleValue* t = as_tuple(v)) {
     auto out = std::make_shared<TupleValue>();
-    for (const Value& e : t->elements) out->elements.push_back(guarded(e, condition, fallback));
+    for (const Value& e : t->elements)
+      out->elements.push_back(guarded(e, condition, fallback));
     return out;
   }
   auto inner = std::get<std::shared_ptr<const ArrayValue>>(v);
@@ -44,16 +45,17 @@ Value constant_value(const ir::Type& type, const ir::Scalar& value) {
     return ScalarValue{ir::literal_text(ir::convert(value, s->kind)), s->kind};
   if (const auto* a = type.as<ir::ArrayType>()) {
     ir::Type element = a->element;
-    return make_array(type, [element, value](const arith::Expr&) {
-      return constant_value(element, value);
-    });
+    return make_array(
+        type, [element, value](const arith::Expr&) { return constant_value(element, value); });
   }
   throw NotImplemented("constant padding of tuples");
 }
 
 } // namespace
 
-const ScalarValue* as_scalar(const Value& v) { return std::get_if<ScalarValue>(&v); }
+const ScalarValue* as_scalar(const Value& v) {
+  return std::get_if<ScalarValue>(&v);
+}
 const ArrayValue* as_array(const Value& v) {
   auto* p = std::get_if<std::shared_ptr<const ArrayValue>>(&v);
   return p ? p->get() : nullptr;
@@ -64,25 +66,30 @@ const TupleValue* as_tuple(const Value& v) {
 }
 
 Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at, bool reads_private) {
-  return std::make_shared<const ArrayValue>(ArrayValue{std::move(type), std::move(at), reads_private});
+  return std::make_shared<const ArrayValue>(
+      ArrayValue{std::move(type), std::move(at), reads_private});
 }
 
 arith::Expr scalar_count(const ir::Type& type) {
-  if (type.is_scalar()) return arith::Expr(1);
-  if (const auto* a = type.as<ir::ArrayType>()) return a->length * scalar_count(a->element);
+  if (type.is_scalar())
+    return arith::Expr(1);
+  if (const auto* a = type.as<ir::ArrayType>())
+    return a->length * scalar_count(a->element);
   throw NotImplemented(fmt::format("storing tuples ({}) in memory", type.to_string()));
 }
 
 ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
   ir::Type base = ir::array_base(type);
-  if (const auto* s = base.as<ir::ScalarType>()) return s->kind;
+  if (const auto* s = base.as<ir::ScalarType>())
+    return s->kind;
   throw NotImplemented(fmt::format("{}: storing tuples ({}) in memory", what, type.to_string()));
 }
 
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
                    AddressSpace space) {
   if (const auto* s = type.as<ir::ScalarType>())
-    return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(offset)), s->kind,
+    return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(offset)),
+                       s->kind,
                        {MemoryAccess{name, space, offset, s->kind, false, {}}}};
   const ir::ArrayType& a = array_type(type);
   ir::Type element = a.element;
@@ -166,21 +173,24 @@ Value pad_view(const Value& x, const arith::Expr& left, const arith::Expr& right
         using Kind = ir::Boundary::Kind;
         arith::Expr j = i - left;
         switch (boundary.kind) {
-        case Kind::Clamp: return inner->at(arith::min(arith::max(j, 0), n - 1));
+        case Kind::Clamp:
+          return inner->at(arith::min(arith::max(j, 0), n - 1));
         case Kind::Mirror: {
           arith::Expr folded = arith::select(arith::CmpOp::Lt, j, 0, -1 - j, j) % (2 * n);
-          return inner->at(
-              arith::select(arith::CmpOp::Ge, folded, n, 2 * n - 1 - folded, folded));
+          return inner->at(arith::select(arith::CmpOp::Ge, folded, n, 2 * n - 1 - folded, folded));
         }
-        case Kind::Wrap: return inner->at((j % n + n) % n);
+        case Kind::Wrap:
+          return inner->at((j % n + n) % n);
         case Kind::Constant: {
           bool above_zero = arith::prove_nonneg(j);
           bool below_n = arith::prove_lt(j, n);
-          if (above_zero && below_n) return inner->at(j);
+          if (above_zero && below_n)
+            return inner->at(j);
           if (arith::prove_lt(j, 0) || arith::prove_le(n, j))
             return constant_value(element, boundary.value);
           std::string condition;
-          if (!above_zero) condition = fmt::format("0 <= {}", arith::to_c(j));
+          if (!above_zero)
+            condition = fmt::format("0 <= {}", arith::to_c(j));
           if (!below_n)
             condition += fmt::format("{}{} < {}", condition.empty() ? "" : " && ", arith::to_c(j),
                                      arith::to_c(n));
@@ -219,7 +229,8 @@ Value zip_view(const std::vector<Value>& xs, const ir::Type& result) {
       result,
       [inners](const arith::Expr& i) -> Value {
         auto tuple = std::make_shared<TupleValue>();
-        for (const auto& inner : inners) tuple->elements.push_back(inner->at(i));
+        for (const auto& inner : inners)
+          tuple->elements.push_back(inner->at(i));
         return tuple;
       },
       reads_private);

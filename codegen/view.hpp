@@ -25,13 +25,13 @@ using Load = MemoryAccess;
 struct ScalarValue {
   std::string text; ///< OpenCL C expression
   ir::ScalarKind kind;
-  std::vector<Load> loads = {}; ///< the array elements the expression reads
+  std::vector<Load> loads = {};           ///< the array elements the expression reads
   std::vector<ir::UserFunPtr> calls = {}; ///< the user functions the expression calls
 };
 struct TupleValue;
 struct ArrayValue;
-using Value = std::variant<ScalarValue, std::shared_ptr<const TupleValue>,
-                           std::shared_ptr<const ArrayValue>>;
+using Value =
+    std::variant<ScalarValue, std::shared_ptr<const TupleValue>, std::shared_ptr<const ArrayValue>>;
 
 struct TupleValue {
   std::vector<Value> elements;
@@ -47,7 +47,7 @@ using TargetPtr = std::shared_ptr<const Target>;
 struct Target {
   ir::Type type;
   AddressSpace space;
-  std::string lvalue; ///< scalar targets
+  std::string lvalue;                  ///< scalar targets
   std::optional<MemoryAccess> element; ///< scalar targets in an array: the element written
   std::function<TargetPtr(const arith::Expr& index)> at; ///< array targets
 };

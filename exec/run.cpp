@@ -19,16 +19,20 @@ namespace {
 size_t element_bytes(ir::ScalarKind kind) {
   switch (kind) {
   case ir::ScalarKind::Float:
-  case ir::ScalarKind::Int: return 4;
-  case ir::ScalarKind::Double: return 8;
-  case ir::ScalarKind::Bool: break;
+  case ir::ScalarKind::Int:
+    return 4;
+  case ir::ScalarKind::Double:
+    return 8;
+  case ir::ScalarKind::Bool:
+    break;
   }
   throw NotImplemented("bool arrays as kernel buffers");
 }
 
 int64_t evaluate_size(const arith::Expr& e, const interp::Sizes& sizes, const char* what) {
   int64_t value = arith::evaluate(e, sizes);
-  if (value < 0) throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
+  if (value < 0)
+    throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
   return value;
 }
 
@@ -98,8 +102,10 @@ Verification verify(const std::vector<double>& got, const std::vector<bool>& poi
     double w = want.data[i];
     bool same = (std::isnan(g) && std::isnan(w) && !poisoned[i]) ||
                 std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
-    if (poisoned[i]) ++v.unwritten;
-    if (!std::isnan(g) && !std::isnan(w)) v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
+    if (poisoned[i])
+      ++v.unwritten;
+    if (!std::isnan(g) && !std::isnan(w))
+      v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
     if (!same) {
       if (v.mismatches == 0)
         v.first_mismatch =
@@ -132,7 +138,15 @@ int64_t work_items_of(const PreparedLaunch& launch) {
 BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
                         const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes) {
   runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
-  BoundKernel b{built, runtime::Kernel(built.program, launch.kernel.name), {}, 0, ir::ScalarKind::Float, {}, {}, {}, 0};
+  BoundKernel b{built,
+                runtime::Kernel(built.program, launch.kernel.name),
+                {},
+                0,
+                ir::ScalarKind::Float,
+                {},
+                {},
+                {},
+                0};
   auto bytes_of = [&](const codegen::KernelArg& a, const char* what) {
     return static_cast<size_t>(evaluate_size(a.elements, sizes, what)) * element_bytes(a.kind);
   };
@@ -158,7 +172,8 @@ BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
       b.kernel.arg(b.output);
       break;
     case codegen::KernelArg::Role::Temporary:
-      b.keep_alive.push_back(runtime::allocate(device, std::max<size_t>(bytes_of(a, "temporary size"), 4)));
+      b.keep_alive.push_back(
+          runtime::allocate(device, std::max<size_t>(bytes_of(a, "temporary size"), 4)));
       b.kernel.arg(b.keep_alive.back());
       break;
     case codegen::KernelArg::Role::Local:
@@ -189,14 +204,20 @@ std::pair<cl::NDRange, cl::NDRange> ranges(const PreparedLaunch& launch) {
   cl::NDRange global, local = runtime::runtime_chooses_local();
   const auto& g = launch.global;
   const auto& l = launch.local;
-  if (launch.dims == 1) global = cl::NDRange(g[0]);
-  if (launch.dims == 2) global = cl::NDRange(g[0], g[1]);
-  if (launch.dims == 3) global = cl::NDRange(g[0], g[1], g[2]);
+  if (launch.dims == 1)
+    global = cl::NDRange(g[0]);
+  if (launch.dims == 2)
+    global = cl::NDRange(g[0], g[1]);
+  if (launch.dims == 3)
+    global = cl::NDRange(g[0], g[1], g[2]);
   bool local_given =
       std::all_of(l.begin(), l.begin() + launch.dims, [](int64_t v) { return v > 0; });
-  if (local_given && launch.dims == 1) local = cl::NDRange(l[0]);
-  if (local_given && launch.dims == 2) local = cl::NDRange(l[0], l[1]);
-  if (local_given && launch.dims == 3) local = cl::NDRange(l[0], l[1], l[2]);
+  if (local_given && launch.dims == 1)
+    local = cl::NDRange(l[0]);
+  if (local_given && launch.dims == 2)
+    local = cl::NDRange(l[0], l[1]);
+  if (local_given && launch.dims == 3)
+    local = cl::NDRange(l[0], l[1], l[2]);
   return {global, local};
 }
 
@@ -223,7 +244,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
       throw UserError(fmt::format("--{} has {} value(s), but the kernel of {} uses {} dimension(s)",
                                   what, values.size(), program.name, launch.dims));
     for (int64_t v : values)
-      if (v < 1) throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
+      if (v < 1)
+        throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
   };
   check_count(options.global, "global");
   check_count(options.local, "local");
@@ -231,14 +253,18 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
   std::array<int64_t, 3> tied_global{1, 1, 1};
   std::array<int64_t, 3> tied_local{0, 0, 0};
   for (int d = 0; d < launch.dims; ++d) {
-    if (rule.global[d]) tied_global[d] = evaluate_size(*rule.global[d], sizes, "global size");
-    if (rule.local[d]) tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
+    if (rule.global[d])
+      tied_global[d] = evaluate_size(*rule.global[d], sizes, "global size");
+    if (rule.local[d])
+      tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
   }
   // The tied kernel serves the launch if the requested sizes agree with its rule.
   bool tied = true;
   for (int d = 0; d < launch.dims; ++d) {
-    if (!options.global.empty() && options.global[d] != tied_global[d]) tied = false;
-    if (!options.local.empty() && rule.local[d] && options.local[d] != tied_local[d]) tied = false;
+    if (!options.global.empty() && options.global[d] != tied_global[d])
+      tied = false;
+    if (!options.local.empty() && rule.local[d] && options.local[d] != tied_local[d])
+      tied = false;
   }
   launch.threads_tied = tied;
   for (int d = 0; d < launch.dims; ++d) {
@@ -254,7 +280,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
   // What the device can take.
   int64_t group = 1;
   for (int d = 0; d < launch.dims; ++d) {
-    if (launch.local[d] == 0) continue;
+    if (launch.local[d] == 0)
+      continue;
     if (launch.global[d] % launch.local[d] != 0)
       throw UserError(fmt::format("local size {} does not divide global size {} in dimension {}",
                                   launch.local[d], launch.global[d], d));
@@ -267,7 +294,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
   if (device.max_work_group_size > 0 && static_cast<uint64_t>(group) > device.max_work_group_size) {
     SourceLoc where;
     for (const codegen::LoopRecord& loop : launch.kernel.loops)
-      if (loop.primitive.rfind("mapLcl", 0) == 0 && loop.loc.valid()) where = loop.loc;
+      if (loop.primitive.rfind("mapLcl", 0) == 0 && loop.loc.valid())
+        where = loop.loc;
     throw UserError(fmt::format("a work-group of {} work-items exceeds the device's limit of {}{}",
                                 group, device.max_work_group_size,
                                 where.valid() ? fmt::format(" (mapLcl at {})", where.to_string())
@@ -275,10 +303,12 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
                     {});
   }
   launch.local_bytes = evaluate_size(launch.kernel.local_bytes(), sizes, "local memory");
-  if (device.local_mem_bytes > 0 && static_cast<uint64_t>(launch.local_bytes) > device.local_mem_bytes) {
+  if (device.local_mem_bytes > 0 &&
+      static_cast<uint64_t>(launch.local_bytes) > device.local_mem_bytes) {
     SourceLoc where;
     for (const codegen::KernelArg& a : launch.kernel.args)
-      if (a.role == codegen::KernelArg::Role::Local && a.loc.valid()) where = a.loc;
+      if (a.role == codegen::KernelArg::Role::Local && a.loc.valid())
+        where = a.loc;
     throw UserError(fmt::format("local memory of {} bytes per work-group exceeds the device's {} "
                                 "bytes{}",
                                 launch.local_bytes, device.local_mem_bytes,
@@ -321,24 +351,24 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
       runtime::run_kernel(device, kernel, global, local);
       std::vector<unsigned char> bytes(output_bytes);
       if (output_bytes > 0)
-        runtime::check_cl(device.queue.enqueueReadBuffer(output, CL_TRUE, 0, output_bytes,
-                                                         bytes.data()),
-                          "reading the output");
+        runtime::check_cl(
+            device.queue.enqueueReadBuffer(output, CL_TRUE, 0, output_bytes, bytes.data()),
+            "reading the output");
       std::vector<bool> poisoned;
       std::vector<double> got = from_bytes(bytes, output_kind, &poisoned);
       interp::HostArray want = reference_result(program, options, inputs, sizes);
       report.verification = verify(got, poisoned, want, options.tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
-        report.message = fmt::format("{} of {} elements differ; first: {}",
-                                     report.verification.mismatches, report.verification.elements,
-                                     report.verification.first_mismatch);
+        report.message =
+            fmt::format("{} of {} elements differ; first: {}", report.verification.mismatches,
+                        report.verification.elements, report.verification.first_mismatch);
         return report;
       }
     }
     if (options.time) {
-      report.timing = runtime::time_kernel(device, kernel, global, local, options.warmup,
-                                           options.repeat);
+      report.timing =
+          runtime::time_kernel(device, kernel, global, local, options.warmup, options.repeat);
       report.gb_per_s = report.bytes_moved / (report.timing->median_ms * 1e6);
       if (options.roofline) {
         report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
@@ -375,20 +405,27 @@ nlohmann::json to_json(const RunReport& r) {
                     {"max", r.timing->max_ms},       {"q1", r.timing->q1_ms},
                     {"q3", r.timing->q3_ms},         {"samples", r.timing->samples_ms}};
   }
-  if (r.gb_per_s) j["gb_per_s"] = *r.gb_per_s;
-  if (r.roofline_gb_per_s) j["roofline_gb_per_s"] = *r.roofline_gb_per_s;
-  if (r.roofline_fraction) j["roofline_fraction"] = *r.roofline_fraction;
+  if (r.gb_per_s)
+    j["gb_per_s"] = *r.gb_per_s;
+  if (r.roofline_gb_per_s)
+    j["roofline_gb_per_s"] = *r.roofline_gb_per_s;
+  if (r.roofline_fraction)
+    j["roofline_fraction"] = *r.roofline_fraction;
   const Verification& v = r.verification;
-  j["verification"] = {{"checked", v.checked},         {"passed", v.passed},
-                       {"elements", v.elements},       {"mismatches", v.mismatches},
-                       {"unwritten", v.unwritten},     {"max_abs_error", v.max_abs_error},
+  j["verification"] = {{"checked", v.checked},
+                       {"passed", v.passed},
+                       {"elements", v.elements},
+                       {"mismatches", v.mismatches},
+                       {"unwritten", v.unwritten},
+                       {"max_abs_error", v.max_abs_error},
                        {"first_mismatch", v.first_mismatch}};
   return j;
 }
 
 RunReport report_from_json(const nlohmann::json& j) {
   RunReport r;
-  r.status = runtime::parse_status(j.at("status").get<std::string>()).value_or(runtime::Status::run_error);
+  r.status =
+      runtime::parse_status(j.at("status").get<std::string>()).value_or(runtime::Status::run_error);
   r.message = j.value("message", "");
   r.program = j.value("program", "");
   r.device = j.value("device", "");
@@ -396,8 +433,10 @@ RunReport report_from_json(const nlohmann::json& j) {
   r.dims = j.value("dims", 1);
   auto global = j.value("global", std::vector<int64_t>{});
   auto local = j.value("local", std::vector<int64_t>{});
-  for (size_t d = 0; d < global.size() && d < 3; ++d) r.global[d] = global[d];
-  for (size_t d = 0; d < local.size() && d < 3; ++d) r.local[d] = local[d];
+  for (size_t d = 0; d < global.size() && d < 3; ++d)
+    r.global[d] = global[d];
+  for (size_t d = 0; d < local.size() && d < 3; ++d)
+    r.local[d] = local[d];
   r.threads_tied = j.value("threads_tied", true);
   r.local_bytes = j.value("local_bytes", int64_t{0});
   r.build_ms = j.value("build_ms", 0.0);
@@ -414,9 +453,12 @@ RunReport report_from_json(const nlohmann::json& j) {
     timing.samples_ms = t.value("samples", std::vector<double>{});
     r.timing = timing;
   }
-  if (j.contains("gb_per_s")) r.gb_per_s = j["gb_per_s"].get<double>();
-  if (j.contains("roofline_gb_per_s")) r.roofline_gb_per_s = j["roofline_gb_per_s"].get<double>();
-  if (j.contains("roofline_fraction")) r.roofline_fraction = j["roofline_fraction"].get<double>();
+  if (j.contains("gb_per_s"))
+    r.gb_per_s = j["gb_per_s"].get<double>();
+  if (j.contains("roofline_gb_per_s"))
+    r.roofline_gb_per_s = j["roofline_gb_per_s"].get<double>();
+  if (j.contains("roofline_fraction"))
+    r.roofline_fraction = j["roofline_fraction"].get<double>();
   if (j.contains("verification")) {
     const auto& v = j["verification"];
     r.verification.checked = v.value("checked", false);
@@ -457,21 +499,20 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
     runtime::run_kernel(device, bound.kernel, global, local);
     std::vector<unsigned char> bytes(bound.output_bytes);
     if (bound.output_bytes > 0)
-      runtime::check_cl(device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0,
-                                                       bound.output_bytes, bytes.data()),
+      runtime::check_cl(device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0, bound.output_bytes,
+                                                       bytes.data()),
                         "reading the output");
     std::vector<bool> poisoned;
     std::vector<double> got = from_bytes(bytes, bound.output_kind, &poisoned);
-    Verification v = verify(got, poisoned, interp::evaluate(program, inputs, sizes),
-                            options.tolerance);
+    Verification v =
+        verify(got, poisoned, interp::evaluate(program, inputs, sizes), options.tolerance);
     LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",
                          program.name, v.first_mismatch);
     const codegen::Instrumentation& inst = *launch.kernel.instrumentation;
     auto read_ints = [&](const cl::Buffer& buffer, size_t per_item) {
       std::vector<int32_t> values(static_cast<size_t>(counts.work_items) * per_item + 1);
-      runtime::check_cl(device.queue.enqueueReadBuffer(buffer, CL_TRUE, 0,
-                                                       values.size() * sizeof(int32_t),
-                                                       values.data()),
+      runtime::check_cl(device.queue.enqueueReadBuffer(
+                            buffer, CL_TRUE, 0, values.size() * sizeof(int32_t), values.data()),
                         "reading the counters");
       values.pop_back();
       return values;
@@ -493,23 +534,27 @@ namespace liftx::exec {
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
                                    const std::vector<interp::HostArray>& inputs,
                                    const interp::Sizes& sizes) {
-  if (!options.reference) return interp::evaluate(program, inputs, sizes);
+  if (!options.reference)
+    return interp::evaluate(program, inputs, sizes);
   const ir::Program& reference = *options.reference;
   bool same_signature = reference.params.size() == program.params.size() &&
                         reference.result_type() == program.result_type();
   for (size_t i = 0; same_signature && i < program.params.size(); ++i)
     same_signature = reference.params[i].type() == program.params[i].type();
   if (!same_signature)
-    throw UserError(fmt::format("the reference {} does not have the parameter and result types of {}",
-                                reference.name, program.name));
+    throw UserError(
+        fmt::format("the reference {} does not have the parameter and result types of {}",
+                    reference.name, program.name));
   std::string key = ir::print(reference) + "\n";
-  for (const auto& [name, value] : sizes) key += fmt::format("{}={} ", name, value);
+  for (const auto& [name, value] : sizes)
+    key += fmt::format("{}={} ", name, value);
   key += fmt::format("seed={}", options.seed);
   std::filesystem::path file =
       runtime::default_cache_dir() / "references" / (runtime::content_hash(key) + ".f32");
   std::vector<int64_t> shape = interp::concrete_shape(reference.result_type(), sizes);
   int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
+  for (int64_t d : shape)
+    elements *= d;
   const bool cacheable = ir::array_base(reference.result_type()) == ir::Type::float_();
   if (cacheable) {
     if (std::optional<std::string> bytes = runtime::read_file_bytes(file);

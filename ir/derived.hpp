@@ -14,24 +14,29 @@
 
 namespace liftx::ir {
 
-inline Fun map_2d(Fun f) { return map(map(std::move(f))); }
-inline Fun map_3d(Fun f) { return map(map(map(std::move(f)))); }
+inline Fun map_2d(Fun f) {
+  return map(map(std::move(f)));
+}
+inline Fun map_3d(Fun f) {
+  return map(map(map(std::move(f))));
+}
 
 inline Expr slide_2d(const arith::Expr& size, const arith::Expr& step, const Expr& x,
                      SourceLoc loc = {}) {
-  Expr rows_slid = call(map(slide(size, step)), {x}, loc);   // [[ [T]size ]n']m
-  Expr windows = call(slide(size, step), {rows_slid}, loc);  // [[ [[T]size]n' ]size]m'
-  return call(map(transpose()), {windows}, loc);             // [[ [[T]size]size ]n']m'
+  Expr rows_slid = call(map(slide(size, step)), {x}, loc);  // [[ [T]size ]n']m
+  Expr windows = call(slide(size, step), {rows_slid}, loc); // [[ [[T]size]n' ]size]m'
+  return call(map(transpose()), {windows}, loc);            // [[ [[T]size]size ]n']m'
 }
 
 /// slide3D: slide2D on every plane, slide the planes, then move the new window dimension inside:
-/// per group of planes [s][n'][o']W2 -> transpose -> [n'][s][o']W2 -> map(transpose) -> [n'][o'][s]W2.
+/// per group of planes [s][n'][o']W2 -> transpose -> [n'][s][o']W2 -> map(transpose) ->
+/// [n'][o'][s]W2.
 inline Expr slide_3d(const arith::Expr& size, const arith::Expr& step, const Expr& x,
                      SourceLoc loc = {}) {
   const auto* outer = x.type().as<ArrayType>();
   if (!outer || !outer->element.is_array())
-    throw UserError(fmt::format("slide3D expects a 3-dimensional array, got {}", x.type().to_string()),
-                    loc);
+    throw UserError(
+        fmt::format("slide3D expects a 3-dimensional array, got {}", x.type().to_string()), loc);
   Expr plane = param(outer->element, "plane");
   Expr planes_slid = call(map(lambda({plane}, slide_2d(size, step, plane, loc))), {x}, loc);
   Expr plane_windows = call(slide(size, step), {planes_slid}, loc);
@@ -48,7 +53,8 @@ inline Expr pad_2d(const arith::Expr& left, const arith::Expr& right, const Boun
 inline Expr pad_3d(const arith::Expr& left, const arith::Expr& right, const Boundary& boundary,
                    const Expr& x, SourceLoc loc = {}) {
   Expr planes_padded = call(pad(left, right, boundary), {x}, loc);
-  return call(map(map(pad(left, right, boundary))), {call(map(pad(left, right, boundary)), {planes_padded}, loc)}, loc);
+  return call(map(map(pad(left, right, boundary))),
+              {call(map(pad(left, right, boundary)), {planes_padded}, loc)}, loc);
 }
 
 inline Expr zip_2d(std::vector<Expr> arrays, SourceLoc loc = {}) {

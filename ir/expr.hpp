@@ -6,11 +6,10 @@
 /// on nodes (later passes keep side tables keyed by node pointer).
 ///
 /// Primitive semantics and typing (Lift's):
-///   map(f)            [T]n -> [U]n               f : T -> U         (mapSeq, mapGlb/Wrg/Lcl(d) alike)
-///   reduce(f, init)   [T]n -> [U]1               f : (U, T) -> U, init : U   (reduceSeq alike)
-///   zip               ([T1]n, ..., [Tk]n) -> [(T1, ..., Tk)]n             (k >= 2 arguments)
-///   split(m)          [T]n -> [[T]m](n /^ m)
-///   join              [[T]m]n -> [T](m*n)
+///   map(f)            [T]n -> [U]n               f : T -> U         (mapSeq, mapGlb/Wrg/Lcl(d)
+///   alike) reduce(f, init)   [T]n -> [U]1               f : (U, T) -> U, init : U   (reduceSeq
+///   alike) zip               ([T1]n, ..., [Tk]n) -> [(T1, ..., Tk)]n             (k >= 2
+///   arguments) split(m)          [T]n -> [[T]m](n /^ m) join              [[T]m]n -> [T](m*n)
 ///   slide(size, step) [T]n -> [[T]size]((n - size + step) /^ step)
 ///   pad(l, r, b)      [T]n -> [T](l + n + r)     b: clamp | mirror | wrap | constant(v)
 ///   at(i)  (x[i])     [T]n -> T                  0 <= i < n
@@ -173,9 +172,9 @@ struct ToPrivate {
   Fun f;
 };
 
-using FunNode = std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce, ReduceSeq,
-                             Iterate, Zip, Split, Join, Slide, Pad, At, Get, Transpose, Id,
-                             Generate, ToGlobal, ToLocal, ToPrivate>;
+using FunNode = std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce,
+                             ReduceSeq, Iterate, Zip, Split, Join, Slide, Pad, At, Get, Transpose,
+                             Id, Generate, ToGlobal, ToLocal, ToPrivate>;
 
 struct ExprData {
   ExprNode node;
@@ -187,17 +186,23 @@ struct FunData {
   size_t hash = 0;
 };
 
-inline const Type& Expr::type() const { return data_->type; }
+inline const Type& Expr::type() const {
+  return data_->type;
+}
 template <class T>
 const T* Expr::as() const {
   return std::get_if<T>(&data_->node);
 }
-inline size_t Expr::hash() const { return data_->hash; }
+inline size_t Expr::hash() const {
+  return data_->hash;
+}
 template <class T>
 const T* Fun::as() const {
   return std::get_if<T>(&data_->node);
 }
-inline size_t Fun::hash() const { return data_->hash; }
+inline size_t Fun::hash() const {
+  return data_->hash;
+}
 
 // ---- construction (type-checked) ---------------------------------------------------------------
 Expr param(Type type, std::string name_hint = "x");
@@ -222,7 +227,7 @@ Fun iterate(arith::Expr count, Fun f); ///< count a non-negative constant
 Fun zip();
 Fun split(arith::Expr chunk); ///< chunk provably >= 1
 Fun join();
-Fun slide(arith::Expr size, arith::Expr step); ///< size >= 1, step >= 1
+Fun slide(arith::Expr size, arith::Expr step);                   ///< size >= 1, step >= 1
 Fun pad(arith::Expr left, arith::Expr right, Boundary boundary); ///< left, right >= 0
 Fun at(arith::Expr index);
 Fun get(int index);

@@ -67,10 +67,18 @@ template <class T>
 const T* Type::as() const {
   return std::get_if<T>(&data_->node);
 }
-inline bool Type::is_scalar() const { return as<ScalarType>() != nullptr; }
-inline bool Type::is_array() const { return as<ArrayType>() != nullptr; }
-inline bool Type::is_tuple() const { return as<TupleType>() != nullptr; }
-inline size_t Type::hash() const { return data_->hash; }
+inline bool Type::is_scalar() const {
+  return as<ScalarType>() != nullptr;
+}
+inline bool Type::is_array() const {
+  return as<ArrayType>() != nullptr;
+}
+inline bool Type::is_tuple() const {
+  return as<TupleType>() != nullptr;
+}
+inline size_t Type::hash() const {
+  return data_->hash;
+}
 
 /// Number of array dimensions ([[float]N]M -> 2).
 int array_rank(const Type& t);

@@ -40,7 +40,8 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy);
 /// tile_b, ...).
 Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
 
-// ---- simplification (rewrite/rules/simplification.cpp) -------------------------------------------
+// ---- simplification (rewrite/rules/simplification.cpp)
+// -------------------------------------------
 /// transpose-transpose: transpose(transpose(x)) => x
 Rule transpose_transpose_id();
 /// join-split:      join(split(n, x)) => x

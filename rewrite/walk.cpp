@@ -56,10 +56,12 @@ public:
 
   void expr(const ir::Expr& e) {
     const auto* call = e.as<ir::Call>();
-    if (!call) return;
+    if (!call)
+      return;
     sites.push_back({path_, e, context_, false, {}});
     std::vector<ir::Type> types;
-    for (const ir::Expr& a : call->args) types.push_back(a.type());
+    for (const ir::Expr& a : call->args)
+      types.push_back(a.type());
     path_.push_back(0);
     fun_inside(call->fun, types);
     path_.pop_back();
@@ -80,16 +82,21 @@ private:
       path_.pop_back();
       return;
     }
-    if (const auto* r = f.as<ir::Reduce>()) init(r->init);
-    if (const auto* r = f.as<ir::ReduceSeq>()) init(r->init);
+    if (const auto* r = f.as<ir::Reduce>())
+      init(r->init);
+    if (const auto* r = f.as<ir::ReduceSeq>())
+      init(r->init);
     auto child = function_child(f, types);
-    if (!child) return;
+    if (!child)
+      return;
     bool opened = opens_context(f);
-    if (opened) context_.enclosing.push_back(ir::fun_name(f));
+    if (opened)
+      context_.enclosing.push_back(ir::fun_name(f));
     path_.push_back(0);
     fun_site(child->first, child->second);
     path_.pop_back();
-    if (opened) context_.enclosing.pop_back();
+    if (opened)
+      context_.enclosing.pop_back();
   }
 
   void init(const ir::Expr& e) {
@@ -103,7 +110,8 @@ private:
   void fun_site(const ir::Fun& f, const std::vector<ir::Type>& types) {
     if (!f.as<ir::Lambda>()) {
       std::vector<ir::Expr> params;
-      for (const ir::Type& t : types) params.push_back(ir::param(t, "p"));
+      for (const ir::Type& t : types)
+        params.push_back(ir::param(t, "p"));
       try {
         ir::Expr applied = ir::call(f, params);
         sites.push_back({path_, applied, context_, true, params});
@@ -122,7 +130,8 @@ Node child_of(const Node& node, uint32_t index) {
   if (const auto* e = std::get_if<ir::Expr>(&node)) {
     const auto* call = e->as<ir::Call>();
     LIFTX_INTERNAL_CHECK(call, "path descends into a non-call expression");
-    if (index == 0) return call->fun;
+    if (index == 0)
+      return call->fun;
     return call->args.at(index - 1);
   }
   const ir::Fun& f = std::get<ir::Fun>(node);
@@ -131,13 +140,16 @@ Node child_of(const Node& node, uint32_t index) {
     return l->body;
   }
   if (index == 1) {
-    if (const auto* r = f.as<ir::Reduce>()) return r->init;
-    if (const auto* r = f.as<ir::ReduceSeq>()) return r->init;
+    if (const auto* r = f.as<ir::Reduce>())
+      return r->init;
+    if (const auto* r = f.as<ir::ReduceSeq>())
+      return r->init;
   }
   std::optional<ir::Fun> inner;
   std::visit(
       [&](const auto& n) {
-        if constexpr (requires { n.f; }) inner = n.f;
+        if constexpr (requires { n.f; })
+          inner = n.f;
       },
       f.data().node);
   LIFTX_INTERNAL_CHECK(inner && index == 0, "path descends into a function without children");
@@ -145,10 +157,12 @@ Node child_of(const Node& node, uint32_t index) {
 }
 
 Node replace_in(const Node& node, const Path& path, size_t depth, const Node& replacement) {
-  if (depth == path.size()) return replacement;
+  if (depth == path.size())
+    return replacement;
   Node child = child_of(node, path[depth]);
   Node rebuilt = replace_in(child, path, depth + 1, replacement);
-  if (const auto* e = std::get_if<ir::Expr>(&node)) return with_child(*e, path[depth], rebuilt);
+  if (const auto* e = std::get_if<ir::Expr>(&node))
+    return with_child(*e, path[depth], rebuilt);
   return with_child(std::get<ir::Fun>(node), path[depth], rebuilt);
 }
 
@@ -157,7 +171,8 @@ Node replace_in(const Node& node, const Path& path, size_t depth, const Node& re
 ir::Expr with_child(const ir::Expr& e, uint32_t index, const Node& child) {
   const auto* call = e.as<ir::Call>();
   LIFTX_INTERNAL_CHECK(call, "only calls have children");
-  if (index == 0) return ir::call(std::get<ir::Fun>(child), call->args, call->loc);
+  if (index == 0)
+    return ir::call(std::get<ir::Fun>(child), call->args, call->loc);
   std::vector<ir::Expr> args = call->args;
   args.at(index - 1) = std::get<ir::Expr>(child);
   return ir::call(call->fun, std::move(args), call->loc);
@@ -165,29 +180,44 @@ ir::Expr with_child(const ir::Expr& e, uint32_t index, const Node& child) {
 
 ir::Fun with_child(const ir::Fun& f, uint32_t index, const Node& child) {
   if (index == 1) {
-    if (const auto* r = f.as<ir::Reduce>()) return ir::reduce(r->f, std::get<ir::Expr>(child));
+    if (const auto* r = f.as<ir::Reduce>())
+      return ir::reduce(r->f, std::get<ir::Expr>(child));
     if (const auto* r = f.as<ir::ReduceSeq>())
       return ir::reduce_seq(r->f, std::get<ir::Expr>(child));
   }
   LIFTX_INTERNAL_CHECK(index == 0, "function child index {} out of range", index);
-  if (const auto* l = f.as<ir::Lambda>()) return ir::lambda(l->params, std::get<ir::Expr>(child));
+  if (const auto* l = f.as<ir::Lambda>())
+    return ir::lambda(l->params, std::get<ir::Expr>(child));
   const ir::Fun& g = std::get<ir::Fun>(child);
   return std::visit(
       [&](const auto& n) -> ir::Fun {
         using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, ir::Map>) return ir::map(g);
-        else if constexpr (std::is_same_v<N, ir::MapSeq>) return ir::map_seq(g);
-        else if constexpr (std::is_same_v<N, ir::MapGlb>) return ir::map_glb(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::MapWrg>) return ir::map_wrg(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::MapLcl>) return ir::map_lcl(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::Reduce>) return ir::reduce(g, n.init);
-        else if constexpr (std::is_same_v<N, ir::ReduceSeq>) return ir::reduce_seq(g, n.init);
-        else if constexpr (std::is_same_v<N, ir::Iterate>) return ir::iterate(n.count, g);
-        else if constexpr (std::is_same_v<N, ir::Generate>) return ir::generate(n.length, g);
-        else if constexpr (std::is_same_v<N, ir::ToGlobal>) return ir::to_global(g);
-        else if constexpr (std::is_same_v<N, ir::ToLocal>) return ir::to_local(g);
-        else if constexpr (std::is_same_v<N, ir::ToPrivate>) return ir::to_private(g);
-        else LIFTX_UNREACHABLE("{} has no function child", ir::fun_name(f));
+        if constexpr (std::is_same_v<N, ir::Map>)
+          return ir::map(g);
+        else if constexpr (std::is_same_v<N, ir::MapSeq>)
+          return ir::map_seq(g);
+        else if constexpr (std::is_same_v<N, ir::MapGlb>)
+          return ir::map_glb(n.dim, g);
+        else if constexpr (std::is_same_v<N, ir::MapWrg>)
+          return ir::map_wrg(n.dim, g);
+        else if constexpr (std::is_same_v<N, ir::MapLcl>)
+          return ir::map_lcl(n.dim, g);
+        else if constexpr (std::is_same_v<N, ir::Reduce>)
+          return ir::reduce(g, n.init);
+        else if constexpr (std::is_same_v<N, ir::ReduceSeq>)
+          return ir::reduce_seq(g, n.init);
+        else if constexpr (std::is_same_v<N, ir::Iterate>)
+          return ir::iterate(n.count, g);
+        else if constexpr (std::is_same_v<N, ir::Generate>)
+          return ir::generate(n.length, g);
+        else if constexpr (std::is_same_v<N, ir::ToGlobal>)
+          return ir::to_global(g);
+        else if constexpr (std::is_same_v<N, ir::ToLocal>)
+          return ir::to_local(g);
+        else if constexpr (std::is_same_v<N, ir::ToPrivate>)
+          return ir::to_private(g);
+        else
+          LIFTX_UNREACHABLE("{} has no function child", ir::fun_name(f));
       },
       f.data().node);
 }
@@ -211,9 +241,11 @@ ir::Program replace_at(const ir::Program& program, const Path& path, const Node&
 std::variant<ir::Program, NoMatch> apply_at(const ir::Program& program, const Rule& rule,
                                             const Site& site) {
   RuleResult r = rule.apply(site.expr, site.context);
-  if (!applied(r)) return std::get<NoMatch>(r);
+  if (!applied(r))
+    return std::get<NoMatch>(r);
   try {
-    if (site.is_function) return replace_at(program, site.path, ir::lambda(site.params, result_of(r)));
+    if (site.is_function)
+      return replace_at(program, site.path, ir::lambda(site.params, result_of(r)));
     return replace_at(program, site.path, result_of(r));
   } catch (const UserError& e) {
     // The rewrite is well-typed locally but not in its context (e.g. a length the context needs).
@@ -225,7 +257,8 @@ std::vector<ir::Program> apply_everywhere(const ir::Program& program, const Rule
   std::vector<ir::Program> out;
   for (const Site& site : sites(program)) {
     auto r = apply_at(program, rule, site);
-    if (auto* p = std::get_if<ir::Program>(&r)) out.push_back(std::move(*p));
+    if (auto* p = std::get_if<ir::Program>(&r))
+      out.push_back(std::move(*p));
   }
   return out;
 }
@@ -242,11 +275,12 @@ ir::Program apply_until_fixpoint(const ir::Program& program, const Rule& rule, i
         break;
       }
     }
-    if (!changed) return current;
+    if (!changed)
+      return current;
   }
-  throw InternalError(fmt::format("rule {} did not reach a fixpoint in {} steps", rule.name,
-                                  max_steps),
-                      __FILE__, __LINE__);
+  throw InternalError(
+      fmt::format("rule {} did not reach a fixpoint in {} steps", rule.name, max_steps), __FILE__,
+      __LINE__);
 }
 
 } // namespace liftx::rewrite

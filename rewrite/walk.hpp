@@ -47,10 +47,12 @@ std::vector<ir::Program> apply_everywhere(const ir::Program& program, const Rule
 
 /// Applies the first site where the rule applies, repeatedly, until it applies nowhere or
 /// `max_steps` applications were made (then InternalError: a non-terminating rule set).
-ir::Program apply_until_fixpoint(const ir::Program& program, const Rule& rule, int max_steps = 1000);
+ir::Program apply_until_fixpoint(const ir::Program& program, const Rule& rule,
+                                 int max_steps = 1000);
 
 /// Rebuild helpers: the node with child `index` replaced.
-ir::Expr with_child(const ir::Expr& e, uint32_t index, const std::variant<ir::Expr, ir::Fun>& child);
+ir::Expr with_child(const ir::Expr& e, uint32_t index,
+                    const std::variant<ir::Expr, ir::Fun>& child);
 ir::Fun with_child(const ir::Fun& f, uint32_t index, const std::variant<ir::Expr, ir::Fun>& child);
 
 } // namespace liftx::rewrite

@@ -19,7 +19,8 @@ struct SourceLoc {
   int col = 0;      ///< 1-based
   bool valid() const { return line > 0; }
   std::string to_string() const {
-    if (!valid()) return file;
+    if (!valid())
+      return file;
     return fmt::format("{}:{}:{}", file.empty() ? "<input>" : file, line, col);
   }
 };
@@ -39,8 +40,10 @@ public:
 
 private:
   static std::string format(const std::string& message, const SourceLoc& loc) {
-    if (loc.valid()) return fmt::format("{}: error: {}", loc.to_string(), message);
-    if (!loc.file.empty()) return fmt::format("{}: error: {}", loc.file, message);
+    if (loc.valid())
+      return fmt::format("{}: error: {}", loc.to_string(), message);
+    if (!loc.file.empty())
+      return fmt::format("{}: error: {}", loc.file, message);
     return fmt::format("error: {}", message);
   }
   std::string message_;
@@ -64,13 +67,16 @@ public:
 /// Throws UserError(fmt::format(...)) unless `cond` holds.
 #define LIFTX_USER_CHECK(cond, ...)                                                                \
   do {                                                                                             \
-    if (!(cond)) throw ::liftx::UserError(fmt::format(__VA_ARGS__));                               \
+    if (!(cond))                                                                                   \
+      throw ::liftx::UserError(fmt::format(__VA_ARGS__));                                          \
   } while (0)
 
 /// Throws InternalError unless `cond` holds: use for invariants, never for bad input.
 #define LIFTX_INTERNAL_CHECK(cond, ...)                                                            \
   do {                                                                                             \
-    if (!(cond)) throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__);       \
+    if (!(cond))                                                                                   \
+      throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__);                  \
   } while (0)
 
-#define LIFTX_UNREACHABLE(...) throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__)
+#define LIFTX_UNREACHABLE(...)                                                                     \
+  throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__)

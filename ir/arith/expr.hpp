@@ -6,19 +6,20 @@
 /// - `a / b` (IntDiv) and `a % b` (Mod) follow C: division truncates toward zero and the remainder
 ///   has the sign of the dividend, so `(a / b) * b + a % b == a` for every b != 0. This is what
 ///   OpenCL C does, so generated code prints them directly. Every simplification that depends on
-///   signs (e.g. `(i*16 + j) / 16 -> i`) first proves the operands non-negative from variable ranges.
+///   signs (e.g. `(i*16 + j) / 16 -> i`) first proves the operands non-negative from variable
+///   ranges.
 /// - `exact_div(a, b)` (printed `a /^ b`) is division where b divides a by construction (array
 ///   lengths after split and slide). It is represented as `a * b^-1`: constants are rationals and
-///   products may hold powers with negative exponents, so `4 * (N /^ 4)` is `N`. Evaluating it when b
-///   does not divide a is a UserError.
+///   products may hold powers with negative exponents, so `4 * (N /^ 4)` is `N`. Evaluating it when
+///   b does not divide a is a UserError.
 /// - min, max and select(cmp, then, else) complete what index expressions need (clamp, mirror and
 ///   wrap boundaries of pad).
 ///
 /// Expressions are immutable, interned and canonical on construction: two expressions are equal iff
 /// their handles point to the same node, so `==` and `hash` are O(1). Canonical form: sums and
 /// products are flat and sorted, hold at most one constant (a sum's constant last when printed, a
-/// product's coefficient first), no sum directly inside a sum, no product inside a product; products
-/// distribute over sums; constants fold.
+/// product's coefficient first), no sum directly inside a sum, no product inside a product;
+/// products distribute over sums; constants fold.
 #include <compare>
 #include <cstdint>
 #include <functional>
@@ -38,9 +39,9 @@ struct Node;
 /// (a default-constructed Expr is the constant 0).
 class Expr {
 public:
-  Expr();                            ///< constant 0
-  Expr(int64_t c);                   ///< NOLINT(implicit): constants mix freely with expressions
-  Expr(int c) : Expr(int64_t{c}) {}  ///< NOLINT(implicit)
+  Expr();                           ///< constant 0
+  Expr(int64_t c);                  ///< NOLINT(implicit): constants mix freely with expressions
+  Expr(int c) : Expr(int64_t{c}) {} ///< NOLINT(implicit)
   explicit Expr(const Node* n) : node_(n) {}
 
   const Node& node() const { return *node_; }
@@ -81,13 +82,13 @@ struct Rational {
 /// Read-only view of a node, for analyses, printers and code generators outside arith.
 struct Node {
   Kind kind;
-  Rational value;           ///< Cst
-  std::string name;         ///< Var
-  Range range;              ///< Var
+  Rational value;             ///< Cst
+  std::string name;           ///< Var
+  Range range;                ///< Var
   std::vector<Expr> operands; ///< Sum/Prod: terms/factors; Pow: {base}; IntDiv/Mod/Min/Max: {a, b};
                               ///< Select: {lhs, rhs, then, else}
-  int64_t exponent = 0;     ///< Pow (non-zero, != 1)
-  CmpOp cmp = CmpOp::Lt;    ///< Select
+  int64_t exponent = 0;       ///< Pow (non-zero, != 1)
+  CmpOp cmp = CmpOp::Lt;      ///< Select
   size_t hash = 0;
 };
 
@@ -138,7 +139,8 @@ ModRem modulus_remainder(const Expr& e);
 bool divides(const Expr& b, const Expr& a);
 
 // ---- traversal, substitution, evaluation, printing ---------------------------------------------
-/// Every variable occurring in e (including inside variable ranges is NOT included), sorted by name.
+/// Every variable occurring in e (including inside variable ranges is NOT included), sorted by
+/// name.
 std::vector<Expr> free_vars(const Expr& e);
 /// Replaces variables (keys must be Var expressions); the result is re-simplified.
 Expr substitute(const Expr& e, const std::unordered_map<Expr, Expr, std::hash<Expr>>& map);

@@ -91,7 +91,8 @@ TEST_CASE("eval prints a summary of the result") {
   RunResult again = liftx("eval stencils/jacobi2d5pt.lift --size M=48,N=64 --seed 3");
   RunResult other = liftx("eval stencils/jacobi2d5pt.lift --size 48 --size N=64 --seed 4");
   auto checksum = [](const std::string& out) {
-    return out.substr(out.find("checksum"), out.find('\n', out.find("checksum")) - out.find("checksum"));
+    return out.substr(out.find("checksum"),
+                      out.find('\n', out.find("checksum")) - out.find("checksum"));
   };
   CHECK(checksum(again.out) == checksum(r.out));
   REQUIRE(other.exit_code == 0);
@@ -100,11 +101,13 @@ TEST_CASE("eval prints a summary of the result") {
 
 TEST_CASE("eval writes and reads float32 files") {
   fs::path out = scratch_dir() / "result.bin";
-  RunResult r = liftx("eval stencils/jacobi2d5pt.lift --size N=20,M=10 --output '" + out.string() + "'");
+  RunResult r =
+      liftx("eval stencils/jacobi2d5pt.lift --size N=20,M=10 --output '" + out.string() + "'");
   REQUIRE(r.exit_code == 0);
   CHECK(fs::file_size(out) == 20 * 10 * 4);
   fs::path copy = write_file("copy.lift", "def copy(x: [[float]N]M) = map2D(id, x)\n");
-  RunResult c = liftx("eval '" + copy.string() + "' --size N=20,M=10 --input x='" + out.string() + "'");
+  RunResult c =
+      liftx("eval '" + copy.string() + "' --size N=20,M=10 --input x='" + out.string() + "'");
   REQUIRE(c.exit_code == 0);
   auto line = [](const std::string& text, const std::string& key) {
     size_t at = text.find(key);
@@ -120,7 +123,8 @@ TEST_CASE("eval reports bad input with a message and exit code 2") {
   };
   fs::path malformed = write_file("malformed.lift", "def f(x: [float]N) =\n  map(id x)\n");
   fs::path unknown = write_file("unknown.lift", "def f(x: [float]N) = map(foo, x)\n");
-  fs::path split = write_file("split.lift", "def f(x: [float]N) = join(map(mapSeq(id), split(4, x)))\n");
+  fs::path split =
+      write_file("split.lift", "def f(x: [float]N) = join(map(mapSeq(id), split(4, x)))\n");
   fs::path short_input = write_file("short.bin", std::string(12, '\0'));
   const Case cases[] = {
       {"eval '" + malformed.string() + "' --size 8", malformed.string() + ":2:"},
@@ -178,8 +182,9 @@ TEST_CASE("run verifies a kernel on PoCL and reports JSON") {
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "check     passed: 960 of 960 elements"));
   CHECK(contains(r.out, "status    ok"));
-  RunResult j = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
-                      "--size M=24,N=40 --global 64,32 --local 8,4 --repeat 2 --no-roofline --json");
+  RunResult j =
+      liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
+            "--size M=24,N=40 --global 64,32 --local 8,4 --repeat 2 --no-roofline --json");
   REQUIRE(j.exit_code == 0);
   CHECK(contains(j.out, "\"status\": \"ok\""));
   CHECK(contains(j.out, "\"threads_tied\": false"));
@@ -192,7 +197,8 @@ TEST_CASE("run refuses programs that are not lowerable, with the location and ex
   RunResult r = liftx("run '" + plain.string() + "' --device cpu --size 8");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, plain.string() + ":3:3: error: map is not lowered"));
-  fs::path lcl = write_file("lcl.lift", "def p(x: [float]N) =\n  join(mapGlb0(mapLcl0(id), split(4, x)))\n");
+  fs::path lcl =
+      write_file("lcl.lift", "def p(x: [float]N) =\n  join(mapGlb0(mapLcl0(id), split(4, x)))\n");
   r = liftx("run '" + lcl.string() + "' --device cpu --size 8");
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "mapLcl0 outside mapWrg0"));
@@ -207,8 +213,9 @@ TEST_CASE("run refuses programs that are not lowerable, with the location and ex
 
 TEST_CASE("run --reference verifies a variant against the high-level stencil") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
-  RunResult ok = liftx("run stencils/variants/jacobi2d5pt/chunks4.lift --device cpu --size M=8,N=16 "
-                       "--reference stencils/jacobi2d5pt.lift --repeat 1 --no-roofline");
+  RunResult ok =
+      liftx("run stencils/variants/jacobi2d5pt/chunks4.lift --device cpu --size M=8,N=16 "
+            "--reference stencils/jacobi2d5pt.lift --repeat 1 --no-roofline");
   CAPTURE(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(contains(ok.out, "check     passed"));

@@ -1,8 +1,8 @@
 // Golden kernels and structural checks of the code generator. Regenerate the golden files with
 // LIFTX_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 #include "codegen/kernel.hpp"
-#include "exec/run.hpp"
 #include "codegen/runtime/device.hpp"
+#include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <doctest/doctest.h>
@@ -57,13 +57,15 @@ codegen::Kernel generate(const std::string& name, bool tied = true) {
 
 int count(const std::string& text, const std::string& what) {
   int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
   return n;
 }
 
 codegen::cl::LoopKind kind_of(const codegen::Kernel& k, const std::string& primitive) {
   for (const codegen::LoopRecord& loop : k.loops)
-    if (loop.primitive == primitive) return loop.kind;
+    if (loop.primitive == primitive)
+      return loop.kind;
   FAIL("no loop " << primitive);
   return codegen::cl::LoopKind::None;
 }
@@ -133,7 +135,8 @@ TEST_CASE("programs that are not lowered or not lowerable are refused with a loc
        "reduce is not lowered", 2},
       {"def p(x: [float]N) =\n  join(mapGlb0(mapLcl0(id), split(4, x)))", "mapLcl0 outside mapWrg0",
        2},
-      {"def p(x: [float]N) =\n  join(mapGlb0(c => mapSeq(id, toLocal(mapSeq(id))(c)), split(4, x)))",
+      {"def p(x: [float]N) =\n  join(mapGlb0(c => mapSeq(id, toLocal(mapSeq(id))(c)), split(4, "
+       "x)))",
        "toLocal outside mapWrg", 2},
       {"def p(x: [float]N) =\n  join(mapGlb0(mapGlb0(id), split(4, x)))",
        "mapGlb0 nested inside mapGlb0", 2},
@@ -200,8 +203,10 @@ TEST_CASE("every array access is recorded with its enclosing loops") {
   codegen::Kernel tiled = generate("tiled1d");
   int global_loads = 0, local_loads = 0, local_stores = 0, global_stores = 0;
   for (const codegen::MemoryAccess& a : tiled.accesses) {
-    if (a.space == AddressSpace::Global) (a.is_store ? global_stores : global_loads)++;
-    if (a.space == AddressSpace::Local) (a.is_store ? local_stores : local_loads)++;
+    if (a.space == AddressSpace::Global)
+      (a.is_store ? global_stores : global_loads)++;
+    if (a.space == AddressSpace::Local)
+      (a.is_store ? local_stores : local_loads)++;
   }
   CHECK(global_loads == 1);  // the copy reads the padded input once per element
   CHECK(local_stores == 1);  // ... into the tile
@@ -252,7 +257,8 @@ TEST_CASE("instrumented kernels count every access, barrier and loop body per wo
     for (int64_t wi = 0; wi < d.work_items; ++wi) {
       barriers += d.count(wi, inst.access_slots);
       for (int a = 0; a < inst.access_slots; ++a)
-        if (d.kernel.accesses[a].space == codegen::AddressSpace::Local && !d.kernel.accesses[a].is_store)
+        if (d.kernel.accesses[a].space == codegen::AddressSpace::Local &&
+            !d.kernel.accesses[a].is_store)
           local_loads += d.count(wi, a);
     }
     CHECK(barriers == 72);            // every work-item passes the one barrier

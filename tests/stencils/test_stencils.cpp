@@ -32,7 +32,8 @@ Grid random_grid(int rows, int cols, std::mt19937_64& rng, float lo, float hi) {
   Grid g{rows, cols, {}};
   for (int i = 0; i < rows * cols; ++i) {
     float v = 0;
-    while (v == 0) v = dist(rng);
+    while (v == 0)
+      v = dist(rng);
     g.values.push_back(v);
   }
   return g;
@@ -103,7 +104,8 @@ TEST_CASE("jacobi2d9pt matches its loop") {
       const float w[3][3] = {{7, 5, 9}, {12, 15, 12}, {9, 5, 7}};
       float sum = 0;
       for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) sum += w[dy + 1][dx + 1] * a.clamped(y + dy, x + dx);
+        for (int dx = -1; dx <= 1; ++dx)
+          sum += w[dy + 1][dx + 1] * a.clamped(y + dy, x + dx);
       return sum / 118.0f;
     });
 }
@@ -122,14 +124,12 @@ TEST_CASE("gradient matches its loop") {
 TEST_CASE("gaussian matches its loop") {
   for (auto [rows, cols] : kShapes)
     check_stencil("gaussian.lift", rows, cols, 1, -1, 1, [](const auto& g, int y, int x) {
-      const float w[5][5] = {{2, 4, 5, 4, 2},
-                             {4, 9, 12, 9, 4},
-                             {5, 12, 15, 12, 5},
-                             {4, 9, 12, 9, 4},
-                             {2, 4, 5, 4, 2}};
+      const float w[5][5] = {
+          {2, 4, 5, 4, 2}, {4, 9, 12, 9, 4}, {5, 12, 15, 12, 5}, {4, 9, 12, 9, 4}, {2, 4, 5, 4, 2}};
       float sum = 0;
       for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) sum += w[dy + 2][dx + 2] * g[0].clamped(y + dy, x + dx);
+        for (int dx = -2; dx <= 2; ++dx)
+          sum += w[dy + 2][dx + 2] * g[0].clamped(y + dy, x + dx);
       return sum / 159.0f;
     });
 }

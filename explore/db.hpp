@@ -1,0 +1,92 @@
+#pragma once
+/// The performance database (embedded SQLite): devices, programs, variants, configurations,
+/// features and measurements. Every write is committed when it is made, so an interrupted
+/// collection loses nothing, and `has_measurement` lets a resumed run skip what is done.
+///
+/// Schema (version 1), one row per:
+///   devices(id, key UNIQUE, name, profile_json)
+///   programs(id, name, source_hash UNIQUE, source)                -- the high-level stencil
+///   variants(id, program_id, hash UNIQUE, printed, strategy, parameters_json)
+///   configurations(id, variant_id, sizes_json, dims, global_json, local_json, tied,
+///                  UNIQUE(variant_id, sizes_json, global_json, local_json, tied))
+///   features(configuration_id, profile, json, PRIMARY KEY(configuration_id, profile))
+///   measurements(id, configuration_id, device_id, status, median_ms, min_ms, max_ms, q1_ms, q3_ms,
+///                repetitions, compile_ms, message, timestamp)
+#include "codegen/runtime/device.hpp"
+#include "codegen/runtime/status.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace liftx::explore {
+
+struct Measurement {
+  runtime::Status status = runtime::Status::ok;
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  double q1_ms = 0;
+  double q3_ms = 0;
+  int repetitions = 0;
+  double compile_ms = 0; ///< build time of the kernel (0 when it came from the build cache)
+  std::string message;   ///< why it failed, if it did
+};
+
+/// One configuration of a variant with its features and (for training) its measurement.
+struct Row {
+  int64_t configuration_id = 0;
+  std::string program; ///< the program's name (benchmark), e.g. "jacobi2d5pt"
+  std::string sizes;   ///< the sizes as JSON, e.g. {"M":1024,"N":1024}
+  std::string strategy;
+  std::string printed;     ///< the variant's .lift text
+  nlohmann::json launch;   ///< {"dims":2,"global":[..],"local":[..],"tied":true}
+  nlohmann::json features; ///< column name -> value (features::columns())
+  std::optional<Measurement> measurement;
+};
+
+class PerfDb {
+public:
+  /// $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db.
+  static std::filesystem::path default_path();
+  /// Opens or creates the database (creating parent folders); UserError if it cannot, or if it
+  /// is not a liftx database of a known schema version.
+  explicit PerfDb(const std::filesystem::path& path);
+  ~PerfDb();
+  PerfDb(const PerfDb&) = delete;
+  PerfDb& operator=(const PerfDb&) = delete;
+
+  int64_t device(const runtime::DeviceProfile& profile);
+  int64_t program(const std::string& name, const std::string& source);
+  int64_t variant(int64_t program_id, const std::string& printed, const std::string& strategy,
+                  const nlohmann::json& parameters);
+  int64_t configuration(int64_t variant_id, const nlohmann::json& sizes,
+                        const nlohmann::json& launch);
+  void put_features(int64_t configuration_id, const std::string& profile,
+                    const nlohmann::json& features);
+  void put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m);
+  bool has_measurement(int64_t configuration_id, int64_t device_id) const;
+
+  /// Every configuration measured on the device with key `device_key` (latest measurement each),
+  /// with the features computed for `profile`; rows without features are skipped.
+  std::vector<Row> rows(const std::string& device_key, const std::string& profile) const;
+  /// Device keys present, for messages ("no data for device X; the database has ...").
+  std::vector<std::string> device_keys() const;
+
+  /// One row per measurement: program, sizes, strategy, launch, status, times, features.
+  void export_csv(std::ostream& out, const std::string& device_key) const;
+  /// The T4 results format (Kernel Tuner / KTT): {"schema_version": "1.0.0", "results": [...]}
+  /// with each result's configuration, times and status.
+  void export_t4(std::ostream& out, const std::string& device_key) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace liftx::explore
