@@ -221,6 +221,22 @@ std::pair<cl::NDRange, cl::NDRange> ranges(const PreparedLaunch& launch) {
   return {global, local};
 }
 
+/// Runs once with the output poisoned and compares every element with `want`.
+Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const cl::NDRange& global,
+                            const cl::NDRange& local, const interp::HostArray& want,
+                            double tolerance) {
+  runtime::poison(device, bound.output, bound.output_bytes);
+  runtime::run_kernel(device, bound.kernel, global, local);
+  std::vector<unsigned char> bytes(bound.output_bytes);
+  if (bound.output_bytes > 0)
+    runtime::check_cl(
+        device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0, bound.output_bytes, bytes.data()),
+        "reading the output");
+  std::vector<bool> poisoned;
+  std::vector<double> got = from_bytes(bytes, bound.output_kind, &poisoned);
+  return verify(got, poisoned, want, tolerance);
+}
+
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
                                            uint64_t seed) {
   // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
@@ -341,23 +357,12 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
     report.cache_hit = bound.build.cache_hit;
     report.bytes_moved = bound.bytes_moved;
     runtime::Kernel& kernel = bound.kernel;
-    cl::Buffer& output = bound.output;
-    const size_t output_bytes = bound.output_bytes;
-    const ir::ScalarKind output_kind = bound.output_kind;
     auto [global, local] = ranges(launch);
 
     if (options.check) {
-      runtime::poison(device, output, output_bytes);
-      runtime::run_kernel(device, kernel, global, local);
-      std::vector<unsigned char> bytes(output_bytes);
-      if (output_bytes > 0)
-        runtime::check_cl(
-            device.queue.enqueueReadBuffer(output, CL_TRUE, 0, output_bytes, bytes.data()),
-            "reading the output");
-      std::vector<bool> poisoned;
-      std::vector<double> got = from_bytes(bytes, output_kind, &poisoned);
-      interp::HostArray want = reference_result(program, options, inputs, sizes);
-      report.verification = verify(got, poisoned, want, options.tolerance);
+      report.verification =
+          run_and_verify(device, bound, global, local,
+                         reference_result(program, options, inputs, sizes), options.tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
         report.message =
@@ -495,17 +500,8 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
     auto [global, local] = ranges(launch);
-    runtime::poison(device, bound.output, bound.output_bytes);
-    runtime::run_kernel(device, bound.kernel, global, local);
-    std::vector<unsigned char> bytes(bound.output_bytes);
-    if (bound.output_bytes > 0)
-      runtime::check_cl(device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0, bound.output_bytes,
-                                                       bytes.data()),
-                        "reading the output");
-    std::vector<bool> poisoned;
-    std::vector<double> got = from_bytes(bytes, bound.output_kind, &poisoned);
-    Verification v =
-        verify(got, poisoned, interp::evaluate(program, inputs, sizes), options.tolerance);
+    Verification v = run_and_verify(device, bound, global, local,
+                                    interp::evaluate(program, inputs, sizes), options.tolerance);
     LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",
                          program.name, v.first_mismatch);
     const codegen::Instrumentation& inst = *launch.kernel.instrumentation;
