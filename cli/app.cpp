@@ -22,6 +22,9 @@ int run(int argc, char** argv) {
   add_run_command(app);
   add_features_command(app);
   add_variants_command(app);
+  add_model_commands(app);
+  add_collect_command(app);
+  add_db_command(app);
   try {
     app.parse(argc, argv);
     return 0; // subcommand callbacks ran inside parse

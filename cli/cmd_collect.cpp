@@ -1,0 +1,278 @@
+// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S]
+// [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of high-level stencils
+// into the performance database, in a worker child (`collect-worker`, hidden).
+// `liftx db [--db PATH] [--device KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
+// its exports.
+#include "cli/app.hpp"
+#include "cli/options.hpp"
+#include "cli/program_options.hpp"
+#include "explore/collect.hpp"
+#include "explore/db.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace liftx::cli {
+
+namespace {
+
+struct CollectCommandOptions {
+  std::vector<std::string> files;
+  std::string program;
+  std::string device = "cpu";
+  std::string profile = "detect";
+  std::vector<std::string> sizes;
+  bool all = false;
+  int64_t sample = 100;
+  uint64_t seed = 1;
+  std::string db;
+  bool resume = false;
+  int repeat = 10;
+  int warmup = 3;
+  int timeout_ms = 60000;
+  int64_t stop_after = 0;
+  bool quiet = false;
+};
+
+std::string format_duration(double seconds) {
+  if (seconds < 0 || seconds > 360000)
+    return "--:--";
+  int64_t s = static_cast<int64_t>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+                   : fmt::format("{:02}:{:02}", s / 60, s % 60);
+}
+
+/// The progress bar on stderr: redrawn in place on a terminal, else a line every few seconds.
+class ProgressPrinter {
+public:
+  ProgressPrinter() : terminal_(::isatty(2) != 0) {}
+
+  void update(const explore::CollectProgress& p) {
+    auto now = std::chrono::steady_clock::now();
+    bool final = p.phase == "measuring" && p.done == p.total;
+    if (!terminal_ && !final && p.phase == last_phase_ &&
+        now - last_print_ < std::chrono::seconds(5))
+      return;
+    if (terminal_ && !final && now - last_print_ < std::chrono::milliseconds(100))
+      return;
+    last_print_ = now;
+    last_phase_ = p.phase;
+    std::string line;
+    if (p.phase == "enumerating") {
+      line = fmt::format("enumerating {}", p.current);
+    } else {
+      constexpr int kWidth = 30;
+      double fraction = p.total > 0 ? static_cast<double>(p.done) / p.total : 1.0;
+      int filled = static_cast<int>(fraction * kWidth);
+      double eta = p.done > 0 ? p.measuring_s / p.done * (p.total - p.done) : -1;
+      std::string counts;
+      for (const auto& [status, n] : p.statuses)
+        counts += fmt::format(" {} {}", status, n);
+      line = fmt::format("[{}{}] {}/{} {:3.0f}% elapsed {} ETA {}{}{}", std::string(filled, '#'),
+                         std::string(kWidth - filled, '.'), p.done, p.total, fraction * 100,
+                         format_duration(p.elapsed_s), format_duration(eta),
+                         p.skipped ? fmt::format(" (skipped {})", p.skipped) : "", counts);
+    }
+    if (terminal_)
+      fmt::print(stderr, "\r\033[K{}", line);
+    else
+      fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+    drew_ = true;
+  }
+  void finish() {
+    if (terminal_ && drew_)
+      fmt::print(stderr, "\n");
+  }
+
+private:
+  bool terminal_;
+  bool drew_ = false;
+  std::chrono::steady_clock::time_point last_print_{};
+  std::string last_phase_;
+};
+
+std::filesystem::path db_path(const std::string& given) {
+  return given.empty() ? explore::PerfDb::default_path() : std::filesystem::path(given);
+}
+
+void add_worker_command(CLI::App& app) {
+  struct WorkerOptions {
+    std::string jobs;
+    int64_t from = 0;
+    std::string device = "cpu";
+  };
+  auto o = std::make_shared<WorkerOptions>();
+  CLI::App* cmd = app.add_subcommand("collect-worker", "measure collection jobs (internal)");
+  cmd->group("");
+  cmd->add_option("--jobs", o->jobs, "jobs file (JSON lines)")->required();
+  cmd->add_option("--from", o->from, "first job to run");
+  cmd->add_option("--device", o->device, "device spec");
+  cmd->callback([o] {
+    std::ifstream jobs(o->jobs);
+    if (!jobs)
+      throw UserError(fmt::format("cannot read {}", o->jobs));
+    explore::run_worker(jobs, o->from, o->device, std::cout);
+  });
+}
+
+} // namespace
+
+void add_collect_command(CLI::App& app) {
+  auto o = std::make_shared<CollectCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "collect", "Measure the variants of high-level stencils into the performance database");
+  cmd->add_option("files", o->files, "high-level .lift files")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
+  cmd->add_option("--device", o->device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
+  cmd->add_option("--profile", o->profile,
+                  "device profile of the variant space and the features: detect (the device's "
+                  "own, default), cpu, nvidia or amd");
+  cmd->add_option("--size", o->sizes,
+                  "one size set, e.g. M=64,N=128 (repeat for several size sets)")
+      ->required();
+  cmd->add_flag("--all", o->all, "measure every variant");
+  cmd->add_option("--sample", o->sample,
+                  "a fixed-seed sample of N variants per program and size "
+                  "set (default 100)");
+  cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
+  cmd->add_option("--db", o->db,
+                  "performance database (default: $LIFTX_DB, else "
+                  "$XDG_DATA_HOME/liftx/perf.db)");
+  cmd->add_flag("--resume", o->resume, "skip configurations already measured on the device");
+  cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--timeout-ms", o->timeout_ms, "per variant (default 60000)")
+      ->check(CLI::Range(100, 3600000));
+  cmd->add_flag("--quiet", o->quiet, "no progress bar");
+  cmd->add_option("--stop-after", o->stop_after, "exit abruptly after K measurements (testing)")
+      ->group("");
+  cmd->callback([o] {
+    explore::CollectOptions options;
+    for (const std::string& file : o->files) {
+      ir::Module module = parse::parse_file(file);
+      const ir::Program& program = select_program(module, o->program, file);
+      for (const std::string& size_set : o->sizes) {
+        explore::CollectTarget target;
+        target.file = file;
+        target.program = program.name;
+        target.sizes = bind_sizes(program, {size_set});
+        options.targets.push_back(std::move(target));
+      }
+    }
+    options.db = db_path(o->db);
+    options.device = o->device;
+    options.profile = o->profile;
+    options.all = o->all;
+    options.sample = o->sample;
+    options.seed = o->seed;
+    options.resume = o->resume;
+    options.repeat = o->repeat;
+    options.warmup = o->warmup;
+    options.timeout = std::chrono::milliseconds(o->timeout_ms);
+    options.stop_after = o->stop_after;
+    options.worker_executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    ProgressPrinter printer;
+    std::function<void(const explore::CollectProgress&)> progress;
+    if (!o->quiet)
+      progress = [&printer](const explore::CollectProgress& p) { printer.update(p); };
+    explore::CollectSummary s = explore::collect(options, progress);
+    printer.finish();
+    fmt::print("database  {}\n", options.db.string());
+    fmt::print("device    {} (features: profile {})\n", s.device_key, s.profile);
+    fmt::print("variants  {} stored, {} measured, {} already measured (skipped)\n", s.variants,
+               s.measured, s.skipped);
+    if (s.features_failed)
+      fmt::print("features  {} variants without features\n", s.features_failed);
+    std::string counts;
+    for (const auto& [status, n] : s.statuses)
+      counts += fmt::format(" {} {}", status, n);
+    fmt::print("status   {}\n", counts.empty() ? " (nothing measured)" : counts);
+    if (s.worker_restarts)
+      fmt::print("workers   restarted {} times after a crash or timeout\n", s.worker_restarts);
+  });
+  add_worker_command(app);
+}
+
+void add_db_command(CLI::App& app) {
+  struct DbOptions {
+    std::string db;
+    std::string device;
+    std::string csv;
+    std::string t4;
+  };
+  auto o = std::make_shared<DbOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("db", "Summarise the performance database; export it as CSV or T4 JSON");
+  cmd->add_option("--db", o->db,
+                  "performance database (default: $LIFTX_DB, else "
+                  "$XDG_DATA_HOME/liftx/perf.db)");
+  cmd->add_option("--device", o->device, "device key (default: the only one)");
+  cmd->add_option("--csv", o->csv, "write one row per measurement to FILE (- for stdout)");
+  cmd->add_option("--t4", o->t4, "write the T4 results JSON to FILE (- for stdout)");
+  cmd->callback([o] {
+    std::filesystem::path path = db_path(o->db);
+    if (!std::filesystem::exists(path))
+      throw UserError(fmt::format("{}: no such database", path.string()));
+    explore::PerfDb db(path);
+    std::vector<std::string> keys = db.device_keys();
+    std::string device = o->device;
+    if (device.empty() && (!o->csv.empty() || !o->t4.empty())) {
+      if (keys.size() != 1)
+        throw UserError(fmt::format("{} holds {} devices; choose one with --device: {}",
+                                    path.string(), keys.size(), fmt::join(keys, ", ")));
+      device = keys.front();
+    }
+    auto write = [&](const std::string& target, auto&& exporter) {
+      if (target == "-") {
+        exporter(std::cout);
+        return;
+      }
+      std::ofstream out(target);
+      if (!out)
+        throw UserError(fmt::format("cannot write {}", target));
+      exporter(out);
+    };
+    if (!o->csv.empty())
+      write(o->csv, [&](std::ostream& out) { db.export_csv(out, device); });
+    if (!o->t4.empty())
+      write(o->t4, [&](std::ostream& out) { db.export_t4(out, device); });
+    if (!o->csv.empty() || !o->t4.empty())
+      return;
+    fmt::print("database  {}\n", path.string());
+    for (const std::string& key : keys) {
+      fmt::print("device    {}\n", key);
+      std::map<std::string, std::map<std::string, int64_t>> counts; // program -> status -> n
+      for (const char* profile : {"cpu", "nvidia", "amd", "gpu"}) {
+        std::vector<explore::Row> rows = db.rows(key, profile);
+        if (rows.empty())
+          continue;
+        fmt::print("  features profile {}: {} configurations\n", profile, rows.size());
+        if (!counts.empty())
+          continue;
+        for (const explore::Row& r : rows)
+          ++counts[r.program][std::string(runtime::to_string(r.measurement->status))];
+      }
+      for (const auto& [program, statuses] : counts) {
+        std::string line;
+        int64_t total = 0;
+        for (const auto& [status, n] : statuses) {
+          line += fmt::format(" {} {}", status, n);
+          total += n;
+        }
+        fmt::print("  {:<14} {:5}:{}\n", program, total, line);
+      }
+    }
+  });
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,602 @@
+// Cost-model commands:
+//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree] -o FILE
+//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree] [--out DIR]
+//   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
+//   liftx explore FILE [--device D] [--model M] [--budget K] [--strategy S] [--size ...] [--db DB]
+// explore runs each variant in a worker child (`liftx run --worker`), as `liftx run` does, so a
+// kernel that crashes or hangs the driver is recorded with a status and exploration goes on.
+#include "cli/app.hpp"
+#include "cli/program_options.hpp"
+#include "codegen/kernel.hpp"
+#include "codegen/runtime/isolate.hpp"
+#include "explore/collect.hpp"
+#include "explore/db.hpp"
+#include "explore/explore.hpp"
+#include "explore/rank.hpp"
+#include "ir/parse/parser.hpp"
+#include "model/evaluate.hpp"
+#include "model/plot.hpp"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DataOptions {
+  std::string db;
+  std::string device; ///< device key; empty = the only one in the database
+  std::string profile = "cpu";
+  std::string kind = "knn";
+};
+
+void add_data_options(CLI::App* cmd, DataOptions& o) {
+  cmd->add_option("--db", o.db, "performance database (default: $LIFTX_DB or the user data dir)");
+  cmd->add_option("--device", o.device,
+                  "device key in the database (default: the only device it holds)");
+  cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
+  cmd->add_option("--model", o.kind, "knn (PCA + 5 nearest neighbours) or tree (CART)");
+}
+
+std::string resolve_device(const explore::PerfDb& db, const std::string& wanted) {
+  const std::vector<std::string> keys = db.device_keys();
+  std::string list;
+  for (const std::string& k : keys)
+    list += "\n  " + k;
+  if (wanted.empty()) {
+    if (keys.size() == 1)
+      return keys[0];
+    throw UserError(keys.empty()
+                        ? std::string("the database holds no measurements")
+                        : "the database holds several devices; choose one with --device:" + list);
+  }
+  for (const std::string& k : keys)
+    if (k == wanted)
+      return k;
+  std::vector<std::string> matches;
+  for (const std::string& k : keys)
+    if (k.find(wanted) != std::string::npos)
+      matches.push_back(k);
+  if (matches.size() == 1)
+    return matches[0];
+  throw UserError(fmt::format("no device '{}' in the database; it holds:{}", wanted, list));
+}
+
+struct LoadedData {
+  model::Dataset data;
+  std::string device_key;
+  fs::path db_path;
+};
+
+LoadedData load_dataset(const DataOptions& o) {
+  LoadedData out;
+  out.db_path = o.db.empty() ? explore::PerfDb::default_path() : fs::path(o.db);
+  if (!fs::exists(out.db_path))
+    throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
+  explore::PerfDb db(out.db_path);
+  out.device_key = resolve_device(db, o.device);
+  std::vector<explore::Row> rows = db.rows(out.device_key, o.profile);
+  // Feature columns: this liftx's columns that every row has.
+  std::vector<std::string> names;
+  for (const std::string& name : explore::feature_names()) {
+    bool everywhere = !rows.empty();
+    for (const explore::Row& r : rows)
+      if (!r.features.contains(name) || !r.features[name].is_number()) {
+        everywhere = false;
+        break;
+      }
+    if (everywhere)
+      names.push_back(name);
+  }
+  out.data.feature_names = names;
+  for (const explore::Row& r : rows) {
+    if (!r.measurement)
+      continue;
+    const explore::Measurement& m = *r.measurement;
+    model::Sample s;
+    s.program = r.program;
+    s.input = r.sizes;
+    for (const std::string& name : names)
+      s.features.push_back(r.features[name].get<double>());
+    const bool ok = m.status == runtime::Status::ok && m.median_ms > 0;
+    if (ok)
+      s.time_ms = m.median_ms;
+    s.cost_ms = m.compile_ms + std::max(0.0, m.median_ms) * std::max(1, m.repetitions);
+    out.data.samples.push_back(std::move(s));
+  }
+  if (out.data.samples.empty())
+    throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
+                                out.db_path.string(), out.device_key, o.profile));
+  return out;
+}
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out)
+    throw UserError(fmt::format("cannot write {}", path.string()));
+}
+
+// ---- train --------------------------------------------------------------------------------------
+
+void add_train(CLI::App& app) {
+  auto o = std::make_shared<DataOptions>();
+  auto output = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a cost model from the performance database");
+  add_data_options(cmd, *o);
+  cmd->add_option("-o,--output", *output, "model file to write (JSON)")->required();
+  cmd->callback([o, output] {
+    LoadedData loaded = load_dataset(*o);
+    model::Model m = model::train(loaded.data, model::parse_kind(o->kind));
+    m.profile = o->profile;
+    std::set<std::string> programs;
+    int ok = 0;
+    for (const model::Sample& s : loaded.data.samples) {
+      programs.insert(s.program);
+      ok += s.time_ms.has_value();
+    }
+    m.provenance = {{"database", fs::absolute(loaded.db_path).string()},
+                    {"device", loaded.device_key},
+                    {"programs", std::vector<std::string>(programs.begin(), programs.end())},
+                    {"samples", ok},
+                    {"failed_measurements_skipped", int(loaded.data.samples.size()) - ok},
+                    {"trained", now_iso()},
+                    {"liftx", "0.1.0"}};
+    m.save(*output);
+    fmt::print("trained   {} model on {} successful measurements of {} programs (device {}, "
+               "profile {})\n",
+               o->kind, ok, programs.size(), loaded.device_key, o->profile);
+    fmt::print("features  {} columns, {} vary", m.feature_names().size(),
+               m.standardiser().kept.size());
+    if (m.kind() == model::Kind::knn)
+      fmt::print(", {} principal components keep {:.1f}% of the variance", m.pca().basis.cols(),
+                 m.pca().variance_kept.sum() * 100);
+    else
+      fmt::print(", tree of {} nodes", m.tree().size());
+    fmt::print("\nwritten   {}\n", *output);
+  });
+}
+
+// ---- evaluate -----------------------------------------------------------------------------------
+
+std::string short_input(const std::string& sizes_json) {
+  try {
+    auto j = nlohmann::json::parse(sizes_json);
+    std::string out;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      out += fmt::format("{}{}={}", out.empty() ? "" : ",", it.key(), it.value().dump());
+    return out;
+  } catch (const nlohmann::json::exception&) {
+    return sizes_json;
+  }
+}
+
+void add_evaluate(CLI::App& app) {
+  auto o = std::make_shared<DataOptions>();
+  auto out_dir = std::make_shared<std::string>();
+  auto orders = std::make_shared<int>(100);
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate", "Leave-one-benchmark-out evaluation of a cost model on the database");
+  add_data_options(cmd, *o);
+  cmd->add_option("--out", *out_dir, "write evaluation.csv and SVG plots to this folder");
+  cmd->add_option("--orders", *orders, "random orders to average (default 100)")
+      ->check(CLI::Range(100, 1000000));
+  cmd->callback([o, out_dir, orders] {
+    LoadedData loaded = load_dataset(*o);
+    model::EvaluateOptions options;
+    options.kind = model::parse_kind(o->kind);
+    options.random_orders = *orders;
+    model::Evaluation ev = model::evaluate(loaded.data, options);
+    fmt::print("leave-one-benchmark-out evaluation of the {} model: device {}, profile {}, {} "
+               "samples, {} features; random = mean of {} seeded orders\n",
+               o->kind, loaded.device_key, o->profile, loaded.data.samples.size(),
+               loaded.data.feature_names.size(), *orders);
+    fmt::print("| program | input | configs | failed | pearson | spearman | runs to 90% model | "
+               "random | speedup | time to 90% model (s) | random (s) | speedup |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::string csv = "program,input,configurations,failed,pearson,spearman,model_runs_to_90,"
+                      "random_runs_to_90,run_speedup,model_time_to_90_ms,random_time_to_90_ms,"
+                      "time_speedup\n";
+    double sum_sp = 0, sum_runs_m = 0, sum_runs_r = 0;
+    for (const model::GroupResult& g : ev.groups) {
+      fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
+                 "{:.2f} |\n",
+                 g.program, short_input(g.input), g.configurations, g.failed, g.pearson, g.spearman,
+                 g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms / 1000,
+                 g.random_time_ms / 1000, g.time_speedup);
+      csv += fmt::format("{},\"{}\",{},{},{:.6f},{:.6f},{},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f}\n",
+                         g.program, short_input(g.input), g.configurations, g.failed, g.pearson,
+                         g.spearman, g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms,
+                         g.random_time_ms, g.time_speedup);
+      sum_sp += g.spearman;
+      sum_runs_m += double(g.model_runs);
+      sum_runs_r += g.random_runs;
+    }
+    const double n = double(ev.groups.size());
+    fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n", sum_sp / n,
+               sum_runs_m / n, sum_runs_r / n);
+    if (out_dir->empty())
+      return;
+    fs::create_directories(*out_dir);
+    const fs::path dir(*out_dir);
+    write_text(dir / "evaluation.csv", csv);
+    std::string nmi_csv = "feature,nmi\n";
+    for (const auto& [name, v] : ev.feature_nmi)
+      nmi_csv += fmt::format("{},{:.6f}\n", name, v);
+    write_text(dir / "feature-nmi.csv", nmi_csv);
+    // Fig. 5: runs to 90% per benchmark, model vs random.
+    std::vector<std::string> categories;
+    model::Series model_runs{"model order", {}, "#c0392b", false};
+    model::Series random_runs{"random (mean)", {}, "#7f8c8d", false};
+    for (const model::GroupResult& g : ev.groups) {
+      categories.push_back(g.program + " " + short_input(g.input));
+      model_runs.y.push_back(double(g.model_runs));
+      random_runs.y.push_back(g.random_runs);
+    }
+    std::vector<std::string> written = {"evaluation.csv", "feature-nmi.csv"};
+    auto svg = [&](const std::string& name, const std::string& text) {
+      write_text(dir / name, text);
+      written.push_back(name);
+    };
+    svg("runs-to-90.svg",
+        model::grouped_bar_chart_svg(
+            fmt::format("Runs to reach 90% of the best ({} model, leave one benchmark out)",
+                        o->kind),
+            "runs", categories, {model_runs, random_runs}));
+    // Fig. 4: NMI of each feature with performance, largest first.
+    auto nmi = ev.feature_nmi;
+    std::stable_sort(nmi.begin(), nmi.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    svg("feature-nmi.svg",
+        model::bar_chart_svg("Normalised mutual information of each feature with performance",
+                             "NMI", nmi));
+    // Best-so-far curves: one chart per benchmark, model and random order for each input.
+    const std::vector<std::string> colours = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98"};
+    std::map<std::string, std::vector<model::Series>> per_program;
+    for (const model::GroupResult& g : ev.groups) {
+      auto& series = per_program[g.program];
+      const std::string colour = colours[(series.size() / 2) % colours.size()];
+      series.push_back({"model " + short_input(g.input), g.model_curve, colour, false});
+      series.push_back({"random " + short_input(g.input), g.random_curve, colour, true});
+    }
+    for (const auto& [program, series] : per_program)
+      svg("best-so-far-" + program + ".svg",
+          model::line_chart_svg(program + ": best normalised throughput so far (" + o->kind +
+                                    " model, left out)",
+                                "runs", "best so far / best", series));
+    fmt::print("written   ");
+    for (size_t i = 0; i < written.size(); ++i)
+      fmt::print("{}{}", i ? ", " : "", (dir / written[i]).string());
+    fmt::print("\n");
+  });
+}
+
+// ---- rank ---------------------------------------------------------------------------------------
+
+struct RankCommandOptions {
+  std::string file;
+  std::string program;
+  std::string model;
+  std::vector<std::string> sizes;
+  std::string profile;
+  int top = 20;
+  std::string format = "table";
+};
+
+void add_rank(CLI::App& app) {
+  auto o = std::make_shared<RankCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "rank", "Rank every variant of a program with a cost model, without running any");
+  cmd->add_option("file", o->file, "high-level .lift stencil")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one)");
+  cmd->add_option("--model", o->model, "model file (liftx train)")->required();
+  cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
+  cmd->add_option("--profile", o->profile, "device profile (default: the model's)");
+  cmd->add_option("--top", o->top, "rows to print (0 = all; default 20)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--format", o->format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->callback([o] {
+    model::Model m = model::Model::load(o->model);
+    ir::Module module = parse::parse_file(o->file);
+    const ir::Program& program = select_program(module, o->program, o->file);
+    interp::Sizes sizes = bind_sizes(program, o->sizes);
+    explore::RankOptions options;
+    options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    options.profile = o->profile;
+    auto start = std::chrono::steady_clock::now();
+    std::vector<explore::RankedVariant> ranked = explore::rank(program, m, options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const size_t shown =
+        o->top == 0 ? ranked.size() : std::min<size_t>(ranked.size(), size_t(o->top));
+    if (o->format == "json") {
+      nlohmann::json rows = nlohmann::json::array();
+      for (size_t i = 0; i < shown; ++i) {
+        const explore::RankedVariant& r = ranked[i];
+        nlohmann::json reasons = nlohmann::json::array();
+        for (const model::Explanation& e : r.reasons)
+          reasons.push_back({{"feature", e.feature}, {"value", e.value}, {"z", e.standardised}});
+        rows.push_back({{"rank", r.rank},
+                        {"predicted", r.predicted},
+                        {"index", r.variant.index},
+                        {"strategy", r.variant.strategy},
+                        {"parameters", r.variant.parameters},
+                        {"launch", explore::launch_json(r.variant.launch)},
+                        {"features", reasons}});
+      }
+      fmt::print("{}\n", nlohmann::json{{"program", program.name},
+                                        {"variants", ranked.size()},
+                                        {"model", o->model},
+                                        {"ranked", rows}}
+                             .dump(2));
+      return;
+    }
+    if (o->format == "csv") {
+      fmt::print("rank,predicted,index,strategy,parameters,launch,features\n");
+      for (size_t i = 0; i < shown; ++i) {
+        const explore::RankedVariant& r = ranked[i];
+        fmt::print("{},{:.6f},{},{},\"{}\",\"{}\",\"{}\"\n", r.rank, r.predicted, r.variant.index,
+                   r.variant.strategy, explore::describe_parameters(r.variant),
+                   explore::describe_launch(r.variant.launch),
+                   explore::describe_reasons(r.reasons));
+      }
+      return;
+    }
+    fmt::print("program   {} ({}), sizes {}, model {} ({}, profile {})\n", program.name, o->file,
+               format_sizes(sizes), o->model, model::to_string(m.kind()),
+               o->profile.empty() ? m.profile : o->profile);
+    fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
+               "as the best of its program and input)\n",
+               ranked.size(), seconds);
+    fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
+               "strategy and parameters", "launch", "main features");
+    for (size_t i = 0; i < shown; ++i) {
+      const explore::RankedVariant& r = ranked[i];
+      fmt::print("{:>5} {:>9.3f} {:>6}  {:<36} {:<34} {}\n", r.rank, r.predicted, r.variant.index,
+                 explore::describe_parameters(r.variant),
+                 explore::describe_launch(r.variant.launch), explore::describe_reasons(r.reasons));
+    }
+  });
+}
+
+// ---- explore ------------------------------------------------------------------------------------
+
+struct ExploreCommandOptions {
+  std::string file;
+  std::string program;
+  std::string device = "cpu";
+  std::string model;
+  int64_t budget = 10;
+  std::string strategy = "model";
+  std::vector<std::string> sizes;
+  std::string db;
+  uint64_t seed = 1;
+  int repeat = 10;
+  int timeout_ms = 60000;
+};
+
+/// Every size variable 128: runs take milliseconds on PoCL and the shipped CPU model was trained
+/// at 64 and 128 (size-dependent features such as bytes_moved stay within its range).
+std::vector<std::string> default_sizes() {
+  return {"128"};
+}
+
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    path = fs::temp_directory_path() / fmt::format("liftx-explore-{}", ::getpid());
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void add_explore(CLI::App& app) {
+  auto o = std::make_shared<ExploreCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "explore", "Rank the variants with a model, then run and verify the most promising ones");
+  cmd->add_option("file", o->file, "high-level .lift stencil")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one)");
+  cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
+  cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
+  cmd->add_option("--budget", o->budget, "variants to run (default 10)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--strategy", o->strategy, "model (default), random, hillclimb or exhaustive")
+      ->check(CLI::IsMember({"model", "random", "hillclimb", "exhaustive"}));
+  cmd->add_option("--size", o->sizes, "sizes (default: every size 128)");
+  cmd->add_option("--db", o->db, "performance database to record every run in");
+  cmd->add_option("--seed", o->seed, "seed of the random strategy (default 1)");
+  cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
+  cmd->callback([o] {
+    ir::Module module = parse::parse_file(o->file);
+    const ir::Program& program = select_program(module, o->program, o->file);
+    interp::Sizes sizes = bind_sizes(program, o->sizes.empty() ? default_sizes() : o->sizes);
+    runtime::Device device = runtime::select_device(o->device);
+    const std::string kind = explore::profile_name_for(device.profile);
+    const fs::path model_path = explore::find_model(o->model, kind);
+    model::Model m = model::Model::load(model_path);
+
+    explore::RankOptions rank_options;
+    rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    rank_options.profile = kind;
+    rank_options.device = device.profile;
+    std::vector<explore::RankedVariant> ranked = explore::rank(program, m, rank_options);
+    fmt::print("program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
+    fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
+    fmt::print("model     {} ({}, trained for profile {})\n", model_path.string(),
+               model::to_string(m.kind()), m.profile);
+    fmt::print("space     {} variants ranked; strategy {}, budget {}\n", ranked.size(), o->strategy,
+               o->strategy == "exhaustive" ? static_cast<int64_t>(ranked.size()) : o->budget);
+
+    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
+    explore::PerfDb db(db_path);
+    const int64_t device_id = db.device(device.profile);
+    const std::string source = ir::print(ir::Module{module.userfuns, {program}});
+    const int64_t program_id = db.program(program.name, source);
+    const nlohmann::json sizes_json(sizes);
+    ScratchDir scratch;
+    const fs::path reference = scratch.path / "reference.lift";
+    write_text(reference, source);
+    const std::string exe = fs::read_symlink("/proc/self/exe").string();
+    explore::FeatureCache features(device.profile);
+
+    auto measure = [&](const explore::RankedVariant& r) {
+      const rewrite::Variant& v = r.variant;
+      const std::string printed = ir::print(ir::Module{module.userfuns, {*r.program}});
+      const fs::path file = scratch.path / fmt::format("variant-{}.lift", v.index);
+      write_text(file, printed);
+      std::string global, local;
+      for (int d = 0; d < v.launch.dims; ++d) {
+        global += (d ? "," : "") + std::to_string(v.launch.global[size_t(d)]);
+        local += (d ? "," : "") + std::to_string(v.launch.local[size_t(d)]);
+      }
+      std::vector<std::string> argv = {exe,           "run",
+                                       file.string(), "--worker",
+                                       "--device",    o->device,
+                                       "--global",    global,
+                                       "--local",     local,
+                                       "--reference", reference.string(),
+                                       "--repeat",    std::to_string(o->repeat)};
+      for (const auto& [name, value] : sizes) {
+        argv.push_back("--size");
+        argv.push_back(fmt::format("{}={}", name, value));
+      }
+      runtime::IsolatedResult child =
+          runtime::run_isolated(argv, std::chrono::milliseconds(o->timeout_ms));
+      exec::RunReport report;
+      if (child.succeeded()) {
+        try {
+          report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
+        } catch (const nlohmann::json::exception& e) {
+          report.status = runtime::Status::run_error;
+          report.message = fmt::format("unreadable worker report: {}", e.what());
+        }
+      } else {
+        report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
+        report.message =
+            child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
+      }
+      // Record it: variant, configuration, features, measurement.
+      const int64_t variant_id =
+          db.variant(program_id, printed, v.strategy, nlohmann::json(v.parameters));
+      const int64_t configuration_id =
+          db.configuration(variant_id, sizes_json, explore::launch_json(v.launch));
+      try {
+        db.put_features(configuration_id, kind,
+                        explore::feature_json(features.compute(*r.program, v, rank_options.sizes)));
+      } catch (const UserError&) {
+        // Features that cannot be computed do not stop exploration; rows() skips the row.
+      }
+      explore::Measurement meas;
+      meas.status = report.status;
+      meas.compile_ms = report.build_ms;
+      meas.message = report.message.substr(0, 2000);
+      if (report.timing) {
+        meas.median_ms = report.timing->median_ms;
+        meas.min_ms = report.timing->min_ms;
+        meas.max_ms = report.timing->max_ms;
+        meas.q1_ms = report.timing->q1_ms;
+        meas.q3_ms = report.timing->q3_ms;
+        meas.repetitions = static_cast<int>(report.timing->samples_ms.size());
+      }
+      db.put_measurement(configuration_id, device_id, meas);
+      return report;
+    };
+    auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
+      const explore::RankedVariant& r = ranked[a.ranked_index];
+      const exec::RunReport& rep = a.report;
+      fmt::print("  [{:>3}/{}] rank {:>5} predicted {:.3f}  {:<32} {:<30} {}\n", done, planned,
+                 r.rank, r.predicted, explore::describe_parameters(r.variant),
+                 explore::describe_launch(r.variant.launch),
+                 rep.status == runtime::Status::ok && rep.timing
+                     ? fmt::format("{:.4f} ms", rep.timing->median_ms)
+                     : std::string(runtime::to_string(rep.status)));
+      std::fflush(stdout);
+    };
+    explore::ExploreOptions options;
+    options.strategy = explore::parse_strategy(o->strategy);
+    options.budget = o->budget;
+    options.seed = o->seed;
+    explore::ExploreResult result = explore::explore(ranked, options, measure, on_attempt);
+
+    fmt::print("recorded  {} measurements in {}\n", result.attempts.size(), db_path.string());
+    if (result.model_spearman)
+      fmt::print("model     Spearman {:.3f} between predicted and measured throughput on the {} "
+                 "variants run\n",
+                 *result.model_spearman, result.attempts.size());
+    else
+      fmt::print("model     no rank correlation: fewer than two successful runs, or their "
+                 "predictions are all equal\n");
+    if (!result.best) {
+      fmt::print("best      none of the {} variants run succeeded\n", result.attempts.size());
+      throw RunFailed();
+    }
+    const explore::Attempt& best = result.attempts[*result.best];
+    const explore::RankedVariant& r = ranked[best.ranked_index];
+    const exec::RunReport& rep = best.report;
+    fmt::print("\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
+               explore::describe_parameters(r.variant));
+    fmt::print("launch    {}\n", explore::describe_launch(r.variant.launch));
+    fmt::print("time      {:.4f} ms median of {} runs\n", rep.timing->median_ms,
+               rep.timing->samples_ms.size());
+    if (rep.gb_per_s) {
+      fmt::print("bandwidth {:.2f} GB/s", *rep.gb_per_s);
+      if (rep.roofline_fraction)
+        fmt::print(" = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)",
+                   *rep.roofline_fraction * 100, *rep.roofline_gb_per_s);
+      fmt::print("\n");
+    }
+    std::vector<model::Explanation> reasons = r.reasons;
+    if (reasons.empty()) { // beyond the explained top rows
+      const std::vector<double> all =
+          explore::feature_values(features.compute(*r.program, r.variant, rank_options.sizes));
+      const std::vector<int> columns = m.feature_indices(explore::feature_names());
+      Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
+      for (size_t c = 0; c < columns.size(); ++c)
+        row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
+      reasons = m.explain(row);
+    }
+    fmt::print("why       {}\n", explore::describe_reasons(reasons));
+    fmt::print("\n--- {}.lift ---\n{}\n", program.name,
+               ir::print(ir::Module{module.userfuns, {*r.program}}));
+    fmt::print("--- kernel ---\n{}\n",
+               rep.kernel_source.empty()
+                   ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
+                   : rep.kernel_source);
+  });
+}
+
+} // namespace
+
+void add_model_commands(CLI::App& app) {
+  add_train(app);
+  add_evaluate(app);
+  add_rank(app);
+  add_explore(app);
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,536 @@
+#include "explore/collect.hpp"
+
+#include "exec/run.hpp"
+#include "features/features.hpp"
+#include "ir/parse/parser.hpp"
+#include "rewrite/space.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <optional>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace liftx::explore {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxMessageBytes = 2000; // build logs can be long; keep the head
+
+std::string clip(std::string text) {
+  if (text.size() > kMaxMessageBytes)
+    text = text.substr(0, kMaxMessageBytes) + " [...]";
+  return text;
+}
+
+std::string format_sizes(const interp::Sizes& sizes) {
+  std::string text;
+  for (const auto& [name, value] : sizes)
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
+  return text;
+}
+
+rewrite::DeviceLimits limits_of(const runtime::DeviceProfile& p) {
+  rewrite::DeviceLimits d;
+  d.name = p.device_name;
+  d.warp_width = p.warp_width;
+  d.max_work_group_size = static_cast<int64_t>(p.max_work_group_size);
+  for (size_t i = 0; i < 3 && i < p.max_work_item_sizes.size(); ++i)
+    d.max_work_item_sizes[i] = static_cast<int64_t>(p.max_work_item_sizes[i]);
+  d.local_memory_bytes = static_cast<int64_t>(p.local_mem_bytes);
+  d.min_work_groups = p.type == runtime::DeviceType::gpu ? 8 : 1;
+  return d;
+}
+
+nlohmann::json launch_json(const rewrite::Launch& launch) {
+  nlohmann::json global = nlohmann::json::array(), local = nlohmann::json::array();
+  for (int d = 0; d < launch.dims; ++d) {
+    global.push_back(launch.global[d]);
+    local.push_back(launch.local[d]);
+  }
+  return {{"dims", launch.dims}, {"global", global}, {"local", local}, {"tied", launch.tied}};
+}
+
+/// The run options of a launch: its global and local sizes (local left to the runtime when the
+/// launch leaves any dimension to it).
+exec::RunOptions run_options_for(const nlohmann::json& launch) {
+  exec::RunOptions options;
+  options.global = launch.at("global").get<std::vector<int64_t>>();
+  std::vector<int64_t> local = launch.at("local").get<std::vector<int64_t>>();
+  bool all_set = !local.empty();
+  for (int64_t l : local)
+    all_set = all_set && l > 0;
+  if (all_set)
+    options.local = local;
+  return options;
+}
+
+nlohmann::json features_json(const features::Features& f) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const features::Column& c : features::columns())
+    json[c.name] = c.value(f);
+  return json;
+}
+
+struct Job {
+  int64_t configuration_id = 0;
+  nlohmann::json json; ///< what the worker reads
+  std::string label;   ///< for progress
+};
+
+// ---- the worker child ---------------------------------------------------------------------------
+
+/// A running worker: its process (group) and the read end of its stdout.
+class WorkerProcess {
+public:
+  WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_path) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      throw UserError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    ::close(fds[1]);
+    if (rc != 0) {
+      ::close(fds[0]);
+      throw UserError(fmt::format("cannot start the worker {}: {}", argv[0], std::strerror(rc)));
+    }
+    fd_ = fds[0];
+  }
+  ~WorkerProcess() { stop(); }
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  enum class Read { line, timeout, eof };
+  /// The next line of the worker's stdout, waiting at most until `deadline`.
+  Read read_line(std::string& line, Clock::time_point deadline) {
+    while (true) {
+      if (size_t newline = buffer_.find('\n'); newline != std::string::npos) {
+        line = buffer_.substr(0, newline);
+        buffer_.erase(0, newline + 1);
+        return Read::line;
+      }
+      if (eof_)
+        return Read::eof;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0)
+        return Read::timeout;
+      pollfd p{fd_, POLLIN, 0};
+      int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      if (ready < 0 && errno != EINTR)
+        throw InternalError(fmt::format("poll: {}", std::strerror(errno)), __FILE__, __LINE__);
+      if (ready <= 0)
+        continue;
+      char chunk[65536];
+      ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno != EINTR && errno != EAGAIN)
+        eof_ = true;
+      else if (n == 0)
+        eof_ = true;
+      else if (n > 0)
+        buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  /// Kills the process group (if still running) and reaps the worker; its wait status.
+  int stop() {
+    if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      status_ = status;
+      pid_ = -1;
+    }
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    return status_;
+  }
+
+  /// Waits for a worker that closed its output to exit (it crashed or gave up), then reaps it.
+  int wait_exit(std::chrono::milliseconds grace) {
+    auto deadline = Clock::now() + grace;
+    while (pid_ > 0 && Clock::now() < deadline) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        status_ = status;
+        ::kill(-pid_, SIGKILL); // children it may have left
+        pid_ = -1;
+        break;
+      }
+      ::usleep(10000);
+    }
+    return stop();
+  }
+
+private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  int status_ = 0;
+  std::string buffer_;
+  bool eof_ = false;
+};
+
+std::string describe_wait_status(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("worker killed by signal {} ({})", WTERMSIG(status),
+                       strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status))
+    return fmt::format("worker exited with code {}", WEXITSTATUS(status));
+  return "worker ended";
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.pop_back();
+  return text;
+}
+
+Measurement measurement_from(const nlohmann::json& j) {
+  Measurement m;
+  std::optional<runtime::Status> status = runtime::parse_status(j.value("status", ""));
+  if (!status)
+    throw InternalError(fmt::format("worker sent an unknown status in {}", j.dump()), __FILE__,
+                        __LINE__);
+  m.status = *status;
+  m.median_ms = j.value("median_ms", 0.0);
+  m.min_ms = j.value("min_ms", 0.0);
+  m.max_ms = j.value("max_ms", 0.0);
+  m.q1_ms = j.value("q1_ms", 0.0);
+  m.q3_ms = j.value("q3_ms", 0.0);
+  m.repetitions = j.value("repetitions", 0);
+  m.compile_ms = j.value("compile_ms", 0.0);
+  m.message = j.value("message", "");
+  return m;
+}
+
+/// A scratch folder for the jobs file and the worker's stderr, removed on scope exit.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "liftx-collect-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw UserError(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
+    path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+} // namespace
+
+std::string profile_name_for(const runtime::DeviceProfile& device) {
+  if (device.type == runtime::DeviceType::cpu)
+    return "cpu";
+  auto contains = [](std::string text, std::string_view word) {
+    for (char& c : text)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text.find(word) != std::string::npos;
+  };
+  if (contains(device.vendor, "nvidia") || contains(device.platform_name, "nvidia"))
+    return "nvidia";
+  if (contains(device.vendor, "amd") || contains(device.vendor, "advanced micro") ||
+      contains(device.platform_name, "amd"))
+    return "amd";
+  return std::string(runtime::to_string(device.type));
+}
+
+CollectSummary collect(const CollectOptions& options,
+                       const std::function<void(const CollectProgress&)>& progress) {
+  if (options.targets.empty())
+    throw UserError("collect: no programs to collect");
+  if (!options.all && options.sample <= 0)
+    throw UserError("collect: --sample must be positive (or use --all)");
+  if (options.worker_executable.empty())
+    throw InternalError("collect: no worker executable", __FILE__, __LINE__);
+  const Clock::time_point start = Clock::now();
+
+  CollectSummary summary;
+  CollectProgress state;
+  std::optional<Clock::time_point> measuring_start;
+  auto report = [&] {
+    state.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    if (measuring_start)
+      state.measuring_s = std::chrono::duration<double>(Clock::now() - *measuring_start).count();
+    if (progress)
+      progress(state);
+  };
+
+  // The device measured on, and the profile that limits the space and computes features.
+  runtime::DeviceProfile device_profile;
+  {
+    runtime::Device device = runtime::select_device(options.device);
+    device_profile = device.profile;
+  }
+  runtime::DeviceProfile feature_profile;
+  rewrite::DeviceLimits limits;
+  if (options.profile == "detect") {
+    feature_profile = device_profile;
+    limits = limits_of(device_profile);
+    summary.profile = profile_name_for(device_profile);
+  } else {
+    feature_profile = runtime::named_profile(options.profile);
+    limits = rewrite::device_limits(options.profile);
+    summary.profile = options.profile;
+  }
+  summary.device_key = device_profile.key;
+
+  PerfDb db(options.db);
+  const int64_t device_id = db.device(device_profile);
+
+  // Phase 1: every target's variants, their rows and features.
+  state.phase = "enumerating";
+  std::vector<Job> jobs;
+  for (const CollectTarget& target : options.targets) {
+    ir::Module module = parse::parse_file(target.file);
+    const ir::Program* program =
+        target.program.empty() ? &module.main() : module.find(target.program);
+    if (!program)
+      throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
+    const std::string source = ir::print(ir::Module{module.userfuns, {*program}});
+    const int64_t program_id = db.program(program->name, source);
+    const nlohmann::json sizes_json(target.sizes);
+    state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
+    report();
+
+    rewrite::SpaceOptions space;
+    space.sizes = rewrite::Sizes(target.sizes.begin(), target.sizes.end());
+    space.device = limits;
+    rewrite::VariantStream stream(*program, space);
+    std::vector<rewrite::Variant> variants;
+    if (options.all) {
+      rewrite::Variant v;
+      while (stream.next(v))
+        variants.push_back(std::move(v));
+    } else {
+      variants = rewrite::sample(stream, options.sample, options.seed);
+    }
+    for (const rewrite::Variant& v : variants) {
+      ++summary.variants;
+      const std::string printed = ir::print(ir::Module{module.userfuns, {v.program}});
+      const int64_t variant_id =
+          db.variant(program_id, printed, v.strategy, nlohmann::json(v.parameters));
+      const nlohmann::json launch = launch_json(v.launch);
+      const int64_t configuration_id = db.configuration(variant_id, sizes_json, launch);
+      try {
+        features::Features f =
+            features::compute(v.program, target.sizes, run_options_for(launch), feature_profile);
+        db.put_features(configuration_id, summary.profile, features_json(f));
+      } catch (const UserError&) {
+        ++summary.features_failed; // measured all the same; rows() skips it
+      }
+      if (options.resume && db.has_measurement(configuration_id, device_id)) {
+        ++summary.skipped;
+        continue;
+      }
+      Job job;
+      job.configuration_id = configuration_id;
+      job.label = fmt::format("{} {} #{} {}", program->name, format_sizes(target.sizes), v.index,
+                              v.strategy);
+      job.json = {{"id", configuration_id},
+                  {"module", printed},
+                  {"reference_file", std::filesystem::absolute(target.file).string()},
+                  {"reference_program", program->name},
+                  {"sizes", sizes_json},
+                  {"launch", launch},
+                  {"repeat", options.repeat},
+                  {"warmup", options.warmup},
+                  {"seed", options.input_seed}};
+      jobs.push_back(std::move(job));
+    }
+  }
+  summary.skipped = state.skipped = summary.skipped;
+  state.total = static_cast<int64_t>(jobs.size());
+
+  // Phase 2: measure in worker children.
+  state.phase = "measuring";
+  measuring_start = Clock::now();
+  report();
+  if (jobs.empty())
+    return summary;
+  ScratchDir scratch;
+  const std::filesystem::path jobs_path = scratch.path / "jobs.jsonl";
+  {
+    std::ofstream out(jobs_path);
+    for (const Job& job : jobs)
+      out << job.json.dump() << '\n';
+    if (!out)
+      throw UserError(fmt::format("cannot write {}", jobs_path.string()));
+  }
+  const std::filesystem::path stderr_path = scratch.path / "worker.stderr";
+
+  int64_t stored = 0;
+  auto store = [&](const Job& job, const Measurement& m) {
+    db.put_measurement(job.configuration_id, device_id, m);
+    ++summary.measured;
+    ++stored;
+    std::string status(runtime::to_string(m.status));
+    ++summary.statuses[status];
+    ++state.statuses[status];
+    ++state.done;
+    state.current = job.label;
+    report();
+    if (options.stop_after > 0 && stored >= options.stop_after)
+      std::_Exit(75); // simulates an interrupted run: nothing flushed beyond what is committed
+  };
+
+  size_t next = 0;
+  bool first_worker = true;
+  while (next < jobs.size()) {
+    if (!first_worker)
+      ++summary.worker_restarts;
+    const size_t first_job = next;
+    WorkerProcess worker({options.worker_executable, "collect-worker", "--jobs", jobs_path.string(),
+                          "--from", std::to_string(next), "--device", options.device},
+                         stderr_path);
+    bool worker_alive = true;
+    while (worker_alive && next < jobs.size()) {
+      const Job& job = jobs[next];
+      std::string line;
+      // The first job of a worker also pays for opening the device.
+      auto deadline =
+          Clock::now() + options.timeout +
+          (next == first_job ? std::chrono::milliseconds(30000) : std::chrono::milliseconds(0));
+      WorkerProcess::Read r = worker.read_line(line, deadline);
+      if (r == WorkerProcess::Read::line) {
+        nlohmann::json result;
+        try {
+          result = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::exception&) {
+          continue; // not a result line (a driver writing to stdout)
+        }
+        if (!result.is_object() || result.value("id", int64_t{-1}) != job.configuration_id)
+          continue;
+        store(job, measurement_from(result));
+        ++next;
+      } else if (r == WorkerProcess::Read::timeout) {
+        worker.stop();
+        Measurement m;
+        m.status = runtime::Status::timeout;
+        m.message = fmt::format("no result within {} ms; worker killed", options.timeout.count());
+        store(job, m);
+        ++next;
+        worker_alive = false;
+      } else {
+        int status = worker.wait_exit(std::chrono::milliseconds(5000));
+        std::string err = clip(read_text(stderr_path));
+        // A worker that cannot even start (bad device, bad jobs) would fail for every job.
+        if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+          throw UserError(fmt::format("the collect worker failed: {}", err));
+        Measurement m;
+        m.status = runtime::Status::run_error;
+        m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
+        store(job, m);
+        ++next;
+        worker_alive = false;
+      }
+    }
+    first_worker = false;
+  }
+  return summary;
+}
+
+void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
+                std::ostream& out) {
+  runtime::Device device = runtime::select_device(device_spec);
+  std::map<std::string, ir::Module> references; // file -> module
+  // Testing hooks: the job number at which the worker crashes or hangs, as a broken driver would.
+  auto job_number = [](const char* variable) {
+    const char* value = std::getenv(variable);
+    return value && *value ? std::atoll(value) : int64_t{-1};
+  };
+  const int64_t crash_at = job_number("LIFTX_TEST_WORKER_CRASH_AT");
+  const int64_t hang_at = job_number("LIFTX_TEST_WORKER_HANG_AT");
+  std::string line;
+  for (int64_t index = 0; std::getline(jobs, line); ++index) {
+    if (index < from || line.empty())
+      continue;
+    if (index == crash_at) {
+      std::signal(SIGSEGV, SIG_DFL); // the OpenCL runtime may have its own handler
+      std::raise(SIGSEGV);
+    }
+    while (index == hang_at)
+      ::pause();
+    nlohmann::json job = nlohmann::json::parse(line);
+    nlohmann::json result = {{"id", job.at("id")}};
+    try {
+      const std::string reference_file = job.at("reference_file").get<std::string>();
+      auto it = references.find(reference_file);
+      if (it == references.end())
+        it = references.emplace(reference_file, parse::parse_file(reference_file)).first;
+      const ir::Program* reference =
+          it->second.find(job.at("reference_program").get<std::string>());
+      if (!reference)
+        throw UserError("the reference program is missing");
+      ir::Module module = parse::parse_module(job.at("module").get<std::string>(), "<variant>");
+      interp::Sizes sizes = job.at("sizes").get<interp::Sizes>();
+      exec::RunOptions options = run_options_for(job.at("launch"));
+      options.repeat = job.value("repeat", 10);
+      options.warmup = job.value("warmup", 3);
+      options.seed = job.value("seed", uint64_t{1});
+      options.roofline = false;
+      options.reference = reference;
+      exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
+      result["status"] = std::string(runtime::to_string(report.status));
+      if (report.timing) {
+        result["median_ms"] = report.timing->median_ms;
+        result["min_ms"] = report.timing->min_ms;
+        result["max_ms"] = report.timing->max_ms;
+        result["q1_ms"] = report.timing->q1_ms;
+        result["q3_ms"] = report.timing->q3_ms;
+        result["repetitions"] = report.timing->samples_ms.size();
+      }
+      result["compile_ms"] = report.cache_hit ? 0.0 : report.build_ms;
+      if (report.status != runtime::Status::ok)
+        result["message"] = clip(report.message);
+    } catch (const UserError& e) {
+      // A launch the device cannot take, or a program the generator refuses.
+      result["status"] = "out_of_resources";
+      result["message"] = clip(e.what());
+    } catch (const std::exception& e) {
+      result["status"] = "run_error";
+      result["message"] = clip(e.what());
+    }
+    out << result.dump() << '\n';
+    out.flush();
+  }
+}
+
+} // namespace liftx::explore

@@ -1,0 +1,94 @@
+#pragma once
+/// Collection: measuring the variants of high-level stencils into the performance database (the
+/// ground truth for training and evaluating cost models).
+///
+/// Two phases. First, for every target (a stencil and one size set) the variant space is streamed
+/// (all of it, or a fixed-seed sample) and every variant's program, variant and configuration
+/// rows and its features are stored. Then the configurations not yet measured on the device (with
+/// `resume`) are measured by a worker child process (`liftx collect-worker`), which builds, runs,
+/// verifies against the high-level stencil and times many variants in a row and streams one JSON
+/// line per result; each result is committed as it arrives. A worker that crashes or hangs past
+/// the timeout is killed, its variant recorded as run_error / timeout, and a new worker continues
+/// with the next variant.
+#include "explore/db.hpp"
+#include "ir/interp/interp.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace liftx::explore {
+
+/// One stencil at one size set.
+struct CollectTarget {
+  std::string file;    ///< the high-level .lift file
+  std::string program; ///< its definition to explore; empty = the main (last) one
+  interp::Sizes sizes;
+};
+
+struct CollectOptions {
+  std::vector<CollectTarget> targets;
+  std::filesystem::path db;   ///< the performance database
+  std::string device = "cpu"; ///< select_device spec of the device measured on
+  /// Variant space limits and features: "detect" (the measured device's own profile) or a named
+  /// profile ("cpu", "nvidia", "amd").
+  std::string profile = "detect";
+  bool all = false; ///< every variant; otherwise a fixed-seed sample of `sample` per target
+  int64_t sample = 100;
+  uint64_t seed = 1;
+  bool resume = false; ///< skip configurations already measured on the device
+  int repeat = 10;
+  int warmup = 3;
+  uint64_t input_seed = 1;                  ///< seed of the random inputs of every run
+  std::chrono::milliseconds timeout{60000}; ///< per variant, including its build
+  /// The liftx executable that runs `collect-worker` (normally /proc/self/exe).
+  std::string worker_executable;
+  /// Testing: after this many stored measurements, exit the process at once (std::_Exit), as an
+  /// interrupted run would. 0 = never.
+  int64_t stop_after = 0;
+};
+
+struct CollectProgress {
+  int64_t done = 0;                        ///< configurations measured (or skipped) so far
+  int64_t total = 0;                       ///< configurations to measure in this run
+  int64_t skipped = 0;                     ///< already measured (resume)
+  std::map<std::string, int64_t> statuses; ///< status name -> count, this run
+  double elapsed_s = 0;
+  double measuring_s = 0; ///< since the measuring phase began (for an ETA)
+  std::string phase;      ///< "enumerating" or "measuring"
+  std::string current;    ///< "jacobi2d5pt M=64 N=128 #17 workgroup2d_local"
+};
+
+struct CollectSummary {
+  int64_t variants = 0;        ///< variants streamed (stored) over all targets
+  int64_t features_failed = 0; ///< variants whose features could not be computed
+  int64_t measured = 0;
+  int64_t skipped = 0;
+  int64_t worker_restarts = 0;
+  std::map<std::string, int64_t> statuses;
+  std::string device_key;
+  std::string profile; ///< the features' profile name ("cpu", "nvidia", ...)
+};
+
+/// Runs a collection; `progress` (if set) is called after each stored measurement and at phase
+/// changes. UserError for unreadable programs, unknown devices or profiles.
+CollectSummary collect(const CollectOptions& options,
+                       const std::function<void(const CollectProgress&)>& progress = {});
+
+/// The worker's side: reads jobs (one JSON object per line, as `collect` writes them) from
+/// `jobs`, skips the first `from`, runs each on the device `device_spec` and writes one JSON line
+/// per result to `out`, flushed at once. For tests, $LIFTX_TEST_WORKER_CRASH_AT and
+/// $LIFTX_TEST_WORKER_HANG_AT name a job number at which the worker crashes (SIGSEGV) or hangs.
+void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
+                std::ostream& out);
+
+/// The profile name features are stored under for a device: "cpu" for CPU devices, "nvidia" /
+/// "amd" for their GPUs, otherwise the device type's name.
+std::string profile_name_for(const runtime::DeviceProfile& device);
+
+} // namespace liftx::explore

@@ -1,0 +1,500 @@
+// The performance database on SQLite. Each put is one autocommitted statement (or a small
+// transaction), and the journal is in WAL mode, so a process killed at any point leaves every
+// committed row readable and the file consistent.
+#include "explore/db.hpp"
+
+#include "features/features.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+
+namespace liftx::explore {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+const char* const kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices(
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, name TEXT NOT NULL, profile_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS programs(
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, source_hash TEXT NOT NULL UNIQUE, source TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS variants(
+  id INTEGER PRIMARY KEY, program_id INTEGER NOT NULL REFERENCES programs(id),
+  hash TEXT NOT NULL UNIQUE, printed TEXT NOT NULL, strategy TEXT NOT NULL,
+  parameters_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS configurations(
+  id INTEGER PRIMARY KEY, variant_id INTEGER NOT NULL REFERENCES variants(id),
+  sizes_json TEXT NOT NULL, dims INTEGER NOT NULL, global_json TEXT NOT NULL,
+  local_json TEXT NOT NULL, tied INTEGER NOT NULL,
+  UNIQUE(variant_id, sizes_json, global_json, local_json, tied));
+CREATE TABLE IF NOT EXISTS features(
+  configuration_id INTEGER NOT NULL REFERENCES configurations(id), profile TEXT NOT NULL,
+  json TEXT NOT NULL, PRIMARY KEY(configuration_id, profile));
+CREATE TABLE IF NOT EXISTS measurements(
+  id INTEGER PRIMARY KEY, configuration_id INTEGER NOT NULL REFERENCES configurations(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id), status TEXT NOT NULL,
+  median_ms REAL, min_ms REAL, max_ms REAL, q1_ms REAL, q3_ms REAL, repetitions INTEGER,
+  compile_ms REAL, message TEXT, timestamp TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS measurements_by_configuration
+  ON measurements(configuration_id, device_id);
+)sql";
+
+/// FNV-1a, 64 bits, as 16 hex digits: stable across platforms and runs (std::hash is not).
+std::string stable_hash(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string utc_timestamp() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+/// A prepared statement, finalized on scope exit.
+class Statement {
+public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      throw InternalError(fmt::format("sqlite: cannot prepare '{}': {}", sql, sqlite3_errmsg(db)),
+                          __FILE__, __LINE__);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int i, int64_t value) {
+    sqlite3_bind_int64(stmt_, i, value);
+    return *this;
+  }
+  Statement& bind(int i, double value) {
+    sqlite3_bind_double(stmt_, i, value);
+    return *this;
+  }
+  /// Steps once: true if a row is available.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW)
+      return true;
+    if (rc == SQLITE_DONE)
+      return false;
+    throw UserError(fmt::format("performance database: {}", sqlite3_errmsg(db_)));
+  }
+  int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double real(int column) const { return sqlite3_column_double(stmt_, column); }
+  std::string text(int column) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, column);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  }
+
+private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+nlohmann::json parse_json(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("performance database: unreadable JSON '{}': {}", text, e.what()));
+  }
+}
+
+std::string dims_json(const nlohmann::json& launch, const char* key) {
+  int dims = launch.value("dims", 1);
+  nlohmann::json values = nlohmann::json::array();
+  if (launch.contains(key))
+    for (int d = 0; d < dims && d < static_cast<int>(launch.at(key).size()); ++d)
+      values.push_back(launch.at(key).at(d).get<int64_t>());
+  return values.dump();
+}
+
+std::string csv_quote(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"')
+      quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+/// The Kernel Tuner / T4 name of a failure ("correct" for a valid result).
+std::string t4_invalidity(runtime::Status status) {
+  switch (status) {
+  case runtime::Status::ok:
+    return "correct";
+  case runtime::Status::build_error:
+    return "compile";
+  case runtime::Status::run_error:
+    return "runtime";
+  case runtime::Status::out_of_resources:
+    return "constraints";
+  case runtime::Status::timeout:
+    return "timeout";
+  case runtime::Status::wrong_result:
+    return "correctness";
+  }
+  return "runtime";
+}
+
+} // namespace
+
+struct PerfDb::Impl {
+  sqlite3* db = nullptr;
+  std::filesystem::path path;
+
+  void exec(const char* sql) {
+    char* error = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+      std::string message = error ? error : "unknown error";
+      sqlite3_free(error);
+      throw UserError(
+          fmt::format("{}: not a usable liftx performance database: {}", path.string(), message));
+    }
+  }
+
+  /// A measurement row joined with everything that describes it, for rows() and the exports.
+  static constexpr const char* kJoined = R"sql(
+    SELECT c.id, p.name, c.sizes_json, v.strategy, v.printed, c.dims, c.global_json,
+           c.local_json, c.tied, m.status, m.median_ms, m.min_ms, m.max_ms, m.q1_ms, m.q3_ms,
+           m.repetitions, m.compile_ms, m.message, m.timestamp, v.hash, v.parameters_json, m.id
+    FROM measurements m
+    JOIN devices d ON d.id = m.device_id
+    JOIN configurations c ON c.id = m.configuration_id
+    JOIN variants v ON v.id = c.variant_id
+    JOIN programs p ON p.id = v.program_id
+    WHERE d.key = ?1 )sql";
+};
+
+std::filesystem::path PerfDb::default_path() {
+  if (const char* db = std::getenv("LIFTX_DB"); db && *db)
+    return db;
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data)
+    return std::filesystem::path(data) / "liftx" / "perf.db";
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : ".") / ".local" / "share" / "liftx" /
+         "perf.db";
+}
+
+PerfDb::PerfDb(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  std::error_code ec;
+  if (path.has_parent_path())
+    std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec)
+    throw UserError(fmt::format("cannot create the folder of {}: {}", path.string(), ec.message()));
+  if (sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    std::string message = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
+    sqlite3_close(impl_->db);
+    throw UserError(
+        fmt::format("cannot open the performance database {}: {}", path.string(), message));
+  }
+  try {
+    sqlite3_busy_timeout(impl_->db, 10000);
+    impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+    // A database with tables but no liftx meta row is someone else's file.
+    Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
+    tables.step();
+    bool empty = tables.integer(0) == 0;
+    impl_->exec("BEGIN IMMEDIATE");
+    if (empty) {
+      impl_->exec(kSchema);
+      Statement meta(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?1), "
+                                "('application', 'liftx')");
+      meta.bind(1, std::to_string(kSchemaVersion)).step();
+    }
+    impl_->exec("COMMIT");
+    int version = 0;
+    {
+      Statement has_meta(impl_->db,
+                         "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
+      has_meta.step();
+      if (has_meta.integer(0) == 1) {
+        Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
+        if (meta.step())
+          version = std::atoi(meta.text(0).c_str());
+      }
+    }
+    if (version == 0)
+      throw UserError(fmt::format("{} is not a liftx performance database", path.string()));
+    if (version != kSchemaVersion)
+      throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
+                                  "version {})",
+                                  path.string(), version, kSchemaVersion));
+  } catch (...) {
+    sqlite3_close(impl_->db);
+    throw;
+  }
+}
+
+PerfDb::~PerfDb() {
+  sqlite3_close(impl_->db);
+}
+
+int64_t PerfDb::device(const runtime::DeviceProfile& profile) {
+  nlohmann::json json = profile;
+  Statement insert(impl_->db,
+                   "INSERT INTO devices(key, name, profile_json) VALUES(?1, ?2, ?3) "
+                   "ON CONFLICT(key) DO UPDATE SET profile_json = excluded.profile_json");
+  insert.bind(1, profile.key).bind(2, profile.device_name).bind(3, json.dump()).step();
+  Statement select(impl_->db, "SELECT id FROM devices WHERE key = ?1");
+  select.bind(1, profile.key);
+  if (!select.step())
+    throw InternalError("device row missing after insert", __FILE__, __LINE__);
+  return select.integer(0);
+}
+
+int64_t PerfDb::program(const std::string& name, const std::string& source) {
+  std::string hash = stable_hash(name + '\n' + source);
+  Statement insert(impl_->db, "INSERT INTO programs(name, source_hash, source) VALUES(?1, ?2, ?3) "
+                              "ON CONFLICT(source_hash) DO NOTHING");
+  insert.bind(1, name).bind(2, hash).bind(3, source).step();
+  Statement select(impl_->db, "SELECT id FROM programs WHERE source_hash = ?1");
+  select.bind(1, hash);
+  if (!select.step())
+    throw InternalError("program row missing after insert", __FILE__, __LINE__);
+  return select.integer(0);
+}
+
+int64_t PerfDb::variant(int64_t program_id, const std::string& printed, const std::string& strategy,
+                        const nlohmann::json& parameters) {
+  // The same lowered program reached by two strategies is one variant (the first name stays).
+  std::string hash = stable_hash(fmt::format("{}\n{}", program_id, printed));
+  Statement insert(impl_->db,
+                   "INSERT INTO variants(program_id, hash, printed, strategy, parameters_json) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO NOTHING");
+  insert.bind(1, program_id).bind(2, hash).bind(3, printed).bind(4, strategy);
+  insert.bind(5, parameters.dump()).step();
+  Statement select(impl_->db, "SELECT id FROM variants WHERE hash = ?1");
+  select.bind(1, hash);
+  if (!select.step())
+    throw InternalError("variant row missing after insert", __FILE__, __LINE__);
+  return select.integer(0);
+}
+
+int64_t PerfDb::configuration(int64_t variant_id, const nlohmann::json& sizes,
+                              const nlohmann::json& launch) {
+  std::string sizes_json = sizes.dump();
+  int64_t dims = launch.value("dims", 1);
+  std::string global = dims_json(launch, "global");
+  std::string local = dims_json(launch, "local");
+  int64_t tied = launch.value("tied", true) ? 1 : 0;
+  Statement insert(impl_->db,
+                   "INSERT INTO configurations(variant_id, sizes_json, dims, global_json, "
+                   "local_json, tied) VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING");
+  insert.bind(1, variant_id).bind(2, sizes_json).bind(3, dims).bind(4, global).bind(5, local);
+  insert.bind(6, tied).step();
+  Statement select(impl_->db, "SELECT id FROM configurations WHERE variant_id = ?1 AND "
+                              "sizes_json = ?2 AND global_json = ?3 AND local_json = ?4 AND "
+                              "tied = ?5");
+  select.bind(1, variant_id).bind(2, sizes_json).bind(3, global).bind(4, local).bind(5, tied);
+  if (!select.step())
+    throw InternalError("configuration row missing after insert", __FILE__, __LINE__);
+  return select.integer(0);
+}
+
+void PerfDb::put_features(int64_t configuration_id, const std::string& profile,
+                          const nlohmann::json& features) {
+  Statement insert(impl_->db, "INSERT INTO features(configuration_id, profile, json) "
+                              "VALUES(?1, ?2, ?3) ON CONFLICT(configuration_id, profile) DO "
+                              "UPDATE SET json = excluded.json");
+  insert.bind(1, configuration_id).bind(2, profile).bind(3, features.dump()).step();
+}
+
+void PerfDb::put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m) {
+  Statement insert(impl_->db,
+                   "INSERT INTO measurements(configuration_id, device_id, status, median_ms, "
+                   "min_ms, max_ms, q1_ms, q3_ms, repetitions, compile_ms, message, timestamp) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  insert.bind(1, configuration_id).bind(2, device_id);
+  insert.bind(3, std::string(runtime::to_string(m.status)));
+  insert.bind(4, m.median_ms).bind(5, m.min_ms).bind(6, m.max_ms).bind(7, m.q1_ms);
+  insert.bind(8, m.q3_ms).bind(9, int64_t{m.repetitions}).bind(10, m.compile_ms);
+  insert.bind(11, m.message).bind(12, utc_timestamp()).step();
+}
+
+bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const {
+  Statement select(impl_->db, "SELECT 1 FROM measurements WHERE configuration_id = ?1 AND "
+                              "device_id = ?2 LIMIT 1");
+  select.bind(1, configuration_id).bind(2, device_id);
+  return select.step();
+}
+
+namespace {
+
+Measurement measurement_at(const Statement& s) {
+  Measurement m;
+  std::optional<runtime::Status> status = runtime::parse_status(s.text(9));
+  if (!status)
+    throw UserError(fmt::format("performance database: unknown status '{}'", s.text(9)));
+  m.status = *status;
+  m.median_ms = s.real(10);
+  m.min_ms = s.real(11);
+  m.max_ms = s.real(12);
+  m.q1_ms = s.real(13);
+  m.q3_ms = s.real(14);
+  m.repetitions = static_cast<int>(s.integer(15));
+  m.compile_ms = s.real(16);
+  m.message = s.text(17);
+  return m;
+}
+
+nlohmann::json launch_at(const Statement& s) {
+  return {{"dims", s.integer(5)},
+          {"global", parse_json(s.text(6))},
+          {"local", parse_json(s.text(7))},
+          {"tied", s.integer(8) != 0}};
+}
+
+} // namespace
+
+std::vector<Row> PerfDb::rows(const std::string& device_key, const std::string& profile) const {
+  std::string sql = std::string(Impl::kJoined) +
+                    " AND m.id = (SELECT max(m2.id) FROM measurements m2 WHERE "
+                    "m2.configuration_id = m.configuration_id AND m2.device_id = m.device_id) "
+                    "ORDER BY c.id";
+  Statement s(impl_->db, sql.c_str());
+  s.bind(1, device_key);
+  std::vector<Row> rows;
+  while (s.step()) {
+    Row row;
+    row.configuration_id = s.integer(0);
+    Statement f(impl_->db,
+                "SELECT json FROM features WHERE configuration_id = ?1 AND profile = ?2");
+    f.bind(1, row.configuration_id).bind(2, profile);
+    if (!f.step())
+      continue;
+    row.features = parse_json(f.text(0));
+    row.program = s.text(1);
+    row.sizes = s.text(2);
+    row.strategy = s.text(3);
+    row.printed = s.text(4);
+    row.launch = launch_at(s);
+    row.measurement = measurement_at(s);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> PerfDb::device_keys() const {
+  Statement s(impl_->db, "SELECT key FROM devices ORDER BY key");
+  std::vector<std::string> keys;
+  while (s.step())
+    keys.push_back(s.text(0));
+  return keys;
+}
+
+void PerfDb::export_csv(std::ostream& out, const std::string& device_key) const {
+  std::string sql = std::string(Impl::kJoined) + " ORDER BY m.id";
+  Statement s(impl_->db, sql.c_str());
+  s.bind(1, device_key);
+  const std::vector<features::Column>& columns = features::columns();
+  out << "measurement_id,program,sizes,variant,strategy,parameters,dims,global,local,tied,status,"
+         "median_ms,min_ms,max_ms,q1_ms,q3_ms,repetitions,compile_ms,timestamp,message,"
+         "feature_profile";
+  for (const features::Column& c : columns)
+    out << ',' << c.name;
+  out << '\n';
+  while (s.step()) {
+    auto join = [](const nlohmann::json& values) {
+      std::string text;
+      for (const auto& v : values)
+        text += (text.empty() ? "" : "x") + std::to_string(v.get<int64_t>());
+      return text;
+    };
+    out << s.integer(21) << ',' << csv_quote(s.text(1)) << ',' << csv_quote(s.text(2)) << ','
+        << s.text(19) << ',' << csv_quote(s.text(3)) << ',' << csv_quote(s.text(20)) << ','
+        << s.integer(5) << ',' << join(parse_json(s.text(6))) << ',' << join(parse_json(s.text(7)))
+        << ',' << (s.integer(8) ? "true" : "false") << ',' << s.text(9);
+    for (int column = 10; column <= 14; ++column)
+      out << ',' << fmt::format("{:.6g}", s.real(column));
+    out << ',' << s.integer(15) << ',' << fmt::format("{:.6g}", s.real(16)) << ',' << s.text(18)
+        << ',' << csv_quote(s.text(17));
+    // Features of the first profile (alphabetically) computed for the configuration.
+    Statement f(impl_->db, "SELECT profile, json FROM features WHERE configuration_id = ?1 "
+                           "ORDER BY profile LIMIT 1");
+    f.bind(1, s.integer(0));
+    nlohmann::json values;
+    if (f.step()) {
+      out << ',' << csv_quote(f.text(0));
+      values = parse_json(f.text(1));
+    } else {
+      out << ',';
+    }
+    for (const features::Column& c : columns) {
+      out << ',';
+      if (values.is_object() && values.contains(c.name) && values.at(c.name).is_number())
+        out << fmt::format("{:.10g}", values.at(c.name).get<double>());
+    }
+    out << '\n';
+  }
+}
+
+void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
+  std::string sql = std::string(Impl::kJoined) + " ORDER BY m.id";
+  Statement s(impl_->db, sql.c_str());
+  s.bind(1, device_key);
+  nlohmann::json results = nlohmann::json::array();
+  while (s.step()) {
+    Measurement m = measurement_at(s);
+    bool ok = m.status == runtime::Status::ok;
+    nlohmann::json launch = launch_at(s);
+    nlohmann::json configuration = {{"program", s.text(1)},
+                                    {"sizes", parse_json(s.text(2))},
+                                    {"variant", s.text(19)},
+                                    {"strategy", s.text(3)},
+                                    {"parameters", parse_json(s.text(20))},
+                                    {"global_size", launch.at("global")},
+                                    {"local_size", launch.at("local")},
+                                    {"threads_tied", launch.at("tied")}};
+    nlohmann::json runtimes = nlohmann::json::array();
+    if (ok)
+      runtimes.push_back(m.median_ms);
+    nlohmann::json result = {
+        {"timestamp", s.text(18)},
+        {"configuration", configuration},
+        {"objectives", {"time"}},
+        {"times", {{"compilation_time", m.compile_ms}, {"runtimes", runtimes}}},
+        {"invalidity", t4_invalidity(m.status)},
+        {"correctness", ok ? 1 : 0},
+        {"status", ok ? "ok" : "failed"},
+        {"liftx_status", std::string(runtime::to_string(m.status))},
+        {"measurements", nlohmann::json::array()}};
+    if (ok) {
+      result["measurements"].push_back({{"name", "time"}, {"value", m.median_ms}, {"unit", "ms"}});
+      result["measurements"].push_back({{"name", "time_min"}, {"value", m.min_ms}, {"unit", "ms"}});
+      result["measurements"].push_back({{"name", "time_max"}, {"value", m.max_ms}, {"unit", "ms"}});
+    }
+    if (!m.message.empty())
+      result["message"] = m.message;
+    results.push_back(std::move(result));
+  }
+  nlohmann::json document = {
+      {"schema_version", "1.0.0"}, {"device", device_key}, {"results", std::move(results)}};
+  out << document.dump(2) << '\n';
+}
+
+} // namespace liftx::explore

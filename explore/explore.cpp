@@ -1,0 +1,196 @@
+#include "explore/explore.hpp"
+
+#include "model/metrics.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace liftx::explore {
+
+Strategy parse_strategy(const std::string& text) {
+  if (text == "model")
+    return Strategy::model;
+  if (text == "random")
+    return Strategy::random;
+  if (text == "hillclimb")
+    return Strategy::hillclimb;
+  if (text == "exhaustive")
+    return Strategy::exhaustive;
+  throw UserError(
+      fmt::format("unknown strategy '{}' (model, random, hillclimb or exhaustive)", text));
+}
+
+std::string to_string(Strategy strategy) {
+  switch (strategy) {
+  case Strategy::model:
+    return "model";
+  case Strategy::random:
+    return "random";
+  case Strategy::hillclimb:
+    return "hillclimb";
+  case Strategy::exhaustive:
+    return "exhaustive";
+  }
+  return "?";
+}
+
+namespace {
+
+/// How many of the variants' coordinates differ (parameters by name, launch per dimension).
+int differences(const rewrite::Variant& a, const rewrite::Variant& b) {
+  int diff = 0;
+  std::set<std::string> names;
+  for (const auto& [k, v] : a.parameters)
+    names.insert(k);
+  for (const auto& [k, v] : b.parameters)
+    names.insert(k);
+  for (const std::string& name : names) {
+    auto ia = a.parameters.find(name), ib = b.parameters.find(name);
+    if (ia == a.parameters.end() || ib == b.parameters.end() || ia->second != ib->second)
+      ++diff;
+  }
+  if (a.launch.dims != b.launch.dims)
+    return diff + 2;
+  for (size_t d = 0; d < 3; ++d) {
+    diff += a.launch.global[d] != b.launch.global[d];
+    diff += a.launch.local[d] != b.launch.local[d];
+  }
+  diff += a.launch.tied != b.launch.tied;
+  // Same coordinates but a different program (another high-level rewrite): not a neighbour.
+  if (diff == 0 && a.kernel_index != b.kernel_index)
+    diff = 2;
+  return diff;
+}
+
+} // namespace
+
+std::vector<size_t> neighbours(const std::vector<RankedVariant>& ranked, size_t i) {
+  std::vector<size_t> out;
+  const rewrite::Variant& v = ranked.at(i).variant;
+  for (size_t j = 0; j < ranked.size(); ++j)
+    if (j != i && ranked[j].variant.strategy == v.strategy &&
+        differences(v, ranked[j].variant) == 1)
+      out.push_back(j);
+  return out;
+}
+
+ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOptions& options,
+                      const Measure& measure, const OnAttempt& on_attempt) {
+  ExploreResult result;
+  const size_t n = ranked.size();
+  const auto budget =
+      options.strategy == Strategy::exhaustive
+          ? n
+          : static_cast<size_t>(std::clamp<int64_t>(options.budget, 0, static_cast<int64_t>(n)));
+  std::vector<bool> measured(n, false);
+  auto time_of = [&](size_t attempt) -> std::optional<double> {
+    const exec::RunReport& r = result.attempts[attempt].report;
+    if (r.status != runtime::Status::ok || !r.timing)
+      return std::nullopt;
+    return r.timing->median_ms;
+  };
+  auto run_one = [&](size_t index) {
+    measured[index] = true;
+    result.attempts.push_back({index, measure(ranked[index])});
+    const size_t a = result.attempts.size() - 1;
+    if (auto t = time_of(a); t && (!result.best || *t < *time_of(*result.best)))
+      result.best = a;
+    if (on_attempt)
+      on_attempt(result.attempts.back(), static_cast<int64_t>(result.attempts.size()),
+                 static_cast<int64_t>(budget));
+  };
+
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  switch (options.strategy) {
+  case Strategy::model:
+    break; // ranked is already best predicted first
+  case Strategy::random: {
+    std::mt19937_64 rng(options.seed);
+    for (size_t i = n; i > 1; --i)
+      std::swap(order[i - 1], order[rng() % i]);
+    break;
+  }
+  case Strategy::exhaustive:
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return ranked[a].variant.index < ranked[b].variant.index;
+    });
+    break;
+  case Strategy::hillclimb: {
+    // Start at the model's best; move to the best-predicted unmeasured neighbour of the best
+    // measured point; when none is left, restart at the best-predicted unmeasured variant.
+    while (result.attempts.size() < budget) {
+      std::optional<size_t> next;
+      if (result.best) {
+        const size_t here = result.attempts[*result.best].ranked_index;
+        for (size_t j : neighbours(ranked, here)) // ranked order = best predicted first
+          if (!measured[j]) {
+            next = j;
+            break;
+          }
+      }
+      if (!next)
+        for (size_t j = 0; j < n && !next; ++j)
+          if (!measured[j])
+            next = j;
+      if (!next)
+        break;
+      run_one(*next);
+    }
+    break;
+  }
+  }
+  if (options.strategy != Strategy::hillclimb)
+    for (size_t i = 0; i < budget; ++i)
+      run_one(order[i]);
+
+  std::vector<double> predicted, throughput;
+  for (size_t a = 0; a < result.attempts.size(); ++a)
+    if (auto t = time_of(a); t && *t > 0) {
+      predicted.push_back(ranked[result.attempts[a].ranked_index].predicted);
+      throughput.push_back(1.0 / *t);
+    }
+  const bool distinct = std::adjacent_find(predicted.begin(), predicted.end(),
+                                           std::not_equal_to<>()) != predicted.end();
+  if (predicted.size() >= 2 && distinct)
+    result.model_spearman = model::spearman(predicted, throughput);
+  return result;
+}
+
+std::filesystem::path find_model(const std::string& explicit_path, const std::string& device_kind) {
+  namespace fs = std::filesystem;
+  if (!explicit_path.empty()) {
+    if (!fs::exists(explicit_path))
+      throw UserError(fmt::format("model file {} does not exist", explicit_path));
+    return explicit_path;
+  }
+  const std::string name = device_kind + "-model.json";
+  std::vector<fs::path> places;
+  if (const char* dir = std::getenv("LIFTX_MODEL_DIR"); dir && *dir)
+    places.push_back(fs::path(dir) / name);
+#ifdef LIFTX_SOURCE_DIR
+  places.push_back(fs::path(LIFTX_SOURCE_DIR) / "model" / "data" / name);
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    places.push_back(exe.parent_path().parent_path() / "share" / "liftx" / "model" / name);
+  for (const fs::path& p : places)
+    if (fs::exists(p, ec))
+      return p;
+  std::string looked;
+  for (const fs::path& p : places)
+    looked += "\n  " + p.string();
+  throw UserError(fmt::format("no shipped model for {} devices; looked at:{}\nTrain one with "
+                              "`liftx train` and pass it with --model",
+                              device_kind, looked));
+}
+
+} // namespace liftx::explore

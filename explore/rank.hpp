@@ -1,0 +1,81 @@
+#pragma once
+/// Ranking the variants of a program with a cost model, without running any: every variant of the
+/// variant space (rewrite::VariantStream) gets its static features (one features::KernelModel per
+/// distinct kernel, so a launch costs one analysis) and a predicted normalised throughput.
+#include "features/features.hpp"
+#include "model/model.hpp"
+#include "rewrite/space.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::explore {
+
+struct RankedVariant {
+  /// The variant without its program and kernel source (a whole space of them would not fit in
+  /// memory): `program` holds the lowered program, shared by the variants of one kernel.
+  rewrite::Variant variant;
+  std::shared_ptr<const ir::Program> program;
+  double predicted = 0;                    ///< normalised throughput, higher is better
+  std::vector<model::Explanation> reasons; ///< its most telling features (top rows only)
+  int rank = 0;                            ///< 1 = predicted best
+};
+
+struct RankOptions {
+  rewrite::Sizes sizes;
+  /// Device profile for the space's limits and the features; empty = the model's profile.
+  std::string profile;
+  /// A real device's profile (as `liftx collect` stores features for it): its limits and its
+  /// features; nullopt = the named profile `profile`.
+  std::optional<runtime::DeviceProfile> device;
+  int64_t max_variants = 0; ///< stop the stream after this many (0 = the whole space)
+  size_t reasons = 3;
+  size_t explain_top = 1000; ///< rows (best predicted first) that get their reasons
+};
+
+/// Static features of a stream of variants, computed with one KernelModel per kernel.
+class FeatureCache {
+public:
+  explicit FeatureCache(runtime::DeviceProfile profile);
+  ~FeatureCache();
+  /// `program`: the variant's lowered program (the variant may have been stripped of it).
+  features::Features compute(const ir::Program& program, const rewrite::Variant& variant,
+                             const rewrite::Sizes& sizes);
+  const runtime::DeviceProfile& profile() const { return profile_; }
+  size_t kernels() const { return generated_; } ///< kernel models built so far
+
+private:
+  runtime::DeviceProfile profile_;
+  /// By Variant::kernel_index. The stream gives a kernel's launches together, so only the most
+  /// recent kernels are kept (a space has thousands; each model holds compiled expressions).
+  std::map<int64_t, std::unique_ptr<features::KernelModel>> models_;
+  size_t generated_ = 0;
+};
+
+/// The feature column names (features::columns()) and one sample's values in that order.
+std::vector<std::string> feature_names();
+std::vector<double> feature_values(const features::Features& f);
+/// column name -> value, as the performance database stores them.
+nlohmann::json feature_json(const features::Features& f);
+
+/// The space limits of a real device.
+rewrite::DeviceLimits device_limits(const runtime::DeviceProfile& device);
+
+/// Every variant, best predicted first (ties in stream order: deterministic).
+std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& model,
+                                const RankOptions& options);
+
+/// The launch of a variant as the database and the reports write it.
+nlohmann::json launch_json(const rewrite::Launch& launch);
+/// "global2d_10 tile_x=16 tile_y=8" and "global 256x256 local 16x16 tied".
+std::string describe_parameters(const rewrite::Variant& v);
+std::string describe_launch(const rewrite::Launch& launch);
+/// "cache_lines_per_warp_access 1, local_loads_per_thread 0, ..." (raw values).
+std::string describe_reasons(const std::vector<model::Explanation>& reasons);
+
+} // namespace liftx::explore

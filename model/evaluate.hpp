@@ -1,0 +1,69 @@
+#pragma once
+/// Leave-one-benchmark-out evaluation of a cost model (seed 003 §7-8): for each program, train on
+/// the other programs, predict every configuration of the held-out one, and measure per
+/// (program, input) how well the prediction orders the configurations.
+#include "model/metrics.hpp"
+#include "model/model.hpp"
+
+#include <string>
+#include <vector>
+
+namespace liftx::model {
+
+struct Sample {
+  std::string program;           ///< benchmark: the unit left out
+  std::string input;             ///< the sizes, e.g. {"M":256,"N":256}
+  std::vector<double> features;  ///< in the dataset's feature order
+  std::optional<double> time_ms; ///< median run time; nullopt for a failed measurement
+  double cost_ms = 0;            ///< compile + all timed runs: what measuring it took
+};
+
+struct Dataset {
+  std::vector<std::string> feature_names;
+  std::vector<Sample> samples;
+};
+
+struct GroupResult {
+  std::string program;
+  std::string input;
+  int configurations = 0; ///< all, failed ones included
+  int failed = 0;
+  double pearson = 0; ///< predicted vs measured normalised throughput (successful ones)
+  double spearman = 0;
+  int64_t model_runs = 0; ///< to 90% of the best, in model order
+  double random_runs = 0; ///< mean over the random orders
+  double model_time_ms = 0;
+  double random_time_ms = 0;
+  double run_speedup = 0;           ///< random_runs / model_runs
+  double time_speedup = 0;          ///< random_time / model_time
+  std::vector<double> model_curve;  ///< best normalised throughput so far, per run
+  std::vector<double> random_curve; ///< the mean over random orders
+};
+
+struct Evaluation {
+  Kind kind = Kind::knn;
+  int random_orders = 100;
+  std::vector<GroupResult> groups;
+  /// NMI of each feature with normalised throughput, over all successful samples.
+  std::vector<std::pair<std::string, double>> feature_nmi;
+};
+
+struct EvaluateOptions {
+  Kind kind = Kind::knn;
+  TrainOptions train;
+  int random_orders = 100;
+  uint64_t seed = 1;
+  double fraction = 0.9;
+};
+
+/// Normalised throughput of the successful samples of `data` (per program and input), nullopt for
+/// failed ones.
+std::vector<std::optional<double>> normalised_targets(const Dataset& data);
+
+/// Trains on every successful sample.
+Model train(const Dataset& data, Kind kind, const TrainOptions& options = {});
+
+/// UserError with fewer than two programs.
+Evaluation evaluate(const Dataset& data, const EvaluateOptions& options = {});
+
+} // namespace liftx::model

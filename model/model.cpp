@@ -1,0 +1,486 @@
+#include "model/model.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace liftx::model {
+
+Vector normalised_throughput(const std::vector<double>& times_ms,
+                             const std::vector<std::string>& groups) {
+  LIFTX_INTERNAL_CHECK(times_ms.size() == groups.size(), "times and groups differ in length");
+  std::map<std::string, double> best;
+  for (size_t i = 0; i < times_ms.size(); ++i) {
+    LIFTX_USER_CHECK(times_ms[i] > 0 && std::isfinite(times_ms[i]),
+                     "measured time {} of group {} is not positive", times_ms[i], groups[i]);
+    auto [it, inserted] = best.emplace(groups[i], times_ms[i]);
+    if (!inserted)
+      it->second = std::min(it->second, times_ms[i]);
+  }
+  Vector y(static_cast<Eigen::Index>(times_ms.size()));
+  for (size_t i = 0; i < times_ms.size(); ++i)
+    y[static_cast<Eigen::Index>(i)] = best[groups[i]] / times_ms[i];
+  return y;
+}
+
+// ---- standardisation and PCA --------------------------------------------------------------------
+
+Standardiser Standardiser::fit(const Matrix& raw) {
+  LIFTX_USER_CHECK(raw.rows() > 0, "cannot standardise an empty feature matrix");
+  Standardiser s;
+  std::vector<double> means, scales;
+  const double n = static_cast<double>(raw.rows());
+  for (Eigen::Index c = 0; c < raw.cols(); ++c) {
+    const double mean = raw.col(c).mean();
+    const double var = (raw.col(c).array() - mean).square().sum() / n;
+    const double sd = std::sqrt(var);
+    // Constant (to rounding) columns carry no information and would divide by zero.
+    if (!(sd > 1e-12 * std::max(1.0, std::abs(mean))))
+      continue;
+    s.kept.push_back(static_cast<int>(c));
+    means.push_back(mean);
+    scales.push_back(sd);
+  }
+  s.mean = Eigen::Map<Vector>(means.data(), static_cast<Eigen::Index>(means.size()));
+  s.scale = Eigen::Map<Vector>(scales.data(), static_cast<Eigen::Index>(scales.size()));
+  return s;
+}
+
+Matrix Standardiser::apply(const Matrix& raw) const {
+  Matrix out(raw.rows(), static_cast<Eigen::Index>(kept.size()));
+  for (size_t j = 0; j < kept.size(); ++j) {
+    const auto jj = static_cast<Eigen::Index>(j);
+    out.col(jj) = (raw.col(kept[j]).array() - mean[jj]) / scale[jj];
+  }
+  return out;
+}
+
+Pca Pca::fit(const Matrix& standardised, double variance) {
+  LIFTX_USER_CHECK(standardised.cols() > 0, "no feature varies in the training data");
+  const Matrix cov =
+      standardised.transpose() * standardised / static_cast<double>(standardised.rows());
+  Eigen::SelfAdjointEigenSolver<Matrix> solver(cov);
+  LIFTX_INTERNAL_CHECK(solver.info() == Eigen::Success, "PCA eigen decomposition failed");
+  const Vector values = solver.eigenvalues().cwiseMax(0.0); // ascending
+  const Matrix vectors = solver.eigenvectors();
+  const double total = values.sum();
+  LIFTX_INTERNAL_CHECK(total > 0, "PCA of data without variance");
+  const Eigen::Index d = values.size();
+  Eigen::Index keep = 0;
+  double cumulative = 0;
+  while (keep < d) {
+    cumulative += values[d - 1 - keep];
+    ++keep;
+    if (cumulative >= variance * total - 1e-12 * total)
+      break;
+  }
+  Pca pca;
+  pca.basis.resize(d, keep);
+  pca.variance_kept.resize(keep);
+  for (Eigen::Index c = 0; c < keep; ++c) {
+    Vector v = vectors.col(d - 1 - c);
+    // A deterministic sign: the largest component positive.
+    Eigen::Index arg = 0;
+    v.cwiseAbs().maxCoeff(&arg);
+    if (v[arg] < 0)
+      v = -v;
+    pca.basis.col(c) = v;
+    pca.variance_kept[c] = values[d - 1 - c] / total;
+  }
+  return pca;
+}
+
+// ---- kNN ----------------------------------------------------------------------------------------
+
+namespace {
+
+Vector knn_predict(const Matrix& points, const Vector& targets, const Matrix& queries, int k) {
+  const Eigen::Index n = points.rows();
+  const int kk = static_cast<int>(std::min<Eigen::Index>(k, n));
+  Vector out(queries.rows());
+  if (n == 0) {
+    out.setZero();
+    return out;
+  }
+  // |q - p|^2 = |q|^2 + |p|^2 - 2 q.p, in blocks so that memory stays bounded.
+  const Vector point_norms = points.rowwise().squaredNorm();
+  const Eigen::Index block = 256; // a block of distances stays in cache
+  std::vector<std::pair<double, Eigen::Index>> best(static_cast<size_t>(kk));
+  for (Eigen::Index start = 0; start < queries.rows(); start += block) {
+    const Eigen::Index rows = std::min(block, queries.rows() - start);
+    const Matrix q = queries.middleRows(start, rows);
+    // Column r: |p|^2 - 2 q.p for every point p, contiguous for the scan below (|q|^2 is the same
+    // for every point of a query, so it does not change which are nearest).
+    Matrix d = -2.0 * points * q.transpose();
+    d.colwise() += point_norms;
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      // Keep the kk smallest (distance, index) pairs. Points come in index order, so a later
+      // point at an equal distance never displaces an earlier one: ties go to the lower index.
+      const double* column = d.col(r).data();
+      int filled = 0;
+      double worst = std::numeric_limits<double>::infinity();
+      for (Eigen::Index p = 0; p < n; ++p) {
+        const double dist = column[p];
+        if (filled == kk && !(dist < worst))
+          continue;
+        int pos = filled == kk ? kk - 1 : filled++;
+        while (pos > 0 && dist < best[size_t(pos - 1)].first) {
+          best[size_t(pos)] = best[size_t(pos - 1)];
+          --pos;
+        }
+        best[size_t(pos)] = {dist, p};
+        if (filled == kk)
+          worst = best[size_t(kk - 1)].first;
+      }
+      double sum = 0;
+      for (int i = 0; i < kk; ++i)
+        sum += targets[best[size_t(i)].second];
+      out[start + r] = sum / kk;
+    }
+  }
+  return out;
+}
+
+// ---- regression tree (CART: the split that reduces the squared error most) ----------------------
+
+struct TreeBuilder {
+  const Matrix& x;
+  const Vector& y;
+  const TrainOptions& options;
+  std::vector<TreeNode> nodes;
+
+  int build(std::vector<Eigen::Index>& samples, int depth) {
+    const int id = static_cast<int>(nodes.size());
+    nodes.emplace_back();
+    double sum = 0, sum_sq = 0;
+    for (Eigen::Index s : samples) {
+      sum += y[s];
+      sum_sq += y[s] * y[s];
+    }
+    const double n = static_cast<double>(samples.size());
+    nodes[size_t(id)].value = sum / n;
+    nodes[size_t(id)].samples = static_cast<int>(samples.size());
+    const double sse = sum_sq - sum * sum / n;
+    if (depth >= options.max_depth ||
+        samples.size() < 2 * static_cast<size_t>(std::max(1, options.min_leaf)) || sse <= 1e-12)
+      return id;
+    const size_t min_leaf = static_cast<size_t>(std::max(1, options.min_leaf));
+    double best_gain = 1e-12;
+    int best_feature = -1;
+    double best_threshold = 0;
+    std::vector<Eigen::Index> order = samples;
+    for (Eigen::Index f = 0; f < x.cols(); ++f) {
+      std::sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+        return x(a, f) < x(b, f) || (x(a, f) == x(b, f) && a < b);
+      });
+      double left_sum = 0, left_sq = 0;
+      for (size_t i = 0; i + 1 < order.size(); ++i) {
+        left_sum += y[order[i]];
+        left_sq += y[order[i]] * y[order[i]];
+        const size_t nl = i + 1, nr = order.size() - nl;
+        if (nl < min_leaf || nr < min_leaf)
+          continue;
+        const double a = x(order[i], f), b = x(order[i + 1], f);
+        if (a == b)
+          continue;
+        const double right_sum = sum - left_sum, right_sq = sum_sq - left_sq;
+        const double split_sse = (left_sq - left_sum * left_sum / double(nl)) +
+                                 (right_sq - right_sum * right_sum / double(nr));
+        const double gain = sse - split_sse;
+        if (gain > best_gain) {
+          best_gain = gain;
+          best_feature = static_cast<int>(f);
+          best_threshold = 0.5 * (a + b);
+        }
+      }
+    }
+    if (best_feature < 0)
+      return id;
+    std::vector<Eigen::Index> left, right;
+    for (Eigen::Index s : samples)
+      (x(s, best_feature) <= best_threshold ? left : right).push_back(s);
+    samples.clear();
+    samples.shrink_to_fit();
+    const int l = build(left, depth + 1);
+    const int r = build(right, depth + 1);
+    nodes[size_t(id)].feature = best_feature;
+    nodes[size_t(id)].threshold = best_threshold;
+    nodes[size_t(id)].left = l;
+    nodes[size_t(id)].right = r;
+    return id;
+  }
+};
+
+nlohmann::json matrix_json(const Matrix& m) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c)
+      row.push_back(m(r, c));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json vector_json(const Vector& v) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Eigen::Index i = 0; i < v.size(); ++i)
+    out.push_back(v[i]);
+  return out;
+}
+
+Vector vector_from(const nlohmann::json& j) {
+  Vector v(static_cast<Eigen::Index>(j.size()));
+  for (size_t i = 0; i < j.size(); ++i)
+    v[static_cast<Eigen::Index>(i)] = j[i].get<double>();
+  return v;
+}
+
+Matrix matrix_from(const nlohmann::json& j, Eigen::Index cols) {
+  Matrix m(static_cast<Eigen::Index>(j.size()), cols);
+  for (size_t r = 0; r < j.size(); ++r) {
+    if (!j[r].is_array() || static_cast<Eigen::Index>(j[r].size()) != cols)
+      throw UserError(
+          fmt::format("matrix row {} has {} values, expected {}", r, j[r].size(), cols));
+    for (Eigen::Index c = 0; c < cols; ++c)
+      m(static_cast<Eigen::Index>(r), c) = j[r][size_t(c)].get<double>();
+  }
+  return m;
+}
+
+} // namespace
+
+std::string to_string(Kind kind) {
+  return kind == Kind::knn ? "knn" : "tree";
+}
+
+Kind parse_kind(const std::string& text) {
+  if (text == "knn")
+    return Kind::knn;
+  if (text == "tree")
+    return Kind::tree;
+  throw UserError(fmt::format("unknown model kind '{}' (knn or tree)", text));
+}
+
+Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matrix& features,
+                   const Vector& targets, const TrainOptions& options) {
+  LIFTX_INTERNAL_CHECK(static_cast<size_t>(features.cols()) == feature_names.size(),
+                       "feature matrix has {} columns for {} names", features.cols(),
+                       feature_names.size());
+  LIFTX_INTERNAL_CHECK(features.rows() == targets.size(), "features and targets differ in rows");
+  LIFTX_USER_CHECK(features.rows() > 0, "no training data (no successful measurement)");
+  LIFTX_USER_CHECK(options.k >= 1, "k must be at least 1");
+  Model m;
+  m.kind_ = kind;
+  m.feature_names_ = std::move(feature_names);
+  m.options_ = options;
+  m.standardiser_ = Standardiser::fit(features);
+  const Matrix z = m.standardiser_.apply(features);
+  if (kind == Kind::knn) {
+    m.pca_ = Pca::fit(z, options.variance);
+    m.points_ = m.pca_.project(z);
+    m.targets_ = targets;
+  } else {
+    TreeBuilder builder{z, targets, options, {}};
+    std::vector<Eigen::Index> all(static_cast<size_t>(z.rows()));
+    std::iota(all.begin(), all.end(), Eigen::Index{0});
+    builder.build(all, 0);
+    m.tree_ = std::move(builder.nodes);
+  }
+  return m;
+}
+
+int Model::training_samples() const {
+  if (kind_ == Kind::knn)
+    return static_cast<int>(points_.rows());
+  return tree_.empty() ? 0 : tree_[0].samples;
+}
+
+Vector Model::predict(const Matrix& features) const {
+  LIFTX_INTERNAL_CHECK(static_cast<size_t>(features.cols()) == feature_names_.size(),
+                       "prediction with {} feature columns for a model of {}", features.cols(),
+                       feature_names_.size());
+  const Matrix z = standardiser_.apply(features);
+  if (kind_ == Kind::knn)
+    return knn_predict(points_, targets_, pca_.project(z), options_.k);
+  Vector out(z.rows());
+  for (Eigen::Index r = 0; r < z.rows(); ++r) {
+    size_t node = 0;
+    while (tree_[node].feature >= 0)
+      node = size_t(z(r, tree_[node].feature) <= tree_[node].threshold ? tree_[node].left
+                                                                       : tree_[node].right);
+    out[r] = tree_[node].value;
+  }
+  return out;
+}
+
+std::vector<Explanation> Model::explain(const Eigen::Ref<const Eigen::RowVectorXd>& sample,
+                                        size_t count) const {
+  std::vector<Explanation> all;
+  for (size_t j = 0; j < standardiser_.kept.size(); ++j) {
+    const auto jj = static_cast<Eigen::Index>(j);
+    const int column = standardiser_.kept[j];
+    const double value = sample[column];
+    all.push_back({feature_names_[size_t(column)], value,
+                   (value - standardiser_.mean[jj]) / standardiser_.scale[jj]});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Explanation& a, const Explanation& b) {
+    return std::abs(a.standardised) > std::abs(b.standardised);
+  });
+  if (all.size() > count)
+    all.resize(count);
+  return all;
+}
+
+std::vector<int> Model::feature_indices(const std::vector<std::string>& available) const {
+  std::vector<int> indices;
+  std::vector<std::string> missing;
+  for (const std::string& name : feature_names_) {
+    auto it = std::find(available.begin(), available.end(), name);
+    if (it == available.end())
+      missing.push_back(name);
+    else
+      indices.push_back(static_cast<int>(it - available.begin()));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& name : missing)
+      list += (list.empty() ? "" : ", ") + name;
+    throw UserError(fmt::format("the model needs features this liftx does not compute: {} "
+                                "(retrain the model with this version)",
+                                list));
+  }
+  return indices;
+}
+
+nlohmann::json Model::to_json() const {
+  nlohmann::json j;
+  j["format"] = "liftx-model";
+  j["version"] = kFormatVersion;
+  j["kind"] = to_string(kind_);
+  j["profile"] = profile;
+  j["features"] = feature_names_;
+  j["target"] = "throughput normalised by the best of its program and input (best_time / time)";
+  j["standardisation"] = {{"kept", standardiser_.kept},
+                          {"mean", vector_json(standardiser_.mean)},
+                          {"scale", vector_json(standardiser_.scale)}};
+  j["options"] = {{"k", options_.k},
+                  {"variance", options_.variance},
+                  {"max_depth", options_.max_depth},
+                  {"min_leaf", options_.min_leaf}};
+  if (kind_ == Kind::knn) {
+    j["pca"] = {{"basis", matrix_json(pca_.basis)},
+                {"variance_kept", vector_json(pca_.variance_kept)}};
+    j["points"] = matrix_json(points_);
+    j["targets"] = vector_json(targets_);
+  } else {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const TreeNode& n : tree_)
+      nodes.push_back({n.feature, n.threshold, n.left, n.right, n.value, n.samples});
+    j["tree"] = {{"columns", {"feature", "threshold", "left", "right", "value", "samples"}},
+                 {"nodes", nodes}};
+  }
+  j["provenance"] = provenance;
+  return j;
+}
+
+Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object() || j.value("format", "") != "liftx-model")
+    throw UserError(fmt::format("{}: not a liftx model file", origin));
+  if (!j.contains("version") || !j["version"].is_number_integer() ||
+      j["version"].get<int>() != kFormatVersion)
+    throw UserError(fmt::format("{}: model format version {} is not supported (this liftx reads "
+                                "version {}); retrain it with `liftx train`",
+                                origin, j.contains("version") ? j["version"].dump() : "(none)",
+                                kFormatVersion));
+  try {
+    for (const char* key : {"kind", "profile", "features", "standardisation", "options"})
+      if (!j.contains(key))
+        throw UserError(fmt::format("{}: model file lacks '{}'", origin, key));
+    Model m;
+    m.kind_ = parse_kind(j["kind"].get<std::string>());
+    m.profile = j["profile"].get<std::string>();
+    m.feature_names_ = j["features"].get<std::vector<std::string>>();
+    const auto& s = j["standardisation"];
+    m.standardiser_.kept = s.at("kept").get<std::vector<int>>();
+    m.standardiser_.mean = vector_from(s.at("mean"));
+    m.standardiser_.scale = vector_from(s.at("scale"));
+    const auto kept = static_cast<Eigen::Index>(m.standardiser_.kept.size());
+    if (m.standardiser_.mean.size() != kept || m.standardiser_.scale.size() != kept)
+      throw UserError(fmt::format("{}: inconsistent standardisation", origin));
+    for (int c : m.standardiser_.kept)
+      if (c < 0 || static_cast<size_t>(c) >= m.feature_names_.size())
+        throw UserError(fmt::format("{}: standardisation names column {} of {}", origin, c,
+                                    m.feature_names_.size()));
+    const auto& o = j["options"];
+    m.options_.k = o.at("k").get<int>();
+    m.options_.variance = o.at("variance").get<double>();
+    m.options_.max_depth = o.at("max_depth").get<int>();
+    m.options_.min_leaf = o.at("min_leaf").get<int>();
+    if (m.kind_ == Kind::knn) {
+      const auto& p = j.at("pca");
+      m.pca_.variance_kept = vector_from(p.at("variance_kept"));
+      m.pca_.basis = matrix_from(p.at("basis"), m.pca_.variance_kept.size());
+      if (m.pca_.basis.rows() != kept)
+        throw UserError(fmt::format("{}: PCA basis does not match the standardisation", origin));
+      m.points_ = matrix_from(j.at("points"), m.pca_.basis.cols());
+      m.targets_ = vector_from(j.at("targets"));
+      if (m.targets_.size() != m.points_.rows())
+        throw UserError(fmt::format("{}: {} targets for {} points", origin, m.targets_.size(),
+                                    m.points_.rows()));
+    } else {
+      for (const auto& n : j.at("tree").at("nodes")) {
+        TreeNode node{n.at(0).get<int>(), n.at(1).get<double>(), n.at(2).get<int>(),
+                      n.at(3).get<int>(), n.at(4).get<double>(), n.at(5).get<int>()};
+        m.tree_.push_back(node);
+      }
+      const int size = static_cast<int>(m.tree_.size());
+      if (size == 0)
+        throw UserError(fmt::format("{}: empty tree", origin));
+      for (int i = 0; i < size; ++i) {
+        const TreeNode& n = m.tree_[size_t(i)];
+        if (n.feature >= kept ||
+            (n.feature >= 0 && (n.left <= i || n.left >= size || n.right <= i || n.right >= size)))
+          throw UserError(fmt::format("{}: malformed tree node {}", origin, i));
+      }
+    }
+    m.provenance = j.value("provenance", nlohmann::json::object());
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: malformed model file: {}", origin, e.what()));
+  }
+}
+
+void Model::save(const std::filesystem::path& path) const {
+  if (path.has_parent_path())
+    std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  if (!out)
+    throw UserError(fmt::format("cannot write {}", path.string()));
+  out << to_json().dump(1) << "\n";
+  if (!out)
+    throw UserError(fmt::format("cannot write {}", path.string()));
+}
+
+Model Model::load(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw UserError(fmt::format("cannot read model file {}", path.string()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: not JSON: {}", path.string(), e.what()));
+  }
+  return from_json(j, path.string());
+}
+
+} // namespace liftx::model

@@ -1,0 +1,352 @@
+// The performance database (round trip, idempotent upserts, exports, default path) and the
+// collection's resume guarantee: an interrupted and resumed run ends with the same measured
+// configurations as an uninterrupted one.
+#include "codegen/runtime/device.hpp"
+#include "codegen/runtime/isolate.hpp"
+#include "explore/collect.hpp"
+#include "explore/db.hpp"
+#include "support/error.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace liftx;
+
+namespace {
+
+/// A fresh folder per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) {
+    path = fs::temp_directory_path() / fmt::format("liftx-test-explore-{}-{}", name, ::getpid());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// Sets an environment variable for the scope, restoring the old value.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str()))
+      old = v;
+    if (value)
+      ::setenv(name.c_str(), value, 1);
+    else
+      ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    if (old)
+      ::setenv(name.c_str(), old->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
+  }
+};
+
+runtime::DeviceProfile test_device() {
+  runtime::DeviceProfile p = runtime::named_profile("cpu");
+  p.key = "test:cpu-device:1.0";
+  p.device_name = "test cpu device";
+  return p;
+}
+
+size_t count_lines(const std::string& text) {
+  size_t n = 0;
+  for (char c : text)
+    n += c == '\n';
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keeps everything") {
+  TempDir dir("roundtrip");
+  const fs::path path = dir.path / "sub" / "perf.db"; // parent folders are created
+  int64_t configuration = 0, other_configuration = 0;
+  {
+    explore::PerfDb db(path);
+    const int64_t device = db.device(test_device());
+    CHECK(db.device(test_device()) == device);
+    const int64_t program = db.program("jacobi", "def jacobi(a: [float]N) = a");
+    CHECK(db.program("jacobi", "def jacobi(a: [float]N) = a") == program);
+    CHECK(db.program("jacobi", "def jacobi(a: [float]N) = map(x => x, a)") != program);
+    const int64_t variant = db.variant(program, "def v1 = ...", "global2d_10", {{"tile_x", 4}});
+    CHECK(db.variant(program, "def v1 = ...", "global2d_10", {{"tile_x", 4}}) == variant);
+    const int64_t variant2 = db.variant(program, "def v2 = ...", "chunks", {{"chunk", 8}});
+    CHECK(variant2 != variant);
+    const nlohmann::json sizes = {{"M", 16}, {"N", 32}};
+    const nlohmann::json launch = {
+        {"dims", 2}, {"global", {32, 16}}, {"local", {8, 4}}, {"tied", true}};
+    configuration = db.configuration(variant, sizes, launch);
+    CHECK(db.configuration(variant, sizes, launch) == configuration);
+    nlohmann::json free_launch = launch;
+    free_launch["tied"] = false;
+    other_configuration = db.configuration(variant2, sizes, free_launch);
+    CHECK(other_configuration != configuration);
+    CHECK(db.configuration(variant, sizes, free_launch) != configuration);
+
+    db.put_features(configuration, "cpu", {{"work_items", 512}, {"occupancy_fraction", 0.5}});
+    db.put_features(configuration, "cpu",
+                    {{"work_items", 512}, {"occupancy_fraction", 0.75}}); // replaces
+    db.put_features(other_configuration, "cpu", {{"work_items", 4}, {"occupancy_fraction", 0.25}});
+    CHECK_FALSE(db.has_measurement(configuration, device));
+    explore::Measurement ok;
+    ok.median_ms = 1.5;
+    ok.min_ms = 1.25;
+    ok.max_ms = 2.5;
+    ok.q1_ms = 1.375;
+    ok.q3_ms = 1.75;
+    ok.repetitions = 10;
+    ok.compile_ms = 120;
+    db.put_measurement(configuration, device, ok);
+    explore::Measurement failed;
+    failed.status = runtime::Status::build_error;
+    failed.message = "error: \"x\" undeclared, line 3";
+    db.put_measurement(other_configuration, device, failed);
+    CHECK(db.has_measurement(configuration, device));
+  }
+  explore::PerfDb db(path); // reopened: nothing lost
+  CHECK(db.device_keys() == std::vector<std::string>{"test:cpu-device:1.0"});
+  std::vector<explore::Row> rows = db.rows("test:cpu-device:1.0", "cpu");
+  REQUIRE(rows.size() == 2);
+  const explore::Row& r = rows[0];
+  CHECK(r.configuration_id == configuration);
+  CHECK(r.program == "jacobi");
+  CHECK(nlohmann::json::parse(r.sizes) == nlohmann::json{{"M", 16}, {"N", 32}});
+  CHECK(r.strategy == "global2d_10");
+  CHECK(r.printed == "def v1 = ...");
+  CHECK(r.launch.at("dims") == 2);
+  CHECK(r.launch.at("global") == nlohmann::json{32, 16});
+  CHECK(r.launch.at("local") == nlohmann::json{8, 4});
+  CHECK(r.launch.at("tied") == true);
+  CHECK(r.features.at("occupancy_fraction") == 0.75);
+  REQUIRE(r.measurement);
+  CHECK(r.measurement->status == runtime::Status::ok);
+  CHECK(r.measurement->median_ms == 1.5);
+  CHECK(r.measurement->q3_ms == 1.75);
+  CHECK(r.measurement->repetitions == 10);
+  CHECK(r.measurement->compile_ms == 120);
+  CHECK(rows[1].measurement->status == runtime::Status::build_error);
+  CHECK(rows[1].measurement->message == "error: \"x\" undeclared, line 3");
+  CHECK(rows[1].launch.at("tied") == false);
+  // Other profiles and devices have nothing.
+  CHECK(db.rows("test:cpu-device:1.0", "nvidia").empty());
+  CHECK(db.rows("no such device", "cpu").empty());
+
+  // A re-measurement: rows() gives the latest, the exports every measurement.
+  explore::Measurement again;
+  again.median_ms = 1.0;
+  again.repetitions = 5;
+  db.put_measurement(configuration, db.device(test_device()), again);
+  rows = db.rows("test:cpu-device:1.0", "cpu");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].measurement->median_ms == 1.0);
+
+  std::ostringstream csv;
+  db.export_csv(csv, "test:cpu-device:1.0");
+  const std::string text = csv.str();
+  CHECK(count_lines(text) == 4); // header + 3 measurements
+  CHECK(text.rfind("measurement_id,program,sizes,variant,strategy", 0) == 0);
+  CHECK(text.find("occupancy_fraction") != std::string::npos);
+  CHECK(text.find(",32x16,8x4,true,ok,1.5,1.25,2.5,1.375,1.75,10,120,") != std::string::npos);
+  CHECK(text.find("build_error") != std::string::npos);
+  CHECK(text.find("\"error: \"\"x\"\" undeclared, line 3\"") != std::string::npos); // quoted
+  CHECK(text.find(",0.75") != std::string::npos);
+  CHECK(text.find(",512,") != std::string::npos);
+
+  std::ostringstream t4;
+  db.export_t4(t4, "test:cpu-device:1.0");
+  nlohmann::json doc = nlohmann::json::parse(t4.str());
+  CHECK(doc.at("schema_version") == "1.0.0");
+  REQUIRE(doc.at("results").size() == 3);
+  const nlohmann::json& first = doc.at("results")[0];
+  CHECK(first.at("configuration").at("strategy") == "global2d_10");
+  CHECK(first.at("configuration").at("global_size") == nlohmann::json{32, 16});
+  CHECK(first.at("configuration").at("local_size") == nlohmann::json{8, 4});
+  CHECK(first.at("configuration").at("parameters").at("tile_x") == 4);
+  CHECK(first.at("configuration").at("sizes").at("N") == 32);
+  CHECK(first.at("times").at("compilation_time") == 120.0);
+  CHECK(first.at("times").at("runtimes") == nlohmann::json{1.5});
+  CHECK(first.at("status") == "ok");
+  CHECK(first.at("invalidity") == "correct");
+  CHECK(first.at("correctness") == 1);
+  CHECK(first.at("measurements")[0].at("value") == 1.5);
+  CHECK(first.at("measurements")[0].at("unit") == "ms");
+  const nlohmann::json& second = doc.at("results")[1];
+  CHECK(second.at("status") == "failed");
+  CHECK(second.at("invalidity") == "compile");
+  CHECK(second.at("correctness") == 0);
+  CHECK(second.at("times").at("runtimes").empty());
+}
+
+TEST_CASE("db: files that are not liftx databases are refused") {
+  TempDir dir("refuse");
+  const fs::path garbage = dir.path / "garbage.db";
+  {
+    std::ofstream out(garbage);
+    out << "this is not an SQLite database, just some text long enough to have a header......\n";
+  }
+  CHECK_THROWS_AS(explore::PerfDb{garbage}, UserError);
+  // An SQLite file with someone else's tables.
+  const fs::path foreign = dir.path / "foreign.db";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(foreign.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "CREATE TABLE t(x INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  CHECK_THROWS_AS(explore::PerfDb{foreign}, UserError);
+}
+
+TEST_CASE("db: the default path honours LIFTX_DB, then XDG_DATA_HOME, then HOME") {
+  {
+    ScopedEnv db("LIFTX_DB", "/tmp/somewhere/mine.db");
+    CHECK(explore::PerfDb::default_path() == fs::path("/tmp/somewhere/mine.db"));
+  }
+  {
+    ScopedEnv db("LIFTX_DB", nullptr);
+    ScopedEnv xdg("XDG_DATA_HOME", "/tmp/xdg-data");
+    CHECK(explore::PerfDb::default_path() == fs::path("/tmp/xdg-data/liftx/perf.db"));
+  }
+  {
+    ScopedEnv db("LIFTX_DB", "");
+    ScopedEnv xdg("XDG_DATA_HOME", nullptr);
+    ScopedEnv home("HOME", "/tmp/home-of-test");
+    CHECK(explore::PerfDb::default_path() ==
+          fs::path("/tmp/home-of-test/.local/share/liftx/perf.db"));
+  }
+}
+
+namespace {
+
+using MeasuredKey = std::tuple<std::string, std::string, std::string, std::string>;
+
+/// What a collection measured: (variant text, sizes, launch, status) per configuration, and the
+/// number of measurements (duplicates would show here).
+std::pair<std::set<MeasuredKey>, size_t> measured(const fs::path& path) {
+  explore::PerfDb db(path);
+  std::vector<std::string> keys = db.device_keys();
+  REQUIRE(keys.size() == 1);
+  std::set<MeasuredKey> set;
+  for (const explore::Row& r : db.rows(keys[0], "cpu"))
+    set.emplace(r.printed, r.sizes, r.launch.dump(),
+                std::string(runtime::to_string(r.measurement->status)));
+  std::ostringstream csv;
+  db.export_csv(csv, keys[0]);
+  return {set, count_lines(csv.str()) - 1};
+}
+
+runtime::IsolatedResult collect(const fs::path& db, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {
+      LIFTX_BINARY, "collect",  std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift",
+      "--device",   "cpu",      "--size",
+      "M=16,N=32",  "--sample", "12",
+      "--seed",     "5",        "--repeat",
+      "3",          "--warmup", "1",
+      "--db",       db.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+}
+
+} // namespace
+
+TEST_CASE("collect: killed midway and resumed, it ends with the rows of an uninterrupted run") {
+  TempDir dir("resume");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  const fs::path a = dir.path / "a.db", b = dir.path / "b.db";
+
+  runtime::IsolatedResult whole = collect(a, {});
+  INFO(whole.stderr_text);
+  REQUIRE(whole.succeeded());
+  auto [rows_a, measurements_a] = measured(a);
+  CHECK(rows_a.size() == 12);
+  CHECK(measurements_a == 12);
+  size_t ok = 0;
+  for (const MeasuredKey& k : rows_a)
+    ok += std::get<3>(k) == "ok";
+  CHECK(ok > 0);
+
+  runtime::IsolatedResult interrupted = collect(b, {"--stop-after", "5"});
+  CHECK(interrupted.exit_code == 75); // std::_Exit in the middle of the run
+  auto [rows_cut, measurements_cut] = measured(b);
+  CHECK(measurements_cut == 5);
+  CHECK(rows_cut.size() == 5);
+
+  runtime::IsolatedResult resumed = collect(b, {"--resume"});
+  INFO(resumed.stderr_text);
+  REQUIRE(resumed.succeeded());
+  CHECK(resumed.stdout_text.find("7 measured, 5 already measured") != std::string::npos);
+  auto [rows_b, measurements_b] = measured(b);
+  CHECK(measurements_b == 12); // nothing measured twice
+  CHECK(rows_b == rows_a);
+
+  // Resuming a complete collection measures nothing.
+  runtime::IsolatedResult again = collect(b, {"--resume"});
+  REQUIRE(again.succeeded());
+  CHECK(again.stdout_text.find("0 measured, 12 already measured") != std::string::npos);
+  CHECK(measured(b).second == 12);
+}
+
+TEST_CASE("collect: the features profile name of a device") {
+  runtime::DeviceProfile p = runtime::named_profile("cpu");
+  p.type = runtime::DeviceType::cpu;
+  CHECK(explore::profile_name_for(p) == "cpu");
+  p.type = runtime::DeviceType::gpu;
+  p.vendor = "NVIDIA Corporation";
+  CHECK(explore::profile_name_for(p) == "nvidia");
+  p.vendor = "Advanced Micro Devices, Inc.";
+  p.platform_name = "AMD Accelerated Parallel Processing";
+  CHECK(explore::profile_name_for(p) == "amd");
+}
+
+TEST_CASE("collect: a worker that crashes or hangs costs one variant, and the run goes on") {
+  TempDir dir("crash");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  ScopedEnv crash("LIFTX_TEST_WORKER_CRASH_AT", "1");
+  ScopedEnv hang("LIFTX_TEST_WORKER_HANG_AT", "3");
+  const fs::path db_path = dir.path / "c.db";
+  std::vector<std::string> argv = {LIFTX_BINARY,
+                                   "collect",
+                                   std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift",
+                                   "--size",
+                                   "M=16,N=32",
+                                   "--sample",
+                                   "5",
+                                   "--seed",
+                                   "5",
+                                   "--repeat",
+                                   "2",
+                                   "--warmup",
+                                   "0",
+                                   "--timeout-ms",
+                                   "1500",
+                                   "--db",
+                                   db_path.string()};
+  runtime::IsolatedResult run = runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+  INFO(run.stderr_text);
+  REQUIRE(run.succeeded());
+  CHECK(run.stdout_text.find("restarted 2 times") != std::string::npos);
+  explore::PerfDb db(db_path);
+  std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  REQUIRE(rows.size() == 5);
+  std::vector<std::string> statuses;
+  for (const explore::Row& r : rows)
+    statuses.emplace_back(runtime::to_string(r.measurement->status));
+  CHECK(statuses == std::vector<std::string>{"ok", "run_error", "ok", "timeout", "ok"});
+  CHECK(rows[1].measurement->message.find("signal 11") != std::string::npos);
+}
