@@ -224,6 +224,8 @@ VerifySummary verify(runtime::Device& device, const ir::Module& module,
     o.repeat = 1;
     o.global.assign(v.launch.global.begin(), v.launch.global.begin() + v.launch.dims);
     o.local.assign(v.launch.local.begin(), v.launch.local.begin() + v.launch.dims);
+    // Against the high-level stencil: a rewrite that changed the function must not pass.
+    o.reference = &module.main();
     std::string problem;
     try {
       exec::RunReport r = exec::run_program(device, v.program, sizes, o);
