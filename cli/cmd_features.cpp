@@ -32,29 +32,11 @@ struct FeaturesOptions {
   std::string format = "csv";
 };
 
-std::vector<int64_t> parse_launch_dims(const std::string& text, const char* what) {
-  std::vector<int64_t> values;
-  if (text.empty())
-    return values;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    values.push_back(parse_integer(text.substr(start, comma - start), fmt::format("--{}", what), 1,
-                                   int64_t{1} << 31));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  if (values.size() > 3)
-    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
-  return values;
-}
-
 /// The launch of `file`: its sidecar's, else the command line's.
 exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
   exec::RunOptions options;
-  options.global = parse_launch_dims(o.global, "global");
-  options.local = parse_launch_dims(o.local, "local");
+  options.global = parse_dims(o.global, "global");
+  options.local = parse_dims(o.local, "local");
   for (fs::path sidecar :
        {fs::path(file).replace_extension(".json"), fs::path(file.string() + ".json")}) {
     if (!fs::is_regular_file(sidecar))

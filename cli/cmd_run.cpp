@@ -41,24 +41,6 @@ struct RunCommandOptions {
   std::string reference; ///< verify against this program (e.g. the high-level stencil)
 };
 
-std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
-  std::vector<int64_t> values;
-  if (text.empty())
-    return values;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    values.push_back(parse_integer(text.substr(start, comma - start), fmt::format("--{}", what), 1,
-                                   int64_t{1} << 31));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  if (values.size() > 3)
-    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
-  return values;
-}
-
 /// Reads a variant sidecar's launch into --global/--local (given ones win).
 void apply_launch_file(RunCommandOptions& o) {
   if (o.launch.empty())

@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/runtime/device.hpp"
+#include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 
@@ -32,18 +33,9 @@ struct VariantsOptions {
   int64_t max_tile = 32;
 };
 
+/// The first OpenCL device's limits, as the variant space sees them.
 rewrite::DeviceLimits detect_limits() {
-  runtime::Device device = runtime::select_device("gpu");
-  const runtime::DeviceProfile& p = device.profile;
-  rewrite::DeviceLimits d;
-  d.name = p.device_name;
-  d.warp_width = p.warp_width;
-  d.max_work_group_size = static_cast<int64_t>(p.max_work_group_size);
-  for (size_t i = 0; i < 3 && i < p.max_work_item_sizes.size(); ++i)
-    d.max_work_item_sizes[i] = static_cast<int64_t>(p.max_work_item_sizes[i]);
-  d.local_memory_bytes = static_cast<int64_t>(p.local_mem_bytes);
-  d.min_work_groups = p.type == runtime::DeviceType::gpu ? 8 : 1;
-  return d;
+  return explore::device_limits(runtime::named_profile("detect"));
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {

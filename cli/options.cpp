@@ -45,6 +45,17 @@ int64_t parse_integer(const std::string& text, const std::string& what, int64_t 
   return value;
 }
 
+std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
+  std::vector<int64_t> values;
+  if (text.empty())
+    return values;
+  for (const std::string& part : split_on(text, ','))
+    values.push_back(parse_integer(part, fmt::format("--{}", what), 1, int64_t{1} << 31));
+  if (values.size() > 3)
+    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
+  return values;
+}
+
 std::pair<std::string, arith::Range> parse_range_option(const std::string& text) {
   const std::string what = fmt::format("--range {}", text);
   size_t eq = text.find('=');

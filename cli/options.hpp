@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace liftx::cli {
 
@@ -20,6 +21,10 @@ struct SizeOptions {
   std::optional<int64_t> all;
 };
 SizeOptions parse_size_options(const std::vector<std::string>& values);
+
+/// `X[,Y[,Z]]` thread counts for --global/--local (`what` names the option); empty text gives an
+/// empty list. UserError for non-integers, values below 1 or more than 3 dimensions.
+std::vector<int64_t> parse_dims(const std::string& text, const char* what);
 
 /// A decimal integer in [lo, hi]; UserError naming `what` otherwise.
 int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi);

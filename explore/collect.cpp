@@ -1,4 +1,5 @@
 #include "explore/collect.hpp"
+#include "explore/rank.hpp"
 
 #include "exec/run.hpp"
 #include "features/features.hpp"
@@ -43,27 +44,6 @@ std::string format_sizes(const interp::Sizes& sizes) {
   for (const auto& [name, value] : sizes)
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
   return text;
-}
-
-rewrite::DeviceLimits limits_of(const runtime::DeviceProfile& p) {
-  rewrite::DeviceLimits d;
-  d.name = p.device_name;
-  d.warp_width = p.warp_width;
-  d.max_work_group_size = static_cast<int64_t>(p.max_work_group_size);
-  for (size_t i = 0; i < 3 && i < p.max_work_item_sizes.size(); ++i)
-    d.max_work_item_sizes[i] = static_cast<int64_t>(p.max_work_item_sizes[i]);
-  d.local_memory_bytes = static_cast<int64_t>(p.local_mem_bytes);
-  d.min_work_groups = p.type == runtime::DeviceType::gpu ? 8 : 1;
-  return d;
-}
-
-nlohmann::json launch_json(const rewrite::Launch& launch) {
-  nlohmann::json global = nlohmann::json::array(), local = nlohmann::json::array();
-  for (int d = 0; d < launch.dims; ++d) {
-    global.push_back(launch.global[d]);
-    local.push_back(launch.local[d]);
-  }
-  return {{"dims", launch.dims}, {"global", global}, {"local", local}, {"tied", launch.tied}};
 }
 
 /// The run options of a launch: its global and local sizes (local left to the runtime when the
@@ -303,7 +283,7 @@ CollectSummary collect(const CollectOptions& options,
   rewrite::DeviceLimits limits;
   if (options.profile == "detect") {
     feature_profile = device_profile;
-    limits = limits_of(device_profile);
+    limits = device_limits(device_profile);
     summary.profile = profile_name_for(device_profile);
   } else {
     feature_profile = runtime::named_profile(options.profile);
