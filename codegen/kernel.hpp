@@ -21,6 +21,9 @@
 namespace liftx::codegen {
 
 enum class AddressSpace : uint8_t { Global, Local, Private };
+
+/// Bytes of one element of `kind` in an OpenCL buffer (bool: 1, as OpenCL's `bool`/`uchar`).
+size_t scalar_bytes(ir::ScalarKind kind);
 const char* address_space_name(AddressSpace s);
 
 /// A kernel argument, in the order of the kernel's signature.

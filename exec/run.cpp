@@ -16,17 +16,11 @@ namespace liftx::exec {
 
 namespace {
 
+/// Element size of a kernel buffer; bool buffers are not supported by the host side yet.
 size_t element_bytes(ir::ScalarKind kind) {
-  switch (kind) {
-  case ir::ScalarKind::Float:
-  case ir::ScalarKind::Int:
-    return 4;
-  case ir::ScalarKind::Double:
-    return 8;
-  case ir::ScalarKind::Bool:
-    break;
-  }
-  throw NotImplemented("bool arrays as kernel buffers");
+  if (kind == ir::ScalarKind::Bool)
+    throw NotImplemented("bool arrays as kernel buffers");
+  return codegen::scalar_bytes(kind);
 }
 
 int64_t evaluate_size(const arith::Expr& e, const interp::Sizes& sizes, const char* what) {

@@ -39,16 +39,7 @@ int dim_of(const std::string& primitive) {
 }
 
 int64_t element_bytes(ir::ScalarKind kind) {
-  switch (kind) {
-  case ir::ScalarKind::Float:
-  case ir::ScalarKind::Int:
-    return 4;
-  case ir::ScalarKind::Double:
-    return 8;
-  case ir::ScalarKind::Bool:
-    return 1;
-  }
-  return 4;
+  return static_cast<int64_t>(codegen::scalar_bytes(kind));
 }
 
 int64_t checked_mul(int64_t a, int64_t b) {

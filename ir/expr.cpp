@@ -107,20 +107,6 @@ std::string arith_arg(const arith::Expr& e) {
   return e.to_string();
 }
 
-std::string boundary_text(const Boundary& b) {
-  switch (b.kind) {
-  case Boundary::Kind::Clamp:
-    return "clamp";
-  case Boundary::Kind::Mirror:
-    return "mirror";
-  case Boundary::Kind::Wrap:
-    return "wrap";
-  case Boundary::Kind::Constant:
-    return "constant(" + literal_text(b.value) + ")";
-  }
-  LIFTX_UNREACHABLE("bad boundary kind");
-}
-
 /// How a function's head reads in error messages: `split(4)`, `mapGlb0`, `userfun jacobi5`.
 std::string head_label(const Fun& f) {
   return std::visit(

@@ -300,5 +300,7 @@ std::string print(const Fun& f);
 std::string print(const Program& p);
 /// User functions first, then definitions, each followed by a newline.
 std::string print(const Module& m);
+/// A pad boundary as written in .lift: `clamp`, `mirror`, `wrap`, `constant(0.0f)`.
+std::string boundary_text(const Boundary& b);
 
 } // namespace liftx::ir

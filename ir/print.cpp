@@ -79,20 +79,6 @@ std::string arith_text(const arith::Expr& e) {
   return e.to_string();
 }
 
-std::string boundary_text(const Boundary& b) {
-  switch (b.kind) {
-  case Boundary::Kind::Clamp:
-    return "clamp";
-  case Boundary::Kind::Mirror:
-    return "mirror";
-  case Boundary::Kind::Wrap:
-    return "wrap";
-  case Boundary::Kind::Constant:
-    return "constant(" + scalar_text(b.value) + ")";
-  }
-  LIFTX_UNREACHABLE("bad boundary kind");
-}
-
 /// `add_int` and `add_double` print as `add` (the parser resolves by argument type); likewise mult.
 std::string userfun_text(const UserFunDef& def) {
   for (const char* family : {"add", "mult"}) {
@@ -251,6 +237,20 @@ std::string print_program(Printer& printer, const Program& p) {
 }
 
 } // namespace
+
+std::string boundary_text(const Boundary& b) {
+  switch (b.kind) {
+  case Boundary::Kind::Clamp:
+    return "clamp";
+  case Boundary::Kind::Mirror:
+    return "mirror";
+  case Boundary::Kind::Wrap:
+    return "wrap";
+  case Boundary::Kind::Constant:
+    return "constant(" + scalar_text(b.value) + ")";
+  }
+  LIFTX_UNREACHABLE("bad boundary kind");
+}
 
 std::string print(const Expr& e) {
   Printer printer;
