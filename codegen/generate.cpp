@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <numeric>
+#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -68,7 +70,7 @@ struct LengthCensus {
 
 ir::Type type_of(const Value& v) {
   if (const ScalarValue* s = as_scalar(v))
-    return ir::Type::scalar(s->kind);
+    return s->width == 1 ? ir::Type::scalar(s->kind) : ir::Type::vector(s->kind, s->width);
   if (const ArrayValue* a = as_array(v))
     return a->type;
   std::vector<ir::Type> elements;
@@ -88,7 +90,7 @@ bool computes(const ir::Fun* f, const ir::Expr* e) {
   visit_fun = [&](const ir::Fun& g) {
     if (g.as<ir::UserFun>() || g.as<ir::Id>() || g.as<ir::MapSeq>() || g.as<ir::MapGlb>() ||
         g.as<ir::MapWrg>() || g.as<ir::MapLcl>() || g.as<ir::ReduceSeq>() || g.as<ir::Reduce>() ||
-        g.as<ir::Iterate>()) {
+        g.as<ir::Iterate>() || g.as<ir::MapSeqSlide>() || g.as<ir::Vectorize>()) {
       found = true;
       return;
     }
@@ -127,6 +129,7 @@ public:
       : program_(program), options_(options), lengths_(lengths) {
     for (const arith::Expr& v : program.size_vars())
       reserved_.insert(v.node().name);
+    collect_size_divisors();
     if (lengths_)
       decide_launch();
   }
@@ -155,6 +158,46 @@ public:
   LengthCensus census() const { return census_; }
 
 private:
+  // ---- divisibility facts
+  // ------------------------------------------------------------------------
+  /// A length (p/q)*N in a type of the program means the exact division made N a multiple of q.
+  void collect_size_divisors() {
+    std::set<std::string> size_names;
+    for (const arith::Expr& v : program_.size_vars())
+      size_names.insert(v.node().name);
+    std::set<const void*> seen;
+    std::function<void(const ir::Type&)> on_type = [&](const ir::Type& t) {
+      if (const auto* a = t.as<ir::ArrayType>()) {
+        const arith::Node& n = a->length.node();
+        if (n.kind == arith::Kind::Prod && n.operands.size() == 2) {
+          const arith::Node& c = n.operands[0].node();
+          const arith::Node& v = n.operands[1].node();
+          if (c.kind == arith::Kind::Cst && c.value.den > 1 && v.kind == arith::Kind::Var &&
+              size_names.count(v.name)) {
+            int64_t& d = divisors_[v.name];
+            d = d == 0 ? c.value.den : std::lcm(d, c.value.den);
+          }
+        }
+        on_type(a->element);
+      } else if (const auto* tuple = t.as<ir::TupleType>()) {
+        for (const ir::Type& e : tuple->elements)
+          on_type(e);
+      }
+    };
+    std::function<void(const ir::Fun&)> on_fun;
+    std::function<void(const ir::Expr&)> on_expr = [&](const ir::Expr& e) {
+      if (!seen.insert(e.identity()).second)
+        return;
+      on_type(e.type());
+      ir::for_each_child(e, on_fun, on_expr);
+    };
+    on_fun = [&](const ir::Fun& f) {
+      if (seen.insert(f.identity()).second)
+        ir::for_each_child(f, on_fun, on_expr);
+    };
+    on_expr(program_.body);
+  }
+
   // ---- names and emission ----------------------------------------------------------------------
   std::string fresh(const std::string& base) {
     while (true) {
@@ -284,8 +327,12 @@ private:
   }
 
   /// The target of X such that writing X there stores f(X) in `dest`, for layout functions that
-  /// only reorder (join, split, transpose, and maps of them); nullptr for anything else.
-  static TargetPtr invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) {
+  /// only reorder (join, split, transpose, asScalar, and maps of them); nullptr for anything else.
+  TargetPtr invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) const {
+    if (f.as<ir::AsScalar>()) {
+      const auto* v = x_type.as<ir::ArrayType>()->element.as<ir::VectorType>();
+      return as_scalar_inverse(dest, v->width, x_type, divisors_);
+    }
     if (f.as<ir::Join>()) {
       arith::Expr chunk = x_type.as<ir::ArrayType>()->element.as<ir::ArrayType>()->length;
       return join_inverse(dest, chunk, x_type);
@@ -306,7 +353,9 @@ private:
       auto t = std::make_shared<Target>();
       t->type = x_type;
       t->space = dest->space;
-      t->at = [dest, g, element](const arith::Expr& i) { return invert(g, dest->at(i), element); };
+      t->at = [this, dest, g, element](const arith::Expr& i) {
+        return invert(g, dest->at(i), element);
+      };
       return t;
     }
     return nullptr;
@@ -314,6 +363,8 @@ private:
 
   /// Copies a scalar value into a scalar target; anything else cannot be stored without a map.
   Value store(const TargetPtr& dest, const Value& v) {
+    if (dest->type.is_vector())
+      return store_vector(dest, v);
     const ScalarValue* s = as_scalar(v);
     if (!s || !dest->type.is_scalar())
       throw UserError(fmt::format("cannot store a value of type {} directly: compute it with a "
@@ -325,6 +376,27 @@ private:
     if (dest->element)
       record_access(*dest->element);
     return target_value(dest);
+  }
+
+  /// A vector into a vector target: one vector store when the target is consecutive memory,
+  /// component by component otherwise.
+  Value store_vector(const TargetPtr& dest, const Value& v) {
+    const ScalarValue* s = as_scalar(v);
+    const int width = dest->type.as<ir::VectorType>()->width;
+    LIFTX_INTERNAL_CHECK(s && s->width == width, "storing {} into a vector of {}",
+                         type_of(v).to_string(), width);
+    if (!dest->element) {
+      for (int k = 0; k < width; ++k)
+        store(dest->components[static_cast<size_t>(k)], s->parts[static_cast<size_t>(k)]);
+      return target_value(dest);
+    }
+    if (!dest->lvalue.empty())
+      emit(fmt::format("{} = {};", dest->lvalue, s->text));
+    else
+      emit(fmt::format("vstore{}({}, 0, {});", width, s->text, dest->pointer));
+    record_loads(*s);
+    record_access(*dest->element);
+    return v;
   }
 
   // ---- access records (for features) -----------------------------------------------------------
@@ -451,12 +523,50 @@ private:
             return with_space(AddressSpace::Local, node.f, std::move(args), dest, result);
           } else if constexpr (std::is_same_v<N, ir::ToPrivate>) {
             return with_space(AddressSpace::Private, node.f, std::move(args), dest, result);
+          } else if constexpr (std::is_same_v<N, ir::AsVector>) {
+            return layout_result(as_vector_view(args.at(0), node.width, result, divisors_), dest);
+          } else if constexpr (std::is_same_v<N, ir::AsScalar>) {
+            const int width = args_width(args.at(0));
+            return layout_result(as_scalar_view(args.at(0), width, result), dest);
+          } else if constexpr (std::is_same_v<N, ir::Vectorize>) {
+            return apply_vectorized(node, std::move(args), dest);
+          } else if constexpr (std::is_same_v<N, ir::MapSeqSlide>) {
+            return emit_slide_window(node, args.at(0), dest, result);
           }
         },
         f.data().node);
   }
 
   Value layout_result(const Value& v, const TargetPtr& dest) { return dest ? store(dest, v) : v; }
+
+  static int args_width(const Value& array) {
+    const ArrayValue* a = as_array(array);
+    LIFTX_INTERNAL_CHECK(a, "asScalar of a non-array");
+    const auto* v = a->type.as<ir::ArrayType>()->element.as<ir::VectorType>();
+    LIFTX_INTERNAL_CHECK(v, "asScalar of an array of {}", a->type.to_string());
+    return v->width;
+  }
+
+  /// vectorize(w, f): f applied per component (GPUs compute vectors component-wise anyway; the
+  /// vector exists for its loads and stores).
+  Value apply_vectorized(const ir::Vectorize& node, std::vector<Value> args,
+                         const TargetPtr& dest) {
+    const ir::UserFunDef& def = *node.f.as<ir::UserFun>()->def;
+    args = spread(std::move(args), def.params().size());
+    std::vector<ScalarValue> parts;
+    for (int k = 0; k < node.width; ++k) {
+      std::vector<Value> components;
+      for (const Value& a : args) {
+        const ScalarValue* s = as_scalar(a);
+        LIFTX_INTERNAL_CHECK(s && s->width == node.width, "vectorize given a non-vector");
+        components.push_back(s->parts[static_cast<size_t>(k)]);
+      }
+      parts.push_back(std::get<ScalarValue>(
+          apply(node.f, std::move(components), nullptr, ir::Type::scalar(def.result()))));
+    }
+    Value v = vector_of(std::move(parts), divisors_);
+    return dest ? store(dest, v) : v;
+  }
 
   Value with_space(AddressSpace space, const ir::Fun& f, std::vector<Value> args,
                    const TargetPtr& dest, const ir::Type& result) {
@@ -508,6 +618,7 @@ private:
                         loc_);
       std::string name = fresh("priv");
       emit(fmt::format("{} {}[{}];", ir::scalar_name(kind), name, *n));
+      private_arrays_.emplace_back(name, *n);
       return {name, arith::Expr(0), space, kind};
     }
     // Local memory is per work-group: regions for the loops inside the innermost mapWrg. Global
@@ -741,6 +852,10 @@ private:
         emit_stmt({cl::For{fmt::format("int {} = {}", name, start),
                            fmt::format("{} < {}", name, arith::to_c(trip)),
                            fmt::format("{} += {}", name, step), std::move(block)}});
+      } else if (kind == cl::LoopKind::Block && level == Level::Seq) {
+        // One sequential iteration: index 0, a constant (private arrays need constant indices).
+        run_body(block, arith::Expr(0), arith::Expr(0));
+        emit_stmt({cl::Scope{std::move(block)}});
       } else {
         block.stmts.push_back({cl::Line{fmt::format("int {} = {};", name, start)}});
         run_body(block, var, var);
@@ -856,6 +971,178 @@ private:
         true);
   }
 
+  // ---- register sliding windows (mapSeqSlide) ---------------------------------------------------
+  /// A value of `type` held in the registers `names[offset ...]` (row-major); indices must be
+  /// constants, as they are once the maps reading a window are unrolled.
+  Value register_value(const ir::Type& type, const std::shared_ptr<std::vector<std::string>>& names,
+                       int64_t offset, ir::ScalarKind kind) {
+    if (type.is_scalar())
+      return ScalarValue{names->at(static_cast<size_t>(offset)), kind};
+    ir::Type element = type.as<ir::ArrayType>()->element;
+    const int64_t stride = *scalar_count(element).as_constant();
+    return make_array(
+        type,
+        [this, element, names, offset, stride, kind](const arith::Expr& i) {
+          std::optional<int64_t> k = i.as_constant();
+          if (!k)
+            throw UserError(fmt::format("mapSeqSlide: the window is read at index {}, which is "
+                                        "not a constant (registers need constant indices: read "
+                                        "it with mapSeq, which is unrolled)",
+                                        arith::to_c(i)),
+                            loc_);
+          return register_value(element, names, offset + *k * stride, kind);
+        },
+        true);
+  }
+
+  /// The scalars of a value of constant size, row-major.
+  void flatten(const Value& v, std::vector<ScalarValue>& out) {
+    if (const ScalarValue* s = as_scalar(v)) {
+      LIFTX_INTERNAL_CHECK(s->width == 1, "flattening a vector");
+      out.push_back(*s);
+      return;
+    }
+    const ArrayValue* a = as_array(v);
+    LIFTX_INTERNAL_CHECK(a, "flattening a tuple");
+    const int64_t n = *a->type.as<ir::ArrayType>()->length.as_constant();
+    for (int64_t i = 0; i < n; ++i)
+      flatten(a->at(arith::Expr(i)), out);
+  }
+
+  /// Copies `parts` into the registers `names`: runs of consecutive, aligned global elements with
+  /// one vector load each, the rest one by one.
+  void load_registers(const std::vector<ScalarValue>& parts,
+                      const std::vector<std::string>& names) {
+    static constexpr const char* kComponents = "0123456789abcdef";
+    size_t j = 0;
+    while (j < parts.size()) {
+      const Load* first = direct_load(parts[j]);
+      size_t run = 0;
+      if (first && first->space == AddressSpace::Global) {
+        run = 1;
+        while (j + run < parts.size() && run < 16) {
+          const Load* next = direct_load(parts[j + run]);
+          if (!next || next->buffer != first->buffer || next->space != first->space ||
+              !arith::prove_eq(next->index - first->index, arith::Expr(int64_t(run))))
+            break;
+          ++run;
+        }
+      }
+      int width = 0;
+      for (int w : {16, 8, 4, 2})
+        if (size_t(w) <= run && provably_aligned(first->index, w, divisors_)) {
+          width = w;
+          break;
+        }
+      if (width == 0) {
+        emit(fmt::format("{} = {};", names[j], parts[j].text));
+        record_loads(parts[j]);
+        ++j;
+        continue;
+      }
+      std::vector<ScalarValue> group(parts.begin() + long(j), parts.begin() + long(j) + width);
+      ScalarValue vector = vector_of(std::move(group), divisors_);
+      std::string temp = fresh("v");
+      emit(
+          fmt::format("const {} {} = {};", value_type_name(vector.kind, width), temp, vector.text));
+      record_loads(vector);
+      for (int k = 0; k < width; ++k)
+        emit(fmt::format("{} = {}.s{};", names[j + size_t(k)], temp, kComponents[k]));
+      j += size_t(width);
+    }
+  }
+
+  /// mapSeqSlide(f, size, step): the window lives in registers; the first size - step elements
+  /// are loaded once, then each step loads `step` new elements, applies f and rotates.
+  Value emit_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
+                          const ir::Type& result) {
+    auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+    std::optional<int64_t> size = node.size.as_constant();
+    std::optional<int64_t> step = node.step.as_constant();
+    if (!size || !step)
+      throw UserError(fmt::format("mapSeqSlide: the window size and step must be constants, got "
+                                  "{} and {}",
+                                  node.size.to_string(), node.step.to_string()),
+                      loc_);
+    if (*step > *size)
+      throw UserError(
+          fmt::format("mapSeqSlide: step {} is larger than the window {}", *step, *size), loc_);
+    ir::Type element = input->type.as<ir::ArrayType>()->element;
+    ir::ScalarKind kind = memory_kind(element, "mapSeqSlide");
+    std::optional<int64_t> per_element = scalar_count(element).as_constant();
+    if (!per_element || *size * *per_element > kMaxWindowRegisters)
+      throw UserError(fmt::format("mapSeqSlide: a window of {} elements of type {} does not fit "
+                                  "in {} registers",
+                                  *size, element.to_string(), kMaxWindowRegisters),
+                      loc_);
+    if (!dest)
+      dest = allocate(result, write_space_.value_or(default_space()), "mapSeqSlide");
+    const std::string base = fresh("win");
+    auto names = std::make_shared<std::vector<std::string>>();
+    std::vector<std::vector<std::string>> slots(static_cast<size_t>(*size));
+    for (int64_t k = 0; k < *size; ++k) {
+      std::string line = ir::scalar_name(kind);
+      for (int64_t j = 0; j < *per_element; ++j) {
+        std::string name = fmt::format("{}_{}_{}", base, k, j);
+        line += fmt::format("{}{}", j == 0 ? " " : ", ", name);
+        slots[size_t(k)].push_back(name);
+        names->push_back(name);
+      }
+      emit(line + ";");
+    }
+    ir::Type window_type = ir::Type::array(element, node.size);
+    Value window = register_value(window_type, names, 0, kind);
+    auto load_slot = [&](int64_t slot, const Value& v) {
+      std::vector<ScalarValue> parts;
+      flatten(v, parts);
+      load_registers(parts, slots[size_t(slot)]);
+    };
+    const int64_t keep = *size - *step;
+    for (int64_t k = 0; k < keep; ++k)
+      load_slot(k, input->at(arith::Expr(k)));
+    arith::Expr trip = result.as<ir::ArrayType>()->length;
+    ir::Type result_element = result.as<ir::ArrayType>()->element;
+    std::optional<int64_t> constant_trip = trip.as_constant();
+    const bool unroll = constant_trip && *constant_trip <= kMaxSlideUnroll;
+    emit_loop(Level::Seq, 0, trip, unroll, "s", "mapSeqSlide", [&](const arith::Expr& index) {
+      for (int64_t k = 0; k < *step; ++k)
+        load_slot(keep + k, input->at(index * *step + keep + k));
+      apply(node.f, {window}, dest->at(index), result_element);
+      for (int64_t k = 0; k < keep; ++k)
+        for (size_t j = 0; j < slots[size_t(k)].size(); ++j)
+          emit(fmt::format("{} = {};", slots[size_t(k)][j], slots[size_t(k + *step)][j]));
+    });
+    return target_value(dest);
+  }
+
+  /// Private arrays read and written only at constant indices become scalar variables (`p[2]` ->
+  /// `p_2`), which every OpenCL compiler keeps in registers.
+  std::string scalarise_private_arrays(std::string body) const {
+    for (const auto& [name, count] : private_arrays_) {
+      for (const char* type : {"bool", "int", "float", "double"}) {
+        const std::string declaration = fmt::format("{} {}[{}];", type, name, count);
+        const size_t at = body.find(declaration);
+        if (at == std::string::npos)
+          continue;
+        std::string rest = body.substr(0, at) + body.substr(at + declaration.size());
+        const std::regex use("\\b" + name + "\\b(\\[([0-9]+)\\])?");
+        bool constant = true;
+        for (auto it = std::sregex_iterator(rest.begin(), rest.end(), use);
+             it != std::sregex_iterator() && constant; ++it)
+          constant = (*it)[1].matched;
+        if (!constant)
+          break;
+        std::string scalars = fmt::format("{} {}_0", type, name);
+        for (int64_t k = 1; k < count; ++k)
+          scalars += fmt::format(", {}_{}", name, k);
+        body = body.substr(0, at) + scalars + ";" + body.substr(at + declaration.size());
+        body = std::regex_replace(body, std::regex("\\b" + name + "\\[([0-9]+)\\]"), name + "_$1");
+        break;
+      }
+    }
+    return body;
+  }
+
   // ---- assembly -------------------------------------------------------------------------------
   void finish() {
     if (options_.instrument) {
@@ -919,12 +1206,21 @@ private:
           "get_global_size(1) * get_global_id(2));\n";
     }
     source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
-                          cl::print(body_, 1));
+                          scalarise_private_arrays(cl::print(body_, 1)));
+    for (const auto& [name, divisor] : divisors_)
+      kernel_.size_divisors.emplace_back(name, divisor);
     kernel_.source = std::move(source);
     kernel_.census = cl::census(body_);
   }
 
   static constexpr int64_t kMaxUnroll = 64;
+  /// Registers a sliding window may hold (window size x scalars per element).
+  static constexpr int64_t kMaxWindowRegisters = 512;
+  /// mapSeqSlide loops up to this many steps are unrolled (the window rotation then costs no
+  /// register moves).
+  static constexpr int64_t kMaxSlideUnroll = 16;
+  SizeDivisors divisors_;
+  std::vector<std::pair<std::string, int64_t>> private_arrays_;
 
   const ir::Program& program_;
   Options options_;

@@ -74,6 +74,9 @@ struct MemoryAccess {
   ir::ScalarKind kind = ir::ScalarKind::Float;
   bool is_store = false;
   std::vector<LoopContext> loops; ///< enclosing loops, outermost first
+  /// Elements moved by this one access: 1, or the width of a vector load/store (index is the
+  /// first element's).
+  int width = 1;
 };
 
 struct BarrierRecord {
@@ -125,6 +128,10 @@ struct Kernel {
   std::vector<CallRecord> calls;
   std::optional<Instrumentation> instrumentation; ///< set when generated with Options::instrument
   cl::Census census;                              ///< fors, ifs and barriers of the kernel body
+  /// Size variables the kernel assumes to be multiples of a number (size variable, divisor):
+  /// vector accesses are aligned only then. The program's exact divisions (split, slide,
+  /// asVector) already demand it; launches check it.
+  std::vector<std::pair<std::string, int64_t>> size_divisors;
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
 };

@@ -2,6 +2,10 @@
 
 #include "support/error.hpp"
 
+#include <fmt/format.h>
+
+#include <unordered_map>
+
 namespace liftx::codegen {
 
 namespace {
@@ -82,6 +86,10 @@ ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
   ir::Type base = ir::array_base(type);
   if (const auto* s = base.as<ir::ScalarType>())
     return s->kind;
+  if (base.is_vector())
+    throw NotImplemented(fmt::format("{}: vectors ({}) kept in memory as such; write them "
+                                     "through asScalar",
+                                     what, type.to_string()));
   throw NotImplemented(fmt::format("{}: storing tuples ({}) in memory", what, type.to_string()));
 }
 
@@ -278,6 +286,12 @@ TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type) {
 }
 
 Value target_value(const TargetPtr& target) {
+  if (target->type.is_vector()) {
+    std::vector<ScalarValue> parts;
+    for (const TargetPtr& c : target->components)
+      parts.push_back(std::get<ScalarValue>(target_value(c)));
+    return vector_of(std::move(parts), {});
+  }
   if (const auto* s = target->type.as<ir::ScalarType>()) {
     std::vector<Load> loads;
     if (target->element) {
@@ -289,6 +303,139 @@ Value target_value(const TargetPtr& target) {
   return make_array(
       target->type, [target](const arith::Expr& i) { return target_value(target->at(i)); },
       target->space == AddressSpace::Private);
+}
+
+std::string value_type_name(ir::ScalarKind kind, int width) {
+  return width == 1 ? std::string(ir::scalar_name(kind))
+                    : fmt::format("{}{}", ir::scalar_name(kind), width);
+}
+
+bool provably_aligned(const arith::Expr& index, int64_t width, const SizeDivisors& divisors) {
+  // A size variable known to be a multiple of d is d times a fresh size variable.
+  std::unordered_map<arith::Expr, arith::Expr, std::hash<arith::Expr>> multiples;
+  for (const arith::Expr& v : arith::free_vars(index)) {
+    auto it = divisors.find(v.node().name);
+    if (it != divisors.end() && v == arith::size_var(v.node().name))
+      multiples.emplace(v, arith::Expr(it->second) * arith::size_var(v.node().name + "_multiple"));
+  }
+  return arith::divides(arith::Expr(width), arith::substitute(index, multiples));
+}
+
+const Load* direct_load(const ScalarValue& value) {
+  if (value.width != 1 || value.loads.size() != 1 || !value.calls.empty())
+    return nullptr;
+  const Load& load = value.loads.front();
+  if (value.text != fmt::format("{}[{}]", load.buffer, arith::to_c(load.index)))
+    return nullptr;
+  return &load;
+}
+
+ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors) {
+  LIFTX_INTERNAL_CHECK(parts.size() >= 2, "a vector of {} parts", parts.size());
+  const ir::ScalarKind kind = parts.front().kind;
+  const int width = static_cast<int>(parts.size());
+  const std::string type = value_type_name(kind, width);
+  ScalarValue v{"", kind, {}, {}, width, {}};
+  const Load* first = direct_load(parts.front());
+  bool contiguous = first && first->space != AddressSpace::Private;
+  for (int k = 1; contiguous && k < width; ++k) {
+    const Load* l = direct_load(parts[static_cast<size_t>(k)]);
+    contiguous = l && l->buffer == first->buffer && l->space == first->space &&
+                 arith::prove_eq(l->index - first->index, arith::Expr(k));
+  }
+  if (contiguous) {
+    const std::string pointer = fmt::format("{} + {}", first->buffer, arith::to_c(first->index));
+    // A provably aligned global vector is read as one; vloadN needs only element alignment.
+    if (first->space == AddressSpace::Global && provably_aligned(first->index, width, divisors))
+      v.text = fmt::format("(*(const global {}*)({}))", type, pointer);
+    else
+      v.text = fmt::format("vload{}(0, {})", width, pointer);
+    Load load = *first;
+    load.width = width;
+    v.loads.push_back(std::move(load));
+  } else {
+    std::string list;
+    for (const ScalarValue& p : parts) {
+      LIFTX_INTERNAL_CHECK(p.width == 1 && p.kind == kind, "vector part of another type");
+      list += (list.empty() ? "" : ", ") + p.text;
+      v.loads.insert(v.loads.end(), p.loads.begin(), p.loads.end());
+      v.calls.insert(v.calls.end(), p.calls.begin(), p.calls.end());
+    }
+    v.text = fmt::format("(({})({}))", type, list);
+  }
+  v.parts = std::move(parts);
+  return v;
+}
+
+Value as_vector_view(const Value& x, int width, const ir::Type& result,
+                     const SizeDivisors& divisors) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  return make_array(
+      result,
+      [inner, width, divisors](const arith::Expr& i) -> Value {
+        std::vector<ScalarValue> parts;
+        for (int k = 0; k < width; ++k) {
+          Value part = inner->at(i * width + k);
+          const ScalarValue* s = as_scalar(part);
+          LIFTX_INTERNAL_CHECK(s && s->width == 1, "asVector of a non-scalar element");
+          parts.push_back(*s);
+        }
+        return vector_of(std::move(parts), divisors);
+      },
+      inner->reads_private);
+}
+
+Value as_scalar_view(const Value& x, int width, const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  return make_array(
+      result,
+      [inner, width](const arith::Expr& j) -> Value {
+        std::optional<int64_t> component = (j % width).as_constant();
+        if (!component)
+          throw NotImplemented(fmt::format("asScalar: component {} of a vector is not a constant "
+                                           "(unroll the loop that reads it)",
+                                           arith::to_c(j % width)));
+        Value vector = inner->at(j / width);
+        const ScalarValue* v = as_scalar(vector);
+        LIFTX_INTERNAL_CHECK(v && v->width == width && v->parts.size() == size_t(width),
+                             "asScalar of a non-vector element");
+        return v->parts[static_cast<size_t>(*component)];
+      },
+      inner->reads_private);
+}
+
+TargetPtr as_scalar_inverse(const TargetPtr& target, int width, const ir::Type& x_type,
+                            const SizeDivisors& divisors) {
+  ir::Type vector = array_type(x_type).element;
+  auto t = std::make_shared<Target>();
+  t->type = x_type;
+  t->space = target->space;
+  t->at = [target, width, vector, divisors](const arith::Expr& i) {
+    auto v = std::make_shared<Target>();
+    v->type = vector;
+    v->space = target->space;
+    for (int k = 0; k < width; ++k)
+      v->components.push_back(target->at(i * width + k));
+    const auto& first = v->components.front()->element;
+    bool contiguous = first && first->space != AddressSpace::Private;
+    for (int k = 1; contiguous && k < width; ++k) {
+      const auto& e = v->components[static_cast<size_t>(k)]->element;
+      contiguous = e && e->buffer == first->buffer && e->space == first->space &&
+                   arith::prove_eq(e->index - first->index, arith::Expr(k));
+    }
+    if (contiguous) {
+      MemoryAccess access = *first;
+      access.width = width;
+      const std::string pointer = fmt::format("{} + {}", first->buffer, arith::to_c(first->index));
+      if (first->space == AddressSpace::Global && provably_aligned(first->index, width, divisors))
+        v->lvalue = fmt::format("*(global {}*)({})", value_type_name(first->kind, width), pointer);
+      else
+        v->pointer = pointer;
+      v->element = access;
+    }
+    return TargetPtr(v);
+  };
+  return t;
 }
 
 } // namespace liftx::codegen

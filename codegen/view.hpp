@@ -11,6 +11,7 @@
 #include "codegen/kernel.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,11 +23,17 @@ namespace liftx::codegen {
 /// A memory element a scalar expression reads (buffer, space, index, kind; `is_store` unused).
 using Load = MemoryAccess;
 
+/// A scalar, or an OpenCL vector (width > 1). Vectors exist only as values: memory holds
+/// scalars, and vectors are loaded and stored through asVector/asScalar.
 struct ScalarValue {
   std::string text; ///< OpenCL C expression
   ir::ScalarKind kind;
   std::vector<Load> loads = {};           ///< the array elements the expression reads
   std::vector<ir::UserFunPtr> calls = {}; ///< the user functions the expression calls
+  int width = 1;
+  /// Vectors: each component as a scalar expression (reading a component never re-reads the
+  /// whole vector).
+  std::vector<ScalarValue> parts = {};
 };
 struct TupleValue;
 struct ArrayValue;
@@ -47,9 +54,14 @@ using TargetPtr = std::shared_ptr<const Target>;
 struct Target {
   ir::Type type;
   AddressSpace space;
-  std::string lvalue;                  ///< scalar targets
+  std::string lvalue;                  ///< scalar targets (aligned vector targets too)
   std::optional<MemoryAccess> element; ///< scalar targets in an array: the element written
   std::function<TargetPtr(const arith::Expr& index)> at; ///< array targets
+  /// Vector targets: one scalar target per component. When they are consecutive in global or
+  /// local memory, `element` is the vector access and either `lvalue` is set (provably aligned:
+  /// `*(global float4*)(p)`) or `pointer` is (stored with vstoreN); otherwise component-wise.
+  std::vector<TargetPtr> components;
+  std::string pointer;
 };
 
 const ScalarValue* as_scalar(const Value& v);
@@ -83,6 +95,27 @@ Value zip_view(const std::vector<Value>& xs, const ir::Type& result);
 TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
 TargetPtr split_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
 TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type);
+
+/// Divisibility facts about size variables (name -> divisor), from the program's exact divisions.
+using SizeDivisors = std::map<std::string, int64_t, std::less<>>;
+/// True when `index` is provably a multiple of `width` given the facts.
+bool provably_aligned(const arith::Expr& index, int64_t width, const SizeDivisors& divisors);
+/// The element `value` reads when it is exactly one element of memory (`buf[index]`), else null.
+const Load* direct_load(const ScalarValue& value);
+/// A vector value made of `parts` (scalars of one kind): one vector load when they are
+/// consecutive elements of one global or local buffer, else `(float4)(a, b, c, d)`.
+ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors);
+/// asVector(w): element i is the vector of x[i*w .. i*w + w).
+Value as_vector_view(const Value& x, int width, const ir::Type& result,
+                     const SizeDivisors& divisors);
+/// asScalar: element j is component j % w of x[j / w] (j % w must be a constant).
+Value as_scalar_view(const Value& x, int width, const ir::Type& result);
+/// Writes through asScalar: the program returns asScalar(X), so X[i] lands in
+/// target[i*w .. i*w + w).
+TargetPtr as_scalar_inverse(const TargetPtr& target, int width, const ir::Type& x_type,
+                            const SizeDivisors& divisors);
+/// The OpenCL type name of a value: `float`, `float4`.
+std::string value_type_name(ir::ScalarKind kind, int width);
 
 /// The value a target holds once written (reads back what was stored).
 Value target_value(const TargetPtr& target);

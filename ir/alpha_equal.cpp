@@ -139,9 +139,16 @@ public:
             return na.index == nb.index;
           } else if constexpr (std::is_same_v<N, Get>) {
             return na.index == nb.index;
+          } else if constexpr (std::is_same_v<N, AsVector>) {
+            return na.width == nb.width;
+          } else if constexpr (std::is_same_v<N, Vectorize>) {
+            return na.width == nb.width && fun(na.f, nb.f);
+          } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
+            return na.size == nb.size && na.step == nb.step && fun(na.f, nb.f);
           } else {
             static_assert(std::is_same_v<N, Zip> || std::is_same_v<N, Join> ||
-                          std::is_same_v<N, Transpose> || std::is_same_v<N, Id>);
+                          std::is_same_v<N, Transpose> || std::is_same_v<N, Id> ||
+                          std::is_same_v<N, AsScalar>);
             return true;
           }
         },

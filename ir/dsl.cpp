@@ -301,6 +301,48 @@ Fn toPrivate(Fn f) {
   });
 }
 
+Fn asVector(int width) {
+  return Fn(ir::as_vector(width));
+}
+Expr asVector(int width, Expr x) {
+  return ir::call(ir::as_vector(width), {x});
+}
+Fn asScalar() {
+  return Fn(ir::as_scalar());
+}
+Expr asScalar(Expr x) {
+  return ir::call(ir::as_scalar(), {x});
+}
+Fn vectorize(int width, Fn user_function) {
+  ir::as_vector(width); // validates the width now
+  return Fn::from_maker([width, f = std::move(user_function)](std::span<const Type> args) {
+    // The user function is instantiated at the component types of its vector arguments.
+    std::vector<Type> components;
+    auto add = [&](const Type& t) {
+      const auto* v = t.as<ir::VectorType>();
+      components.push_back(v ? Type::scalar(v->kind) : t);
+    };
+    for (const Type& t : args) {
+      if (const auto* tuple = t.as<ir::TupleType>())
+        for (const Type& e : tuple->elements)
+          add(e);
+      else
+        add(t);
+    }
+    return ir::vectorize(width, f.instantiate(components));
+  });
+}
+Fn mapSeqSlide(Fn f, arith::Expr size, arith::Expr step) {
+  ir::slide(size, step); // validates now
+  return Fn::from_maker([=](std::span<const Type> args) {
+    Type window = Type::array(element_of("mapSeqSlide", args), size);
+    return ir::map_seq_slide(f.instantiate({window}), size, step);
+  });
+}
+Expr mapSeqSlide(Fn f, arith::Expr size, arith::Expr step, Expr x) {
+  return mapSeqSlide(std::move(f), std::move(size), std::move(step))(x);
+}
+
 // ---- derived forms
 // ---------------------------------------------------------------------------------
 

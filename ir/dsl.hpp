@@ -218,6 +218,18 @@ Fn toGlobal(Fn f);
 Fn toLocal(Fn f);
 Fn toPrivate(Fn f);
 
+/// Vectors: `asVector(4, x)` views [float]n as [float4](n/4), `asScalar` back; `vectorize(4, uf)`
+/// applies a user function per component of vector arguments.
+Fn asVector(int width);
+Expr asVector(int width, Expr x);
+Fn asScalar();
+Expr asScalar(Expr x);
+Fn vectorize(int width, Fn user_function);
+/// `mapSeqSlide(f, size, step, x)` = map(f, slide(size, step, x)), computed sequentially with the
+/// window in registers; f is instantiated at the window type [T]size.
+Fn mapSeqSlide(Fn f, arith::Expr size, arith::Expr step);
+Expr mapSeqSlide(Fn f, arith::Expr size, arith::Expr step, Expr x);
+
 // ---- derived forms (ir/derived.hpp)
 // ----------------------------------------------------------------
 Fn map2D(Fn f);

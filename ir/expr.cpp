@@ -79,9 +79,19 @@ size_t fun_node_hash(const FunNode& node) {
         } else if constexpr (std::is_same_v<N, Generate>) {
           add(n.length.hash());
           add(n.f.hash());
+        } else if constexpr (std::is_same_v<N, AsVector>) {
+          add(static_cast<size_t>(n.width));
+        } else if constexpr (std::is_same_v<N, Vectorize>) {
+          add(static_cast<size_t>(n.width));
+          add(n.f.hash());
+        } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
+          add(n.f.hash());
+          add(n.size.hash());
+          add(n.step.hash());
         } else {
           static_assert(std::is_same_v<N, Zip> || std::is_same_v<N, Join> ||
-                        std::is_same_v<N, Transpose> || std::is_same_v<N, Id>);
+                        std::is_same_v<N, Transpose> || std::is_same_v<N, Id> ||
+                        std::is_same_v<N, AsScalar>);
         }
       },
       node);
@@ -129,6 +139,12 @@ std::string head_label(const Fun& f) {
           return fmt::format("get({})", n.index);
         else if constexpr (std::is_same_v<N, Generate>)
           return fmt::format("array({})", arith_arg(n.length));
+        else if constexpr (std::is_same_v<N, AsVector>)
+          return fmt::format("asVector({})", n.width);
+        else if constexpr (std::is_same_v<N, Vectorize>)
+          return fmt::format("vectorize({}, {})", n.width, fun_name(n.f));
+        else if constexpr (std::is_same_v<N, MapSeqSlide>)
+          return fmt::format("mapSeqSlide({}, {})", arith_arg(n.size), arith_arg(n.step));
         else
           return fun_name(f);
       },
@@ -391,6 +407,48 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
             type_error(fun, fmt::format("expected no arguments, got {}", types_text(args)));
           Type indices[] = {Type::int_(), Type::int_()};
           return Type::array(apply_to_element(fun, n.f, indices), n.length);
+        } else if constexpr (std::is_same_v<N, AsVector>) {
+          const ArrayType& a = one_array();
+          const auto* s = a.element.as<ScalarType>();
+          if (!s || s->kind == ScalarKind::Bool)
+            type_error(fun, fmt::format("expected an array of int, float or double, got {}",
+                                        args[0].to_string()));
+          arith::Expr vectors = arith::exact_div(a.length, arith::Expr(n.width));
+          if (is_fractional_constant(vectors) || arith::prove_lt(a.length, arith::Expr(n.width)))
+            type_error(fun, fmt::format("array length {} is not divisible by {}",
+                                        a.length.to_string(), n.width));
+          return Type::array(Type::vector(s->kind, n.width), vectors);
+        } else if constexpr (std::is_same_v<N, AsScalar>) {
+          const ArrayType& a = one_array();
+          const auto* v = a.element.as<VectorType>();
+          if (!v)
+            type_error(fun,
+                       fmt::format("expected an array of vectors, got {}", args[0].to_string()));
+          return Type::array(Type::scalar(v->kind), a.length * arith::Expr(v->width));
+        } else if constexpr (std::is_same_v<N, Vectorize>) {
+          const UserFunDef& def = *n.f.template as<UserFun>()->def;
+          std::vector<Type> spread_args = spread(args, def.params().size());
+          std::vector<Type> expected;
+          for (const UserFunParam& p : def.params())
+            expected.push_back(Type::vector(p.kind, n.width));
+          if (spread_args != expected)
+            type_error(fun,
+                       fmt::format("expected {}, got {}", types_text(expected), types_text(args)));
+          return Type::vector(def.result(), n.width);
+        } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
+          const ArrayType& a = one_array();
+          if (arith::prove_lt(a.length, n.size))
+            type_error(fun, fmt::format("window size {} is larger than the array length {}",
+                                        n.size.to_string(), a.length.to_string()));
+          arith::Expr windows = arith::exact_div(a.length - n.size + n.step, n.step);
+          if (is_fractional_constant(windows))
+            type_error(fun,
+                       fmt::format("step {} does not divide the array length {} minus the "
+                                   "window size {}",
+                                   n.step.to_string(), a.length.to_string(), n.size.to_string()));
+          Type window = Type::array(a.element, n.size);
+          return Type::array(apply_to_element(fun, n.f, std::span<const Type>(&window, 1)),
+                             windows);
         } else {
           static_assert(std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
                         std::is_same_v<N, ToPrivate>);
@@ -532,6 +590,33 @@ Fun to_private(Fun f) {
   return make_fun(ToPrivate{std::move(f)});
 }
 
+Fun as_vector(int width) {
+  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
+                   "asVector: width {} is not an OpenCL vector width (2, 4, 8 or 16)", width);
+  return make_fun(AsVector{width});
+}
+Fun as_scalar() {
+  return make_fun(AsScalar{});
+}
+Fun vectorize(int width, Fun user_function) {
+  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
+                   "vectorize: width {} is not an OpenCL vector width (2, 4, 8 or 16)", width);
+  const auto* u = user_function.as<UserFun>();
+  LIFTX_USER_CHECK(u != nullptr, "vectorize: expected a user function, got {}",
+                   fun_name(user_function));
+  LIFTX_USER_CHECK(
+      u->def->result() != ScalarKind::Bool &&
+          std::none_of(u->def->params().begin(), u->def->params().end(),
+                       [](const UserFunParam& p) { return p.kind == ScalarKind::Bool; }),
+      "vectorize: {} takes or returns bool, which has no OpenCL vector type", u->def->name());
+  return make_fun(Vectorize{width, std::move(user_function)});
+}
+Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step) {
+  check_size_at_least(size, 1, "window size", "mapSeqSlide");
+  check_size_at_least(step, 1, "step", "mapSeqSlide");
+  return make_fun(MapSeqSlide{std::move(f), std::move(size), std::move(step)});
+}
+
 std::string fun_name(const Fun& f) {
   return std::visit(
       [](const auto& n) -> std::string {
@@ -582,6 +667,14 @@ std::string fun_name(const Fun& f) {
           return "toLocal";
         else if constexpr (std::is_same_v<N, ToPrivate>)
           return "toPrivate";
+        else if constexpr (std::is_same_v<N, AsVector>)
+          return "asVector";
+        else if constexpr (std::is_same_v<N, AsScalar>)
+          return "asScalar";
+        else if constexpr (std::is_same_v<N, Vectorize>)
+          return "vectorize";
+        else if constexpr (std::is_same_v<N, MapSeqSlide>)
+          return "mapSeqSlide";
         else
           static_assert(sizeof(N) == 0, "fun_name: missing kind");
       },

@@ -19,6 +19,12 @@
 ///   iterate(k, f)     T -> T                     f : T -> T applied k times
 ///   array(n, f)       () -> [T]n                 f : (int i, int n) -> T
 ///   toGlobal/toLocal/toPrivate(f)  same type as f; where f writes its result
+///   asVector(w)       [S]n -> [Sw](n /^ w)       S a scalar kind, w in {2, 4, 8, 16}
+///   asScalar          [Sw]n -> [S](n*w)
+///   vectorize(w, uf)  (Sw, ...) -> Rw            the user function uf applied per component
+///   mapSeqSlide(f, size, step)  [T]n -> [U]((n - size + step) /^ step)   f : [T]size -> U;
+///                     map(f) . slide(size, step), computed sequentially with the window kept in
+///                     registers (each step loads only `step` new elements)
 /// A function with k >= 2 parameters applied to one tuple of k components receives the
 /// components (Lift's rule for user functions; also for lambdas and zip).
 /// `/^` is exact division (see ir/arith/expr.hpp): split and slide require the division to be
@@ -165,6 +171,19 @@ struct Generate {
 struct ToGlobal {
   Fun f;
 };
+struct AsVector {
+  int width;
+};
+struct AsScalar {};
+struct Vectorize {
+  int width;
+  Fun f; ///< a user function
+};
+struct MapSeqSlide {
+  Fun f;
+  arith::Expr size;
+  arith::Expr step;
+};
 struct ToLocal {
   Fun f;
 };
@@ -172,9 +191,10 @@ struct ToPrivate {
   Fun f;
 };
 
-using FunNode = std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce,
-                             ReduceSeq, Iterate, Zip, Split, Join, Slide, Pad, At, Get, Transpose,
-                             Id, Generate, ToGlobal, ToLocal, ToPrivate>;
+using FunNode =
+    std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce, ReduceSeq, Iterate,
+                 Zip, Split, Join, Slide, Pad, At, Get, Transpose, Id, Generate, ToGlobal, ToLocal,
+                 ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide>;
 
 struct ExprData {
   ExprNode node;
@@ -237,6 +257,10 @@ Fun generate(arith::Expr length, Fun f);
 Fun to_global(Fun f);
 Fun to_local(Fun f);
 Fun to_private(Fun f);
+Fun as_vector(int width); ///< width 2, 4, 8 or 16, else UserError
+Fun as_scalar();
+Fun vectorize(int width, Fun user_function);                  ///< UserError unless a user function
+Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step); ///< size >= 1, step >= 1
 
 /// The .lift name of a function's head: "map", "mapGlb0", "reduceSeq", "split", "lambda",
 /// the user function's name, ...

@@ -12,15 +12,15 @@ namespace {
 /// Names the printer never gives a parameter: keywords, primitives, boundaries and built-ins.
 const std::set<std::string, std::less<>>& reserved_names() {
   static const std::set<std::string, std::less<>> names = {
-      "userfun", "def",       "true",       "false",       "bool",     "int",     "float",
-      "double",  "map",       "mapSeq",     "mapGlb0",     "mapGlb1",  "mapGlb2", "mapWrg0",
-      "mapWrg1", "mapWrg2",   "mapLcl0",    "mapLcl1",     "mapLcl2",  "reduce",  "reduceSeq",
-      "iterate", "zip",       "split",      "join",        "slide",    "pad",     "at",
-      "get",     "transpose", "id",         "array",       "toGlobal", "toLocal", "toPrivate",
-      "map2D",   "map3D",     "slide2D",    "slide3D",     "pad2D",    "pad3D",   "zip2D",
-      "zip3D",   "clamp",     "mirror",     "wrap",        "constant", "add",     "mult",
-      "add_int", "mult_int",  "add_double", "mult_double", "min",      "max",     "mapGlb",
-      "mapWrg",  "mapLcl"};
+      "userfun", "def",       "true",       "false",       "bool",      "int",        "float",
+      "double",  "map",       "mapSeq",     "mapGlb0",     "mapGlb1",   "mapGlb2",    "mapWrg0",
+      "mapWrg1", "mapWrg2",   "mapLcl0",    "mapLcl1",     "mapLcl2",   "reduce",     "reduceSeq",
+      "iterate", "zip",       "split",      "join",        "slide",     "pad",        "at",
+      "get",     "transpose", "id",         "array",       "toGlobal",  "toLocal",    "toPrivate",
+      "map2D",   "map3D",     "slide2D",    "slide3D",     "pad2D",     "pad3D",      "zip2D",
+      "zip3D",   "clamp",     "mirror",     "wrap",        "constant",  "add",        "mult",
+      "add_int", "mult_int",  "add_double", "mult_double", "min",       "max",        "mapGlb",
+      "mapWrg",  "mapLcl",    "asVector",   "asScalar",    "vectorize", "mapSeqSlide"};
   return names;
 }
 
@@ -172,7 +172,7 @@ private:
   }
 
   static bool has_params(const Fun& f) {
-    return !(f.as<Zip>() || f.as<Join>() || f.as<Transpose>() || f.as<Id>());
+    return !(f.as<Zip>() || f.as<Join>() || f.as<Transpose>() || f.as<Id>() || f.as<AsScalar>());
   }
 
   /// The parameters of a primitive (everything but its data arguments), printed.
@@ -196,6 +196,12 @@ private:
             return {arith_text(n.index)};
           else if constexpr (std::is_same_v<N, Get>)
             return {std::to_string(n.index)};
+          else if constexpr (std::is_same_v<N, AsVector>)
+            return {std::to_string(n.width)};
+          else if constexpr (std::is_same_v<N, Vectorize>)
+            return {std::to_string(n.width), fun(n.f)};
+          else if constexpr (std::is_same_v<N, MapSeqSlide>)
+            return {fun(n.f), arith_text(n.size), arith_text(n.step)};
           else if constexpr (requires { n.f; })
             return {fun(n.f)};
           else

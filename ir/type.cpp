@@ -50,6 +50,14 @@ Type Type::tuple(std::vector<Type> elements) {
   return make(TupleType{std::move(elements)}, h);
 }
 
+Type Type::vector(ScalarKind kind, int width) {
+  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
+                   "vector width {} is not an OpenCL vector width (2, 4, 8 or 16)", width);
+  LIFTX_USER_CHECK(kind != ScalarKind::Bool, "there are no vectors of bool in OpenCL C");
+  return make(VectorType{kind, width},
+              mix(mix(0x7ec7u, static_cast<size_t>(kind)), static_cast<size_t>(width)));
+}
+
 Type Type::array(Type element, arith::Expr length) {
   size_t h = mix(mix(0xa11u, element.hash()), length.hash());
   return make(ArrayType{std::move(element), std::move(length)}, h);
@@ -64,6 +72,8 @@ bool Type::operator==(const Type& o) const {
     return s->kind == o.as<ScalarType>()->kind;
   if (const auto* t = as<TupleType>())
     return t->elements == o.as<TupleType>()->elements;
+  if (const auto* v = as<VectorType>())
+    return v->kind == o.as<VectorType>()->kind && v->width == o.as<VectorType>()->width;
   const auto* a = as<ArrayType>();
   const auto* b = o.as<ArrayType>();
   return a->length == b->length && a->element == b->element;
@@ -72,6 +82,8 @@ bool Type::operator==(const Type& o) const {
 std::string Type::to_string() const {
   if (const auto* s = as<ScalarType>())
     return scalar_name(s->kind);
+  if (const auto* v = as<VectorType>())
+    return scalar_name(v->kind) + std::to_string(v->width);
   if (const auto* t = as<TupleType>()) {
     std::string out = "(";
     for (size_t i = 0; i < t->elements.size(); ++i) {
@@ -109,6 +121,17 @@ Type array_base(const Type& t) {
     current = std::move(next);
   }
   return current;
+}
+
+bool contains_vector(const Type& t) {
+  if (t.is_vector())
+    return true;
+  if (const auto* a = t.as<ArrayType>())
+    return contains_vector(a->element);
+  if (const auto* tup = t.as<TupleType>())
+    return std::any_of(tup->elements.begin(), tup->elements.end(),
+                       [](const Type& e) { return contains_vector(e); });
+  return false;
 }
 
 namespace {

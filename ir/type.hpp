@@ -25,6 +25,9 @@ public:
   static Type bool_() { return scalar(ScalarKind::Bool); }
   static Type double_() { return scalar(ScalarKind::Double); }
   static Type tuple(std::vector<Type> elements); ///< at least 2 elements
+  /// An OpenCL vector of `width` scalars of `kind` (float4, int8, ...): width 2, 4, 8 or 16,
+  /// kind int, float or double; UserError otherwise.
+  static Type vector(ScalarKind kind, int width);
   static Type array(Type element, arith::Expr length);
 
   const TypeData& data() const { return *data_; }
@@ -33,13 +36,14 @@ public:
   bool is_scalar() const;
   bool is_array() const;
   bool is_tuple() const;
+  bool is_vector() const;
 
   bool operator==(const Type& o) const;
   bool operator!=(const Type& o) const { return !(*this == o); }
   size_t hash() const;
 
-  /// .lift spelling: `float`, `(float, int)`, `[[float]N]M`; lengths that are not a constant or a
-  /// single variable are parenthesised: `[float](N+2)`.
+  /// .lift spelling: `float`, `float4`, `(float, int)`, `[[float]N]M`; lengths that are not a
+  /// constant or a single variable are parenthesised: `[float](N+2)`.
   std::string to_string() const;
 
 private:
@@ -49,6 +53,12 @@ private:
 struct ScalarType {
   ScalarKind kind;
 };
+/// Produced by asVector and consumed by asScalar and vectorised user functions; never a program
+/// parameter or result (memory holds scalars).
+struct VectorType {
+  ScalarKind kind;
+  int width;
+};
 struct TupleType {
   std::vector<Type> elements;
 };
@@ -56,7 +66,7 @@ struct ArrayType {
   Type element;
   arith::Expr length;
 };
-using TypeNode = std::variant<ScalarType, TupleType, ArrayType>;
+using TypeNode = std::variant<ScalarType, TupleType, ArrayType, VectorType>;
 
 struct TypeData {
   TypeNode node;
@@ -76,6 +86,9 @@ inline bool Type::is_array() const {
 inline bool Type::is_tuple() const {
   return as<TupleType>() != nullptr;
 }
+inline bool Type::is_vector() const {
+  return as<VectorType>() != nullptr;
+}
 inline size_t Type::hash() const {
   return data_->hash;
 }
@@ -86,6 +99,8 @@ int array_rank(const Type& t);
 std::vector<arith::Expr> array_shape(const Type& t);
 /// The type below all array levels.
 Type array_base(const Type& t);
+/// Whether a vector type occurs anywhere in `t`.
+bool contains_vector(const Type& t);
 /// Every variable in the array lengths of `t`, sorted by name.
 std::vector<arith::Expr> size_vars(const Type& t);
 

@@ -490,4 +490,42 @@ Value Evaluator::apply_node(const ir::Generate& n, std::span<const Value> args) 
   return collect(std::move(results));
 }
 
+Value Evaluator::apply_node(const ir::AsVector& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "asVector");
+  const int64_t len = length(a);
+  LIFTX_USER_CHECK(len % n.width == 0,
+                   "asVector({}) of an array of length {}: {} is not a multiple of {}", n.width,
+                   len, len, n.width);
+  return make_array(make_node<SplitView>(a, n.width));
+}
+
+Value Evaluator::apply_node(const ir::AsScalar&, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "asScalar");
+  const int64_t outer = length(a);
+  const int64_t inner = outer > 0 ? length(element(a, 0).array()) : 0;
+  return make_array(make_node<JoinView>(a, outer, inner));
+}
+
+Value Evaluator::apply_node(const ir::Vectorize& n, std::span<const Value> args) {
+  const ir::UserFunDef& def = *n.f.as<ir::UserFun>()->def;
+  args = spread(args, def.params().size());
+  LIFTX_INTERNAL_CHECK(args.size() == def.params().size(), "vectorize({}, {}) applied to {}",
+                       n.width, def.name(), args.size());
+  std::vector<Value> components(args.size());
+  std::vector<Value> results;
+  results.reserve(static_cast<size_t>(n.width));
+  for (int64_t k = 0; k < n.width; ++k) {
+    for (size_t i = 0; i < args.size(); ++i)
+      components[i] = element(args[i].array(), k);
+    results.push_back(apply(n.f, components));
+  }
+  return collect(std::move(results));
+}
+
+Value Evaluator::apply_node(const ir::MapSeqSlide& n, std::span<const Value> args) {
+  // map(f) . slide(size, step): the registers of the generated code are an implementation detail.
+  const Value windows = apply_node(ir::Slide{n.size, n.step}, args);
+  return map(n.f, std::span<const Value>(&windows, 1));
+}
+
 } // namespace liftx::interp

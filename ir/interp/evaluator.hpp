@@ -61,6 +61,11 @@ public:
   Value apply_node(const ir::ToGlobal& n, std::span<const Value> args) { return apply(n.f, args); }
   Value apply_node(const ir::ToLocal& n, std::span<const Value> args) { return apply(n.f, args); }
   Value apply_node(const ir::ToPrivate& n, std::span<const Value> args) { return apply(n.f, args); }
+  // Vectors are arrays of their components here: asVector is a split, asScalar a join.
+  Value apply_node(const ir::AsVector& n, std::span<const Value> args);
+  Value apply_node(const ir::AsScalar& n, std::span<const Value> args);
+  Value apply_node(const ir::Vectorize& n, std::span<const Value> args);
+  Value apply_node(const ir::MapSeqSlide& n, std::span<const Value> args);
 
 private:
   Value map(const ir::Fun& f, std::span<const Value> args);

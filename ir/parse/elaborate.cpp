@@ -39,6 +39,10 @@ enum class Prim : uint8_t {
   ToGlobal,
   ToLocal,
   ToPrivate,
+  AsVector,
+  AsScalar,
+  Vectorize,
+  MapSeqSlide,
   // derived forms (ir/derived.hpp)
   Map2D,
   Map3D,
@@ -51,6 +55,7 @@ enum class Prim : uint8_t {
 };
 
 constexpr int kAtLeastTwo = -1;
+constexpr int kAtLeastOne = -2;
 
 struct PrimitiveInfo {
   std::string_view name;
@@ -94,6 +99,10 @@ constexpr PrimitiveInfo kPrimitives[] = {
     {"toGlobal", Prim::ToGlobal, 0, "f", 1, "argument", false},
     {"toLocal", Prim::ToLocal, 0, "f", 1, "argument", false},
     {"toPrivate", Prim::ToPrivate, 0, "f", 1, "argument", false},
+    {"asVector", Prim::AsVector, 0, "s", 1, "array", false},
+    {"asScalar", Prim::AsScalar, 0, "", 1, "array", false},
+    {"vectorize", Prim::Vectorize, 0, "sf", kAtLeastOne, "argument", false},
+    {"mapSeqSlide", Prim::MapSeqSlide, 0, "fss", 1, "array", false},
     {"map2D", Prim::Map2D, 0, "f", 1, "array", false},
     {"map3D", Prim::Map3D, 0, "f", 1, "array", false},
     {"slide2D", Prim::Slide2D, 0, "ss", 1, "array", true},
@@ -135,6 +144,8 @@ std::string expected_arguments(const PrimitiveInfo& p) {
   count('n', "tuple index");
   if (p.data == kAtLeastTwo)
     parts.push_back(fmt::format("at least 2 {}s", p.data_noun));
+  else if (p.data == kAtLeastOne)
+    parts.push_back(fmt::format("at least 1 {}", p.data_noun));
   else if (p.data > 0)
     parts.push_back(plural(static_cast<size_t>(p.data), p.data_noun));
   if (parts.empty())
@@ -146,7 +157,11 @@ std::string expected_arguments(const PrimitiveInfo& p) {
 }
 
 bool data_count_fits(const PrimitiveInfo& p, size_t count) {
-  return p.data == kAtLeastTwo ? count >= 2 : count == static_cast<size_t>(p.data);
+  if (p.data == kAtLeastTwo)
+    return count >= 2;
+  if (p.data == kAtLeastOne)
+    return count >= 1;
+  return count == static_cast<size_t>(p.data);
 }
 
 constexpr std::string_view kBuiltinNames[] = {"add",      "mult",       "add_int",
@@ -771,6 +786,20 @@ private:
     });
   }
 
+  /// A vector width argument: a constant.
+  int vector_width(const PrimitiveInfo& p, const Syntax& s) {
+    std::optional<int64_t> width = size(s).as_constant();
+    if (!width)
+      throw UserError(
+          fmt::format("{}: the vector width must be a constant (2, 4, 8 or 16)", p.name), s.loc);
+    return static_cast<int>(*width);
+  }
+  static ir::Type component_type(const ir::Type& t) {
+    if (const auto* v = t.as<ir::VectorType>())
+      return ir::Type::scalar(v->kind);
+    return t; // not a vector: vectorize's type check reports it
+  }
+
   /// The element type `levels` array levels below the single argument type.
   ir::Type element_type(const PrimitiveInfo& p, const std::vector<ir::Type>& types, int levels) {
     if (types.size() != 1)
@@ -851,6 +880,30 @@ private:
     case Prim::ToLocal:
     case Prim::ToPrivate:
       return memory(p, function(*args[0], types));
+    case Prim::AsVector:
+      return ir::as_vector(vector_width(p, *args[0]));
+    case Prim::AsScalar:
+      return ir::as_scalar();
+    case Prim::Vectorize: {
+      int width = vector_width(p, *args[0]);
+      // The user function is resolved at the component types of its vector arguments.
+      std::vector<ir::Type> components;
+      for (const ir::Type& t : types) {
+        if (const auto* tuple = t.as<ir::TupleType>()) {
+          for (const ir::Type& e : tuple->elements)
+            components.push_back(component_type(e));
+        } else {
+          components.push_back(component_type(t));
+        }
+      }
+      return ir::vectorize(width, function(*args[1], components));
+    }
+    case Prim::MapSeqSlide: {
+      arith::Expr window = size(*args[1]);
+      arith::Expr step = size(*args[2]);
+      ir::Type window_type = ir::Type::array(element_type(p, types, 1), window);
+      return ir::map_seq_slide(function(*args[0], {window_type}), window, step);
+    }
     case Prim::Slide2D:
     case Prim::Slide3D:
     case Prim::Pad2D:

@@ -8,30 +8,30 @@ kernel void private_chunk(
     int N) {
   {
     int gid0_1 = get_global_id(0);
-    float priv_2[4];
+    float priv_2_0, priv_2_1, priv_2_2, priv_2_3;
     {
-      priv_2[0] = sq(in[(4 * gid0_1)]);
+      priv_2_0 = sq(in[(4 * gid0_1)]);
     }
     {
-      priv_2[1] = sq(in[((4 * gid0_1) + 1)]);
+      priv_2_1 = sq(in[((4 * gid0_1) + 1)]);
     }
     {
-      priv_2[2] = sq(in[((4 * gid0_1) + 2)]);
+      priv_2_2 = sq(in[((4 * gid0_1) + 2)]);
     }
     {
-      priv_2[3] = sq(in[((4 * gid0_1) + 3)]);
+      priv_2_3 = sq(in[((4 * gid0_1) + 3)]);
     }
     {
-      out_0[(4 * gid0_1)] = priv_2[0];
+      out_0[(4 * gid0_1)] = priv_2_0;
     }
     {
-      out_0[((4 * gid0_1) + 1)] = priv_2[1];
+      out_0[((4 * gid0_1) + 1)] = priv_2_1;
     }
     {
-      out_0[((4 * gid0_1) + 2)] = priv_2[2];
+      out_0[((4 * gid0_1) + 2)] = priv_2_2;
     }
     {
-      out_0[((4 * gid0_1) + 3)] = priv_2[3];
+      out_0[((4 * gid0_1) + 3)] = priv_2_3;
     }
   }
 }
