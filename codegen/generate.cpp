@@ -10,7 +10,6 @@
 
 #include <map>
 #include <numeric>
-#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -300,6 +299,7 @@ private:
     }
     if (const auto* l = e.as<ir::Literal>()) {
       Value v = ScalarValue{ir::literal_text(l->value), ir::kind_of(l->value)};
+      std::get<ScalarValue>(v).constant = l->value;
       return dest ? store(dest, v) : v;
     }
     const auto& call = *e.as<ir::Call>();
@@ -453,6 +453,8 @@ private:
             return eval(node.body, dest);
           } else if constexpr (std::is_same_v<N, ir::UserFun>) {
             args = spread(std::move(args), node.def->params().size());
+            if (std::optional<Value> folded = fold_constant_call(*node.def, args))
+              return dest ? store(dest, *folded) : *folded;
             used_userfuns_.emplace(node.def->name(), node.def);
             std::string text = node.def->name() + "(";
             std::vector<Load> loads;
@@ -591,10 +593,36 @@ private:
   Value generate_view(const ir::Fun& f, const arith::Expr& length, const ir::Type& result) {
     ir::Type element = result.as<ir::ArrayType>()->element;
     return make_array(result, [this, f, length, element](const arith::Expr& i) {
-      std::vector<Value> indices = {ScalarValue{arith::to_c(i), ir::ScalarKind::Int},
-                                    ScalarValue{arith::to_c(length), ir::ScalarKind::Int}};
+      auto index_value = [](const arith::Expr& e) {
+        ScalarValue v{arith::to_c(e), ir::ScalarKind::Int};
+        if (std::optional<int64_t> c = e.as_constant(); c && *c >= INT32_MIN && *c <= INT32_MAX)
+          v.constant = ir::Scalar(static_cast<int32_t>(*c));
+        return v;
+      };
+      std::vector<Value> indices = {index_value(i), index_value(length)};
       return apply(f, std::move(indices), nullptr, element);
     });
+  }
+
+  /// A user function applied to constants is evaluated now (user functions are pure): weights
+  /// generated from indices become literals once the loop reading them is unrolled.
+  static std::optional<Value> fold_constant_call(const ir::UserFunDef& def,
+                                                 const std::vector<Value>& args) {
+    std::vector<ir::Scalar> scalars;
+    for (size_t k = 0; k < args.size(); ++k) {
+      const ScalarValue* s = as_scalar(args[k]);
+      if (!s || !s->constant || s->width != 1)
+        return std::nullopt;
+      scalars.push_back(ir::convert(*s->constant, def.params().at(k).kind));
+    }
+    try {
+      ir::Scalar r = def.evaluate(scalars);
+      ScalarValue v{ir::literal_text(r), ir::kind_of(r)};
+      v.constant = r;
+      return Value(v);
+    } catch (const UserError&) {
+      return std::nullopt; // e.g. a division by zero: left to run time, as written
+    }
   }
 
   // ---- memory ---------------------------------------------------------------------------------
@@ -619,6 +647,7 @@ private:
       std::string name = fresh("priv");
       emit(fmt::format("{} {}[{}];", ir::scalar_name(kind), name, *n));
       private_arrays_.emplace_back(name, *n);
+      kernel_.private_bytes += *n * static_cast<int64_t>(scalar_bytes(kind));
       return {name, arith::Expr(0), space, kind};
     }
     // Local memory is per work-group: regions for the loops inside the innermost mapWrg. Global
@@ -652,6 +681,7 @@ private:
       ir::ScalarKind kind = type.as<ir::ScalarType>()->kind;
       std::string name = fresh("priv");
       emit(fmt::format("{} {};", ir::scalar_name(kind), name));
+      kernel_.private_bytes += static_cast<int64_t>(scalar_bytes(kind));
       auto t = std::make_shared<Target>();
       t->type = type;
       t->space = space;
@@ -951,14 +981,18 @@ private:
     emit(fmt::format("{} {} = {};", ir::scalar_name(kind), acc, init_scalar->text));
     arith::Expr trip = input->type.as<ir::ArrayType>()->length;
     ir::Type acc_type = ir::Type::scalar(kind);
-    emit_loop(
-        Level::Seq, 0, trip, input->reads_private, "j", "reduceSeq", [&](const arith::Expr& index) {
-          Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
-          const ScalarValue* s = as_scalar(next);
-          LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
-          emit(fmt::format("{} = {};", acc, s->text));
-          record_loads(*s);
-        });
+    // Short reductions of a constant length are unrolled: indices become constants, so
+    // generated weights fold to literals and private inputs stay in registers.
+    std::optional<int64_t> constant_trip = trip.as_constant();
+    const bool unroll =
+        input->reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);
+    emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+      Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
+      const ScalarValue* s = as_scalar(next);
+      LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
+      emit(fmt::format("{} = {};", acc, s->text));
+      record_loads(*s);
+    });
     if (dest) {
       store(dest->at(0), ScalarValue{acc, kind});
       return target_value(dest);
@@ -972,17 +1006,56 @@ private:
   }
 
   // ---- register sliding windows (mapSeqSlide) ---------------------------------------------------
-  /// A value of `type` held in the registers `names[offset ...]` (row-major); indices must be
-  /// constants, as they are once the maps reading a window are unrolled.
-  Value register_value(const ir::Type& type, const std::shared_ptr<std::vector<std::string>>& names,
-                       int64_t offset, ir::ScalarKind kind) {
-    if (type.is_scalar())
-      return ScalarValue{names->at(static_cast<size_t>(offset)), kind};
+  /// The scalar kinds of the registers holding one value of `type`, row-major (tuples: their
+  /// components in order); nullopt when an array length is not a constant.
+  static std::optional<std::vector<ir::ScalarKind>> register_kinds(const ir::Type& type) {
+    if (const auto* s = type.as<ir::ScalarType>())
+      return std::vector<ir::ScalarKind>{s->kind};
+    std::vector<ir::ScalarKind> kinds;
+    if (const auto* t = type.as<ir::TupleType>()) {
+      for (const ir::Type& e : t->elements) {
+        auto inner = register_kinds(e);
+        if (!inner)
+          return std::nullopt;
+        kinds.insert(kinds.end(), inner->begin(), inner->end());
+      }
+      return kinds;
+    }
+    const auto* a = type.as<ir::ArrayType>();
+    std::optional<int64_t> n = a ? a->length.as_constant() : std::nullopt;
+    if (!n)
+      return std::nullopt;
+    auto inner = register_kinds(a->element);
+    if (!inner)
+      return std::nullopt;
+    for (int64_t i = 0; i < *n; ++i)
+      kinds.insert(kinds.end(), inner->begin(), inner->end());
+    return kinds;
+  }
+
+  /// A value of `type` held in the registers `names[offset ...]` (layout of register_kinds);
+  /// array indices must be constants, as they are once the maps reading a window are unrolled.
+  Value
+  register_value(const ir::Type& type,
+                 const std::shared_ptr<std::vector<std::pair<std::string, ir::ScalarKind>>>& names,
+                 int64_t offset) {
+    if (type.is_scalar()) {
+      const auto& [name, kind] = names->at(static_cast<size_t>(offset));
+      return ScalarValue{name, kind};
+    }
+    if (const auto* t = type.as<ir::TupleType>()) {
+      auto tuple = std::make_shared<TupleValue>();
+      for (const ir::Type& e : t->elements) {
+        tuple->elements.push_back(register_value(e, names, offset));
+        offset += static_cast<int64_t>(register_kinds(e)->size());
+      }
+      return tuple;
+    }
     ir::Type element = type.as<ir::ArrayType>()->element;
-    const int64_t stride = *scalar_count(element).as_constant();
+    const auto stride = static_cast<int64_t>(register_kinds(element)->size());
     return make_array(
         type,
-        [this, element, names, offset, stride, kind](const arith::Expr& i) {
+        [this, element, names, offset, stride](const arith::Expr& i) {
           std::optional<int64_t> k = i.as_constant();
           if (!k)
             throw UserError(fmt::format("mapSeqSlide: the window is read at index {}, which is "
@@ -990,20 +1063,24 @@ private:
                                         "it with mapSeq, which is unrolled)",
                                         arith::to_c(i)),
                             loc_);
-          return register_value(element, names, offset + *k * stride, kind);
+          return register_value(element, names, offset + *k * stride);
         },
         true);
   }
 
-  /// The scalars of a value of constant size, row-major.
+  /// The scalars of a value of constant size, in the layout of register_kinds.
   void flatten(const Value& v, std::vector<ScalarValue>& out) {
     if (const ScalarValue* s = as_scalar(v)) {
       LIFTX_INTERNAL_CHECK(s->width == 1, "flattening a vector");
       out.push_back(*s);
       return;
     }
+    if (const TupleValue* t = as_tuple(v)) {
+      for (const Value& e : t->elements)
+        flatten(e, out);
+      return;
+    }
     const ArrayValue* a = as_array(v);
-    LIFTX_INTERNAL_CHECK(a, "flattening a tuple");
     const int64_t n = *a->type.as<ir::ArrayType>()->length.as_constant();
     for (int64_t i = 0; i < n; ++i)
       flatten(a->at(arith::Expr(i)), out);
@@ -1068,9 +1145,8 @@ private:
       throw UserError(
           fmt::format("mapSeqSlide: step {} is larger than the window {}", *step, *size), loc_);
     ir::Type element = input->type.as<ir::ArrayType>()->element;
-    ir::ScalarKind kind = memory_kind(element, "mapSeqSlide");
-    std::optional<int64_t> per_element = scalar_count(element).as_constant();
-    if (!per_element || *size * *per_element > kMaxWindowRegisters)
+    std::optional<std::vector<ir::ScalarKind>> kinds = register_kinds(element);
+    if (!kinds || *size * static_cast<int64_t>(kinds->size()) > kMaxWindowRegisters)
       throw UserError(fmt::format("mapSeqSlide: a window of {} elements of type {} does not fit "
                                   "in {} registers",
                                   *size, element.to_string(), kMaxWindowRegisters),
@@ -1078,20 +1154,22 @@ private:
     if (!dest)
       dest = allocate(result, write_space_.value_or(default_space()), "mapSeqSlide");
     const std::string base = fresh("win");
-    auto names = std::make_shared<std::vector<std::string>>();
+    auto names = std::make_shared<std::vector<std::pair<std::string, ir::ScalarKind>>>();
     std::vector<std::vector<std::string>> slots(static_cast<size_t>(*size));
+    int64_t window_bytes = 0;
     for (int64_t k = 0; k < *size; ++k) {
-      std::string line = ir::scalar_name(kind);
-      for (int64_t j = 0; j < *per_element; ++j) {
+      for (size_t j = 0; j < kinds->size(); ++j) {
         std::string name = fmt::format("{}_{}_{}", base, k, j);
-        line += fmt::format("{}{}", j == 0 ? " " : ", ", name);
+        emit(fmt::format("{} {};", ir::scalar_name((*kinds)[j]), name));
         slots[size_t(k)].push_back(name);
-        names->push_back(name);
+        names->emplace_back(name, (*kinds)[j]);
+        window_bytes += static_cast<int64_t>(scalar_bytes((*kinds)[j]));
       }
-      emit(line + ";");
     }
+    kernel_.private_bytes += window_bytes;
+    kernel_.window_bytes += window_bytes;
     ir::Type window_type = ir::Type::array(element, node.size);
-    Value window = register_value(window_type, names, 0, kind);
+    Value window = register_value(window_type, names, 0);
     auto load_slot = [&](int64_t slot, const Value& v) {
       std::vector<ScalarValue> parts;
       flatten(v, parts);
@@ -1102,43 +1180,62 @@ private:
       load_slot(k, input->at(arith::Expr(k)));
     arith::Expr trip = result.as<ir::ArrayType>()->length;
     ir::Type result_element = result.as<ir::ArrayType>()->element;
-    std::optional<int64_t> constant_trip = trip.as_constant();
-    const bool unroll = constant_trip && *constant_trip <= kMaxSlideUnroll;
-    emit_loop(Level::Seq, 0, trip, unroll, "s", "mapSeqSlide", [&](const arith::Expr& index) {
-      for (int64_t k = 0; k < *step; ++k)
-        load_slot(keep + k, input->at(index * *step + keep + k));
-      apply(node.f, {window}, dest->at(index), result_element);
-      for (int64_t k = 0; k < keep; ++k)
-        for (size_t j = 0; j < slots[size_t(k)].size(); ++j)
-          emit(fmt::format("{} = {};", slots[size_t(k)][j], slots[size_t(k + *step)][j]));
-    });
+    // The steps stay a loop, kept rolled: unrolled, all steps' loads are issued at once, which
+    // on an H200 cost a hand-written float4 window 15-30% of its bandwidth.
+    const cl::LoopKind kind =
+        emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
+          for (int64_t k = 0; k < *step; ++k)
+            load_slot(keep + k, input->at(index * *step + keep + k));
+          apply(node.f, {window}, dest->at(index), result_element);
+          for (int64_t k = 0; k < keep; ++k)
+            for (size_t j = 0; j < slots[size_t(k)].size(); ++j)
+              emit(fmt::format("{} = {};", slots[size_t(k)][j], slots[size_t(k + *step)][j]));
+        });
+    if (kind == cl::LoopKind::For)
+      current().stmts.insert(current().stmts.end() - 1, {cl::Line{"#pragma unroll 1"}});
     return target_value(dest);
   }
 
   /// Private arrays read and written only at constant indices become scalar variables (`p[2]` ->
   /// `p_2`), which every OpenCL compiler keeps in registers.
   std::string scalarise_private_arrays(std::string body) const {
+    auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     for (const auto& [name, count] : private_arrays_) {
-      for (const char* type : {"bool", "int", "float", "double"}) {
-        const std::string declaration = fmt::format("{} {}[{}];", type, name, count);
-        const size_t at = body.find(declaration);
-        if (at == std::string::npos)
+      // Every use of the name, as a whole identifier; each must be `name[<digits>]`.
+      std::vector<std::pair<size_t, size_t>> uses; // (start, length of `name[k]`)
+      bool constant = true;
+      for (size_t at = body.find(name); at != std::string::npos && constant;
+           at = body.find(name, at + 1)) {
+        const size_t end = at + name.size();
+        if ((at > 0 && is_ident(body[at - 1])) || (end < body.size() && is_ident(body[end])))
           continue;
-        std::string rest = body.substr(0, at) + body.substr(at + declaration.size());
-        const std::regex use("\\b" + name + "\\b(\\[([0-9]+)\\])?");
-        bool constant = true;
-        for (auto it = std::sregex_iterator(rest.begin(), rest.end(), use);
-             it != std::sregex_iterator() && constant; ++it)
-          constant = (*it)[1].matched;
-        if (!constant)
-          break;
-        std::string scalars = fmt::format("{} {}_0", type, name);
-        for (int64_t k = 1; k < count; ++k)
-          scalars += fmt::format(", {}_{}", name, k);
-        body = body.substr(0, at) + scalars + ";" + body.substr(at + declaration.size());
-        body = std::regex_replace(body, std::regex("\\b" + name + "\\[([0-9]+)\\]"), name + "_$1");
-        break;
+        size_t close = end < body.size() && body[end] == '[' ? body.find(']', end) : end;
+        const bool digits = close != end && close != std::string::npos && close > end + 1 &&
+                            std::all_of(body.begin() + long(end) + 1, body.begin() + long(close),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+        constant = digits;
+        uses.emplace_back(at, close + 1 - at);
       }
+      if (!constant || uses.empty())
+        continue;
+      // The first use is the declaration `T name[count];` (emitted before any access).
+      std::string rebuilt;
+      size_t copied = 0;
+      for (size_t u = 0; u < uses.size(); ++u) {
+        const auto [at, length] = uses[u];
+        rebuilt.append(body, copied, at - copied);
+        const std::string index = body.substr(at + name.size() + 1, length - name.size() - 2);
+        if (u == 0) {
+          rebuilt += name + "_0";
+          for (int64_t k = 1; k < count; ++k)
+            rebuilt += fmt::format(", {}_{}", name, k);
+        } else {
+          rebuilt += name + "_" + index;
+        }
+        copied = at + length;
+      }
+      rebuilt.append(body, copied, std::string::npos);
+      body = std::move(rebuilt);
     }
     return body;
   }
@@ -1218,7 +1315,8 @@ private:
   static constexpr int64_t kMaxWindowRegisters = 512;
   /// mapSeqSlide loops up to this many steps are unrolled (the window rotation then costs no
   /// register moves).
-  static constexpr int64_t kMaxSlideUnroll = 16;
+  /// Reductions over at most this many elements are unrolled.
+  static constexpr int64_t kMaxReduceUnroll = 32;
   SizeDivisors divisors_;
   std::vector<std::pair<std::string, int64_t>> private_arrays_;
 

@@ -132,6 +132,10 @@ struct Kernel {
   /// vector accesses are aligned only then. The program's exact divisions (split, slide,
   /// asVector) already demand it; launches check it.
   std::vector<std::pair<std::string, int64_t>> size_divisors;
+  /// Private memory per work-item in bytes: private arrays, scalars and register windows.
+  int64_t private_bytes = 0;
+  /// The register windows' share of private_bytes (mapSeqSlide).
+  int64_t window_bytes = 0;
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
 };

@@ -34,6 +34,9 @@ struct ScalarValue {
   /// Vectors: each component as a scalar expression (reading a component never re-reads the
   /// whole vector).
   std::vector<ScalarValue> parts = {};
+  /// The value when known at generation time (literals, constant indices, user functions of
+  /// constants): calls of user functions on constants fold to literals.
+  std::optional<ir::Scalar> constant = std::nullopt;
 };
 struct TupleValue;
 struct ArrayValue;

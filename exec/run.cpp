@@ -259,6 +259,13 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
   };
   check_count(options.global, "global");
   check_count(options.local, "local");
+  // Aligned vector accesses were generated for sizes that are multiples of these.
+  for (const auto& [name, divisor] : launch.kernel.size_divisors) {
+    auto it = sizes.find(name);
+    if (it != sizes.end() && it->second % divisor != 0)
+      throw UserError(fmt::format("{} = {}: the kernel of {} needs {} to be a multiple of {}", name,
+                                  it->second, program.name, name, divisor));
+  }
 
   std::array<int64_t, 3> tied_global{1, 1, 1};
   std::array<int64_t, 3> tied_local{0, 0, 0};

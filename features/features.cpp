@@ -237,7 +237,7 @@ int64_t RepresentativeWarp::work_item(size_t lane, const std::array<int64_t, 3>&
 }
 
 int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
-                       int64_t line_bytes) {
+                       int64_t line_bytes, int64_t width) {
   std::optional<int64_t> first;
   std::vector<int64_t> lines;
   for (const std::optional<int64_t>& index : indices) {
@@ -245,7 +245,11 @@ int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64
       continue;
     if (!first)
       first = *index;
-    lines.push_back(floor_div(checked_mul(*index - *first, element_bytes), line_bytes));
+    // A vector access spans `width` elements: every line from its first to its last byte.
+    const int64_t begin = checked_mul(*index - *first, element_bytes);
+    const int64_t end = begin + checked_mul(width, element_bytes) - 1;
+    for (int64_t line = floor_div(begin, line_bytes); line <= floor_div(end, line_bytes); ++line)
+      lines.push_back(line);
   }
   std::sort(lines.begin(), lines.end());
   return std::unique(lines.begin(), lines.end()) - lines.begin();
@@ -316,6 +320,7 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
   }
   for (const auto& [name, bytes] : private_extent)
     private_bytes_ += bytes;
+  private_bytes_ += kernel_.window_bytes; // registers of sliding windows (no array accesses)
   // Every variable that is not a loop variable is a size, bound by name at analysis time.
   std::vector<bool> is_loop_var(static_cast<size_t>(slots_.size()), false);
   for (const auto* chains : {&access_chains_, &barrier_chains_, &loop_chains_, &call_chains_})
@@ -485,6 +490,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   const int64_t line_bytes = device.cache_line_bytes > 0 ? device.cache_line_bytes : 64;
   const int64_t banks = device.local_mem_banks > 0 ? device.local_mem_banks : 32;
   double lines_weighted = 0, lines_weight = 0, banks_weighted = 0, banks_weight = 0;
+  double width_weighted = 0;
   out.accesses.resize(kernel_.accesses.size());
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
@@ -504,9 +510,10 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
     switch (a.space) {
     case AddressSpace::Global:
       detail.value = static_cast<double>(
-          distinct_lines(detail.first_index, element_bytes(a.kind), line_bytes));
+          distinct_lines(detail.first_index, element_bytes(a.kind), line_bytes, a.width));
       lines_weighted += weight * *detail.value;
       lines_weight += weight;
+      width_weighted += weight * static_cast<double>(a.width);
       break;
     case AddressSpace::Local:
       detail.value = bank_conflict_degree(detail.first_index, element_bytes(a.kind), banks);
@@ -519,6 +526,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
     }
   }
   f.cache_lines_per_warp_access = lines_weight > 0 ? lines_weighted / lines_weight : 0;
+  f.global_access_width = lines_weight > 0 ? width_weighted / lines_weight : 1;
   f.bank_conflict_degree = banks_weight > 0 ? banks_weighted / banks_weight : 0;
 
   // Occupancy: resident work-groups per compute unit, limited by local memory, by the threads a

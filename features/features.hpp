@@ -51,9 +51,11 @@ struct Features {
   double private_loads_per_thread = 0;
   double private_stores_per_thread = 0;
   double cache_lines_per_warp_access = 0; ///< average over global accesses, execution-weighted
-  double bank_conflict_degree = 1;        ///< average over local accesses, execution-weighted
-  int64_t bytes_moved = 0;                ///< inputs read once + output written once
-  int64_t working_set_bytes = 0;          ///< every global buffer (inputs, output, temporaries)
+  /// Elements per global access (1 scalar, 4 for float4 loads/stores), execution-weighted.
+  double global_access_width = 1;
+  double bank_conflict_degree = 1; ///< average over local accesses, execution-weighted
+  int64_t bytes_moved = 0;         ///< inputs read once + output written once
+  int64_t working_set_bytes = 0;   ///< every global buffer (inputs, output, temporaries)
   // Control flow and synchronisation.
   double barriers_per_thread = 0;
   double if_statements_per_thread = 0; ///< `if` statements reached (condition evaluated)
@@ -106,9 +108,10 @@ struct Analysis {
 
 /// Distinct cache lines a warp touches given its lanes' element indices (nullopt = inactive lane):
 /// offsets from the first active lane's index, times the element size, floor-divided by the line
-/// size (seed 003 §4.2.3). 0 when no lane is active.
+/// size (seed 003 §4.2.3); a vector access of `width` elements counts every line it spans. 0 when
+/// no lane is active.
 int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
-                       int64_t line_bytes);
+                       int64_t line_bytes, int64_t width = 1);
 /// Bank-conflict degree of a warp's local accesses: the lanes are taken in groups of `banks`
 /// consecutive lanes (one request each); per group, the largest number of DISTINCT words mapped
 /// to the same bank (words of 4 bytes, bank = word mod banks; the same word is a broadcast);

@@ -55,6 +55,9 @@ std::vector<Column> make_columns() {
   c.push_back(real_column("cache_lines_per_warp_access", "cache lines",
                           "distinct cache lines a warp touches per global access",
                           [](const Features& f) { return f.cache_lines_per_warp_access; }));
+  c.push_back(real_column("global_access_width", "elements",
+                          "elements per global load/store (vector width), execution-weighted",
+                          [](const Features& f) { return f.global_access_width; }));
   c.push_back(real_column("bank_conflict_degree", "requests/bank",
                           "local-memory bank-conflict degree per local access (0: none)",
                           [](const Features& f) { return f.bank_conflict_degree; }));

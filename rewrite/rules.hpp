@@ -73,6 +73,29 @@ Rule copy_to_local();
 /// g(toPrivate(mapSeq(id))(x)) (nested mapSeq for 2D)
 Rule copy_to_private();
 
+// ---- registers and vectors (rewrite/rules/vector.cpp) -------------------------------------------
+/// slide-window-1d: map(f, slide(n, s, x)) => mapSeqSlide(f, n, s, x)   (also mapSeq): the
+/// window is kept in registers, each step loads s new elements.
+Rule slide_window_1d();
+/// slide-window-2d: a 2D stencil as a register window sliding down the rows (Lift's
+/// mapSeqSlide2D):
+///   map(map(f), slide2D(n, s, x)) => mapSeqSlide(rows => map(f, transpose(map(slide(n, s),
+///   rows))), n, s, x)
+Rule slide_window_2d();
+/// slide-window-2d-zip: the same for stencils zipping a slid grid with point-wise grids (step 1);
+/// the point-wise rows travel in the window padded by n-1 rows in front, read at slot n-1:
+///   map(map(f), zip2D(slide2D(n, 1, a), b)) => mapSeqSlide(w => map(f, zip(transpose(map(
+///   slide(n, 1), map(get(0), w))), get(1, w[n-1]))), n, 1, zip(a, pad(n-1, 0, clamp, b)))
+Rule slide_window_2d_zip();
+/// vectorise-outputs(w): mapSeq(f, x) => asScalar(mapSeq(id, asVector(w, toPrivate(mapSeq(f))(x))))
+/// a thread's consecutive scalar outputs (a constant number, a multiple of w) stored as vectors.
+Rule vectorise_outputs(int width);
+/// vectorise-copy(w): mapSeq(id, x) => asScalar(mapSeq(id, asVector(w, x)))
+Rule vectorise_copy(int width);
+/// vectorize-map(w) (Lift's vectorize): map(uf, x) => asScalar(map(vectorize(w, uf),
+/// asVector(w, x))), x an array of scalars or a zip of them (each asVector'd).
+Rule vectorize_map(int width);
+
 /// All rules, for listing and for the engine's labels (parametrised rules with a representative
 /// parameter).
 std::vector<Rule> all_rules();

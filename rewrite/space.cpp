@@ -208,6 +208,40 @@ struct RuleInstance {
 // ---- lowering
 // --------------------------------------------------------------------------------------
 
+namespace {
+
+/// The register-window strategy: each work-item owns a tile (rows x columns of outputs), slides a
+/// window of the stencil's rows down it in registers, and stores its rows of outputs as vectors
+/// of `vector_width` (1: scalar stores).
+std::variant<ir::Program, std::string> lower_window(const ir::Program& program,
+                                                    int64_t vector_width, const Sizes& sizes) {
+  ir::Program p = program;
+  for (int dim : {1, 0}) {
+    auto q = apply_once(p, map_to_glb(dim));
+    if (!q)
+      return fmt::format("strategy does not apply: map-to-mapGlb{}", dim);
+    p = *q;
+  }
+  auto windowed = apply_once(p, slide_window_2d());
+  if (!windowed)
+    windowed = apply_once(p, slide_window_2d_zip());
+  if (!windowed)
+    return std::string("strategy does not apply: slide-window-2d");
+  p = apply_until_fixpoint(*windowed, map_to_seq());
+  p = apply_until_fixpoint(p, reduce_to_seq());
+  if (vector_width > 1) {
+    auto vectorised = apply_once(p, vectorise_outputs(static_cast<int>(vector_width)));
+    if (!vectorised)
+      return fmt::format("strategy does not apply: vectorise-outputs({})", vector_width);
+    p = *vectorised;
+  }
+  if (!lengths_exact(p, sizes))
+    return std::string("split does not divide");
+  return p;
+}
+
+} // namespace
+
 std::vector<LoweringStrategy> lowering_strategies(const SpaceOptions&) {
   return {
       {"global2d_10", {"map-to-mapGlb1", "map-to-mapGlb0"}},
@@ -218,6 +252,8 @@ std::vector<LoweringStrategy> lowering_strategies(const SpaceOptions&) {
       {"workgroup2d_local",
        {"map-to-mapWrg1", "map-to-mapWrg0", "map-to-mapLcl1", "map-to-mapLcl0", "copy-to-local"}},
       {"chunks", {"map-to-mapGlb1", "map-to-mapGlb0", "chunk-outputs(n)"}},
+      {"window",
+       {"map-to-mapGlb1", "map-to-mapGlb0", "slide-window-2d (or -zip)", "vectorise-outputs(w)"}},
   };
 }
 
@@ -248,6 +284,8 @@ std::variant<ir::Program, std::string> lower(const ir::Program& program,
   } else if (strategy == "chunks") {
     glb(1), glb(0);
     steps.push_back({chunk_outputs(parameter), true});
+  } else if (strategy == "window") {
+    return lower_window(program, parameter, sizes);
   } else {
     throw InternalError(fmt::format("unknown lowering strategy {}", strategy), __FILE__, __LINE__);
   }
@@ -303,7 +341,9 @@ struct VariantStream::State {
       if (const auto* b = a->element.as<ir::ArrayType>())
         out_x = evaluate_or(b->length, options.sizes, -1);
     }
-    for (int64_t uy : powers_of_two(2, options.max_tile))
+    // One row of windows per tile (uy = 1) serves the register-window strategy: a work-item's
+    // vector of outputs along x without sliding.
+    for (int64_t uy : powers_of_two(1, options.max_tile))
       for (int64_t ux : powers_of_two(2, options.max_tile)) {
         if (out_x < 1 || out_y < 1 || out_x % ux != 0 || out_y % uy != 0 || ux >= out_x ||
             uy >= out_y) {
@@ -322,6 +362,9 @@ struct VariantStream::State {
       if (s.name == "chunks") {
         for (int64_t n : powers_of_two(2, options.max_chunk))
           strategies.push_back({s.name, n});
+      } else if (s.name == "window") {
+        for (int64_t w : {1, 2, 4, 8})
+          strategies.push_back({s.name, w});
       } else {
         strategies.push_back({s.name, 0});
       }
@@ -485,9 +528,15 @@ struct VariantStream::State {
     std::map<std::string, int64_t> params = current->parameters;
     if (name == "chunks")
       params["chunk"] = chunk;
+    if (name == "window")
+      params["vector"] = chunk;
     auto tied = generate(p, true);
     if (!tied)
       return;
+    if (tied->private_bytes > options.device.private_memory_bytes) {
+      reject("private memory over limit");
+      return;
+    }
     ++counts.kernels;
     std::array<int64_t, 3> lengths{1, 1, 1};
     for (int d = 0; d < std::clamp(tied->launch.dims, 1, 3); ++d)

@@ -37,6 +37,9 @@ function_child(const ir::Fun& f, const std::vector<ir::Type>& types) {
           return std::make_pair(n.f, types);
         } else if constexpr (std::is_same_v<N, ir::Generate>) {
           return std::make_pair(n.f, std::vector<ir::Type>{ir::Type::int_(), ir::Type::int_()});
+        } else if constexpr (std::is_same_v<N, ir::MapSeqSlide>) {
+          return std::make_pair(
+              n.f, std::vector<ir::Type>{ir::Type::array(element_of(first()), n.size)});
         } else {
           return std::nullopt;
         }
@@ -47,7 +50,8 @@ function_child(const ir::Fun& f, const std::vector<ir::Type>& types) {
 /// Heads that define the iteration context of what is inside them.
 bool opens_context(const ir::Fun& f) {
   return f.as<ir::Map>() || f.as<ir::MapSeq>() || f.as<ir::MapGlb>() || f.as<ir::MapWrg>() ||
-         f.as<ir::MapLcl>() || f.as<ir::Reduce>() || f.as<ir::ReduceSeq>() || f.as<ir::Iterate>();
+         f.as<ir::MapLcl>() || f.as<ir::Reduce>() || f.as<ir::ReduceSeq>() || f.as<ir::Iterate>() ||
+         f.as<ir::MapSeqSlide>();
 }
 
 class SiteCollector {
@@ -216,6 +220,10 @@ ir::Fun with_child(const ir::Fun& f, uint32_t index, const Node& child) {
           return ir::to_local(g);
         else if constexpr (std::is_same_v<N, ir::ToPrivate>)
           return ir::to_private(g);
+        else if constexpr (std::is_same_v<N, ir::MapSeqSlide>)
+          return ir::map_seq_slide(g, n.size, n.step);
+        else if constexpr (std::is_same_v<N, ir::Vectorize>)
+          return ir::vectorize(n.width, g);
         else
           LIFTX_UNREACHABLE("{} has no function child", ir::fun_name(f));
       },

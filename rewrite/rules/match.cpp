@@ -35,7 +35,7 @@ namespace {
 bool is_computing_head(const ir::Fun& g) {
   return g.as<ir::UserFun>() || g.as<ir::Id>() || g.as<ir::MapSeq>() || g.as<ir::MapGlb>() ||
          g.as<ir::MapWrg>() || g.as<ir::MapLcl>() || g.as<ir::ReduceSeq>() || g.as<ir::Reduce>() ||
-         g.as<ir::Iterate>();
+         g.as<ir::Iterate>() || g.as<ir::MapSeqSlide>() || g.as<ir::Vectorize>();
 }
 
 bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred);

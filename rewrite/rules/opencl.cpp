@@ -255,7 +255,13 @@ std::vector<Rule> all_rules() {
           reduce_to_seq(),
           chunk_outputs(4),
           copy_to_local(),
-          copy_to_private()};
+          copy_to_private(),
+          slide_window_1d(),
+          slide_window_2d(),
+          slide_window_2d_zip(),
+          vectorise_outputs(4),
+          vectorise_copy(4),
+          vectorize_map(4)};
 }
 
 } // namespace liftx::rewrite

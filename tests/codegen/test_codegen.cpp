@@ -210,7 +210,7 @@ TEST_CASE("every array access is recorded with its enclosing loops") {
   }
   CHECK(global_loads == 1);  // the copy reads the padded input once per element
   CHECK(local_stores == 1);  // ... into the tile
-  CHECK(local_loads == 1);   // the reduction reads the tile once per step (inside its loop)
+  CHECK(local_loads == 3);   // the reduction (3 steps, unrolled) reads the tile once per step
   CHECK(global_stores == 1); // one output per work-item
   REQUIRE(tiled.barriers.size() == 1);
   CHECK(tiled.barriers[0].loops.size() == 1); // inside the mapWrg only

@@ -41,6 +41,13 @@ TEST_CASE("distinct cache lines: offsets from the first lane, floor-divided by t
   CHECK(distinct_lines({std::nullopt}, 4, 128) == 0);
   // Negative offsets (a lane below the first) floor to the line before.
   CHECK(distinct_lines({10, 9}, 4, 128) == 2);
+  // float4 accesses: 32 lanes x 16 bytes = 4 lines of 128 bytes; one unaligned vector spans two.
+  std::vector<std::optional<int64_t>> by4_vectors;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    by4_vectors.push_back(4 * lane);
+  CHECK(distinct_lines(by4_vectors, 4, 128, 4) == 4);
+  CHECK(distinct_lines({0, 30}, 4, 128, 1) == 1);
+  CHECK(distinct_lines({0, 30}, 4, 128, 4) == 2);
 }
 
 TEST_CASE("bank conflicts: gcd(stride, banks) for uniform strides, broadcast counts 1") {

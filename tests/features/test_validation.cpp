@@ -55,7 +55,8 @@ double dynamic_lines_all_warps(const exec::DynamicCounts& dyn, const Features& f
             if (std::none_of(indices.begin(), indices.end(), [](auto& i) { return i.has_value(); }))
               continue;
             sum += static_cast<double>(distinct_lines(
-                indices, 4 * (kernel.accesses[k].kind == ir::ScalarKind::Double ? 2 : 1), line));
+                indices, 4 * (kernel.accesses[k].kind == ir::ScalarKind::Double ? 2 : 1), line,
+                kernel.accesses[k].width));
             ++warps;
           }
     if (warps == 0)

@@ -9,8 +9,14 @@ kernel void interior(
   {
     int gid0_1 = get_global_id(0);
     float acc_2 = 0.0f;
-    for (int j_3 = 0; j_3 < 3; j_3 += 1) {
-      acc_2 = add(acc_2, x[(gid0_1 + j_3)]);
+    {
+      acc_2 = add(acc_2, x[gid0_1]);
+    }
+    {
+      acc_2 = add(acc_2, x[(gid0_1 + 1)]);
+    }
+    {
+      acc_2 = add(acc_2, x[(gid0_1 + 2)]);
     }
     out_0[gid0_1] = acc_2;
   }
@@ -19,4 +25,4 @@ kernel void interior(
 // launch: dims 1; global0 N - 2, local0 any
 // local bytes: 0
 // mapGlb0 over N - 2: block
-// reduceSeq over 3: for
+// reduceSeq over 3: unrolled

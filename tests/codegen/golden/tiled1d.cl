@@ -17,8 +17,14 @@ kernel void tiled1d(
     if (get_local_id(0) < 16) {
       int lid0_4 = get_local_id(0);
       float acc_5 = 0.0f;
-      for (int j_6 = 0; j_6 < 3; j_6 += 1) {
-        acc_5 = add(acc_5, lcl_2[(j_6 + lid0_4)]);
+      {
+        acc_5 = add(acc_5, lcl_2[lid0_4]);
+      }
+      {
+        acc_5 = add(acc_5, lcl_2[(lid0_4 + 1)]);
+      }
+      {
+        acc_5 = add(acc_5, lcl_2[(lid0_4 + 2)]);
       }
       out_0[(lid0_4 + (16 * wg0_1))] = acc_5;
     }
@@ -30,4 +36,4 @@ kernel void tiled1d(
 // mapWrg0 over N /^ 16: block
 // mapLcl0 over 18: block
 // mapLcl0 over 16: if
-// reduceSeq over 3: for
+// reduceSeq over 3: unrolled

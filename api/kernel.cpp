@@ -1,0 +1,284 @@
+// Kernels: building and binding a lowered program, and running it on the application's data.
+#include "codegen/kernel.hpp"
+#include "api/internal.hpp"
+#include "codegen/runtime/build_cache.hpp"
+#include "codegen/runtime/launch.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace liftx {
+
+namespace {
+
+size_t element_bytes(ScalarKind kind) {
+  if (kind == ScalarKind::Bool)
+    throw NotImplemented("bool arrays as device buffers");
+  return codegen::scalar_bytes(kind);
+}
+
+int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes) {
+  return arith::evaluate(e, sizes);
+}
+
+cl::NDRange range(int dims, const std::array<int64_t, 3>& v) {
+  const auto s = [&](int d) { return static_cast<size_t>(v[size_t(d)]); };
+  if (dims == 1)
+    return cl::NDRange(s(0));
+  if (dims == 2)
+    return cl::NDRange(s(0), s(1));
+  return cl::NDRange(s(0), s(1), s(2));
+}
+
+void set_arg(cl::Kernel& kernel, int index, const cl::Buffer& buffer, const std::string& what) {
+  runtime::check_cl(kernel.setArg(static_cast<cl_uint>(index), buffer),
+                    fmt::format("setting kernel argument {} ({})", index, what));
+}
+
+std::string shape_text(const ArrayInfo& a) {
+  std::string dims;
+  for (int64_t d : a.shape)
+    dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  return dims.empty() ? std::string("a scalar") : dims;
+}
+
+} // namespace
+
+void KernelFactory::check_input(const std::shared_ptr<Context::Impl>& context, const ArrayInfo& p,
+                                const Input& in, const std::string& which) {
+  if (!in.device_.empty()) {
+    const Buffer::Impl& b = *in.device_.impl_;
+    LIFTX_USER_CHECK(b.context == context, "{} is a Buffer of another Context", which);
+    LIFTX_USER_CHECK(b.kind == p.kind && b.elements == p.elements,
+                     "{} needs {} {} elements ({}), got a Buffer of {} {} elements", which,
+                     p.elements, to_string(p.kind), shape_text(p), b.elements, to_string(b.kind));
+    return;
+  }
+  LIFTX_USER_CHECK(in.kind_ == p.kind && in.count_ == p.elements,
+                   "{} needs {} {} elements ({}), got {} {} elements", which, p.elements,
+                   to_string(p.kind), shape_text(p), in.count_, to_string(in.kind_));
+}
+
+const cl::Buffer& KernelFactory::bind_input(Kernel::Impl& k, size_t index, const Input& in) {
+  const ArrayInfo& p = k.params[index];
+  const std::string which = fmt::format("input {} ({}) of {}", index, p.name, k.program_name);
+  check_input(k.context, p, in, which);
+  if (!in.device_.empty())
+    return in.device_.impl_->buffer;
+  cl::Buffer& staging = k.staging[index];
+  const size_t bytes = p.elements * element_bytes(p.kind);
+  if (staging() == nullptr)
+    staging = runtime::allocate(k.context->device, std::max<size_t>(bytes, 4));
+  if (bytes > 0) // blocking: the application may free its data as soon as run() returns or throws
+    runtime::check_cl(
+        k.context->device.queue.enqueueWriteBuffer(staging, CL_TRUE, 0, bytes, in.host_),
+        fmt::format("uploading {}", which));
+  return staging;
+}
+
+Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const Program& lowered,
+                           const Sizes& sizes, const exec::RunOptions& launch_options,
+                           std::string program_name, std::string variant) {
+  auto k = std::make_shared<Kernel::Impl>();
+  k->context = context;
+  k->program_name = std::move(program_name);
+  k->sizes = sizes;
+  k->lowered = print_program(lowered);
+  k->params = parameter_arrays(lowered, sizes);
+  k->result = result_array(lowered, sizes);
+  k->launch = exec::prepare_launch(lowered, sizes, launch_options, context->device.profile);
+  k->variant = fmt::format("{} | {}", variant, describe_launch(k->launch));
+  runtime::BuildResult built;
+  try {
+    built = runtime::default_build_cache().build(context->device, k->launch.kernel.source);
+  } catch (const runtime::BuildError& e) {
+    throw kernel_error(runtime::Status::build_error,
+                       fmt::format("the kernel of {} does not build on {}: {}", k->program_name,
+                                   context->info.name, e.what()));
+  }
+  cl_int err = CL_SUCCESS;
+  k->kernel = cl::Kernel(built.program, k->launch.kernel.name.c_str(), &err);
+  runtime::check_cl(err, "creating the kernel");
+  k->global = range(k->launch.dims, k->launch.global);
+  const bool local_given =
+      std::all_of(k->launch.local.begin(), k->launch.local.begin() + k->launch.dims,
+                  [](int64_t v) { return v > 0; });
+  k->local =
+      local_given ? range(k->launch.dims, k->launch.local) : runtime::runtime_chooses_local();
+  k->param_args.assign(k->params.size(), -1);
+  k->staging.resize(k->params.size());
+  // Arguments that stay the same for every run are set once: sizes, local memory, temporaries.
+  for (size_t i = 0; i < k->launch.kernel.args.size(); ++i) {
+    const codegen::KernelArg& a = k->launch.kernel.args[i];
+    const auto index = static_cast<cl_uint>(i);
+    switch (a.role) {
+    case codegen::KernelArg::Role::Input:
+      LIFTX_INTERNAL_CHECK(a.input_index >= 0 && size_t(a.input_index) < k->params.size(),
+                           "kernel input {} has no parameter", a.name);
+      k->param_args[size_t(a.input_index)] = static_cast<int>(i);
+      LIFTX_INTERNAL_CHECK(a.kind == k->params[size_t(a.input_index)].kind,
+                           "kernel input {} is {}, its parameter {}", a.name, to_string(a.kind),
+                           to_string(k->params[size_t(a.input_index)].kind));
+      break;
+    case codegen::KernelArg::Role::Output:
+      k->result_arg = static_cast<int>(i);
+      LIFTX_INTERNAL_CHECK(a.kind == k->result.kind, "kernel output {} is {}, the result {}",
+                           a.name, to_string(a.kind), to_string(k->result.kind));
+      break;
+    case codegen::KernelArg::Role::Temporary: {
+      const auto bytes =
+          static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
+      k->temporaries.push_back(runtime::allocate(context->device, std::max<size_t>(bytes, 4)));
+      set_arg(k->kernel, static_cast<int>(i), k->temporaries.back(), a.name);
+      break;
+    }
+    case codegen::KernelArg::Role::Local: {
+      const auto bytes =
+          static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
+      runtime::check_cl(k->kernel.setArg(index, cl::Local(std::max<size_t>(bytes, 4))),
+                        fmt::format("setting local memory {}", a.name));
+      break;
+    }
+    case codegen::KernelArg::Role::Size:
+      runtime::check_cl(k->kernel.setArg(index, static_cast<int32_t>(sizes.at(a.name))),
+                        fmt::format("setting size {}", a.name));
+      break;
+    case codegen::KernelArg::Role::Counters:
+    case codegen::KernelArg::Role::FirstIndex:
+      LIFTX_UNREACHABLE("instrumented kernel in the API");
+    }
+  }
+  LIFTX_INTERNAL_CHECK(k->result_arg >= 0, "the kernel of {} has no output", k->program_name);
+  ++context->stats.compiles;
+  Kernel kernel;
+  kernel.impl_ = std::move(k);
+  return kernel;
+}
+
+RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input>& inputs,
+                                   const Output& output) {
+  LIFTX_USER_CHECK(kernel.impl_, "run of an empty Kernel (compile or tune one first)");
+  Kernel::Impl& k = *kernel.impl_;
+  const auto start = std::chrono::steady_clock::now();
+  if (inputs.size() != k.params.size()) {
+    std::string names;
+    for (const ArrayInfo& p : k.params)
+      names += (names.empty() ? "" : ", ") + p.name;
+    throw UserError(fmt::format("{} takes {} input{} ({}), got {}", k.program_name, k.params.size(),
+                                k.params.size() == 1 ? "" : "s", names, inputs.size()));
+  }
+  std::vector<cl_mem> bound;
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Input& in = inputs[i];
+      const cl::Buffer& b = bind_input(k, i, in);
+      bound.push_back(b());
+      if (k.param_args[i] >= 0)
+        set_arg(k.kernel, k.param_args[i], b, k.params[i].name);
+    }
+    const ArrayInfo& r = k.result;
+    const std::string which = fmt::format("the output of {}", k.program_name);
+    const size_t bytes = r.elements * element_bytes(r.kind);
+    const cl::Buffer* out = nullptr;
+    if (!output.device_.empty()) {
+      const Buffer::Impl& b = *output.device_.impl_;
+      LIFTX_USER_CHECK(b.context == k.context, "{} is a Buffer of another Context", which);
+      LIFTX_USER_CHECK(b.kind == r.kind && b.elements == r.elements,
+                       "{} needs {} {} elements ({}), got a Buffer of {} {} elements", which,
+                       r.elements, to_string(r.kind), shape_text(r), b.elements, to_string(b.kind));
+      LIFTX_USER_CHECK(std::find(bound.begin(), bound.end(), b.buffer()) == bound.end(),
+                       "{} is also one of its inputs: a stencil reads neighbours the kernel "
+                       "may already have overwritten; use two buffers and swap them",
+                       which);
+      out = &b.buffer;
+    } else {
+      if (output.vector_ == nullptr)
+        LIFTX_USER_CHECK(output.kind_ == r.kind && output.count_ == r.elements,
+                         "{} needs {} {} elements ({}), got room for {} {} elements", which,
+                         r.elements, to_string(r.kind), shape_text(r), output.count_,
+                         to_string(output.kind_));
+      else
+        LIFTX_USER_CHECK(output.kind_ == r.kind, "{} has {} elements, got a vector of {}", which,
+                         to_string(r.kind), to_string(output.kind_));
+      if (k.result_staging() == nullptr)
+        k.result_staging = runtime::allocate(k.context->device, std::max<size_t>(bytes, 4));
+      out = &k.result_staging;
+    }
+    set_arg(k.kernel, k.result_arg, *out, "output");
+    RunStats stats;
+    stats.kernel_ms = runtime::run_kernel(k.context->device, k.kernel, k.global, k.local);
+    ++k.context->stats.runs;
+    if (output.device_.empty() && bytes > 0) {
+      void* host = output.vector_ ? output.resize_(output.vector_, r.elements) : output.host_;
+      runtime::check_cl(k.context->device.queue.enqueueReadBuffer(*out, CL_TRUE, 0, bytes, host),
+                        fmt::format("reading {}", which));
+    } else if (output.vector_) {
+      output.resize_(output.vector_, r.elements);
+    }
+    stats.total_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return stats;
+  } catch (const runtime::LaunchError& e) {
+    throw kernel_error(e.status(), fmt::format("running {} ({}) on {}: {}", k.program_name,
+                                               k.variant, k.context->info.name, e.what()));
+  }
+}
+
+RunStats Kernel::run(const std::vector<Input>& inputs, const Output& output) const {
+  LIFTX_USER_CHECK(impl_, "run of an empty Kernel (compile or tune one first)");
+  std::lock_guard lock(impl_->context->mutex);
+  return KernelFactory::run_locked(*this, inputs, output);
+}
+
+namespace {
+const Kernel::Impl& checked(const std::shared_ptr<Kernel::Impl>& impl) {
+  LIFTX_USER_CHECK(impl, "the Kernel is empty (compile or tune one first)");
+  return *impl;
+}
+const ArrayInfo& param(const std::shared_ptr<Kernel::Impl>& impl, size_t index) {
+  const Kernel::Impl& k = checked(impl);
+  LIFTX_USER_CHECK(index < k.params.size(), "{} has {} inputs; there is no input {}",
+                   k.program_name, k.params.size(), index);
+  return k.params[index];
+}
+} // namespace
+
+const std::string& Kernel::program_name() const {
+  return checked(impl_).program_name;
+}
+const Sizes& Kernel::sizes() const {
+  return checked(impl_).sizes;
+}
+const std::string& Kernel::variant() const {
+  return checked(impl_).variant;
+}
+std::string Kernel::lowered_program() const {
+  return checked(impl_).lowered;
+}
+const std::string& Kernel::opencl_source() const {
+  return checked(impl_).launch.kernel.source;
+}
+size_t Kernel::inputs() const {
+  return checked(impl_).params.size();
+}
+size_t Kernel::input_size(size_t index) const {
+  return param(impl_, index).elements;
+}
+std::vector<int64_t> Kernel::input_shape(size_t index) const {
+  return param(impl_, index).shape;
+}
+ScalarKind Kernel::input_kind(size_t index) const {
+  return param(impl_, index).kind;
+}
+size_t Kernel::output_size() const {
+  return checked(impl_).result.elements;
+}
+std::vector<int64_t> Kernel::output_shape() const {
+  return checked(impl_).result.shape;
+}
+ScalarKind Kernel::output_kind() const {
+  return checked(impl_).result.kind;
+}
+
+} // namespace liftx

@@ -1,0 +1,232 @@
+// Register and vector rules: sliding windows kept in registers (Lift's mapSeqSlide rules) and
+// vector loads/stores (Lift's vectorize rules).
+#include "rewrite/rules.hpp"
+#include "rewrite/rules/match.hpp"
+
+namespace liftx::rewrite {
+
+using namespace match;
+
+namespace {
+
+/// `map(map(f), x)` (plain maps only: the window rules run before lowering): f and x.
+std::optional<std::pair<ir::Fun, ir::Expr>> as_plain_map_2d(const ir::Expr& site) {
+  auto outer = as_unary_call_of<ir::Map>(site);
+  if (!outer)
+    return std::nullopt;
+  const auto* inner = outer->fun->f.as<ir::Map>();
+  if (!inner)
+    return std::nullopt;
+  return std::make_pair(inner->f, outer->arg());
+}
+
+/// The windows of one output row, `transpose(map(slide(n, s), rows))`: n rows become the row of
+/// n x n neighbourhoods.
+ir::Expr row_windows(const ir::Expr& rows, const arith::Expr& n, const arith::Expr& s) {
+  ir::Expr slid = ir::call(ir::map(ir::slide(n, s)), {rows});
+  return ir::call(ir::transpose(), {slid});
+}
+
+bool is_scalar_array(const ir::Type& t) {
+  const auto* a = t.as<ir::ArrayType>();
+  const auto* s = a ? a->element.as<ir::ScalarType>() : nullptr;
+  return s && s->kind != ir::ScalarKind::Bool;
+}
+
+std::optional<NoMatch> refuse_width(int width) {
+  if (width != 2 && width != 4 && width != 8 && width != 16)
+    return NoMatch{fmt::format("{} is not an OpenCL vector width", width)};
+  return std::nullopt;
+}
+
+} // namespace
+
+Rule slide_window_1d() {
+  return make_rule("slide-window-1d", "map(f, slide(n, s, x)) => mapSeqSlide(f, n, s, x)",
+                   {"opencl", "registers", "stencil"},
+                   [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     std::optional<ir::Fun> f;
+                     const ir::Expr* x = nullptr;
+                     if (auto m = as_unary_call_of<ir::Map>(site)) {
+                       f = m->fun->f;
+                       x = &m->arg();
+                     } else if (auto q = as_unary_call_of<ir::MapSeq>(site)) {
+                       f = q->fun->f;
+                       x = &q->arg();
+                     } else {
+                       return NoMatch{"not a call of map or mapSeq"};
+                     }
+                     if (!computes(*f))
+                       return NoMatch{"the mapped function does not compute"};
+                     auto slid = as_unary_call_of<ir::Slide>(*x);
+                     if (!slid)
+                       return NoMatch{"the argument is not a slide"};
+                     return ir::call(ir::map_seq_slide(*f, slid->fun->size, slid->fun->step),
+                                     {slid->arg()});
+                   });
+}
+
+Rule slide_window_2d() {
+  return make_rule(
+      "slide-window-2d",
+      "map(map(f), slide2D(n, s, x)) => mapSeqSlide(rows => map(f, transpose(map(slide(n, s), "
+      "rows))), n, s, x)",
+      {"opencl", "registers", "stencil"},
+      [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto m = as_plain_map_2d(site);
+        if (!m)
+          return NoMatch{"not a call of map(map(f))"};
+        auto slid = as_slide_2d(m->second);
+        if (!slid)
+          return NoMatch{"the argument is not a slide2D"};
+        const ir::Fun f = m->first;
+        const arith::Expr n = slid->size;
+        const arith::Expr s = slid->step;
+        ir::Type rows_type = ir::Type::array(element_of(slid->grid.type()), n);
+        ir::Fun per_step = lambda1(rows_type, "rows", [&](const ir::Expr& rows) {
+          return ir::call(ir::map(f), {row_windows(rows, n, s)});
+        });
+        return ir::call(ir::map_seq_slide(per_step, n, s), {slid->grid});
+      });
+}
+
+Rule slide_window_2d_zip() {
+  return make_rule(
+      "slide-window-2d-zip",
+      "map(map(f), zip2D(slide2D(n, 1, a), b, ...)) => mapSeqSlide(w => map(f, zip(rows of "
+      "windows of map(get(0), w), get(1, w[n-1]), ...)), n, 1, zip(a, pad(n-1, 0, clamp, b), ...))",
+      {"opencl", "registers", "stencil"},
+      [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto m = as_plain_map_2d(site);
+        if (!m)
+          return NoMatch{"not a call of map(map(f))"};
+        auto grids = as_zip_2d(m->second);
+        if (!grids)
+          return NoMatch{"the argument is not a zip2D"};
+        std::optional<Slide2D> slid;
+        size_t slid_index = 0;
+        for (size_t i = 0; i < grids->size() && !slid; ++i)
+          if ((slid = as_slide_2d((*grids)[i])))
+            slid_index = i;
+        if (!slid)
+          return NoMatch{"no zipped grid is a slide2D"};
+        if (slid->step != arith::Expr(1))
+          return NoMatch{"the slide2D's step is not 1"};
+        const arith::Expr n = slid->size;
+        // The point-wise grids enter the window with their row aligned to the newest slot
+        // (n - 1): padding them by n - 1 rows in front keeps the zip's lengths equal, and the
+        // padded rows are read only while the window fills.
+        std::vector<ir::Expr> zipped;
+        for (size_t i = 0; i < grids->size(); ++i) {
+          if (i == slid_index) {
+            zipped.push_back(slid->grid);
+            continue;
+          }
+          const ir::Expr& g = (*grids)[i];
+          if (array_rank(g.type()) < 2)
+            return NoMatch{fmt::format("zipped grid {} is not 2-dimensional", i)};
+          zipped.push_back(
+              ir::call(ir::pad(n - 1, 0, ir::Boundary{ir::Boundary::Kind::Clamp, 0.0f}), {g}));
+        }
+        ir::Expr rows = ir::call(ir::zip(), zipped);
+        ir::Type window_type = ir::Type::array(element_of(rows.type()), n);
+        const ir::Fun f = m->first;
+        ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
+          std::vector<ir::Expr> parts;
+          for (size_t i = 0; i < zipped.size(); ++i) {
+            if (i == slid_index) {
+              ir::Expr a_rows = ir::call(ir::map(ir::get(static_cast<int>(i))), {w});
+              parts.push_back(row_windows(a_rows, n, 1));
+            } else {
+              parts.push_back(
+                  ir::call(ir::get(static_cast<int>(i)), {ir::call(ir::at(n - 1), {w})}));
+            }
+          }
+          return ir::call(ir::map(f), {ir::call(ir::zip(), parts)});
+        });
+        return ir::call(ir::map_seq_slide(per_step, n, 1), {rows});
+      });
+}
+
+Rule vectorise_outputs(int width) {
+  return make_rule(
+      fmt::format("vectorise-outputs({})", width),
+      "mapSeq(f, x) => asScalar(mapSeq(id, asVector(w, toPrivate(mapSeq(f))(x))))   f computes "
+      "scalars: a thread's consecutive outputs are stored as vectors",
+      {"opencl", "vector", "memory"},
+      [width](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        if (auto r = refuse_width(width))
+          return *r;
+        auto m = as_unary_call_of<ir::MapSeq>(site);
+        if (!m)
+          return NoMatch{"not a call of mapSeq"};
+        if (m->fun->f.as<ir::Id>())
+          return NoMatch{"a copy (mapSeq(id)): vectorise-copy applies"};
+        if (!is_scalar_array(site.type()))
+          return NoMatch{"the results are not scalars"};
+        if (auto r = refuse_indivisible(length_of(site.type()), width, "the vector width"))
+          return *r;
+        if (!length_of(site.type()).as_constant())
+          return NoMatch{"the number of outputs is not a constant"};
+        ir::Expr computed = ir::call(ir::to_private(ir::map_seq(m->fun->f)), {m->arg()});
+        ir::Expr vectors = ir::call(ir::as_vector(width), {computed});
+        return ir::call(ir::as_scalar(), {ir::call(ir::map_seq(ir::id()), {vectors})});
+      });
+}
+
+Rule vectorise_copy(int width) {
+  return make_rule(fmt::format("vectorise-copy({})", width),
+                   "mapSeq(id, x) => asScalar(mapSeq(id, asVector(w, x)))   x an array of scalars",
+                   {"opencl", "vector", "memory"},
+                   [width](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     if (auto r = refuse_width(width))
+                       return *r;
+                     auto m = as_unary_call_of<ir::MapSeq>(site);
+                     if (!m || !m->fun->f.as<ir::Id>())
+                       return NoMatch{"not a call of mapSeq(id)"};
+                     if (!is_scalar_array(m->arg().type()))
+                       return NoMatch{"the copied elements are not scalars"};
+                     if (auto r =
+                             refuse_indivisible(length_of(site.type()), width, "the vector width"))
+                       return *r;
+                     ir::Expr vectors = ir::call(ir::as_vector(width), {m->arg()});
+                     return ir::call(ir::as_scalar(), {ir::call(ir::map_seq(ir::id()), {vectors})});
+                   });
+}
+
+Rule vectorize_map(int width) {
+  return make_rule(
+      fmt::format("vectorize-map({})", width),
+      "map(uf, x) => asScalar(map(vectorize(w, uf), asVector(w, x)))   (zip(a, b, ...): each "
+      "array asVector'd) uf a user function of scalars",
+      {"opencl", "vector"}, [width](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        if (auto r = refuse_width(width))
+          return *r;
+        auto m = as_unary_call_of<ir::Map>(site);
+        if (!m)
+          return NoMatch{"not a call of map"};
+        if (!m->fun->f.as<ir::UserFun>())
+          return NoMatch{"the mapped function is not a user function"};
+        if (auto r = refuse_indivisible(length_of(site.type()), width, "the vector width"))
+          return *r;
+        const ir::Expr& x = m->arg();
+        ir::Expr vectors = x;
+        if (auto z = as_call_of<ir::Zip>(x)) {
+          std::vector<ir::Expr> parts;
+          for (const ir::Expr& a : z->call->args) {
+            if (!is_scalar_array(a.type()))
+              return NoMatch{"a zipped array does not hold scalars"};
+            parts.push_back(ir::call(ir::as_vector(width), {a}));
+          }
+          vectors = ir::call(ir::zip(), parts);
+        } else if (is_scalar_array(x.type())) {
+          vectors = ir::call(ir::as_vector(width), {x});
+        } else {
+          return NoMatch{"the argument is neither an array of scalars nor a zip of them"};
+        }
+        ir::Fun f = ir::vectorize(width, m->fun->f);
+        return ir::call(ir::as_scalar(), {ir::call(ir::map(f), {vectors})});
+      });
+}
+
+} // namespace liftx::rewrite

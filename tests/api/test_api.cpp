@@ -1,0 +1,533 @@
+// The public C++ API on PoCL at small sizes: compile and run a DSL stencil against a plain C++
+// loop, existing OpenCL buffers, errors as exceptions with clear messages, in-application tuning
+// (a stored winner is reused without running anything; other sizes tune again), and use from
+// several threads. Only the public headers are included.
+#include <liftx/liftx.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace liftx;
+
+namespace {
+
+/// A fresh folder per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) {
+    path =
+        fs::temp_directory_path() / ("liftx-test-api-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// The heat-diffusion step: each point moves towards the mean of its four neighbours; the grid
+/// is padded with `border` (cold walls).
+Program heat_program(float alpha) {
+  using namespace liftx::dsl;
+  const std::string body =
+      "return c + " + std::to_string(alpha) + "f * (n + s + e + w - 4.0f * c);";
+  Fn heat = userfun("heat_point",
+                    {{"c", ScalarKind::Float},
+                     {"n", ScalarKind::Float},
+                     {"s", ScalarKind::Float},
+                     {"e", ScalarKind::Float},
+                     {"w", ScalarKind::Float}},
+                    ScalarKind::Float, body);
+  return program("heat2d", {{"grid", array_of(Type::float_(), "N", "M")}}, [&](Expr grid) {
+    return map2D(
+        Fn({"nbh"},
+           [&](Expr nbh) { return heat(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]); }),
+        slide2D(3, 1, pad2D(1, 1, constant(0.0f), grid)));
+  });
+}
+
+/// The same step as a plain loop over an m x n row-major grid.
+std::vector<float> heat_step(const std::vector<float>& g, int64_t m, int64_t n, float alpha) {
+  auto at = [&](int64_t y, int64_t x) {
+    return y < 0 || y >= m || x < 0 || x >= n ? 0.0f : g[size_t(y * n + x)];
+  };
+  std::vector<float> out(g.size());
+  for (int64_t y = 0; y < m; ++y)
+    for (int64_t x = 0; x < n; ++x) {
+      const float c = at(y, x);
+      out[size_t(y * n + x)] =
+          c + alpha * (at(y - 1, x) + at(y + 1, x) + at(y, x + 1) + at(y, x - 1) - 4.0f * c);
+    }
+  return out;
+}
+
+std::vector<float> random_grid(size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float& x : v)
+    x = uniform(rng);
+  return v;
+}
+
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
+  return d;
+}
+
+/// The message of the exception of type E that `f` throws ("" and a failed check otherwise).
+template <class E>
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL_CHECK("no exception of the expected type was thrown");
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+constexpr float kAlpha = 0.2f;
+const Sizes kSizes = {{"M", 24}, {"N", 40}}; // not square: a transposition would show
+
+} // namespace
+
+TEST_CASE("api: devices are listed and a Context opens PoCL; an unknown device is a UserError") {
+  const std::vector<DeviceInfo> all = devices();
+  REQUIRE_FALSE(all.empty());
+  Context ctx("cpu");
+  CHECK(ctx.device().type == "cpu");
+  CHECK_FALSE(ctx.device().key.empty());
+  CHECK(ctx.opencl_context() != nullptr);
+  CHECK(ctx.opencl_queue() != nullptr);
+  const std::string message = message_of<UserError>([] { Context bad("no-such-device-anywhere"); });
+  CHECK(contains(message, "no-such-device-anywhere"));
+}
+
+TEST_CASE("api: a DSL stencil compiles, runs on host arrays, and matches a plain C++ loop") {
+  Context ctx("cpu");
+  const Program p = heat_program(kAlpha);
+  Kernel k = ctx.compile(p, kSizes);
+  CHECK(k.variant().rfind("global2d_10", 0) == 0); // lowered by the first strategy
+  CHECK(k.inputs() == 1);
+  CHECK(k.input_size(0) == 24 * 40);
+  CHECK(k.input_shape(0) == std::vector<int64_t>{24, 40});
+  CHECK(k.output_shape() == std::vector<int64_t>{24, 40});
+  CHECK(k.output_kind() == ScalarKind::Float);
+  CHECK(contains(k.opencl_source(), "kernel void heat2d"));
+  CHECK(contains(k.lowered_program(), "mapGlb"));
+
+  for (uint32_t seed : {1u, 2u}) { // a second run reuses the staging buffers with new data
+    const std::vector<float> grid = random_grid(24 * 40, seed);
+    std::vector<float> out;
+    const RunStats stats = k.run({grid}, out);
+    CHECK(stats.kernel_ms > 0);
+    CHECK(stats.total_ms >= stats.kernel_ms);
+    CHECK(max_difference(out, heat_step(grid, 24, 40, kAlpha)) < 1e-5);
+  }
+  // A fixed-size span as the output.
+  const std::vector<float> grid = random_grid(24 * 40, 3);
+  std::vector<float> out(24 * 40, 0.0f);
+  k.run({grid}, std::span<float>(out));
+  CHECK(max_difference(out, heat_step(grid, 24, 40, kAlpha)) < 1e-5);
+
+  const ContextStats stats = ctx.stats();
+  CHECK(stats.compiles == 1);
+  CHECK(stats.verifications == 1);
+  CHECK(stats.runs == 3);
+}
+
+TEST_CASE("api: a .lift stencil loads and runs; a lowered program is used as written") {
+  Context ctx("cpu");
+  const Program p = load_program(LIFTX_SOURCE_DIR "/stencils/jacobi2d5pt.lift");
+  Kernel k = ctx.compile(p, {{"M", 16}, {"N", 24}});
+  const std::vector<float> g = random_grid(16 * 24, 7);
+  std::vector<float> out;
+  k.run({g}, out);
+  auto at = [&](int64_t y, int64_t x) { // clamp
+    y = std::clamp<int64_t>(y, 0, 15);
+    x = std::clamp<int64_t>(x, 0, 23);
+    return g[size_t(y * 24 + x)];
+  };
+  std::vector<float> want(g.size());
+  for (int64_t y = 0; y < 16; ++y)
+    for (int64_t x = 0; x < 24; ++x)
+      want[size_t(y * 24 + x)] = (5.0f * at(y - 1, x) + 12.0f * at(y, x - 1) + 15.0f * at(y, x) +
+                                  5.0f * at(y + 1, x) + 12.0f * at(y, x + 1)) /
+                                 118.0f;
+  CHECK(max_difference(out, want) < 1e-5);
+
+  const Program lowered =
+      load_program(LIFTX_SOURCE_DIR "/stencils/variants/jacobi2d5pt/tiled_local.lift");
+  Kernel tiled = ctx.compile(lowered, {{"M", 32}, {"N", 32}});
+  CHECK(tiled.variant().rfind("as written", 0) == 0);
+  const std::vector<float> g2 = random_grid(32 * 32, 8);
+  std::vector<float> out2;
+  tiled.run({g2}, out2);
+  CHECK(out2.size() == 32 * 32);
+  // print_program parses back to a program of the same identity.
+  CHECK(program_identity(parse_program(print_program(p))) == program_identity(p));
+}
+
+TEST_CASE("api: existing OpenCL buffers are used in place") {
+  Context ctx("cpu");
+  Kernel k = ctx.compile(heat_program(kAlpha), kSizes);
+  const size_t n = 24 * 40;
+  const std::vector<float> grid = random_grid(n, 11);
+  cl_int err = CL_SUCCESS;
+  cl_mem in = clCreateBuffer(ctx.opencl_context(), CL_MEM_READ_WRITE, n * 4, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_mem out = clCreateBuffer(ctx.opencl_context(), CL_MEM_READ_WRITE, n * 4, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  REQUIRE(clEnqueueWriteBuffer(ctx.opencl_queue(), in, CL_TRUE, 0, n * 4, grid.data(), 0, nullptr,
+                               nullptr) == CL_SUCCESS);
+  Buffer bin = ctx.wrap(in, ScalarKind::Float, n);
+  Buffer bout = ctx.wrap(out, ScalarKind::Float, n);
+  clReleaseMemObject(in); // the Buffers retain them
+  clReleaseMemObject(out);
+  k.run({bin}, bout);
+  std::vector<float> result(n);
+  REQUIRE(clEnqueueReadBuffer(ctx.opencl_queue(), bout.get(), CL_TRUE, 0, n * 4, result.data(), 0,
+                              nullptr, nullptr) == CL_SUCCESS);
+  CHECK(max_difference(result, heat_step(grid, 24, 40, kAlpha)) < 1e-5);
+
+  // Ping-pong on the device for several steps, as a simulation does.
+  Buffer a = ctx.upload(grid), b = ctx.buffer<float>(n);
+  std::vector<float> host = grid;
+  for (int step = 0; step < 5; ++step) {
+    k.run({a}, b);
+    std::swap(a, b);
+    host = heat_step(host, 24, 40, kAlpha);
+  }
+  CHECK(max_difference(a.read<float>(), host) < 1e-5);
+}
+
+TEST_CASE("api: errors are exceptions with clear messages") {
+  Context ctx("cpu");
+  Kernel k = ctx.compile(heat_program(kAlpha), kSizes);
+  const std::vector<float> grid = random_grid(24 * 40, 5);
+  std::vector<float> out;
+
+  CHECK(contains(message_of<UserError>([&] { k.run({}, out); }),
+                 "heat2d takes 1 input (grid), got 0"));
+  CHECK(contains(message_of<UserError>([&] { k.run({std::vector<float>(5)}, out); }),
+                 "needs 960 float elements (24x40), got 5 float elements"));
+  CHECK(contains(message_of<UserError>([&] { k.run({std::vector<int32_t>(960)}, out); }),
+                 "got 960 int elements"));
+  std::vector<float> small(10);
+  CHECK(contains(message_of<UserError>([&] { k.run({grid}, std::span<float>(small)); }),
+                 "got room for 10 float elements"));
+  Buffer same = ctx.upload(grid);
+  CHECK(contains(message_of<UserError>([&] { k.run({same}, same); }), "also one of its inputs"));
+  Context other("cpu");
+  Buffer foreign = other.upload(grid);
+  CHECK(contains(message_of<UserError>([&] { k.run({foreign}, out); }), "another Context"));
+  cl_int err = CL_SUCCESS;
+  cl_mem foreign_mem = clCreateBuffer(other.opencl_context(), CL_MEM_READ_WRITE, 64, nullptr, &err);
+  REQUIRE(err == CL_SUCCESS);
+  CHECK(contains(message_of<UserError>([&] { ctx.wrap(foreign_mem, ScalarKind::Float, 16); }),
+                 "another OpenCL context"));
+  clReleaseMemObject(foreign_mem);
+  CHECK(contains(message_of<UserError>([&] { Kernel().run({grid}, out); }), "empty Kernel"));
+
+  const Program p = heat_program(kAlpha);
+  CHECK(contains(message_of<UserError>([&] { ctx.compile(p, {{"M", 8}}); }), "missing size N"));
+  CHECK(contains(message_of<UserError>([&] {
+                   ctx.compile(p, {{"M", 8}, {"N", 8}, {"K", 2}});
+                 }),
+                 "unknown size K"));
+  CHECK(contains(message_of<UserError>([&] {
+                   ctx.compile(p, {{"M", 0}, {"N", 8}});
+                 }),
+                 "size M must be at least 1"));
+  CHECK(contains(message_of<UserError>(
+                     [] { parse_program("def f(a: [float]N) = map(x => x, b)", "", "bad.lift"); }),
+                 "bad.lift:1:"));
+  CHECK(contains(message_of<UserError>([] { load_program("/no/such/file.lift"); }),
+                 "/no/such/file.lift"));
+  CHECK(contains(message_of<UserError>([] {
+                   using namespace liftx::dsl;
+                   // map2D over a 1D array: a type error when the program is built.
+                   program("bad", {{"a", array_of(Type::float_(), "N")}},
+                           [](Expr a) { return map2D(Fn([](Expr x) { return x; }), a); });
+                 }),
+                 "map"));
+
+  TempDir dir("errors");
+  ContextOptions options;
+  options.tuning_db = (dir.path / "tuning.db").string();
+  Context tuned("cpu", options);
+  TuneOptions bad;
+  bad.budget = 0;
+  CHECK(contains(message_of<UserError>([&] { tune(tuned, p, kSizes, bad); }),
+                 "budget must be at least 1"));
+  CHECK(
+      contains(message_of<UserError>([&] { tune(tuned, p, kSizes, {}, {std::vector<float>(3)}); }),
+               "needs 960 float elements"));
+  TuneOptions missing_model;
+  missing_model.model = (dir.path / "none.json").string();
+  CHECK(contains(message_of<UserError>([&] { tune(tuned, p, kSizes, missing_model); }),
+                 "none.json does not exist"));
+}
+
+TEST_CASE("api: tune stores the winner; a second tune reuses it without running anything") {
+  TempDir dir("tune");
+  ContextOptions options;
+  options.tuning_db = (dir.path / "tuning.db").string();
+  TuneOptions o;
+  o.budget = 2;
+  o.max_variants = 300;
+  o.repeat = 2;
+  const Sizes sizes = {{"M", 16}, {"N", 32}};
+  const std::vector<float> grid = random_grid(16 * 32, 21);
+  const std::vector<float> want = heat_step(grid, 16, 32, kAlpha);
+
+  Context ctx("cpu", options);
+  const Program p = heat_program(kAlpha);
+  const TuneResult first = tune(ctx, p, sizes, o, {grid});
+  CHECK_FALSE(first.reused);
+  CHECK(first.ranked > 0);
+  CHECK(first.ranked <= 300);
+  REQUIRE(first.trials.size() == 3); // the default lowering, then the budget's 2
+  CHECK(first.trials[0].rank == 0);
+  CHECK(first.trials[0].variant.rfind("default global2d_10", 0) == 0);
+  CHECK(first.trials[1].rank == 1);
+  CHECK(first.trials[2].rank == 2);
+  CHECK(first.timed_on == "application inputs");
+  CHECK(first.median_ms > 0);
+  CHECK(contains(first.model, "cpu-model.json"));
+  CHECK(fs::exists(first.database));
+  CHECK(contains(first.report(), "winner"));
+  std::vector<float> out;
+  first.kernel.run({grid}, out);
+  CHECK(max_difference(out, want) < 1e-5);
+  const ContextStats after_first = ctx.stats();
+  CHECK(after_first.verifications == int64_t(first.trials.size()));
+  CHECK(after_first.timed_variants >= 1);
+
+  // The same program, built again, at the same sizes on the same device: reused.
+  const TuneResult second = tune(ctx, heat_program(kAlpha), sizes, o, {grid});
+  CHECK(second.reused);
+  CHECK(second.trials.empty());
+  CHECK(second.key == first.key);
+  CHECK(second.variant == first.variant);
+  CHECK(second.kernel.variant() == first.variant);
+  const ContextStats after_second = ctx.stats();
+  CHECK(after_second.verifications == after_first.verifications);   // nothing checked,
+  CHECK(after_second.timed_variants == after_first.timed_variants); // timed
+  CHECK(after_second.runs == after_first.runs);                     // or run
+  out.clear();
+  second.kernel.run({grid}, out);
+  CHECK(max_difference(out, want) < 1e-5);
+
+  // A later run of the application: a new Context, the same database.
+  Context later("cpu", options);
+  const TuneResult third = tune(later, p, sizes, o);
+  CHECK(third.reused);
+  CHECK(later.stats().verifications == 0);
+  CHECK(later.stats().runs == 0);
+
+  // Other sizes, or asked to: tuned again.
+  const TuneResult other_sizes = tune(ctx, p, {{"M", 16}, {"N", 16}}, o);
+  CHECK_FALSE(other_sizes.reused);
+  CHECK(other_sizes.key != first.key);
+  CHECK(other_sizes.timed_on == "random inputs");
+  CHECK(ctx.stats().verifications > after_second.verifications);
+  TuneOptions again = o;
+  again.retune = true;
+  again.budget = 1;
+  CHECK_FALSE(tune(ctx, p, sizes, again).reused);
+  TuneOptions model_only = o;
+  model_only.include_default = false;
+  model_only.budget = 1;
+  const TuneResult ranked_only = tune(ctx, p, {{"M", 8}, {"N", 16}}, model_only);
+  REQUIRE(ranked_only.trials.size() >= 1);
+  CHECK(ranked_only.trials[0].rank == 1);
+  // A program lowered by hand has no variant space: it is measured as written.
+  const Program lowered =
+      load_program(LIFTX_SOURCE_DIR "/stencils/variants/jacobi2d5pt/tiled_local.lift");
+  const TuneResult as_written = tune(ctx, lowered, {{"M", 32}, {"N", 32}}, o);
+  CHECK_FALSE(as_written.reused);
+  CHECK(as_written.ranked == 0);
+  REQUIRE(as_written.trials.size() == 1);
+  CHECK(as_written.trials[0].variant.rfind("default as written", 0) == 0);
+  CHECK(contains(as_written.report(), "already lowered"));
+  CHECK(tune(ctx, lowered, {{"M", 32}, {"N", 32}}, o).reused);
+  // Another program has another identity.
+  CHECK(program_identity(heat_program(0.1f)) != program_identity(p));
+  CHECK(program_identity(heat_program(kAlpha)) == program_identity(p));
+}
+
+TEST_CASE("api: one Context used from several threads, and a Context per thread") {
+  Context shared("cpu");
+  Kernel k = shared.compile(heat_program(kAlpha), kSizes);
+  std::vector<int> failures(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        const std::vector<float> grid = random_grid(24 * 40, uint32_t(100 + t * 10 + i));
+        std::vector<float> out;
+        k.run({grid}, out);
+        failures[size_t(t)] += max_difference(out, heat_step(grid, 24, 40, kAlpha)) > 1e-5;
+      }
+    });
+  for (int t = 2; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      Context own("cpu");
+      Kernel mine = own.compile(heat_program(kAlpha), {{"M", 8}, {"N", 12}});
+      const std::vector<float> grid = random_grid(8 * 12, uint32_t(t));
+      std::vector<float> out;
+      mine.run({grid}, out);
+      failures[size_t(t)] += max_difference(out, heat_step(grid, 8, 12, kAlpha)) > 1e-5;
+    });
+  for (std::thread& t : threads)
+    t.join();
+  CHECK(failures == std::vector<int>{0, 0, 0, 0});
+  CHECK(shared.stats().runs == 20);
+}
+
+// The DSL examples of docs/library.md, built and (where they are whole programs) run against
+// plain C++ loops, so the documentation cannot drift from what compiles.
+TEST_CASE("api: the DSL examples of docs/library.md build and compute what they say") {
+  using namespace liftx::dsl;
+  const auto F = ScalarKind::Float;
+  const Type vec = array_of(Type::float_(), "N");       // [float]N
+  const Type grid = array_of(Type::float_(), "N", "M"); // [[float]N]M: M rows of N
+  Fn times2 = userfun("times2", {{"x", F}}, F, "return 2.0f * x;");
+  Fn axpy = userfun("axpy", {{"a", F}, {"x", F}, {"y", F}}, F, "return a * x + y;");
+  Fn ramp = userfun("ramp", {{"i", ScalarKind::Int}, {"n", ScalarKind::Int}}, F,
+                    "return (float)i / (float)n;");
+
+  Context ctx("cpu");
+  const std::vector<float> xs = random_grid(64, 31), ys = random_grid(64, 32);
+  auto run1 = [&](const Program& p, std::vector<Input> in, const Sizes& sizes) {
+    std::vector<float> out;
+    ctx.compile(p, sizes).run(in, out);
+    return out;
+  };
+  const Sizes n64 = {{"N", 64}};
+
+  // map, a user function, a C++ lambda
+  const Program scale = program("scale", {{"xs", vec}}, [&](Expr xs) { return map(times2, xs); });
+  const Program half = program("halve", {{"xs", vec}}, [&](Expr xs) {
+    return map([](Expr x) { return mult(x, lit(0.5f)); }, xs);
+  });
+  // zip: a function of k parameters receives the k components of each tuple
+  const Program saxpy = program("saxpy", {{"xs", vec}, {"ys", vec}}, [&](Expr xs, Expr ys) {
+    return map(Fn({"x", "y"}, [&](Expr x, Expr y) { return axpy(lit(2.0f), x, y); }), zip(xs, ys));
+  });
+  // get: a component of a tuple
+  const Program sum2 = program("sum2", {{"xs", vec}, {"ys", vec}}, [&](Expr xs, Expr ys) {
+    return map(Fn({"p"}, [](Expr p) { return add(get(0, p), get(1, p)); }), zip(xs, ys));
+  });
+  // slide + pad + at (x[i]): a 3-point moving sum with clamped ends
+  const Program smooth = program("smooth", {{"xs", vec}}, [&](Expr xs) {
+    return map(Fn({"w"}, [](Expr w) { return add(add(w[0], w[1]), w[2]); }),
+               slide(3, 1, pad(1, 1, clamp, xs)));
+  });
+  // split + join: the same map, chunk by chunk
+  const Program chunked = program("chunked", {{"xs", vec}},
+                                  [&](Expr xs) { return join(map(map(times2), split(8, xs))); });
+  // reduce: one sum per row ([[float]N]M -> [[float]1]M)
+  const Program row_sums =
+      program("row_sums", {{"g", grid}}, [&](Expr g) { return map(reduce(add, lit(0.0f)), g); });
+  // iterate: times2 applied 3 times, inside each work-item's chunk of 4 (an iterate over a whole
+  // kernel would need a global synchronisation between iterations)
+  const Program times8 = program("times8", {{"xs", vec}}, [&](Expr xs) {
+    return join(mapGlb(0,
+                       Fn({"chunk"}, [&](Expr chunk) { return iterate(3, mapSeq(times2), chunk); }),
+                       split(4, xs)));
+  });
+  // array: generated values, i / n for i in [0, N)
+  const Program ramp_plus = program("ramp_plus", {{"xs", vec}}, [&](Expr xs) {
+    Expr r = array(liftx::arith::size_var("N"), ramp);
+    return map(Fn({"x", "r"}, [](Expr x, Expr r) { return add(x, r); }), zip(xs, r));
+  });
+  // transpose and id
+  const Program flip =
+      program("flip", {{"g", grid}}, [&](Expr g) { return map(map(id()), transpose(g)); });
+  // lowered by hand: global threads, and work-groups with a local-memory copy
+  const Program scale_glb =
+      program("scale_glb", {{"xs", vec}}, [&](Expr xs) { return mapGlb(0, times2, xs); });
+  const Program scale_wrg = program("scale_wrg", {{"xs", vec}}, [&](Expr xs) {
+    return join(
+        mapWrg(0,
+               Fn({"chunk"},
+                  [&](Expr chunk) { return mapLcl(0, times2, toLocal(mapLcl(0, id()))(chunk)); }),
+               split(16, xs)));
+  });
+
+  std::vector<float> want(64);
+  auto each = [&](auto f) {
+    for (size_t i = 0; i < 64; ++i)
+      want[i] = f(i);
+    return want;
+  };
+  CHECK(max_difference(run1(scale, {xs}, n64), each([&](size_t i) { return 2 * xs[i]; })) < 1e-6);
+  CHECK(max_difference(run1(half, {xs}, n64), each([&](size_t i) { return 0.5f * xs[i]; })) < 1e-6);
+  CHECK(max_difference(run1(saxpy, {xs, ys}, n64),
+                       each([&](size_t i) { return 2 * xs[i] + ys[i]; })) < 1e-6);
+  CHECK(max_difference(run1(sum2, {xs, ys}, n64), each([&](size_t i) { return xs[i] + ys[i]; })) <
+        1e-6);
+  CHECK(max_difference(run1(smooth, {xs}, n64), each([&](size_t i) {
+                         return xs[i == 0 ? 0 : i - 1] + xs[i] + xs[i == 63 ? 63 : i + 1];
+                       })) < 1e-5);
+  CHECK(max_difference(run1(chunked, {xs}, n64), each([&](size_t i) { return 2 * xs[i]; })) < 1e-6);
+  CHECK(max_difference(run1(times8, {xs}, n64), each([&](size_t i) { return 8 * xs[i]; })) < 1e-6);
+  CHECK(max_difference(run1(ramp_plus, {xs}, n64),
+                       each([&](size_t i) { return xs[i] + float(i) / 64.0f; })) < 1e-6);
+  CHECK(max_difference(run1(scale_glb, {xs}, n64), each([&](size_t i) { return 2 * xs[i]; })) <
+        1e-6);
+  CHECK(max_difference(run1(scale_wrg, {xs}, n64), each([&](size_t i) { return 2 * xs[i]; })) <
+        1e-6);
+  const Sizes g8x8 = {{"M", 8}, {"N", 8}};
+  const std::vector<float> rows = run1(row_sums, {xs}, g8x8);
+  REQUIRE(rows.size() == 8);
+  for (size_t r = 0; r < 8; ++r) {
+    float s = 0;
+    for (size_t c = 0; c < 8; ++c)
+      s += xs[r * 8 + c];
+    CHECK(std::fabs(rows[r] - s) < 1e-5);
+  }
+  const std::vector<float> flipped = run1(flip, {xs}, g8x8);
+  REQUIRE(flipped.size() == 64);
+  for (size_t r = 0; r < 8; ++r)
+    for (size_t c = 0; c < 8; ++c)
+      CHECK(flipped[c * 8 + r] == xs[r * 8 + c]);
+
+  // The 2D and 3D forms type as documented.
+  const Type g3 = array_of(Type::float_(), "N", "M", "L");
+  const Expr g = ir::param(grid, "g"), h = ir::param(grid, "h"), c = ir::param(g3, "c");
+  CHECK(map2D(times2, g).type() == grid);
+  CHECK(pad2D(1, 1, mirror, g).type().to_string() == "[[float](N + 2)](M + 2)");
+  CHECK(slide2D(3, 1, pad2D(1, 1, wrap, g)).type() ==
+        array_of(array_of(Type::float_(), 3, 3), "N", "M"));
+  CHECK(zip2D(g, h).type() == array_of(tuple_of(Type::float_(), Type::float_()), "N", "M"));
+  CHECK(map3D(times2, c).type() == g3);
+  CHECK(slide3D(3, 1, pad3D(1, 1, constant(0.0f), c)).type() ==
+        array_of(array_of(Type::float_(), 3, 3, 3), "N", "M", "L"));
+  CHECK(zip3D(c, c).type() == array_of(tuple_of(Type::float_(), Type::float_()), "N", "M", "L"));
+  CHECK(toGlobal(mapSeq(times2))(ir::param(vec, "v")).type() == vec);
+  CHECK(toPrivate(id())(lit(1.0f)).type() == Type::float_());
+  CHECK(reduceSeq(mult, lit(1.0f), ir::param(vec, "v")).type() == array_of(Type::float_(), 1));
+}
