@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,7 +32,60 @@ struct VariantsOptions {
   bool count = false;
   int depth = 2;
   int64_t max_tile = 32;
+  std::vector<std::string> where;
 };
+
+/// One `--where KEY=V1|V2|...` filter: strategy, tied (true/false), local (32x8), global, or a
+/// strategy parameter (tile_x, tile_y, vector, chunk, split, ...).
+struct Filter {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+Filter parse_filter(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UserError(fmt::format("--where {}: expected KEY=VALUE[|VALUE...], e.g. "
+                                "strategy=window or tile_y=4|8",
+                                text));
+  Filter f{text.substr(0, eq), {}};
+  for (size_t start = eq + 1; start <= text.size();) {
+    size_t bar = text.find('|', start);
+    if (bar == std::string::npos)
+      bar = text.size();
+    f.values.push_back(text.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return f;
+}
+
+std::string launch_sizes(const std::array<int64_t, 3>& sizes, int dims) {
+  std::string s;
+  for (int d = 0; d < dims; ++d)
+    s += fmt::format("{}{}", d ? "x" : "", sizes[static_cast<size_t>(d)]);
+  return s;
+}
+
+bool matches(const rewrite::Variant& v, const std::vector<Filter>& filters) {
+  for (const Filter& f : filters) {
+    std::string actual;
+    if (f.key == "strategy") {
+      actual = v.strategy;
+    } else if (f.key == "tied") {
+      actual = v.launch.tied ? "true" : "false";
+    } else if (f.key == "local") {
+      actual = launch_sizes(v.launch.local, v.launch.dims);
+    } else if (f.key == "global") {
+      actual = launch_sizes(v.launch.global, v.launch.dims);
+    } else {
+      auto it = v.parameters.find(f.key);
+      actual = it == v.parameters.end() ? "none" : std::to_string(it->second);
+    }
+    if (std::find(f.values.begin(), f.values.end(), actual) == f.values.end())
+      return false;
+  }
+  return true;
+}
 
 /// The first OpenCL device's limits, as the variant space sees them.
 rewrite::DeviceLimits detect_limits() {
@@ -61,7 +115,17 @@ void add_variants_command(CLI::App& app) {
   cmd->add_flag("--count", o->count, "only print the counts");
   cmd->add_option("--depth", o->depth, "high-level rewrite depth (default 2)");
   cmd->add_option("--max-tile", o->max_tile, "largest tile step / split factor (default 32)");
+  cmd->add_option("--where", o->where,
+                  "keep only variants with KEY=V1|V2 (strategy, tied, local, global or a "
+                  "parameter such as tile_x, tile_y, vector; `none` = the parameter is absent); "
+                  "repeatable, all must hold");
   cmd->callback([o] {
+    std::vector<Filter> filters;
+    for (const std::string& w : o->where)
+      filters.push_back(parse_filter(w));
+    if (!filters.empty() && o->sample > 0)
+      throw UserError("--where and --sample cannot be combined (the sample is of the whole "
+                      "space)");
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     interp::Sizes sizes = bind_sizes(program, o->sizes);
@@ -76,9 +140,16 @@ void add_variants_command(CLI::App& app) {
       chosen = rewrite::sample(stream, o->sample, o->seed);
     } else {
       rewrite::Variant v;
-      while ((o->limit <= 0 || stream.counts().variants < o->limit) && stream.next(v))
+      int64_t kept = 0;
+      while ((o->limit <= 0 || kept < o->limit) && stream.next(v)) {
+        if (!matches(v, filters))
+          continue;
+        ++kept;
         if (!o->out.empty())
           chosen.push_back(v);
+      }
+      if (!filters.empty())
+        fmt::print("matching  {} variants (--where)\n", kept);
     }
     if (!o->out.empty() && !o->count) {
       std::filesystem::create_directories(o->out);

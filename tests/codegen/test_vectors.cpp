@@ -1,0 +1,128 @@
+// Vectors and register windows in generated code: each kernel verified on PoCL against the
+// interpreter of the high-level stencil, and the generated text checked for what it must contain.
+#include "codegen/kernel.hpp"
+#include "codegen/runtime/device.hpp"
+#include "exec/run.hpp"
+#include "ir/parse/parser.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+using namespace liftx;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = fs::path(LIFTX_SOURCE_DIR);
+
+runtime::Device& cpu() {
+  static runtime::Device device = runtime::select_device("cpu");
+  return device;
+}
+
+/// Runs `program` on PoCL and checks every element against `reference` (or itself).
+void check_runs(const ir::Program& program, const interp::Sizes& sizes,
+                const ir::Program* reference = nullptr) {
+  exec::RunOptions o;
+  o.time = false;
+  o.roofline = false;
+  o.reference = reference;
+  exec::RunReport r = exec::run_program(cpu(), program, sizes, o);
+  INFO(r.message);
+  CHECK(r.status == runtime::Status::ok);
+  CHECK(r.verification.passed);
+  CHECK(r.verification.elements > 0);
+}
+
+ir::Module parse_text(const std::string& text) {
+  return parse::parse_module(text, "<test>");
+}
+
+} // namespace
+
+TEST_CASE("a register window with float4 loads and stores computes the Jacobi stencil") {
+  ir::Module window = parse::parse_file((kSource / "tests/codegen/programs/window2d.lift").string());
+  ir::Module stencil = parse::parse_file((kSource / "stencils/jacobi2d5pt.lift").string());
+  codegen::Kernel k = codegen::generate(window.main());
+  // N is a multiple of 4 (split by the tiles), so the centre loads and the stores are aligned.
+  CHECK(k.source.find("(*(const global float4*)(grid + ") != std::string::npos);
+  CHECK(k.source.find("*(global float4*)(out_0 + ") != std::string::npos);
+  CHECK(k.source.find("#pragma unroll 1") != std::string::npos); // 4 steps, kept rolled
+  CHECK(k.source.find("priv_") != std::string::npos);
+  CHECK(k.source.find("[0]") == std::string::npos); // private arrays became scalars
+  REQUIRE(k.size_divisors.size() == 2);
+  CHECK(k.window_bytes == 3 * 6 * 4);
+  CHECK(k.private_bytes == k.window_bytes + 4 * 4);
+  for (interp::Sizes sizes : {interp::Sizes{{"M", 40}, {"N", 24}}, interp::Sizes{{"M", 4}, {"N", 4}},
+                              interp::Sizes{{"M", 12}, {"N", 64}}}) {
+    CAPTURE(sizes.at("M"));
+    check_runs(window.main(), sizes, &stencil.main());
+  }
+  // A vector access is one record of width 4.
+  int vector_loads = 0, vector_stores = 0;
+  for (const codegen::MemoryAccess& a : k.accesses)
+    if (a.width == 4)
+      (a.is_store ? vector_stores : vector_loads)++;
+  CHECK(vector_loads == 3); // two rows before the loop, one per step
+  CHECK(vector_stores == 1);
+  // Sizes the aligned accesses were not generated for are refused before launch.
+  exec::RunOptions o;
+  CHECK_THROWS_AS(exec::prepare_launch(window.main(), {{"M", 8}, {"N", 6}}, o, cpu().profile),
+                  UserError);
+}
+
+TEST_CASE("vectors at offsets not provably aligned load with vloadN") {
+  // Windows of 4 starting every 2 elements: not a multiple of 4, so vload4.
+  ir::Module m = parse_text("def f(x: [float]N) = join(mapGlb0(w => asScalar(mapSeq(id, asVector(4, "
+                       "w))), slide(4, 2, x)))");
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(k.source.find("vload4(0, x + ") != std::string::npos);
+  // The outputs of work-item i start at 4*i: aligned stores.
+  CHECK(k.source.find("*(global float4*)(out_0 + ") != std::string::npos);
+  check_runs(m.main(), {{"N", 18}});
+  check_runs(m.main(), {{"N", 6}});
+}
+
+TEST_CASE("vectorised user functions compute per component") {
+  ir::Module m = parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
+                       "def f(a: [float]N, b: [float]N) = asScalar(mapGlb0(vectorize(4, scale), "
+                       "zip(asVector(4, a), asVector(4, b))))");
+  ir::Module plain = parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
+                           "def f(a: [float]N, b: [float]N) = map(scale, zip(a, b))");
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(k.source.find("float4") != std::string::npos);
+  for (int64_t n : {4, 64, 1024})
+    check_runs(m.main(), {{"N", n}}, &plain.main());
+}
+
+TEST_CASE("a 1D register window over a padded array") {
+  ir::Module m = parse_text("def f(x: [float]N) = mapGlb0(t => mapSeqSlide(reduceSeq(add, 0.0f), 3, "
+                       "1, t), slide(10, 8, pad(1, 1, clamp, x)))");
+  ir::Module plain =
+      parse_text("def f(x: [float]N) = join(map(t => map(reduce(add, 0.0f), slide(3, 1, t)), slide(10, "
+            "8, pad(1, 1, clamp, x))))");
+  (void)plain;
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(k.source.find("mapSeqSlide") == std::string::npos); // no leftover names
+  CHECK(k.window_bytes == 3 * 4);
+  check_runs(m.main(), {{"N", 16}});
+  check_runs(m.main(), {{"N", 64}});
+}
+
+TEST_CASE("user functions of constants fold to literals once a reduction is unrolled") {
+  ir::Module gaussian =
+      parse::parse_file((kSource / "stencils/variants/gaussian/global2d.lift").string());
+  codegen::Kernel k = codegen::generate(gaussian.main());
+  CHECK(k.source.find("gaussWeight(") == std::string::npos);
+  CHECK(k.source.find("mult(15.0f, ") != std::string::npos); // the centre weight
+  check_runs(gaussian.main(), {{"M", 9}, {"N", 7}});
+}
+
+TEST_CASE("window errors are located user errors") {
+  CHECK_THROWS_AS(codegen::generate(
+                      parse_text("def f(x: [float]N) = mapGlb0(t => mapSeqSlide(w => w[0], 3, 4, t), "
+                            "slide(11, 8, x))")
+                          .main()),
+                  UserError);
+}
