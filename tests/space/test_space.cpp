@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -267,6 +268,48 @@ TEST_CASE("a fixed-seed sample of 30 variants per stencil verifies on PoCL") {
       MESSAGE(f);
     CHECK(s.failed == 0);
     CHECK(s.verified == 30);
+  }
+}
+
+TEST_CASE("register-window variants of every stencil verify on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  rewrite::Sizes sizes{{"M", 32}, {"N", 64}};
+  for (const std::string& name : kStencils) {
+    CAPTURE(name);
+    ir::Module module = load(name);
+    // One rewrite deep (the tiles) and tiles up to 8: the window variants without the space's
+    // other families, so the whole stream is walked quickly.
+    rewrite::SpaceOptions options = options_for(32, 64);
+    options.depth = 1;
+    options.max_tile = 8;
+    rewrite::VariantStream stream(module.main(), options);
+    // A fixed-seed reservoir of the window variants (tied and free launches, every width).
+    std::vector<rewrite::Variant> picked;
+    std::mt19937_64 rng(11);
+    int64_t seen = 0;
+    std::set<int64_t> widths;
+    rewrite::Variant v;
+    while (stream.next(v)) {
+      if (v.strategy != "window")
+        continue;
+      widths.insert(v.parameters.at("vector"));
+      ++seen;
+      if (picked.size() < 12) {
+        picked.push_back(v);
+      } else if (auto j = std::uniform_int_distribution<int64_t>(0, seen - 1)(rng); j < 12) {
+        picked[static_cast<size_t>(j)] = v;
+      }
+    }
+    CHECK(seen >= 100);
+    CHECK(widths.count(1) == 1);
+    CHECK(widths.count(4) == 1);
+    REQUIRE(picked.size() == 12);
+    VerifySummary s = verify(device, module, picked, sizes, name);
+    for (const std::string& f : s.failures)
+      MESSAGE(f);
+    CHECK(s.failed == 0);
+    CHECK(s.verified == 12);
   }
 }
 
