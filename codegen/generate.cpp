@@ -1260,6 +1260,10 @@ private:
                               -1,
                               {}});
     }
+    // The kernel is named after the program, unless that name is taken by one of its user
+    // functions or by OpenCL C itself.
+    while (used_userfuns_.count(kernel_.name) || ir::is_reserved_in_opencl(kernel_.name))
+      kernel_.name += "_kernel";
     // Sizes are kernel arguments, after the buffers, sorted by name.
     for (const arith::Expr& v : program_.size_vars())
       kernel_.args.push_back(

@@ -115,8 +115,9 @@ bool is_opencl_reserved(std::string_view word) {
       "get_num_groups", "get_work_dim", "mad", "fma", "dot", "cross", "length", "distance",
       "normalize", "sign", "step", "smoothstep", "mix", "degrees", "radians", "native_sqrt",
       "native_exp", "native_log", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "exp2",
-      "log2", "log10", "cbrt", "hypot", "trunc", "round", "rint", "fmod", "remainder", "vload4",
-      "vstore4", "select", "any", "all", "isnan", "isinf"};
+      "log2", "log10", "cbrt", "hypot", "trunc", "round", "rint", "fmod", "remainder", "vload2",
+      "vload4", "vload8", "vload16", "vstore2", "vstore4", "vstore8", "vstore16", "select", "any",
+      "all", "isnan", "isinf"};
   if (std::find(std::begin(words), std::end(words), word) != std::end(words)) return true;
   // Vector types: float2, int16, ...
   for (std::string_view base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
@@ -858,3 +859,10 @@ std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
 }
 
 } // namespace liftx::ir::userfun_detail
+
+namespace liftx::ir {
+bool is_reserved_in_opencl(std::string_view name) {
+  return userfun_detail::is_opencl_reserved(name) || userfun_detail::is_keyword(name) ||
+         userfun_detail::is_unsupported_c_keyword(name);
+}
+} // namespace liftx::ir

@@ -81,6 +81,9 @@ private:
 
 using UserFunPtr = std::shared_ptr<const UserFunDef>;
 
+/// Whether `name` is a C or OpenCL C keyword, type or built-in a generated identifier must avoid.
+bool is_reserved_in_opencl(std::string_view name);
+
 /// Structural identity of user functions: same name, parameter types, result type and body text.
 bool same_userfun(const UserFunDef& a, const UserFunDef& b);
 

@@ -126,3 +126,17 @@ TEST_CASE("window errors are located user errors") {
                           .main()),
                   UserError);
 }
+
+TEST_CASE("a kernel named like one of its user functions or an OpenCL word is renamed") {
+  // .lift files cannot reuse a name; programs built with the C++ DSL can.
+  ir::Module m = parse_text("userfun heat(x: float): float { return x * 0.5f; }\n"
+                            "def step(x: [float]N) = mapGlb0(heat, x)");
+  ir::Program program = m.main();
+  program.name = "heat";
+  codegen::Kernel k = codegen::generate(program);
+  CHECK(k.name == "heat_kernel");
+  check_runs(program, {{"N", 16}});
+  ir::Module half = parse_text("def half(x: [float]N) = mapGlb0(id, x)");
+  CHECK(codegen::generate(half.main()).name == "half_kernel");
+  check_runs(half.main(), {{"N", 16}});
+}
