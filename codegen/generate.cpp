@@ -1158,13 +1158,23 @@ private:
     std::vector<std::vector<std::string>> slots(static_cast<size_t>(*size));
     int64_t window_bytes = 0;
     for (int64_t k = 0; k < *size; ++k) {
+      // One declaration per slot and run of equal kinds: `float win_3_1_0, win_3_1_1, ...;`.
+      std::string line;
       for (size_t j = 0; j < kinds->size(); ++j) {
         std::string name = fmt::format("{}_{}_{}", base, k, j);
-        emit(fmt::format("{} {};", ir::scalar_name((*kinds)[j]), name));
+        if (j == 0 || (*kinds)[j] != (*kinds)[j - 1]) {
+          if (!line.empty())
+            emit(line + ";");
+          line = fmt::format("{} {}", ir::scalar_name((*kinds)[j]), name);
+        } else {
+          line += ", " + name;
+        }
         slots[size_t(k)].push_back(name);
         names->emplace_back(name, (*kinds)[j]);
         window_bytes += static_cast<int64_t>(scalar_bytes((*kinds)[j]));
       }
+      if (!line.empty())
+        emit(line + ";");
     }
     kernel_.private_bytes += window_bytes;
     kernel_.window_bytes += window_bytes;

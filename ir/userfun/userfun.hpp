@@ -68,8 +68,8 @@ public:
   static std::shared_ptr<const UserFunDef> builtin(std::string_view name);
 
   ~UserFunDef();
-  UserFunDef(std::string name, std::vector<UserFunParam> params, ScalarKind result, std::string body_text,
-             std::unique_ptr<const UserFunBody> body);
+  UserFunDef(std::string name, std::vector<UserFunParam> params, ScalarKind result,
+             std::string body_text, std::unique_ptr<const UserFunBody> body);
 
 private:
   std::string name_;

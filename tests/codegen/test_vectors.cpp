@@ -42,7 +42,8 @@ ir::Module parse_text(const std::string& text) {
 } // namespace
 
 TEST_CASE("a register window with float4 loads and stores computes the Jacobi stencil") {
-  ir::Module window = parse::parse_file((kSource / "tests/codegen/programs/window2d.lift").string());
+  ir::Module window =
+      parse::parse_file((kSource / "tests/codegen/programs/window2d.lift").string());
   ir::Module stencil = parse::parse_file((kSource / "stencils/jacobi2d5pt.lift").string());
   codegen::Kernel k = codegen::generate(window.main());
   // N is a multiple of 4 (split by the tiles), so the centre loads and the stores are aligned.
@@ -54,8 +55,9 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
   REQUIRE(k.size_divisors.size() == 2);
   CHECK(k.window_bytes == 3 * 6 * 4);
   CHECK(k.private_bytes == k.window_bytes + 4 * 4);
-  for (interp::Sizes sizes : {interp::Sizes{{"M", 40}, {"N", 24}}, interp::Sizes{{"M", 4}, {"N", 4}},
-                              interp::Sizes{{"M", 12}, {"N", 64}}}) {
+  for (interp::Sizes sizes :
+       {interp::Sizes{{"M", 40}, {"N", 24}}, interp::Sizes{{"M", 4}, {"N", 4}},
+        interp::Sizes{{"M", 12}, {"N", 64}}}) {
     CAPTURE(sizes.at("M"));
     check_runs(window.main(), sizes, &stencil.main());
   }
@@ -74,8 +76,9 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
 
 TEST_CASE("vectors at offsets not provably aligned load with vloadN") {
   // Windows of 4 starting every 2 elements: not a multiple of 4, so vload4.
-  ir::Module m = parse_text("def f(x: [float]N) = join(mapGlb0(w => asScalar(mapSeq(id, asVector(4, "
-                       "w))), slide(4, 2, x)))");
+  ir::Module m =
+      parse_text("def f(x: [float]N) = join(mapGlb0(w => asScalar(mapSeq(id, asVector(4, "
+                 "w))), slide(4, 2, x)))");
   codegen::Kernel k = codegen::generate(m.main());
   CHECK(k.source.find("vload4(0, x + ") != std::string::npos);
   // The outputs of work-item i start at 4*i: aligned stores.
@@ -85,11 +88,13 @@ TEST_CASE("vectors at offsets not provably aligned load with vloadN") {
 }
 
 TEST_CASE("vectorised user functions compute per component") {
-  ir::Module m = parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
-                       "def f(a: [float]N, b: [float]N) = asScalar(mapGlb0(vectorize(4, scale), "
-                       "zip(asVector(4, a), asVector(4, b))))");
-  ir::Module plain = parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
-                           "def f(a: [float]N, b: [float]N) = map(scale, zip(a, b))");
+  ir::Module m =
+      parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
+                 "def f(a: [float]N, b: [float]N) = asScalar(mapGlb0(vectorize(4, scale), "
+                 "zip(asVector(4, a), asVector(4, b))))");
+  ir::Module plain =
+      parse_text("userfun scale(a: float, b: float): float { return a * 0.5f - b; }\n"
+                 "def f(a: [float]N, b: [float]N) = map(scale, zip(a, b))");
   codegen::Kernel k = codegen::generate(m.main());
   CHECK(k.source.find("float4") != std::string::npos);
   for (int64_t n : {4, 64, 1024})
@@ -118,11 +123,12 @@ TEST_CASE("user functions of constants fold to literals once a reduction is unro
 }
 
 TEST_CASE("window errors are located user errors") {
-  CHECK_THROWS_AS(codegen::generate(
-                      parse_text("def f(x: [float]N) = mapGlb0(t => mapSeqSlide(w => w[0], 3, 4, t), "
-                            "slide(11, 8, x))")
-                          .main()),
-                  UserError);
+  CHECK_THROWS_AS(
+      codegen::generate(
+          parse_text("def f(x: [float]N) = mapGlb0(t => mapSeqSlide(w => w[0], 3, 4, t), "
+                     "slide(11, 8, x))")
+              .main()),
+      UserError);
 }
 
 TEST_CASE("a kernel named like one of its user functions or an OpenCL word is renamed") {

@@ -327,10 +327,13 @@ namespace liftx::rewrite::test {
 
 TEST_CASE("slide-window-1d") {
   run_table(slide_window_1d(),
-            {{"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, x))", "#0",
-              "def f(x: [float]N) = mapSeqSlide(reduce(add, 0.0f), 3, 1, x)", {{"N", 10}}},
+            {{"def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, x))",
+              "#0",
+              "def f(x: [float]N) = mapSeqSlide(reduce(add, 0.0f), 3, 1, x)",
+              {{"N", 10}}},
              {"def f(x: [float]N) = mapSeq(reduce(add, 0.0f), slide(3, 2, pad(1, 0, clamp, x)))",
-              "#0", "def f(x: [float]N) = mapSeqSlide(reduce(add, 0.0f), 3, 2, pad(1, 0, clamp, x))",
+              "#0",
+              "def f(x: [float]N) = mapSeqSlide(reduce(add, 0.0f), 3, 2, pad(1, 0, clamp, x))",
               {{"N", 8}}}},
             {{"def f(x: [float]N) = map(neg, x)", "#0", "not a slide"},
              {"def f(x: [[float]N]M) = map(transpose, slide(2, 1, x))", "#0", "does not compute"},
@@ -339,7 +342,8 @@ TEST_CASE("slide-window-1d") {
 
 TEST_CASE("slide-window-2d") {
   run_table(slide_window_2d(),
-            {{kStencil2d, "#0",
+            {{kStencil2d,
+              "#0",
               "def f(x: [[float]N]M) = mapSeqSlide(rows => map(nbh => add(nbh[0][1], nbh[1][2]), "
               "transpose(map(slide(3, 1), rows))), 3, 1, pad2D(1, 1, clamp, x))",
               {{"M", 5}, {"N", 7}}}},
@@ -350,7 +354,8 @@ TEST_CASE("slide-window-2d") {
 
 TEST_CASE("slide-window-2d-zip") {
   run_table(slide_window_2d_zip(),
-            {{kZipStencil2d, "#0",
+            {{kZipStencil2d,
+              "#0",
               "def f(a: [[float]N]M, b: [[float]N]M) = mapSeqSlide(w => map((nbh, p) => "
               "add(nbh[1][1], p), zip(transpose(map(slide(3, 1), map(get(0), w))), get(1, w[2]))), "
               "3, 1, zip(pad2D(1, 1, clamp, a), pad(2, 0, clamp, b)))",
@@ -363,33 +368,33 @@ TEST_CASE("slide-window-2d-zip") {
 }
 
 TEST_CASE("vectorise-outputs") {
-  run_table(vectorise_outputs(4),
-            {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)",
-              "def f(x: [[float]4]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, "
-              "toPrivate(mapSeq(neg))(r)))), x)",
-              n8},
-             {"def f(x: [[float]8]N) = mapGlb0(mapSeq(sq), x)", "mapSeq(sq, p)",
-              "def f(x: [[float]8]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, "
-              "toPrivate(mapSeq(sq))(r)))), x)",
-              {{"N", 3}}}},
-            {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)", "a copy"},
-             {"def f(x: [[float]6]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)",
-              "4 does not divide"},
-             {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a constant"},
-             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of mapSeq"}});
+  run_table(
+      vectorise_outputs(4),
+      {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)",
+        "def f(x: [[float]4]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, "
+        "toPrivate(mapSeq(neg))(r)))), x)",
+        n8},
+       {"def f(x: [[float]8]N) = mapGlb0(mapSeq(sq), x)",
+        "mapSeq(sq, p)",
+        "def f(x: [[float]8]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, "
+        "toPrivate(mapSeq(sq))(r)))), x)",
+        {{"N", 3}}}},
+      {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)", "a copy"},
+       {"def f(x: [[float]6]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)", "4 does not divide"},
+       {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a constant"},
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of mapSeq"}});
   ir::Module three = parse_program("def f(x: [float]6) = mapSeq(neg, x)");
   CHECK_FALSE(applied(vectorise_outputs(3).apply(three.main().body, {})));
 }
 
 TEST_CASE("vectorise-copy") {
-  run_table(vectorise_copy(4),
-            {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)",
-              "def f(x: [[float]4]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, r))), x)",
-              n8}},
-            {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)",
-              "not a call of mapSeq(id)"},
-             {"def f(x: [[float]6]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)",
-              "4 does not divide"}});
+  run_table(
+      vectorise_copy(4),
+      {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)",
+        "def f(x: [[float]4]N) = mapGlb0(r => asScalar(mapSeq(id, asVector(4, r))), x)", n8}},
+      {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)",
+        "not a call of mapSeq(id)"},
+       {"def f(x: [[float]6]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)", "4 does not divide"}});
 }
 
 TEST_CASE("vectorize-map") {
@@ -400,8 +405,7 @@ TEST_CASE("vectorize-map") {
               "def f(a: [float]N, b: [float]N) = asScalar(map(vectorize(4, add), "
               "zip(asVector(4, a), asVector(4, b))))",
               n8}},
-            {{"def f(x: [[float]N]M) = map(reduce(add, 0.0f), x)", "#0",
-              "not a user function"},
+            {{"def f(x: [[float]N]M) = map(reduce(add, 0.0f), x)", "#0", "not a user function"},
              {"def f(x: [float]6) = map(neg, x)", "#0", "4 does not divide"},
              {"def f(x: [[float]N]M) = map(map(neg), x)", "#0", "not a user function"}});
 }
