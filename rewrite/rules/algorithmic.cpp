@@ -35,20 +35,6 @@ ir::Expr untile(const ir::Expr& tiled_outputs) {
   return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
 }
 
-/// Matches map(map(f), x): the inner function f and x.
-struct Map2D {
-  ir::Fun f;
-  ir::Expr x;
-};
-std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {
-  auto outer = as_unary_call_of<ir::Map>(site);
-  if (!outer)
-    return NoMatch{"not a call of map"};
-  const auto* inner = outer->fun->f.as<ir::Map>();
-  if (!inner)
-    return NoMatch{"the mapped function is not a map"};
-  return Map2D{inner->f, outer->arg()};
-}
 
 template <class M>
 RuleResult fuse(const CallOf<M>& outer, ir::Fun (*rebuild)(ir::Fun)) {

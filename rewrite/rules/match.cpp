@@ -60,6 +60,16 @@ bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pre
 
 } // namespace
 
+std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {
+  auto outer = as_unary_call_of<ir::Map>(site);
+  if (!outer)
+    return NoMatch{"not a call of map"};
+  const auto* inner = outer->fun->f.as<ir::Map>();
+  if (!inner)
+    return NoMatch{"the mapped function is not a map"};
+  return Map2D{inner->f, outer->arg()};
+}
+
 bool computes(const ir::Fun& f) {
   return search_fun(f, is_computing_head);
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace liftx::rewrite::match {
@@ -48,6 +49,13 @@ struct Slide2D {
   ir::Expr grid;
 };
 std::optional<Slide2D> as_slide_2d(const ir::Expr& e);
+
+/// `map(map(f), x)` (plain maps): the inner function f and x, or why not.
+struct Map2D {
+  ir::Fun f;
+  ir::Expr x;
+};
+std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site);
 
 /// `zip2D(a, b, ...)` expanded: map(zip)(zip(a, b, ...)); the zipped grids.
 std::optional<std::vector<ir::Expr>> as_zip_2d(const ir::Expr& e);

@@ -9,17 +9,6 @@ using namespace match;
 
 namespace {
 
-/// `map(map(f), x)` (plain maps only: the window rules run before lowering): f and x.
-std::optional<std::pair<ir::Fun, ir::Expr>> as_plain_map_2d(const ir::Expr& site) {
-  auto outer = as_unary_call_of<ir::Map>(site);
-  if (!outer)
-    return std::nullopt;
-  const auto* inner = outer->fun->f.as<ir::Map>();
-  if (!inner)
-    return std::nullopt;
-  return std::make_pair(inner->f, outer->arg());
-}
-
 /// The windows of one output row, `transpose(map(slide(n, s), rows))`: n rows become the row of
 /// n x n neighbourhoods.
 ir::Expr row_windows(const ir::Expr& rows, const arith::Expr& n, const arith::Expr& s) {
@@ -73,13 +62,13 @@ Rule slide_window_2d() {
       "rows))), n, s, x)",
       {"opencl", "registers", "stencil"},
       [](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        auto m = as_plain_map_2d(site);
-        if (!m)
-          return NoMatch{"not a call of map(map(f))"};
-        auto slid = as_slide_2d(m->second);
+        auto m = as_map_2d(site);
+        if (auto* no = std::get_if<NoMatch>(&m))
+          return *no;
+        const auto& [f, x] = std::get<Map2D>(m);
+        auto slid = as_slide_2d(x);
         if (!slid)
           return NoMatch{"the argument is not a slide2D"};
-        const ir::Fun f = m->first;
         const arith::Expr n = slid->size;
         const arith::Expr s = slid->step;
         ir::Type rows_type = ir::Type::array(element_of(slid->grid.type()), n);
@@ -97,10 +86,11 @@ Rule slide_window_2d_zip() {
       "windows of map(get(0), w), get(1, w[n-1]), ...)), n, 1, zip(a, pad(n-1, 0, clamp, b), ...))",
       {"opencl", "registers", "stencil"},
       [](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        auto m = as_plain_map_2d(site);
-        if (!m)
-          return NoMatch{"not a call of map(map(f))"};
-        auto grids = as_zip_2d(m->second);
+        auto m = as_map_2d(site);
+        if (auto* no = std::get_if<NoMatch>(&m))
+          return *no;
+        const auto& [f, x] = std::get<Map2D>(m);
+        auto grids = as_zip_2d(x);
         if (!grids)
           return NoMatch{"the argument is not a zip2D"};
         std::optional<Slide2D> slid;
@@ -130,7 +120,6 @@ Rule slide_window_2d_zip() {
         }
         ir::Expr rows = ir::call(ir::zip(), zipped);
         ir::Type window_type = ir::Type::array(element_of(rows.type()), n);
-        const ir::Fun f = m->first;
         ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
           std::vector<ir::Expr> parts;
           for (size_t i = 0; i < zipped.size(); ++i) {
