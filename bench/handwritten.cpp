@@ -85,10 +85,7 @@ StencilCase load_stencil_case(const std::filesystem::path& lift_file, int64_t ro
     throw UserError(fmt::format("{}: the result of {} must be a [[float]N]M grid",
                                 lift_file.string(), program.name));
 
-  // Drawn as exec::run_program draws them: one mt19937_64 for all parameters, in order.
-  std::mt19937_64 rng(seed);
-  for (const ir::Expr& p : program.params)
-    c.inputs.push_back(interp::random_input(p.type(), c.sizes, rng));
+  c.inputs = exec::draw_inputs(program, c.sizes, seed);
   exec::RunOptions reference_options;
   reference_options.seed = seed;
   reference_options.reference = &program;

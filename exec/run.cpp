@@ -231,6 +231,8 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
   return verify(got, poisoned, want, tolerance);
 }
 
+} // namespace
+
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
                                            uint64_t seed) {
   // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
@@ -240,8 +242,6 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const int
     inputs.push_back(interp::random_input(p.type(), sizes, rng));
   return inputs;
 }
-
-} // namespace
 
 PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
                               const RunOptions& options, const runtime::DeviceProfile& device) {

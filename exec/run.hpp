@@ -41,6 +41,11 @@ struct RunOptions {
   const ir::Program* reference = nullptr;
 };
 
+/// The random inputs run_program draws for `program` with `seed` (one generator for all
+/// parameters, in order): what other drivers use to reproduce its checks.
+std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
+                                           uint64_t seed);
+
 /// The interpreter's result for `options.reference` (or `program`) on `inputs`, from the disk
 /// cache when a reference is given and its result is float.
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
