@@ -196,6 +196,21 @@ bool same_length(const arith::Expr& a, const arith::Expr& b) {
   return a == b || arith::prove_eq(a, b);
 }
 
+/// The number of windows of `size` every `step` over `length` (slide, mapSeqSlide): a type error
+/// when the window is longer than the array or the step does not divide what is left.
+arith::Expr window_count(const Fun& fun, const arith::Expr& length, const arith::Expr& size,
+                         const arith::Expr& step) {
+  if (arith::prove_lt(length, size))
+    type_error(fun, fmt::format("window size {} is larger than the array length {}",
+                                size.to_string(), length.to_string()));
+  arith::Expr windows = arith::exact_div(length - size + step, step);
+  if (is_fractional_constant(windows))
+    type_error(fun, fmt::format("step {} does not divide the array length {} minus the window "
+                                "size {}",
+                                step.to_string(), length.to_string(), size.to_string()));
+  return windows;
+}
+
 Type map_like_type(const Fun& self, const Fun& f, std::span<const Type> args) {
   const ArrayType& a = expect_one_array(self, args);
   try {
@@ -361,15 +376,7 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           return Type::array(inner->element, inner->length * a.length);
         } else if constexpr (std::is_same_v<N, Slide>) {
           const ArrayType& a = one_array();
-          if (arith::prove_lt(a.length, n.size))
-            type_error(fun, fmt::format("window size {} is larger than the array length {}",
-                                        n.size.to_string(), a.length.to_string()));
-          arith::Expr windows = arith::exact_div(a.length - n.size + n.step, n.step);
-          if (is_fractional_constant(windows))
-            type_error(fun,
-                       fmt::format("step {} does not divide the array length {} minus the "
-                                   "window size {}",
-                                   n.step.to_string(), a.length.to_string(), n.size.to_string()));
+          arith::Expr windows = window_count(fun, a.length, n.size, n.step);
           return Type::array(Type::array(a.element, n.size), windows);
         } else if constexpr (std::is_same_v<N, Pad>) {
           const ArrayType& a = one_array();
@@ -437,15 +444,7 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           return Type::vector(def.result(), n.width);
         } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
           const ArrayType& a = one_array();
-          if (arith::prove_lt(a.length, n.size))
-            type_error(fun, fmt::format("window size {} is larger than the array length {}",
-                                        n.size.to_string(), a.length.to_string()));
-          arith::Expr windows = arith::exact_div(a.length - n.size + n.step, n.step);
-          if (is_fractional_constant(windows))
-            type_error(fun,
-                       fmt::format("step {} does not divide the array length {} minus the "
-                                   "window size {}",
-                                   n.step.to_string(), a.length.to_string(), n.size.to_string()));
+          arith::Expr windows = window_count(fun, a.length, n.size, n.step);
           Type window = Type::array(a.element, n.size);
           return Type::array(apply_to_element(fun, n.f, std::span<const Type>(&window, 1)),
                              windows);

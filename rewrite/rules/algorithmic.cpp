@@ -35,7 +35,6 @@ ir::Expr untile(const ir::Expr& tiled_outputs) {
   return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
 }
 
-
 template <class M>
 RuleResult fuse(const CallOf<M>& outer, ir::Fun (*rebuild)(ir::Fun)) {
   auto inner = as_unary_call_of<M>(outer.arg());
@@ -234,13 +233,11 @@ Rule tile_stencil_2d_zip(int64_t ux, int64_t uy) {
                      auto grids = as_zip_2d(zipped);
                      if (!grids)
                        return NoMatch{"the argument is not a zip2D"};
-                     std::optional<Slide2D> slid;
-                     size_t slid_index = 0;
-                     for (size_t i = 0; i < grids->size() && !slid; ++i)
-                       if ((slid = as_slide_2d((*grids)[i])))
-                         slid_index = i;
-                     if (!slid)
+                     auto found = find_slide_2d(*grids);
+                     if (!found)
                        return NoMatch{"no zipped grid is a slide2D"};
+                     const std::optional<Slide2D> slid = found->first;
+                     const size_t slid_index = found->second;
                      if (auto r = refuse_tile(slid->step, ux, "tile width"))
                        return *r;
                      if (auto r = refuse_tile(slid->step, uy, "tile height"))

@@ -60,6 +60,13 @@ bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pre
 
 } // namespace
 
+std::optional<std::pair<Slide2D, size_t>> find_slide_2d(const std::vector<ir::Expr>& grids) {
+  for (size_t i = 0; i < grids.size(); ++i)
+    if (auto slid = as_slide_2d(grids[i]))
+      return std::make_pair(*slid, i);
+  return std::nullopt;
+}
+
 std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {
   auto outer = as_unary_call_of<ir::Map>(site);
   if (!outer)

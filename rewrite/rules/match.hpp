@@ -60,6 +60,9 @@ std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site);
 /// `zip2D(a, b, ...)` expanded: map(zip)(zip(a, b, ...)); the zipped grids.
 std::optional<std::vector<ir::Expr>> as_zip_2d(const ir::Expr& e);
 
+/// The first of zipped `grids` that is a slide2D, and its position.
+std::optional<std::pair<Slide2D, size_t>> find_slide_2d(const std::vector<ir::Expr>& grids);
+
 /// True if applying `f` performs computation (user functions, copies, lowered maps, reductions,
 /// iterate) rather than pure data layout; the code generator's notion of a map that must be
 /// lowered.

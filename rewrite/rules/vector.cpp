@@ -93,13 +93,11 @@ Rule slide_window_2d_zip() {
         auto grids = as_zip_2d(x);
         if (!grids)
           return NoMatch{"the argument is not a zip2D"};
-        std::optional<Slide2D> slid;
-        size_t slid_index = 0;
-        for (size_t i = 0; i < grids->size() && !slid; ++i)
-          if ((slid = as_slide_2d((*grids)[i])))
-            slid_index = i;
-        if (!slid)
+        auto found = find_slide_2d(*grids);
+        if (!found)
           return NoMatch{"no zipped grid is a slide2D"};
+        const std::optional<Slide2D> slid = found->first;
+        const size_t slid_index = found->second;
         if (slid->step != arith::Expr(1))
           return NoMatch{"the slide2D's step is not 1"};
         const arith::Expr n = slid->size;
