@@ -173,9 +173,7 @@ HandwrittenReport run_handwritten(runtime::Device& device, const HandwrittenKern
                                         stencil.reference, options.tolerance);
     if (!report.verification.passed) {
       report.status = runtime::Status::wrong_result;
-      report.message =
-          fmt::format("{} of {} elements differ; first: {}", report.verification.mismatches,
-                      report.verification.elements, report.verification.first_mismatch);
+      report.message = exec::describe_mismatches(report.verification);
       return report;
     }
     if (options.time) {

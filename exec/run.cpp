@@ -233,6 +233,11 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
 
 } // namespace
 
+std::string describe_mismatches(const Verification& v) {
+  return fmt::format("{} of {} elements differ; first: {}", v.mismatches, v.elements,
+                     v.first_mismatch);
+}
+
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
                                            uint64_t seed) {
   // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
@@ -366,9 +371,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
                          reference_result(program, options, inputs, sizes), options.tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
-        report.message =
-            fmt::format("{} of {} elements differ; first: {}", report.verification.mismatches,
-                        report.verification.elements, report.verification.first_mismatch);
+        report.message = describe_mismatches(report.verification);
         return report;
       }
     }

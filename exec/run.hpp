@@ -62,6 +62,9 @@ struct Verification {
   std::string first_mismatch; ///< "element 17: kernel 0.5, interpreter 0.25"
 };
 
+/// "3 of 1024 elements differ; first: element 17: kernel 0.5, interpreter 0.25"
+std::string describe_mismatches(const Verification& v);
+
 struct RunReport {
   runtime::Status status = runtime::Status::ok;
   std::string message; ///< the build log, the OpenCL error, or the first mismatch
