@@ -39,6 +39,9 @@ struct CollectCommandOptions {
   int timeout_ms = 60000;
   int64_t stop_after = 0;
   bool quiet = false;
+  bool plan_only = false;
+  int build_jobs = 0;
+  int time_limit_s = 0;
 };
 
 std::string format_duration(double seconds) {
@@ -121,6 +124,27 @@ void add_worker_command(CLI::App& app) {
       throw UserError(fmt::format("cannot read {}", o->jobs));
     explore::run_worker(jobs, o->from, o->device, std::cout);
   });
+
+  struct BuilderOptions {
+    std::string jobs;
+    int shard = 0;
+    int shards = 1;
+    std::string device = "cpu";
+  };
+  auto b = std::make_shared<BuilderOptions>();
+  CLI::App* builder =
+      app.add_subcommand("collect-builder", "build collection kernels ahead (internal)");
+  builder->group("");
+  builder->add_option("--jobs", b->jobs, "jobs file (JSON lines)")->required();
+  builder->add_option("--shard", b->shard, "this builder's share");
+  builder->add_option("--shards", b->shards, "builders in all");
+  builder->add_option("--device", b->device, "device spec");
+  builder->callback([b] {
+    std::ifstream jobs(b->jobs);
+    if (!jobs)
+      throw UserError(fmt::format("cannot read {}", b->jobs));
+    explore::run_builder(jobs, b->shard, b->shards, b->device);
+  });
 }
 
 } // namespace
@@ -154,14 +178,27 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant (default 60000)")
       ->check(CLI::Range(100, 3600000));
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
+  cmd->add_flag("--plan-only", o->plan_only,
+                "only enumerate, store the plans and features; open no device (needs a named "
+                "--profile)");
+  cmd->add_option("--build-jobs", o->build_jobs,
+                  "processes compiling kernels and interpreting references ahead of the "
+                  "measurements (default 0)")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--time-limit", o->time_limit_s,
+                  "stop measuring after this many seconds; --resume continues (default: none)")
+      ->check(CLI::Range(0, 10000000));
   cmd->add_option("--stop-after", o->stop_after, "exit abruptly after K measurements (testing)")
       ->group("");
   cmd->callback([o] {
     explore::CollectOptions options;
-    for (const std::string& file : o->files) {
-      ir::Module module = parse::parse_file(file);
-      const ir::Program& program = select_program(module, o->program, file);
-      for (const std::string& size_set : o->sizes) {
+    // Size set by size set, so that a run cut short has every stencil at the first sizes.
+    std::vector<std::pair<std::string, ir::Module>> modules;
+    for (const std::string& file : o->files)
+      modules.emplace_back(file, parse::parse_file(file));
+    for (const std::string& size_set : o->sizes) {
+      for (const auto& [file, module] : modules) {
+        const ir::Program& program = select_program(module, o->program, file);
         explore::CollectTarget target;
         target.file = file;
         target.program = program.name;
@@ -180,6 +217,9 @@ void add_collect_command(CLI::App& app) {
     options.warmup = o->warmup;
     options.timeout = std::chrono::milliseconds(o->timeout_ms);
     options.stop_after = o->stop_after;
+    options.plan_only = o->plan_only;
+    options.build_jobs = o->build_jobs;
+    options.time_limit = std::chrono::seconds(o->time_limit_s);
     options.worker_executable = std::filesystem::read_symlink("/proc/self/exe").string();
     ProgressPrinter printer;
     std::function<void(const explore::CollectProgress&)> progress;
@@ -188,9 +228,16 @@ void add_collect_command(CLI::App& app) {
     explore::CollectSummary s = explore::collect(options, progress);
     printer.finish();
     fmt::print("database  {}\n", options.db.string());
-    fmt::print("device    {} (features: profile {})\n", s.device_key, s.profile);
-    fmt::print("variants  {} stored, {} measured, {} already measured (skipped)\n", s.variants,
+    fmt::print("device    {} (features: profile {})\n",
+               s.device_key.empty() ? "none (planning only)" : s.device_key, s.profile);
+    fmt::print("plans     {} targets, {} enumerated now, the others read from the database\n",
+               options.targets.size(), s.targets_planned);
+    fmt::print("variants  {} planned, {} measured, {} already measured (skipped)\n", s.variants,
                s.measured, s.skipped);
+    if (s.left)
+      fmt::print("left      {} not measured: the time limit was reached (run again with "
+                 "--resume)\n",
+                 s.left);
     if (s.features_failed)
       fmt::print("features  {} variants without features\n", s.features_failed);
     std::string counts;

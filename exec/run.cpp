@@ -355,20 +355,27 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
 
-  std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
+  std::vector<interp::HostArray> drawn;
+  if (!options.inputs)
+    drawn = draw_inputs(program, sizes, options.seed);
+  const std::vector<interp::HostArray>& inputs = options.inputs ? *options.inputs : drawn;
 
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
     report.build_ms = bound.build.build_ms;
     report.cache_hit = bound.build.cache_hit;
+    report.compile_ms = bound.build.compile_ms;
     report.bytes_moved = bound.bytes_moved;
     runtime::Kernel& kernel = bound.kernel;
     auto [global, local] = ranges(launch);
 
     if (options.check) {
+      interp::HostArray interpreted;
+      if (!options.expected)
+        interpreted = reference_result(program, options, inputs, sizes);
       report.verification =
           run_and_verify(device, bound, global, local,
-                         reference_result(program, options, inputs, sizes), options.tolerance);
+                         options.expected ? *options.expected : interpreted, options.tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
         report.message = describe_mismatches(report.verification);
@@ -408,6 +415,7 @@ nlohmann::json to_json(const RunReport& r) {
   j["local_bytes"] = r.local_bytes;
   j["build_ms"] = r.build_ms;
   j["cache_hit"] = r.cache_hit;
+  j["compile_ms"] = r.compile_ms;
   j["bytes_moved"] = r.bytes_moved;
   if (r.timing) {
     j["time_ms"] = {{"median", r.timing->median_ms}, {"min", r.timing->min_ms},
@@ -450,6 +458,7 @@ RunReport report_from_json(const nlohmann::json& j) {
   r.local_bytes = j.value("local_bytes", int64_t{0});
   r.build_ms = j.value("build_ms", 0.0);
   r.cache_hit = j.value("cache_hit", false);
+  r.compile_ms = j.value("compile_ms", 0.0);
   r.bytes_moved = j.value("bytes_moved", 0.0);
   if (j.contains("time_ms")) {
     const auto& t = j["time_ms"];

@@ -39,6 +39,11 @@ struct RunOptions {
   /// references), keyed by its printed text, the sizes and the seed, so the variants of one
   /// stencil share one interpretation.
   const ir::Program* reference = nullptr;
+  /// Inputs drawn earlier with draw_inputs(program, sizes, seed), and the reference result on
+  /// them: a driver that runs many variants of one stencil draws and interprets once. Both must
+  /// match `seed` and the sizes; null = draw / interpret (or read the disk cache) in each run.
+  const std::vector<interp::HostArray>* inputs = nullptr;
+  const interp::HostArray* expected = nullptr;
 };
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
@@ -78,6 +83,9 @@ struct RunReport {
   int64_t local_bytes = 0;
   double build_ms = 0;
   bool cache_hit = false;
+  /// Compiling the kernel from source: this run's compilation or the recorded time of the binary
+  /// it loaded from disk; 0 when this process had built it already (see runtime::BuildResult).
+  double compile_ms = 0;
   std::optional<runtime::Timing> timing;
   double bytes_moved = 0; ///< each input read once, the output written once
   std::optional<double> gb_per_s;

@@ -1,6 +1,7 @@
 #include "explore/collect.hpp"
 #include "explore/rank.hpp"
 
+#include "codegen/runtime/build_cache.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
@@ -234,6 +235,48 @@ struct ScratchDir {
   }
 };
 
+/// Streams a target's variant space (all of it or the sample), stores every variant,
+/// configuration and its features, and returns the configurations in stream order.
+std::vector<PlannedConfiguration>
+plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, int64_t program_id,
+            const interp::Sizes& sizes, const rewrite::DeviceLimits& limits,
+            const runtime::DeviceProfile& feature_profile, const std::string& profile_name,
+            const CollectOptions& options, int64_t& features_failed) {
+  rewrite::SpaceOptions space;
+  space.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+  space.device = limits;
+  rewrite::VariantStream stream(program, space);
+  std::vector<rewrite::Variant> variants;
+  if (options.all) {
+    rewrite::Variant v;
+    while (stream.next(v))
+      variants.push_back(std::move(v));
+  } else {
+    variants = rewrite::sample(stream, options.sample, options.seed);
+  }
+  const nlohmann::json sizes_json(sizes);
+  std::vector<PlannedConfiguration> planned;
+  for (const rewrite::Variant& v : variants) {
+    PlannedConfiguration p;
+    p.printed = ir::print(ir::Module{module.userfuns, {v.program}});
+    p.strategy = v.strategy;
+    p.variant_index = v.index;
+    p.launch = launch_json(v.launch);
+    const int64_t variant_id =
+        db.variant(program_id, p.printed, v.strategy, nlohmann::json(v.parameters));
+    p.configuration_id = db.configuration(variant_id, sizes_json, p.launch);
+    try {
+      features::Features f =
+          features::compute(v.program, sizes, run_options_for(p.launch), feature_profile);
+      db.put_features(p.configuration_id, profile_name, features_json(f));
+    } catch (const UserError&) {
+      ++features_failed; // measured all the same; rows() skips it
+    }
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
 } // namespace
 
 std::string profile_name_for(const runtime::DeviceProfile& device) {
@@ -274,28 +317,37 @@ CollectSummary collect(const CollectOptions& options,
   };
 
   // The device measured on, and the profile that limits the space and computes features.
-  runtime::DeviceProfile device_profile;
-  {
+  runtime::DeviceProfile feature_profile;
+  rewrite::DeviceLimits limits;
+  std::optional<runtime::DeviceProfile> device_profile;
+  if (!options.plan_only) {
     runtime::Device device = runtime::select_device(options.device);
     device_profile = device.profile;
   }
-  runtime::DeviceProfile feature_profile;
-  rewrite::DeviceLimits limits;
   if (options.profile == "detect") {
-    feature_profile = device_profile;
-    limits = device_limits(device_profile);
-    summary.profile = profile_name_for(device_profile);
+    if (!device_profile)
+      throw UserError("collect: planning without a device needs a named --profile (cpu, nvidia "
+                      "or amd), not detect");
+    feature_profile = *device_profile;
+    limits = device_limits(*device_profile);
+    summary.profile = profile_name_for(*device_profile);
   } else {
     feature_profile = runtime::named_profile(options.profile);
     limits = rewrite::device_limits(options.profile);
     summary.profile = options.profile;
   }
-  summary.device_key = device_profile.key;
 
   PerfDb db(options.db);
-  const int64_t device_id = db.device(device_profile);
+  std::optional<int64_t> device_id;
+  if (device_profile) {
+    summary.device_key = device_profile->key;
+    device_id = db.device(*device_profile);
+  }
+  const std::string selection =
+      options.all ? std::string("all")
+                  : fmt::format("sample {} seed {}", options.sample, options.seed);
 
-  // Phase 1: every target's variants, their rows and features.
+  // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";
   std::vector<Job> jobs;
   for (const CollectTarget& target : options.targets) {
@@ -310,46 +362,35 @@ CollectSummary collect(const CollectOptions& options,
     state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
     report();
 
-    rewrite::SpaceOptions space;
-    space.sizes = rewrite::Sizes(target.sizes.begin(), target.sizes.end());
-    space.device = limits;
-    rewrite::VariantStream stream(*program, space);
-    std::vector<rewrite::Variant> variants;
-    if (options.all) {
-      rewrite::Variant v;
-      while (stream.next(v))
-        variants.push_back(std::move(v));
-    } else {
-      variants = rewrite::sample(stream, options.sample, options.seed);
+    std::optional<std::vector<PlannedConfiguration>> planned =
+        db.plan(program_id, sizes_json, summary.profile, selection);
+    if (!planned) {
+      ++summary.targets_planned;
+      planned = plan_target(db, *program, module, program_id, target.sizes, limits,
+                            feature_profile, summary.profile, options, summary.features_failed);
+      std::vector<std::pair<int64_t, int64_t>> ids;
+      for (const PlannedConfiguration& p : *planned)
+        ids.emplace_back(p.configuration_id, p.variant_index);
+      db.put_plan(program_id, sizes_json, summary.profile, selection, ids);
     }
-    for (const rewrite::Variant& v : variants) {
-      ++summary.variants;
-      const std::string printed = ir::print(ir::Module{module.userfuns, {v.program}});
-      const int64_t variant_id =
-          db.variant(program_id, printed, v.strategy, nlohmann::json(v.parameters));
-      const nlohmann::json launch = launch_json(v.launch);
-      const int64_t configuration_id = db.configuration(variant_id, sizes_json, launch);
-      try {
-        features::Features f =
-            features::compute(v.program, target.sizes, run_options_for(launch), feature_profile);
-        db.put_features(configuration_id, summary.profile, features_json(f));
-      } catch (const UserError&) {
-        ++summary.features_failed; // measured all the same; rows() skips it
-      }
-      if (options.resume && db.has_measurement(configuration_id, device_id)) {
+    summary.variants += static_cast<int64_t>(planned->size());
+    if (options.plan_only)
+      continue;
+    for (PlannedConfiguration& p : *planned) {
+      if (options.resume && db.has_measurement(p.configuration_id, *device_id)) {
         ++summary.skipped;
         continue;
       }
       Job job;
-      job.configuration_id = configuration_id;
-      job.label = fmt::format("{} {} #{} {}", program->name, format_sizes(target.sizes), v.index,
-                              v.strategy);
-      job.json = {{"id", configuration_id},
-                  {"module", printed},
+      job.configuration_id = p.configuration_id;
+      job.label = fmt::format("{} {} #{} {}", program->name, format_sizes(target.sizes),
+                              p.variant_index, p.strategy);
+      job.json = {{"id", p.configuration_id},
+                  {"module", std::move(p.printed)},
                   {"reference_file", std::filesystem::absolute(target.file).string()},
                   {"reference_program", program->name},
                   {"sizes", sizes_json},
-                  {"launch", launch},
+                  {"launch", std::move(p.launch)},
                   {"repeat", options.repeat},
                   {"warmup", options.warmup},
                   {"seed", options.input_seed}};
@@ -376,9 +417,21 @@ CollectSummary collect(const CollectOptions& options,
   }
   const std::filesystem::path stderr_path = scratch.path / "worker.stderr";
 
+  // Builders run ahead of the worker; they are killed when measuring ends (scope exit).
+  std::vector<std::unique_ptr<WorkerProcess>> builders;
+  for (int b = 0; b < options.build_jobs; ++b)
+    builders.push_back(std::make_unique<WorkerProcess>(
+        std::vector<std::string>{options.worker_executable, "collect-builder", "--jobs",
+                                 jobs_path.string(), "--shard", std::to_string(b), "--shards",
+                                 std::to_string(options.build_jobs), "--device", options.device},
+        scratch.path / fmt::format("builder-{}.stderr", b)));
+  auto out_of_time = [&] {
+    return options.time_limit.count() > 0 && Clock::now() - start >= options.time_limit;
+  };
+
   int64_t stored = 0;
   auto store = [&](const Job& job, const Measurement& m) {
-    db.put_measurement(job.configuration_id, device_id, m);
+    db.put_measurement(job.configuration_id, *device_id, m);
     ++summary.measured;
     ++stored;
     std::string status(runtime::to_string(m.status));
@@ -393,7 +446,7 @@ CollectSummary collect(const CollectOptions& options,
 
   size_t next = 0;
   bool first_worker = true;
-  while (next < jobs.size()) {
+  while (next < jobs.size() && !out_of_time()) {
     if (!first_worker)
       ++summary.worker_restarts;
     const size_t first_job = next;
@@ -401,7 +454,7 @@ CollectSummary collect(const CollectOptions& options,
                           "--from", std::to_string(next), "--device", options.device},
                          stderr_path);
     bool worker_alive = true;
-    while (worker_alive && next < jobs.size()) {
+    while (worker_alive && next < jobs.size() && !out_of_time()) {
       const Job& job = jobs[next];
       std::string line;
       // The first job of a worker also pays for opening the device.
@@ -444,13 +497,53 @@ CollectSummary collect(const CollectOptions& options,
     }
     first_worker = false;
   }
+  summary.left = static_cast<int64_t>(jobs.size() - next);
   return summary;
 }
+
+namespace {
+
+/// The high-level stencils jobs are checked against, parsed once per file.
+class References {
+public:
+  const ir::Program& of(const nlohmann::json& job) {
+    const std::string file = job.at("reference_file").get<std::string>();
+    auto it = modules_.find(file);
+    if (it == modules_.end())
+      it = modules_.emplace(file, parse::parse_file(file)).first;
+    const ir::Program* reference = it->second.find(job.at("reference_program").get<std::string>());
+    if (!reference)
+      throw UserError("the reference program is missing");
+    return *reference;
+  }
+
+private:
+  std::map<std::string, ir::Module> modules_;
+};
+
+/// What identifies a job's inputs and expected result: the stencil, the sizes and the seed.
+std::string target_key(const nlohmann::json& job) {
+  return fmt::format("{}\n{}\n{}\n{}", job.at("reference_file").get<std::string>(),
+                     job.at("reference_program").get<std::string>(), job.at("sizes").dump(),
+                     job.value("seed", uint64_t{1}));
+}
+
+/// The inputs and the interpreter's result of the current target, kept while consecutive jobs
+/// share it (a collection's jobs come target by target): drawing and checking against them once
+/// per target, not per variant, is what makes large inputs affordable.
+struct TargetData {
+  std::string key;
+  std::vector<interp::HostArray> inputs;
+  interp::HostArray expected;
+};
+
+} // namespace
 
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out) {
   runtime::Device device = runtime::select_device(device_spec);
-  std::map<std::string, ir::Module> references; // file -> module
+  References references;
+  TargetData target;
   // Testing hooks: the job number at which the worker crashes or hangs, as a broken driver would.
   auto job_number = [](const char* variable) {
     const char* value = std::getenv(variable);
@@ -471,14 +564,7 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
     nlohmann::json job = nlohmann::json::parse(line);
     nlohmann::json result = {{"id", job.at("id")}};
     try {
-      const std::string reference_file = job.at("reference_file").get<std::string>();
-      auto it = references.find(reference_file);
-      if (it == references.end())
-        it = references.emplace(reference_file, parse::parse_file(reference_file)).first;
-      const ir::Program* reference =
-          it->second.find(job.at("reference_program").get<std::string>());
-      if (!reference)
-        throw UserError("the reference program is missing");
+      const ir::Program& reference = references.of(job);
       ir::Module module = parse::parse_module(job.at("module").get<std::string>(), "<variant>");
       interp::Sizes sizes = job.at("sizes").get<interp::Sizes>();
       exec::RunOptions options = run_options_for(job.at("launch"));
@@ -486,7 +572,16 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       options.warmup = job.value("warmup", 3);
       options.seed = job.value("seed", uint64_t{1});
       options.roofline = false;
-      options.reference = reference;
+      options.reference = &reference;
+      if (const std::string key = target_key(job); key != target.key) {
+        interp::check_sizes(reference, sizes);
+        target = TargetData{};
+        target.inputs = exec::draw_inputs(reference, sizes, options.seed);
+        target.expected = exec::reference_result(reference, options, target.inputs, sizes);
+        target.key = key;
+      }
+      options.inputs = &target.inputs;
+      options.expected = &target.expected;
       exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
       result["status"] = std::string(runtime::to_string(report.status));
       if (report.timing) {
@@ -497,7 +592,7 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
         result["q3_ms"] = report.timing->q3_ms;
         result["repetitions"] = report.timing->samples_ms.size();
       }
-      result["compile_ms"] = report.cache_hit ? 0.0 : report.build_ms;
+      result["compile_ms"] = report.compile_ms;
       if (report.status != runtime::Status::ok)
         result["message"] = clip(report.message);
     } catch (const UserError& e) {
@@ -510,6 +605,56 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
     }
     out << result.dump() << '\n';
     out.flush();
+  }
+}
+
+void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec) {
+  if (shards < 1 || shard < 0 || shard >= shards)
+    throw UserError(fmt::format("collect-builder: shard {} of {} does not exist", shard, shards));
+  std::vector<nlohmann::json> all;
+  for (std::string line; std::getline(jobs, line);)
+    if (!line.empty())
+      all.push_back(nlohmann::json::parse(line));
+  runtime::Device device = runtime::select_device(device_spec);
+  References references;
+
+  // References first (the worker needs them before any kernel of their target), one target per
+  // builder in turn; then the kernels, job by job in the worker's order.
+  std::vector<size_t> first_of_target;
+  std::string last_key;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (std::string key = target_key(all[i]); key != last_key) {
+      first_of_target.push_back(i);
+      last_key = key;
+    }
+  for (size_t t = static_cast<size_t>(shard); t < first_of_target.size();
+       t += static_cast<size_t>(shards)) {
+    const nlohmann::json& job = all[first_of_target[t]];
+    try {
+      const ir::Program& reference = references.of(job);
+      interp::Sizes sizes = job.at("sizes").get<interp::Sizes>();
+      exec::RunOptions options;
+      options.seed = job.value("seed", uint64_t{1});
+      options.reference = &reference;
+      exec::reference_result(reference, options,
+                             exec::draw_inputs(reference, sizes, options.seed), sizes);
+    } catch (const std::exception&) {
+      // The worker meets the same problem and reports it.
+    }
+  }
+  for (size_t i = static_cast<size_t>(shard); i < all.size(); i += static_cast<size_t>(shards)) {
+    try {
+      ir::Module module = parse::parse_module(all[i].at("module").get<std::string>(), "<variant>");
+      interp::Sizes sizes = all[i].at("sizes").get<interp::Sizes>();
+      exec::PreparedLaunch launch =
+          exec::prepare_launch(module.main(), sizes, run_options_for(all[i].at("launch")),
+                               device.profile);
+      // A cache of its own per kernel: the builder needs the binary on disk, not thousands of
+      // programs held in memory.
+      runtime::BuildCache(runtime::default_cache_dir()).build(device, launch.kernel.source);
+    } catch (const std::exception&) {
+      // Likewise: refused programs and build errors are the worker's to report.
+    }
   }
 }
 

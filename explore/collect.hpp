@@ -4,12 +4,15 @@
 ///
 /// Two phases. First, for every target (a stencil and one size set) the variant space is streamed
 /// (all of it, or a fixed-seed sample) and every variant's program, variant and configuration
-/// rows and its features are stored. Then the configurations not yet measured on the device (with
+/// rows and its features are stored, and then the target's plan (the list of its configurations):
+/// a later run of the same target finds the plan and skips the enumeration. Phase 1 alone
+/// (`plan_only`) needs no device, so a slow machine can plan what a GPU machine measures. Then the configurations not yet measured on the device (with
 /// `resume`) are measured by a worker child process (`liftx collect-worker`), which builds, runs,
 /// verifies against the high-level stencil and times many variants in a row and streams one JSON
 /// line per result; each result is committed as it arrives. A worker that crashes or hangs past
 /// the timeout is killed, its variant recorded as run_error / timeout, and a new worker continues
-/// with the next variant.
+/// with the next variant. Meanwhile `build_jobs` builder children compile the kernels and compute
+/// the reference results ahead of the worker (into the disk caches), on the other CPU cores.
 #include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
 
@@ -48,6 +51,14 @@ struct CollectOptions {
   std::chrono::milliseconds timeout{60000}; ///< per variant, including its build
   /// The liftx executable that runs `collect-worker` (normally /proc/self/exe).
   std::string worker_executable;
+  /// Only phase 1: plan and compute features, open no device (`profile` must be a named one).
+  bool plan_only = false;
+  /// Builder processes compiling kernels and interpreting references ahead of the measuring
+  /// worker; 0 = the worker does it all itself.
+  int build_jobs = 0;
+  /// Stop measuring (cleanly) once this much time has passed since the start; 0 = no limit.
+  /// What is left is measured by a later run with `resume`.
+  std::chrono::seconds time_limit{0};
   /// Testing: after this many stored measurements, exit the process at once (std::_Exit), as an
   /// interrupted run would. 0 = never.
   int64_t stop_after = 0;
@@ -65,11 +76,13 @@ struct CollectProgress {
 };
 
 struct CollectSummary {
-  int64_t variants = 0;        ///< variants streamed (stored) over all targets
+  int64_t variants = 0;        ///< configurations planned over all targets
+  int64_t targets_planned = 0; ///< targets enumerated in this run (the others had a plan)
   int64_t features_failed = 0; ///< variants whose features could not be computed
   int64_t measured = 0;
   int64_t skipped = 0;
   int64_t worker_restarts = 0;
+  int64_t left = 0; ///< not measured because the time limit was reached
   std::map<std::string, int64_t> statuses;
   std::string device_key;
   std::string profile; ///< the features' profile name ("cpu", "nvidia", ...)
@@ -86,6 +99,11 @@ CollectSummary collect(const CollectOptions& options,
 /// $LIFTX_TEST_WORKER_HANG_AT name a job number at which the worker crashes (SIGSEGV) or hangs.
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out);
+
+/// A builder's side: for the jobs of `jobs` whose number is `shard` modulo `shards`, computes the
+/// reference result of each target (the first job of each) and builds each kernel, into the disk
+/// caches the worker reads. Errors are left for the worker to report.
+void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec);
 
 /// The profile name features are stored under for a device: "cpu" for CPU devices, "nvidia" /
 /// "amd" for their GPUs, otherwise the device type's name.

@@ -47,6 +47,18 @@ CREATE INDEX IF NOT EXISTS measurements_by_configuration
   ON measurements(configuration_id, device_id);
 )sql";
 
+/// Tables added after version 1 was first shipped; created in older files when they are opened.
+constexpr const char* kPlanSchema = R"sql(
+CREATE TABLE IF NOT EXISTS plans(
+  id INTEGER PRIMARY KEY, program_id INTEGER NOT NULL REFERENCES programs(id),
+  sizes_json TEXT NOT NULL, profile TEXT NOT NULL, selection TEXT NOT NULL,
+  UNIQUE(program_id, sizes_json, profile, selection));
+CREATE TABLE IF NOT EXISTS plan_configurations(
+  plan_id INTEGER NOT NULL REFERENCES plans(id), position INTEGER NOT NULL,
+  configuration_id INTEGER NOT NULL REFERENCES configurations(id),
+  variant_index INTEGER NOT NULL, PRIMARY KEY(plan_id, position));
+)sql";
+
 /// FNV-1a, 64 bits, as 16 hex digits: stable across platforms and runs (std::hash is not).
 std::string stable_hash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
@@ -98,6 +110,11 @@ public:
     if (rc == SQLITE_DONE)
       return false;
     throw UserError(fmt::format("performance database: {}", sqlite3_errmsg(db_)));
+  }
+  /// Makes the statement ready to be bound and stepped again.
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
   int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
   double real(int column) const { return sqlite3_column_double(stmt_, column); }
@@ -244,6 +261,7 @@ PerfDb::PerfDb(const std::filesystem::path& path) : impl_(std::make_unique<Impl>
       throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
                                   "version {})",
                                   path.string(), version, kSchemaVersion));
+    impl_->exec(kPlanSchema);
   } catch (...) {
     sqlite3_close(impl_->db);
     throw;
@@ -341,6 +359,71 @@ bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const 
                               "device_id = ?2 LIMIT 1");
   select.bind(1, configuration_id).bind(2, device_id);
   return select.step();
+}
+
+std::optional<std::vector<PlannedConfiguration>>
+PerfDb::plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
+             const std::string& selection) const {
+  Statement find(impl_->db, "SELECT id FROM plans WHERE program_id = ?1 AND sizes_json = ?2 AND "
+                            "profile = ?3 AND selection = ?4");
+  find.bind(1, program_id).bind(2, sizes.dump()).bind(3, profile).bind(4, selection);
+  if (!find.step())
+    return std::nullopt;
+  Statement select(impl_->db, R"sql(
+    SELECT pc.configuration_id, pc.variant_index, v.strategy, v.printed, c.dims, c.global_json,
+           c.local_json, c.tied
+    FROM plan_configurations pc
+    JOIN configurations c ON c.id = pc.configuration_id
+    JOIN variants v ON v.id = c.variant_id
+    WHERE pc.plan_id = ?1 ORDER BY pc.position)sql");
+  select.bind(1, find.integer(0));
+  std::vector<PlannedConfiguration> planned;
+  while (select.step()) {
+    PlannedConfiguration p;
+    p.configuration_id = select.integer(0);
+    p.variant_index = select.integer(1);
+    p.strategy = select.text(2);
+    p.printed = select.text(3);
+    p.launch = {{"dims", select.integer(4)},
+                {"global", parse_json(select.text(5))},
+                {"local", parse_json(select.text(6))},
+                {"tied", select.integer(7) != 0}};
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+void PerfDb::put_plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
+                      const std::string& selection,
+                      const std::vector<std::pair<int64_t, int64_t>>& configurations_and_indices) {
+  impl_->exec("BEGIN IMMEDIATE");
+  try {
+    Statement old(impl_->db, "SELECT id FROM plans WHERE program_id = ?1 AND sizes_json = ?2 AND "
+                             "profile = ?3 AND selection = ?4");
+    old.bind(1, program_id).bind(2, sizes.dump()).bind(3, profile).bind(4, selection);
+    if (old.step()) {
+      Statement drop(impl_->db, "DELETE FROM plan_configurations WHERE plan_id = ?1");
+      drop.bind(1, old.integer(0)).step();
+      Statement drop_plan(impl_->db, "DELETE FROM plans WHERE id = ?1");
+      drop_plan.bind(1, old.integer(0)).step();
+    }
+    Statement insert(impl_->db, "INSERT INTO plans(program_id, sizes_json, profile, selection) "
+                                "VALUES(?1, ?2, ?3, ?4)");
+    insert.bind(1, program_id).bind(2, sizes.dump()).bind(3, profile).bind(4, selection).step();
+    const int64_t plan_id = sqlite3_last_insert_rowid(impl_->db);
+    Statement add(impl_->db, "INSERT INTO plan_configurations(plan_id, position, "
+                             "configuration_id, variant_index) VALUES(?1, ?2, ?3, ?4)");
+    int64_t position = 0;
+    for (const auto& [configuration_id, index] : configurations_and_indices) {
+      add.bind(1, plan_id).bind(2, position++).bind(3, configuration_id).bind(4, index);
+      add.step();
+      add.reset();
+    }
+    impl_->exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
 }
 
 namespace {

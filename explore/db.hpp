@@ -12,6 +12,11 @@
 ///   features(configuration_id, profile, json, PRIMARY KEY(configuration_id, profile))
 ///   measurements(id, configuration_id, device_id, status, median_ms, min_ms, max_ms, q1_ms, q3_ms,
 ///                repetitions, compile_ms, message, timestamp)
+///   plans(id, program_id, sizes_json, profile, selection, UNIQUE(...))   -- added within version 1
+///   plan_configurations(plan_id, position, configuration_id, variant_index)
+/// A plan is the list of configurations one collection target measures (a program at one size
+/// set, the features' profile, "all" or a fixed-seed sample): stored once complete, so a resumed or
+/// repeated collection need not enumerate the variant space again.
 #include "codegen/runtime/device.hpp"
 #include "codegen/runtime/status.hpp"
 
@@ -36,6 +41,15 @@ struct Measurement {
   int repetitions = 0;
   double compile_ms = 0; ///< build time of the kernel (0 when it came from the build cache)
   std::string message;   ///< why it failed, if it did
+};
+
+/// One configuration of a collection plan, in the order it was enumerated.
+struct PlannedConfiguration {
+  int64_t configuration_id = 0;
+  int64_t variant_index = 0; ///< the variant's position in the space's stream
+  std::string strategy;
+  std::string printed;   ///< the variant's .lift text
+  nlohmann::json launch; ///< {"dims":2,"global":[..],"local":[..],"tied":true}
 };
 
 /// One configuration of a variant with its features and (for training) its measurement.
@@ -71,6 +85,17 @@ public:
                     const nlohmann::json& features);
   void put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m);
   bool has_measurement(int64_t configuration_id, int64_t device_id) const;
+
+  /// The stored plan of a collection target, or nullopt if none was completed. `selection` names
+  /// how the variants were chosen, e.g. "all" or "sample 1000 seed 1".
+  std::optional<std::vector<PlannedConfiguration>>
+  plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
+       const std::string& selection) const;
+  /// Stores a complete plan (configurations with their variant indices, in order) in one
+  /// transaction; replaces an earlier plan of the same key.
+  void put_plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
+                const std::string& selection,
+                const std::vector<std::pair<int64_t, int64_t>>& configurations_and_indices);
 
   /// Every configuration measured on the device with key `device_key` (latest measurement each),
   /// with the features computed for `profile`; rows without features are skipped.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace liftx::runtime {
 
@@ -105,6 +106,9 @@ BuildResult BuildCache::build(Device& device, const std::string& source,
           result.program = *program;
           result.cache_hit = true;
           result.from_disk = true;
+          std::filesystem::path ms_path = path;
+          if (auto text = read_file_bytes(ms_path.replace_extension(".ms")))
+            result.compile_ms = std::atof(text->c_str());
         }
       }
     }
@@ -124,10 +128,16 @@ BuildResult BuildCache::build(Device& device, const std::string& source,
                                    options.empty() ? "" : fmt::format(", options '{}'", options)),
                        build_log(program, device.device));
     result.program = program;
+    result.compile_ms = elapsed_ms(start);
     if (!path.empty()) {
       auto binaries = program.getInfo<CL_PROGRAM_BINARIES>(&err);
-      if (err == CL_SUCCESS && binaries.size() == 1 && !binaries[0].empty())
-        write_file_atomically(path, encode_binary(result.hash, binaries[0])); // best effort
+      if (err == CL_SUCCESS && binaries.size() == 1 && !binaries[0].empty()) {
+        // Best effort, the time first: a reader that finds the binary finds its time too.
+        std::filesystem::path ms_path = path;
+        write_file_atomically(ms_path.replace_extension(".ms"),
+                              fmt::format("{:.3f}\n", result.compile_ms));
+        write_file_atomically(path, encode_binary(result.hash, binaries[0]));
+      }
     }
   }
 

@@ -30,6 +30,9 @@ struct BuildResult {
   double build_ms = 0;    ///< wall time of this call: compiling, or loading a cached binary
   bool cache_hit = false; ///< true when no compilation from source was needed
   bool from_disk = false; ///< the hit came from a binary on disk (not from memory)
+  /// How long compiling the source took: this call's build, or, for a binary from disk, the time
+  /// the build that stored it took (0 if not recorded). An in-memory hit reports 0.
+  double compile_ms = 0;
   std::string hash;       ///< the cache key (32 hex digits)
 };
 
@@ -48,7 +51,8 @@ public:
                          const std::string& options);
 
   const std::filesystem::path& dir() const { return dir_; }
-  /// kernels/<hash>.bin, or empty when there is no disk cache.
+  /// kernels/<hash>.bin, or empty when there is no disk cache. Beside it, <hash>.ms holds the
+  /// milliseconds its compilation took (a collection's exploration cost counts them).
   std::filesystem::path binary_path(const std::string& hash) const;
 
 private:

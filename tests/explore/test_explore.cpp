@@ -350,3 +350,97 @@ TEST_CASE("collect: a worker that crashes or hangs costs one variant, and the ru
   CHECK(statuses == std::vector<std::string>{"ok", "run_error", "ok", "timeout", "ok"});
   CHECK(rows[1].measurement->message.find("signal 11") != std::string::npos);
 }
+
+TEST_CASE("db: a plan is stored whole, read back in order, and replaced by a new one") {
+  TempDir dir("plan");
+  explore::PerfDb db(dir.path / "p.db");
+  const int64_t program = db.program("jacobi", "def jacobi ...");
+  const nlohmann::json sizes = {{"M", 16}, {"N", 32}};
+  CHECK_FALSE(db.plan(program, sizes, "cpu", "all"));
+
+  std::vector<std::pair<int64_t, int64_t>> ids;
+  std::vector<nlohmann::json> launches;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t variant = db.variant(program, fmt::format("variant {}", i), "global2d_01", {});
+    nlohmann::json launch = {{"dims", 2},
+                             {"global", {32, 16 * (i + 1)}},
+                             {"local", {8, 4}},
+                             {"tied", i == 0}};
+    launches.push_back(launch);
+    ids.emplace_back(db.configuration(variant, sizes, launch), 10 * (2 - i));
+  }
+  db.put_plan(program, sizes, "cpu", "sample 3 seed 1", ids);
+  CHECK_FALSE(db.plan(program, sizes, "cpu", "all"));          // another selection
+  CHECK_FALSE(db.plan(program, sizes, "nvidia", "sample 3 seed 1")); // another profile
+  auto plan = db.plan(program, sizes, "cpu", "sample 3 seed 1");
+  REQUIRE(plan);
+  REQUIRE(plan->size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK((*plan)[size_t(i)].configuration_id == ids[size_t(i)].first);
+    CHECK((*plan)[size_t(i)].variant_index == 10 * (2 - i));
+    CHECK((*plan)[size_t(i)].printed == fmt::format("variant {}", i));
+    CHECK((*plan)[size_t(i)].launch == launches[size_t(i)]);
+  }
+  db.put_plan(program, sizes, "cpu", "sample 3 seed 1", {ids[2]});
+  plan = db.plan(program, sizes, "cpu", "sample 3 seed 1");
+  REQUIRE(plan);
+  REQUIRE(plan->size() == 1);
+  CHECK(plan->front().configuration_id == ids[2].first);
+}
+
+TEST_CASE("collect: planned without a device, measured later by builders and a worker, in "
+          "time-limited runs") {
+  TempDir dir("plan-collect");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  const fs::path db_path = dir.path / "p.db";
+  const std::string stencil = std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift";
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {LIFTX_BINARY, "collect", stencil,   "--size", "M=16,N=32",
+                                     "--sample",   "8",       "--seed",  "3",      "--repeat",
+                                     "2",          "--warmup", "0",      "--profile", "cpu",
+                                     "--db",       db_path.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+  };
+
+  runtime::IsolatedResult detect = runtime::run_isolated(
+      {LIFTX_BINARY, "collect", stencil, "--size", "M=16,N=32", "--plan-only", "--db",
+       (dir.path / "d.db").string()},
+      std::chrono::milliseconds(60000));
+  CHECK(detect.exit_code != 0);
+  CHECK(detect.stderr_text.find("needs a named --profile") != std::string::npos);
+
+  runtime::IsolatedResult planned = run({"--plan-only"});
+  INFO(planned.stderr_text);
+  REQUIRE(planned.succeeded());
+  CHECK(planned.stdout_text.find("1 targets, 1 enumerated now") != std::string::npos);
+  CHECK(planned.stdout_text.find("8 planned, 0 measured") != std::string::npos);
+  CHECK(explore::PerfDb(db_path).device_keys().empty());
+
+  // A first run that may stop at its time limit, then a resumed one: together they measure the
+  // plan once, without enumerating it again.
+  runtime::IsolatedResult first = run({"--device", "cpu", "--build-jobs", "2", "--time-limit",
+                                       "1", "--resume"});
+  INFO(first.stderr_text);
+  REQUIRE(first.succeeded());
+  CHECK(first.stdout_text.find("1 targets, 0 enumerated now") != std::string::npos);
+  runtime::IsolatedResult rest = run({"--device", "cpu", "--build-jobs", "2", "--resume"});
+  INFO(rest.stderr_text);
+  REQUIRE(rest.succeeded());
+  CHECK(rest.stdout_text.find("0 enumerated now") != std::string::npos);
+  CHECK(rest.stdout_text.find("left") == std::string::npos);
+
+  explore::PerfDb db(db_path);
+  std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  CHECK(rows.size() == 8);
+  double compiled_ms = 0;
+  for (const explore::Row& r : rows) {
+    CHECK(runtime::to_string(r.measurement->status) == std::string_view("ok"));
+    compiled_ms += r.measurement->compile_ms;
+  }
+  // Kernels the builders compiled still carry their compile time (read beside the binary).
+  CHECK(compiled_ms > 0);
+  std::ostringstream csv;
+  db.export_csv(csv, db.device_keys().at(0));
+  CHECK(count_lines(csv.str()) == 9); // header + each configuration once
+}
