@@ -49,62 +49,57 @@ std::vector<unsigned char> to_bytes(const interp::HostArray& a, ir::ScalarKind k
   return bytes;
 }
 
-std::vector<double> from_bytes(const std::vector<unsigned char>& bytes, ir::ScalarKind kind,
-                               std::vector<bool>* poisoned) {
-  size_t width = element_bytes(kind);
-  std::vector<double> values(bytes.size() / width);
-  poisoned->assign(values.size(), false);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const unsigned char* at = bytes.data() + i * width;
-    if (kind == ir::ScalarKind::Float) {
-      float v;
-      std::memcpy(&v, at, 4);
-      (*poisoned)[i] = runtime::is_poison(v);
-      values[i] = v;
-    } else if (kind == ir::ScalarKind::Int) {
-      int32_t v;
-      std::memcpy(&v, at, 4);
-      uint32_t bits;
-      std::memcpy(&bits, at, 4);
-      (*poisoned)[i] = bits == runtime::kPoisonBits;
-      values[i] = v;
-    } else {
-      double v;
-      std::memcpy(&v, at, 8);
-      uint32_t low;
-      std::memcpy(&low, at, 4);
-      (*poisoned)[i] = low == runtime::kPoisonBits;
-      values[i] = v;
-    }
+/// One output element as a double, and whether it still holds the poison pattern.
+double read_element(const unsigned char* at, ir::ScalarKind kind, bool* poisoned) {
+  if (kind == ir::ScalarKind::Float) {
+    float v;
+    std::memcpy(&v, at, 4);
+    *poisoned = runtime::is_poison(v);
+    return v;
   }
-  return values;
+  uint32_t low;
+  std::memcpy(&low, at, 4);
+  *poisoned = low == runtime::kPoisonBits;
+  if (kind == ir::ScalarKind::Int) {
+    int32_t v;
+    std::memcpy(&v, at, 4);
+    return v;
+  }
+  double v;
+  std::memcpy(&v, at, 8);
+  return v;
 }
 
-Verification verify(const std::vector<double>& got, const std::vector<bool>& poisoned,
+/// Compares the output buffer's bytes with the interpreter's values in one pass (collection
+/// verifies every variant; at 4096^2 a separate decode pass costs as much as the comparison).
+Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind,
                     const interp::HostArray& want, double tolerance) {
   Verification v;
   v.checked = true;
   v.elements = static_cast<int64_t>(want.data.size());
-  if (got.size() != want.data.size()) {
+  const size_t width = element_bytes(kind);
+  const size_t produced = bytes.size() / width;
+  if (produced != want.data.size()) {
     v.mismatches = v.elements;
     v.first_mismatch = fmt::format("the kernel produced {} elements, the interpreter {}",
-                                   got.size(), want.data.size());
+                                   produced, want.data.size());
     return v;
   }
-  for (size_t i = 0; i < got.size(); ++i) {
-    double g = got[i];
+  for (size_t i = 0; i < produced; ++i) {
+    bool poisoned = false;
+    double g = read_element(bytes.data() + i * width, kind, &poisoned);
     double w = want.data[i];
-    bool same = (std::isnan(g) && std::isnan(w) && !poisoned[i]) ||
+    bool same = (std::isnan(g) && std::isnan(w) && !poisoned) ||
                 std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
-    if (poisoned[i])
+    if (poisoned)
       ++v.unwritten;
     if (!std::isnan(g) && !std::isnan(w))
       v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
     if (!same) {
       if (v.mismatches == 0)
         v.first_mismatch =
-            poisoned[i] ? fmt::format("element {} was never written (interpreter {:.9g})", i, w)
-                        : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", i, g, w);
+            poisoned ? fmt::format("element {} was never written (interpreter {:.9g})", i, w)
+                     : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", i, g, w);
       ++v.mismatches;
     }
   }
@@ -125,12 +120,24 @@ struct BoundKernel {
   double bytes_moved = 0;
 };
 
+cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,
+                  const std::string& name) {
+  std::vector<unsigned char> bytes = to_bytes(host, kind);
+  bytes.resize(std::max<size_t>(bytes.size(), 4));
+  cl_int err = CL_SUCCESS;
+  cl::Buffer buffer(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
+                    bytes.data(), &err);
+  runtime::check_cl(err, fmt::format("allocating input {}", name));
+  return buffer;
+}
+
 int64_t work_items_of(const PreparedLaunch& launch) {
   return launch.global[0] * launch.global[1] * launch.global[2];
 }
 
 BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
-                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes) {
+                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
+                        UploadedInputs* uploaded = nullptr) {
   runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
   BoundKernel b{built,
                 runtime::Kernel(built.program, launch.kernel.name),
@@ -148,14 +155,12 @@ BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
   for (const codegen::KernelArg& a : launch.kernel.args) {
     switch (a.role) {
     case codegen::KernelArg::Role::Input: {
-      std::vector<unsigned char> bytes = to_bytes(inputs.at(a.input_index), a.kind);
-      b.bytes_moved += static_cast<double>(bytes.size());
-      bytes.resize(std::max<size_t>(bytes.size(), 4));
-      cl_int err = CL_SUCCESS;
-      b.keep_alive.emplace_back(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                bytes.size(), bytes.data(), &err);
-      runtime::check_cl(err, fmt::format("allocating input {}", a.name));
-      b.kernel.arg(b.keep_alive.back());
+      const interp::HostArray& host = inputs.at(a.input_index);
+      b.bytes_moved += static_cast<double>(host.data.size() * element_bytes(a.kind));
+      cl::Buffer buffer = uploaded ? uploaded->buffer(device, inputs, a.input_index, a.kind)
+                                   : upload(device, host, a.kind, a.name);
+      b.keep_alive.push_back(buffer);
+      b.kernel.arg(buffer);
       break;
     }
     case codegen::KernelArg::Role::Output:
@@ -226,9 +231,7 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
     runtime::check_cl(
         device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0, bound.output_bytes, bytes.data()),
         "reading the output");
-  std::vector<bool> poisoned;
-  std::vector<double> got = from_bytes(bytes, bound.output_kind, &poisoned);
-  return verify(got, poisoned, want, tolerance);
+  return verify(bytes, bound.output_kind, want, tolerance);
 }
 
 } // namespace
@@ -361,7 +364,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   const std::vector<interp::HostArray>& inputs = options.inputs ? *options.inputs : drawn;
 
   try {
-    BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
+    BoundKernel bound = bind_kernel(device, launch, inputs, sizes, options.uploaded);
     report.build_ms = bound.build.build_ms;
     report.cache_hit = bound.build.cache_hit;
     report.compile_ms = bound.build.compile_ms;
@@ -591,6 +594,24 @@ interp::HostArray reference_result(const ir::Program& program, const RunOptions&
     runtime::write_file_atomically(file, bytes); // a failed write only loses the cache entry
   }
   return result;
+}
+
+} // namespace liftx::exec
+
+namespace liftx::exec {
+
+cl::Buffer UploadedInputs::buffer(runtime::Device& device,
+                                  const std::vector<interp::HostArray>& inputs, size_t index,
+                                  ir::ScalarKind kind) {
+  LIFTX_INTERNAL_CHECK(!inputs_ || inputs_ == &inputs,
+                       "UploadedInputs reused for a different set of inputs");
+  inputs_ = &inputs;
+  auto key = std::make_pair(index, kind);
+  auto it = buffers_.find(key);
+  if (it == buffers_.end())
+    it = buffers_.emplace(key, upload(device, inputs.at(index), kind, fmt::format("{}", index)))
+             .first;
+  return it->second;
 }
 
 } // namespace liftx::exec

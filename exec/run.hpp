@@ -11,11 +11,26 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace liftx::exec {
+
+/// Device copies of one set of inputs, uploaded on first use and shared by every kernel run on
+/// them (kernels only read their inputs): a driver that runs many variants of one stencil on one
+/// device uploads each input once instead of once per variant.
+class UploadedInputs {
+public:
+  /// The buffer holding `inputs[index]` as `kind`; `inputs` must be the same set on every call.
+  cl::Buffer buffer(runtime::Device& device, const std::vector<interp::HostArray>& inputs,
+                    size_t index, ir::ScalarKind kind);
+
+private:
+  const std::vector<interp::HostArray>* inputs_ = nullptr;
+  std::map<std::pair<size_t, ir::ScalarKind>, cl::Buffer> buffers_;
+};
 
 struct RunOptions {
   /// Thread counts per dimension; empty = tied to the mapped lengths (see codegen::Options).
@@ -44,6 +59,8 @@ struct RunOptions {
   /// match `seed` and the sizes; null = draw / interpret (or read the disk cache) in each run.
   const std::vector<interp::HostArray>* inputs = nullptr;
   const interp::HostArray* expected = nullptr;
+  /// Device copies of `inputs` kept across runs; null = upload in each run.
+  UploadedInputs* uploaded = nullptr;
 };
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all

@@ -535,6 +535,7 @@ struct TargetData {
   std::string key;
   std::vector<interp::HostArray> inputs;
   interp::HostArray expected;
+  exec::UploadedInputs uploaded;
 };
 
 } // namespace
@@ -582,6 +583,7 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       }
       options.inputs = &target.inputs;
       options.expected = &target.expected;
+      options.uploaded = &target.uploaded;
       exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
       result["status"] = std::string(runtime::to_string(report.status));
       if (report.timing) {

@@ -84,10 +84,23 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
   std::vector<RankedVariant> ranked;
   std::vector<std::shared_ptr<const ir::Program>> programs; // by kernel index
   std::vector<double> rows;                                 // model columns, row after row
+  // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
+  std::vector<rewrite::Variant> sampled;
+  if (options.sample > 0)
+    sampled = rewrite::sample(stream, options.sample, options.sample_seed);
+  size_t next_sampled = 0;
+  auto next = [&](rewrite::Variant& out) {
+    if (options.sample <= 0)
+      return stream.next(out);
+    if (next_sampled == sampled.size())
+      return false;
+    out = std::move(sampled[next_sampled++]);
+    return true;
+  };
   rewrite::Variant v;
   while (
       (options.max_variants == 0 || static_cast<int64_t>(ranked.size()) < options.max_variants) &&
-      stream.next(v)) {
+      next(v)) {
     const std::vector<double> values = feature_values(cache.compute(v.program, v, options.sizes));
     for (int c : columns)
       rows.push_back(values[size_t(c)]);

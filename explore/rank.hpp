@@ -34,6 +34,10 @@ struct RankOptions {
   /// features; nullopt = the named profile `profile`.
   std::optional<runtime::DeviceProfile> device;
   int64_t max_variants = 0; ///< stop the stream after this many (0 = the whole space)
+  /// Rank a fixed-seed uniform sample of this many variants of the space instead of all of it
+  /// (0 = all): a GPU-sized space holds 10^6 variants, whose features take minutes to compute.
+  int64_t sample = 0;
+  uint64_t sample_seed = 1;
   size_t reasons = 3;
   size_t explain_top = 1000; ///< rows (best predicted first) that get their reasons
 };
