@@ -21,12 +21,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace liftx::cli {
@@ -234,6 +236,26 @@ void add_evaluate(CLI::App& app) {
     const double n = double(ev.groups.size());
     fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n", sum_sp / n,
                sum_runs_m / n, sum_runs_r / n);
+    // The targets of issue 8, read the same way every time: median and worst runs, mean Pearson,
+    // and the exploration-time reduction as total random time over total model time.
+    std::vector<double> runs, pearsons;
+    double model_time = 0, random_time = 0;
+    for (const model::GroupResult& g : ev.groups) {
+      runs.push_back(double(g.model_runs));
+      pearsons.push_back(g.pearson);
+      model_time += g.model_time_ms;
+      random_time += g.random_time_ms;
+    }
+    if (!runs.empty()) {
+      std::sort(runs.begin(), runs.end());
+      const size_t mid = runs.size() / 2;
+      const double median = runs.size() % 2 ? runs[mid] : (runs[mid - 1] + runs[mid]) / 2;
+      fmt::print("summary: runs to 90% median {:.1f}, worst {:.0f}; mean pearson {:.3f}; time to "
+                 "90% summed over inputs: model {:.2f} s, random {:.2f} s, {:.0f}x less\n",
+                 median, runs.back(), std::accumulate(pearsons.begin(), pearsons.end(), 0.0) / n,
+                 model_time / 1000, random_time / 1000,
+                 model_time > 0 ? random_time / model_time : 0.0);
+    }
     if (out_dir->empty())
       return;
     fs::create_directories(*out_dir);
