@@ -9,8 +9,3 @@ mkdir -p /tmp/ocl-vendors
 echo "$nvidia_opencl" >/tmp/ocl-vendors/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/ocl-vendors OCL_ICD_FILENAMES=$nvidia_opencl
 export LIFTX_CACHE_DIR=${LIFTX_CACHE_DIR:-/tmp/liftx-cache}
-# The driver keeps the GPU code of every OpenCL build in its compute cache; at the default size
-# (256 MiB) builders running ahead of the worker evict the kernels it is about to load, and each
-# load then compiles again.
-export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-4294967296}
-export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-/tmp/nv-compute-cache}
