@@ -6,8 +6,8 @@
 /// (all of it, or a fixed-seed sample) and every variant's program, variant and configuration
 /// rows and its features are stored, and then the target's plan (the list of its configurations):
 /// a later run of the same target finds the plan and skips the enumeration. Phase 1 alone
-/// (`plan_only`) needs no device, so a slow machine can plan what a GPU machine measures. Then the configurations not yet measured on the device (with
-/// `resume`) are measured by a worker child process (`liftx collect-worker`), which builds, runs,
+/// (`plan_only`) needs no device, so a slow machine can plan what a GPU machine measures. Then
+/// the configurations not yet measured on the device (with `resume`) are measured by a worker child process (`liftx collect-worker`), which builds, runs,
 /// verifies against the high-level stencil and times many variants in a row and streams one JSON
 /// line per result; each result is committed as it arrives. A worker that crashes or hangs past
 /// the timeout is killed, its variant recorded as run_error / timeout, and a new worker continues
