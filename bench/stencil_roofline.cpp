@@ -483,8 +483,10 @@ int run(const Options& o) {
     // in parallel before the (sequential) timing run.
     for (const Size& size : sizes)
       for (const std::string& s : stencils) {
-        bench::load_stencil_case((o.source_dir.empty() ? default_source_dir() : fs::path(o.source_dir)) / "stencils" / (s + ".lift"), size.rows,
-                                 size.columns, o.seed);
+        bench::load_stencil_case(
+            (o.source_dir.empty() ? default_source_dir() : fs::path(o.source_dir)) / "stencils" /
+                (s + ".lift"),
+            size.rows, size.columns, o.seed);
         fmt::print("{} {}: reference cached\n", s, size.text());
       }
     return 0;

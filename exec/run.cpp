@@ -81,8 +81,8 @@ Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind
   const size_t produced = bytes.size() / width;
   if (produced != want.data.size()) {
     v.mismatches = v.elements;
-    v.first_mismatch = fmt::format("the kernel produced {} elements, the interpreter {}",
-                                   produced, want.data.size());
+    v.first_mismatch = fmt::format("the kernel produced {} elements, the interpreter {}", produced,
+                                   want.data.size());
     return v;
   }
   for (size_t i = 0; i < produced; ++i) {

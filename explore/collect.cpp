@@ -366,8 +366,8 @@ CollectSummary collect(const CollectOptions& options,
         db.plan(program_id, sizes_json, summary.profile, selection);
     if (!planned) {
       ++summary.targets_planned;
-      planned = plan_target(db, *program, module, program_id, target.sizes, limits,
-                            feature_profile, summary.profile, options, summary.features_failed);
+      planned = plan_target(db, *program, module, program_id, target.sizes, limits, feature_profile,
+                            summary.profile, options, summary.features_failed);
       std::vector<std::pair<int64_t, int64_t>> ids;
       for (const PlannedConfiguration& p : *planned)
         ids.emplace_back(p.configuration_id, p.variant_index);
@@ -638,8 +638,8 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
       exec::RunOptions options;
       options.seed = job.value("seed", uint64_t{1});
       options.reference = &reference;
-      exec::reference_result(reference, options,
-                             exec::draw_inputs(reference, sizes, options.seed), sizes);
+      exec::reference_result(reference, options, exec::draw_inputs(reference, sizes, options.seed),
+                             sizes);
     } catch (const std::exception&) {
       // The worker meets the same problem and reports it.
     }
@@ -648,9 +648,8 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
     try {
       ir::Module module = parse::parse_module(all[i].at("module").get<std::string>(), "<variant>");
       interp::Sizes sizes = all[i].at("sizes").get<interp::Sizes>();
-      exec::PreparedLaunch launch =
-          exec::prepare_launch(module.main(), sizes, run_options_for(all[i].at("launch")),
-                               device.profile);
+      exec::PreparedLaunch launch = exec::prepare_launch(
+          module.main(), sizes, run_options_for(all[i].at("launch")), device.profile);
       // A cache of its own per kernel: the builder needs the binary on disk, not thousands of
       // programs held in memory.
       runtime::BuildCache(runtime::default_cache_dir()).build(device, launch.kernel.source);

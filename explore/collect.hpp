@@ -7,12 +7,13 @@
 /// rows and its features are stored, and then the target's plan (the list of its configurations):
 /// a later run of the same target finds the plan and skips the enumeration. Phase 1 alone
 /// (`plan_only`) needs no device, so a slow machine can plan what a GPU machine measures. Then
-/// the configurations not yet measured on the device (with `resume`) are measured by a worker child process (`liftx collect-worker`), which builds, runs,
-/// verifies against the high-level stencil and times many variants in a row and streams one JSON
-/// line per result; each result is committed as it arrives. A worker that crashes or hangs past
-/// the timeout is killed, its variant recorded as run_error / timeout, and a new worker continues
-/// with the next variant. Meanwhile `build_jobs` builder children compile the kernels and compute
-/// the reference results ahead of the worker (into the disk caches), on the other CPU cores.
+/// the configurations not yet measured on the device (with `resume`) are measured by a worker
+/// child process (`liftx collect-worker`), which builds, runs, verifies against the high-level
+/// stencil and times many variants in a row and streams one JSON line per result; each result is
+/// committed as it arrives. A worker that crashes or hangs past the timeout is killed, its variant
+/// recorded as run_error / timeout, and a new worker continues with the next variant. Meanwhile
+/// `build_jobs` builder children compile the kernels and compute the reference results ahead of the
+/// worker (into the disk caches), on the other CPU cores.
 #include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
 

@@ -361,9 +361,10 @@ bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const 
   return select.step();
 }
 
-std::optional<std::vector<PlannedConfiguration>>
-PerfDb::plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
-             const std::string& selection) const {
+std::optional<std::vector<PlannedConfiguration>> PerfDb::plan(int64_t program_id,
+                                                              const nlohmann::json& sizes,
+                                                              const std::string& profile,
+                                                              const std::string& selection) const {
   Statement find(impl_->db, "SELECT id FROM plans WHERE program_id = ?1 AND sizes_json = ?2 AND "
                             "profile = ?3 AND selection = ?4");
   find.bind(1, program_id).bind(2, sizes.dump()).bind(3, profile).bind(4, selection);

@@ -88,9 +88,10 @@ public:
 
   /// The stored plan of a collection target, or nullopt if none was completed. `selection` names
   /// how the variants were chosen, e.g. "all" or "sample 1000 seed 1".
-  std::optional<std::vector<PlannedConfiguration>>
-  plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
-       const std::string& selection) const;
+  std::optional<std::vector<PlannedConfiguration>> plan(int64_t program_id,
+                                                        const nlohmann::json& sizes,
+                                                        const std::string& profile,
+                                                        const std::string& selection) const;
   /// Stores a complete plan (configurations with their variant indices, in order) in one
   /// transaction; replaces an earlier plan of the same key.
   void put_plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,

@@ -33,7 +33,7 @@ struct BuildResult {
   /// How long compiling the source took: this call's build, or, for a binary from disk, the time
   /// the build that stored it took (0 if not recorded). An in-memory hit reports 0.
   double compile_ms = 0;
-  std::string hash;       ///< the cache key (32 hex digits)
+  std::string hash; ///< the cache key (32 hex digits)
 };
 
 class BuildCache {

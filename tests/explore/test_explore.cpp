@@ -362,15 +362,13 @@ TEST_CASE("db: a plan is stored whole, read back in order, and replaced by a new
   std::vector<nlohmann::json> launches;
   for (int i = 0; i < 3; ++i) {
     const int64_t variant = db.variant(program, fmt::format("variant {}", i), "global2d_01", {});
-    nlohmann::json launch = {{"dims", 2},
-                             {"global", {32, 16 * (i + 1)}},
-                             {"local", {8, 4}},
-                             {"tied", i == 0}};
+    nlohmann::json launch = {
+        {"dims", 2}, {"global", {32, 16 * (i + 1)}}, {"local", {8, 4}}, {"tied", i == 0}};
     launches.push_back(launch);
     ids.emplace_back(db.configuration(variant, sizes, launch), 10 * (2 - i));
   }
   db.put_plan(program, sizes, "cpu", "sample 3 seed 1", ids);
-  CHECK_FALSE(db.plan(program, sizes, "cpu", "all"));          // another selection
+  CHECK_FALSE(db.plan(program, sizes, "cpu", "all"));                // another selection
   CHECK_FALSE(db.plan(program, sizes, "nvidia", "sample 3 seed 1")); // another profile
   auto plan = db.plan(program, sizes, "cpu", "sample 3 seed 1");
   REQUIRE(plan);
@@ -395,18 +393,18 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   const fs::path db_path = dir.path / "p.db";
   const std::string stencil = std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift";
   auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {LIFTX_BINARY, "collect", stencil,   "--size", "M=16,N=32",
-                                     "--sample",   "8",       "--seed",  "3",      "--repeat",
-                                     "2",          "--warmup", "0",      "--profile", "cpu",
-                                     "--db",       db_path.string()};
+    std::vector<std::string> argv = {
+        LIFTX_BINARY, "collect", stencil,         "--size", "M=16,N=32", "--sample", "8",
+        "--seed",     "3",       "--repeat",      "2",      "--warmup",  "0",        "--profile",
+        "cpu",        "--db",    db_path.string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
   };
 
-  runtime::IsolatedResult detect = runtime::run_isolated(
-      {LIFTX_BINARY, "collect", stencil, "--size", "M=16,N=32", "--plan-only", "--db",
-       (dir.path / "d.db").string()},
-      std::chrono::milliseconds(60000));
+  runtime::IsolatedResult detect =
+      runtime::run_isolated({LIFTX_BINARY, "collect", stencil, "--size", "M=16,N=32", "--plan-only",
+                             "--db", (dir.path / "d.db").string()},
+                            std::chrono::milliseconds(60000));
   CHECK(detect.exit_code != 0);
   CHECK(detect.stderr_text.find("needs a named --profile") != std::string::npos);
 
@@ -419,8 +417,8 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
 
   // A first run that may stop at its time limit, then a resumed one: together they measure the
   // plan once, without enumerating it again.
-  runtime::IsolatedResult first = run({"--device", "cpu", "--build-jobs", "2", "--time-limit",
-                                       "1", "--resume"});
+  runtime::IsolatedResult first =
+      run({"--device", "cpu", "--build-jobs", "2", "--time-limit", "1", "--resume"});
   INFO(first.stderr_text);
   REQUIRE(first.succeeded());
   CHECK(first.stdout_text.find("1 targets, 0 enumerated now") != std::string::npos);
