@@ -41,6 +41,37 @@ size_t scalar_bytes(ir::ScalarKind k) {
   return 4;
 }
 
+std::optional<std::string>
+divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local,
+                  const std::map<std::string, int64_t, std::less<>>& sizes) {
+  for (const BarrierRecord& barrier : kernel.barriers)
+    for (const LoopContext& loop : barrier.loops) {
+      if (loop.primitive.rfind("mapLcl", 0) != 0 || loop.kind == cl::LoopKind::Block ||
+          loop.kind == cl::LoopKind::None)
+        continue;
+      const int dim = std::clamp(loop.dim, 0, 2);
+      const int64_t threads = local[static_cast<size_t>(dim)];
+      std::optional<int64_t> trip = loop.trip.as_constant();
+      if (!trip) {
+        try {
+          trip = arith::evaluate(loop.trip, sizes);
+        } catch (const UserError&) {
+        }
+      }
+      if (threads <= 0 || !trip)
+        return fmt::format("a barrier inside {} needs a known local size in dimension {} that "
+                           "divides its {} iterations",
+                           loop.primitive, dim, loop.trip.to_string());
+      // Work-item l runs ceil((trip - l) / threads) iterations (none when l >= trip): the same
+      // number for every work-item exactly when `threads` divides `trip`.
+      if (*trip % threads != 0)
+        return fmt::format("local size {} in dimension {} does not divide the {} iterations of {} "
+                           "that contain a barrier: work-items would disagree on reaching it",
+                           threads, dim, *trip, loop.primitive);
+    }
+  return std::nullopt;
+}
+
 arith::Expr Kernel::local_bytes() const {
   arith::Expr bytes(0);
   for (const KernelArg& a : args)
@@ -925,8 +956,6 @@ private:
     }
     bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
     ir::Type result_element = result.as<ir::ArrayType>()->element;
-    const bool nested_in_lcl = std::any_of(
-        loops_.begin(), loops_.end(), [](const LoopFrame& fr) { return fr.level == Level::Lcl; });
     const size_t loop_record = kernel_.loops.size();
     cl::LoopKind kind = emit_loop(level, dim, trip, wants_unroll,
                                   level == Level::Glb   ? fmt::format("gid{}", dim)
@@ -936,9 +965,11 @@ private:
                                   name, [&](const arith::Expr& index) {
                                     apply(f, {input->at(index)}, dest->at(index), result_element);
                                   });
-    // Other threads of the work-group read what this mapLcl wrote: synchronise, unless the
-    // memory is private or an enclosing mapLcl does it.
-    if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private && !nested_in_lcl)
+    // Other threads of the work-group read what this mapLcl wrote: synchronise unless the memory
+    // is private. Nested in another mapLcl the barrier sits inside that loop (its consumer, e.g. a
+    // reduceSeq, reads every element in the same iteration); launches whose local size would make
+    // that loop's trip count differ between work-items are refused (divergent_barrier).
+    if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private)
       emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
     // A work-group loop that runs more than once reuses its local memory: wait until every
     // thread has finished reading before the next iteration overwrites it.

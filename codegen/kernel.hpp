@@ -14,6 +14,8 @@
 #include "ir/expr.hpp"
 
 #include <array>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -139,6 +141,14 @@ struct Kernel {
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
 };
+
+/// Why launching `kernel` with these local sizes would let the work-items of a group disagree on
+/// reaching a barrier (a barrier inside a mapLcl loop whose trip count the local size does not
+/// divide), or nullopt when every barrier is reached uniformly. A local size of 0 ("the runtime
+/// chooses") counts as unknown.
+std::optional<std::string>
+divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local,
+                  const std::map<std::string, int64_t, std::less<>>& sizes);
 
 struct Options {
   /// Tie thread counts to the mapped lengths (default). When false, the kernel is valid for any

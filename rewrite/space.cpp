@@ -431,7 +431,7 @@ struct VariantStream::State {
   }
 
   /// Filters a launch by the device limits; the reason it is rejected, or empty.
-  std::string launch_problem(const Launch& l, int64_t local_bytes) const {
+  std::string launch_problem(const codegen::Kernel& k, const Launch& l, int64_t local_bytes) const {
     const DeviceLimits& d = options.device;
     int64_t threads = 1, groups = 1;
     for (int i = 0; i < l.dims; ++i) {
@@ -448,6 +448,8 @@ struct VariantStream::State {
       return "local memory over limit";
     if (groups < d.min_work_groups)
       return "too few work-groups";
+    if (codegen::divergent_barrier(k, l.local, options.sizes))
+      return "barrier would diverge";
     return {};
   }
 
@@ -476,7 +478,7 @@ struct VariantStream::State {
     std::function<void(int, Launch&)> choose_global, choose_local;
     choose_local = [&](int d, Launch& l) {
       if (d == dims) {
-        std::string problem = launch_problem(l, local_bytes);
+        std::string problem = launch_problem(k, l, local_bytes);
         if (problem.empty())
           out.push_back(l);
         else

@@ -103,6 +103,45 @@ TEST_CASE("barriers only where work-items read each other's local data") {
   CHECK(src.find("barrier(CLK_LOCAL_MEM_FENCE)") < src.find("acc_5 = add"));
 }
 
+TEST_CASE("a mapLcl nested in a mapLcl synchronises before its result is reduced") {
+  for (bool tied : {true, false}) {
+    CAPTURE(tied);
+    codegen::Kernel k = generate("nested_lcl_reduce", tied);
+    const std::string& src = k.source;
+    // The products go to a global temporary other work-items read: a global fence after the
+    // inner loop's last store, before the reduction's first load.
+    const size_t fence = src.find("barrier(CLK_GLOBAL_MEM_FENCE)");
+    REQUIRE(fence != std::string::npos);
+    CHECK(fence > src.find("tmp_4[((9 * N * wg1_1) + lid0_5"));
+    CHECK(fence < src.find("acc_6 = add"));
+    // Recorded inside the mapLcl1, so that launches can be checked against it.
+    bool inside_lcl1 = false;
+    for (const codegen::BarrierRecord& b : k.barriers)
+      for (const codegen::LoopContext& loop : b.loops)
+        inside_lcl1 = inside_lcl1 || loop.primitive == "mapLcl1";
+    CHECK(inside_lcl1);
+  }
+}
+
+TEST_CASE("divergent_barrier refuses local sizes that split a barrier's loop unevenly") {
+  const std::map<std::string, int64_t, std::less<>> sizes{{"M", 16}, {"N", 16}};
+  codegen::Kernel free = generate("nested_lcl_reduce", false);
+  // The mapLcl1 holding the barrier runs 4 iterations over all work-items.
+  CHECK_FALSE(codegen::divergent_barrier(free, {32, 1, 1}, sizes));
+  CHECK_FALSE(codegen::divergent_barrier(free, {16, 2, 1}, sizes));
+  CHECK_FALSE(codegen::divergent_barrier(free, {1, 4, 1}, sizes));
+  std::optional<std::string> eight = codegen::divergent_barrier(free, {8, 8, 1}, sizes);
+  REQUIRE(eight);
+  CHECK(eight->find("local size 8 in dimension 1 does not divide the 4 iterations of mapLcl1") !=
+        std::string::npos);
+  CHECK(codegen::divergent_barrier(free, {8, 3, 1}, sizes));
+  CHECK(codegen::divergent_barrier(free, {8, 0, 1}, sizes)); // the runtime's choice: unknown
+  // The tied kernel runs each loop once per work-item (blocks), and barriers outside any mapLcl
+  // (a local tile) never diverge.
+  CHECK_FALSE(codegen::divergent_barrier(generate("nested_lcl_reduce"), {9, 4, 1}, sizes));
+  CHECK_FALSE(codegen::divergent_barrier(generate("tiled1d"), {18, 1, 1}, {{"N", 64}}));
+}
+
 TEST_CASE("boundary code only where an access can leave the array") {
   std::string interior = generate("interior").source;
   CHECK(count(interior, "?") == 0);

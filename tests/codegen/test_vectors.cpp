@@ -144,3 +144,31 @@ TEST_CASE("a kernel named like one of its user functions or an OpenCL word is re
   CHECK(codegen::generate(half.main()).name == "half_kernel");
   check_runs(half.main(), {{"N", 16}});
 }
+
+TEST_CASE("a mapLcl nested in a mapLcl runs correctly with every local size it accepts") {
+  ir::Module m = parse::parse_file(
+      (kSource / "tests" / "codegen" / "programs" / "nested_lcl_reduce.lift").string());
+  const interp::Sizes sizes{{"M", 24}, {"N", 32}};
+  // Free thread counts: the mapLcl1 over 4 points accepts 1, 2 or 4 work-items in dimension 1;
+  // more work-items in dimension 0 than products leave some idle at the barrier.
+  for (std::array<int64_t, 2> local : {std::array<int64_t, 2>{16, 4}, {4, 2}, {64, 1}}) {
+    CAPTURE(local[0]);
+    CAPTURE(local[1]);
+    exec::RunOptions o;
+    o.time = false;
+    o.roofline = false;
+    o.global = {local[0] * 4, 64};
+    o.local = {local[0], local[1]};
+    exec::RunReport r = exec::run_program(cpu(), m.main(), sizes, o);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+  }
+  exec::RunOptions uneven;
+  uneven.time = false;
+  uneven.roofline = false;
+  uneven.global = {64, 64};
+  uneven.local = {16, 8};
+  CHECK_THROWS_WITH_AS(exec::run_program(cpu(), m.main(), sizes, uneven),
+                       doctest::Contains("does not divide the 4 iterations of mapLcl1"), UserError);
+}
