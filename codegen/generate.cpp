@@ -41,37 +41,6 @@ size_t scalar_bytes(ir::ScalarKind k) {
   return 4;
 }
 
-std::optional<std::string>
-divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local,
-                  const std::map<std::string, int64_t, std::less<>>& sizes) {
-  for (const BarrierRecord& barrier : kernel.barriers)
-    for (const LoopContext& loop : barrier.loops) {
-      if (loop.primitive.rfind("mapLcl", 0) != 0 || loop.kind == cl::LoopKind::Block ||
-          loop.kind == cl::LoopKind::None)
-        continue;
-      const int dim = std::clamp(loop.dim, 0, 2);
-      const int64_t threads = local[static_cast<size_t>(dim)];
-      std::optional<int64_t> trip = loop.trip.as_constant();
-      if (!trip) {
-        try {
-          trip = arith::evaluate(loop.trip, sizes);
-        } catch (const UserError&) {
-        }
-      }
-      if (threads <= 0 || !trip)
-        return fmt::format("a barrier inside {} needs a known local size in dimension {} that "
-                           "divides its {} iterations",
-                           loop.primitive, dim, loop.trip.to_string());
-      // Work-item l runs ceil((trip - l) / threads) iterations (none when l >= trip): the same
-      // number for every work-item exactly when `threads` divides `trip`.
-      if (*trip % threads != 0)
-        return fmt::format("local size {} in dimension {} does not divide the {} iterations of {} "
-                           "that contain a barrier: work-items would disagree on reaching it",
-                           threads, dim, *trip, loop.primitive);
-    }
-  return std::nullopt;
-}
-
 arith::Expr Kernel::local_bytes() const {
   arith::Expr bytes(0);
   for (const KernelArg& a : args)

@@ -330,6 +330,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& s
   if (std::optional<std::string> why =
           codegen::divergent_barrier(launch.kernel, launch.local, sizes))
     throw UserError(fmt::format("cannot launch {}: {}", program.name, *why));
+  if (std::optional<std::string> why = codegen::index_overflow(launch.kernel, sizes))
+    throw UserError(fmt::format("cannot launch {} at these sizes: {}", program.name, *why));
   launch.local_bytes = evaluate_size(launch.kernel.local_bytes(), sizes, "local memory");
   if (device.local_mem_bytes > 0 &&
       static_cast<uint64_t>(launch.local_bytes) > device.local_mem_bytes) {

@@ -471,8 +471,15 @@ CollectSummary collect(const CollectOptions& options,
         }
         if (!result.is_object() || result.value("id", int64_t{-1}) != job.configuration_id)
           continue;
-        store(job, measurement_from(result));
+        const Measurement m = measurement_from(result);
+        store(job, m);
         ++next;
+        // A kernel that failed at run time can leave the context unusable (the NVIDIA driver then
+        // fails every later build and launch with CL_ERROR(-9999)): measure on in a new worker.
+        if (m.status == runtime::Status::run_error) {
+          worker.stop();
+          worker_alive = false;
+        }
       } else if (r == WorkerProcess::Read::timeout) {
         worker.stop();
         Measurement m;
@@ -552,6 +559,7 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
   };
   const int64_t crash_at = job_number("LIFTX_TEST_WORKER_CRASH_AT");
   const int64_t hang_at = job_number("LIFTX_TEST_WORKER_HANG_AT");
+  const int64_t kernel_fails_at = job_number("LIFTX_TEST_WORKER_KERNEL_FAILS_AT");
   std::string line;
   for (int64_t index = 0; std::getline(jobs, line); ++index) {
     if (index < from || line.empty())
@@ -564,6 +572,13 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       ::pause();
     nlohmann::json job = nlohmann::json::parse(line);
     nlohmann::json result = {{"id", job.at("id")}};
+    if (index == kernel_fails_at) {
+      result["status"] = "run_error";
+      result["message"] = "the kernel failed (test hook)";
+      out << result.dump() << '\n';
+      out.flush();
+      continue;
+    }
     try {
       const ir::Program& reference = references.of(job);
       ir::Module module = parse::parse_module(job.at("module").get<std::string>(), "<variant>");

@@ -456,6 +456,10 @@ struct VariantStream::State {
   /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths).
   std::vector<Launch> launches(const codegen::Kernel& k, bool tied,
                                const std::array<int64_t, 3>& lengths) {
+    if (codegen::index_overflow(k, options.sizes)) {
+      reject("index overflows int");
+      return {};
+    }
     int dims = std::clamp(k.launch.dims, 1, 3);
     int64_t local_bytes = evaluate_or(k.local_bytes(), options.sizes, 0);
     std::array<std::vector<int64_t>, 3> globals, locals_fixed;

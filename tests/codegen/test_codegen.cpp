@@ -142,6 +142,19 @@ TEST_CASE("divergent_barrier refuses local sizes that split a barrier's loop une
   CHECK_FALSE(codegen::divergent_barrier(generate("tiled1d"), {18, 1, 1}, {{"N", 64}}));
 }
 
+TEST_CASE("index_overflow bounds every intermediate of an index at concrete sizes") {
+  codegen::Kernel k = generate("wide_index");
+  CHECK_FALSE(codegen::index_overflow(k, {{"M", 2048}, {"N", 2048}}));
+  std::optional<std::string> why = codegen::index_overflow(k, {{"M", 4096}, {"N", 4096}});
+  REQUIRE(why);
+  CHECK(why->find("an index of tmp_4 reaches 4.8") != std::string::npos);
+  // Unknown sizes bound nothing; plain kernels fit until their indices do not.
+  CHECK_FALSE(codegen::index_overflow(k, {}));
+  codegen::Kernel clamp = generate("clamp2d");
+  CHECK_FALSE(codegen::index_overflow(clamp, {{"M", 8192}, {"N", 8192}}));
+  CHECK(codegen::index_overflow(clamp, {{"M", 65536}, {"N", 65536}}));
+}
+
 TEST_CASE("boundary code only where an access can leave the array") {
   std::string interior = generate("interior").source;
   CHECK(count(interior, "?") == 0);

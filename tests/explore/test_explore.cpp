@@ -314,10 +314,12 @@ TEST_CASE("collect: the features profile name of a device") {
   CHECK(explore::profile_name_for(p) == "amd");
 }
 
-TEST_CASE("collect: a worker that crashes or hangs costs one variant, and the run goes on") {
+TEST_CASE("collect: a worker that crashes, hangs or whose kernel fails costs one variant, and the "
+          "run goes on in a new worker") {
   TempDir dir("crash");
   ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   ScopedEnv crash("LIFTX_TEST_WORKER_CRASH_AT", "1");
+  ScopedEnv kernel_fails("LIFTX_TEST_WORKER_KERNEL_FAILS_AT", "2");
   ScopedEnv hang("LIFTX_TEST_WORKER_HANG_AT", "3");
   const fs::path db_path = dir.path / "c.db";
   std::vector<std::string> argv = {LIFTX_BINARY,
@@ -340,14 +342,15 @@ TEST_CASE("collect: a worker that crashes or hangs costs one variant, and the ru
   runtime::IsolatedResult run = runtime::run_isolated(argv, std::chrono::milliseconds(120000));
   INFO(run.stderr_text);
   REQUIRE(run.succeeded());
-  CHECK(run.stdout_text.find("restarted 2 times") != std::string::npos);
+  CHECK(run.stdout_text.find("restarted 3 times") != std::string::npos);
   explore::PerfDb db(db_path);
   std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
   REQUIRE(rows.size() == 5);
   std::vector<std::string> statuses;
   for (const explore::Row& r : rows)
     statuses.emplace_back(runtime::to_string(r.measurement->status));
-  CHECK(statuses == std::vector<std::string>{"ok", "run_error", "ok", "timeout", "ok"});
+  CHECK(statuses == std::vector<std::string>{"ok", "run_error", "run_error", "timeout", "ok"});
+  CHECK(rows[2].measurement->message.find("test hook") != std::string::npos);
   CHECK(rows[1].measurement->message.find("signal 11") != std::string::npos);
 }
 

@@ -1,0 +1,160 @@
+// Checks of a generated kernel against concrete sizes and launches, for what the OpenCL runtime
+// would not report: barriers some work-items never reach, and index arithmetic that overflows.
+#include "codegen/kernel.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace liftx::codegen {
+
+std::optional<std::string> divergent_barrier(const Kernel& kernel,
+                                             const std::array<int64_t, 3>& local,
+                                             const SizeBindings& sizes) {
+  for (const BarrierRecord& barrier : kernel.barriers)
+    for (const LoopContext& loop : barrier.loops) {
+      if (loop.primitive.rfind("mapLcl", 0) != 0 || loop.kind == cl::LoopKind::Block ||
+          loop.kind == cl::LoopKind::None)
+        continue;
+      const int dim = std::clamp(loop.dim, 0, 2);
+      const int64_t threads = local[static_cast<size_t>(dim)];
+      std::optional<int64_t> trip = loop.trip.as_constant();
+      if (!trip) {
+        try {
+          trip = arith::evaluate(loop.trip, sizes);
+        } catch (const UserError&) {
+        }
+      }
+      if (threads <= 0 || !trip)
+        return fmt::format("a barrier inside {} needs a known local size in dimension {} that "
+                           "divides its {} iterations",
+                           loop.primitive, dim, loop.trip.to_string());
+      // Work-item l runs ceil((trip - l) / threads) iterations (none when l >= trip): the same
+      // number for every work-item exactly when `threads` divides `trip`.
+      if (*trip % threads != 0)
+        return fmt::format("local size {} in dimension {} does not divide the {} iterations of {} "
+                           "that contain a barrier: work-items would disagree on reaching it",
+                           threads, dim, *trip, loop.primitive);
+    }
+  return std::nullopt;
+}
+
+namespace {
+
+/// Upper bounds of |value| for an expression and for every intermediate the generated C computes
+/// on the way (in doubles: the point is to see values beyond int64 too). Exact divisions print as
+/// a numerator over a denominator, so a sum with rational coefficients is bounded as its
+/// numerator.
+class MagnitudeBound {
+public:
+  explicit MagnitudeBound(const SizeBindings& sizes) : sizes_(sizes) {}
+
+  /// nullopt when a variable has no bound at these sizes.
+  std::optional<double> of(const arith::Expr& e) {
+    const arith::Node& n = e.node();
+    std::optional<double> v;
+    switch (n.kind) {
+    case arith::Kind::Cst:
+      v = std::abs(static_cast<double>(n.value.num));
+      break;
+    case arith::Kind::Var:
+      v = variable(n);
+      break;
+    case arith::Kind::Sum: {
+      double total = 0, denominators = 1;
+      for (const arith::Expr& term : n.operands) {
+        std::optional<double> t = of(term);
+        if (!t)
+          return std::nullopt;
+        total += *t;
+        denominators = std::max(denominators, coefficient_denominator(term));
+      }
+      v = total * denominators;
+      break;
+    }
+    case arith::Kind::Prod: {
+      double product = 1;
+      for (const arith::Expr& factor : n.operands) {
+        std::optional<double> f = of(factor);
+        if (!f)
+          return std::nullopt;
+        product *= std::max(1.0, *f);
+      }
+      v = product;
+      break;
+    }
+    case arith::Kind::Pow: {
+      std::optional<double> base = of(n.operands.at(0));
+      if (!base)
+        return std::nullopt;
+      // A negative power is a divisor: it does not grow the numerator.
+      v = n.exponent > 0 ? std::pow(std::max(1.0, *base), static_cast<double>(n.exponent)) : 1.0;
+      break;
+    }
+    default: { // IntDiv, Mod, Min, Max, Select: no larger than their largest operand
+      double largest = 0;
+      for (const arith::Expr& operand : n.operands) {
+        std::optional<double> o = of(operand);
+        if (!o)
+          return std::nullopt;
+        largest = std::max(largest, *o);
+      }
+      v = largest;
+    }
+    }
+    largest_ = std::max(largest_, *v);
+    return v;
+  }
+
+  double largest() const { return largest_; }
+
+private:
+  std::optional<double> variable(const arith::Node& n) {
+    if (auto it = sizes_.find(n.name); it != sizes_.end())
+      return std::abs(static_cast<double>(it->second));
+    std::optional<double> start, stop;
+    if (n.range.start)
+      start = of(*n.range.start);
+    if (n.range.stop)
+      stop = of(*n.range.stop);
+    if (!start || !stop)
+      return std::nullopt;
+    return std::max(*start, *stop);
+  }
+
+  static double coefficient_denominator(const arith::Expr& term) {
+    const arith::Node& t = term.node();
+    if (t.kind == arith::Kind::Cst)
+      return static_cast<double>(t.value.den);
+    if (t.kind == arith::Kind::Prod)
+      for (const arith::Expr& f : t.operands)
+        if (f.node().kind == arith::Kind::Cst)
+          return static_cast<double>(f.node().value.den);
+    return 1;
+  }
+
+  const SizeBindings& sizes_;
+  double largest_ = 0;
+};
+
+} // namespace
+
+std::optional<std::string> index_overflow(const Kernel& kernel, const SizeBindings& sizes) {
+  constexpr double kIntMax = static_cast<double>(std::numeric_limits<int32_t>::max());
+  for (const MemoryAccess& access : kernel.accesses) {
+    MagnitudeBound bound(sizes);
+    if (!bound.of(access.index) || bound.largest() <= kIntMax)
+      continue;
+    return fmt::format("an index of {} reaches {:.3g} (computing {}), beyond the 32-bit int the "
+                       "kernel computes indices in",
+                       access.buffer, bound.largest(), arith::to_c(access.index));
+  }
+  return std::nullopt;
+}
+
+} // namespace liftx::codegen
