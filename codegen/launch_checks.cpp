@@ -46,82 +46,92 @@ std::optional<std::string> divergent_barrier(const Kernel& kernel,
 
 namespace {
 
-/// Upper bounds of |value| for an expression and for every intermediate the generated C computes
-/// on the way (in doubles: the point is to see values beyond int64 too). Exact divisions print as
-/// a numerator over a denominator, so a sum with rational coefficients is bounded as its
-/// numerator.
+/// Upper bounds of |value| of an expression, and of the largest intermediate the generated C
+/// computes on the way (doubles: the point is to see values beyond int64 too). Exact divisions
+/// print as a numerator over a denominator, (a + b) / 4: the numerator is the intermediate.
 class MagnitudeBound {
 public:
   explicit MagnitudeBound(const SizeBindings& sizes) : sizes_(sizes) {}
 
-  /// nullopt when a variable has no bound at these sizes.
+  /// Bound of |e|; nullopt when a variable has no bound at these sizes.
   std::optional<double> of(const arith::Expr& e) {
     const arith::Node& n = e.node();
-    std::optional<double> v;
+    double value = 0, numerator = 0;
     switch (n.kind) {
     case arith::Kind::Cst:
-      v = std::abs(static_cast<double>(n.value.num));
+      value = std::abs(static_cast<double>(n.value.num)) / static_cast<double>(n.value.den);
+      numerator = std::abs(static_cast<double>(n.value.num));
       break;
-    case arith::Kind::Var:
-      v = variable(n);
+    case arith::Kind::Var: {
+      std::optional<double> v = variable(n);
+      if (!v)
+        return std::nullopt;
+      value = numerator = *v;
       break;
+    }
     case arith::Kind::Sum: {
-      double total = 0, denominators = 1;
+      double denominators = 1; // the terms' common denominator (a bound of their lcm)
       for (const arith::Expr& term : n.operands) {
         std::optional<double> t = of(term);
         if (!t)
           return std::nullopt;
-        total += *t;
+        value += *t;
         denominators = std::max(denominators, coefficient_denominator(term));
       }
-      v = total * denominators;
+      numerator = value * denominators;
       break;
     }
     case arith::Kind::Prod: {
+      // coefficient * factors, divided at the end by the coefficient's denominator and by the
+      // negative powers (divisors of at least 1, which only shrink the value).
       double product = 1;
       for (const arith::Expr& factor : n.operands) {
         std::optional<double> f = of(factor);
         if (!f)
           return std::nullopt;
-        product *= std::max(1.0, *f);
+        const arith::Node& fn = factor.node();
+        if (fn.kind == arith::Kind::Cst)
+          product *= std::abs(static_cast<double>(fn.value.num));
+        else if (!(fn.kind == arith::Kind::Pow && fn.exponent < 0))
+          product *= *f;
       }
-      v = product;
+      numerator = product;
+      value = product / coefficient_denominator(e);
       break;
     }
     case arith::Kind::Pow: {
       std::optional<double> base = of(n.operands.at(0));
       if (!base)
         return std::nullopt;
-      // A negative power is a divisor: it does not grow the numerator.
-      v = n.exponent > 0 ? std::pow(std::max(1.0, *base), static_cast<double>(n.exponent)) : 1.0;
+      value = n.exponent > 0 ? std::pow(*base, static_cast<double>(n.exponent)) : 1.0;
+      numerator = n.exponent > 0 ? value : *base;
       break;
     }
     default: { // IntDiv, Mod, Min, Max, Select: no larger than their largest operand
-      double largest = 0;
       for (const arith::Expr& operand : n.operands) {
         std::optional<double> o = of(operand);
         if (!o)
           return std::nullopt;
-        largest = std::max(largest, *o);
+        value = std::max(value, *o);
       }
-      v = largest;
+      numerator = value;
     }
     }
-    largest_ = std::max(largest_, *v);
-    return v;
+    largest_ = std::max(largest_, numerator);
+    return value;
   }
 
+  /// The largest intermediate seen by `of`.
   double largest() const { return largest_; }
 
 private:
   std::optional<double> variable(const arith::Node& n) {
     if (auto it = sizes_.find(n.name); it != sizes_.end())
       return std::abs(static_cast<double>(it->second));
-    std::optional<double> start, stop;
-    if (n.range.start)
-      start = of(*n.range.start);
-    if (n.range.stop)
-      stop = of(*n.range.stop);
+    if (!n.range.start || !n.range.stop)
+      return std::nullopt;
+    std::optional<double> start = of(*n.range.start);
+    std::optional<double> stop = of(*n.range.stop);
     if (!start || !stop)
       return std::nullopt;
     return std::max(*start, *stop);

@@ -148,6 +148,10 @@ TEST_CASE("index_overflow bounds every intermediate of an index at concrete size
   std::optional<std::string> why = codegen::index_overflow(k, {{"M", 4096}, {"N", 4096}});
   REQUIRE(why);
   CHECK(why->find("an index of tmp_4 reaches 4.8") != std::string::npos);
+  // 200 * N * wg1 with wg1 < M /^ 8: 4.2e8 at 4096^2, 2.6e9 (over) at 10240^2.
+  codegen::Kernel fitting = generate("fitting_index", false);
+  CHECK_FALSE(codegen::index_overflow(fitting, {{"M", 4096}, {"N", 4096}}));
+  CHECK(codegen::index_overflow(fitting, {{"M", 10240}, {"N", 10240}}));
   // Unknown sizes bound nothing; plain kernels fit until their indices do not.
   CHECK_FALSE(codegen::index_overflow(k, {}));
   codegen::Kernel clamp = generate("clamp2d");
