@@ -42,6 +42,15 @@ struct DataOptions {
   std::string device; ///< device key; empty = the only one in the database
   std::string profile = "cpu";
   std::string kind = "knn";
+  std::string transform = "raw";
+  int neighbours = 5;
+
+  model::TrainOptions train_options() const {
+    model::TrainOptions t;
+    t.transform = model::parse_transform(transform);
+    t.k = neighbours;
+    return t;
+  }
 };
 
 void add_data_options(CLI::App* cmd, DataOptions& o) {
@@ -49,7 +58,12 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
   cmd->add_option("--device", o.device,
                   "device key in the database (default: the only device it holds)");
   cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
-  cmd->add_option("--model", o.kind, "knn (PCA + 5 nearest neighbours) or tree (CART)");
+  cmd->add_option("--model", o.kind, "knn (PCA + k nearest neighbours) or tree (CART)");
+  cmd->add_option("--transform", o.transform,
+                  "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
+                  "relative to the bytes moved (log_relative); default raw");
+  cmd->add_option("--neighbours", o.neighbours, "k of the kNN model (default 5)")
+      ->check(CLI::Range(1, 1000));
 }
 
 std::string resolve_device(const explore::PerfDb& db, const std::string& wanted) {
@@ -148,7 +162,7 @@ void add_train(CLI::App& app) {
   cmd->add_option("-o,--output", *output, "model file to write (JSON)")->required();
   cmd->callback([o, output] {
     LoadedData loaded = load_dataset(*o);
-    model::Model m = model::train(loaded.data, model::parse_kind(o->kind));
+    model::Model m = model::train(loaded.data, model::parse_kind(o->kind), o->train_options());
     m.profile = o->profile;
     std::set<std::string> programs;
     int ok = 0;
@@ -206,6 +220,7 @@ void add_evaluate(CLI::App& app) {
     LoadedData loaded = load_dataset(*o);
     model::EvaluateOptions options;
     options.kind = model::parse_kind(o->kind);
+    options.train = o->train_options();
     options.random_orders = *orders;
     model::Evaluation ev = model::evaluate(loaded.data, options);
     fmt::print("leave-one-benchmark-out evaluation of the {} model: device {}, profile {}, {} "

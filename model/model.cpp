@@ -282,8 +282,9 @@ Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matr
   m.kind_ = kind;
   m.feature_names_ = std::move(feature_names);
   m.options_ = options;
-  m.standardiser_ = Standardiser::fit(features);
-  const Matrix z = m.standardiser_.apply(features);
+  const Matrix transformed = apply_transform(options.transform, m.feature_names_, features);
+  m.standardiser_ = Standardiser::fit(transformed);
+  const Matrix z = m.standardiser_.apply(transformed);
   if (kind == Kind::knn) {
     m.pca_ = Pca::fit(z, options.variance);
     m.points_ = m.pca_.project(z);
@@ -308,7 +309,8 @@ Vector Model::predict(const Matrix& features) const {
   LIFTX_INTERNAL_CHECK(static_cast<size_t>(features.cols()) == feature_names_.size(),
                        "prediction with {} feature columns for a model of {}", features.cols(),
                        feature_names_.size());
-  const Matrix z = standardiser_.apply(features);
+  const Matrix z =
+      standardiser_.apply(apply_transform(options_.transform, feature_names_, features));
   if (kind_ == Kind::knn)
     return knn_predict(points_, targets_, pca_.project(z), options_.k);
   Vector out(z.rows());
@@ -325,12 +327,12 @@ Vector Model::predict(const Matrix& features) const {
 std::vector<Explanation> Model::explain(const Eigen::Ref<const Eigen::RowVectorXd>& sample,
                                         size_t count) const {
   std::vector<Explanation> all;
+  const Matrix transformed = apply_transform(options_.transform, feature_names_, Matrix(sample));
   for (size_t j = 0; j < standardiser_.kept.size(); ++j) {
     const auto jj = static_cast<Eigen::Index>(j);
     const int column = standardiser_.kept[j];
-    const double value = sample[column];
-    all.push_back({feature_names_[size_t(column)], value,
-                   (value - standardiser_.mean[jj]) / standardiser_.scale[jj]});
+    all.push_back({feature_names_[size_t(column)], sample[column],
+                   (transformed(0, column) - standardiser_.mean[jj]) / standardiser_.scale[jj]});
   }
   std::stable_sort(all.begin(), all.end(), [](const Explanation& a, const Explanation& b) {
     return std::abs(a.standardised) > std::abs(b.standardised);
@@ -372,7 +374,8 @@ nlohmann::json Model::to_json() const {
   j["standardisation"] = {{"kept", standardiser_.kept},
                           {"mean", vector_json(standardiser_.mean)},
                           {"scale", vector_json(standardiser_.scale)}};
-  j["options"] = {{"k", options_.k},
+  j["options"] = {{"transform", to_string(options_.transform)},
+                  {"k", options_.k},
                   {"variance", options_.variance},
                   {"max_depth", options_.max_depth},
                   {"min_leaf", options_.min_leaf}};
@@ -421,6 +424,8 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         throw UserError(fmt::format("{}: standardisation names column {} of {}", origin, c,
                                     m.feature_names_.size()));
     const auto& o = j["options"];
+    // Models written before transforms existed used the raw features.
+    m.options_.transform = parse_transform(o.value("transform", std::string("raw")));
     m.options_.k = o.at("k").get<int>();
     m.options_.variance = o.at("variance").get<double>();
     m.options_.max_depth = o.at("max_depth").get<int>();

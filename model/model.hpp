@@ -7,6 +7,8 @@
 /// Model files are versioned JSON: format version, kind, feature names in order, the device
 /// profile, the standardisation, the PCA basis and training points (kNN) or the tree, and the
 /// training provenance. This library knows nothing of the IR.
+#include "model/transform.hpp"
+
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
@@ -61,6 +63,7 @@ std::string to_string(Kind kind);
 Kind parse_kind(const std::string& text);
 
 struct TrainOptions {
+  Transform transform = Transform::raw; ///< applied to the raw features before standardising
   int k = 5;
   double variance = 0.95;
   int max_depth = 8;
@@ -71,7 +74,7 @@ struct TrainOptions {
 struct Explanation {
   std::string feature;
   double value = 0;        ///< raw
-  double standardised = 0; ///< (value - mean) / std
+  double standardised = 0; ///< (transformed value - mean) / std
 };
 
 class Model {
@@ -89,6 +92,7 @@ public:
   Kind kind() const { return kind_; }
   const std::vector<std::string>& feature_names() const { return feature_names_; }
   const Standardiser& standardiser() const { return standardiser_; }
+  Transform transform() const { return options_.transform; }
   const Pca& pca() const { return pca_; }
   const std::vector<TreeNode>& tree() const { return tree_; }
   int training_samples() const;

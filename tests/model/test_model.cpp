@@ -197,6 +197,50 @@ TEST_CASE("model files round trip; unknown versions and missing features are use
   CHECK(std::abs(why[0].standardised) >= std::abs(why[2].standardised));
 }
 
+TEST_CASE("feature transforms: logarithms and launch sizes relative to the bytes moved") {
+  const std::vector<std::string> cols{"work_items", "bytes_moved", "occupancy_fraction"};
+  Matrix raw(2, 3);
+  raw << 1023, 4095, 0.5, //
+      65535, 1048575, 1;
+  CHECK(apply_transform(Transform::raw, cols, raw) == raw);
+  Matrix logged = apply_transform(Transform::log, cols, raw);
+  CHECK(logged(0, 0) == doctest::Approx(10));
+  CHECK(logged(1, 1) == doctest::Approx(20));
+  CHECK(logged(0, 2) == doctest::Approx(std::log2(1.5)));
+  // work_items is a launch size: a ratio to bytes_moved; the others stay logarithms.
+  Matrix relative = apply_transform(Transform::log_relative, cols, raw);
+  CHECK(relative(0, 0) == doctest::Approx(10 - 12));
+  CHECK(relative(1, 0) == doctest::Approx(16 - 20));
+  CHECK(relative(1, 1) == doctest::Approx(20));
+  CHECK(relative(1, 2) == doctest::Approx(1));
+  // A launch scaled with the input keeps its relative sizes.
+  Matrix doubled = raw;
+  doubled.col(0) = (raw.col(0).array() + 1) * 4 - 1;
+  doubled.col(1) = (raw.col(1).array() + 1) * 4 - 1;
+  CHECK(apply_transform(Transform::log_relative, cols, doubled)(0, 0) ==
+        doctest::Approx(relative(0, 0)));
+  CHECK_THROWS_AS(apply_transform(Transform::log_relative, {"work_items", "a", "b"}, raw),
+                  UserError);
+  CHECK(parse_transform("log_relative") == Transform::log_relative);
+  CHECK_THROWS_WITH_AS(parse_transform("sqrt"), doctest::Contains("raw, log or log_relative"),
+                       UserError);
+  // A model applies its transform when it predicts, and its file says which one.
+  Matrix x = low_rank(60, 9).cwiseAbs();
+  Vector y = (x.col(0).array() + 1).inverse().matrix();
+  TrainOptions options;
+  options.transform = Transform::log;
+  Model m = Model::train(Kind::knn, names(7), x, y, options);
+  options.k = 1;
+  Model exact = Model::train(Kind::knn, names(7), x, y, options);
+  CHECK((exact.predict(x) - y).norm() < 1e-9);
+  Model back = Model::from_json(m.to_json(), "m.json");
+  CHECK(back.transform() == Transform::log);
+  CHECK((back.predict(x) - m.predict(x)).norm() < 1e-12);
+  nlohmann::json old = m.to_json();
+  old["options"].erase("transform"); // files from before transforms: raw features
+  CHECK(Model::from_json(old, "m.json").transform() == Transform::raw);
+}
+
 TEST_CASE("leave-one-benchmark-out evaluation on synthetic programs") {
   // Three programs whose time falls with feature 0 the same way: the model transfers.
   Dataset d;

@@ -101,7 +101,7 @@ TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 10
 
 TEST_CASE("launches respect the device limits and local divides global") {
   ir::Module module = load("jacobi2d5pt");
-  for (const std::string& profile : {"nvidia", "amd"}) {
+  for (const char* profile : {"nvidia", "amd"}) {
     rewrite::SpaceOptions o = options_for(256, 512, profile);
     rewrite::VariantStream stream(module.main(), o);
     rewrite::Variant v;

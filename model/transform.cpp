@@ -1,0 +1,58 @@
+#include "model/transform.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace liftx::model {
+
+std::string to_string(Transform transform) {
+  switch (transform) {
+  case Transform::raw:
+    return "raw";
+  case Transform::log:
+    return "log";
+  case Transform::log_relative:
+    return "log_relative";
+  }
+  return "raw";
+}
+
+Transform parse_transform(const std::string& text) {
+  for (Transform t : {Transform::raw, Transform::log, Transform::log_relative})
+    if (to_string(t) == text)
+      return t;
+  throw UserError(fmt::format("unknown feature transform '{}' (raw, log or log_relative)", text));
+}
+
+const std::vector<std::string>& size_columns() {
+  static const std::vector<std::string> columns{"global_size_0", "global_size_1",
+                                                "global_size_2", "work_items",
+                                                "work_groups",   "working_set_bytes"};
+  return columns;
+}
+
+Eigen::MatrixXd apply_transform(Transform transform, const std::vector<std::string>& names,
+                                const Eigen::MatrixXd& raw) {
+  LIFTX_INTERNAL_CHECK(static_cast<size_t>(raw.cols()) == names.size(),
+                       "{} feature columns for {} names", raw.cols(), names.size());
+  if (transform == Transform::raw)
+    return raw;
+  // Features are counts, sizes and fractions: never negative, but clamp so that a log is defined.
+  Eigen::MatrixXd out = raw.unaryExpr([](double x) { return std::log2(1.0 + std::max(0.0, x)); });
+  if (transform == Transform::log_relative) {
+    auto bytes = std::find(names.begin(), names.end(), "bytes_moved");
+    LIFTX_USER_CHECK(bytes != names.end(),
+                     "the log_relative transform needs the bytes_moved feature");
+    const Eigen::VectorXd reference = out.col(bytes - names.begin());
+    for (size_t c = 0; c < names.size(); ++c)
+      if (std::find(size_columns().begin(), size_columns().end(), names[c]) != size_columns().end())
+        out.col(static_cast<Eigen::Index>(c)) -= reference;
+  }
+  return out;
+}
+
+} // namespace liftx::model
