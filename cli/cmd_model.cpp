@@ -44,11 +44,13 @@ struct DataOptions {
   std::string kind = "knn";
   std::string transform = "raw";
   int neighbours = 5;
+  bool distance_weighted = false;
 
   model::TrainOptions train_options() const {
     model::TrainOptions t;
     t.transform = model::parse_transform(transform);
     t.k = neighbours;
+    t.distance_weighted = distance_weighted;
     return t;
   }
 };
@@ -64,6 +66,8 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
                   "relative to the bytes moved (log_relative); default raw");
   cmd->add_option("--neighbours", o.neighbours, "k of the kNN model (default 5)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--distance-weighted", o.distance_weighted,
+                "weight the k neighbours by 1 / distance instead of equally");
 }
 
 std::string resolve_device(const explore::PerfDb& db, const std::string& wanted) {

@@ -102,7 +102,8 @@ Pca Pca::fit(const Matrix& standardised, double variance) {
 
 namespace {
 
-Vector knn_predict(const Matrix& points, const Vector& targets, const Matrix& queries, int k) {
+Vector knn_predict(const Matrix& points, const Vector& targets, const Matrix& queries, int k,
+                   bool distance_weighted) {
   const Eigen::Index n = points.rows();
   const int kk = static_cast<int>(std::min<Eigen::Index>(k, n));
   Vector out(queries.rows());
@@ -117,6 +118,7 @@ Vector knn_predict(const Matrix& points, const Vector& targets, const Matrix& qu
   for (Eigen::Index start = 0; start < queries.rows(); start += block) {
     const Eigen::Index rows = std::min(block, queries.rows() - start);
     const Matrix q = queries.middleRows(start, rows);
+    const Vector query_norms = q.rowwise().squaredNorm();
     // Column r: |p|^2 - 2 q.p for every point p, contiguous for the scan below (|q|^2 is the same
     // for every point of a query, so it does not change which are nearest).
     Matrix d = -2.0 * points * q.transpose();
@@ -140,10 +142,15 @@ Vector knn_predict(const Matrix& points, const Vector& targets, const Matrix& qu
         if (filled == kk)
           worst = best[size_t(kk - 1)].first;
       }
-      double sum = 0;
-      for (int i = 0; i < kk; ++i)
-        sum += targets[best[size_t(i)].second];
-      out[start + r] = sum / kk;
+      double sum = 0, weights = 0;
+      for (int i = 0; i < kk; ++i) {
+        // A training point equal to the query (distance 0) gets a large but finite weight.
+        const double distance = std::sqrt(std::max(0.0, best[size_t(i)].first + query_norms[r]));
+        const double w = distance_weighted ? 1.0 / (distance + 1e-6) : 1.0;
+        sum += w * targets[best[size_t(i)].second];
+        weights += w;
+      }
+      out[start + r] = sum / weights;
     }
   }
   return out;
@@ -312,7 +319,7 @@ Vector Model::predict(const Matrix& features) const {
   const Matrix z =
       standardiser_.apply(apply_transform(options_.transform, feature_names_, features));
   if (kind_ == Kind::knn)
-    return knn_predict(points_, targets_, pca_.project(z), options_.k);
+    return knn_predict(points_, targets_, pca_.project(z), options_.k, options_.distance_weighted);
   Vector out(z.rows());
   for (Eigen::Index r = 0; r < z.rows(); ++r) {
     size_t node = 0;
@@ -376,6 +383,7 @@ nlohmann::json Model::to_json() const {
                           {"scale", vector_json(standardiser_.scale)}};
   j["options"] = {{"transform", to_string(options_.transform)},
                   {"k", options_.k},
+                  {"distance_weighted", options_.distance_weighted},
                   {"variance", options_.variance},
                   {"max_depth", options_.max_depth},
                   {"min_leaf", options_.min_leaf}};
@@ -427,6 +435,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     // Models written before transforms existed used the raw features.
     m.options_.transform = parse_transform(o.value("transform", std::string("raw")));
     m.options_.k = o.at("k").get<int>();
+    m.options_.distance_weighted = o.value("distance_weighted", false);
     m.options_.variance = o.at("variance").get<double>();
     m.options_.max_depth = o.at("max_depth").get<int>();
     m.options_.min_leaf = o.at("min_leaf").get<int>();

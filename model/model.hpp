@@ -65,6 +65,9 @@ Kind parse_kind(const std::string& text);
 struct TrainOptions {
   Transform transform = Transform::raw; ///< applied to the raw features before standardising
   int k = 5;
+  /// kNN: average the neighbours weighted by 1 / distance (a near neighbour says more than a far
+  /// one) instead of uniformly.
+  bool distance_weighted = false;
   double variance = 0.95;
   int max_depth = 8;
   int min_leaf = 5;

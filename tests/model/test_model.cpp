@@ -85,6 +85,34 @@ TEST_CASE("kNN with k = 1 is exact on its training points; k = 5 averages") {
   CHECK(five.predict(x.topRows(3)).isApprox(Vector::Constant(3, 0.5)));
 }
 
+TEST_CASE("distance-weighted kNN: nearer neighbours count more; the file keeps the choice") {
+  Matrix x(4, 1);
+  x << 0, 1, 3, 7;
+  Vector y(4);
+  y << 0, 1, 3, 7;
+  TrainOptions o;
+  o.k = 2;
+  o.variance = 1.0;
+  Model uniform = Model::train(Kind::knn, names(1), x, y, o);
+  o.distance_weighted = true;
+  Model weighted = Model::train(Kind::knn, names(1), x, y, o);
+  Matrix q(3, 1);
+  q << 0.25, 0.5, 1;
+  // 0.25 lies 3 times nearer to 0 than to 1: weights 3 : 1. Midway both count the same. On a
+  // training point its own target dominates.
+  const Vector pu = uniform.predict(q), pw = weighted.predict(q);
+  CHECK(pu[0] == doctest::Approx(0.5));
+  CHECK(pw[0] == doctest::Approx(0.25));
+  CHECK(pw[1] == doctest::Approx(0.5));
+  CHECK(pw[2] == doctest::Approx(1).epsilon(1e-4));
+  CHECK(pu[2] == doctest::Approx(0.5)); // uniform: the nearest two are 1 and 0 (tie to the lower)
+  Model back = Model::from_json(weighted.to_json(), "m.json");
+  CHECK((back.predict(q) - pw).norm() < 1e-12);
+  nlohmann::json old = weighted.to_json();
+  old["options"].erase("distance_weighted"); // files from before the option: uniform
+  CHECK((Model::from_json(old, "m.json").predict(q) - pu).norm() < 1e-12);
+}
+
 TEST_CASE("regression tree fits a step function") {
   Matrix x(40, 2);
   Vector y(40);
