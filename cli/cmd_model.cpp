@@ -121,6 +121,7 @@ LoadedData load_dataset(const DataOptions& o) {
       names.push_back(name);
   }
   out.data.feature_names = names;
+  std::map<std::pair<std::string, std::string>, double> build_ms; // (sizes, variant) -> build
   for (const explore::Row& r : rows) {
     if (!r.measurement)
       continue;
@@ -133,9 +134,15 @@ LoadedData load_dataset(const DataOptions& o) {
     const bool ok = m.status == runtime::Status::ok && m.median_ms > 0;
     if (ok)
       s.time_ms = m.median_ms;
-    s.cost_ms = m.compile_ms + std::max(0.0, m.median_ms) * std::max(1, m.repetitions);
+    s.cost_ms = std::max(0.0, m.median_ms) * std::max(1, m.repetitions);
+    // The kernel is built once per variant and size; its other launches record 0 (the cache).
+    s.kernel = r.printed;
+    double& build = build_ms[{r.sizes, r.printed}];
+    build = std::max(build, m.compile_ms);
     out.data.samples.push_back(std::move(s));
   }
+  for (model::Sample& s : out.data.samples)
+    s.build_ms = build_ms.at({s.input, s.kernel});
   if (out.data.samples.empty())
     throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
                                 out.db_path.string(), out.device_key, o.profile));

@@ -97,10 +97,16 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
       g.configurations = static_cast<int>(positions.size());
       std::vector<Trial> trials;
       std::vector<double> pred_ok, meas_ok, pred_all;
+      std::map<std::string, int64_t> kernel_ids;
       for (size_t t : positions) {
         const size_t row = test_rows[t];
+        const Sample& s = data.samples[row];
         const double p = predicted[static_cast<Eigen::Index>(t)];
-        trials.push_back({targets[row], data.samples[row].cost_ms});
+        const int64_t kernel =
+            s.kernel.empty() ? -1
+                             : kernel_ids.emplace(s.kernel, static_cast<int64_t>(kernel_ids.size()))
+                                   .first->second;
+        trials.push_back({targets[row], s.cost_ms, s.build_ms, kernel});
         pred_all.push_back(p);
         if (targets[row]) {
           pred_ok.push_back(p);

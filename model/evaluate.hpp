@@ -15,7 +15,10 @@ struct Sample {
   std::string input;             ///< the sizes, e.g. {"M":256,"N":256}
   std::vector<double> features;  ///< in the dataset's feature order
   std::optional<double> time_ms; ///< median run time; nullopt for a failed measurement
-  double cost_ms = 0;            ///< compile + all timed runs: what measuring it took
+  double cost_ms = 0;            ///< what running it took (all timed runs)
+  double build_ms = 0;           ///< what building its kernel took
+  /// Samples of one input with the same kernel share one build (empty: its own kernel).
+  std::string kernel;
 };
 
 struct Dataset {

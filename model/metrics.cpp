@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <unordered_set>
 
 namespace liftx::model {
 
@@ -66,9 +67,12 @@ std::optional<double> best_performance(const std::vector<Trial>& trials) {
 std::pair<int64_t, double> reach(const std::vector<Trial>& trials, const std::vector<size_t>& order,
                                  double target) {
   double cost = 0;
+  std::unordered_set<int64_t> built;
   for (size_t i = 0; i < order.size(); ++i) {
     const Trial& t = trials.at(order[i]);
     cost += t.cost_ms;
+    if (t.kernel < 0 || built.insert(t.kernel).second)
+      cost += t.build_ms;
     if (t.performance && *t.performance >= target)
       return {static_cast<int64_t>(i + 1), cost};
   }

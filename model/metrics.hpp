@@ -16,10 +16,13 @@ std::vector<double> ranks(const std::vector<double>& values);
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
 /// One tried configuration: its performance (nullopt for a failed one, which still costs a run)
-/// and what trying it cost (compile + run time).
+/// and what trying it cost: its runs every time, and building its kernel the first time that
+/// kernel comes up in an order (several launches of one kernel share one build).
 struct Trial {
   std::optional<double> performance;
-  double cost_ms = 0;
+  double cost_ms = 0;  ///< charged every time: running it (and building it when kernel < 0)
+  double build_ms = 0; ///< charged the first time `kernel` is tried in an order
+  int64_t kernel = -1; ///< trials with the same kernel share its build; -1: its own
 };
 
 /// Runs (1-based) until a trial reaches `fraction` of the best performance of all `trials` when

@@ -175,6 +175,17 @@ TEST_CASE("runs and time to 90% in an order; failures cost a run") {
   CHECK(runs_to_fraction({{std::nullopt, 1}}, {0}) == 0);
 }
 
+TEST_CASE("time to 90%: launches of one kernel pay its build once, whichever comes first") {
+  // Trials 0 and 1 are two launches of kernel 7 (build 100); trial 2 builds its own kernel (50).
+  std::vector<Trial> t = {{0.5, 1, 100, 7}, {0.6, 2, 100, 7}, {1.0, 3, 50, -1}};
+  CHECK(time_to_fraction(t, {0, 1, 2}) == doctest::Approx(1 + 100 + 2 + 3 + 50));
+  CHECK(time_to_fraction(t, {1, 0, 2}) == doctest::Approx(2 + 100 + 1 + 3 + 50));
+  CHECK(time_to_fraction(t, {2}) == doctest::Approx(53));
+  // Kernels without an id (-1) pay their build every time.
+  std::vector<Trial> own = {{0.5, 1, 100, -1}, {0.5, 1, 100, -1}, {1.0, 1, 0, -1}};
+  CHECK(time_to_fraction(own, {0, 1, 2}) == doctest::Approx(203));
+}
+
 TEST_CASE("normalised mutual information") {
   std::vector<double> x, y, noise;
   for (int i = 0; i < 100; ++i) {
