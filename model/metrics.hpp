@@ -20,8 +20,8 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 /// kernel comes up in an order (several launches of one kernel share one build).
 struct Trial {
   std::optional<double> performance;
-  double cost_ms = 0;  ///< charged every time: running it (and building it when kernel < 0)
-  double build_ms = 0; ///< charged the first time `kernel` is tried in an order
+  double cost_ms = 0;  ///< charged every time it is tried: its runs
+  double build_ms = 0; ///< charged the first time `kernel` is tried in an order (always if -1)
   int64_t kernel = -1; ///< trials with the same kernel share its build; -1: its own
 };
 

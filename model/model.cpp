@@ -433,7 +433,12 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
                                     m.feature_names_.size()));
     const auto& o = j["options"];
     // Models written before transforms existed used the raw features.
-    m.options_.transform = parse_transform(o.value("transform", std::string("raw")));
+    const std::string transform = o.value("transform", std::string("raw"));
+    try {
+      m.options_.transform = parse_transform(transform);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", origin, e.message()));
+    }
     m.options_.k = o.at("k").get<int>();
     m.options_.distance_weighted = o.value("distance_weighted", false);
     m.options_.variance = o.at("variance").get<double>();

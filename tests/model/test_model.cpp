@@ -278,6 +278,10 @@ TEST_CASE("feature transforms: logarithms and launch sizes relative to the bytes
   nlohmann::json old = m.to_json();
   old["options"].erase("transform"); // files from before transforms: raw features
   CHECK(Model::from_json(old, "m.json").transform() == Transform::raw);
+  nlohmann::json bad = m.to_json();
+  bad["options"]["transform"] = "sqrt";
+  CHECK_THROWS_WITH_AS(Model::from_json(bad, "m.json"),
+                       doctest::Contains("m.json: unknown feature transform 'sqrt'"), UserError);
 }
 
 TEST_CASE("leave-one-benchmark-out evaluation on synthetic programs") {
