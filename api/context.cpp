@@ -31,15 +31,6 @@ KernelError kernel_error(runtime::Status status, const std::string& message) {
   return KernelError(std::string(runtime::to_string(status)), message);
 }
 
-std::string describe_launch(const exec::PreparedLaunch& launch) {
-  rewrite::Launch l;
-  l.dims = launch.dims;
-  l.global = launch.global;
-  l.local = launch.local;
-  l.tied = launch.threads_tied;
-  return explore::describe_launch(l);
-}
-
 namespace {
 
 DeviceInfo info_of(const runtime::DeviceProfile& p) {

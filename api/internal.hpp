@@ -54,7 +54,7 @@ struct Kernel::Impl {
   Sizes sizes;
   std::string variant;
   std::string lowered; ///< printed module
-  exec::PreparedLaunch launch;
+  codegen::PreparedLaunch launch;
   cl::Kernel kernel;
   cl::NDRange global;
   cl::NDRange local;
@@ -116,6 +116,5 @@ decltype(auto) translating_opencl_errors(F&& f) {
 }
 
 /// "global 512x512 local 16x16 tied" for a prepared launch (local 0 = chosen by the driver).
-std::string describe_launch(const exec::PreparedLaunch& launch);
 
 } // namespace liftx

@@ -22,15 +22,6 @@ int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes) {
   return arith::evaluate(e, sizes);
 }
 
-cl::NDRange range(int dims, const std::array<int64_t, 3>& v) {
-  const auto s = [&](int d) { return static_cast<size_t>(v[size_t(d)]); };
-  if (dims == 1)
-    return cl::NDRange(s(0));
-  if (dims == 2)
-    return cl::NDRange(s(0), s(1));
-  return cl::NDRange(s(0), s(1), s(2));
-}
-
 void set_arg(cl::Kernel& kernel, int index, const cl::Buffer& buffer, const std::string& what) {
   runtime::check_cl(kernel.setArg(static_cast<cl_uint>(index), buffer),
                     fmt::format("setting kernel argument {} ({})", index, what));
@@ -87,8 +78,9 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
   k->lowered = print_program(lowered);
   k->params = parameter_arrays(lowered, sizes);
   k->result = result_array(lowered, sizes);
-  k->launch = exec::prepare_launch(lowered, sizes, launch_options, context->device.profile);
-  k->variant = fmt::format("{} | {}", variant, describe_launch(k->launch));
+  k->launch = codegen::prepare_launch(lowered, sizes, launch_options.request(),
+                                      context->device.profile.limits());
+  k->variant = fmt::format("{} | {}", variant, codegen::describe(k->launch.launch));
   runtime::BuildResult built;
   try {
     built = runtime::default_build_cache().build(context->device, k->launch.kernel.source);
@@ -100,12 +92,7 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
   cl_int err = CL_SUCCESS;
   k->kernel = cl::Kernel(built.program, k->launch.kernel.name.c_str(), &err);
   runtime::check_cl(err, "creating the kernel");
-  k->global = range(k->launch.dims, k->launch.global);
-  const bool local_given =
-      std::all_of(k->launch.local.begin(), k->launch.local.begin() + k->launch.dims,
-                  [](int64_t v) { return v > 0; });
-  k->local =
-      local_given ? range(k->launch.dims, k->launch.local) : runtime::runtime_chooses_local();
+  std::tie(k->global, k->local) = exec::ndranges(k->launch.launch);
   k->param_args.assign(k->params.size(), -1);
   k->staging.resize(k->params.size());
   // Arguments that stay the same for every run are set once: sizes, local memory, temporaries.

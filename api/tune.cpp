@@ -229,15 +229,6 @@ exec::RunOptions launch_options(const nlohmann::json& launch) {
   return o;
 }
 
-nlohmann::json launch_json(const exec::PreparedLaunch& launch) {
-  std::vector<int64_t> global(launch.global.begin(), launch.global.begin() + launch.dims);
-  std::vector<int64_t> local(launch.local.begin(), launch.local.begin() + launch.dims);
-  if (std::find(local.begin(), local.end(), 0) != local.end())
-    local.clear();
-  return {
-      {"dims", launch.dims}, {"global", global}, {"local", local}, {"tied", launch.threads_tied}};
-}
-
 void check_inputs(const std::shared_ptr<Context::Impl>& context, const Program& program,
                   const Sizes& sizes, const std::vector<Input>& inputs) {
   if (inputs.empty())
@@ -402,9 +393,10 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     c.strategy = strategy;
     c.parameters = nlohmann::json::object();
     try {
-      const exec::PreparedLaunch launch = exec::prepare_launch(lowered, sizes, {}, profile);
-      c.launch = launch_json(launch);
-      c.description = fmt::format("default {} | {}", strategy, describe_launch(launch));
+      const codegen::PreparedLaunch launch =
+          codegen::prepare_launch(lowered, sizes, {}, profile.limits());
+      c.launch = explore::launch_json(launch.launch);
+      c.description = fmt::format("default {} | {}", strategy, codegen::describe(launch.launch));
       candidates.push_back(std::move(c));
     } catch (const UserError& e) {
       if (ranked.empty())
@@ -428,7 +420,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     c.rank = r.rank;
     c.predicted = r.predicted;
     c.description = fmt::format("{} | {}", explore::describe_parameters(r.variant),
-                                explore::describe_launch(r.variant.launch));
+                                codegen::describe(r.variant.launch));
     c.variant = &r.variant;
     candidates.push_back(std::move(c));
   }

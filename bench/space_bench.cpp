@@ -3,6 +3,7 @@
 // variants per second. The kernel source is generated once per lowered program (tied and free
 // kernels separately) by the stream, and reused across its launch configurations.
 //   space_bench [FILE] [--size M=4096,N=4096] [--variants 10000] [--profile nvidia]
+#include "codegen/runtime/device.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 #include "support/error.hpp"
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
         break;
       start = comma + 1;
     }
-    options.device = rewrite::device_limits(profile);
+    options.device = runtime::named_profile(profile).limits();
     auto t0 = std::chrono::steady_clock::now();
     ir::Module module = parse::parse_file(file);
     rewrite::VariantStream stream(module.main(), options);

@@ -223,10 +223,11 @@ std::string apply_sidecar(const fs::path& file, const interp::Sizes& sizes,
 }
 
 std::string launch_text(const exec::RunReport& r) {
-  std::vector<int64_t> global(r.global.begin(), r.global.begin() + r.dims);
-  std::vector<int64_t> local(r.local.begin(), r.local.begin() + r.dims);
+  const codegen::Launch& l = r.launch;
+  std::vector<int64_t> global(l.global.begin(), l.global.begin() + l.dims);
+  std::vector<int64_t> local(l.local.begin(), l.local.begin() + l.dims);
   return fmt::format("global {} local {}{}", dims_text(global), dims_text(local),
-                     r.threads_tied ? " tied" : "");
+                     l.tied ? " tied" : "");
 }
 
 /// An exception's text for a row's message, without the "error: " that UserError puts first.

@@ -5,6 +5,7 @@
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
+#include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -100,7 +101,8 @@ void add_features_command(CLI::App& app) {
         ir::Module module = parse::parse_file(file.string());
         const ir::Program& program = select_program(module, o->program, file.string());
         interp::Sizes sizes = bind_sizes(program, o->sizes);
-        features::Features f = features::compute(program, sizes, launch_for(file, *o), profile);
+        features::Features f =
+            features::compute(program, sizes, launch_for(file, *o).request(), profile);
         if (o->format == "csv") {
           fmt::print("{}\n", features::csv_row(file.string(), f));
         } else {

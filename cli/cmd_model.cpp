@@ -427,8 +427,7 @@ void add_rank(CLI::App& app) {
         const explore::RankedVariant& r = ranked[i];
         fmt::print("{},{:.6f},{},{},\"{}\",\"{}\",\"{}\"\n", r.rank, r.predicted, r.variant.index,
                    r.variant.strategy, explore::describe_parameters(r.variant),
-                   explore::describe_launch(r.variant.launch),
-                   explore::describe_reasons(r.reasons));
+                   codegen::describe(r.variant.launch), explore::describe_reasons(r.reasons));
       }
       return;
     }
@@ -443,8 +442,8 @@ void add_rank(CLI::App& app) {
     for (size_t i = 0; i < shown; ++i) {
       const explore::RankedVariant& r = ranked[i];
       fmt::print("{:>5} {:>9.3f} {:>6}  {:<36} {:<34} {}\n", r.rank, r.predicted, r.variant.index,
-                 explore::describe_parameters(r.variant),
-                 explore::describe_launch(r.variant.launch), explore::describe_reasons(r.reasons));
+                 explore::describe_parameters(r.variant), codegen::describe(r.variant.launch),
+                 explore::describe_reasons(r.reasons));
     }
   });
 }
@@ -616,7 +615,7 @@ void add_explore(CLI::App& app) {
       const exec::RunReport& rep = a.report;
       fmt::print("  [{:>3}/{}] rank {:>5} predicted {:.3f}  {:<32} {:<30} {}\n", done, planned,
                  r.rank, r.predicted, explore::describe_parameters(r.variant),
-                 explore::describe_launch(r.variant.launch),
+                 codegen::describe(r.variant.launch),
                  rep.status == runtime::Status::ok && rep.timing
                      ? fmt::format("{:.4f} ms", rep.timing->median_ms)
                      : std::string(runtime::to_string(rep.status)));
@@ -645,7 +644,7 @@ void add_explore(CLI::App& app) {
     const exec::RunReport& rep = best.report;
     fmt::print("\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
                explore::describe_parameters(r.variant));
-    fmt::print("launch    {}\n", explore::describe_launch(r.variant.launch));
+    fmt::print("launch    {}\n", codegen::describe(r.variant.launch));
     fmt::print("time      {:.4f} ms median of {} runs\n", rep.timing->median_ms,
                rep.timing->samples_ms.size());
     if (rep.gb_per_s) {

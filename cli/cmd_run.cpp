@@ -129,16 +129,16 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
     sizes.push_back(fmt::format("{}={}", name, value));
   auto dims = [&](const std::array<int64_t, 3>& v) {
     std::vector<std::string> parts;
-    for (int d = 0; d < r.dims; ++d)
+    for (int d = 0; d < r.launch.dims; ++d)
       parts.push_back(v[d] ? std::to_string(v[d]) : "auto");
     return fmt::format("{}", fmt::join(parts, " x "));
   };
   fmt::print("program   {} ({})\n", r.program, file);
   fmt::print("device    {}\n", r.device);
   fmt::print("sizes     {}\n", fmt::join(sizes, " "));
-  fmt::print("launch    global {}, local {} ({}), local memory {} bytes\n", dims(r.global),
-             dims(r.local), r.threads_tied ? "threads tied to the mapped lengths" : "free threads",
-             r.local_bytes);
+  fmt::print("launch    global {}, local {} ({}), local memory {} bytes\n", dims(r.launch.global),
+             dims(r.launch.local),
+             r.launch.tied ? "threads tied to the mapped lengths" : "free threads", r.local_bytes);
   if (r.build_ms > 0 || r.cache_hit)
     fmt::print("build     {:.1f} ms{}\n", r.build_ms, r.cache_hit ? " (cached)" : "");
   const exec::Verification& v = r.verification;

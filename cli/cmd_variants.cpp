@@ -88,10 +88,6 @@ bool matches(const rewrite::Variant& v, const std::vector<Filter>& filters) {
 }
 
 /// The first OpenCL device's limits, as the variant space sees them.
-rewrite::DeviceLimits detect_limits() {
-  return explore::device_limits(runtime::named_profile("detect"));
-}
-
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
   if (!f)
@@ -131,7 +127,7 @@ void add_variants_command(CLI::App& app) {
     interp::Sizes sizes = bind_sizes(program, o->sizes);
     rewrite::SpaceOptions options;
     options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
-    options.device = o->profile == "detect" ? detect_limits() : rewrite::device_limits(o->profile);
+    options.device = runtime::named_profile(o->profile).limits();
     options.depth = o->depth;
     options.max_tile = o->max_tile;
     rewrite::VariantStream stream(program, options);
@@ -163,7 +159,7 @@ void add_variants_command(CLI::App& app) {
     }
     const rewrite::SpaceCounts& c = stream.counts();
     fmt::print("program   {} ({}), sizes {}, device profile {}\n", program.name, o->file,
-               format_sizes(sizes), options.device.name);
+               format_sizes(sizes), o->profile);
     fmt::print("variants  {}  (distinct kernel sources {}, lowered programs {}, high-level "
                "programs {})\n",
                c.variants, c.distinct_sources, c.lowered_programs, c.high_level_programs);

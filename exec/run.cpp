@@ -131,16 +131,12 @@ cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::Sc
   return buffer;
 }
 
-int64_t work_items_of(const PreparedLaunch& launch) {
-  return launch.global[0] * launch.global[1] * launch.global[2];
-}
-
-BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
+BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& prepared,
                         const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
                         UploadedInputs* uploaded = nullptr) {
-  runtime::BuildResult built = runtime::default_build_cache().build(device, launch.kernel.source);
+  runtime::BuildResult built = runtime::default_build_cache().build(device, prepared.kernel.source);
   BoundKernel b{built,
-                runtime::Kernel(built.program, launch.kernel.name),
+                runtime::Kernel(built.program, prepared.kernel.name),
                 {},
                 0,
                 ir::ScalarKind::Float,
@@ -151,8 +147,8 @@ BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
   auto bytes_of = [&](const codegen::KernelArg& a, const char* what) {
     return static_cast<size_t>(evaluate_size(a.elements, sizes, what)) * element_bytes(a.kind);
   };
-  const size_t work_items = static_cast<size_t>(work_items_of(launch));
-  for (const codegen::KernelArg& a : launch.kernel.args) {
+  const size_t work_items = static_cast<size_t>(prepared.launch.work_items());
+  for (const codegen::KernelArg& a : prepared.kernel.args) {
     switch (a.role) {
     case codegen::KernelArg::Role::Input: {
       const interp::HostArray& host = inputs.at(a.input_index);
@@ -199,26 +195,19 @@ BoundKernel bind_kernel(runtime::Device& device, const PreparedLaunch& launch,
   return b;
 }
 
-std::pair<cl::NDRange, cl::NDRange> ranges(const PreparedLaunch& launch) {
-  cl::NDRange global, local = runtime::runtime_chooses_local();
-  const auto& g = launch.global;
-  const auto& l = launch.local;
-  if (launch.dims == 1)
-    global = cl::NDRange(g[0]);
-  if (launch.dims == 2)
-    global = cl::NDRange(g[0], g[1]);
-  if (launch.dims == 3)
-    global = cl::NDRange(g[0], g[1], g[2]);
-  bool local_given =
-      std::all_of(l.begin(), l.begin() + launch.dims, [](int64_t v) { return v > 0; });
-  if (local_given && launch.dims == 1)
-    local = cl::NDRange(l[0]);
-  if (local_given && launch.dims == 2)
-    local = cl::NDRange(l[0], l[1]);
-  if (local_given && launch.dims == 3)
-    local = cl::NDRange(l[0], l[1], l[2]);
-  return {global, local};
+} // namespace
+
+std::pair<cl::NDRange, cl::NDRange> ndranges(const codegen::Launch& launch) {
+  auto range = [&](const std::array<int64_t, 3>& n) {
+    return launch.dims == 1   ? cl::NDRange(n[0])
+           : launch.dims == 2 ? cl::NDRange(n[0], n[1])
+                              : cl::NDRange(n[0], n[1], n[2]);
+  };
+  return {range(launch.global),
+          launch.local_given() ? range(launch.local) : runtime::runtime_chooses_local()};
 }
+
+namespace {
 
 /// Runs once with the output poisoned and compares every element with `want`.
 Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const cl::NDRange& global,
@@ -251,103 +240,6 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const int
   return inputs;
 }
 
-PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
-                              const RunOptions& options, const runtime::DeviceProfile& device) {
-  PreparedLaunch launch;
-  launch.kernel = codegen::generate(program, codegen::Options{true, false});
-  const codegen::LaunchRule& rule = launch.kernel.launch;
-  launch.dims = rule.dims;
-  auto check_count = [&](const std::vector<int64_t>& values, const char* what) {
-    if (!values.empty() && static_cast<int>(values.size()) != launch.dims)
-      throw UserError(fmt::format("--{} has {} value(s), but the kernel of {} uses {} dimension(s)",
-                                  what, values.size(), program.name, launch.dims));
-    for (int64_t v : values)
-      if (v < 1)
-        throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
-  };
-  check_count(options.global, "global");
-  check_count(options.local, "local");
-  // Aligned vector accesses were generated for sizes that are multiples of these.
-  for (const auto& [name, divisor] : launch.kernel.size_divisors) {
-    auto it = sizes.find(name);
-    if (it != sizes.end() && it->second % divisor != 0)
-      throw UserError(fmt::format("{} = {}: the kernel of {} needs {} to be a multiple of {}", name,
-                                  it->second, program.name, name, divisor));
-  }
-
-  std::array<int64_t, 3> tied_global{1, 1, 1};
-  std::array<int64_t, 3> tied_local{0, 0, 0};
-  for (int d = 0; d < launch.dims; ++d) {
-    if (rule.global[d])
-      tied_global[d] = evaluate_size(*rule.global[d], sizes, "global size");
-    if (rule.local[d])
-      tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
-  }
-  // The tied kernel serves the launch if the requested sizes agree with its rule.
-  bool tied = true;
-  for (int d = 0; d < launch.dims; ++d) {
-    if (!options.global.empty() && options.global[d] != tied_global[d])
-      tied = false;
-    if (!options.local.empty() && rule.local[d] && options.local[d] != tied_local[d])
-      tied = false;
-  }
-  launch.threads_tied = tied;
-  for (int d = 0; d < launch.dims; ++d) {
-    launch.local[d] = !options.local.empty() ? options.local[d] : tied ? tied_local[d] : 0;
-    int64_t global = !options.global.empty() ? options.global[d] : tied_global[d];
-    if (options.global.empty() && launch.local[d] > 0)
-      global = (global + launch.local[d] - 1) / launch.local[d] * launch.local[d];
-    launch.global[d] = std::max<int64_t>(global, 1);
-  }
-  if (!tied || options.instrument)
-    launch.kernel = codegen::generate(program, codegen::Options{tied, options.instrument});
-
-  // What the device can take.
-  int64_t group = 1;
-  for (int d = 0; d < launch.dims; ++d) {
-    if (launch.local[d] == 0)
-      continue;
-    if (launch.global[d] % launch.local[d] != 0)
-      throw UserError(fmt::format("local size {} does not divide global size {} in dimension {}",
-                                  launch.local[d], launch.global[d], d));
-    if (d < static_cast<int>(device.max_work_item_sizes.size()) &&
-        static_cast<uint64_t>(launch.local[d]) > device.max_work_item_sizes[d])
-      throw UserError(fmt::format("local size {} in dimension {} exceeds the device's limit of {}",
-                                  launch.local[d], d, device.max_work_item_sizes[d]));
-    group *= launch.local[d];
-  }
-  if (device.max_work_group_size > 0 && static_cast<uint64_t>(group) > device.max_work_group_size) {
-    SourceLoc where;
-    for (const codegen::LoopRecord& loop : launch.kernel.loops)
-      if (loop.primitive.rfind("mapLcl", 0) == 0 && loop.loc.valid())
-        where = loop.loc;
-    throw UserError(fmt::format("a work-group of {} work-items exceeds the device's limit of {}{}",
-                                group, device.max_work_group_size,
-                                where.valid() ? fmt::format(" (mapLcl at {})", where.to_string())
-                                              : std::string()),
-                    {});
-  }
-  if (std::optional<std::string> why =
-          codegen::divergent_barrier(launch.kernel, launch.local, sizes))
-    throw UserError(fmt::format("cannot launch {}: {}", program.name, *why));
-  if (std::optional<std::string> why = codegen::index_overflow(launch.kernel, sizes))
-    throw UserError(fmt::format("cannot launch {} at these sizes: {}", program.name, *why));
-  launch.local_bytes = evaluate_size(launch.kernel.local_bytes(), sizes, "local memory");
-  if (device.local_mem_bytes > 0 &&
-      static_cast<uint64_t>(launch.local_bytes) > device.local_mem_bytes) {
-    SourceLoc where;
-    for (const codegen::KernelArg& a : launch.kernel.args)
-      if (a.role == codegen::KernelArg::Role::Local && a.loc.valid())
-        where = a.loc;
-    throw UserError(fmt::format("local memory of {} bytes per work-group exceeds the device's {} "
-                                "bytes{}",
-                                launch.local_bytes, device.local_mem_bytes,
-                                where.valid() ? fmt::format(" (toLocal at {})", where.to_string())
-                                              : std::string()));
-  }
-  return launch;
-}
-
 RunReport run_program(runtime::Device& device, const ir::Program& program,
                       const interp::Sizes& sizes, const RunOptions& options) {
   interp::check_sizes(program, sizes);
@@ -355,11 +247,9 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   report.program = program.name;
   report.device = device.profile.device_name;
   report.sizes = sizes;
-  PreparedLaunch launch = prepare_launch(program, sizes, options, device.profile);
-  report.dims = launch.dims;
-  report.global = launch.global;
-  report.local = launch.local;
-  report.threads_tied = launch.threads_tied;
+  codegen::PreparedLaunch launch =
+      codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+  report.launch = launch.launch;
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
 
@@ -375,7 +265,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
     report.compile_ms = bound.build.compile_ms;
     report.bytes_moved = bound.bytes_moved;
     runtime::Kernel& kernel = bound.kernel;
-    auto [global, local] = ranges(launch);
+    auto [global, local] = ndranges(launch.launch);
 
     if (options.check) {
       interp::HostArray interpreted;
@@ -416,10 +306,11 @@ nlohmann::json to_json(const RunReport& r) {
   j["program"] = r.program;
   j["device"] = r.device;
   j["sizes"] = r.sizes;
-  j["dims"] = r.dims;
-  j["global"] = std::vector<int64_t>(r.global.begin(), r.global.begin() + r.dims);
-  j["local"] = std::vector<int64_t>(r.local.begin(), r.local.begin() + r.dims);
-  j["threads_tied"] = r.threads_tied;
+  const codegen::Launch& l = r.launch;
+  j["dims"] = l.dims;
+  j["global"] = std::vector<int64_t>(l.global.begin(), l.global.begin() + l.dims);
+  j["local"] = std::vector<int64_t>(l.local.begin(), l.local.begin() + l.dims);
+  j["threads_tied"] = l.tied;
   j["local_bytes"] = r.local_bytes;
   j["build_ms"] = r.build_ms;
   j["cache_hit"] = r.cache_hit;
@@ -455,14 +346,14 @@ RunReport report_from_json(const nlohmann::json& j) {
   r.program = j.value("program", "");
   r.device = j.value("device", "");
   r.sizes = j.value("sizes", interp::Sizes{});
-  r.dims = j.value("dims", 1);
+  r.launch.dims = j.value("dims", 1);
   auto global = j.value("global", std::vector<int64_t>{});
   auto local = j.value("local", std::vector<int64_t>{});
   for (size_t d = 0; d < global.size() && d < 3; ++d)
-    r.global[d] = global[d];
+    r.launch.global[d] = global[d];
   for (size_t d = 0; d < local.size() && d < 3; ++d)
-    r.local[d] = local[d];
-  r.threads_tied = j.value("threads_tied", true);
+    r.launch.local[d] = local[d];
+  r.launch.tied = j.value("threads_tied", true);
   r.local_bytes = j.value("local_bytes", int64_t{0});
   r.build_ms = j.value("build_ms", 0.0);
   r.cache_hit = j.value("cache_hit", false);
@@ -511,16 +402,15 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   interp::check_sizes(program, sizes);
   RunOptions instrumented = options;
   instrumented.instrument = true;
-  PreparedLaunch launch = prepare_launch(program, sizes, instrumented, device.profile);
+  codegen::PreparedLaunch launch =
+      codegen::prepare_launch(program, sizes, instrumented.request(), device.profile.limits());
   std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
   DynamicCounts counts;
-  counts.dims = launch.dims;
-  counts.global = launch.global;
-  counts.local = launch.local;
-  counts.work_items = work_items_of(launch);
+  counts.launch = launch.launch;
+  counts.work_items = launch.launch.work_items();
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
-    auto [global, local] = ranges(launch);
+    auto [global, local] = ndranges(launch.launch);
     Verification v = run_and_verify(device, bound, global, local,
                                     interp::evaluate(program, inputs, sizes), options.tolerance);
     LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",

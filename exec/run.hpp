@@ -3,6 +3,7 @@
 /// it on random inputs, check every output element against the reference interpreter, and time
 /// it with profiling events.
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "codegen/runtime/device.hpp"
 #include "codegen/runtime/launch.hpp"
 #include "codegen/runtime/status.hpp"
@@ -61,6 +62,9 @@ struct RunOptions {
   const interp::HostArray* expected = nullptr;
   /// Device copies of `inputs` kept across runs; null = upload in each run.
   UploadedInputs* uploaded = nullptr;
+
+  /// The launch these options ask for (codegen::prepare_launch chooses the concrete one).
+  codegen::LaunchRequest request() const { return {global, local, instrument}; }
 };
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
@@ -93,10 +97,7 @@ struct RunReport {
   std::string program;
   std::string device;
   interp::Sizes sizes;
-  int dims = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::array<int64_t, 3> local{0, 0, 0}; ///< 0 = chosen by the OpenCL runtime
-  bool threads_tied = true;
+  codegen::Launch launch;
   int64_t local_bytes = 0;
   double build_ms = 0;
   bool cache_hit = false;
@@ -115,26 +116,14 @@ struct RunReport {
 nlohmann::json to_json(const RunReport& report);
 RunReport report_from_json(const nlohmann::json& json);
 
-/// The kernel and the concrete launch for `options`: tied to the mapped lengths unless the
-/// options ask for thread counts the launch rule does not give. UserError if the launch does not
-/// fit the device (work-group size, local memory) or local does not divide global.
-struct PreparedLaunch {
-  codegen::Kernel kernel;
-  int dims = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::array<int64_t, 3> local{0, 0, 0};
-  bool threads_tied = true;
-  int64_t local_bytes = 0;
-};
-PreparedLaunch prepare_launch(const ir::Program& program, const interp::Sizes& sizes,
-                              const RunOptions& options, const runtime::DeviceProfile& device);
+/// The OpenCL global and local ranges of a launch (the runtime's choice of local size when the
+/// launch leaves it open).
+std::pair<cl::NDRange, cl::NDRange> ndranges(const codegen::Launch& launch);
 
 /// What an instrumented run of a program counted, per work-item (see codegen::Instrumentation).
 struct DynamicCounts {
   codegen::Kernel kernel; ///< the instrumented kernel (its records name the slots)
-  int dims = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::array<int64_t, 3> local{0, 0, 0};
+  codegen::Launch launch;
   int64_t work_items = 0;
   std::vector<int32_t> counts;      ///< work_items x kernel.instrumentation->slots()
   std::vector<int32_t> first_index; ///< work_items x access slots

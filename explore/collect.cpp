@@ -239,7 +239,7 @@ struct ScratchDir {
 /// configuration and its features, and returns the configurations in stream order.
 std::vector<PlannedConfiguration>
 plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, int64_t program_id,
-            const interp::Sizes& sizes, const rewrite::DeviceLimits& limits,
+            const interp::Sizes& sizes, const DeviceLimits& limits,
             const runtime::DeviceProfile& feature_profile, const std::string& profile_name,
             const CollectOptions& options, int64_t& features_failed) {
   rewrite::SpaceOptions space;
@@ -267,7 +267,7 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
     p.configuration_id = db.configuration(variant_id, sizes_json, p.launch);
     try {
       features::Features f =
-          features::compute(v.program, sizes, run_options_for(p.launch), feature_profile);
+          features::compute(v.program, sizes, run_options_for(p.launch).request(), feature_profile);
       db.put_features(p.configuration_id, profile_name, features_json(f));
     } catch (const UserError&) {
       ++features_failed; // measured all the same; rows() skips it
@@ -318,7 +318,7 @@ CollectSummary collect(const CollectOptions& options,
 
   // The device measured on, and the profile that limits the space and computes features.
   runtime::DeviceProfile feature_profile;
-  rewrite::DeviceLimits limits;
+  DeviceLimits limits;
   std::optional<runtime::DeviceProfile> device_profile;
   if (!options.plan_only) {
     runtime::Device device = runtime::select_device(options.device);
@@ -329,11 +329,11 @@ CollectSummary collect(const CollectOptions& options,
       throw UserError("collect: planning without a device needs a named --profile (cpu, nvidia "
                       "or amd), not detect");
     feature_profile = *device_profile;
-    limits = device_limits(*device_profile);
+    limits = device_profile->limits();
     summary.profile = profile_name_for(*device_profile);
   } else {
     feature_profile = runtime::named_profile(options.profile);
-    limits = rewrite::device_limits(options.profile);
+    limits = feature_profile.limits();
     summary.profile = options.profile;
   }
 
@@ -663,8 +663,9 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
     try {
       ir::Module module = parse::parse_module(all[i].at("module").get<std::string>(), "<variant>");
       interp::Sizes sizes = all[i].at("sizes").get<interp::Sizes>();
-      exec::PreparedLaunch launch = exec::prepare_launch(
-          module.main(), sizes, run_options_for(all[i].at("launch")), device.profile);
+      codegen::PreparedLaunch launch = codegen::prepare_launch(
+          module.main(), sizes, run_options_for(all[i].at("launch")).request(),
+          device.profile.limits());
       // A cache of its own per kernel: the builder needs the binary on disk, not thousands of
       // programs held in memory.
       runtime::BuildCache(runtime::default_cache_dir()).build(device, launch.kernel.source);

@@ -31,9 +31,8 @@ features::Features FeatureCache::compute(const ir::Program& program,
       models_.erase(oldest);
     }
   }
-  features::Launch launch{variant.launch.dims, variant.launch.global, variant.launch.local};
   interp::Sizes bound(sizes.begin(), sizes.end());
-  return it->second->compute(launch, bound, profile_);
+  return it->second->compute(variant.launch, bound, profile_);
 }
 
 std::vector<std::string> feature_names() {
@@ -57,18 +56,6 @@ nlohmann::json feature_json(const features::Features& f) {
   return j;
 }
 
-rewrite::DeviceLimits device_limits(const runtime::DeviceProfile& device) {
-  rewrite::DeviceLimits limits;
-  limits.name = device.device_name;
-  limits.warp_width = std::max<int64_t>(1, device.warp_width);
-  limits.max_work_group_size = static_cast<int64_t>(device.max_work_group_size);
-  for (size_t d = 0; d < 3 && d < device.max_work_item_sizes.size(); ++d)
-    limits.max_work_item_sizes[d] = static_cast<int64_t>(device.max_work_item_sizes[d]);
-  limits.local_memory_bytes = static_cast<int64_t>(device.local_mem_bytes);
-  limits.min_work_groups = device.type == runtime::DeviceType::gpu ? 8 : 1;
-  return limits;
-}
-
 std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& model,
                                 const RankOptions& options) {
   const std::string profile_name = options.profile.empty() ? model.profile : options.profile;
@@ -76,10 +63,11 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
   const std::vector<int> columns = model.feature_indices(feature_names());
   rewrite::SpaceOptions space;
   space.sizes = options.sizes;
-  space.device =
-      options.device ? device_limits(*options.device) : rewrite::device_limits(profile_name);
+  const runtime::DeviceProfile profile =
+      options.device ? *options.device : runtime::named_profile(profile_name);
+  space.device = profile.limits();
   rewrite::VariantStream stream(program, space);
-  FeatureCache cache(options.device ? *options.device : runtime::named_profile(profile_name));
+  FeatureCache cache(profile);
 
   std::vector<RankedVariant> ranked;
   std::vector<std::shared_ptr<const ir::Program>> programs; // by kernel index
@@ -140,11 +128,12 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
   return ranked;
 }
 
-nlohmann::json launch_json(const rewrite::Launch& launch) {
+nlohmann::json launch_json(const codegen::Launch& launch) {
   std::vector<int64_t> global, local;
   for (int d = 0; d < launch.dims; ++d) {
     global.push_back(launch.global[size_t(d)]);
-    local.push_back(launch.local[size_t(d)]);
+    if (launch.local_given())
+      local.push_back(launch.local[size_t(d)]);
   }
   return {{"dims", launch.dims}, {"global", global}, {"local", local}, {"tied", launch.tied}};
 }
@@ -154,15 +143,6 @@ std::string describe_parameters(const rewrite::Variant& v) {
   for (const auto& [name, value] : v.parameters)
     out += fmt::format(" {}={}", name, value);
   return out;
-}
-
-std::string describe_launch(const rewrite::Launch& launch) {
-  std::string g, l;
-  for (int d = 0; d < launch.dims; ++d) {
-    g += (d ? "x" : "") + std::to_string(launch.global[size_t(d)]);
-    l += (d ? "x" : "") + std::to_string(launch.local[size_t(d)]);
-  }
-  return fmt::format("global {} local {} {}", g, l, launch.tied ? "tied" : "free");
 }
 
 std::string describe_reasons(const std::vector<model::Explanation>& reasons) {

@@ -67,18 +67,15 @@ std::vector<double> feature_values(const features::Features& f);
 /// column name -> value, as the performance database stores them.
 nlohmann::json feature_json(const features::Features& f);
 
-/// The space limits of a real device.
-rewrite::DeviceLimits device_limits(const runtime::DeviceProfile& device);
-
 /// Every variant, best predicted first (ties in stream order: deterministic).
 std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& model,
                                 const RankOptions& options);
 
-/// The launch of a variant as the database and the reports write it.
-nlohmann::json launch_json(const rewrite::Launch& launch);
-/// "global2d_10 tile_x=16 tile_y=8" and "global 256x256 local 16x16 tied".
+/// The launch of a variant as the database and the reports write it; "local" is empty when the
+/// runtime chooses the work-group.
+nlohmann::json launch_json(const codegen::Launch& launch);
+/// "global2d_10 tile_x=16 tile_y=8" (the launch: codegen::describe).
 std::string describe_parameters(const rewrite::Variant& v);
-std::string describe_launch(const rewrite::Launch& launch);
 /// "cache_lines_per_warp_access 1, local_loads_per_thread 0, ..." (raw values).
 std::string describe_reasons(const std::vector<model::Explanation>& reasons);
 

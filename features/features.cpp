@@ -558,16 +558,16 @@ Features compute(const codegen::Kernel& kernel, const Launch& launch, const inte
 }
 
 Analysis analyze(const ir::Program& program, const interp::Sizes& sizes,
-                 const exec::RunOptions& options, const runtime::DeviceProfile& device) {
+                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device) {
   interp::check_sizes(program, sizes);
-  exec::PreparedLaunch prepared = exec::prepare_launch(program, sizes, options, device);
-  Launch launch{prepared.dims, prepared.global, prepared.local};
-  return KernelModel(std::move(prepared.kernel)).analyze(launch, sizes, device);
+  codegen::PreparedLaunch prepared =
+      codegen::prepare_launch(program, sizes, request, device.limits());
+  return KernelModel(std::move(prepared.kernel)).analyze(prepared.launch, sizes, device);
 }
 
 Features compute(const ir::Program& program, const interp::Sizes& sizes,
-                 const exec::RunOptions& options, const runtime::DeviceProfile& device) {
-  return analyze(program, sizes, options, device).features;
+                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device) {
+  return analyze(program, sizes, request, device).features;
 }
 
 } // namespace liftx::features

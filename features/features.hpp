@@ -9,8 +9,8 @@
 /// have nothing to do count as zero). Totals are exact integers (`RecordCounts`), so that they can
 /// be compared exactly with an instrumented run (exec::run_instrumented).
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "codegen/runtime/device.hpp"
-#include "exec/run.hpp"
 #include "features/compiled_expr.hpp"
 #include "ir/interp/interp.hpp"
 
@@ -28,11 +28,7 @@ namespace liftx::features {
 
 /// A concrete launch. `local[d] == 0` means "chosen by the OpenCL runtime"; features then assume
 /// the work-group shape `assumed_local` (see Analysis::local).
-struct Launch {
-  int dims = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::array<int64_t, 3> local{0, 0, 0};
-};
+using Launch = codegen::Launch;
 
 struct Features {
   // Parallelism (work-items; dimensions beyond the kernel's are 1).
@@ -160,11 +156,12 @@ std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::Device
 
 Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,
                  const runtime::DeviceProfile& device);
-/// Generates the kernel and chooses the launch as exec::run_program would (exec::prepare_launch).
+/// Generates the kernel and chooses the launch as exec::run_program would
+/// (codegen::prepare_launch).
 Analysis analyze(const ir::Program& program, const interp::Sizes& sizes,
-                 const exec::RunOptions& options, const runtime::DeviceProfile& device);
+                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device);
 Features compute(const ir::Program& program, const interp::Sizes& sizes,
-                 const exec::RunOptions& options, const runtime::DeviceProfile& device);
+                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device);
 
 // ---- output ------------------------------------------------------------------------------------
 struct Column {

@@ -14,37 +14,6 @@
 
 namespace liftx::rewrite {
 
-DeviceLimits device_limits(std::string_view profile) {
-  DeviceLimits d;
-  d.name = std::string(profile);
-  if (profile == "nvidia") {
-    d.warp_width = 32;
-    d.max_work_group_size = 1024;
-    d.max_work_item_sizes = {1024, 1024, 64};
-    d.local_memory_bytes = 49152;
-    d.private_memory_bytes = 1024;
-    d.min_work_groups = 8;
-  } else if (profile == "amd") {
-    d.warp_width = 64;
-    d.max_work_group_size = 256;
-    d.max_work_item_sizes = {256, 256, 256};
-    d.local_memory_bytes = 65536;
-    d.private_memory_bytes = 1024;
-    d.min_work_groups = 8;
-  } else if (profile == "cpu") {
-    d.warp_width = 1;
-    d.max_work_group_size = 4096;
-    d.max_work_item_sizes = {4096, 4096, 4096};
-    d.local_memory_bytes = 65536;
-    d.private_memory_bytes = 1 << 16;
-    d.min_work_groups = 1;
-  } else {
-    throw UserError(
-        fmt::format("unknown device profile '{}' (expected nvidia, amd or cpu)", profile));
-  }
-  return d;
-}
-
 namespace {
 
 struct ProgramHash {
@@ -430,29 +399,6 @@ struct VariantStream::State {
     return std::nullopt;
   }
 
-  /// Filters a launch by the device limits; the reason it is rejected, or empty.
-  std::string launch_problem(const codegen::Kernel& k, const Launch& l, int64_t local_bytes) const {
-    const DeviceLimits& d = options.device;
-    int64_t threads = 1, groups = 1;
-    for (int i = 0; i < l.dims; ++i) {
-      if (l.local[i] < 1 || l.global[i] % l.local[i] != 0)
-        return "local does not divide global";
-      if (l.local[i] > d.max_work_item_sizes[i])
-        return "work-item size over the dimension limit";
-      threads *= l.local[i];
-      groups *= l.global[i] / l.local[i];
-    }
-    if (threads > d.max_work_group_size)
-      return "work-group too large";
-    if (local_bytes > d.local_memory_bytes)
-      return "local memory over limit";
-    if (groups < d.min_work_groups)
-      return "too few work-groups";
-    if (codegen::divergent_barrier(k, l.local, options.sizes))
-      return "barrier would diverge";
-    return {};
-  }
-
   /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths).
   std::vector<Launch> launches(const codegen::Kernel& k, bool tied,
                                const std::array<int64_t, 3>& lengths) {
@@ -477,16 +423,18 @@ struct VariantStream::State {
         locals_fixed[d] = {evaluate_or(*k.launch.local[d], options.sizes, 0)};
     }
     std::vector<Launch> out;
-    std::array<int64_t, 3> gi{0, 0, 0};
     // Odometer over the global choices, then over local choices of each.
     std::function<void(int, Launch&)> choose_global, choose_local;
     choose_local = [&](int d, Launch& l) {
       if (d == dims) {
-        std::string problem = launch_problem(k, l, local_bytes);
-        if (problem.empty())
-          out.push_back(l);
+        // Every launch of the space names its work-group (0 would leave it to the runtime).
+        if (std::any_of(l.local.begin(), l.local.begin() + l.dims, [](int64_t v) { return v < 1; }))
+          reject("local does not divide global");
+        else if (std::optional<codegen::LaunchRefusal> refusal =
+                     codegen::launch_refusal(k, l, options.sizes, options.device, local_bytes))
+          reject(refusal->reason);
         else
-          reject(problem);
+          out.push_back(l);
         return;
       }
       std::vector<int64_t> options_d = locals_fixed[d];
@@ -509,7 +457,6 @@ struct VariantStream::State {
         choose_global(d + 1, l);
       }
     };
-    (void)gi;
     Launch l;
     l.dims = dims;
     l.tied = tied;

@@ -15,7 +15,9 @@
 ///     filtered by the device limits.
 /// Every rejection is counted under a named reason. Generation is deterministic.
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "ir/expr.hpp"
+#include "support/device_limits.hpp"
 
 #include <array>
 #include <cstdint>
@@ -32,28 +34,7 @@ namespace liftx::rewrite {
 
 using Sizes = std::map<std::string, int64_t, std::less<>>;
 
-/// What the engine needs to know about a device to keep only launches it can run.
-struct DeviceLimits {
-  std::string name;
-  int64_t warp_width = 1;
-  int64_t max_work_group_size = 1024;
-  std::array<int64_t, 3> max_work_item_sizes{1024, 1024, 64};
-  int64_t local_memory_bytes = 49152;
-  int64_t private_memory_bytes = 1024;
-  int64_t min_work_groups = 1;
-};
-
-/// "nvidia" (warp 32, work-group <= 1024, 48 KiB local memory, 8 work-groups at least), "amd"
-/// (wavefront 64, work-group <= 256, 64 KiB local memory), "cpu" (PoCL: work-group <= 4096,
-/// 64 KiB local memory). UserError for another name.
-DeviceLimits device_limits(std::string_view profile);
-
-struct Launch {
-  int dims = 1;
-  std::array<int64_t, 3> global{1, 1, 1};
-  std::array<int64_t, 3> local{1, 1, 1};
-  bool tied = true; ///< the kernel generated with threads tied to the mapped lengths
-};
+using Launch = codegen::Launch;
 
 struct Variant {
   std::string strategy; ///< lowering strategy: "global2d_10", "workgroup2d_local", ...
@@ -68,6 +49,8 @@ struct Variant {
 
 struct SpaceOptions {
   Sizes sizes;
+  /// The launches a device takes: runtime::DeviceProfile::limits() of a probed device or of a
+  /// named profile (runtime::named_profile).
   DeviceLimits device;
   int depth = 2; ///< high-level rewrite steps
   /// Tile steps and split factors: powers of two from 2 up to this (and dividing the length).

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <map>
@@ -222,6 +223,21 @@ std::string_view to_string(DeviceType type) {
   return "other";
 }
 
+DeviceLimits DeviceProfile::limits() const {
+  auto known = [](uint64_t value) {
+    return value > 0 ? static_cast<int64_t>(value) : DeviceLimits::unlimited;
+  };
+  DeviceLimits l;
+  l.max_work_group_size = known(max_work_group_size);
+  for (size_t d = 0; d < 3 && d < max_work_item_sizes.size(); ++d)
+    l.max_work_item_sizes[d] = known(max_work_item_sizes[d]);
+  l.local_memory_bytes = known(local_mem_bytes);
+  const bool gpu = type == DeviceType::gpu;
+  l.private_memory_bytes = gpu ? 1024 : 64 * 1024;
+  l.min_work_groups = gpu ? 8 : 1;
+  return l;
+}
+
 std::string DeviceProfile::index_spec() const {
   return fmt::format("{}:{}", platform_index, device_index);
 }
@@ -282,55 +298,57 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
   }
 }
 
+namespace {
+
+/// The named profiles: the one table of device numbers for planning without a device.
+struct NamedProfile {
+  std::string_view name;
+  std::string_view platform_name;
+  std::string_view vendor;
+  DeviceType type;
+  uint32_t compute_units;
+  uint64_t local_mem_bytes;
+  uint64_t max_work_group_size;
+  std::array<uint64_t, 3> max_work_item_sizes;
+  uint32_t warp_width;
+  uint32_t cache_line_bytes;
+  uint64_t global_mem_gib;
+};
+
+// clang-format off
+constexpr std::array<NamedProfile, 3> named_profiles{{
+  // name     platform                               vendor                          type              CUs  local     group  work-item sizes      warp line  GiB
+  {"nvidia", "NVIDIA CUDA",                         "NVIDIA Corporation",           DeviceType::gpu, 132, 48 << 10, 1024, {1024, 1024, 64},    32,  128,  80},
+  {"amd",    "AMD Accelerated Parallel Processing", "Advanced Micro Devices, Inc.", DeviceType::gpu,  64, 64 << 10,  256, {256, 256, 256},     64,   64,  16},
+  {"cpu",    "Portable Computing Language",         "GenuineIntel",                 DeviceType::cpu,   2, 64 << 10, 4096, {4096, 4096, 4096},   8,   64,   8},
+}};
+// clang-format on
+
+} // namespace
+
 DeviceProfile named_profile(std::string_view name) {
+  if (name == "detect")
+    return select_device("0:0").profile;
+  auto row = std::find_if(named_profiles.begin(), named_profiles.end(),
+                          [&](const NamedProfile& n) { return n.name == name; });
+  if (row == named_profiles.end())
+    throw UserError(
+        fmt::format("unknown device profile '{}' (known: nvidia, amd, cpu, detect)", name));
   DeviceProfile p;
   p.platform_index = -1;
   p.device_index = -1;
-  if (name == "nvidia") {
-    p.platform_name = "NVIDIA CUDA";
-    p.device_name = "nvidia (model)";
-    p.vendor = "NVIDIA Corporation";
-    p.type = DeviceType::gpu;
-    p.compute_units = 132;
-    p.local_mem_bytes = 48 * 1024;
-    p.max_work_group_size = 1024;
-    p.max_work_item_sizes = {1024, 1024, 64};
-    p.warp_width = 32;
-    p.cache_line_bytes = 128;
-    p.local_mem_banks = 32;
-    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{80} << 30;
-  } else if (name == "amd") {
-    p.platform_name = "AMD Accelerated Parallel Processing";
-    p.device_name = "amd (model)";
-    p.vendor = "Advanced Micro Devices, Inc.";
-    p.type = DeviceType::gpu;
-    p.compute_units = 64;
-    p.local_mem_bytes = 64 * 1024;
-    p.max_work_group_size = 256;
-    p.max_work_item_sizes = {256, 256, 256};
-    p.warp_width = 64;
-    p.cache_line_bytes = 64;
-    p.local_mem_banks = 32;
-    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{16} << 30;
-  } else if (name == "cpu") {
-    p.platform_name = "Portable Computing Language";
-    p.device_name = "cpu (model)";
-    p.vendor = "GenuineIntel";
-    p.type = DeviceType::cpu;
-    p.compute_units = 2;
-    p.local_mem_bytes = 64 * 1024;
-    p.max_work_group_size = 4096;
-    p.max_work_item_sizes = {4096, 4096, 4096};
-    p.warp_width = 8;
-    p.cache_line_bytes = 64;
-    p.local_mem_banks = 32;
-    p.global_mem_bytes = p.max_alloc_bytes = uint64_t{8} << 30;
-  } else if (name == "detect") {
-    return select_device("0:0").profile;
-  } else {
-    throw UserError(fmt::format("unknown device profile '{}' (known: nvidia, amd, cpu, detect)",
-                                name));
-  }
+  p.platform_name = row->platform_name;
+  p.device_name = fmt::format("{} (model)", name);
+  p.vendor = row->vendor;
+  p.type = row->type;
+  p.compute_units = row->compute_units;
+  p.local_mem_bytes = row->local_mem_bytes;
+  p.max_work_group_size = row->max_work_group_size;
+  p.max_work_item_sizes.assign(row->max_work_item_sizes.begin(), row->max_work_item_sizes.end());
+  p.warp_width = row->warp_width;
+  p.cache_line_bytes = row->cache_line_bytes;
+  p.local_mem_banks = 32;
+  p.global_mem_bytes = p.max_alloc_bytes = row->global_mem_gib << 30;
   p.key = fmt::format("model:{}", name);
   return p;
 }

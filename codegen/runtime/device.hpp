@@ -1,6 +1,7 @@
 #pragma once
 /// OpenCL devices: what each one is (DeviceProfile), and selecting one by a short spec.
 #include "codegen/runtime/opencl.hpp"
+#include "support/device_limits.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -46,6 +47,10 @@ struct DeviceProfile {
 
   /// "P:D", the spec that selects exactly this device.
   std::string index_spec() const;
+  /// The limits launches must respect. 0 (unknown) in a field is no limit. Private memory per
+  /// work-item, which OpenCL does not report, is 1 KiB on GPUs (registers: more spills) and
+  /// 64 KiB elsewhere; GPUs want at least 8 work-groups (one per compute-unit cluster).
+  DeviceLimits limits() const;
 };
 
 void to_json(nlohmann::json& json, const DeviceProfile& profile);

@@ -1,62 +1,12 @@
 // End-to-end tests of the `liftx` executable: outputs, exit codes and error messages.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
+#include "cli_helpers.hpp"
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-namespace {
-
-namespace fs = std::filesystem;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-fs::path scratch_dir() {
-  fs::path dir = fs::temp_directory_path() / ("liftx_cli_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-/// Runs `liftx ARGS` (ARGS already shell-quoted) from the source directory.
-RunResult liftx(const std::string& args) {
-  fs::path dir = scratch_dir();
-  std::string command = std::string("cd '") + LIFTX_SOURCE_DIR + "' && '" + LIFTX_BINARY + "' " +
-                        args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() +
-                        "'";
-  int status = std::system(command.c_str());
-  RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(dir / "out");
-  r.err = read_text(dir / "err");
-  return r;
-}
-
-fs::path write_file(const std::string& name, const std::string& text) {
-  fs::path path = scratch_dir() / name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-} // namespace
+using namespace cli_test;
 
 TEST_CASE("simplify prints the simplified expression") {
   RunResult r = liftx("simplify '(i*16+j)/16' --range i=0:100 --range j=0:16");

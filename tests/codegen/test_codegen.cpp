@@ -221,7 +221,7 @@ TEST_CASE("launches the device cannot take are refused before running") {
   small.local_mem_bytes = 64; // the tile needs 72 bytes
   interp::Sizes sizes{{"N", 64}};
   try {
-    exec::prepare_launch(m.main(), sizes, {}, small);
+    codegen::prepare_launch(m.main(), sizes, {}, small.limits());
     FAIL("not refused");
   } catch (const UserError& e) {
     std::string what = e.what();
@@ -230,14 +230,15 @@ TEST_CASE("launches the device cannot take are refused before running") {
   }
   small.local_mem_bytes = 1 << 16;
   small.max_work_group_size = 16; // the kernel needs 18 work-items
-  CHECK_THROWS_WITH_AS(exec::prepare_launch(m.main(), sizes, {}, small),
+  CHECK_THROWS_WITH_AS(codegen::prepare_launch(m.main(), sizes, {}, small.limits()),
                        doctest::Contains("work-group of 18"), UserError);
   exec::RunOptions bad_local;
   bad_local.global = {72};
   bad_local.local = {5};
   small.max_work_group_size = 1024;
-  CHECK_THROWS_WITH_AS(exec::prepare_launch(m.main(), sizes, bad_local, small),
-                       doctest::Contains("does not divide"), UserError);
+  CHECK_THROWS_WITH_AS(
+      codegen::prepare_launch(m.main(), sizes, bad_local.request(), small.limits()),
+      doctest::Contains("does not divide"), UserError);
 }
 
 TEST_CASE("every array access is recorded with its enclosing loops") {

@@ -70,7 +70,8 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
   CHECK(vector_stores == 1);
   // Sizes the aligned accesses were not generated for are refused before launch.
   exec::RunOptions o;
-  CHECK_THROWS_AS(exec::prepare_launch(window.main(), {{"M", 8}, {"N", 6}}, o, cpu().profile),
+  CHECK_THROWS_AS(codegen::prepare_launch(window.main(), {{"M", 8}, {"N", 6}}, o.request(),
+                                          cpu().profile.limits()),
                   UserError);
 }
 

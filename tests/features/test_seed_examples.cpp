@@ -144,7 +144,7 @@ TEST_CASE("free launch of Listing 4: averages over all launched work-items") {
   exec::RunOptions options;
   options.global = {64};
   options.local = {16};
-  Features f = compute(program, {{"N", 1000}}, options, runtime::named_profile("nvidia"));
+  Features f = compute(program, {{"N", 1000}}, options.request(), runtime::named_profile("nvidia"));
   CHECK(f.global_loads_per_thread == 1000.0 / 64);
   CHECK(f.for_bodies_per_thread == (250.0 + 1000.0) / 64);
   CHECK(f.work_groups == 4);
@@ -156,8 +156,7 @@ TEST_CASE("the seed examples: static == dynamic on PoCL") {
     ir::Program program = test::parse_program(listing4(n));
     exec::DynamicCounts dyn = exec::run_instrumented(test::pocl(), program, {{"N", 2048}}, {});
     Analysis a = KernelModel(dyn.kernel)
-                     .analyze({dyn.dims, dyn.global, dyn.local}, {{"N", 2048}},
-                              runtime::named_profile("nvidia"));
+                     .analyze(dyn.launch, {{"N", 2048}}, runtime::named_profile("nvidia"));
     const auto& inst = *dyn.kernel.instrumentation;
     for (int s = 0; s < inst.access_slots; ++s) {
       int64_t total = 0;
@@ -168,9 +167,8 @@ TEST_CASE("the seed examples: static == dynamic on PoCL") {
   }
   ir::Program program = test::parse_program(kListing3);
   exec::DynamicCounts dyn = exec::run_instrumented(test::pocl(), program, {{"N", 1024}}, {});
-  Analysis a = KernelModel(dyn.kernel)
-                   .analyze({dyn.dims, dyn.global, dyn.local}, {{"N", 1024}},
-                            runtime::named_profile("nvidia"));
+  Analysis a =
+      KernelModel(dyn.kernel).analyze(dyn.launch, {{"N", 1024}}, runtime::named_profile("nvidia"));
   const auto& inst = *dyn.kernel.instrumentation;
   for (int s = 0; s < inst.slots(); ++s) {
     int64_t total = 0;
@@ -202,7 +200,8 @@ TEST_CASE("CSV and JSON output: one column per feature, stable names") {
 TEST_CASE("bad launches are user errors") {
   ir::Program program = test::parse_program(kListing3);
   KernelModel model(
-      exec::prepare_launch(program, {{"N", 256}}, {}, runtime::named_profile("nvidia")).kernel);
+      codegen::prepare_launch(program, {{"N", 256}}, {}, runtime::named_profile("nvidia").limits())
+          .kernel);
   runtime::DeviceProfile nv = runtime::named_profile("nvidia");
   CHECK_THROWS_AS(model.analyze({1, {256, 1, 1}, {0, 0, 0}}, {{"N", 256}}, nv), UserError);
   CHECK_THROWS_AS(model.analyze({1, {256, 1, 1}, {48, 0, 0}}, {{"N", 256}}, nv), UserError);

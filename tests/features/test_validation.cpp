@@ -86,7 +86,7 @@ std::map<std::string, Outcome> validate(const ir::Program& program, const interp
       dynamic_total[static_cast<size_t>(s)] += dyn.count(wi, s);
 
   KernelModel model(dyn.kernel);
-  Launch launch{dyn.dims, dyn.global, dyn.local};
+  Launch launch = dyn.launch;
   for (const char* name : {"nvidia", "amd"}) {
     CAPTURE(name);
     runtime::DeviceProfile profile = runtime::named_profile(name);
@@ -134,7 +134,7 @@ std::map<std::string, Outcome> validate(const ir::Program& program, const interp
       CAPTURE(k);
       for (size_t lane = 0; lane < a.warp.lanes.size(); ++lane) {
         CAPTURE(lane);
-        int64_t wi = a.warp.work_item(lane, dyn.global);
+        int64_t wi = a.warp.work_item(lane, dyn.launch.global);
         int32_t first = dyn.first_index.at(static_cast<size_t>(wi * inst.access_slots) + k);
         std::optional<int64_t> expected = first < 0 ? std::nullopt : std::optional<int64_t>(first);
         CHECK(a.accesses[k].first_index[lane] == expected);
@@ -144,7 +144,7 @@ std::map<std::string, Outcome> validate(const ir::Program& program, const interp
     o.static_lines = a.features.cache_lines_per_warp_access;
     o.dynamic_lines = dynamic_lines_all_warps(dyn, a.features, profile, dynamic_total);
     // The kernel without instrumentation has the same records.
-    Features plain = features::compute(program, sizes, options, profile);
+    Features plain = features::compute(program, sizes, options.request(), profile);
     CHECK(plain.global_loads_per_thread == a.features.global_loads_per_thread);
     CHECK(plain.local_stores_per_thread == a.features.local_stores_per_thread);
     CHECK(plain.for_bodies_per_thread == a.features.for_bodies_per_thread);
@@ -186,7 +186,8 @@ TEST_CASE("static features equal the instrumented kernel's counts on every varia
       if (!tied) {
         // The same launch style for every variant: 2D kernels 64x32 in 16x4 groups, 1D 64 in 16.
         bool two_d =
-            exec::prepare_launch(program, sizes, {}, runtime::named_profile("nvidia")).dims == 2;
+            codegen::prepare_launch(program, sizes, {}, runtime::named_profile("nvidia").limits())
+                .launch.dims == 2;
         options.global = two_d ? std::vector<int64_t>{64, 32} : std::vector<int64_t>{64};
         options.local = two_d ? std::vector<int64_t>{16, 4} : std::vector<int64_t>{16};
       }

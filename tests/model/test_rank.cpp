@@ -76,7 +76,7 @@ TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
 
   rewrite::SpaceOptions space;
   space.sizes = o.sizes;
-  space.device = rewrite::device_limits("cpu");
+  space.device = runtime::named_profile("cpu").limits();
   rewrite::VariantStream stream(jacobi(), space);
   std::set<int64_t> drawn, got;
   for (const rewrite::Variant& v : rewrite::sample(stream, 40, 3))

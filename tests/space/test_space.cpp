@@ -30,7 +30,7 @@ ir::Module load(const std::string& name) {
 rewrite::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
   rewrite::SpaceOptions o;
   o.sizes = {{"M", m}, {"N", n}};
-  o.device = rewrite::device_limits(profile);
+  o.device = runtime::named_profile(profile).limits();
   return o;
 }
 
@@ -54,12 +54,12 @@ std::string temp_cache_dir() {
 } // namespace
 
 TEST_CASE("device profiles") {
-  CHECK(rewrite::device_limits("nvidia").max_work_group_size == 1024);
-  CHECK(rewrite::device_limits("nvidia").local_memory_bytes == 49152);
-  CHECK(rewrite::device_limits("amd").warp_width == 64);
-  CHECK(rewrite::device_limits("amd").max_work_group_size == 256);
-  CHECK(rewrite::device_limits("cpu").max_work_group_size == 4096);
-  CHECK_THROWS_AS(rewrite::device_limits("tpu"), UserError);
+  CHECK(runtime::named_profile("nvidia").limits().max_work_group_size == 1024);
+  CHECK(runtime::named_profile("nvidia").limits().local_memory_bytes == 49152);
+  CHECK(runtime::named_profile("amd").warp_width == 64);
+  CHECK(runtime::named_profile("amd").limits().max_work_group_size == 256);
+  CHECK(runtime::named_profile("cpu").limits().max_work_group_size == 4096);
+  CHECK_THROWS_AS(runtime::named_profile("tpu"), UserError);
 }
 
 TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 1024^2 and 4096^2") {

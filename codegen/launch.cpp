@@ -1,0 +1,164 @@
+#include "codegen/launch.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace liftx::codegen {
+
+namespace {
+
+int64_t evaluate_size(const arith::Expr& e, const SizeBindings& sizes, const char* what) {
+  const int64_t value = arith::evaluate(e, sizes);
+  if (value < 0)
+    throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
+  return value;
+}
+
+/// " (mapLcl at file:line:col)" for the last located loop of `prefix`, or "".
+std::string located_loop(const Kernel& kernel, std::string_view prefix) {
+  SourceLoc where;
+  for (const LoopRecord& loop : kernel.loops)
+    if (loop.primitive.starts_with(prefix) && loop.loc.valid())
+      where = loop.loc;
+  return where.valid() ? fmt::format(" ({} at {})", prefix, where.to_string()) : std::string();
+}
+
+/// " (toLocal at file:line:col)" for the last located local buffer, or "".
+std::string located_local_buffer(const Kernel& kernel) {
+  SourceLoc where;
+  for (const KernelArg& a : kernel.args)
+    if (a.role == KernelArg::Role::Local && a.loc.valid())
+      where = a.loc;
+  return where.valid() ? fmt::format(" (toLocal at {})", where.to_string()) : std::string();
+}
+
+} // namespace
+
+bool Launch::local_given() const {
+  return std::all_of(local.begin(), local.begin() + dims, [](int64_t l) { return l > 0; });
+}
+
+std::string describe(const Launch& launch) {
+  std::string g, l;
+  for (int d = 0; d < launch.dims; ++d) {
+    g += (d ? "x" : "") + std::to_string(launch.global[size_t(d)]);
+    l += (d ? "x" : "") + std::to_string(launch.local[size_t(d)]);
+  }
+  return fmt::format("global {} local {} {}", g, l, launch.tied ? "tied" : "free");
+}
+
+std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& launch,
+                                            const SizeBindings& sizes, const DeviceLimits& limits,
+                                            std::optional<int64_t> local_bytes) {
+  int64_t group = 1, groups = 1;
+  bool groups_known = true;
+  for (int d = 0; d < launch.dims; ++d) {
+    const auto k = static_cast<size_t>(d);
+    const int64_t local = launch.local[k];
+    if (local == 0) { // the runtime chooses
+      groups_known = false;
+      continue;
+    }
+    if (local < 0 || launch.global[k] % local != 0)
+      return LaunchRefusal{
+          "local does not divide global",
+          fmt::format("local size {} does not divide global size {} in dimension {}", local,
+                      launch.global[k], d)};
+    if (local > limits.max_work_item_sizes[k])
+      return LaunchRefusal{
+          "work-item size over the dimension limit",
+          fmt::format("local size {} in dimension {} exceeds the device's limit of {}", local, d,
+                      limits.max_work_item_sizes[k])};
+    group *= local;
+    groups *= launch.global[k] / local;
+  }
+  if (group > limits.max_work_group_size)
+    return LaunchRefusal{
+        "work-group too large",
+        fmt::format("a work-group of {} work-items exceeds the device's limit of {}{}", group,
+                    limits.max_work_group_size, located_loop(kernel, "mapLcl"))};
+  if (!local_bytes)
+    local_bytes = evaluate_size(kernel.local_bytes(), sizes, "local memory");
+  if (*local_bytes > limits.local_memory_bytes)
+    return LaunchRefusal{"local memory over limit",
+                         fmt::format("local memory of {} bytes per work-group exceeds the device's "
+                                     "{} bytes{}",
+                                     *local_bytes, limits.local_memory_bytes,
+                                     located_local_buffer(kernel))};
+  if (groups_known && groups < limits.min_work_groups)
+    return LaunchRefusal{"too few work-groups",
+                         fmt::format("{} work-groups leave the device's compute units idle (at "
+                                     "least {} wanted)",
+                                     groups, limits.min_work_groups)};
+  if (std::optional<std::string> why = divergent_barrier(kernel, launch.local, sizes))
+    return LaunchRefusal{"barrier would diverge",
+                         fmt::format("cannot launch {}: {}", kernel.name, *why)};
+  return std::nullopt;
+}
+
+PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& sizes,
+                              const LaunchRequest& request, const DeviceLimits& limits) {
+  PreparedLaunch prepared;
+  prepared.kernel = generate(program, Options{true, false});
+  const LaunchRule& rule = prepared.kernel.launch;
+  Launch& launch = prepared.launch;
+  launch.dims = rule.dims;
+  auto check_count = [&](const std::vector<int64_t>& values, const char* what) {
+    if (!values.empty() && static_cast<int>(values.size()) != launch.dims)
+      throw UserError(fmt::format("--{} has {} value(s), but the kernel of {} uses {} dimension(s)",
+                                  what, values.size(), program.name, launch.dims));
+    for (int64_t v : values)
+      if (v < 1)
+        throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
+  };
+  check_count(request.global, "global");
+  check_count(request.local, "local");
+  // Aligned vector accesses were generated for sizes that are multiples of these.
+  for (const auto& [name, divisor] : prepared.kernel.size_divisors) {
+    auto it = sizes.find(name);
+    if (it != sizes.end() && it->second % divisor != 0)
+      throw UserError(fmt::format("{} = {}: the kernel of {} needs {} to be a multiple of {}", name,
+                                  it->second, program.name, name, divisor));
+  }
+
+  std::array<int64_t, 3> tied_global{1, 1, 1};
+  std::array<int64_t, 3> tied_local{0, 0, 0};
+  for (int d = 0; d < launch.dims; ++d) {
+    if (rule.global[d])
+      tied_global[d] = evaluate_size(*rule.global[d], sizes, "global size");
+    if (rule.local[d])
+      tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
+  }
+  // The tied kernel serves the launch if the requested sizes agree with its rule.
+  bool tied = true;
+  for (int d = 0; d < launch.dims; ++d) {
+    if (!request.global.empty() && request.global[d] != tied_global[d])
+      tied = false;
+    if (!request.local.empty() && rule.local[d] && request.local[d] != tied_local[d])
+      tied = false;
+  }
+  launch.tied = tied;
+  for (int d = 0; d < launch.dims; ++d) {
+    launch.local[d] = !request.local.empty() ? request.local[d] : tied ? tied_local[d] : 0;
+    int64_t global = !request.global.empty() ? request.global[d] : tied_global[d];
+    if (request.global.empty() && launch.local[d] > 0)
+      global = (global + launch.local[d] - 1) / launch.local[d] * launch.local[d];
+    launch.global[d] = std::max<int64_t>(global, 1);
+  }
+  if (!tied || request.instrument)
+    prepared.kernel = generate(program, Options{tied, request.instrument});
+
+  DeviceLimits device = limits;
+  device.min_work_groups = 1; // a pruning policy of the space, not what the device enforces
+  if (std::optional<LaunchRefusal> refusal = launch_refusal(prepared.kernel, launch, sizes, device))
+    throw UserError(refusal->message);
+  if (std::optional<std::string> why = index_overflow(prepared.kernel, sizes))
+    throw UserError(fmt::format("cannot launch {} at these sizes: {}", program.name, *why));
+  prepared.local_bytes = evaluate_size(prepared.kernel.local_bytes(), sizes, "local memory");
+  return prepared;
+}
+
+} // namespace liftx::codegen

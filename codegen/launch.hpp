@@ -1,0 +1,73 @@
+#pragma once
+/// Concrete launches of generated kernels: the one launch type every layer uses (the variant
+/// space, features, exec, explore, the API), the one check of whether a device can take a launch,
+/// and the one place that turns a request (tied sizes, or given global/local sizes) into a launch.
+#include "codegen/kernel.hpp"
+#include "support/device_limits.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::codegen {
+
+/// An NDRange launch. Dimensions from `dims` on are 1. `local[d] == 0` (d < dims) leaves the
+/// work-group size to the OpenCL runtime.
+struct Launch {
+  int dims = 1;
+  std::array<int64_t, 3> global{1, 1, 1};
+  std::array<int64_t, 3> local{1, 1, 1};
+  /// The kernel generated with thread counts tied to the mapped lengths (Options); false: the
+  /// free-thread kernel, valid for any sizes.
+  bool tied = true;
+  bool local_given() const;
+  int64_t work_items() const { return global[0] * global[1] * global[2]; }
+};
+
+/// "global 64x32 local 16x4 tied" ("free" for the free-thread kernel).
+std::string describe(const Launch& launch);
+
+/// Why a device would not take a launch: `reason` is a short stable key (the variant space
+/// counts rejections under it), `message` the full sentence for a user.
+struct LaunchRefusal {
+  std::string reason;
+  std::string message;
+};
+
+/// The one "does this launch fit" check, in this order: local sizes divide global sizes
+/// ("local does not divide global"), each local size within its dimension's limit ("work-item
+/// size over the dimension limit"), the work-group size ("work-group too large"), the local
+/// memory per work-group ("local memory over limit"), enough work-groups for the device
+/// ("too few work-groups", `limits.min_work_groups`), and barriers all work-items of a group
+/// reach ("barrier would diverge"). Index overflow and private memory depend on the kernel and
+/// sizes only: see index_overflow and Kernel::private_bytes. `local_bytes`: the kernel's local
+/// memory at these sizes when the caller has evaluated it already (one kernel, many launches).
+std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& launch,
+                                            const SizeBindings& sizes, const DeviceLimits& limits,
+                                            std::optional<int64_t> local_bytes = std::nullopt);
+
+/// What a user (or a stored configuration) asks of a launch: thread counts per dimension, empty
+/// for "tied to the mapped lengths". Giving only `local` keeps the launch rule's global size,
+/// rounded up to a multiple.
+struct LaunchRequest {
+  std::vector<int64_t> global;
+  std::vector<int64_t> local;
+  bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
+};
+
+struct PreparedLaunch {
+  Kernel kernel;
+  Launch launch;
+  int64_t local_bytes = 0; ///< local memory per work-group at these sizes
+};
+
+/// Generates the kernel and chooses the concrete launch for `request`: the tied kernel unless the
+/// request asks for thread counts its launch rule does not give. UserError if the request is
+/// malformed, the sizes break the kernel's alignment assumptions, its indices could overflow, or
+/// launch_refusal refuses it (a user's explicit launch is not held to min_work_groups).
+PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& sizes,
+                              const LaunchRequest& request, const DeviceLimits& limits);
+
+} // namespace liftx::codegen

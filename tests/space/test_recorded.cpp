@@ -1,0 +1,115 @@
+// The variant space and the static features, against tables recorded before the outer ring was
+// consolidated (tests/data/): a refactoring that changes a count, a rejection reason or a feature
+// value fails here. Regenerate a table only for a deliberate change of behaviour, and say so.
+#include "codegen/runtime/device.hpp"
+#include "ir/parse/parser.hpp"
+#include "rewrite/space.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace liftx;
+
+namespace {
+
+std::string source_path(const std::string& relative) {
+  return std::string(LIFTX_SOURCE_DIR) + "/" + relative;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// The counts of one space in the recorded table's format.
+std::vector<std::string> space_table(const std::string& stencil, const std::string& profile,
+                                     int64_t m, int64_t n) {
+  ir::Module module = parse::parse_file(source_path("stencils/" + stencil + ".lift"));
+  rewrite::SpaceOptions options;
+  options.sizes = {{"M", m}, {"N", n}};
+  options.device = runtime::named_profile(profile).limits();
+  rewrite::VariantStream stream(module.main(), options);
+  rewrite::Variant v;
+  while (stream.next(v)) {
+  }
+  const rewrite::SpaceCounts& c = stream.counts();
+  std::vector<std::string> out{fmt::format(
+      "{} {} M={} N={}: variants {} sources {} lowered {} high_level {}", stencil, profile, m, n,
+      c.variants, c.distinct_sources, c.lowered_programs, c.high_level_programs)};
+  for (const auto& [strategy, count] : c.per_strategy)
+    out.push_back(fmt::format("  strategy {}: {}", strategy, count));
+  for (const auto& [reason, count] : c.rejections)
+    out.push_back(fmt::format("  rejection {}: {}", reason, count));
+  return out;
+}
+
+std::string run_command(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe))
+    out.append(buffer, n);
+  const int status = pclose(pipe);
+  const bool succeeded = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  CHECK_MESSAGE(succeeded, command);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("variant counts per stencil and profile equal the recorded table") {
+  const std::vector<std::string> recorded =
+      lines_of(read_file(source_path("tests/data/space_counts_16x24.txt")));
+  std::vector<std::string> computed;
+  for (const char* stencil : {"gaussian", "gradient", "hotspot2d", "jacobi2d5pt", "jacobi2d9pt",
+                              "srad1", "srad2", "stencil2d"})
+    for (const char* profile : {"nvidia", "amd", "cpu"}) {
+      std::vector<std::string> table = space_table(stencil, profile, 16, 24);
+      computed.insert(computed.end(), table.begin(), table.end());
+    }
+  REQUIRE(computed.size() == recorded.size());
+  for (size_t i = 0; i < recorded.size(); ++i)
+    CHECK(computed[i] == recorded[i]);
+}
+
+TEST_CASE("features of the hand-lowered variants equal the recorded table") {
+  const std::vector<std::string> recorded =
+      lines_of(read_file(source_path("tests/data/hand_variant_features_64x128.csv")));
+  REQUIRE(recorded.size() == 81); // header + 40 variants x 2 profiles
+  std::vector<std::string> computed{recorded.front()};
+  for (const char* profile : {"nvidia", "cpu"})
+    for (const char* stencil : {"gaussian", "gradient", "hotspot2d", "jacobi2d5pt", "jacobi2d9pt",
+                                "srad1", "srad2", "stencil2d"}) {
+      const std::string csv = run_command(
+          fmt::format("cd '{}' && '{}' features stencils/variants/{} --device-profile {} --size "
+                      "M=64,N=128",
+                      LIFTX_SOURCE_DIR, LIFTX_BINARY, stencil, profile));
+      const std::vector<std::string> rows = lines_of(csv);
+      REQUIRE(rows.size() == 6); // header + 5 variants
+      for (size_t i = 1; i < rows.size(); ++i)
+        computed.push_back(std::string(profile) + "," + rows[i]);
+    }
+  REQUIRE(computed.size() == recorded.size());
+  for (size_t i = 0; i < recorded.size(); ++i)
+    CHECK(computed[i] == recorded[i]);
+}
