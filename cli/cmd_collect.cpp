@@ -270,7 +270,7 @@ void add_db_command(CLI::App& app) {
     std::filesystem::path path = db_path(o->db);
     if (!std::filesystem::exists(path))
       throw UserError(fmt::format("{}: no such database", path.string()));
-    explore::PerfDb db(path);
+    explore::PerfDb db(path, explore::PerfDb::Access::read_only);
     std::vector<std::string> keys = db.device_keys();
     std::string device = o->device;
     if (device.empty() && (!o->csv.empty() || !o->t4.empty())) {

@@ -105,7 +105,7 @@ LoadedData load_dataset(const DataOptions& o) {
   out.db_path = o.db.empty() ? explore::PerfDb::default_path() : fs::path(o.db);
   if (!fs::exists(out.db_path))
     throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
-  explore::PerfDb db(out.db_path);
+  explore::PerfDb db(out.db_path, explore::PerfDb::Access::read_only);
   out.device_key = resolve_device(db, o.device);
   std::vector<explore::Row> rows = db.rows(out.device_key, o.profile);
   // Feature columns: this liftx's columns that every row has.
@@ -149,13 +149,6 @@ LoadedData load_dataset(const DataOptions& o) {
   return out;
 }
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -186,7 +179,7 @@ void add_train(CLI::App& app) {
                     {"programs", std::vector<std::string>(programs.begin(), programs.end())},
                     {"samples", ok},
                     {"failed_measurements_skipped", int(loaded.data.samples.size()) - ok},
-                    {"trained", now_iso()},
+                    {"trained", explore::utc_timestamp()},
                     {"liftx", "0.1.0"}};
     m.save(*output);
     fmt::print("trained   {} model on {} successful measurements of {} programs (device {}, "
@@ -244,7 +237,6 @@ void add_evaluate(CLI::App& app) {
     std::string csv = "program,input,configurations,failed,pearson,spearman,model_runs_to_90,"
                       "random_runs_to_90,run_speedup,model_time_to_90_ms,random_time_to_90_ms,"
                       "time_speedup\n";
-    double sum_sp = 0, sum_runs_m = 0, sum_runs_r = 0;
     for (const model::GroupResult& g : ev.groups) {
       fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
                  "{:.2f} |\n",
@@ -255,33 +247,16 @@ void add_evaluate(CLI::App& app) {
                          g.program, short_input(g.input), g.configurations, g.failed, g.pearson,
                          g.spearman, g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms,
                          g.random_time_ms, g.time_speedup);
-      sum_sp += g.spearman;
-      sum_runs_m += double(g.model_runs);
-      sum_runs_r += g.random_runs;
     }
-    const double n = double(ev.groups.size());
-    fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n", sum_sp / n,
-               sum_runs_m / n, sum_runs_r / n);
-    // The targets of issue 8, read the same way every time: median and worst runs, mean Pearson,
-    // and the exploration-time reduction as total random time over total model time.
-    std::vector<double> runs, pearsons;
-    double model_time = 0, random_time = 0;
-    for (const model::GroupResult& g : ev.groups) {
-      runs.push_back(double(g.model_runs));
-      pearsons.push_back(g.pearson);
-      model_time += g.model_time_ms;
-      random_time += g.random_time_ms;
-    }
-    if (!runs.empty()) {
-      std::sort(runs.begin(), runs.end());
-      const size_t mid = runs.size() / 2;
-      const double median = runs.size() % 2 ? runs[mid] : (runs[mid - 1] + runs[mid]) / 2;
+    const model::EvaluationSummary summary = model::summarize(ev);
+    fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n",
+               summary.mean_spearman, summary.mean_model_runs, summary.mean_random_runs);
+    if (summary.inputs > 0)
       fmt::print("summary: runs to 90% median {:.1f}, worst {:.0f}; mean pearson {:.3f}; time to "
                  "90% summed over inputs: model {:.2f} s, random {:.2f} s, {:.0f}x less\n",
-                 median, runs.back(), std::accumulate(pearsons.begin(), pearsons.end(), 0.0) / n,
-                 model_time / 1000, random_time / 1000,
-                 model_time > 0 ? random_time / model_time : 0.0);
-    }
+                 summary.median_model_runs, summary.worst_model_runs, summary.mean_pearson,
+                 summary.model_time_ms / 1000, summary.random_time_ms / 1000,
+                 summary.time_reduction);
     if (out_dir->empty())
       return;
     fs::create_directories(*out_dir);
@@ -465,26 +440,6 @@ struct ExploreCommandOptions {
   int timeout_ms = 60000;
 };
 
-/// On CPUs every size variable 128: runs take milliseconds on PoCL and the shipped CPU model was
-/// trained at 64 and 128. On GPUs 2048: large enough that a kernel's time is its memory traffic
-/// rather than its launch, inside the sizes the shipped NVIDIA model was trained on (512-4096),
-/// and quick to interpret for the verification.
-std::vector<std::string> default_sizes(const runtime::DeviceProfile& device) {
-  return {device.type == runtime::DeviceType::cpu ? "128" : "2048"};
-}
-
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    path = fs::temp_directory_path() / fmt::format("liftx-explore-{}", ::getpid());
-    fs::create_directories(path);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 void add_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -511,24 +466,27 @@ void add_explore(CLI::App& app) {
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     runtime::Device device = runtime::select_device(o->device);
-    interp::Sizes sizes =
-        bind_sizes(program, o->sizes.empty() ? default_sizes(device.profile) : o->sizes);
+    const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
+    interp::Sizes sizes = bind_sizes(
+        program, o->sizes.empty() ? std::vector{std::to_string(defaults.size)} : o->sizes);
     const std::string kind = explore::profile_name_for(device.profile);
-    const fs::path model_path = explore::find_model(o->model, kind);
+    const explore::FoundModel found = explore::find_model(o->model, kind);
+    const fs::path& model_path = found.path;
     model::Model m = model::Model::load(model_path);
 
     explore::RankOptions rank_options;
     rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
     rank_options.profile = kind;
     rank_options.device = device.profile;
-    rank_options.sample =
-        o->sample >= 0 ? o->sample : (device.profile.type == runtime::DeviceType::cpu ? 0 : 5000);
+    rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
     rank_options.sample_seed = o->seed;
     std::vector<explore::RankedVariant> ranked = explore::rank(program, m, rank_options);
     fmt::print("program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
     fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
     fmt::print("model     {} ({}, trained for profile {})\n", model_path.string(),
                model::to_string(m.kind()), m.profile);
+    for (const std::string& note : found.notes)
+      fmt::print("note      {}\n", note);
     fmt::print("space     {} variants ranked{}; strategy {}, budget {}\n", ranked.size(),
                rank_options.sample > 0
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
@@ -538,78 +496,10 @@ void add_explore(CLI::App& app) {
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
-    const int64_t device_id = db.device(device.profile);
-    const std::string source = ir::print(ir::Module{module.userfuns, {program}});
-    const int64_t program_id = db.program(program.name, source);
-    const nlohmann::json sizes_json(sizes);
-    ScratchDir scratch;
-    const fs::path reference = scratch.path / "reference.lift";
-    write_text(reference, source);
-    const std::string exe = fs::read_symlink("/proc/self/exe").string();
-    explore::FeatureCache features(device.profile);
-
-    auto measure = [&](const explore::RankedVariant& r) {
-      const rewrite::Variant& v = r.variant;
-      const std::string printed = ir::print(ir::Module{module.userfuns, {*r.program}});
-      const fs::path file = scratch.path / fmt::format("variant-{}.lift", v.index);
-      write_text(file, printed);
-      std::string global, local;
-      for (int d = 0; d < v.launch.dims; ++d) {
-        global += (d ? "," : "") + std::to_string(v.launch.global[size_t(d)]);
-        local += (d ? "," : "") + std::to_string(v.launch.local[size_t(d)]);
-      }
-      std::vector<std::string> argv = {exe,           "run",
-                                       file.string(), "--worker",
-                                       "--device",    o->device,
-                                       "--global",    global,
-                                       "--local",     local,
-                                       "--reference", reference.string(),
-                                       "--repeat",    std::to_string(o->repeat)};
-      for (const auto& [name, value] : sizes) {
-        argv.push_back("--size");
-        argv.push_back(fmt::format("{}={}", name, value));
-      }
-      runtime::IsolatedResult child =
-          runtime::run_isolated(argv, std::chrono::milliseconds(o->timeout_ms));
-      exec::RunReport report;
-      if (child.succeeded()) {
-        try {
-          report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
-        } catch (const nlohmann::json::exception& e) {
-          report.status = runtime::Status::run_error;
-          report.message = fmt::format("unreadable worker report: {}", e.what());
-        }
-      } else {
-        report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
-        report.message =
-            child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
-      }
-      // Record it: variant, configuration, features, measurement.
-      const int64_t variant_id =
-          db.variant(program_id, printed, v.strategy, nlohmann::json(v.parameters));
-      const int64_t configuration_id =
-          db.configuration(variant_id, sizes_json, explore::launch_json(v.launch));
-      try {
-        db.put_features(configuration_id, kind,
-                        explore::feature_json(features.compute(*r.program, v, rank_options.sizes)));
-      } catch (const UserError&) {
-        // Features that cannot be computed do not stop exploration; rows() skips the row.
-      }
-      explore::Measurement meas;
-      meas.status = report.status;
-      meas.compile_ms = report.build_ms;
-      meas.message = report.message.substr(0, 2000);
-      if (report.timing) {
-        meas.median_ms = report.timing->median_ms;
-        meas.min_ms = report.timing->min_ms;
-        meas.max_ms = report.timing->max_ms;
-        meas.q1_ms = report.timing->q1_ms;
-        meas.q3_ms = report.timing->q3_ms;
-        meas.repetitions = static_cast<int>(report.timing->samples_ms.size());
-      }
-      db.put_measurement(configuration_id, device_id, meas);
-      return report;
-    };
+    explore::RecordingWorkerMeasure measure(db, device.profile, module, program, sizes, kind,
+                                            {fs::read_symlink("/proc/self/exe").string(), o->device,
+                                             3, o->repeat,
+                                             std::chrono::milliseconds(o->timeout_ms)});
     auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
       const explore::RankedVariant& r = ranked[a.ranked_index];
       const exec::RunReport& rep = a.report;
@@ -625,7 +515,8 @@ void add_explore(CLI::App& app) {
     options.strategy = explore::parse_strategy(o->strategy);
     options.budget = o->budget;
     options.seed = o->seed;
-    explore::ExploreResult result = explore::explore(ranked, options, measure, on_attempt);
+    explore::ExploreResult result =
+        explore::explore(ranked, options, std::ref(measure), on_attempt);
 
     fmt::print("recorded  {} measurements in {}\n", result.attempts.size(), db_path.string());
     if (result.model_spearman)
@@ -656,8 +547,8 @@ void add_explore(CLI::App& app) {
     }
     std::vector<model::Explanation> reasons = r.reasons;
     if (reasons.empty()) { // beyond the explained top rows
-      const std::vector<double> all =
-          explore::feature_values(features.compute(*r.program, r.variant, rank_options.sizes));
+      const std::vector<double> all = explore::feature_values(
+          measure.features().compute(*r.program, r.variant, rank_options.sizes));
       const std::vector<int> columns = m.feature_indices(explore::feature_names());
       Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
       for (size_t c = 0; c < columns.size(); ++c)

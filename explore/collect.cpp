@@ -1,5 +1,6 @@
 #include "explore/collect.hpp"
 #include "explore/rank.hpp"
+#include "explore/record.hpp"
 
 #include "codegen/runtime/build_cache.hpp"
 #include "exec/run.hpp"
@@ -32,14 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxMessageBytes = 2000; // build logs can be long; keep the head
-
-std::string clip(std::string text) {
-  if (text.size() > kMaxMessageBytes)
-    text = text.substr(0, kMaxMessageBytes) + " [...]";
-  return text;
-}
-
 std::string format_sizes(const interp::Sizes& sizes) {
   std::string text;
   for (const auto& [name, value] : sizes)
@@ -49,25 +42,6 @@ std::string format_sizes(const interp::Sizes& sizes) {
 
 /// The run options of a launch: its global and local sizes (local left to the runtime when the
 /// launch leaves any dimension to it).
-exec::RunOptions run_options_for(const nlohmann::json& launch) {
-  exec::RunOptions options;
-  options.global = launch.at("global").get<std::vector<int64_t>>();
-  std::vector<int64_t> local = launch.at("local").get<std::vector<int64_t>>();
-  bool all_set = !local.empty();
-  for (int64_t l : local)
-    all_set = all_set && l > 0;
-  if (all_set)
-    options.local = local;
-  return options;
-}
-
-nlohmann::json features_json(const features::Features& f) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const features::Column& c : features::columns())
-    json[c.name] = c.value(f);
-  return json;
-}
-
 struct Job {
   int64_t configuration_id = 0;
   nlohmann::json json; ///< what the worker reads
@@ -201,24 +175,6 @@ std::string read_text(const std::filesystem::path& path) {
   return text;
 }
 
-Measurement measurement_from(const nlohmann::json& j) {
-  Measurement m;
-  std::optional<runtime::Status> status = runtime::parse_status(j.value("status", ""));
-  if (!status)
-    throw InternalError(fmt::format("worker sent an unknown status in {}", j.dump()), __FILE__,
-                        __LINE__);
-  m.status = *status;
-  m.median_ms = j.value("median_ms", 0.0);
-  m.min_ms = j.value("min_ms", 0.0);
-  m.max_ms = j.value("max_ms", 0.0);
-  m.q1_ms = j.value("q1_ms", 0.0);
-  m.q3_ms = j.value("q3_ms", 0.0);
-  m.repetitions = j.value("repetitions", 0);
-  m.compile_ms = j.value("compile_ms", 0.0);
-  m.message = j.value("message", "");
-  return m;
-}
-
 /// A scratch folder for the jobs file and the worker's stderr, removed on scope exit.
 struct ScratchDir {
   std::filesystem::path path;
@@ -262,16 +218,16 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
     p.strategy = v.strategy;
     p.variant_index = v.index;
     p.launch = launch_json(v.launch);
-    const int64_t variant_id =
-        db.variant(program_id, p.printed, v.strategy, nlohmann::json(v.parameters));
-    p.configuration_id = db.configuration(variant_id, sizes_json, p.launch);
+    std::optional<nlohmann::json> features;
     try {
-      features::Features f =
-          features::compute(v.program, sizes, run_options_for(p.launch).request(), feature_profile);
-      db.put_features(p.configuration_id, profile_name, features_json(f));
+      features = feature_json(features::compute(
+          v.program, sizes, run_options_for(p.launch).request(), feature_profile));
     } catch (const UserError&) {
       ++features_failed; // measured all the same; rows() skips it
     }
+    p.configuration_id = record_configuration(
+        db, program_id, sizes_json, {p.printed, v.strategy, nlohmann::json(v.parameters), p.launch},
+        profile_name, features);
     planned.push_back(std::move(p));
   }
   return planned;
@@ -490,7 +446,7 @@ CollectSummary collect(const CollectOptions& options,
         worker_alive = false;
       } else {
         int status = worker.wait_exit(std::chrono::milliseconds(5000));
-        std::string err = clip(read_text(stderr_path));
+        std::string err = clip_message(read_text(stderr_path));
         // A worker that cannot even start (bad device, bad jobs) would fail for every job.
         if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
           throw UserError(fmt::format("the collect worker failed: {}", err));
@@ -600,25 +556,14 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       options.expected = &target.expected;
       options.uploaded = &target.uploaded;
       exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
-      result["status"] = std::string(runtime::to_string(report.status));
-      if (report.timing) {
-        result["median_ms"] = report.timing->median_ms;
-        result["min_ms"] = report.timing->min_ms;
-        result["max_ms"] = report.timing->max_ms;
-        result["q1_ms"] = report.timing->q1_ms;
-        result["q3_ms"] = report.timing->q3_ms;
-        result["repetitions"] = report.timing->samples_ms.size();
-      }
-      result["compile_ms"] = report.compile_ms;
-      if (report.status != runtime::Status::ok)
-        result["message"] = clip(report.message);
+      result.update(to_json(measurement_of(report)));
     } catch (const UserError& e) {
       // A launch the device cannot take, or a program the generator refuses.
       result["status"] = "out_of_resources";
-      result["message"] = clip(e.what());
+      result["message"] = clip_message(e.what());
     } catch (const std::exception& e) {
       result["status"] = "run_error";
-      result["message"] = clip(e.what());
+      result["message"] = clip_message(e.what());
     }
     out << result.dump() << '\n';
     out.flush();

@@ -47,8 +47,14 @@ CREATE INDEX IF NOT EXISTS measurements_by_configuration
   ON measurements(configuration_id, device_id);
 )sql";
 
-/// Tables added after version 1 was first shipped; created in older files when they are opened.
-constexpr const char* kPlanSchema = R"sql(
+/// Tables added after version 1 was first shipped; created in older files when they are opened
+/// for writing.
+constexpr const char* kAddedSchema = R"sql(
+CREATE TABLE IF NOT EXISTS tuned_winners(
+  key TEXT PRIMARY KEY, program_identity TEXT NOT NULL, program_name TEXT NOT NULL,
+  sizes_json TEXT NOT NULL, device_key TEXT NOT NULL, liftx_version TEXT NOT NULL,
+  lowered TEXT NOT NULL, launch_json TEXT NOT NULL, variant TEXT NOT NULL, median_ms REAL,
+  timed_on TEXT NOT NULL, model TEXT NOT NULL, configuration_id INTEGER, timestamp TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS plans(
   id INTEGER PRIMARY KEY, program_id INTEGER NOT NULL REFERENCES programs(id),
   sizes_json TEXT NOT NULL, profile TEXT NOT NULL, selection TEXT NOT NULL,
@@ -67,15 +73,6 @@ std::string stable_hash(std::string_view text) {
     h *= 1099511628211ull;
   }
   return fmt::format("{:016x}", h);
-}
-
-std::string utc_timestamp() {
-  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 /// A prepared statement, finalized on scope exit.
@@ -178,9 +175,26 @@ std::string t4_invalidity(runtime::Status status) {
 
 } // namespace
 
+std::string utc_timestamp() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
 struct PerfDb::Impl {
   sqlite3* db = nullptr;
   std::filesystem::path path;
+  Access access = Access::read_write;
+
+  /// Does the file have this table? (Read-only opens of older files may lack added tables.)
+  bool has_table(const char* name) const {
+    Statement s(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?1");
+    s.bind(1, std::string(name)).step();
+    return s.integer(0) == 1;
+  }
 
   void exec(const char* sql) {
     char* error = nullptr;
@@ -215,15 +229,19 @@ std::filesystem::path PerfDb::default_path() {
          "perf.db";
 }
 
-PerfDb::PerfDb(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
+PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
+  impl_->access = access;
+  const bool writing = access == Access::read_write;
   std::error_code ec;
-  if (path.has_parent_path())
+  if (!writing && !std::filesystem::exists(path, ec))
+    throw UserError(fmt::format("no performance database at {}", path.string()));
+  if (writing && path.has_parent_path())
     std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     throw UserError(fmt::format("cannot create the folder of {}: {}", path.string(), ec.message()));
-  if (sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                      nullptr) != SQLITE_OK) {
+  const int flags = writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(path.c_str(), &impl_->db, flags, nullptr) != SQLITE_OK) {
     std::string message = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
     sqlite3_close(impl_->db);
     throw UserError(
@@ -231,29 +249,27 @@ PerfDb::PerfDb(const std::filesystem::path& path) : impl_(std::make_unique<Impl>
   }
   try {
     sqlite3_busy_timeout(impl_->db, 10000);
-    impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-    // A database with tables but no liftx meta row is someone else's file.
-    Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-    tables.step();
-    bool empty = tables.integer(0) == 0;
-    impl_->exec("BEGIN IMMEDIATE");
-    if (empty) {
-      impl_->exec(kSchema);
-      Statement meta(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?1), "
-                                "('application', 'liftx')");
-      meta.bind(1, std::to_string(kSchemaVersion)).step();
-    }
-    impl_->exec("COMMIT");
-    int version = 0;
-    {
-      Statement has_meta(impl_->db,
-                         "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-      has_meta.step();
-      if (has_meta.integer(0) == 1) {
-        Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
-        if (meta.step())
-          version = std::atoi(meta.text(0).c_str());
+    if (writing) {
+      impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+      // A database with tables but no liftx meta row is someone else's file.
+      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
+      tables.step();
+      bool empty = tables.integer(0) == 0;
+      impl_->exec("BEGIN IMMEDIATE");
+      if (empty) {
+        impl_->exec(kSchema);
+        Statement meta(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?1), "
+                                  "('application', 'liftx')");
+        meta.bind(1, std::to_string(kSchemaVersion)).step();
       }
+      impl_->exec("COMMIT");
+    }
+    impl_->exec("SELECT count(*) FROM sqlite_master"); // a file that is not SQLite fails here
+    int version = 0;
+    if (impl_->has_table("meta")) {
+      Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
+      if (meta.step())
+        version = std::atoi(meta.text(0).c_str());
     }
     if (version == 0)
       throw UserError(fmt::format("{} is not a liftx performance database", path.string()));
@@ -261,7 +277,8 @@ PerfDb::PerfDb(const std::filesystem::path& path) : impl_(std::make_unique<Impl>
       throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
                                   "version {})",
                                   path.string(), version, kSchemaVersion));
-    impl_->exec(kPlanSchema);
+    if (writing)
+      impl_->exec(kAddedSchema);
   } catch (...) {
     sqlite3_close(impl_->db);
     throw;
@@ -354,6 +371,48 @@ void PerfDb::put_measurement(int64_t configuration_id, int64_t device_id, const 
   insert.bind(11, m.message).bind(12, utc_timestamp()).step();
 }
 
+std::optional<TunedWinner> PerfDb::winner(const std::string& key) const {
+  if (!impl_->has_table("tuned_winners"))
+    return std::nullopt;
+  Statement s(impl_->db, "SELECT program_identity, program_name, sizes_json, device_key, "
+                         "liftx_version, lowered, launch_json, variant, median_ms, timed_on, "
+                         "model, configuration_id FROM tuned_winners WHERE key = ?1");
+  s.bind(1, key);
+  if (!s.step())
+    return std::nullopt;
+  TunedWinner w;
+  w.key = key;
+  try {
+    w.sizes = nlohmann::json::parse(s.text(2));
+    w.launch = nlohmann::json::parse(s.text(6));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  w.program_identity = s.text(0);
+  w.program_name = s.text(1);
+  w.device_key = s.text(3);
+  w.liftx_version = s.text(4);
+  w.lowered = s.text(5);
+  w.variant = s.text(7);
+  w.median_ms = s.real(8);
+  w.timed_on = s.text(9);
+  w.model = s.text(10);
+  w.configuration_id = s.integer(11);
+  return w;
+}
+
+void PerfDb::put_winner(const TunedWinner& w) {
+  Statement s(impl_->db, "INSERT OR REPLACE INTO tuned_winners(key, program_identity, "
+                         "program_name, sizes_json, device_key, liftx_version, lowered, "
+                         "launch_json, variant, median_ms, timed_on, model, configuration_id, "
+                         "timestamp) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                         "?13, ?14)");
+  s.bind(1, w.key).bind(2, w.program_identity).bind(3, w.program_name).bind(4, w.sizes.dump());
+  s.bind(5, w.device_key).bind(6, w.liftx_version).bind(7, w.lowered).bind(8, w.launch.dump());
+  s.bind(9, w.variant).bind(10, w.median_ms).bind(11, w.timed_on).bind(12, w.model);
+  s.bind(13, w.configuration_id).bind(14, utc_timestamp()).step();
+}
+
 bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const {
   Statement select(impl_->db, "SELECT 1 FROM measurements WHERE configuration_id = ?1 AND "
                               "device_id = ?2 LIMIT 1");
@@ -365,6 +424,8 @@ std::optional<std::vector<PlannedConfiguration>> PerfDb::plan(int64_t program_id
                                                               const nlohmann::json& sizes,
                                                               const std::string& profile,
                                                               const std::string& selection) const {
+  if (!impl_->has_table("plans"))
+    return std::nullopt;
   Statement find(impl_->db, "SELECT id FROM plans WHERE program_id = ?1 AND sizes_json = ?2 AND "
                             "profile = ?3 AND selection = ?4");
   find.bind(1, program_id).bind(2, sizes.dump()).bind(3, profile).bind(4, selection);

@@ -14,6 +14,9 @@
 ///                repetitions, compile_ms, message, timestamp)
 ///   plans(id, program_id, sizes_json, profile, selection, UNIQUE(...))   -- added within version 1
 ///   plan_configurations(plan_id, position, configuration_id, variant_index)
+///   tuned_winners(key PRIMARY KEY, program_identity, program_name, sizes_json, device_key,
+///                 liftx_version, lowered, launch_json, variant, median_ms, timed_on, model,
+///                 configuration_id, timestamp)                    -- added within version 1
 /// A plan is the list of configurations one collection target measures (a program at one size
 /// set, the features' profile, "all" or a fixed-seed sample): stored once complete, so a resumed or
 /// repeated collection need not enumerate the variant space again.
@@ -43,6 +46,27 @@ struct Measurement {
   std::string message;   ///< why it failed, if it did
 };
 
+/// The current UTC time as ISO 8601 ("2026-11-25T03:09:17Z"), as every timestamp liftx writes.
+std::string utc_timestamp();
+
+/// The winner liftx::tune() stored for a program at some sizes on a device: the lowered program
+/// as a .lift module, so a later run rebuilds it without the variant space.
+struct TunedWinner {
+  std::string key; ///< hash of program identity, sizes, device and liftx version
+  std::string program_identity;
+  std::string program_name;
+  nlohmann::json sizes;
+  std::string device_key;
+  std::string liftx_version;
+  std::string lowered;
+  nlohmann::json launch;
+  std::string variant; ///< for people: "window tile_x=4 ... | global ... local ..."
+  double median_ms = 0;
+  std::string timed_on; ///< "application inputs" or "random inputs"
+  std::string model;
+  int64_t configuration_id = 0;
+};
+
 /// One configuration of a collection plan, in the order it was enumerated.
 struct PlannedConfiguration {
   int64_t configuration_id = 0;
@@ -68,9 +92,12 @@ class PerfDb {
 public:
   /// $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db.
   static std::filesystem::path default_path();
-  /// Opens or creates the database (creating parent folders); UserError if it cannot, or if it
+  /// read_write opens or creates the database (creating parent folders and any table a newer
+  /// liftx added); read_only opens an existing file without changing a byte of it (no journal
+  /// mode switch, no new tables), for commands that only read. UserError if it cannot, or if it
   /// is not a liftx database of a known schema version.
-  explicit PerfDb(const std::filesystem::path& path);
+  enum class Access { read_write, read_only };
+  explicit PerfDb(const std::filesystem::path& path, Access access = Access::read_write);
   ~PerfDb();
   PerfDb(const PerfDb&) = delete;
   PerfDb& operator=(const PerfDb&) = delete;
@@ -97,6 +124,11 @@ public:
   void put_plan(int64_t program_id, const nlohmann::json& sizes, const std::string& profile,
                 const std::string& selection,
                 const std::vector<std::pair<int64_t, int64_t>>& configurations_and_indices);
+
+  /// The stored winner of `key`, or nullopt (also when its launch is unreadable: tune again).
+  std::optional<TunedWinner> winner(const std::string& key) const;
+  /// Stores (or replaces) a winner, stamped with the current time.
+  void put_winner(const TunedWinner& winner);
 
   /// Every configuration measured on the device with key `device_key` (latest measurement each),
   /// with the features computed for `profile`; rows without features are skipped.

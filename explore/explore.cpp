@@ -1,12 +1,16 @@
 #include "explore/explore.hpp"
 
+#include "codegen/runtime/isolate.hpp"
+#include "explore/record.hpp"
 #include "model/metrics.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -147,9 +151,13 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
     break;
   }
   }
-  if (options.strategy != Strategy::hillclimb)
-    for (size_t i = 0; i < budget; ++i)
+  if (options.strategy != Strategy::hillclimb) {
+    const size_t limit = std::max(
+        budget,
+        std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));
+    for (size_t i = 0; i < limit && (i < budget || !result.best); ++i)
       run_one(order[i]);
+  }
 
   std::vector<double> predicted, throughput;
   for (size_t a = 0; a < result.attempts.size(); ++a)
@@ -164,32 +172,134 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
   return result;
 }
 
-std::filesystem::path find_model(const std::string& explicit_path, const std::string& device_kind) {
+DeviceDefaults defaults_for(const runtime::DeviceProfile& device) {
+  if (device.type == runtime::DeviceType::cpu)
+    return {128, 0};
+  return {2048, 5000};
+}
+
+namespace {
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out)
+    throw UserError(fmt::format("cannot write {}", path.string()));
+}
+
+} // namespace
+
+RecordingWorkerMeasure::RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device,
+                                               const ir::Module& module, const ir::Program& program,
+                                               const interp::Sizes& sizes,
+                                               std::string feature_profile, Options options)
+    : db_(db), module_(module), sizes_(sizes), feature_profile_(std::move(feature_profile)),
+      options_(std::move(options)), features_(device) {
+  device_id_ = db_.device(device);
+  const std::string source = ir::print(ir::Module{module.userfuns, {program}});
+  program_id_ = db_.program(program.name, source);
+  std::string pattern = (std::filesystem::temp_directory_path() / "liftx-explore-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw UserError(fmt::format("cannot create a temporary folder in {}",
+                                std::filesystem::temp_directory_path().string()));
+  scratch_ = pattern;
+  reference_ = scratch_ / "reference.lift";
+  write_text(reference_, source);
+}
+
+RecordingWorkerMeasure::~RecordingWorkerMeasure() {
+  std::error_code ec;
+  std::filesystem::remove_all(scratch_, ec);
+}
+
+exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
+  const rewrite::Variant& v = r.variant;
+  const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
+  const std::filesystem::path file = scratch_ / fmt::format("variant-{}.lift", v.index);
+  write_text(file, printed);
+  std::string global, local;
+  for (int d = 0; d < v.launch.dims; ++d) {
+    global += (d ? "," : "") + std::to_string(v.launch.global[size_t(d)]);
+    local += (d ? "," : "") + std::to_string(v.launch.local[size_t(d)]);
+  }
+  std::vector<std::string> argv = {options_.executable, "run",
+                                   file.string(),       "--worker",
+                                   "--device",          options_.device_spec,
+                                   "--global",          global,
+                                   "--local",           local,
+                                   "--reference",       reference_.string(),
+                                   "--warmup",          std::to_string(options_.warmup),
+                                   "--repeat",          std::to_string(options_.repeat)};
+  for (const auto& [name, value] : sizes_) {
+    argv.push_back("--size");
+    argv.push_back(fmt::format("{}={}", name, value));
+  }
+  runtime::IsolatedResult child = runtime::run_isolated(argv, options_.timeout);
+  exec::RunReport report;
+  if (child.succeeded()) {
+    try {
+      report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
+    } catch (const nlohmann::json::exception& e) {
+      report.status = runtime::Status::run_error;
+      report.message = fmt::format("unreadable worker report: {}", e.what());
+    }
+  } else {
+    report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
+    report.message = child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
+  }
+  std::optional<nlohmann::json> features;
+  try {
+    features = feature_json(
+        features_.compute(*r.program, v, rewrite::Sizes(sizes_.begin(), sizes_.end())));
+  } catch (const UserError&) {
+    // Features that cannot be computed do not stop exploration; rows() skips the row.
+  }
+  const int64_t configuration_id = record_configuration(
+      db_, program_id_, nlohmann::json(sizes_),
+      {printed, v.strategy, nlohmann::json(v.parameters), launch_json(v.launch)}, feature_profile_,
+      features);
+  db_.put_measurement(configuration_id, device_id_, measurement_of(report));
+  return report;
+}
+
+FoundModel find_model(const std::string& explicit_path, const std::string& device_kind,
+                      const std::vector<std::filesystem::path>& extra_folders) {
   namespace fs = std::filesystem;
   if (!explicit_path.empty()) {
     if (!fs::exists(explicit_path))
       throw UserError(fmt::format("model file {} does not exist", explicit_path));
-    return explicit_path;
+    return {explicit_path, {}};
   }
-  const std::string name = device_kind + "-model.json";
-  std::vector<fs::path> places;
+  std::vector<fs::path> folders;
   if (const char* dir = std::getenv("LIFTX_MODEL_DIR"); dir && *dir)
-    places.push_back(fs::path(dir) / name);
+    folders.emplace_back(dir);
+  folders.insert(folders.end(), extra_folders.begin(), extra_folders.end());
 #ifdef LIFTX_SOURCE_DIR
-  places.push_back(fs::path(LIFTX_SOURCE_DIR) / "model" / "data" / name);
+  folders.push_back(fs::path(LIFTX_SOURCE_DIR) / "model" / "data");
 #endif
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
-    places.push_back(exe.parent_path().parent_path() / "share" / "liftx" / "model" / name);
-  for (const fs::path& p : places)
-    if (fs::exists(p, ec))
-      return p;
+  if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
+    folders.push_back(exe.parent_path().parent_path() / "share" / "liftx" / "model");
+  auto look = [&](const std::string& kind) -> std::optional<fs::path> {
+    for (const fs::path& folder : folders)
+      if (fs::exists(folder / (kind + "-model.json"), ec))
+        return folder / (kind + "-model.json");
+    return std::nullopt;
+  };
+  if (std::optional<fs::path> path = look(device_kind))
+    return {*path, {}};
+  if (std::optional<fs::path> path = look("cpu"))
+    return {*path,
+            {fmt::format("no shipped model for {} devices: ranked with the cpu model (its order "
+                         "may be poor here; train one with `liftx train` and pass it with "
+                         "--model or TuneOptions::model)",
+                         device_kind)}};
   std::string looked;
-  for (const fs::path& p : places)
-    looked += "\n  " + p.string();
-  throw UserError(fmt::format("no shipped model for {} devices; looked at:{}\nTrain one with "
-                              "`liftx train` and pass it with --model",
+  for (const fs::path& folder : folders)
+    looked += "\n  " + folder.string();
+  throw UserError(fmt::format("no cost model found for {} devices (nor the cpu model); looked "
+                              "in:{}\nSet LIFTX_MODEL_DIR, or train one with `liftx train` and "
+                              "pass it with --model",
                               device_kind, looked));
 }
 

@@ -3,8 +3,10 @@
 /// strategy until a budget of runs, and report the best. Measuring is a callback, so that the
 /// command line can run each variant isolated in a worker child (and tests can fake it).
 #include "exec/run.hpp"
+#include "explore/db.hpp"
 #include "explore/rank.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -22,6 +24,9 @@ struct ExploreOptions {
   Strategy strategy = Strategy::model;
   int64_t budget = 10; ///< runs; exhaustive ignores it (every variant, stream order)
   uint64_t seed = 1;   ///< of the random order
+  /// While no run has succeeded, go on past the budget up to this many runs in all (0: stop at
+  /// the budget): an application that tunes needs a working variant.
+  int64_t until_success_limit = 0;
 };
 
 struct Attempt {
@@ -49,9 +54,63 @@ using OnAttempt = std::function<void(const Attempt&, int64_t done, int64_t plann
 ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOptions& options,
                       const Measure& measure, const OnAttempt& on_attempt = {});
 
-/// The shipped model for a device kind ("cpu" -> cpu-model.json): `explicit_path` if given, else
-/// $LIFTX_MODEL_DIR, <source tree>/model/data, then ../share/liftx/model next to the executable.
-/// UserError listing the places looked at when none has it.
-std::filesystem::path find_model(const std::string& explicit_path, const std::string& device_kind);
+/// What explore and tune() do when the user does not say, per kind of device. CPUs (PoCL): every
+/// size 128 (runs take milliseconds, inside the shipped CPU model's training sizes) and the whole
+/// space ranked. GPUs: every size 2048 (a kernel's time is its memory traffic rather than its
+/// launch, inside the NVIDIA model's 512-4096 and quick to interpret for the verification) and a
+/// fixed-seed sample of 5,000 variants (GPU spaces hold millions).
+struct DeviceDefaults {
+  int64_t size = 128;
+  int64_t sample = 0; ///< 0 = the whole space
+};
+DeviceDefaults defaults_for(const runtime::DeviceProfile& device);
+
+/// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
+/// crashes or hangs takes down the child, not the exploration), each verified against the
+/// high-level program, and records every run in the performance database (variant,
+/// configuration, features, measurement).
+class RecordingWorkerMeasure {
+public:
+  struct Options {
+    std::string executable;  ///< the liftx binary
+    std::string device_spec; ///< as the user gave it: the worker opens the same device
+    int warmup = 3;
+    int repeat = 10;
+    std::chrono::milliseconds timeout{60000}; ///< per variant, build included
+  };
+  RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
+                         const ir::Program& program, const interp::Sizes& sizes,
+                         std::string feature_profile, Options options);
+  ~RecordingWorkerMeasure();
+  RecordingWorkerMeasure(const RecordingWorkerMeasure&) = delete;
+  RecordingWorkerMeasure& operator=(const RecordingWorkerMeasure&) = delete;
+
+  exec::RunReport operator()(const RankedVariant& ranked);
+  FeatureCache& features() { return features_; }
+
+private:
+  PerfDb& db_;
+  const ir::Module& module_;
+  interp::Sizes sizes_;
+  std::string feature_profile_;
+  Options options_;
+  int64_t device_id_ = 0;
+  int64_t program_id_ = 0;
+  std::filesystem::path scratch_;
+  std::filesystem::path reference_;
+  FeatureCache features_;
+};
+
+/// A cost model file and what a user should know about the choice.
+struct FoundModel {
+  std::filesystem::path path;
+  std::vector<std::string> notes; ///< e.g. "no shipped model for amd devices: ..."
+};
+/// The model for a device kind ("cpu" -> cpu-model.json): `explicit_path` if given, else the
+/// first folder that has it of $LIFTX_MODEL_DIR, `extra_folders`, <source tree>/model/data and
+/// ../share/liftx/model next to the executable. A kind without a model is ranked with the cpu
+/// model, with a note saying so. UserError listing the folders looked in when there is neither.
+FoundModel find_model(const std::string& explicit_path, const std::string& device_kind,
+                      const std::vector<std::filesystem::path>& extra_folders = {});
 
 } // namespace liftx::explore

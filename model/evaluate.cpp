@@ -151,4 +151,32 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
   return ev;
 }
 
+EvaluationSummary summarize(const Evaluation& evaluation) {
+  EvaluationSummary s;
+  s.inputs = evaluation.groups.size();
+  if (s.inputs == 0)
+    return s;
+  std::vector<double> runs;
+  for (const GroupResult& g : evaluation.groups) {
+    s.mean_spearman += g.spearman;
+    s.mean_pearson += g.pearson;
+    s.mean_model_runs += static_cast<double>(g.model_runs);
+    s.mean_random_runs += g.random_runs;
+    s.model_time_ms += g.model_time_ms;
+    s.random_time_ms += g.random_time_ms;
+    runs.push_back(static_cast<double>(g.model_runs));
+  }
+  const auto n = static_cast<double>(s.inputs);
+  s.mean_spearman /= n;
+  s.mean_pearson /= n;
+  s.mean_model_runs /= n;
+  s.mean_random_runs /= n;
+  std::sort(runs.begin(), runs.end());
+  const size_t mid = runs.size() / 2;
+  s.median_model_runs = runs.size() % 2 ? runs[mid] : (runs[mid - 1] + runs[mid]) / 2;
+  s.worst_model_runs = runs.back();
+  s.time_reduction = s.model_time_ms > 0 ? s.random_time_ms / s.model_time_ms : 0;
+  return s;
+}
+
 } // namespace liftx::model

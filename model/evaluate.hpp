@@ -69,4 +69,24 @@ Model train(const Dataset& data, Kind kind, const TrainOptions& options = {});
 /// UserError with fewer than two programs.
 Evaluation evaluate(const Dataset& data, const EvaluateOptions& options = {});
 
+/// The headline figures of an evaluation over its inputs (groups), as docs/results.md reports
+/// them: means, the median and worst runs to 90% in model order, and the exploration time summed
+/// over the inputs.
+struct EvaluationSummary {
+  size_t inputs = 0;
+  double mean_spearman = 0;
+  double mean_pearson = 0;
+  double mean_model_runs = 0;
+  double mean_random_runs = 0;
+  double median_model_runs = 0; ///< the mean of the middle two for an even count
+  double worst_model_runs = 0;
+  double model_time_ms = 0;  ///< summed over the inputs
+  double random_time_ms = 0; ///< summed over the inputs
+  /// random_time_ms / model_time_ms: how much less time the model's order needs (0 when the
+  /// model's time is 0).
+  double time_reduction = 0;
+};
+/// Zeros for an evaluation without groups.
+EvaluationSummary summarize(const Evaluation& evaluation);
+
 } // namespace liftx::model

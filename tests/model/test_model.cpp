@@ -332,3 +332,42 @@ TEST_CASE("SVG charts are well-formed text") {
   std::string bars = bar_chart_svg("nmi", "NMI", {{"x", 0.5}, {"y", 0.25}});
   CHECK(bars.find("<rect") != std::string::npos);
 }
+
+TEST_CASE("an evaluation's summary: means, median and worst runs, summed times") {
+  auto group = [](int64_t runs, double random_runs, double pearson, double spearman,
+                  double model_ms, double random_ms) {
+    model::GroupResult g;
+    g.model_runs = runs;
+    g.random_runs = random_runs;
+    g.pearson = pearson;
+    g.spearman = spearman;
+    g.model_time_ms = model_ms;
+    g.random_time_ms = random_ms;
+    return g;
+  };
+  model::Evaluation even;
+  even.groups = {group(1, 10, 0.9, 0.8, 100, 1000), group(3, 20, 0.7, 0.6, 200, 2000),
+                 group(8, 30, 0.8, 0.4, 300, 3000), group(2, 40, 1.0, 0.2, 400, 4000)};
+  const model::EvaluationSummary s = model::summarize(even);
+  CHECK(s.inputs == 4);
+  CHECK(s.mean_model_runs == doctest::Approx(3.5));   // (1 + 3 + 8 + 2) / 4
+  CHECK(s.mean_random_runs == doctest::Approx(25));   // (10 + 20 + 30 + 40) / 4
+  CHECK(s.median_model_runs == doctest::Approx(2.5)); // sorted 1 2 3 8: (2 + 3) / 2
+  CHECK(s.worst_model_runs == doctest::Approx(8));
+  CHECK(s.mean_pearson == doctest::Approx(0.85)); // 3.4 / 4
+  CHECK(s.mean_spearman == doctest::Approx(0.5)); // 2.0 / 4
+  CHECK(s.model_time_ms == doctest::Approx(1000));
+  CHECK(s.random_time_ms == doctest::Approx(10000));
+  CHECK(s.time_reduction == doctest::Approx(10));
+
+  model::Evaluation odd;
+  odd.groups = {group(5, 1, 0, 0, 0, 50), group(1, 1, 0, 0, 0, 50), group(3, 1, 0, 0, 0, 50)};
+  const model::EvaluationSummary o = model::summarize(odd);
+  CHECK(o.median_model_runs == doctest::Approx(3)); // sorted 1 3 5
+  CHECK(o.time_reduction == 0);                     // no model time: no ratio
+
+  const model::EvaluationSummary none = model::summarize(model::Evaluation{});
+  CHECK(none.inputs == 0);
+  CHECK(none.mean_model_runs == 0);
+  CHECK(none.worst_model_runs == 0);
+}

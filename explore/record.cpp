@@ -1,0 +1,87 @@
+#include "explore/record.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+namespace liftx::explore {
+
+int64_t record_configuration(PerfDb& db, int64_t program_id, const nlohmann::json& sizes,
+                             const RecordedVariant& variant, const std::string& profile,
+                             const std::optional<nlohmann::json>& features) {
+  const int64_t variant_id =
+      db.variant(program_id, variant.printed, variant.strategy, variant.parameters);
+  const int64_t configuration_id = db.configuration(variant_id, sizes, variant.launch);
+  if (features)
+    db.put_features(configuration_id, profile, *features);
+  return configuration_id;
+}
+
+std::string clip_message(std::string text) {
+  if (text.size() > kMaxMessageBytes)
+    text = text.substr(0, kMaxMessageBytes) + " [...]";
+  return text;
+}
+
+Measurement measurement_of(const exec::RunReport& report) {
+  Measurement m;
+  m.status = report.status;
+  if (report.timing) {
+    m.median_ms = report.timing->median_ms;
+    m.min_ms = report.timing->min_ms;
+    m.max_ms = report.timing->max_ms;
+    m.q1_ms = report.timing->q1_ms;
+    m.q3_ms = report.timing->q3_ms;
+    m.repetitions = static_cast<int>(report.timing->samples_ms.size());
+  }
+  m.compile_ms = report.compile_ms;
+  if (report.status != runtime::Status::ok)
+    m.message = clip_message(report.message);
+  return m;
+}
+
+nlohmann::json to_json(const Measurement& m) {
+  nlohmann::json j = {{"status", std::string(runtime::to_string(m.status))},
+                      {"median_ms", m.median_ms},
+                      {"min_ms", m.min_ms},
+                      {"max_ms", m.max_ms},
+                      {"q1_ms", m.q1_ms},
+                      {"q3_ms", m.q3_ms},
+                      {"repetitions", m.repetitions},
+                      {"compile_ms", m.compile_ms}};
+  if (!m.message.empty())
+    j["message"] = m.message;
+  return j;
+}
+
+Measurement measurement_from(const nlohmann::json& j) {
+  Measurement m;
+  std::optional<runtime::Status> status = runtime::parse_status(j.value("status", ""));
+  if (!status)
+    throw InternalError(fmt::format("worker sent an unknown status in {}", j.dump()), __FILE__,
+                        __LINE__);
+  m.status = *status;
+  m.median_ms = j.value("median_ms", 0.0);
+  m.min_ms = j.value("min_ms", 0.0);
+  m.max_ms = j.value("max_ms", 0.0);
+  m.q1_ms = j.value("q1_ms", 0.0);
+  m.q3_ms = j.value("q3_ms", 0.0);
+  m.repetitions = j.value("repetitions", 0);
+  m.compile_ms = j.value("compile_ms", 0.0);
+  m.message = j.value("message", "");
+  return m;
+}
+
+exec::RunOptions run_options_for(const nlohmann::json& launch) {
+  exec::RunOptions options;
+  options.global = launch.at("global").get<std::vector<int64_t>>();
+  std::vector<int64_t> local = launch.value("local", std::vector<int64_t>{});
+  bool all_set = !local.empty();
+  for (int64_t l : local)
+    all_set = all_set && l > 0;
+  if (all_set)
+    options.local = local;
+  return options;
+}
+
+} // namespace liftx::explore

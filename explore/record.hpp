@@ -1,0 +1,46 @@
+#pragma once
+/// One path from a measured variant to the performance database, shared by `liftx collect`,
+/// `liftx explore` and liftx::tune(): the rows of a configuration (variant, configuration,
+/// features), the measurement a run report gives, and the launch as stored and read back.
+#include "exec/run.hpp"
+#include "explore/db.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace liftx::explore {
+
+/// A variant as the database stores it.
+struct RecordedVariant {
+  std::string printed; ///< the lowered program as a .lift module
+  std::string strategy;
+  nlohmann::json parameters = nlohmann::json::object();
+  nlohmann::json launch; ///< launch_json()
+};
+
+/// Inserts (or finds) the variant and its configuration at `sizes`, stores `features` for
+/// `profile` when given, and returns the configuration id.
+int64_t record_configuration(PerfDb& db, int64_t program_id, const nlohmann::json& sizes,
+                             const RecordedVariant& variant, const std::string& profile,
+                             const std::optional<nlohmann::json>& features);
+
+/// Failure messages longer than this are clipped (a build log can be megabytes).
+constexpr size_t kMaxMessageBytes = 2000;
+std::string clip_message(std::string text);
+
+/// The measurement of a run: status, times, the compile time of its kernel from source (the
+/// recorded time when the binary came from the disk cache), and the message of a failure.
+Measurement measurement_of(const exec::RunReport& report);
+
+/// A measurement as a collect worker sends it to its parent, and back (unknown status:
+/// InternalError).
+nlohmann::json to_json(const Measurement& m);
+Measurement measurement_from(const nlohmann::json& json);
+
+/// The run options that launch a stored configuration (launch_json's inverse): its global size,
+/// and its local size unless the runtime chooses it.
+exec::RunOptions run_options_for(const nlohmann::json& launch);
+
+} // namespace liftx::explore
