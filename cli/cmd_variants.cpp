@@ -166,8 +166,14 @@ void add_variants_command(CLI::App& app) {
     if (!o->out.empty() && !o->count)
       fmt::print("written   {} variants to {}\n", chosen.size(), o->out);
     fmt::print("per lowering strategy:\n");
-    for (const auto& [k, n] : c.per_strategy)
-      fmt::print("  {:<24} {}\n", k, n);
+    // Each strategy with the steps that lowered its variants (the same data lower() runs).
+    for (const auto& [k, n] : c.per_strategy) {
+      std::string steps;
+      for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
+        if (strategy.name == k)
+          steps = rewrite::describe(strategy);
+      fmt::print("  {:<24} {:<9} {}\n", k, n, steps);
+    }
     fmt::print("rejections:\n");
     for (const auto& [k, n] : c.rejections)
       fmt::print("  {:<48} {}\n", k, n);

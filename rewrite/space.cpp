@@ -179,94 +179,120 @@ struct RuleInstance {
 
 namespace {
 
-/// The register-window strategy: each work-item owns a tile (rows x columns of outputs), slides a
-/// window of the stencil's rows down it in registers, and stores its rows of outputs as vectors
-/// of `vector_width` (1: scalar stores).
-std::variant<ir::Program, std::string> lower_window(const ir::Program& program,
-                                                    int64_t vector_width, const Sizes& sizes) {
-  ir::Program p = program;
-  for (int dim : {1, 0}) {
-    auto q = apply_once(p, map_to_glb(dim));
-    if (!q)
-      return fmt::format("strategy does not apply: map-to-mapGlb{}", dim);
-    p = *q;
-  }
-  auto windowed = apply_once(p, slide_window_2d());
-  if (!windowed)
-    windowed = apply_once(p, slide_window_2d_zip());
-  if (!windowed)
-    return std::string("strategy does not apply: slide-window-2d");
-  p = apply_until_fixpoint(*windowed, map_to_seq());
-  p = apply_until_fixpoint(p, reduce_to_seq());
-  if (vector_width > 1) {
-    auto vectorised = apply_once(p, vectorise_outputs(static_cast<int>(vector_width)));
-    if (!vectorised)
-      return fmt::format("strategy does not apply: vectorise-outputs({})", vector_width);
-    p = *vectorised;
-  }
-  if (!lengths_exact(p, sizes))
-    return std::string("split does not divide");
-  return p;
+LoweringStep rule_step(std::string name, std::function<std::vector<Rule>(int64_t)> rules,
+                       LoweringStep::Site site = LoweringStep::Site::first) {
+  LoweringStep step;
+  step.name = std::move(name);
+  step.rules = std::move(rules);
+  step.site = site;
+  return step;
+}
+LoweringStep glb(int dim) {
+  return rule_step(fmt::format("map-to-mapGlb{}", dim),
+                   [dim](int64_t) { return std::vector{map_to_glb(dim)}; });
+}
+LoweringStep wrg(int dim) {
+  return rule_step(fmt::format("map-to-mapWrg{}", dim),
+                   [dim](int64_t) { return std::vector{map_to_wrg(dim)}; });
+}
+LoweringStep lcl(int dim) {
+  return rule_step(fmt::format("map-to-mapLcl{}", dim),
+                   [dim](int64_t) { return std::vector{map_to_lcl(dim)}; });
+}
+LoweringStep sequential() {
+  LoweringStep step;
+  step.kind = LoweringStep::Kind::sequentialise;
+  step.name = "sequential";
+  return step;
+}
+
+std::vector<int64_t> no_parameter(const SpaceOptions&) {
+  return {0};
+}
+
+std::vector<LoweringStrategy> make_strategies() {
+  using Site = LoweringStep::Site;
+  LoweringStep copy_tile = rule_step(
+      "copy-to-local", [](int64_t) { return std::vector{copy_to_local()}; },
+      Site::inside_all_work_groups);
+  LoweringStep chunk = rule_step(
+      "chunk-outputs(n)", [](int64_t n) { return std::vector{chunk_outputs(n)}; }, Site::last);
+  // The register-window strategy: each work-item owns a tile (rows x columns of outputs), slides
+  // a window of the stencil's rows down it in registers, and stores its rows of outputs as
+  // vectors of the parameter's width (1: scalar stores).
+  LoweringStep window = rule_step("slide-window-2d | slide-window-2d-zip", [](int64_t) {
+    return std::vector{slide_window_2d(), slide_window_2d_zip()};
+  });
+  LoweringStep vectorise = rule_step("vectorise-outputs(w)", [](int64_t w) {
+    return std::vector{vectorise_outputs(static_cast<int>(w))};
+  });
+  vectorise.skip_unless_parameter_above_1 = true;
+  return {
+      {"global2d_10", {glb(1), glb(0), sequential()}, "", no_parameter},
+      {"global2d_01", {glb(0), glb(1), sequential()}, "", no_parameter},
+      {"global1d", {glb(0), sequential()}, "", no_parameter},
+      {"workgroup1d", {wrg(0), lcl(0), sequential()}, "", no_parameter},
+      {"workgroup2d", {wrg(1), wrg(0), lcl(1), lcl(0), sequential()}, "", no_parameter},
+      {"workgroup2d_local",
+       {wrg(1), wrg(0), lcl(1), lcl(0), copy_tile, sequential()},
+       "",
+       no_parameter},
+      {"chunks",
+       {glb(1), glb(0), chunk, sequential()},
+       "chunk",
+       [](const SpaceOptions& o) { return powers_of_two(2, o.max_chunk); }},
+      {"window",
+       {glb(1), glb(0), window, sequential(), vectorise},
+       "vector",
+       [](const SpaceOptions&) {
+         return std::vector<int64_t>{1, 2, 4, 8};
+       }},
+  };
 }
 
 } // namespace
 
-std::vector<LoweringStrategy> lowering_strategies(const SpaceOptions&) {
-  return {
-      {"global2d_10", {"map-to-mapGlb1", "map-to-mapGlb0"}},
-      {"global2d_01", {"map-to-mapGlb0", "map-to-mapGlb1"}},
-      {"global1d", {"map-to-mapGlb0"}},
-      {"workgroup1d", {"map-to-mapWrg0", "map-to-mapLcl0"}},
-      {"workgroup2d", {"map-to-mapWrg1", "map-to-mapWrg0", "map-to-mapLcl1", "map-to-mapLcl0"}},
-      {"workgroup2d_local",
-       {"map-to-mapWrg1", "map-to-mapWrg0", "map-to-mapLcl1", "map-to-mapLcl0", "copy-to-local"}},
-      {"chunks", {"map-to-mapGlb1", "map-to-mapGlb0", "chunk-outputs(n)"}},
-      {"window",
-       {"map-to-mapGlb1", "map-to-mapGlb0", "slide-window-2d (or -zip)", "vectorise-outputs(w)"}},
-  };
+const std::vector<LoweringStrategy>& lowering_strategies() {
+  static const std::vector<LoweringStrategy> strategies = make_strategies();
+  return strategies;
+}
+
+std::string describe(const LoweringStrategy& strategy) {
+  std::string out;
+  for (const LoweringStep& step : strategy.steps)
+    out += (out.empty() ? "" : ", ") + step.name;
+  return out;
 }
 
 std::variant<ir::Program, std::string> lower(const ir::Program& program,
                                              const std::string& strategy, int64_t parameter,
                                              const Sizes& sizes) {
-  struct Step {
-    Rule rule;
-    bool last = false;
-    bool inside_all_work_groups = false;
-  };
-  std::vector<Step> steps;
-  auto glb = [&](int d) { steps.push_back({map_to_glb(d)}); };
-  auto wrg = [&](int d) { steps.push_back({map_to_wrg(d)}); };
-  auto lcl = [&](int d) { steps.push_back({map_to_lcl(d)}); };
-  if (strategy == "global2d_10") {
-    glb(1), glb(0);
-  } else if (strategy == "global2d_01") {
-    glb(0), glb(1);
-  } else if (strategy == "global1d") {
-    glb(0);
-  } else if (strategy == "workgroup1d") {
-    wrg(0), lcl(0);
-  } else if (strategy == "workgroup2d" || strategy == "workgroup2d_local") {
-    wrg(1), wrg(0), lcl(1), lcl(0);
-    if (strategy == "workgroup2d_local")
-      steps.push_back({copy_to_local(), false, true});
-  } else if (strategy == "chunks") {
-    glb(1), glb(0);
-    steps.push_back({chunk_outputs(parameter), true});
-  } else if (strategy == "window") {
-    return lower_window(program, parameter, sizes);
-  } else {
+  const std::vector<LoweringStrategy>& all = lowering_strategies();
+  auto found = std::find_if(all.begin(), all.end(),
+                            [&](const LoweringStrategy& s) { return s.name == strategy; });
+  if (found == all.end())
     throw InternalError(fmt::format("unknown lowering strategy {}", strategy), __FILE__, __LINE__);
-  }
   ir::Program p = program;
-  for (const Step& step : steps) {
-    auto q = apply_once(p, step.rule, step.last, step.inside_all_work_groups);
-    if (!q)
-      return fmt::format("strategy does not apply: {}", step.rule.name);
-    p = *q;
+  for (const LoweringStep& step : found->steps) {
+    if (step.kind == LoweringStep::Kind::sequentialise) {
+      p = apply_until_fixpoint(p, map_to_seq());
+      p = apply_until_fixpoint(p, reduce_to_seq());
+      continue;
+    }
+    if (step.skip_unless_parameter_above_1 && parameter <= 1)
+      continue;
+    const std::vector<Rule> rules = step.rules(parameter);
+    std::optional<ir::Program> applied;
+    for (const Rule& rule : rules) {
+      applied = apply_once(p, rule, step.site == LoweringStep::Site::last,
+                           step.site == LoweringStep::Site::inside_all_work_groups);
+      if (applied)
+        break;
+    }
+    if (!applied)
+      return fmt::format("strategy does not apply: {}", rules.front().name);
+    p = *applied;
   }
-  p = apply_until_fixpoint(p, map_to_seq());
-  p = apply_until_fixpoint(p, reduce_to_seq());
   if (!lengths_exact(p, sizes))
     return std::string("split does not divide");
   return p;
@@ -286,7 +312,7 @@ struct VariantStream::State {
   std::unordered_set<std::string> sources;
 
   std::optional<HighLevel> current;
-  std::vector<std::pair<std::string, int64_t>> strategies; // (name, chunk)
+  std::vector<std::pair<const LoweringStrategy*, int64_t>> strategies; // (strategy, parameter)
   size_t strategy_pos = 0;
 
   struct Pending {
@@ -327,17 +353,9 @@ struct VariantStream::State {
       rules.push_back({kSplit, split_join(n), {{"split", n}}, n});
     rules.push_back({kInterchange, map_map_interchange(), {{"interchange", 1}}, 0});
 
-    for (const LoweringStrategy& s : lowering_strategies(options)) {
-      if (s.name == "chunks") {
-        for (int64_t n : powers_of_two(2, options.max_chunk))
-          strategies.push_back({s.name, n});
-      } else if (s.name == "window") {
-        for (int64_t w : {1, 2, 4, 8})
-          strategies.push_back({s.name, w});
-      } else {
-        strategies.push_back({s.name, 0});
-      }
-    }
+    for (const LoweringStrategy& s : lowering_strategies())
+      for (int64_t value : s.parameter_values(options))
+        strategies.push_back({&s, value});
     seen_high_level.insert(root);
     queue.push_back({root, 0, 0, {}});
   }
@@ -466,8 +484,8 @@ struct VariantStream::State {
 
   /// Lowers the current high-level program with the next strategy; queues its kernels.
   void lower_next() {
-    const auto& [name, chunk] = strategies[strategy_pos++];
-    auto lowered = lower(current->program, name, chunk, options.sizes);
+    const auto& [strategy, parameter] = strategies[strategy_pos++];
+    auto lowered = lower(current->program, strategy->name, parameter, options.sizes);
     if (auto* why = std::get_if<std::string>(&lowered)) {
       reject(*why);
       return;
@@ -479,10 +497,8 @@ struct VariantStream::State {
     }
     ++counts.lowered_programs;
     std::map<std::string, int64_t> params = current->parameters;
-    if (name == "chunks")
-      params["chunk"] = chunk;
-    if (name == "window")
-      params["vector"] = chunk;
+    if (!strategy->parameter.empty())
+      params[strategy->parameter] = parameter;
     auto tied = generate(p, true);
     if (!tied)
       return;
@@ -496,7 +512,7 @@ struct VariantStream::State {
       if (tied->launch.global[d])
         lengths[d] = evaluate_or(*tied->launch.global[d], options.sizes, 1);
     auto queue_kernel = [&](const codegen::Kernel& k, bool is_tied) {
-      Pending pend{p, name, params, k.source, launches(k, is_tied, lengths), 0, 0};
+      Pending pend{p, strategy->name, params, k.source, launches(k, is_tied, lengths), 0, 0};
       if (pend.launches.empty())
         return;
       pend.kernel_index = counts.kernels - 1;

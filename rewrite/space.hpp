@@ -17,11 +17,13 @@
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
 #include "ir/expr.hpp"
+#include "rewrite/rule.hpp"
 #include "support/device_limits.hpp"
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,12 +93,34 @@ private:
   std::unique_ptr<State> state_;
 };
 
-/// One lowering strategy: a name and the rule steps that lower a high-level program.
+/// One step of a lowering strategy: rules applied once (alternatives, tried in order: the first
+/// that applies is the step), or turning every remaining map/reduce sequential.
+struct LoweringStep {
+  enum class Kind { rule, sequentialise };
+  /// Which site the rule is tried at first: the outermost, the innermost, or the first inside
+  /// every work-group dimension (a tile copy belongs there, as in Lift's addIdForMapWrgParam).
+  enum class Site { first, last, inside_all_work_groups };
+  Kind kind = Kind::rule;
+  std::string name; ///< as printed: "map-to-mapGlb1", "chunk-outputs(n)", "sequential"
+  /// The rules of a rule step, made with the strategy's parameter (chunk size, vector width).
+  std::function<std::vector<Rule>(int64_t parameter)> rules;
+  Site site = Site::first;
+  bool skip_unless_parameter_above_1 = false; ///< vectorise-outputs(1) would be the identity
+};
+
+/// A lowering strategy as data: its steps are both what lower() runs and what describe() prints.
 struct LoweringStrategy {
   std::string name;
-  std::vector<std::string> steps; ///< for documentation: "map-to-mapGlb1", ...
+  std::vector<LoweringStep> steps;
+  /// The strategy's parameter as Variant::parameters names it ("chunk", "vector"; empty: none)
+  /// and the values the space tries (one 0 when there is none).
+  std::string parameter;
+  std::function<std::vector<int64_t>(const SpaceOptions&)> parameter_values;
 };
-std::vector<LoweringStrategy> lowering_strategies(const SpaceOptions& options);
+/// Every lowering strategy of the space, in the order the space tries them.
+const std::vector<LoweringStrategy>& lowering_strategies();
+/// "map-to-mapGlb1, map-to-mapGlb0, chunk-outputs(n), sequential".
+std::string describe(const LoweringStrategy& strategy);
 
 /// Applies a named lowering strategy with its parameter (chunk size or 0) to a high-level
 /// program: the lowered program or the reason it does not apply. Exposed for tests.

@@ -204,6 +204,49 @@ TEST_CASE("lowering strategies refuse with reasons") {
   CHECK(std::get<std::string>(chunk) == "split does not divide");
 }
 
+TEST_CASE("lowering strategies are data: the steps that run are the steps printed") {
+  const std::vector<rewrite::LoweringStrategy>& all = rewrite::lowering_strategies();
+  std::set<std::string> names;
+  for (const rewrite::LoweringStrategy& s : all) {
+    CHECK(names.insert(s.name).second); // one strategy per name
+    REQUIRE(!s.steps.empty());
+    CHECK(s.steps.back().name != ""); // every step is named
+  }
+  auto find = [&](const std::string& name) {
+    for (const rewrite::LoweringStrategy& s : all)
+      if (s.name == name)
+        return s;
+    FAIL("no strategy " << name);
+    return all.front();
+  };
+  CHECK(rewrite::describe(find("chunks")) ==
+        "map-to-mapGlb1, map-to-mapGlb0, chunk-outputs(n), sequential");
+  CHECK(rewrite::describe(find("window")) ==
+        "map-to-mapGlb1, map-to-mapGlb0, slide-window-2d | slide-window-2d-zip, sequential, "
+        "vectorise-outputs(w)");
+  CHECK(find("chunks").parameter == "chunk");
+  CHECK(find("window").parameter == "vector");
+  CHECK(find("global1d").parameter.empty());
+  rewrite::SpaceOptions o = options_for(64, 64);
+  CHECK(find("window").parameter_values(o) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(find("global1d").parameter_values(o) == std::vector<int64_t>{0});
+
+  // What runs: global1d maps only dimension 0 to work-items. A 1D program's only map takes
+  // global2d_10's first step (map-to-mapGlb1); the second finds no map left and is named.
+  ir::Module module = load("jacobi2d5pt");
+  auto lowered = rewrite::lower(module.main(), "global1d", 0, o.sizes);
+  REQUIRE(std::holds_alternative<ir::Program>(lowered));
+  const std::string printed = ir::print(std::get<ir::Program>(lowered));
+  CHECK(printed.find("mapGlb0") != std::string::npos);
+  CHECK(printed.find("mapGlb1") == std::string::npos);
+  ir::Module one_d = parse::parse_module("userfun twice(a: float): float { return 2.0f * a; }\n"
+                                         "def f(x: [float]N) = map(twice, x)",
+                                         "<test>");
+  auto refused = rewrite::lower(one_d.main(), "global2d_10", 0, {{"N", 16}});
+  REQUIRE(std::holds_alternative<std::string>(refused));
+  CHECK(std::get<std::string>(refused) == "strategy does not apply: map-to-mapGlb0");
+}
+
 namespace {
 
 struct VerifySummary {
