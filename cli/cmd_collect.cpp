@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "explore/collect.hpp"
+#include "explore/dataset.hpp"
 #include "explore/db.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -272,13 +273,9 @@ void add_db_command(CLI::App& app) {
       throw UserError(fmt::format("{}: no such database", path.string()));
     explore::PerfDb db(path, explore::PerfDb::Access::read_only);
     std::vector<std::string> keys = db.device_keys();
-    std::string device = o->device;
-    if (device.empty() && (!o->csv.empty() || !o->t4.empty())) {
-      if (keys.size() != 1)
-        throw UserError(fmt::format("{} holds {} devices; choose one with --device: {}",
-                                    path.string(), keys.size(), fmt::join(keys, ", ")));
-      device = keys.front();
-    }
+    // An export is of one device; the summary of the one asked for, or of all.
+    if (!o->device.empty() || !o->csv.empty() || !o->t4.empty())
+      keys = {explore::resolve_device(db, o->device)};
     auto write = [&](const std::string& target, auto&& exporter) {
       if (target == "-") {
         exporter(std::cout);
@@ -290,9 +287,9 @@ void add_db_command(CLI::App& app) {
       exporter(out);
     };
     if (!o->csv.empty())
-      write(o->csv, [&](std::ostream& out) { db.export_csv(out, device); });
+      write(o->csv, [&](std::ostream& out) { db.export_csv(out, keys.front()); });
     if (!o->t4.empty())
-      write(o->t4, [&](std::ostream& out) { db.export_t4(out, device); });
+      write(o->t4, [&](std::ostream& out) { db.export_t4(out, keys.front()); });
     if (!o->csv.empty() || !o->t4.empty())
       return;
     fmt::print("database  {}\n", path.string());

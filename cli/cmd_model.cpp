@@ -10,6 +10,7 @@
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/isolate.hpp"
 #include "explore/collect.hpp"
+#include "explore/dataset.hpp"
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/rank.hpp"
@@ -70,30 +71,6 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
                 "weight the k neighbours by 1 / distance instead of equally");
 }
 
-std::string resolve_device(const explore::PerfDb& db, const std::string& wanted) {
-  const std::vector<std::string> keys = db.device_keys();
-  std::string list;
-  for (const std::string& k : keys)
-    list += "\n  " + k;
-  if (wanted.empty()) {
-    if (keys.size() == 1)
-      return keys[0];
-    throw UserError(keys.empty()
-                        ? std::string("the database holds no measurements")
-                        : "the database holds several devices; choose one with --device:" + list);
-  }
-  for (const std::string& k : keys)
-    if (k == wanted)
-      return k;
-  std::vector<std::string> matches;
-  for (const std::string& k : keys)
-    if (k.find(wanted) != std::string::npos)
-      matches.push_back(k);
-  if (matches.size() == 1)
-    return matches[0];
-  throw UserError(fmt::format("no device '{}' in the database; it holds:{}", wanted, list));
-}
-
 struct LoadedData {
   model::Dataset data;
   std::string device_key;
@@ -106,46 +83,8 @@ LoadedData load_dataset(const DataOptions& o) {
   if (!fs::exists(out.db_path))
     throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
   explore::PerfDb db(out.db_path, explore::PerfDb::Access::read_only);
-  out.device_key = resolve_device(db, o.device);
-  std::vector<explore::Row> rows = db.rows(out.device_key, o.profile);
-  // Feature columns: this liftx's columns that every row has.
-  std::vector<std::string> names;
-  for (const std::string& name : explore::feature_names()) {
-    bool everywhere = !rows.empty();
-    for (const explore::Row& r : rows)
-      if (!r.features.contains(name) || !r.features[name].is_number()) {
-        everywhere = false;
-        break;
-      }
-    if (everywhere)
-      names.push_back(name);
-  }
-  out.data.feature_names = names;
-  std::map<std::pair<std::string, std::string>, double> build_ms; // (sizes, variant) -> build
-  for (const explore::Row& r : rows) {
-    if (!r.measurement)
-      continue;
-    const explore::Measurement& m = *r.measurement;
-    model::Sample s;
-    s.program = r.program;
-    s.input = r.sizes;
-    for (const std::string& name : names)
-      s.features.push_back(r.features[name].get<double>());
-    const bool ok = m.status == runtime::Status::ok && m.median_ms > 0;
-    if (ok)
-      s.time_ms = m.median_ms;
-    s.cost_ms = std::max(0.0, m.median_ms) * std::max(1, m.repetitions);
-    // The kernel is built once per variant and size; its other launches record 0 (the cache).
-    s.kernel = r.printed;
-    double& build = build_ms[{r.sizes, r.printed}];
-    build = std::max(build, m.compile_ms);
-    out.data.samples.push_back(std::move(s));
-  }
-  for (model::Sample& s : out.data.samples)
-    s.build_ms = build_ms.at({s.input, s.kernel});
-  if (out.data.samples.empty())
-    throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
-                                out.db_path.string(), out.device_key, o.profile));
+  out.device_key = explore::resolve_device(db, o.device);
+  out.data = explore::load_dataset(db, out.device_key, o.profile);
   return out;
 }
 

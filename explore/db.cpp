@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -64,6 +65,18 @@ CREATE TABLE IF NOT EXISTS plan_configurations(
   configuration_id INTEGER NOT NULL REFERENCES configurations(id),
   variant_index INTEGER NOT NULL, PRIMARY KEY(plan_id, position));
 )sql";
+
+/// "file:" and the path with the characters a URI reserves percent-encoded.
+std::string sqlite_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~')
+      uri += static_cast<char>(c);
+    else
+      uri += fmt::format("%{:02X}", c);
+  }
+  return uri;
+}
 
 /// FNV-1a, 64 bits, as 16 hex digits: stable across platforms and runs (std::hash is not).
 std::string stable_hash(std::string_view text) {
@@ -240,8 +253,16 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
     std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     throw UserError(fmt::format("cannot create the folder of {}: {}", path.string(), ec.message()));
-  const int flags = writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-  if (sqlite3_open_v2(path.c_str(), &impl_->db, flags, nullptr) != SQLITE_OK) {
+  // A reader of a database in WAL mode would leave -wal and -shm files beside it. When there is
+  // no -wal file (no writer has uncommitted pages), the file is opened as immutable: no locks and
+  // no side files, so reading leaves the folder as it was (a tracked database stays clean).
+  std::string name = path.string();
+  int flags = writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  if (!writing && !std::filesystem::exists(name + "-wal", ec)) {
+    name = sqlite_uri(std::filesystem::absolute(path, ec).string()) + "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  if (sqlite3_open_v2(name.c_str(), &impl_->db, flags, nullptr) != SQLITE_OK) {
     std::string message = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
     sqlite3_close(impl_->db);
     throw UserError(
@@ -283,6 +304,10 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
     sqlite3_close(impl_->db);
     throw;
   }
+}
+
+const std::filesystem::path& PerfDb::path() const {
+  return impl_->path;
 }
 
 PerfDb::~PerfDb() {

@@ -102,6 +102,8 @@ public:
   PerfDb(const PerfDb&) = delete;
   PerfDb& operator=(const PerfDb&) = delete;
 
+  const std::filesystem::path& path() const;
+
   int64_t device(const runtime::DeviceProfile& profile);
   int64_t program(const std::string& name, const std::string& source);
   int64_t variant(int64_t program_id, const std::string& printed, const std::string& strategy,

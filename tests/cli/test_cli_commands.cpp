@@ -758,6 +758,9 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   RunResult evaluated = liftx("evaluate --db '" + db + "'");
   REQUIRE(evaluated.exit_code == 0);
   CHECK(read_text(db) == before);
+  // Nor does reading leave journal files beside it (the shipped database is in WAL mode).
+  CHECK_FALSE(fs::exists(db + "-wal"));
+  CHECK_FALSE(fs::exists(db + "-shm"));
 }
 
 TEST_CASE("the model and database commands report bad input with a message and exit code 2") {
