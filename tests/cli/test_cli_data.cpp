@@ -1,0 +1,343 @@
+// End-to-end tests of the `liftx` commands around the variant space and the performance
+// database: variants, features, db, and bad input to the model and database commands, on PoCL at
+// small sizes. Each test checks what the command prints or writes, not only its exit code.
+#include <doctest/doctest.h>
+
+#include "cli_helpers.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace cli_test;
+TEST_CASE("variants --count counts the variants that variants --out writes") {
+  TempDir dir("variants");
+  const std::string base =
+      "variants stencils/jacobi2d5pt.lift --size M=16,N=16 --device-profile cpu";
+  const std::string where = " --where strategy=global2d_01 --where split=8 --where 'interchange=1' "
+                            "--where 'local=4x2|8x1'";
+  RunResult count = liftx(base + where + " --count --out '" + dir / "unused" + "'");
+  CAPTURE(count.err);
+  REQUIRE(count.exit_code == 0);
+  const std::string matching = field(count.out, "matching  ");
+  REQUIRE(ends_with(matching, " variants (--where)"));
+  const int n = std::stoi(matching);
+  CHECK(n > 0);
+  CHECK(n < 100);
+  CHECK_FALSE(fs::exists(dir.path / "unused")); // --count writes nothing
+  CHECK(lines_starting(count.out, "written").empty());
+
+  RunResult written = liftx(base + where + " --out '" + dir / "v" + "'");
+  REQUIRE(written.exit_code == 0);
+  CHECK(field(written.out, "matching  ") == matching);
+  CHECK(field(written.out, "written   ") == std::to_string(n) + " variants to " + dir / "v");
+  CHECK(files_with_extension(dir.path / "v", ".lift") == size_t(n));
+  CHECK(files_with_extension(dir.path / "v", ".json") == size_t(n));
+  for (const auto& e : fs::directory_iterator(dir.path / "v")) {
+    if (e.path().extension() != ".json")
+      continue;
+    CAPTURE(e.path());
+    CHECK(ends_with(e.path().stem().string(), "-global2d_01"));
+    CHECK(fs::is_regular_file(fs::path(e.path()).replace_extension(".lift")));
+    const nlohmann::json sidecar = nlohmann::json::parse(read_text(e.path()));
+    CHECK(sidecar.at("strategy") == "global2d_01");
+    CHECK(sidecar.at("parameters").at("split") == 8);
+    CHECK(sidecar.at("parameters").at("interchange") == 1);
+    CHECK(sidecar.at("sizes") == nlohmann::json({{"M", 16}, {"N", 16}}));
+    const nlohmann::json local = sidecar.at("local");
+    CHECK((local == nlohmann::json({4, 2}) || local == nlohmann::json({8, 1})));
+  }
+
+  // --limit stops after that many variants, and writes them.
+  RunResult limited = liftx(base + " --limit 7 --out '" + dir / "first7" + "'");
+  REQUIRE(limited.exit_code == 0);
+  CHECK(field(limited.out, "variants  ").rfind("7  (", 0) == 0);
+  CHECK(field(limited.out, "written   ") == "7 variants to " + dir / "first7");
+  CHECK(files_with_extension(dir.path / "first7", ".lift") == 7);
+
+  // The whole space: the counts per lowering strategy add up to the total.
+  RunResult whole = liftx(base + " --count");
+  REQUIRE(whole.exit_code == 0);
+  CHECK(field(whole.out, "program   ") ==
+        "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16, device profile cpu");
+  const long total = std::stol(field(whole.out, "variants  "));
+  long sum = 0;
+  bool in_strategies = false;
+  std::set<std::string> strategies;
+  for (const std::string& line : lines_of(whole.out)) {
+    if (line == "rejections:")
+      break;
+    if (in_strategies) {
+      std::istringstream in(line);
+      std::string name;
+      long k = 0;
+      in >> name >> k;
+      strategies.insert(name);
+      sum += k;
+    }
+    in_strategies |= line == "per lowering strategy:";
+  }
+  CHECK(total > n);
+  CHECK(sum == total);
+  CHECK(strategies.contains("global2d_01"));
+  CHECK(strategies.contains("window"));
+  CHECK(contains(whole.out, "\nrejections:\n"));
+}
+
+TEST_CASE("features prints the documented columns in CSV and in JSON") {
+  const std::set<std::string> documented = documented_feature_columns();
+  REQUIRE(documented.size() == 30); // program + 29 features
+  RunResult csv =
+      liftx("features stencils/variants/jacobi2d5pt --device-profile nvidia --size M=40,N=112");
+  CAPTURE(csv.err);
+  REQUIRE(csv.exit_code == 0);
+  const std::vector<std::string> lines = lines_of(csv.out);
+  REQUIRE(lines.size() == 6); // the header and one row per .lift file, sorted
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  CHECK(header[0] == "program");
+  CHECK(std::set<std::string>(header.begin(), header.end()) == documented);
+  CHECK(header.size() == documented.size());
+  const std::vector<std::string> files = {"chunks4", "global1d_rows", "global2d", "tiled_local",
+                                          "window"};
+  std::map<std::string, std::string> tiled;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::vector<std::string> f = csv_fields(lines[i + 1]);
+    REQUIRE(f.size() == header.size());
+    CHECK(f[0] == "stencils/variants/jacobi2d5pt/" + files[i] + ".lift");
+    for (size_t c = 0; c < f.size(); ++c)
+      if (files[i] == "tiled_local")
+        tiled[header[c]] = f[c];
+  }
+  // tiled_local's launch and local memory (as `liftx codegen` reports them) and its traffic.
+  CHECK(tiled["global_size_0"] == "126");
+  CHECK(tiled["global_size_1"] == "50");
+  CHECK(tiled["global_size_2"] == "1");
+  CHECK(tiled["local_size_0"] == "18");
+  CHECK(tiled["local_size_1"] == "10");
+  CHECK(tiled["local_size_assumed"] == "0");
+  CHECK(tiled["work_items"] == "6300");
+  CHECK(tiled["work_groups"] == "35");
+  CHECK(tiled["local_memory_bytes"] == "720");
+  CHECK(tiled["barriers_per_thread"] == "1");
+  CHECK(tiled["bytes_moved"] == std::to_string(2 * 40 * 112 * 4));
+
+  RunResult json = liftx("features stencils/variants/jacobi2d5pt/tiled_local.lift "
+                         "--device-profile nvidia --size M=40,N=112 --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json rows = nlohmann::json::parse(json.out);
+  REQUIRE(rows.is_array());
+  REQUIRE(rows.size() == 1);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : rows[0].items())
+    keys.insert(key);
+  std::set<std::string> expected = documented;
+  expected.insert("file");
+  CHECK(keys == expected);
+  CHECK(rows[0].at("program") == "jacobi2d5pt_tiled_local");
+  CHECK(rows[0].at("file") == "stencils/variants/jacobi2d5pt/tiled_local.lift");
+  // The same values as the CSV row (which prints 6 significant digits).
+  for (const std::string& name : documented) {
+    if (name == "program")
+      continue;
+    CAPTURE(name);
+    CHECK(rows[0].at(name).get<double>() == doctest::Approx(std::stod(tiled[name])).epsilon(1e-5));
+  }
+
+  // A sidecar beside the file sets its launch; without one, --global/--local do.
+  TempDir dir("features");
+  fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "stencils/variants/jacobi2d5pt/global2d.lift",
+                dir.path / "global2d.lift");
+  RunResult free_launch = liftx("features '" + dir / "global2d.lift" +
+                                "' --device-profile amd --size M=40,N=112 --global 64,32 "
+                                "--local 16,4 --format json");
+  REQUIRE(free_launch.exit_code == 0);
+  const nlohmann::json given = nlohmann::json::parse(free_launch.out).at(0);
+  std::ofstream(dir.path / "global2d.json") << R"({"global": [64, 32], "local": [16, 4]})";
+  RunResult sidecar = liftx("features '" + dir / "global2d.lift" +
+                            "' --device-profile amd --size M=40,N=112 --format json");
+  REQUIRE(sidecar.exit_code == 0);
+  const nlohmann::json from_sidecar = nlohmann::json::parse(sidecar.out).at(0);
+  CHECK(from_sidecar.at("global_size_0") == 64);
+  CHECK(from_sidecar.at("global_size_1") == 32);
+  CHECK(from_sidecar.at("local_size_0") == 16);
+  CHECK(from_sidecar.at("local_size_1") == 4);
+  CHECK(from_sidecar.at("work_groups") == 32);
+  CHECK(from_sidecar == given);
+}
+
+TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
+  TempDir dir("db");
+  const std::string db = copy_of_pocl_db(dir);
+  // Commands that only read open the database read-only: not a byte of it changes (no journal
+  // mode switch, no tables a newer liftx added), so the tracked pocl.db stays clean.
+  const std::string before = read_text(db);
+  RunResult summary = liftx("db --db '" + db + "'");
+  CAPTURE(summary.err);
+  REQUIRE(summary.exit_code == 0);
+  std::string expected = "database  " + db + "\ndevice    " + kPoclDevice +
+                         "\n  features profile cpu: 800 configurations\n";
+  for (const std::string& s : kStencils)
+    expected += "  " + s + std::string(14 - s.size(), ' ') + "   100: ok 100\n";
+  CHECK(summary.out == expected);
+
+  RunResult csv = liftx("db --db '" + db + "' --csv '" + dir / "export.csv" + "'");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.empty());
+  const std::string csv_text = read_text(dir.path / "export.csv");
+  const std::vector<std::string> rows = lines_of(csv_text);
+  REQUIRE(rows.size() == 801);
+  const std::vector<std::string> header = csv_fields(rows[0]);
+  CHECK(rows[0].rfind(kDbCsvPrefix + ",", 0) == 0);
+  // The feature columns are `features`' own, in its order.
+  RunResult features =
+      liftx("features stencils/variants/jacobi2d5pt/global2d.lift --device-profile cpu --size 16");
+  REQUIRE(features.exit_code == 0);
+  CHECK(rows[0] == kDbCsvPrefix + lines_of(features.out)[0].substr(std::string("program").size()));
+  std::map<std::string, int> per_program;
+  std::set<std::string> statuses;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> f = csv_fields(rows[i]);
+    REQUIRE(f.size() == header.size());
+    ++per_program[f[1]];
+    statuses.insert(f[10]);
+  }
+  CHECK(per_program.size() == 8);
+  for (const std::string& s : kStencils)
+    CHECK(per_program[s] == 100);
+  CHECK(statuses == std::set<std::string>{"ok"});
+  RunResult to_stdout = liftx("db --db '" + db + "' --csv -");
+  REQUIRE(to_stdout.exit_code == 0);
+  CHECK(to_stdout.out == csv_text);
+
+  RunResult t4 = liftx("db --db '" + db + "' --t4 -");
+  REQUIRE(t4.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(t4.out);
+  CHECK(doc.at("schema_version") == "1.0.0");
+  CHECK(doc.at("device") == kPoclDevice);
+  REQUIRE(doc.at("results").size() == 800);
+  const nlohmann::json& first = doc.at("results")[0];
+  CHECK(first.at("configuration").at("program") == csv_fields(rows[1])[1]);
+  CHECK(first.at("configuration").at("variant") == csv_fields(rows[1])[3]);
+  CHECK(first.at("objectives") == nlohmann::json({"time"}));
+  CHECK(first.at("status") == "ok");
+  CHECK(first.at("correctness") == 1);
+  CHECK(first.at("measurements").at(0).at("name") == "time");
+  CHECK(first.at("measurements").at(0).at("unit") == "ms");
+  CHECK(first.at("times").at("runtimes").at(0) == first.at("measurements").at(0).at("value"));
+  RunResult t4_file =
+      liftx("db --db '" + db + "' --device " + kPoclDevice + " --t4 '" + dir / "t4.json" + "'");
+  REQUIRE(t4_file.exit_code == 0);
+  CHECK(read_text(dir.path / "t4.json") == t4.out);
+
+  RunResult trained = liftx("train --db '" + db + "' -o '" + dir / "m.json" + "'");
+  REQUIRE(trained.exit_code == 0);
+  RunResult evaluated = liftx("evaluate --db '" + db + "'");
+  REQUIRE(evaluated.exit_code == 0);
+  CHECK(read_text(db) == before);
+  // Nor does reading leave journal files beside it (the shipped database is in WAL mode).
+  CHECK_FALSE(fs::exists(db + "-wal"));
+  CHECK_FALSE(fs::exists(db + "-shm"));
+}
+
+TEST_CASE("the model and database commands report bad input with a message and exit code 2") {
+  TempDir dir("errors");
+  const std::string missing_db = dir / "missing.db";
+  const std::string missing_model = dir / "missing.json";
+  const std::string explore_db = dir / "explore.db";
+  const std::string model = "--model model/data/cpu-model.json";
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      // Missing files.
+      {"explore stencils/no_such.lift --device cpu --db '" + explore_db + "'",
+       "cannot read stencils/no_such.lift"},
+      {"explore stencils/jacobi2d5pt.lift --device cpu --size 16 --model '" + missing_model +
+           "' --db '" + explore_db + "'",
+       "model file " + missing_model + " does not exist"},
+      {"rank stencils/no_such.lift " + model + " --size 16", "cannot read stencils/no_such.lift"},
+      {"rank stencils/jacobi2d5pt.lift --model '" + missing_model + "' --size 16",
+       "cannot read model file " + missing_model},
+      {"rank stencils/jacobi2d5pt.lift --model stencils/jacobi2d5pt.lift --size 16",
+       "stencils/jacobi2d5pt.lift: not JSON"},
+      {"train --db '" + missing_db + "' -o '" + dir / "m.json" + "'",
+       "database " + missing_db + " does not exist"},
+      {"evaluate --db '" + missing_db + "'", "database " + missing_db + " does not exist"},
+      {"db --db '" + missing_db + "'", missing_db + ": no such database"},
+      {"db --db stencils/jacobi2d5pt.lift", "not a usable liftx performance database"},
+      {"variants stencils/no_such.lift --size 16", "cannot read stencils/no_such.lift"},
+      {"features stencils/variants/no_such.lift --size 16",
+       "stencils/variants/no_such.lift: no such file or directory"},
+      // Unknown device profiles and devices.
+      {"variants stencils/jacobi2d5pt.lift --size 16 --device-profile tpu",
+       "unknown device profile 'tpu'"},
+      {"features stencils/variants/jacobi2d5pt/global2d.lift --size 16 --device-profile tpu",
+       "unknown device profile 'tpu'"},
+      {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --profile tpu",
+       "unknown device profile 'tpu'"},
+      {"explore stencils/jacobi2d5pt.lift --device no-such-device --size 16 --db '" + explore_db +
+           "'",
+       "no OpenCL device matches 'no-such-device'"},
+      // Malformed sizes.
+      {"variants stencils/jacobi2d5pt.lift --size M=abc,N=16", "--size M: 'abc' is not an integer"},
+      {"variants stencils/jacobi2d5pt.lift --size M=16,N=", "--size N: '' is not an integer"},
+      {"rank stencils/jacobi2d5pt.lift " + model + " --size M=16,N=0",
+       "--size N: 0 is out of range"},
+      {"rank stencils/jacobi2d5pt.lift " + model + " --size M=16", "missing --size for N"},
+      {"explore stencils/jacobi2d5pt.lift --device cpu --size 16x16 --db '" + explore_db + "'",
+       "--size: '16x16' is not an integer"},
+      {"explore stencils/jacobi2d5pt.lift --device cpu --size M=16,K=4 --db '" + explore_db + "'",
+       "no size named K"},
+      {"features stencils/variants/jacobi2d5pt/global2d.lift --size M=16,M=16",
+       "--size: M is given twice"},
+      // Other options.
+      {"variants stencils/jacobi2d5pt.lift --size 16 --where strategy", "expected KEY=VALUE"},
+      {"variants stencils/jacobi2d5pt.lift --size 16 --where strategy=window --sample 3",
+       "--where and --sample cannot be combined"},
+      {"explore stencils/jacobi2d5pt.lift --strategy best", "--strategy: best not in"},
+      {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --format xml",
+       "--format: xml not in"},
+      {"evaluate --db '" + missing_db + "' --orders 50", "--orders: Value 50 not in range"},
+      {"rank stencils/jacobi2d5pt.lift --size 16", "--model is required"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    RunResult r = liftx(c.args);
+    CAPTURE(r.err);
+    check_user_error(r);
+    CHECK(contains(r.err, c.message));
+  }
+  // Nothing was explored, so no database was created.
+  CHECK_FALSE(fs::exists(explore_db));
+  CHECK_FALSE(fs::exists(dir.path / "m.json"));
+
+  // Errors that need a database: options that select nothing in it.
+  const std::string db = copy_of_pocl_db(dir);
+  const Case with_db[] = {
+      {"train --db '" + db + "' --device nvidia -o '" + dir / "m.json" + "'",
+       "no device 'nvidia' in the database; it holds:\n  " + std::string(kPoclDevice)},
+      {"train --db '" + db + "' --profile nvidia -o '" + dir / "m.json" + "'",
+       "no measurement of device " + std::string(kPoclDevice) +
+           " with features for profile nvidia"},
+      {"train --db '" + db + "' --model forest -o '" + dir / "m.json" + "'",
+       "unknown model kind 'forest'"},
+      {"evaluate --db '" + db + "' --transform sqrt", "unknown feature transform 'sqrt'"},
+  };
+  for (const Case& c : with_db) {
+    CAPTURE(c.args);
+    RunResult r = liftx(c.args);
+    CAPTURE(r.err);
+    check_user_error(r);
+    CHECK(contains(r.err, c.message));
+  }
+  CHECK_FALSE(fs::exists(dir.path / "m.json"));
+}

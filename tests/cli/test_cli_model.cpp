@@ -1,0 +1,354 @@
+// End-to-end tests of the `liftx` commands around the cost model: explore, rank, train and
+// evaluate, on PoCL at small sizes. Each test checks what the command prints or writes, not only
+// its exit code.
+#include <doctest/doctest.h>
+
+#include "cli_helpers.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace cli_test;
+
+TEST_CASE("explore runs and verifies the best-ranked variants, reports the best with its kernel, "
+          "and records every run in --db") {
+  TempDir dir("explore");
+  const std::string db = dir / "explore.db";
+  RunResult r = liftx("explore stencils/jacobi2d5pt.lift --device cpu --size M=16,N=16 --budget 2 "
+                      "--sample 20 --repeat 2 --db '" +
+                      db + "'");
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(field(r.out, "program   ") == "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16");
+  CHECK(contains(field(r.out, "device    "), "(pocl:"));
+  CHECK(contains(r.out, "/cpu-model.json (knn, trained for profile cpu)\n")); // the shipped one
+  CHECK(field(r.out, "space     ") == "20 variants ranked (a uniform sample, seed 1; --sample 0 "
+                                      "ranks all); strategy model, budget 2");
+  // One line per variant run, best-ranked first, each timed (a failed run shows its status).
+  const std::vector<std::string> attempts = lines_starting(r.out, "  [");
+  REQUIRE(attempts.size() == 2);
+  CHECK(attempts[0].rfind("  [  1/2] rank     1 predicted ", 0) == 0);
+  CHECK(attempts[1].rfind("  [  2/2] rank     2 predicted ", 0) == 0);
+  for (const std::string& a : attempts)
+    CHECK(ends_with(a, " ms"));
+  CHECK(field(r.out, "recorded  ") == "2 measurements in " + db);
+  CHECK(contains(field(r.out, "model     Spearman "), "between predicted and measured throughput "
+                                                      "on the 2 variants run"));
+
+  // The best is one of the variants run, with the same prediction, parameters and launch.
+  const std::string best = field(r.out, "best      rank ");
+  const std::string launch = field(r.out, "launch    ");
+  const size_t open = best.find(" (predicted "), close = best.find("): ");
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const std::string predicted = best.substr(open + 12, close - open - 12);
+  const std::string parameters = best.substr(close + 3);
+  const int best_rank = std::stoi(best.substr(0, open));
+  REQUIRE((best_rank == 1 || best_rank == 2));
+  const std::string& attempt = attempts[size_t(best_rank - 1)];
+  CHECK(contains(attempt, "predicted " + predicted + "  " + parameters + " "));
+  CHECK(contains(attempt, launch));
+  CHECK(contains(field(r.out, "time      "), " ms median of 2 runs"));
+  CHECK(contains(r.out, "\nwhy       "));
+
+  // Its program and kernel follow; the program printed runs and verifies at the launch given.
+  const std::string program_marker = "\n--- jacobi2d5pt.lift ---\n";
+  const std::string kernel_marker = "\n--- kernel ---\n";
+  const size_t program_at = r.out.find(program_marker);
+  const size_t kernel_at = r.out.find(kernel_marker);
+  REQUIRE(program_at != std::string::npos);
+  REQUIRE(kernel_at != std::string::npos);
+  CHECK(contains(r.out.substr(kernel_at), "kernel void jacobi2d5pt(\n"));
+  const fs::path best_file = dir.path / "best.lift";
+  std::ofstream(best_file) << r.out.substr(program_at + program_marker.size(),
+                                           kernel_at - program_at - program_marker.size());
+  std::istringstream launch_words(launch);
+  std::string global_word, global, local_word, local;
+  launch_words >> global_word >> global >> local_word >> local;
+  REQUIRE(global_word == "global");
+  REQUIRE(local_word == "local");
+  RunResult verified =
+      liftx("run '" + best_file.string() +
+            "' --device cpu --size M=16,N=16 --reference stencils/jacobi2d5pt.lift "
+            "--global " +
+            replace_all(global, 'x', ',') + " --local " + replace_all(local, 'x', ',') +
+            " --repeat 1 --no-roofline");
+  CAPTURE(verified.err);
+  CHECK(verified.exit_code == 0);
+  CHECK(contains(verified.out, "check     passed: 256 of 256 elements"));
+
+  // The database holds both runs, with features, for this device.
+  RunResult summary = liftx("db --db '" + db + "'");
+  REQUIRE(summary.exit_code == 0);
+  CHECK(field(summary.out, "database  ") == db);
+  const std::string device_key = field(summary.out, "device    ");
+  CHECK(device_key.rfind("pocl:", 0) == 0);
+  CHECK(contains(summary.out, "\n  features profile cpu: 2 configurations\n"));
+  CHECK(contains(summary.out, "\n  jacobi2d5pt        2: ok 2\n"));
+
+  // A second exploration of the same database adds its run to the two there.
+  RunResult again = liftx("explore stencils/jacobi2d5pt.lift --device cpu --size M=16,N=16 "
+                          "--budget 1 --sample 20 --seed 2 --strategy random --repeat 2 --db '" +
+                          db + "'");
+  CAPTURE(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(field(again.out, "recorded  ") == "1 measurements in " + db);
+  RunResult csv = liftx("db --db '" + db + "' --csv -");
+  REQUIRE(csv.exit_code == 0);
+  const std::vector<std::string> rows = lines_of(csv.out);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].rfind(kDbCsvPrefix + ",", 0) == 0);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> f = csv_fields(rows[i]);
+    REQUIRE(f.size() == csv_fields(rows[0]).size());
+    CHECK(f[0] == std::to_string(i)); // measurement_id
+    CHECK(f[1] == "jacobi2d5pt");
+    CHECK(f[2] == R"({"M":16,"N":16})");
+    CHECK(f[10] == "ok");
+    CHECK(f[16] == "2");   // repetitions
+    CHECK(f[20] == "cpu"); // feature_profile
+  }
+  CHECK_FALSE(fs::exists(dir.path / "default.db")); // $LIFTX_DB: --db was given
+}
+
+TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every format") {
+  TempDir dir("rank");
+  const std::string base = "rank stencils/jacobi2d5pt.lift --model model/data/cpu-model.json "
+                           "--size M=16,N=16 --sample 20";
+  RunResult table = liftx(base + " --top 5");
+  CAPTURE(table.err);
+  REQUIRE(table.exit_code == 0);
+  CHECK(field(table.out, "program   ") ==
+        "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16, model "
+        "model/data/cpu-model.json (knn, profile cpu)");
+  CHECK(field(table.out, "ranked    ").rfind("20 variants in ", 0) == 0);
+  const std::vector<RankRow> rows = rank_table_rows(table.out);
+  REQUIRE(rows.size() == 5);
+  std::set<long> indices;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].rank == int(i) + 1);
+    CHECK(rows[i].predicted >= 0);
+    if (i > 0)
+      CHECK(rows[i].predicted <= rows[i - 1].predicted);
+    indices.insert(rows[i].index);
+  }
+  CHECK(indices.size() == 5);
+
+  // --top 0 shows all 20, and its first five rows are the ones above.
+  RunResult all = liftx(base + " --top 0");
+  REQUIRE(all.exit_code == 0);
+  const std::vector<RankRow> all_rows = rank_table_rows(all.out);
+  REQUIRE(all_rows.size() == 20);
+  for (size_t i = 0; i < all_rows.size(); ++i) {
+    if (i < rows.size())
+      CHECK(all_rows[i].index == rows[i].index);
+    if (i > 0)
+      CHECK(all_rows[i].predicted <= all_rows[i - 1].predicted);
+  }
+
+  // CSV and JSON give the same rows.
+  RunResult csv = liftx(base + " --top 5 --format csv");
+  REQUIRE(csv.exit_code == 0);
+  const std::vector<std::string> csv_lines = lines_of(csv.out);
+  REQUIRE(csv_lines.size() == 6);
+  CHECK(csv_lines[0] == "rank,predicted,index,strategy,parameters,launch,features");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<std::string> f = csv_fields(csv_lines[i + 1]);
+    REQUIRE(f.size() == 7);
+    CHECK(f[0] == std::to_string(rows[i].rank));
+    CHECK(std::stod(f[1]) == doctest::Approx(rows[i].predicted).epsilon(0.002));
+    CHECK(f[2] == std::to_string(rows[i].index));
+    CHECK((f[4] == f[3] || f[4].rfind(f[3] + " ", 0) == 0)); // the strategy, then parameters
+    CHECK(f[5].rfind("global ", 0) == 0);
+  }
+  RunResult json = liftx(base + " --top 5 --format json");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j.at("program") == "jacobi2d5pt");
+  CHECK(j.at("variants") == 20);
+  REQUIRE(j.at("ranked").size() == 5);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const nlohmann::json& row = j.at("ranked")[i];
+    CHECK(row.at("rank") == rows[i].rank);
+    CHECK(row.at("index") == rows[i].index);
+    CHECK(row.at("predicted").get<double>() == doctest::Approx(rows[i].predicted).epsilon(0.002));
+    CHECK(row.at("launch").at("global").size() == row.at("launch").at("dims"));
+    CHECK_FALSE(row.at("features").empty());
+  }
+
+  // --out writes the rows shown as runnable files whose sidecars carry their launches.
+  RunResult out = liftx(base + " --top 3 --out '" + dir / "best" + "'");
+  REQUIRE(out.exit_code == 0);
+  CHECK(files_with_extension(dir.path / "best", ".lift") == 3);
+  CHECK(files_with_extension(dir.path / "best", ".json") == 3);
+  // Named <rank>-<index>-<strategy>; `features` reads their launches from the sidecars.
+  RunResult features =
+      liftx("features '" + dir / "best" + "' --device-profile cpu --size M=16,N=16");
+  CAPTURE(features.err);
+  REQUIRE(features.exit_code == 0);
+  const std::vector<std::string> feature_lines = lines_of(features.out);
+  REQUIRE(feature_lines.size() == 4);
+  const std::vector<std::string> header = csv_fields(feature_lines[0]);
+  const auto column = [&](const std::string& name) {
+    return size_t(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& row = j.at("ranked")[i];
+    char prefix[8];
+    std::snprintf(prefix, sizeof prefix, "%03d", int(i) + 1);
+    const std::string stem = dir / "best" + "/" + prefix + "-" + std::to_string(rows[i].index) +
+                             "-" + row.at("strategy").get<std::string>();
+    CHECK(fs::is_regular_file(stem + ".lift"));
+    const std::vector<std::string> f = csv_fields(feature_lines[i + 1]);
+    REQUIRE(f.size() == header.size());
+    CHECK(f[0] == stem + ".lift");
+    const nlohmann::json& launch = row.at("launch");
+    for (size_t d = 0; d < launch.at("global").size(); ++d) {
+      CHECK(f[column("global_size_" + std::to_string(d))] == launch.at("global")[d].dump());
+      CHECK(f[column("local_size_" + std::to_string(d))] == launch.at("local")[d].dump());
+    }
+  }
+}
+
+TEST_CASE("train writes a model file that rank loads") {
+  TempDir dir("train");
+  const std::string db = copy_of_pocl_db(dir);
+  const std::string model = dir / "models/knn.json"; // the folder is created
+  RunResult r = liftx("train --db '" + db + "' -o '" + model + "'");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(field(r.out, "trained   ") ==
+        "knn model on 800 successful measurements of 8 programs (device " +
+            std::string(kPoclDevice) + ", profile cpu)");
+  CHECK(contains(field(r.out, "features  "), " principal components keep "));
+  CHECK(field(r.out, "written   ") == model);
+  const nlohmann::json m = nlohmann::json::parse(read_text(model));
+  CHECK(m.at("format") == "liftx-model");
+  CHECK(m.at("kind") == "knn");
+  CHECK(m.at("profile") == "cpu");
+  CHECK(m.at("options").at("k") == 5);
+  CHECK(m.at("options").at("transform") == "raw");
+  CHECK(m.at("points").size() == 800);
+  CHECK(m.at("provenance").at("samples") == 800);
+  CHECK(m.at("provenance").at("device") == kPoclDevice);
+  CHECK(m.at("provenance").at("database") == db);
+  CHECK(m.at("provenance").at("programs") == nlohmann::json(kStencils));
+
+  // The choices given on the command line are stored in the file.
+  const std::string tree = dir / "tree.json";
+  RunResult t = liftx("train --db '" + db + "' --model tree --transform log -o '" + tree + "'");
+  REQUIRE(t.exit_code == 0);
+  CHECK(field(t.out, "trained   ").rfind("tree model on 800 successful measurements", 0) == 0);
+  CHECK(contains(field(t.out, "features  "), ", tree of "));
+  const nlohmann::json tm = nlohmann::json::parse(read_text(tree));
+  CHECK(tm.at("kind") == "tree");
+  CHECK(tm.at("options").at("transform") == "log");
+  const std::string weighted = dir / "weighted.json";
+  RunResult w =
+      liftx("train --db '" + db + "' --neighbours 3 --distance-weighted -o '" + weighted + "'");
+  REQUIRE(w.exit_code == 0);
+  const nlohmann::json wm = nlohmann::json::parse(read_text(weighted));
+  CHECK(wm.at("options").at("k") == 3);
+  CHECK(wm.at("options").at("distance_weighted") == true);
+
+  // rank loads each of them.
+  for (const auto& [file, kind] :
+       std::vector<std::pair<std::string, std::string>>{{model, "knn"}, {tree, "tree"}}) {
+    CAPTURE(file);
+    RunResult ranked = liftx("rank stencils/jacobi2d5pt.lift --model '" + file +
+                             "' --size M=16,N=16 --sample 20 --top 3");
+    CAPTURE(ranked.err);
+    REQUIRE(ranked.exit_code == 0);
+    CHECK(contains(field(ranked.out, "program   "),
+                   "model " + file + " (" + kind + ", profile cpu)"));
+    CHECK(rank_table_rows(ranked.out).size() == 3);
+  }
+}
+
+TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV and plots") {
+  TempDir dir("evaluate");
+  const std::string db = copy_of_pocl_db(dir);
+  RunResult r = liftx("evaluate --db '" + db + "' --out '" + dir / "ev" + "'");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "leave-one-benchmark-out evaluation of the knn model: device " +
+                            std::string(kPoclDevice) +
+                            ", profile cpu, 800 samples, 28 features; random = mean of 100 "
+                            "seeded orders\n"));
+  const std::string header =
+      "| program | input | configs | failed | pearson | spearman | runs to 90% model | random | "
+      "speedup | time to 90% model (s) | random (s) | speedup |";
+  CHECK(contains(r.out, "\n" + header + "\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"));
+  // One row per stencil and size set, in order.
+  std::vector<std::string> rows;
+  for (const std::string& line : lines_starting(r.out, "| "))
+    if (line != header)
+      rows.push_back(line);
+  REQUIRE(rows.size() == 16);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(rows[i]);
+    const std::vector<std::string> cells = table_cells(rows[i]);
+    REQUIRE(cells.size() == 12);
+    CHECK(cells[0] == kStencils[i / 2]);
+    CHECK(cells[1] == (i % 2 == 0 ? "M=128,N=128" : "M=64,N=128"));
+    CHECK(cells[2] == "50");
+    CHECK(cells[3] == "0");
+    for (size_t c : {4, 5}) { // pearson, spearman
+      CHECK(std::stod(cells[c]) >= -1);
+      CHECK(std::stod(cells[c]) <= 1);
+    }
+    const int runs = std::stoi(cells[6]);
+    CHECK(runs >= 1);
+    CHECK(runs <= 50);
+    CHECK(std::stod(cells[7]) >= 1); // random runs to 90%
+  }
+  CHECK(field(r.out, "mean: spearman ").find(", runs to 90% model ") != std::string::npos);
+  CHECK(field(r.out, "summary: runs to 90% median ").find("; mean pearson ") != std::string::npos);
+
+  // --out: the table as CSV, the features' NMI, and SVG plots.
+  const std::vector<std::string> csv = lines_of(read_text(dir.path / "ev/evaluation.csv"));
+  REQUIRE(csv.size() == 17);
+  CHECK(csv[0] == "program,input,configurations,failed,pearson,spearman,model_runs_to_90,"
+                  "random_runs_to_90,run_speedup,model_time_to_90_ms,random_time_to_90_ms,"
+                  "time_speedup");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(csv[i + 1]);
+    const std::vector<std::string> cells = table_cells(rows[i]);
+    const std::vector<std::string> f = csv_fields(csv[i + 1]);
+    REQUIRE(f.size() == 12);
+    for (size_t c : {0, 1, 2, 3, 6}) // program, input, configurations, failed, model runs
+      CHECK(f[c] == cells[c]);
+    // The run speedup is random runs over model runs.
+    CHECK(std::stod(f[8]) == doctest::Approx(std::stod(f[7]) / std::stod(f[6])).epsilon(0.001));
+  }
+  const std::vector<std::string> nmi = lines_of(read_text(dir.path / "ev/feature-nmi.csv"));
+  REQUIRE(nmi.size() == 29);
+  CHECK(nmi[0] == "feature,nmi");
+  std::vector<std::string> svgs = {"runs-to-90.svg", "feature-nmi.svg"};
+  for (const std::string& s : kStencils)
+    svgs.push_back("best-so-far-" + s + ".svg");
+  for (const std::string& svg : svgs) {
+    CAPTURE(svg);
+    const std::string text = read_text(dir.path / "ev" / svg);
+    CHECK(text.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    CHECK(contains(text, "</svg>"));
+    CHECK(contains(field(r.out, "written   "), (dir.path / "ev" / svg).string()));
+  }
+
+  // The tree model is evaluated the same way.
+  RunResult tree = liftx("evaluate --db '" + db + "' --model tree");
+  REQUIRE(tree.exit_code == 0);
+  CHECK(contains(tree.out, "leave-one-benchmark-out evaluation of the tree model"));
+  CHECK(lines_starting(tree.out, "| ").size() == 17);
+  CHECK_FALSE(contains(tree.out, "written   "));
+}
