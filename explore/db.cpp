@@ -599,8 +599,10 @@ void PerfDb::export_csv(std::ostream& out, const std::string& device_key) const 
         << s.text(19) << ',' << csv_quote(s.text(3)) << ',' << csv_quote(s.text(20)) << ','
         << s.integer(5) << ',' << join(parse_json(s.text(6))) << ',' << join(parse_json(s.text(7)))
         << ',' << (s.integer(8) ? "true" : "false") << ',' << s.text(9);
+    // A failed run has no times: empty fields, so that a reader's minimum is never a failure.
+    const bool timed = s.text(9) == runtime::to_string(runtime::Status::ok);
     for (int column = 10; column <= 14; ++column)
-      out << ',' << fmt::format("{:.6g}", s.real(column));
+      out << ',' << (timed ? fmt::format("{:.6g}", s.real(column)) : std::string());
     out << ',' << s.integer(15) << ',' << fmt::format("{:.6g}", s.real(16)) << ',' << s.text(18)
         << ',' << csv_quote(s.text(17));
     // Features of the first profile (alphabetically) computed for the configuration.

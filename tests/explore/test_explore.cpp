@@ -167,6 +167,7 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(text.find("occupancy_fraction") != std::string::npos);
   CHECK(text.find(",32x16,8x4,true,ok,1.5,1.25,2.5,1.375,1.75,10,120,") != std::string::npos);
   CHECK(text.find("build_error") != std::string::npos);
+  CHECK(text.find(",build_error,,,,,,") != std::string::npos); // a failed run has no times
   CHECK(text.find("\"error: \"\"x\"\" undeclared, line 3\"") != std::string::npos); // quoted
   CHECK(text.find(",0.75") != std::string::npos);
   CHECK(text.find(",512,") != std::string::npos);
