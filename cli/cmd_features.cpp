@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,8 +95,7 @@ void add_features_command(CLI::App& app) {
     const bool many = files.size() > 1 || fs::is_directory(o->path);
     nlohmann::json rows = nlohmann::json::array();
     bool failed = false;
-    if (o->format == "csv")
-      fmt::print("{}\n", features::csv_header());
+    bool header_printed = false; // after the first good row: bad input prints no table
     for (const fs::path& file : files) {
       try {
         ir::Module module = parse::parse_file(file.string());
@@ -104,6 +104,8 @@ void add_features_command(CLI::App& app) {
         features::Features f =
             features::compute(program, sizes, launch_for(file, *o).request(), profile);
         if (o->format == "csv") {
+          if (!std::exchange(header_printed, true))
+            fmt::print("{}\n", features::csv_header());
           fmt::print("{}\n", features::csv_row(file.string(), f));
         } else {
           nlohmann::json row = {{"program", program.name}, {"file", file.string()}};
