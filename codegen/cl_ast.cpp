@@ -32,6 +32,8 @@ void print_block(const Block& block, int indent, std::string& out) {
             out += pad + s.text + "\n";
           } else if constexpr (std::is_same_v<S, Comment>) {
             out += pad + "// " + s.text + "\n";
+          } else if constexpr (std::is_same_v<S, ArrayDecl>) {
+            out += fmt::format("{}{} {}[{}];\n", pad, s.type, s.name, s.count);
           } else if constexpr (std::is_same_v<S, Scope>) {
             out += pad + "{\n";
             print_block(s.body, indent + 1, out);

@@ -1,7 +1,8 @@
 #pragma once
 /// A small OpenCL C statement AST. The generator builds it, analyses can inspect it (loop kinds,
-/// barriers), and `print` turns it into text. Expressions stay text: they come from
-/// arith::to_c and user-function calls and need no structure here.
+/// barriers), passes rewrite it (scalarise.hpp), and `print` turns it into text. Expressions stay
+/// text: they come from arith::to_c and user-function calls and need no structure here.
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,6 +33,13 @@ struct Line {
 struct Comment {
   std::string text;
 };
+/// A private array of constant size, `float priv_3[4];` (a node of its own so that passes find
+/// the kernel's private arrays without parsing lines).
+struct ArrayDecl {
+  std::string type; ///< the element type, "float"
+  std::string name;
+  int64_t count = 0;
+};
 struct Scope {
   Block body;
 };
@@ -51,7 +59,7 @@ struct Barrier {
 };
 
 struct Stmt {
-  std::variant<Line, Comment, Scope, If, For, Barrier> node;
+  std::variant<Line, Comment, ArrayDecl, Scope, If, For, Barrier> node;
 };
 
 /// Prints a block's statements, each line indented by `indent` levels of two spaces.

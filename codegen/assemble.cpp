@@ -1,0 +1,85 @@
+// Kernel assembly, once the body is generated: the instrumentation buffers, the kernel's name and
+// signature, the user functions it calls, the scalarised body, and what the kernel records for
+// its launches.
+#include "codegen/generator.hpp"
+#include "codegen/scalarise.hpp"
+
+#include <fmt/format.h>
+
+namespace liftx::codegen {
+
+namespace {
+
+std::string parameter_declaration(const KernelArg& a) {
+  switch (a.role) {
+  case KernelArg::Role::Input:
+    return fmt::format("const global {}* restrict {}", ir::scalar_name(a.kind), a.name);
+  case KernelArg::Role::Output:
+  case KernelArg::Role::Temporary:
+    return fmt::format("global {}* {}", ir::scalar_name(a.kind), a.name);
+  case KernelArg::Role::Local:
+    return fmt::format("local {}* {}", ir::scalar_name(a.kind), a.name);
+  case KernelArg::Role::Size:
+    return fmt::format("int {}", a.name);
+  case KernelArg::Role::Counters:
+  case KernelArg::Role::FirstIndex:
+    return fmt::format("global int* {}", a.name);
+  }
+  return "";
+}
+
+} // namespace
+
+void Generator::assemble() {
+  if (options_.instrument) {
+    Instrumentation inst{static_cast<int>(kernel_.accesses.size()),
+                         static_cast<int>(kernel_.barriers.size()),
+                         static_cast<int>(kernel_.loops.size())};
+    kernel_.instrumentation = inst;
+    kernel_.args.push_back({KernelArg::Role::Counters,
+                            "liftx_counts",
+                            ir::ScalarKind::Int,
+                            arith::Expr(inst.slots()),
+                            -1,
+                            {}});
+    kernel_.args.push_back({KernelArg::Role::FirstIndex,
+                            "liftx_first_index",
+                            ir::ScalarKind::Int,
+                            arith::Expr(inst.access_slots),
+                            -1,
+                            {}});
+  }
+  // The kernel is named after the program, unless that name is taken by one of its user
+  // functions or by OpenCL C itself.
+  while (used_userfuns_.count(kernel_.name) || ir::is_reserved_in_opencl(kernel_.name))
+    kernel_.name += "_kernel";
+  // Sizes are kernel arguments, after the buffers, sorted by name.
+  for (const arith::Expr& v : program_.size_vars())
+    kernel_.args.push_back(
+        {KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int, arith::Expr(1), -1, {}});
+  std::string source;
+  for (const auto& [name, def] : used_userfuns_)
+    source += def->to_opencl() + "\n\n";
+  std::string params;
+  for (const KernelArg& a : kernel_.args)
+    params += fmt::format("{}\n    {}", params.empty() ? "" : ",", parameter_declaration(a));
+  std::string preamble;
+  if (const auto& inst = kernel_.instrumentation) {
+    source += fmt::format("#define LIFTX_ACCESSES {}\n#define LIFTX_SLOTS {}\n"
+                          "#define LIFTX_BARRIER_SLOT(k) ({} + (k))\n"
+                          "#define LIFTX_LOOP_SLOT(k) ({} + (k))\n\n",
+                          inst->access_slots, inst->slots(), inst->access_slots,
+                          inst->access_slots + inst->barrier_slots);
+    preamble = "  const int liftx_wi = get_global_id(0) + get_global_size(0) * (get_global_id(1) + "
+               "get_global_size(1) * get_global_id(2));\n";
+  }
+  cl::scalarise_private_arrays(body_);
+  source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
+                        cl::print(body_, 1));
+  for (const auto& [name, divisor] : divisors_)
+    kernel_.size_divisors.emplace_back(name, divisor);
+  kernel_.source = std::move(source);
+  kernel_.census = cl::census(body_);
+}
+
+} // namespace liftx::codegen

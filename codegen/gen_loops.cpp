@@ -1,0 +1,242 @@
+// Maps and reductions: where each may nest, the loop each becomes (nothing, a block, an if, a for,
+// or unrolled copies: Lift's rule from the iteration range and the threads sharing it), and the
+// barriers between a mapLcl and the work-items that read its result.
+#include "codegen/generator.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace liftx::codegen {
+
+namespace {
+
+std::pair<std::string, std::string> start_and_step(Level level, int dim) {
+  switch (level) {
+  case Level::Glb:
+    return {fmt::format("get_global_id({})", dim), fmt::format("get_global_size({})", dim)};
+  case Level::Wrg:
+    return {fmt::format("get_group_id({})", dim), fmt::format("get_num_groups({})", dim)};
+  case Level::Lcl:
+    return {fmt::format("get_local_id({})", dim), fmt::format("get_local_size({})", dim)};
+  case Level::Seq:
+    return {"0", "1"};
+  }
+  return {"0", "1"};
+}
+
+} // namespace
+
+void Generator::check_nesting(Level level, int dim, const std::string& name) {
+  auto inside = [&](Level l, std::optional<int> d) {
+    return std::any_of(loops_.begin(), loops_.end(),
+                       [&](const LoopFrame& f) { return f.level == l && (!d || f.dim == *d); });
+  };
+  auto fail = [&](const std::string& why) {
+    throw UserError(fmt::format("{} {}", name, why), loc_);
+  };
+  switch (level) {
+  case Level::Glb:
+    if (inside(Level::Glb, dim))
+      fail(fmt::format("nested inside mapGlb{}", dim));
+    if (inside(Level::Wrg, std::nullopt) || inside(Level::Lcl, std::nullopt))
+      fail("inside mapWrg/mapLcl");
+    used_glb_ = true;
+    break;
+  case Level::Wrg:
+    if (inside(Level::Wrg, dim))
+      fail(fmt::format("nested inside mapWrg{}", dim));
+    if (inside(Level::Glb, std::nullopt) || inside(Level::Lcl, std::nullopt))
+      fail("inside mapGlb/mapLcl");
+    used_wrg_ = true;
+    break;
+  case Level::Lcl:
+    if (!inside(Level::Wrg, dim))
+      fail(fmt::format("outside mapWrg{}", dim));
+    if (inside(Level::Lcl, dim))
+      fail(fmt::format("nested inside mapLcl{}", dim));
+    break;
+  case Level::Seq:
+    break;
+  }
+}
+
+cl::LoopKind Generator::decide(Level level, int dim, const arith::Expr& trip, bool wants_unroll) {
+  if (arith::prove_le(trip, 0))
+    return cl::LoopKind::None;
+  if (level == Level::Seq) {
+    if (arith::prove_eq(trip, 1))
+      return cl::LoopKind::Block;
+    std::optional<int64_t> n = trip.as_constant();
+    if (wants_unroll && n && *n <= kMaxUnroll)
+      return cl::LoopKind::Unrolled;
+    return cl::LoopKind::For;
+  }
+  std::optional<arith::Expr> p = workers(level, dim);
+  if (p && arith::prove_eq(*p, trip))
+    return cl::LoopKind::Block;
+  if (p && arith::prove_le(trip, *p))
+    return cl::LoopKind::If;
+  return cl::LoopKind::For;
+}
+
+/// Emits `body(index)` once per iteration as decided; returns the loop kind.
+cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip, bool wants_unroll,
+                                  const std::string& var_base, const std::string& primitive,
+                                  const std::function<void(const arith::Expr&)>& body) {
+  cl::LoopKind kind = decide(level, dim, trip, wants_unroll);
+  auto [start, step] = start_and_step(level, dim);
+  const size_t record = kernel_.loops.size();
+  kernel_.loops.push_back({primitive, kind, trip, loc_, loop_contexts()});
+  auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
+    blocks_.push_back(&block);
+    loops_.push_back({level, dim, var, trip, primitive, kind});
+    count_slot(fmt::format("LIFTX_LOOP_SLOT({})", record));
+    body(index);
+    loops_.pop_back();
+    blocks_.pop_back();
+  };
+  switch (kind) {
+  case cl::LoopKind::None:
+    emit_stmt({cl::Comment{fmt::format("{}: no iterations", level_name(level, dim))}});
+    break;
+  case cl::LoopKind::Unrolled: {
+    int64_t n = *trip.as_constant();
+    for (int64_t k = 0; k < n; ++k) {
+      cl::Scope scope;
+      run_body(scope.body, arith::Expr(k), arith::Expr(k));
+      emit_stmt({std::move(scope)});
+    }
+    break;
+  }
+  case cl::LoopKind::Block:
+  case cl::LoopKind::If:
+  case cl::LoopKind::For: {
+    std::string name = fresh(var_base);
+    arith::Expr var = arith::range_var(name, 0, trip);
+    cl::Block block;
+    if (kind == cl::LoopKind::For) {
+      run_body(block, var, var);
+      emit_stmt({cl::For{fmt::format("int {} = {}", name, start),
+                         fmt::format("{} < {}", name, arith::to_c(trip)),
+                         fmt::format("{} += {}", name, step), std::move(block)}});
+    } else if (kind == cl::LoopKind::Block && level == Level::Seq) {
+      // One sequential iteration: index 0, a constant (private arrays need constant indices).
+      run_body(block, arith::Expr(0), arith::Expr(0));
+      emit_stmt({cl::Scope{std::move(block)}});
+    } else {
+      block.stmts.push_back({cl::Line{fmt::format("int {} = {};", name, start)}});
+      run_body(block, var, var);
+      if (kind == cl::LoopKind::Block)
+        emit_stmt({cl::Scope{std::move(block)}});
+      else
+        emit_stmt({cl::If{fmt::format("{} < {}", start, arith::to_c(trip)), std::move(block)}});
+    }
+    break;
+  }
+  }
+  return kind;
+}
+
+Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x, TargetPtr dest,
+                          const ir::Type& result) {
+  const std::string name = level_name(level, dim);
+  check_nesting(level, dim, name);
+  auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+  arith::Expr trip = input->type.as<ir::ArrayType>()->length;
+  if (level == Level::Glb)
+    census_.glb[dim].push_back(trip);
+  if (level == Level::Wrg)
+    census_.wrg[dim].push_back(trip);
+  if (level == Level::Lcl)
+    census_.lcl[dim].push_back(trip);
+  bool allocated = false;
+  if (!dest) {
+    if (level == Level::Glb || level == Level::Wrg)
+      throw UserError(fmt::format("the result of {} would be read by other threads of the same "
+                                  "kernel, which cannot synchronise across work-groups: write "
+                                  "it to the program's output or fuse the computations",
+                                  name),
+                      loc_);
+    dest = allocate(result, write_space_.value_or(default_space()), name);
+    allocated = true;
+  }
+  bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
+  ir::Type result_element = result.as<ir::ArrayType>()->element;
+  const size_t loop_record = kernel_.loops.size();
+  cl::LoopKind kind = emit_loop(level, dim, trip, wants_unroll,
+                                level == Level::Glb   ? fmt::format("gid{}", dim)
+                                : level == Level::Wrg ? fmt::format("wg{}", dim)
+                                : level == Level::Lcl ? fmt::format("lid{}", dim)
+                                                      : std::string("i"),
+                                name, [&](const arith::Expr& index) {
+                                  apply(f, {input->at(index)}, dest->at(index), result_element);
+                                });
+  // Other threads of the work-group read what this mapLcl wrote: synchronise unless the memory
+  // is private. Nested in another mapLcl the barrier sits inside that loop (its consumer, e.g. a
+  // reduceSeq, reads every element in the same iteration); launches whose local size would make
+  // that loop's trip count differ between work-items are refused (divergent_barrier).
+  if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private)
+    emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
+  // A work-group loop that runs more than once reuses its local memory: wait until every
+  // thread has finished reading before the next iteration overwrites it.
+  if (level == Level::Wrg && kind == cl::LoopKind::For)
+    add_loop_end_barrier(loop_record, dim);
+  return target_value(dest);
+}
+
+void Generator::add_loop_end_barrier(size_t loop_record, int dim) {
+  const LoopRecord wrg_record = kernel_.loops.at(loop_record);
+  cl::Stmt& last = current().stmts.back();
+  if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
+    loop->body.stmts.push_back({cl::Barrier{true, false}});
+    if (options_.instrument)
+      loop->body.stmts.push_back({cl::Line{
+          fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
+                      kernel_.barriers.size())}});
+    const LoopRecord& wrg = wrg_record;
+    std::vector<LoopContext> context = wrg.enclosing;
+    // The barrier runs once per iteration of this loop, whose variable it does not need.
+    context.push_back({wrg.primitive, dim, wrg.kind, arith::Expr(0), wrg.trip_count});
+    kernel_.barriers.push_back({true, false, std::move(context)});
+  }
+}
+
+Value Generator::emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
+                             const TargetPtr& dest, const ir::Type& result) {
+  auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+  Value init = eval(init_expr, nullptr);
+  const ScalarValue* init_scalar = as_scalar(init);
+  if (!init_scalar)
+    throw NotImplemented("reduceSeq with a non-scalar accumulator");
+  ir::ScalarKind kind = init_scalar->kind;
+  std::string acc = fresh("acc");
+  emit(fmt::format("{} {} = {};", ir::scalar_name(kind), acc, init_scalar->text));
+  arith::Expr trip = input->type.as<ir::ArrayType>()->length;
+  ir::Type acc_type = ir::Type::scalar(kind);
+  // Short reductions of a constant length are unrolled: indices become constants, so
+  // generated weights fold to literals and private inputs stay in registers.
+  std::optional<int64_t> constant_trip = trip.as_constant();
+  const bool unroll = input->reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);
+  emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+    Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
+    const ScalarValue* s = as_scalar(next);
+    LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
+    emit(fmt::format("{} = {};", acc, s->text));
+    record_loads(*s);
+  });
+  if (dest) {
+    store(dest->at(0), ScalarValue{acc, kind});
+    return target_value(dest);
+  }
+  return make_array(
+      result,
+      [acc, kind](const arith::Expr&) {
+        return ScalarValue{acc, kind};
+      },
+      true);
+}
+
+} // namespace liftx::codegen

@@ -1,0 +1,155 @@
+// Memory: buffers for results that have no destination yet (private arrays, local buffers per
+// work-group, global temporaries), stores into targets, writes through invertible layout, and
+// the address space toGlobal/toLocal/toPrivate choose.
+#include "codegen/generator.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace liftx::codegen {
+
+Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpace space,
+                                                const std::string& writer) {
+  ir::ScalarKind kind = memory_kind(type, writer.c_str());
+  arith::Expr count = scalar_count(type);
+  if (space == AddressSpace::Private) {
+    std::optional<int64_t> n = count.as_constant();
+    if (!n)
+      throw UserError(fmt::format("{}: private memory needs a constant size, got {} elements; "
+                                  "use toLocal or toGlobal",
+                                  writer, count.to_string()),
+                      loc_);
+    std::string name = fresh("priv");
+    // A declaration node, not a line: scalarise_private_arrays may turn it into scalars.
+    emit_stmt({cl::ArrayDecl{ir::scalar_name(kind), name, *n}});
+    kernel_.private_bytes += *n * static_cast<int64_t>(scalar_bytes(kind));
+    return {name, arith::Expr(0), space, kind};
+  }
+  // Local memory is per work-group: regions for the loops inside the innermost mapWrg. Global
+  // memory is per kernel: regions for every enclosing loop.
+  size_t first = 0;
+  if (space == AddressSpace::Local) {
+    auto wrg = std::find_if(loops_.rbegin(), loops_.rend(),
+                            [](const LoopFrame& f) { return f.level == Level::Wrg; });
+    if (wrg == loops_.rend())
+      throw UserError(fmt::format("{}: toLocal outside mapWrg: local memory belongs to a "
+                                  "work-group",
+                                  writer),
+                      loc_);
+    first = static_cast<size_t>(loops_.rend() - wrg);
+  }
+  arith::Expr regions(1);
+  arith::Expr region(0);
+  for (size_t k = first; k < loops_.size(); ++k) {
+    region = region * loops_[k].trip + loops_[k].var;
+    regions = regions * loops_[k].trip;
+  }
+  std::string name = fresh(space == AddressSpace::Local ? "lcl" : "tmp");
+  kernel_.args.push_back(
+      {space == AddressSpace::Local ? KernelArg::Role::Local : KernelArg::Role::Temporary, name,
+       kind, regions * count, -1, loc_});
+  return {name, region * count, space, kind};
+}
+
+TargetPtr Generator::allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+  if (space == AddressSpace::Private && type.is_scalar()) {
+    ir::ScalarKind kind = type.as<ir::ScalarType>()->kind;
+    std::string name = fresh("priv");
+    emit(fmt::format("{} {};", ir::scalar_name(kind), name));
+    kernel_.private_bytes += static_cast<int64_t>(scalar_bytes(kind));
+    auto t = std::make_shared<Target>();
+    t->type = type;
+    t->space = space;
+    t->lvalue = name;
+    return t;
+  }
+  Allocation a = allocate_array(type, space, writer);
+  return memory_target(a.name, type, a.offset, space);
+}
+
+/// Copies a scalar value into a scalar target; anything else cannot be stored without a map.
+Value Generator::store(const TargetPtr& dest, const Value& v) {
+  if (dest->type.is_vector())
+    return store_vector(dest, v);
+  const ScalarValue* s = as_scalar(v);
+  if (!s || !dest->type.is_scalar())
+    throw UserError(fmt::format("cannot store a value of type {} directly: compute it with a "
+                                "map (e.g. mapSeq(id))",
+                                type_of(v).to_string()),
+                    loc_);
+  emit(fmt::format("{} = {};", dest->lvalue, s->text));
+  record_loads(*s);
+  if (dest->element)
+    record_access(*dest->element);
+  return target_value(dest);
+}
+
+/// A vector into a vector target: one vector store when the target is consecutive memory,
+/// component by component otherwise.
+Value Generator::store_vector(const TargetPtr& dest, const Value& v) {
+  const ScalarValue* s = as_scalar(v);
+  const int width = dest->type.as<ir::VectorType>()->width;
+  LIFTX_INTERNAL_CHECK(s && s->width == width, "storing {} into a vector of {}",
+                       type_of(v).to_string(), width);
+  if (!dest->element) {
+    for (int k = 0; k < width; ++k)
+      store(dest->components[static_cast<size_t>(k)], s->parts[static_cast<size_t>(k)]);
+    return target_value(dest);
+  }
+  if (!dest->lvalue.empty())
+    emit(fmt::format("{} = {};", dest->lvalue, s->text));
+  else
+    emit(fmt::format("vstore{}({}, 0, {});", width, s->text, dest->pointer));
+  record_loads(*s);
+  record_access(*dest->element);
+  return v;
+}
+
+/// The target of X such that writing X there stores f(X) in `dest`, for layout functions that
+/// only reorder (join, split, transpose, asScalar, and maps of them); nullptr for anything else.
+TargetPtr Generator::invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) const {
+  if (f.as<ir::AsScalar>()) {
+    const auto* v = x_type.as<ir::ArrayType>()->element.as<ir::VectorType>();
+    return as_scalar_inverse(dest, v->width, x_type, divisors_);
+  }
+  if (f.as<ir::Join>()) {
+    arith::Expr chunk = x_type.as<ir::ArrayType>()->element.as<ir::ArrayType>()->length;
+    return join_inverse(dest, chunk, x_type);
+  }
+  if (const auto* s = f.as<ir::Split>())
+    return split_inverse(dest, s->chunk, x_type);
+  if (f.as<ir::Transpose>())
+    return transpose_inverse(dest, x_type);
+  if (const auto* m = f.as<ir::Map>()) {
+    const auto* array = x_type.as<ir::ArrayType>();
+    if (!array)
+      return nullptr;
+    ir::Type element = array->element;
+    ir::Fun g = m->f;
+    // Check invertibility once, on a probe of the first element.
+    if (!invert(g, dest->at(arith::Expr(0)), element))
+      return nullptr;
+    auto t = std::make_shared<Target>();
+    t->type = x_type;
+    t->space = dest->space;
+    t->at = [this, dest, g, element](const arith::Expr& i) {
+      return invert(g, dest->at(i), element);
+    };
+    return t;
+  }
+  return nullptr;
+}
+
+Value Generator::with_space(AddressSpace space, const ir::Fun& f, Args args, const TargetPtr& dest,
+                            const ir::Type& result) {
+  std::optional<AddressSpace> saved = write_space_;
+  write_space_ = space;
+  Value v = apply(f, std::move(args), dest, result);
+  write_space_ = saved;
+  return v;
+}
+
+} // namespace liftx::codegen

@@ -1,0 +1,48 @@
+// What the generator records beside the statements it emits: every memory access, barrier and
+// user-function call with its enclosing loops (the static features read them), and, in
+// instrumented kernels, the counters that check those records at run time.
+#include "codegen/generator.hpp"
+
+#include <fmt/format.h>
+
+namespace liftx::codegen {
+
+std::vector<LoopContext> Generator::loop_contexts() const {
+  std::vector<LoopContext> out;
+  for (const LoopFrame& f : loops_)
+    out.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
+  return out;
+}
+
+void Generator::record_access(MemoryAccess access) {
+  access.loops = loop_contexts();
+  const size_t slot = kernel_.accesses.size();
+  if (options_.instrument) {
+    count_slot(std::to_string(slot));
+    std::string first = fmt::format("liftx_first_index[liftx_wi * LIFTX_ACCESSES + {}]", slot);
+    emit(fmt::format("if ({} < 0) {} = {};", first, first, arith::to_c(access.index)));
+  }
+  kernel_.accesses.push_back(std::move(access));
+}
+
+/// Records the statement's reads and the user functions it calls.
+void Generator::record_loads(const ScalarValue& v) {
+  for (const Load& load : v.loads)
+    record_access(load);
+  for (const ir::UserFunPtr& f : v.calls)
+    kernel_.calls.push_back({f, loop_contexts()});
+}
+
+void Generator::emit_barrier(bool local_fence, bool global_fence) {
+  emit_stmt({cl::Barrier{local_fence, global_fence}});
+  count_slot(fmt::format("LIFTX_BARRIER_SLOT({})", kernel_.barriers.size()));
+  kernel_.barriers.push_back({local_fence, global_fence, loop_contexts()});
+}
+
+/// Instrumented kernels: one more execution of `slot` by this work-item.
+void Generator::count_slot(const std::string& slot) {
+  if (options_.instrument)
+    emit(fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + {}] += 1;", slot));
+}
+
+} // namespace liftx::codegen

@@ -1,0 +1,208 @@
+#pragma once
+/// The code generator's shared state (internal to liftx_codegen; the public entry point is
+/// codegen::generate in kernel.hpp).
+///
+/// One Generator walks a lowered program once: data-layout primitives evaluate to views
+/// (view.hpp), computations to statements of the kernel AST (cl_ast.hpp). All generator state
+/// lives here, in side tables keyed by parameter ids and names, never on IR nodes. The member
+/// functions are defined by concern, one file each:
+///
+/// | file | what |
+/// |---|---|
+/// | generate.cpp | entry point, evaluation, per-node dispatch (`apply_node`), names |
+/// | gen_launch_rule.cpp | the launch rule (threads tied to mapped lengths), divisibility facts |
+/// | gen_records.cpp | access/barrier/call records for the features, instrumentation counters |
+/// | gen_memory.cpp | allocation, stores, writes through invertible layout, address spaces |
+/// | gen_loops.cpp | maps and reductions: loop kinds, loops, nesting checks, barriers |
+/// | gen_iterate.cpp | iterate: two buffers swapped through pointers |
+/// | gen_windows.cpp | register windows (mapSeqSlide) |
+/// | assemble.cpp | kernel signature, instrumentation preamble, the final source |
+#include "codegen/cl_ast.hpp"
+#include "codegen/kernel.hpp"
+#include "codegen/view.hpp"
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace liftx::codegen {
+
+/// The parallelism level of a map: its threads, and the loop variable names it gets.
+enum class Level : uint8_t { Glb, Wrg, Lcl, Seq };
+
+/// A loop being generated (innermost last in Generator::loops_).
+struct LoopFrame {
+  Level level;
+  int dim;
+  arith::Expr var;
+  arith::Expr trip;
+  std::string primitive;
+  cl::LoopKind kind;
+};
+
+/// The lengths each parallel level maps over, per dimension, in order of appearance.
+struct LengthCensus {
+  std::array<std::vector<arith::Expr>, 3> glb, wrg, lcl;
+};
+
+/// "mapGlb0", "mapWrg1", "mapLcl0", "mapSeq".
+std::string level_name(Level level, int dim);
+/// The IR type of a generated value.
+ir::Type type_of(const Value& v);
+/// True if applying `f` (or evaluating `e`) performs computation (user functions, copies,
+/// lowered maps, reductions), as opposed to pure data layout.
+bool computes(const ir::Fun& f);
+bool computes(const ir::Expr& e);
+
+class Generator {
+public:
+  /// `lengths` is the census of a first pass (nullptr: this is the first pass, whose launch rule
+  /// is not decided yet).
+  Generator(const ir::Program& program, const Options& options, const LengthCensus* lengths);
+
+  Kernel run();
+  LengthCensus census() const { return census_; }
+
+  // One overload per function node, dispatched by `apply`; public only so that the dispatching
+  // visitor can reach them (as in ir/interp/evaluator.hpp).
+  using Args = std::vector<Value>;
+  Value apply_node(const ir::Lambda& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::UserFun& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Id& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Map& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::MapSeq& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::MapGlb& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::MapWrg& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::MapLcl& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Reduce& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::ReduceSeq& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+  Value apply_node(const ir::Iterate& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Zip& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Split& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Join& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Slide& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Pad& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Transpose& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+  Value apply_node(const ir::At& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Get& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Generate& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::ToGlobal& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::ToLocal& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::ToPrivate& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+  Value apply_node(const ir::AsVector& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::AsScalar& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Vectorize& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+  Value apply_node(const ir::MapSeqSlide& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+
+private:
+  // ---- generate.cpp: evaluation and names
+  Value eval(const ir::Expr& e, const TargetPtr& dest);
+  Value eval_call(const ir::Call& call, const ir::Type& result, const TargetPtr& dest);
+  Value apply(const ir::Fun& f, Args args, const TargetPtr& dest, const ir::Type& result);
+  /// A layout primitive's value, stored when it has a destination.
+  Value layout_result(const Value& v, const TargetPtr& dest) { return dest ? store(dest, v) : v; }
+  Value lazy_map(const ir::Fun& f, const Value& x, const ir::Type& result);
+  Value generate_view(const ir::Fun& f, const arith::Expr& length, const ir::Type& result);
+  void bind_parameters();
+  std::string fresh(const std::string& base);
+  std::string reserve(const std::string& wanted);
+  void emit(std::string line) { blocks_.back()->stmts.push_back({cl::Line{std::move(line)}}); }
+  void emit_stmt(cl::Stmt stmt) { blocks_.back()->stmts.push_back(std::move(stmt)); }
+  cl::Block& current() { return *blocks_.back(); }
+
+  // ---- gen_launch_rule.cpp
+  void collect_size_divisors();
+  void decide_launch();
+  std::optional<arith::Expr> workers(Level level, int dim) const;
+
+  // ---- gen_records.cpp
+  std::vector<LoopContext> loop_contexts() const;
+  void record_access(MemoryAccess access);
+  void record_loads(const ScalarValue& v);
+  void emit_barrier(bool local_fence, bool global_fence);
+  void count_slot(const std::string& slot);
+
+  // ---- gen_memory.cpp
+  /// A buffer for one value of `type`: `name[offset ...]` in `space`.
+  struct Allocation {
+    std::string name;
+    arith::Expr offset;
+    AddressSpace space;
+    ir::ScalarKind kind;
+  };
+  Allocation allocate_array(const ir::Type& type, AddressSpace space, const std::string& writer);
+  TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer);
+  Value store(const TargetPtr& dest, const Value& v);
+  Value store_vector(const TargetPtr& dest, const Value& v);
+  TargetPtr invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) const;
+  Value with_space(AddressSpace space, const ir::Fun& f, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+  /// Where a computation without toGlobal/toLocal/toPrivate writes: global, like Lift's default
+  /// that follows the (global) inputs; rewrites choose local or private memory explicitly.
+  static AddressSpace default_space() { return AddressSpace::Global; }
+
+  // ---- gen_loops.cpp
+  void check_nesting(Level level, int dim, const std::string& name);
+  cl::LoopKind decide(Level level, int dim, const arith::Expr& trip, bool wants_unroll);
+  cl::LoopKind emit_loop(Level level, int dim, const arith::Expr& trip, bool wants_unroll,
+                         const std::string& var_base, const std::string& primitive,
+                         const std::function<void(const arith::Expr&)>& body);
+  Value emit_map(Level level, int dim, const ir::Fun& f, const Value& x, TargetPtr dest,
+                 const ir::Type& result);
+  void add_loop_end_barrier(size_t loop_record, int dim);
+  Value emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
+                    const TargetPtr& dest, const ir::Type& result);
+
+  // ---- gen_iterate.cpp
+  Value emit_iterate(const ir::Iterate& node, const Value& x, const TargetPtr& dest,
+                     const ir::Type& result);
+
+  // ---- gen_windows.cpp
+  using RegisterNames = std::shared_ptr<std::vector<std::pair<std::string, ir::ScalarKind>>>;
+  Value register_value(const ir::Type& type, const RegisterNames& names, int64_t offset);
+  void load_registers(const std::vector<ScalarValue>& parts, const std::vector<std::string>& names);
+  Value emit_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
+                          const ir::Type& result);
+
+  // ---- assemble.cpp
+  void assemble();
+
+  /// Constant trip counts up to this are unrolled where private memory needs constant indices.
+  static constexpr int64_t kMaxUnroll = 64;
+  /// Registers a sliding window may hold (window size x scalars per element).
+  static constexpr int64_t kMaxWindowRegisters = 512;
+  /// Reductions over at most this many elements are unrolled.
+  static constexpr int64_t kMaxReduceUnroll = 32;
+
+  const ir::Program& program_;
+  Options options_;
+  const LengthCensus* lengths_;
+  LengthCensus census_;
+  SizeDivisors divisors_;
+  Kernel kernel_;
+  cl::Block body_;
+  std::vector<cl::Block*> blocks_;          ///< where emit() appends: innermost last
+  std::unordered_map<uint64_t, Value> env_; ///< parameter id -> value
+  std::vector<LoopFrame> loops_;
+  std::optional<AddressSpace> write_space_; ///< set by toGlobal/toLocal/toPrivate
+  SourceLoc loc_;                           ///< the primitive being generated, for errors
+  std::set<std::string> reserved_;
+  std::map<std::string, ir::UserFunPtr> used_userfuns_;
+  int counter_ = 0;
+  bool used_glb_ = false;
+  bool used_wrg_ = false;
+};
+
+} // namespace liftx::codegen

@@ -1,0 +1,116 @@
+// The private-array scalarisation pass over the kernel AST (scalarise.hpp says what it does).
+#include "codegen/scalarise.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <optional>
+
+namespace liftx::codegen::cl {
+
+namespace {
+
+bool is_ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+/// One use `name[k]` of an array in a text: where it starts, its length, and k's digits.
+struct Use {
+  size_t at;
+  size_t length;
+  std::string index;
+};
+
+/// The uses of `name` (as a whole identifier) in `text`, or nullopt when one is not `name[k]`
+/// with k a decimal literal.
+std::optional<std::vector<Use>> constant_uses(const std::string& text, const std::string& name) {
+  std::vector<Use> uses;
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if ((at > 0 && is_ident(text[at - 1])) || (end < text.size() && is_ident(text[end])))
+      continue; // part of a longer identifier
+    if (end == text.size() || text[end] != '[')
+      return std::nullopt;
+    const size_t close = text.find(']', end);
+    if (close == std::string::npos || close == end + 1 ||
+        !std::all_of(text.begin() + long(end) + 1, text.begin() + long(close),
+                     [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    uses.push_back({at, close + 1 - at, text.substr(end + 1, close - end - 1)});
+  }
+  return uses;
+}
+
+/// Calls `f` on every text of code in `block`, nested blocks included: lines, if conditions and
+/// for headers. Declarations and comments are not uses.
+void for_each_text(Block& block, const std::function<void(std::string&)>& f) {
+  for (Stmt& stmt : block.stmts) {
+    if (auto* s = std::get_if<Line>(&stmt.node)) {
+      f(s->text);
+    } else if (auto* s = std::get_if<Scope>(&stmt.node)) {
+      for_each_text(s->body, f);
+    } else if (auto* s = std::get_if<If>(&stmt.node)) {
+      f(s->condition);
+      for_each_text(s->body, f);
+    } else if (auto* s = std::get_if<For>(&stmt.node)) {
+      f(s->init);
+      f(s->condition);
+      f(s->step);
+      for_each_text(s->body, f);
+    }
+  }
+}
+
+void collect_declarations(Block& block, std::vector<Stmt*>& out) {
+  for (Stmt& stmt : block.stmts) {
+    if (std::holds_alternative<ArrayDecl>(stmt.node))
+      out.push_back(&stmt);
+    else if (auto* s = std::get_if<Scope>(&stmt.node))
+      collect_declarations(s->body, out);
+    else if (auto* s = std::get_if<If>(&stmt.node))
+      collect_declarations(s->body, out);
+    else if (auto* s = std::get_if<For>(&stmt.node))
+      collect_declarations(s->body, out);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> scalarise_private_arrays(Block& body) {
+  std::vector<Stmt*> declarations;
+  collect_declarations(body, declarations);
+  std::vector<std::string> scalarised;
+  for (Stmt* stmt : declarations) {
+    const ArrayDecl decl = std::get<ArrayDecl>(stmt->node);
+    bool constant = true;
+    for_each_text(body, [&](std::string& text) {
+      constant = constant && constant_uses(text, decl.name).has_value();
+    });
+    if (!constant)
+      continue;
+    for_each_text(body, [&](std::string& text) {
+      const std::vector<Use> uses = *constant_uses(text, decl.name);
+      if (uses.empty())
+        return;
+      std::string rebuilt;
+      size_t copied = 0;
+      for (const Use& use : uses) {
+        rebuilt.append(text, copied, use.at - copied);
+        rebuilt += decl.name + "_" + use.index;
+        copied = use.at + use.length;
+      }
+      rebuilt.append(text, copied, std::string::npos);
+      text = std::move(rebuilt);
+    });
+    std::string line = fmt::format("{} {}_0", decl.type, decl.name);
+    for (int64_t k = 1; k < decl.count; ++k)
+      line += fmt::format(", {}_{}", decl.name, k);
+    stmt->node = Line{line + ";"};
+    scalarised.push_back(decl.name);
+  }
+  return scalarised;
+}
+
+} // namespace liftx::codegen::cl
