@@ -132,12 +132,17 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
     if (rule.local[d])
       tied_local[d] = evaluate_size(*rule.local[d], sizes, "local size");
   }
-  // The tied kernel serves the launch if the requested sizes agree with its rule.
+  // The tied kernel serves the launch if the requested sizes agree with its rule. A local size
+  // alone keeps the rule's global size, rounded up to a multiple: the work-items past the mapped
+  // length would index past the arrays of the tied kernel (it has no bounds checks), so a
+  // rounded launch takes the free-thread kernel, whose maps loop over their ranges.
   bool tied = true;
   for (int d = 0; d < launch.dims; ++d) {
     if (!request.global.empty() && request.global[d] != tied_global[d])
       tied = false;
     if (!request.local.empty() && rule.local[d] && request.local[d] != tied_local[d])
+      tied = false;
+    if (request.global.empty() && !request.local.empty() && tied_global[d] % request.local[d] != 0)
       tied = false;
   }
   launch.tied = tied;

@@ -1,6 +1,10 @@
 /// to_string (canonical, minimal parentheses, parseable) and to_c (OpenCL C).
 #include "ir/arith/simplify_internal.hpp"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
 namespace liftx::arith {
 
 namespace {
@@ -137,6 +141,58 @@ int64_t lcm_of_denominators(const Expr& e) {
 
 std::string c_text(const Expr& e);
 
+/// The non-constant denominator of a term (the product of its factors with negative exponents)
+/// and its numerator (the term times that denominator); nullopt when it has none.
+std::optional<std::pair<Expr, Expr>> split_denominator(const Expr& term) {
+  if (is_cst(term))
+    return std::nullopt;
+  Rational coef{1, 1};
+  std::vector<Factor> factors;
+  flatten_prod(term, coef, factors);
+  std::vector<Factor> below;
+  for (const Factor& f : factors)
+    if (f.exponent < 0)
+      below.push_back({f.base, -f.exponent});
+  if (below.empty())
+    return std::nullopt;
+  const Expr denominator = make_prod(Rational{1, 1}, below);
+  return std::pair{denominator, term * denominator};
+}
+
+/// A sum with terms over non-constant denominators, printed as one division per denominator
+/// plus the other terms; nullopt when no term has such a denominator.
+std::optional<std::string> c_sum_over_denominators(const Expr& e) {
+  std::vector<std::pair<Expr, Expr>> groups; // denominator, sum of numerators
+  Expr rest(0);
+  for (const Expr& t : e.node().operands) {
+    std::optional<std::pair<Expr, Expr>> split = split_denominator(t);
+    if (!split) {
+      rest = rest + t;
+      continue;
+    }
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return compare_expr(g.first, split->first) == 0;
+    });
+    if (same == groups.end())
+      groups.push_back(*split);
+    else
+      same->second = same->second + split->second;
+  }
+  if (groups.empty())
+    return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [denominator, numerator] : groups)
+    parts.push_back("(" + c_text(numerator) + " / " + c_text(denominator) + ")");
+  if (!(is_cst(rest) && rest.node().value.num == 0))
+    parts.push_back(c_text(rest));
+  if (parts.size() == 1)
+    return parts.front();
+  std::string out = "(";
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i ? " + " : "") + parts[i];
+  return out + ")";
+}
+
 std::string c_product(const Expr& e) {
   Rational coef{1, 1};
   std::vector<Factor> factors;
@@ -175,8 +231,12 @@ std::string c_text(const Expr& e) {
   case Kind::Var:
     return n.name;
   case Kind::Sum: {
-    // Exact divisions in several terms are printed over one denominator: (N + M) / 4, since
-    // N / 4 + M / 4 would truncate each term separately.
+    // Terms that divide exactly by the same non-constant denominator are printed over it once:
+    // (j - k) /^ d is j/^d - k/^d in canonical form, and j / d - k / d would truncate each term
+    // separately (j = -99, k = 813, d = 19: -47 instead of -48).
+    if (std::optional<std::string> grouped = c_sum_over_denominators(e))
+      return *grouped;
+    // Exact divisions by constants are printed over one denominator: (N + M) / 4, likewise.
     int64_t l = lcm_of_denominators(e);
     if (l != 1)
       return "(" + c_text(e * Expr(l)) + " / " + std::to_string(l) + ")";

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -81,7 +83,22 @@ Assignment sample(const std::vector<TestVar>& vars, std::mt19937_64& rng) {
 
 // ---- test-side expression trees ----------------------------------------------------------------
 
-enum class Op { Const, Var, ExactLeaf, Add, Sub, Mul, Neg, Div, Mod, Min, Max, Select, ExactDiv };
+enum class Op {
+  Const,
+  Var,
+  ExactLeaf,
+  Add,
+  Sub,
+  Mul,
+  Neg,
+  Div,
+  Mod,
+  Min,
+  Max,
+  Select,
+  ExactDiv,
+  ExactDivByVar ///< kid /^ (variable % 3 + 3): exact only on the samples where it divides
+};
 
 struct Tree {
   Op op;
@@ -95,7 +112,9 @@ TreeP leaf(Op op, int64_t v) {
   return std::make_shared<Tree>(Tree{op, v, CmpOp::Lt, {}});
 }
 
-TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count) {
+/// `divide_by_variables`: also exact divisions by non-constant divisors (ExactDivByVar).
+TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count,
+                  bool divide_by_variables = false) {
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   if (depth == 0 || pick(5) == 0) {
     int k = pick(7);
@@ -107,11 +126,16 @@ TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count) {
   }
   static const Op ops[] = {Op::Add, Op::Add, Op::Sub, Op::Mul, Op::Neg,    Op::Div,     Op::Div,
                            Op::Mod, Op::Mod, Op::Min, Op::Max, Op::Select, Op::ExactDiv};
-  Op op = ops[pick(static_cast<int>(std::size(ops)))];
+  Op op = divide_by_variables && pick(4) == 0 ? Op::ExactDivByVar
+                                              : ops[pick(static_cast<int>(std::size(ops)))];
   auto t = std::make_shared<Tree>(Tree{op, 0, CmpOp::Lt, {}});
-  int arity = op == Op::Neg || op == Op::ExactDiv ? 1 : (op == Op::Select ? 4 : 2);
+  int arity = op == Op::Neg || op == Op::ExactDiv || op == Op::ExactDivByVar
+                  ? 1
+                  : (op == Op::Select ? 4 : 2);
   for (int i = 0; i < arity; ++i)
-    t->kids.push_back(random_tree(rng, depth - 1, var_count));
+    t->kids.push_back(random_tree(rng, depth - 1, var_count, divide_by_variables));
+  if (op == Op::ExactDivByVar)
+    t->value = pick(static_cast<int>(var_count));
   if ((op == Op::Div || op == Op::Mod) && pick(2) == 0) {
     // divisors are most interesting as small constants of either sign
     int64_t d = std::uniform_int_distribution<int64_t>(-5, 17)(rng);
@@ -152,6 +176,12 @@ int64_t eval_tree(const Tree& t, const std::vector<TestVar>& vars, const Assignm
     return fit(-i128{kid(0)});
   case Op::ExactDiv:
     return kid(0); // (c * a) /^ c
+  case Op::ExactDivByVar: {
+    const int64_t a = kid(0), d = env.at(vars[t.value].name) % 3 + 3;
+    if (a % d != 0)
+      throw Skip{}; // not exact on this sample: the program would not be well-formed
+    return a / d;
+  }
   case Op::Div:
   case Op::Mod: {
     int64_t a = kid(0), b = kid(1);
@@ -213,6 +243,8 @@ Expr build_tree(const Tree& t, const std::vector<TestVar>& vars) {
     return -kid(0);
   case Op::ExactDiv:
     return exact_div(kid(0) * Expr(t.value), Expr(t.value));
+  case Op::ExactDivByVar:
+    return exact_div(kid(0), vars[t.value].expr % Expr(3) + Expr(3));
   case Op::Div:
     return kid(0) / kid(1);
   case Op::Mod:
@@ -248,6 +280,8 @@ std::string tree_text(const Tree& t, const std::vector<TestVar>& vars) {
   case Op::ExactDiv:
     return "((" + kid(0) + " * " + std::to_string(t.value) + ") /^ " + std::to_string(t.value) +
            ")";
+  case Op::ExactDivByVar:
+    return "(" + kid(0) + " /^ (" + vars[t.value].name + " % 3 + 3))";
   case Op::Div:
     return "(" + kid(0) + " / " + kid(1) + ")";
   case Op::Mod:
@@ -379,6 +413,196 @@ TEST_CASE("property: built expressions evaluate like the raw C-semantics tree") 
   }
   CHECK(checked_values > 10000);
   CHECK(simplified_smaller > 300);
+}
+
+namespace {
+
+/// Evaluates OpenCL C integer expression text as to_c prints it (C semantics: / and % truncate;
+/// min, max, ?: and comparisons), for checking the printer against exact evaluation.
+class CText {
+public:
+  CText(const std::string& text, const Assignment& env) : text_(text), env_(env) {}
+  int64_t value() {
+    const int64_t v = ternary();
+    skip_spaces();
+    REQUIRE_MESSAGE(pos_ == text_.size(), "trailing text in " << text_);
+    return v;
+  }
+
+private:
+  void skip_spaces() {
+    while (pos_ < text_.size() && text_[pos_] == ' ')
+      ++pos_;
+  }
+  bool eat(const std::string& token) {
+    skip_spaces();
+    if (text_.compare(pos_, token.size(), token) != 0)
+      return false;
+    pos_ += token.size();
+    return true;
+  }
+  int64_t ternary() {
+    const int64_t l = sum();
+    static const std::pair<const char*, CmpOp> cmps[] = {{"<=", CmpOp::Le}, {">=", CmpOp::Ge},
+                                                         {"==", CmpOp::Eq}, {"!=", CmpOp::Ne},
+                                                         {"<", CmpOp::Lt},  {">", CmpOp::Gt}};
+    for (const auto& [token, cmp] : cmps)
+      if (eat(token)) {
+        const int64_t r = sum();
+        bool holds = cmp == CmpOp::Lt   ? l < r
+                     : cmp == CmpOp::Le ? l <= r
+                     : cmp == CmpOp::Gt ? l > r
+                     : cmp == CmpOp::Ge ? l >= r
+                     : cmp == CmpOp::Eq ? l == r
+                                        : l != r;
+        // Only the branch taken is evaluated, as in C; the other is parsed.
+        const bool live = live_;
+        REQUIRE(eat("?"));
+        live_ = live && holds;
+        const int64_t a = ternary();
+        REQUIRE(eat(":"));
+        live_ = live && !holds;
+        const int64_t b = ternary();
+        live_ = live;
+        return holds ? a : b;
+      }
+    return l;
+  }
+  int64_t sum() {
+    int64_t v = product();
+    for (;;) {
+      if (eat("+"))
+        v = live_ ? fit(i128{v} + product()) : product();
+      else if (eat("-"))
+        v = live_ ? fit(i128{v} - product()) : product();
+      else
+        return v;
+    }
+  }
+  int64_t product() {
+    int64_t v = unary();
+    for (;;) {
+      char op = 0;
+      if (eat("*"))
+        op = '*';
+      else if (eat("/"))
+        op = '/';
+      else if (eat("%"))
+        op = '%';
+      else
+        return v;
+      const int64_t r = unary();
+      if (!live_) {
+        v = 0;
+        continue;
+      }
+      if (op == '*') {
+        v = fit(i128{v} * r);
+        continue;
+      }
+      if (r == 0)
+        throw Skip{};
+      v = op == '/' ? fit(i128{v} / r) : static_cast<int64_t>(i128{v} % r);
+    }
+  }
+  int64_t unary() {
+    if (eat("-")) {
+      const int64_t v = unary();
+      return live_ ? fit(-i128{v}) : 0;
+    }
+    return primary();
+  }
+  int64_t primary() {
+    skip_spaces();
+    if (eat("(")) {
+      const int64_t v = ternary();
+      REQUIRE(eat(")"));
+      return v;
+    }
+    for (const char* f : {"min", "max"})
+      if (eat(std::string(f) + "(")) {
+        const int64_t a = ternary();
+        REQUIRE(eat(","));
+        const int64_t b = ternary();
+        REQUIRE(eat(")"));
+        return std::string(f) == "min" ? std::min(a, b) : std::max(a, b);
+      }
+    size_t end = pos_;
+    while (end < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
+      ++end;
+    REQUIRE_MESSAGE(end > pos_, "unexpected text at " << pos_ << " in " << text_);
+    const std::string word = text_.substr(pos_, end - pos_);
+    pos_ = end;
+    if (std::isdigit(static_cast<unsigned char>(word[0])))
+      return std::stoll(word);
+    return env_.at(word);
+  }
+
+  const std::string& text_;
+  const Assignment& env_;
+  size_t pos_ = 0;
+  bool live_ = true; ///< false inside the branch of a ?: that is not taken
+};
+
+} // namespace
+
+TEST_CASE("property: the OpenCL C text of an expression evaluates like the expression") {
+  // Exact divisions by non-constant divisors included: their C text once divided each term of a
+  // sum separately, truncating each ((j - k) /^ d printed as j / d - k / d).
+  uint64_t seed = test_seed();
+  INFO("seed = " << seed << " (set LIFTX_TEST_SEED to reproduce)");
+  std::mt19937_64 rng(seed + 1);
+  int checked = 0, over_variables = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<TestVar> vars = make_vars(rng);
+    TreeP tree = random_tree(rng, 1 + round % 4, vars.size(), true);
+    Expr built;
+    try {
+      built = build_tree(*tree, vars);
+    } catch (const liftx::UserError&) {
+      continue; // an identically zero divisor or an overflow: nothing to print
+    }
+    std::string c;
+    try {
+      c = to_c(built);
+    } catch (const liftx::UserError& e) {
+      if (is_overflow(e))
+        continue; // a common denominator too large for 64 bits
+      throw;
+    }
+    CAPTURE(tree_text(*tree, vars));
+    CAPTURE(c);
+    for (int s = 0; s < 12; ++s) {
+      const Assignment env = sample(vars, rng);
+      int64_t raw = 0;
+      try {
+        raw = eval_tree(*tree, vars, env);
+      } catch (const Skip&) {
+        continue;
+      }
+      std::string env_text = show(env);
+      CAPTURE(env_text);
+      try {
+        const int64_t got = CText(c, env).value();
+        CHECK(got == raw);
+        ++checked;
+        over_variables += c.find("% 3) + 3)") != std::string::npos;
+      } catch (const Skip&) {
+        // the C text overflows or divides by zero where the exact value does not: it may only
+        // happen in intermediate terms the exact evaluation never forms
+      }
+    }
+  }
+  CHECK(checked > 5000);
+  CHECK(over_variables > 500);
+}
+
+TEST_CASE("to_c: an exact division by a non-constant divides the whole sum once") {
+  Expr j = var("j"), k = var("k");
+  const Expr e = exact_div(j - k, Expr(19) % k);
+  CHECK(to_c(e) == "((j - k) / (19 % k))");
+  CHECK(CText(to_c(e), {{"j", -99}, {"k", 813}}).value() == -48);
 }
 
 TEST_CASE("property: proofs hold on every sampled assignment") {
