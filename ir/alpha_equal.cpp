@@ -1,6 +1,8 @@
 // Equality modulo renaming of bound parameters.
 #include "ir/expr.hpp"
 
+#include "ir/fields.hpp"
+
 #include <bit>
 #include <string>
 #include <unordered_map>
@@ -102,57 +104,26 @@ public:
     if (a.data().node.index() != b.data().node.index())
       return false;
     return std::visit(
-        [&](const auto& na) -> bool {
+        [&](const auto& na) {
           using N = std::decay_t<decltype(na)>;
           const N& nb = *b.as<N>();
-          if constexpr (std::is_same_v<N, Lambda>) {
-            if (na.params.size() != nb.params.size())
-              return false;
-            for (size_t i = 0; i < na.params.size(); ++i)
-              if (na.params[i].type() != nb.params[i].type())
-                return false;
-            Scope scope(*this, na.params, nb.params);
-            return expr(na.body, nb.body);
-          } else if constexpr (std::is_same_v<N, UserFun>) {
-            return equivalent_userfuns(*na.def, *nb.def);
-          } else if constexpr (std::is_same_v<N, Map> || std::is_same_v<N, MapSeq> ||
-                               std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
-                               std::is_same_v<N, ToPrivate>) {
-            return fun(na.f, nb.f);
-          } else if constexpr (std::is_same_v<N, MapGlb> || std::is_same_v<N, MapWrg> ||
-                               std::is_same_v<N, MapLcl>) {
-            return na.dim == nb.dim && fun(na.f, nb.f);
-          } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
-            return fun(na.f, nb.f) && expr(na.init, nb.init);
-          } else if constexpr (std::is_same_v<N, Iterate>) {
-            return na.count == nb.count && fun(na.f, nb.f);
-          } else if constexpr (std::is_same_v<N, Generate>) {
-            return na.length == nb.length && fun(na.f, nb.f);
-          } else if constexpr (std::is_same_v<N, Split>) {
-            return na.chunk == nb.chunk;
-          } else if constexpr (std::is_same_v<N, Slide>) {
-            return na.size == nb.size && na.step == nb.step;
-          } else if constexpr (std::is_same_v<N, Pad>) {
-            return na.left == nb.left && na.right == nb.right &&
-                   same_boundary(na.boundary, nb.boundary);
-          } else if constexpr (std::is_same_v<N, At>) {
-            return na.index == nb.index;
-          } else if constexpr (std::is_same_v<N, Get>) {
-            return na.index == nb.index;
-          } else if constexpr (std::is_same_v<N, AsVector>) {
-            return na.width == nb.width;
-          } else if constexpr (std::is_same_v<N, Vectorize>) {
-            return na.width == nb.width && fun(na.f, nb.f);
-          } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
-            return na.size == nb.size && na.step == nb.step && fun(na.f, nb.f);
-          } else {
-            static_assert(std::is_same_v<N, Zip> || std::is_same_v<N, Join> ||
-                          std::is_same_v<N, Transpose> || std::is_same_v<N, Id> ||
-                          std::is_same_v<N, AsScalar>);
-            return true;
-          }
+          if constexpr (std::is_same_v<N, Lambda>)
+            return lambda(na, nb);
+          else
+            return all_fields(na, nb, [this](const auto& x, const auto& y) { return same(x, y); });
         },
         a.data().node);
+  }
+
+  /// Lambdas with parameters of the same types, and bodies equal once the parameters are bound.
+  bool lambda(const Lambda& a, const Lambda& b) {
+    if (a.params.size() != b.params.size())
+      return false;
+    for (size_t i = 0; i < a.params.size(); ++i)
+      if (a.params[i].type() != b.params[i].type())
+        return false;
+    Scope scope(*this, a.params, b.params);
+    return expr(a.body, b.body);
   }
 
   /// Binds `as[i]` to `bs[i]` for the lifetime of the scope (restoring shadowed entries).
@@ -216,6 +187,14 @@ public:
   };
 
 private:
+  // Fields of ir/fields.hpp, by type.
+  bool same(int x, int y) { return x == y; }
+  bool same(const arith::Expr& x, const arith::Expr& y) { return x == y; }
+  bool same(const Boundary& x, const Boundary& y) { return same_boundary(x, y); }
+  bool same(const UserFunPtr& x, const UserFunPtr& y) { return equivalent_userfuns(*x, *y); }
+  bool same(const Fun& x, const Fun& y) { return fun(x, y); }
+  bool same(const Expr& x, const Expr& y) { return expr(x, y); }
+
   std::unordered_map<uint64_t, uint64_t> a_to_b_;
   std::unordered_map<uint64_t, uint64_t> b_to_a_;
   int renamed_ = 0; ///< bindings with a != b; identical subtrees are equal only when 0

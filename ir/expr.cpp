@@ -2,6 +2,9 @@
 // reduction, and the typing rules of ir/expr.hpp (result_type).
 #include "ir/expr.hpp"
 
+#include "ir/fields.hpp"
+#include "ir/primitives.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -34,67 +37,37 @@ size_t boundary_hash(const Boundary& b) {
   return b.kind == Boundary::Kind::Constant ? mix(h, scalar_hash(b.value)) : h;
 }
 
-/// Hash of a function node from its kind and fields; child hashes are already cached.
+// One overload per field type of ir/fields.hpp.
+void mix_field(size_t& h, int v) {
+  h = mix(h, static_cast<size_t>(v));
+}
+void mix_field(size_t& h, const arith::Expr& e) {
+  h = mix(h, e.hash());
+}
+void mix_field(size_t& h, const Expr& e) {
+  h = mix(h, e.hash());
+}
+void mix_field(size_t& h, const Fun& f) {
+  h = mix(h, f.hash());
+}
+void mix_field(size_t& h, const Boundary& b) {
+  h = mix(h, boundary_hash(b));
+}
+void mix_field(size_t& h, const std::vector<Expr>& params) {
+  h = mix(h, params.size());
+  for (const Expr& p : params)
+    h = mix(h, p.hash());
+}
+void mix_field(size_t& h, const UserFunPtr& def) {
+  h = mix(h, std::hash<std::string>{}(def->name()));
+  h = mix(h, def->params().size());
+}
+
+/// Hash of a function node from its kind and fields in order; child hashes are already cached.
 size_t fun_node_hash(const FunNode& node) {
   size_t h = mix(0xf00u, node.index());
-  auto add = [&h](size_t v) { h = mix(h, v); };
-  std::visit(
-      [&](const auto& n) {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, Lambda>) {
-          add(n.params.size());
-          for (const Expr& p : n.params)
-            add(p.hash());
-          add(n.body.hash());
-        } else if constexpr (std::is_same_v<N, UserFun>) {
-          add(std::hash<std::string>{}(n.def->name()));
-          add(n.def->params().size());
-        } else if constexpr (std::is_same_v<N, Map> || std::is_same_v<N, MapSeq> ||
-                             std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
-                             std::is_same_v<N, ToPrivate>) {
-          add(n.f.hash());
-        } else if constexpr (std::is_same_v<N, MapGlb> || std::is_same_v<N, MapWrg> ||
-                             std::is_same_v<N, MapLcl>) {
-          add(static_cast<size_t>(n.dim));
-          add(n.f.hash());
-        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
-          add(n.f.hash());
-          add(n.init.hash());
-        } else if constexpr (std::is_same_v<N, Iterate>) {
-          add(n.count.hash());
-          add(n.f.hash());
-        } else if constexpr (std::is_same_v<N, Split>) {
-          add(n.chunk.hash());
-        } else if constexpr (std::is_same_v<N, Slide>) {
-          add(n.size.hash());
-          add(n.step.hash());
-        } else if constexpr (std::is_same_v<N, Pad>) {
-          add(n.left.hash());
-          add(n.right.hash());
-          add(boundary_hash(n.boundary));
-        } else if constexpr (std::is_same_v<N, At>) {
-          add(n.index.hash());
-        } else if constexpr (std::is_same_v<N, Get>) {
-          add(static_cast<size_t>(n.index));
-        } else if constexpr (std::is_same_v<N, Generate>) {
-          add(n.length.hash());
-          add(n.f.hash());
-        } else if constexpr (std::is_same_v<N, AsVector>) {
-          add(static_cast<size_t>(n.width));
-        } else if constexpr (std::is_same_v<N, Vectorize>) {
-          add(static_cast<size_t>(n.width));
-          add(n.f.hash());
-        } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
-          add(n.f.hash());
-          add(n.size.hash());
-          add(n.step.hash());
-        } else {
-          static_assert(std::is_same_v<N, Zip> || std::is_same_v<N, Join> ||
-                        std::is_same_v<N, Transpose> || std::is_same_v<N, Id> ||
-                        std::is_same_v<N, AsScalar>);
-        }
-      },
-      node);
+  std::visit([&](const auto& n) { for_each_field(n, [&](const auto& x) { mix_field(h, x); }); },
+             node);
   return h;
 }
 
@@ -113,42 +86,34 @@ std::string types_text(std::span<const Type> types) {
   return out + ")";
 }
 
-std::string arith_arg(const arith::Expr& e) {
-  return e.to_string();
-}
-
-/// How a function's head reads in error messages: `split(4)`, `mapGlb0`, `userfun jacobi5`.
+/// How a function's head reads in error messages: `split(4)`, `mapGlb0`, `userfun jacobi5`: its
+/// name and the parameters that are not functions or values.
 std::string head_label(const Fun& f) {
-  return std::visit(
-      [&](const auto& n) -> std::string {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, UserFun>)
-          return "userfun " + n.def->name();
-        else if constexpr (std::is_same_v<N, Iterate>)
-          return fmt::format("iterate({})", arith_arg(n.count));
-        else if constexpr (std::is_same_v<N, Split>)
-          return fmt::format("split({})", arith_arg(n.chunk));
-        else if constexpr (std::is_same_v<N, Slide>)
-          return fmt::format("slide({}, {})", arith_arg(n.size), arith_arg(n.step));
-        else if constexpr (std::is_same_v<N, Pad>)
-          return fmt::format("pad({}, {}, {})", arith_arg(n.left), arith_arg(n.right),
-                             boundary_text(n.boundary));
-        else if constexpr (std::is_same_v<N, At>)
-          return fmt::format("at({})", arith_arg(n.index));
-        else if constexpr (std::is_same_v<N, Get>)
-          return fmt::format("get({})", n.index);
-        else if constexpr (std::is_same_v<N, Generate>)
-          return fmt::format("array({})", arith_arg(n.length));
-        else if constexpr (std::is_same_v<N, AsVector>)
-          return fmt::format("asVector({})", n.width);
-        else if constexpr (std::is_same_v<N, Vectorize>)
-          return fmt::format("vectorize({}, {})", n.width, fun_name(n.f));
-        else if constexpr (std::is_same_v<N, MapSeqSlide>)
-          return fmt::format("mapSeqSlide({}, {})", arith_arg(n.size), arith_arg(n.step));
-        else
-          return fun_name(f);
+  if (const auto* u = f.as<UserFun>())
+    return "userfun " + u->def->name();
+  if (const auto* v = f.as<Vectorize>())
+    return fmt::format("vectorize({}, {})", v->width, fun_name(v->f));
+  std::string sizes;
+  auto add = [&sizes](const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    std::string text;
+    if constexpr (std::is_same_v<T, arith::Expr>)
+      text = field.to_string();
+    else if constexpr (std::is_same_v<T, int>)
+      text = std::to_string(field);
+    else if constexpr (std::is_same_v<T, Boundary>)
+      text = boundary_text(field);
+    else
+      return; // functions and values are not part of the label
+    sizes += (sizes.empty() ? "" : ", ") + text;
+  };
+  std::visit(
+      [&](const auto& n) {
+        if constexpr (!requires { n.dim; }) // the dimension is part of the name: mapGlb0
+          for_each_field(n, add);
       },
       f.data().node);
+  return sizes.empty() ? fun_name(f) : fmt::format("{}({})", fun_name(f), sizes);
 }
 
 [[noreturn]] void type_error(const Fun& f, const std::string& what) {
@@ -295,6 +260,73 @@ void check_size_at_least(const arith::Expr& e, int64_t least, const char* what,
                          const std::string& prim) {
   LIFTX_USER_CHECK(arith::prove_le(arith::Expr(least), e), "{}: {} must be >= {}, got {}", prim,
                    what, least, e.to_string());
+}
+
+void check_dim(const char* prim, int dim) {
+  LIFTX_USER_CHECK(dim >= 0 && dim <= 2, "{}: dimension must be 0, 1 or 2, got {}", prim, dim);
+}
+
+void check_vector_width(const char* prim, int width) {
+  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
+                   "{}: width {} is not an OpenCL vector width (2, 4, 8 or 16)", prim, width);
+}
+
+// The checks of each node's constructor, applied by make() whichever way a node is built.
+void check(const auto&) {}
+void check(const UserFun& n) {
+  LIFTX_INTERNAL_CHECK(n.def != nullptr, "user_fun of a null definition");
+}
+void check(const MapGlb& n) {
+  check_dim("mapGlb", n.dim);
+}
+void check(const MapWrg& n) {
+  check_dim("mapWrg", n.dim);
+}
+void check(const MapLcl& n) {
+  check_dim("mapLcl", n.dim);
+}
+void check(const Iterate& n) {
+  auto k = n.count.as_constant();
+  LIFTX_USER_CHECK(k && *k >= 0, "iterate: count must be a non-negative constant, got {}",
+                   n.count.to_string());
+}
+void check(const Split& n) {
+  check_size_at_least(n.chunk, 1, "chunk size", "split");
+}
+void check(const Slide& n) {
+  check_size_at_least(n.size, 1, "window size", "slide");
+  check_size_at_least(n.step, 1, "step", "slide");
+}
+void check(const Pad& n) {
+  check_size_at_least(n.left, 0, "left padding", "pad");
+  check_size_at_least(n.right, 0, "right padding", "pad");
+}
+void check(const At& n) {
+  LIFTX_USER_CHECK(!arith::prove_lt(n.index, arith::Expr(0)), "at: index must be >= 0, got {}",
+                   n.index.to_string());
+}
+void check(const Get& n) {
+  LIFTX_USER_CHECK(n.index >= 0, "get: index must be >= 0, got {}", n.index);
+}
+void check(const Generate& n) {
+  check_size_at_least(n.length, 0, "length", "array");
+}
+void check(const AsVector& n) {
+  check_vector_width("asVector", n.width);
+}
+void check(const Vectorize& n) {
+  check_vector_width("vectorize", n.width);
+  const auto* u = n.f.as<UserFun>();
+  LIFTX_USER_CHECK(u != nullptr, "vectorize: expected a user function, got {}", fun_name(n.f));
+  LIFTX_USER_CHECK(
+      u->def->result() != ScalarKind::Bool &&
+          std::none_of(u->def->params().begin(), u->def->params().end(),
+                       [](const UserFunParam& p) { return p.kind == ScalarKind::Bool; }),
+      "vectorize: {} takes or returns bool, which has no OpenCL vector type", u->def->name());
+}
+void check(const MapSeqSlide& n) {
+  check_size_at_least(n.size, 1, "window size", "mapSeqSlide");
+  check_size_at_least(n.step, 1, "step", "mapSeqSlide");
 }
 
 std::atomic<uint64_t> next_param_id{1};
@@ -483,201 +515,101 @@ Fun lambda(std::vector<Expr> params, Expr body) {
   return make_fun(Lambda{std::move(params), std::move(body)});
 }
 
-Fun user_fun(UserFunPtr def) {
-  LIFTX_INTERNAL_CHECK(def != nullptr, "user_fun of a null definition");
-  return make_fun(UserFun{std::move(def)});
+Fun make(FunNode node) {
+  if (auto* l = std::get_if<Lambda>(&node))
+    return lambda(std::move(l->params), std::move(l->body));
+  std::visit([](const auto& n) { check(n); }, node);
+  return make_fun(std::move(node));
 }
 
+Fun user_fun(UserFunPtr def) {
+  return make(UserFun{std::move(def)});
+}
 Fun map(Fun f) {
-  return make_fun(Map{std::move(f)});
+  return make(Map{std::move(f)});
 }
 Fun map_seq(Fun f) {
-  return make_fun(MapSeq{std::move(f)});
+  return make(MapSeq{std::move(f)});
 }
-
-namespace {
-void check_dim(const char* prim, int dim) {
-  LIFTX_USER_CHECK(dim >= 0 && dim <= 2, "{}: dimension must be 0, 1 or 2, got {}", prim, dim);
-}
-} // namespace
-
 Fun map_glb(int dim, Fun f) {
-  check_dim("mapGlb", dim);
-  return make_fun(MapGlb{dim, std::move(f)});
+  return make(MapGlb{dim, std::move(f)});
 }
 Fun map_wrg(int dim, Fun f) {
-  check_dim("mapWrg", dim);
-  return make_fun(MapWrg{dim, std::move(f)});
+  return make(MapWrg{dim, std::move(f)});
 }
 Fun map_lcl(int dim, Fun f) {
-  check_dim("mapLcl", dim);
-  return make_fun(MapLcl{dim, std::move(f)});
+  return make(MapLcl{dim, std::move(f)});
 }
 Fun reduce(Fun f, Expr init) {
-  return make_fun(Reduce{std::move(f), std::move(init)});
+  return make(Reduce{std::move(f), std::move(init)});
 }
 Fun reduce_seq(Fun f, Expr init) {
-  return make_fun(ReduceSeq{std::move(f), std::move(init)});
+  return make(ReduceSeq{std::move(f), std::move(init)});
 }
-
 Fun iterate(arith::Expr count, Fun f) {
-  auto k = count.as_constant();
-  LIFTX_USER_CHECK(k && *k >= 0, "iterate: count must be a non-negative constant, got {}",
-                   count.to_string());
-  return make_fun(Iterate{std::move(count), std::move(f)});
+  return make(Iterate{std::move(count), std::move(f)});
 }
-
 Fun zip() {
-  return make_fun(Zip{});
+  return make(Zip{});
 }
-
 Fun split(arith::Expr chunk) {
-  check_size_at_least(chunk, 1, "chunk size", "split");
-  return make_fun(Split{std::move(chunk)});
+  return make(Split{std::move(chunk)});
 }
-
 Fun join() {
-  return make_fun(Join{});
+  return make(Join{});
 }
-
 Fun slide(arith::Expr size, arith::Expr step) {
-  check_size_at_least(size, 1, "window size", "slide");
-  check_size_at_least(step, 1, "step", "slide");
-  return make_fun(Slide{std::move(size), std::move(step)});
+  return make(Slide{std::move(size), std::move(step)});
 }
-
 Fun pad(arith::Expr left, arith::Expr right, Boundary boundary) {
-  check_size_at_least(left, 0, "left padding", "pad");
-  check_size_at_least(right, 0, "right padding", "pad");
-  return make_fun(Pad{std::move(left), std::move(right), boundary});
+  return make(Pad{std::move(left), std::move(right), boundary});
 }
-
 Fun at(arith::Expr index) {
-  LIFTX_USER_CHECK(!arith::prove_lt(index, arith::Expr(0)), "at: index must be >= 0, got {}",
-                   index.to_string());
-  return make_fun(At{std::move(index)});
+  return make(At{std::move(index)});
 }
-
 Expr Expr::operator[](const arith::Expr& index) const {
   return call(at(index), {*this});
 }
-
 Fun get(int index) {
-  LIFTX_USER_CHECK(index >= 0, "get: index must be >= 0, got {}", index);
-  return make_fun(Get{index});
+  return make(Get{index});
 }
-
 Fun transpose() {
-  return make_fun(Transpose{});
+  return make(Transpose{});
 }
 Fun id() {
-  return make_fun(Id{});
+  return make(Id{});
 }
-
 Fun generate(arith::Expr length, Fun f) {
-  check_size_at_least(length, 0, "length", "array");
-  return make_fun(Generate{std::move(length), std::move(f)});
+  return make(Generate{std::move(length), std::move(f)});
 }
-
 Fun to_global(Fun f) {
-  return make_fun(ToGlobal{std::move(f)});
+  return make(ToGlobal{std::move(f)});
 }
 Fun to_local(Fun f) {
-  return make_fun(ToLocal{std::move(f)});
+  return make(ToLocal{std::move(f)});
 }
 Fun to_private(Fun f) {
-  return make_fun(ToPrivate{std::move(f)});
+  return make(ToPrivate{std::move(f)});
 }
-
 Fun as_vector(int width) {
-  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
-                   "asVector: width {} is not an OpenCL vector width (2, 4, 8 or 16)", width);
-  return make_fun(AsVector{width});
+  return make(AsVector{width});
 }
 Fun as_scalar() {
-  return make_fun(AsScalar{});
+  return make(AsScalar{});
 }
 Fun vectorize(int width, Fun user_function) {
-  LIFTX_USER_CHECK(width == 2 || width == 4 || width == 8 || width == 16,
-                   "vectorize: width {} is not an OpenCL vector width (2, 4, 8 or 16)", width);
-  const auto* u = user_function.as<UserFun>();
-  LIFTX_USER_CHECK(u != nullptr, "vectorize: expected a user function, got {}",
-                   fun_name(user_function));
-  LIFTX_USER_CHECK(
-      u->def->result() != ScalarKind::Bool &&
-          std::none_of(u->def->params().begin(), u->def->params().end(),
-                       [](const UserFunParam& p) { return p.kind == ScalarKind::Bool; }),
-      "vectorize: {} takes or returns bool, which has no OpenCL vector type", u->def->name());
-  return make_fun(Vectorize{width, std::move(user_function)});
+  return make(Vectorize{width, std::move(user_function)});
 }
 Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step) {
-  check_size_at_least(size, 1, "window size", "mapSeqSlide");
-  check_size_at_least(step, 1, "step", "mapSeqSlide");
-  return make_fun(MapSeqSlide{std::move(f), std::move(size), std::move(step)});
+  return make(MapSeqSlide{std::move(f), std::move(size), std::move(step)});
 }
 
 std::string fun_name(const Fun& f) {
-  return std::visit(
-      [](const auto& n) -> std::string {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, Lambda>)
-          return "lambda";
-        else if constexpr (std::is_same_v<N, UserFun>)
-          return n.def->name();
-        else if constexpr (std::is_same_v<N, Map>)
-          return "map";
-        else if constexpr (std::is_same_v<N, MapSeq>)
-          return "mapSeq";
-        else if constexpr (std::is_same_v<N, MapGlb>)
-          return fmt::format("mapGlb{}", n.dim);
-        else if constexpr (std::is_same_v<N, MapWrg>)
-          return fmt::format("mapWrg{}", n.dim);
-        else if constexpr (std::is_same_v<N, MapLcl>)
-          return fmt::format("mapLcl{}", n.dim);
-        else if constexpr (std::is_same_v<N, Reduce>)
-          return "reduce";
-        else if constexpr (std::is_same_v<N, ReduceSeq>)
-          return "reduceSeq";
-        else if constexpr (std::is_same_v<N, Iterate>)
-          return "iterate";
-        else if constexpr (std::is_same_v<N, Zip>)
-          return "zip";
-        else if constexpr (std::is_same_v<N, Split>)
-          return "split";
-        else if constexpr (std::is_same_v<N, Join>)
-          return "join";
-        else if constexpr (std::is_same_v<N, Slide>)
-          return "slide";
-        else if constexpr (std::is_same_v<N, Pad>)
-          return "pad";
-        else if constexpr (std::is_same_v<N, At>)
-          return "at";
-        else if constexpr (std::is_same_v<N, Get>)
-          return "get";
-        else if constexpr (std::is_same_v<N, Transpose>)
-          return "transpose";
-        else if constexpr (std::is_same_v<N, Id>)
-          return "id";
-        else if constexpr (std::is_same_v<N, Generate>)
-          return "array";
-        else if constexpr (std::is_same_v<N, ToGlobal>)
-          return "toGlobal";
-        else if constexpr (std::is_same_v<N, ToLocal>)
-          return "toLocal";
-        else if constexpr (std::is_same_v<N, ToPrivate>)
-          return "toPrivate";
-        else if constexpr (std::is_same_v<N, AsVector>)
-          return "asVector";
-        else if constexpr (std::is_same_v<N, AsScalar>)
-          return "asScalar";
-        else if constexpr (std::is_same_v<N, Vectorize>)
-          return "vectorize";
-        else if constexpr (std::is_same_v<N, MapSeqSlide>)
-          return "mapSeqSlide";
-        else
-          static_assert(sizeof(N) == 0, "fun_name: missing kind");
-      },
-      f.data().node);
+  if (const Primitive* p = primitive_of(f))
+    return std::string(p->name);
+  if (const auto* u = f.as<UserFun>())
+    return u->def->name();
+  return "lambda";
 }
 
 // ---- programs -----------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 // The .lift printer (grammar in docs / notes): output parses back to an alpha-equal program.
 #include "ir/expr.hpp"
 
+#include "ir/fields.hpp"
+#include "ir/primitives.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -11,16 +14,18 @@ namespace {
 
 /// Names the printer never gives a parameter: keywords, primitives, boundaries and built-ins.
 const std::set<std::string, std::less<>>& reserved_names() {
-  static const std::set<std::string, std::less<>> names = {
-      "userfun", "def",       "true",       "false",       "bool",      "int",        "float",
-      "double",  "map",       "mapSeq",     "mapGlb0",     "mapGlb1",   "mapGlb2",    "mapWrg0",
-      "mapWrg1", "mapWrg2",   "mapLcl0",    "mapLcl1",     "mapLcl2",   "reduce",     "reduceSeq",
-      "iterate", "zip",       "split",      "join",        "slide",     "pad",        "at",
-      "get",     "transpose", "id",         "array",       "toGlobal",  "toLocal",    "toPrivate",
-      "map2D",   "map3D",     "slide2D",    "slide3D",     "pad2D",     "pad3D",      "zip2D",
-      "zip3D",   "clamp",     "mirror",     "wrap",        "constant",  "add",        "mult",
-      "add_int", "mult_int",  "add_double", "mult_double", "min",       "max",        "mapGlb",
-      "mapWrg",  "mapLcl",    "asVector",   "asScalar",    "vectorize", "mapSeqSlide"};
+  static const std::set<std::string, std::less<>> names = [] {
+    std::set<std::string, std::less<>> set = {
+        "userfun", "def",      "true",       "false",       "bool",     "int", "float",
+        "double",  "clamp",    "mirror",     "wrap",        "constant", "add", "mult",
+        "add_int", "mult_int", "add_double", "mult_double", "min",      "max"};
+    for (const Primitive& p : primitives())
+      set.emplace(p.name);
+    for (ParallelLevel level :
+         {ParallelLevel::Global, ParallelLevel::Workgroup, ParallelLevel::Local})
+      set.emplace(map_family(level));
+    return set;
+  }();
   return names;
 }
 
@@ -171,44 +176,31 @@ private:
     return out;
   }
 
-  static bool has_params(const Fun& f) {
-    return !(f.as<Zip>() || f.as<Join>() || f.as<Transpose>() || f.as<Id>() || f.as<AsScalar>());
-  }
+  static bool has_params(const Fun& f) { return !primitive_of(f)->params.empty(); }
 
-  /// The parameters of a primitive (everything but its data arguments), printed.
+  /// The parameters of a primitive (everything but its data arguments), printed: its fields in
+  /// order.
   std::vector<std::string> prim_params(const Fun& f) {
-    return std::visit(
-        [&](const auto& n) -> std::vector<std::string> {
-          using N = std::decay_t<decltype(n)>;
-          if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>)
-            return {fun(n.f), expr(n.init)};
-          else if constexpr (std::is_same_v<N, Iterate>)
-            return {arith_text(n.count), fun(n.f)};
-          else if constexpr (std::is_same_v<N, Generate>)
-            return {arith_text(n.length), fun(n.f)};
-          else if constexpr (std::is_same_v<N, Split>)
-            return {arith_text(n.chunk)};
-          else if constexpr (std::is_same_v<N, Slide>)
-            return {arith_text(n.size), arith_text(n.step)};
-          else if constexpr (std::is_same_v<N, Pad>)
-            return {arith_text(n.left), arith_text(n.right), boundary_text(n.boundary)};
-          else if constexpr (std::is_same_v<N, At>)
-            return {arith_text(n.index)};
-          else if constexpr (std::is_same_v<N, Get>)
-            return {std::to_string(n.index)};
-          else if constexpr (std::is_same_v<N, AsVector>)
-            return {std::to_string(n.width)};
-          else if constexpr (std::is_same_v<N, Vectorize>)
-            return {std::to_string(n.width), fun(n.f)};
-          else if constexpr (std::is_same_v<N, MapSeqSlide>)
-            return {fun(n.f), arith_text(n.size), arith_text(n.step)};
-          else if constexpr (requires { n.f; })
-            return {fun(n.f)};
+    std::vector<std::string> out;
+    std::visit(
+        [&](const auto& n) {
+          if constexpr (requires { n.dim; }) // part of the name: mapGlb0
+            out.push_back(fun(n.f));
           else
-            return {};
+            for_each_field(n, [&](const auto& x) { out.push_back(text(x)); });
         },
         f.data().node);
+    return out;
   }
+
+  // Fields of ir/fields.hpp, by type (lambdas and user functions are printed before).
+  std::string text(const Fun& f) { return fun(f); }
+  std::string text(const Expr& e) { return expr(e); }
+  std::string text(const arith::Expr& e) { return arith_text(e); }
+  std::string text(int v) { return std::to_string(v); }
+  std::string text(const Boundary& b) { return boundary_text(b); }
+  std::string text(const std::vector<Expr>&) { LIFTX_UNREACHABLE("a lambda is not a primitive"); }
+  std::string text(const UserFunPtr&) { LIFTX_UNREACHABLE("a user function is not a primitive"); }
 
   std::set<std::string, std::less<>> taken_;
   std::unordered_map<uint64_t, std::string> names_;

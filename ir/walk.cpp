@@ -1,6 +1,8 @@
 // Generic child iteration and free-parameter analysis.
 #include "ir/expr.hpp"
 
+#include "ir/fields.hpp"
+
 #include <unordered_set>
 
 namespace liftx::ir {
@@ -16,21 +18,44 @@ void for_each_child(const Expr& e, const std::function<void(const Fun&)>& on_fun
 
 void for_each_child(const Fun& f, const std::function<void(const Fun&)>& on_fun,
                     const std::function<void(const Expr&)>& on_expr) {
-  std::visit(
-      [&](const auto& n) {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, Lambda>) {
-          for (const Expr& p : n.params)
-            on_expr(p);
-          on_expr(n.body);
-        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
-          on_fun(n.f);
-          on_expr(n.init);
-        } else if constexpr (requires { n.f; }) {
-          on_fun(n.f);
-        }
-      },
-      f.data().node);
+  auto visit_field = [&](const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, Fun>)
+      on_fun(field);
+    else if constexpr (std::is_same_v<T, Expr>)
+      on_expr(field);
+    else if constexpr (std::is_same_v<T, std::vector<Expr>>) // a lambda's parameters
+      for (const Expr& p : field)
+        on_expr(p);
+  };
+  std::visit([&](const auto& n) { for_each_field(n, visit_field); }, f.data().node);
+}
+
+Fun map_children(const Fun& f, const std::function<Fun(const Fun&)>& on_fun,
+                 const std::function<Expr(const Expr&)>& on_expr) {
+  bool changed = false;
+  auto note = [&changed](const auto& before, auto after) {
+    changed = changed || !after.same_as(before);
+    return after;
+  };
+  auto map_field = [&](const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, Fun>) {
+      return note(field, on_fun(field));
+    } else if constexpr (std::is_same_v<T, Expr>) {
+      return note(field, on_expr(field));
+    } else if constexpr (std::is_same_v<T, std::vector<Expr>>) {
+      std::vector<Expr> params;
+      for (const Expr& p : field)
+        params.push_back(note(p, on_expr(p)));
+      return params;
+    } else {
+      return field; // sizes, ints, boundaries, user function definitions
+    }
+  };
+  FunNode node =
+      std::visit([&](const auto& n) { return FunNode(map_fields(n, map_field)); }, f.data().node);
+  return changed ? make(std::move(node)) : f;
 }
 
 namespace {

@@ -8,12 +8,23 @@ bool RuleContext::inside(std::string_view head) const {
   return std::find(enclosing.begin(), enclosing.end(), head) != enclosing.end();
 }
 
-bool RuleContext::inside_parallel(std::string_view level, int dim) const {
-  return std::any_of(enclosing.begin(), enclosing.end(), [&](const std::string& h) {
-    if (h.rfind(level, 0) != 0 || h.size() != level.size() + 1)
-      return false;
-    return dim < 0 || h.back() == static_cast<char>('0' + dim);
+bool RuleContext::inside(ir::ParallelLevel level, int dim) const {
+  return std::any_of(enclosing.begin(), enclosing.end(), [&](const std::string& head) {
+    const ir::Primitive* p = ir::find_primitive(head);
+    return p && p->level == level && (dim < 0 || p->dim == dim);
   });
+}
+
+bool RuleContext::inside_parallel(std::string_view family, int dim) const {
+  for (auto level :
+       {ir::ParallelLevel::Global, ir::ParallelLevel::Workgroup, ir::ParallelLevel::Local})
+    if (ir::map_family(level) == family)
+      return inside(level, dim);
+  return false;
+}
+
+const ir::Primitive* RuleContext::innermost() const {
+  return enclosing.empty() ? nullptr : ir::find_primitive(enclosing.back());
 }
 
 bool applied(const RuleResult& r) {

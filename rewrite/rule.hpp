@@ -3,6 +3,7 @@
 /// a refusal with its reason. A rule never traverses; the driver (rewrite/walk.hpp) finds the
 /// sites and rebuilds the program around the replacement, re-typechecking on the way.
 #include "ir/expr.hpp"
+#include "ir/primitives.hpp"
 
 #include <functional>
 #include <string>
@@ -19,12 +20,18 @@ using RuleResult = std::variant<ir::Expr, NoMatch>;
 
 /// What a rule may need to know about where its site is.
 struct RuleContext {
-  /// The function heads of the maps (and reductions, iterates) enclosing the site, outermost
-  /// first: "map", "mapGlb0", "mapWrg1", "mapLcl0", "mapSeq", "reduceSeq", ...
+  /// The loops (maps, reductions, iterates, mapSeqSlide) enclosing the site, outermost first, by
+  /// their names in .lift: "map", "mapGlb0", "mapWrg1", "mapSeq", "reduceSeq", ... The queries
+  /// below read their entries in the primitive registry (ir/primitives.hpp).
   std::vector<std::string> enclosing;
   bool inside(std::string_view head) const;
-  /// Inside any mapGlb/mapWrg/mapLcl of dimension `dim` (or any dimension when dim < 0).
-  bool inside_parallel(std::string_view level, int dim = -1) const;
+  /// Inside a map of `level` of dimension `dim` (of any dimension when dim < 0).
+  bool inside(ir::ParallelLevel level, int dim = -1) const;
+  /// inside(level, dim) for the level whose maps are called `family` ("mapGlb", "mapWrg",
+  /// "mapLcl"); false for any other name.
+  bool inside_parallel(std::string_view family, int dim = -1) const;
+  /// The innermost enclosing loop; nullptr at the top level.
+  const ir::Primitive* innermost() const;
 };
 
 struct Rule {

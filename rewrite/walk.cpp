@@ -1,5 +1,8 @@
 #include "rewrite/walk.hpp"
 
+#include "ir/fields.hpp"
+#include "ir/primitives.hpp"
+
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -16,42 +19,34 @@ const ir::Type& element_of(const ir::Type& t) {
   return a->element;
 }
 
-/// The function child of `f` (map-likes, toX, iterate, array, reduce) and the argument types it
-/// receives when `f` is applied to arguments of `types`; nullopt for functions without one.
+/// The function child of `f` (maps, reductions, iterate, mapSeqSlide, array, toGlobal/toLocal/
+/// toPrivate) and the argument types it receives when `f` is applied to arguments of `types`;
+/// nullopt for functions without one.
 std::optional<std::pair<ir::Fun, std::vector<ir::Type>>>
 function_child(const ir::Fun& f, const std::vector<ir::Type>& types) {
   auto first = [&]() -> const ir::Type& { return types.at(0); };
+  const ir::Primitive* prim = ir::primitive_of(f);
   return std::visit(
       [&](const auto& n) -> std::optional<std::pair<ir::Fun, std::vector<ir::Type>>> {
         using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, ir::Map> || std::is_same_v<N, ir::MapSeq> ||
-                      std::is_same_v<N, ir::MapGlb> || std::is_same_v<N, ir::MapWrg> ||
-                      std::is_same_v<N, ir::MapLcl>) {
-          return std::make_pair(n.f, std::vector<ir::Type>{element_of(first())});
-        } else if constexpr (std::is_same_v<N, ir::Reduce> || std::is_same_v<N, ir::ReduceSeq>) {
+        if constexpr (std::is_same_v<N, ir::Reduce> || std::is_same_v<N, ir::ReduceSeq>) {
           return std::make_pair(n.f, std::vector<ir::Type>{n.init.type(), element_of(first())});
-        } else if constexpr (std::is_same_v<N, ir::ToGlobal> || std::is_same_v<N, ir::ToLocal> ||
-                             std::is_same_v<N, ir::ToPrivate>) {
-          return std::make_pair(n.f, types);
-        } else if constexpr (std::is_same_v<N, ir::Iterate>) {
-          return std::make_pair(n.f, types);
         } else if constexpr (std::is_same_v<N, ir::Generate>) {
           return std::make_pair(n.f, std::vector<ir::Type>{ir::Type::int_(), ir::Type::int_()});
         } else if constexpr (std::is_same_v<N, ir::MapSeqSlide>) {
           return std::make_pair(
               n.f, std::vector<ir::Type>{ir::Type::array(element_of(first()), n.size)});
+        } else if constexpr (std::is_same_v<N, ir::Vectorize>) {
+          return std::nullopt; // a user function applied per vector component: not a site
+        } else if constexpr (requires { n.f; }) {
+          if (prim->pattern == ir::Pattern::Map)
+            return std::make_pair(n.f, std::vector<ir::Type>{element_of(first())});
+          return std::make_pair(n.f, types); // iterate, toGlobal/toLocal/toPrivate
         } else {
           return std::nullopt;
         }
       },
       f.data().node);
-}
-
-/// Heads that define the iteration context of what is inside them.
-bool opens_context(const ir::Fun& f) {
-  return f.as<ir::Map>() || f.as<ir::MapSeq>() || f.as<ir::MapGlb>() || f.as<ir::MapWrg>() ||
-         f.as<ir::MapLcl>() || f.as<ir::Reduce>() || f.as<ir::ReduceSeq>() || f.as<ir::Iterate>() ||
-         f.as<ir::MapSeqSlide>();
 }
 
 class SiteCollector {
@@ -93,7 +88,8 @@ private:
     auto child = function_child(f, types);
     if (!child)
       return;
-    bool opened = opens_context(f);
+    const ir::Primitive* prim = ir::primitive_of(f);
+    bool opened = prim && prim->loop();
     if (opened)
       context_.enclosing.push_back(ir::fun_name(f));
     path_.push_back(0);
@@ -130,6 +126,18 @@ private:
   RuleContext context_;
 };
 
+/// The children of a function in path order (ir::for_each_child's, a lambda's parameters left
+/// out: only its body is a child).
+std::vector<Node> children_of(const ir::Fun& f) {
+  if (const auto* l = f.as<ir::Lambda>())
+    return {l->body};
+  std::vector<Node> children;
+  ir::for_each_child(
+      f, [&](const ir::Fun& g) { children.emplace_back(g); },
+      [&](const ir::Expr& e) { children.emplace_back(e); });
+  return children;
+}
+
 Node child_of(const Node& node, uint32_t index) {
   if (const auto* e = std::get_if<ir::Expr>(&node)) {
     const auto* call = e->as<ir::Call>();
@@ -138,26 +146,10 @@ Node child_of(const Node& node, uint32_t index) {
       return call->fun;
     return call->args.at(index - 1);
   }
-  const ir::Fun& f = std::get<ir::Fun>(node);
-  if (const auto* l = f.as<ir::Lambda>()) {
-    LIFTX_INTERNAL_CHECK(index == 0, "a lambda has one child");
-    return l->body;
-  }
-  if (index == 1) {
-    if (const auto* r = f.as<ir::Reduce>())
-      return r->init;
-    if (const auto* r = f.as<ir::ReduceSeq>())
-      return r->init;
-  }
-  std::optional<ir::Fun> inner;
-  std::visit(
-      [&](const auto& n) {
-        if constexpr (requires { n.f; })
-          inner = n.f;
-      },
-      f.data().node);
-  LIFTX_INTERNAL_CHECK(inner && index == 0, "path descends into a function without children");
-  return *inner;
+  std::vector<Node> children = children_of(std::get<ir::Fun>(node));
+  LIFTX_INTERNAL_CHECK(index < children.size(), "path descends into child {} of {}", index,
+                       ir::fun_name(std::get<ir::Fun>(node)));
+  return children[index];
 }
 
 Node replace_in(const Node& node, const Path& path, size_t depth, const Node& replacement) {
@@ -183,51 +175,14 @@ ir::Expr with_child(const ir::Expr& e, uint32_t index, const Node& child) {
 }
 
 ir::Fun with_child(const ir::Fun& f, uint32_t index, const Node& child) {
-  if (index == 1) {
-    if (const auto* r = f.as<ir::Reduce>())
-      return ir::reduce(r->f, std::get<ir::Expr>(child));
-    if (const auto* r = f.as<ir::ReduceSeq>())
-      return ir::reduce_seq(r->f, std::get<ir::Expr>(child));
-  }
-  LIFTX_INTERNAL_CHECK(index == 0, "function child index {} out of range", index);
+  LIFTX_INTERNAL_CHECK(index < children_of(f).size(), "function child index {} out of range",
+                       index);
   if (const auto* l = f.as<ir::Lambda>())
     return ir::lambda(l->params, std::get<ir::Expr>(child));
-  const ir::Fun& g = std::get<ir::Fun>(child);
-  return std::visit(
-      [&](const auto& n) -> ir::Fun {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, ir::Map>)
-          return ir::map(g);
-        else if constexpr (std::is_same_v<N, ir::MapSeq>)
-          return ir::map_seq(g);
-        else if constexpr (std::is_same_v<N, ir::MapGlb>)
-          return ir::map_glb(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::MapWrg>)
-          return ir::map_wrg(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::MapLcl>)
-          return ir::map_lcl(n.dim, g);
-        else if constexpr (std::is_same_v<N, ir::Reduce>)
-          return ir::reduce(g, n.init);
-        else if constexpr (std::is_same_v<N, ir::ReduceSeq>)
-          return ir::reduce_seq(g, n.init);
-        else if constexpr (std::is_same_v<N, ir::Iterate>)
-          return ir::iterate(n.count, g);
-        else if constexpr (std::is_same_v<N, ir::Generate>)
-          return ir::generate(n.length, g);
-        else if constexpr (std::is_same_v<N, ir::ToGlobal>)
-          return ir::to_global(g);
-        else if constexpr (std::is_same_v<N, ir::ToLocal>)
-          return ir::to_local(g);
-        else if constexpr (std::is_same_v<N, ir::ToPrivate>)
-          return ir::to_private(g);
-        else if constexpr (std::is_same_v<N, ir::MapSeqSlide>)
-          return ir::map_seq_slide(g, n.size, n.step);
-        else if constexpr (std::is_same_v<N, ir::Vectorize>)
-          return ir::vectorize(n.width, g);
-        else
-          LIFTX_UNREACHABLE("{} has no function child", ir::fun_name(f));
-      },
-      f.data().node);
+  uint32_t i = 0;
+  return ir::map_children(
+      f, [&](const ir::Fun& g) { return i++ == index ? std::get<ir::Fun>(child) : g; },
+      [&](const ir::Expr& e) { return i++ == index ? std::get<ir::Expr>(child) : e; });
 }
 
 std::vector<Site> sites(const ir::Program& program) {

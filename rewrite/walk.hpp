@@ -3,8 +3,8 @@
 /// subexpression replaced. Children are numbered per node kind:
 ///   Expr call:        0 = the function, 1.. = the arguments
 ///   Fun lambda:       0 = the body
-///   Fun map-likes, toGlobal/toLocal/toPrivate, iterate, array: 0 = the function
-///   Fun reduce/reduceSeq: 0 = the function, 1 = the initial value
+///   Fun primitive:    its children in ir::for_each_child order: 0 = the function (maps,
+///                     toGlobal/toLocal/toPrivate, iterate, array, ...), 1 = reduce's initial value
 /// A path is the list of child numbers from the program body to a node.
 #include "rewrite/rule.hpp"
 

@@ -2,6 +2,7 @@
 #include "ir/parse/elaborate.hpp"
 
 #include "ir/derived.hpp"
+#include "ir/primitives.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -15,113 +16,23 @@ namespace {
 using Kind = Syntax::Kind;
 using ir::Scalar;
 
-// ---- the primitive table ------------------------------------------------------------------------
+// ---- primitives (ir/primitives.hpp) -------------------------------------------------------------
 
-enum class Prim : uint8_t {
-  Map,
-  MapSeq,
-  MapGlb,
-  MapWrg,
-  MapLcl,
-  Reduce,
-  ReduceSeq,
-  Iterate,
-  Zip,
-  Split,
-  Join,
-  Slide,
-  Pad,
-  At,
-  Get,
-  Transpose,
-  Id,
-  Array,
-  ToGlobal,
-  ToLocal,
-  ToPrivate,
-  AsVector,
-  AsScalar,
-  Vectorize,
-  MapSeqSlide,
-  // derived forms (ir/derived.hpp)
-  Map2D,
-  Map3D,
-  Slide2D,
-  Slide3D,
-  Pad2D,
-  Pad3D,
-  Zip2D,
-  Zip3D,
-};
+using ir::find_primitive;
+using ir::kAtLeastOne;
+using ir::kAtLeastTwo;
+using ir::node_kind;
+using ir::Primitive;
 
-constexpr int kAtLeastTwo = -1;
-constexpr int kAtLeastOne = -2;
-
-struct PrimitiveInfo {
-  std::string_view name;
-  Prim prim;
-  int dim; ///< mapGlb/mapWrg/mapLcl
-  /// One letter per parameter (the arguments before the data): f function, s size, i index,
-  /// v initial value, b boundary, n tuple index.
-  std::string_view params;
-  int data;                   ///< number of data arguments, or kAtLeastTwo
-  std::string_view data_noun; ///< "array", "tuple", "argument"
-  /// Derived forms that are a composition, not one ir::Fun: built as values, eta-expanded where a
-  /// function is expected.
-  bool composite;
-};
-
-constexpr PrimitiveInfo kPrimitives[] = {
-    {"map", Prim::Map, 0, "f", 1, "array", false},
-    {"mapSeq", Prim::MapSeq, 0, "f", 1, "array", false},
-    {"mapGlb0", Prim::MapGlb, 0, "f", 1, "array", false},
-    {"mapGlb1", Prim::MapGlb, 1, "f", 1, "array", false},
-    {"mapGlb2", Prim::MapGlb, 2, "f", 1, "array", false},
-    {"mapWrg0", Prim::MapWrg, 0, "f", 1, "array", false},
-    {"mapWrg1", Prim::MapWrg, 1, "f", 1, "array", false},
-    {"mapWrg2", Prim::MapWrg, 2, "f", 1, "array", false},
-    {"mapLcl0", Prim::MapLcl, 0, "f", 1, "array", false},
-    {"mapLcl1", Prim::MapLcl, 1, "f", 1, "array", false},
-    {"mapLcl2", Prim::MapLcl, 2, "f", 1, "array", false},
-    {"reduce", Prim::Reduce, 0, "fv", 1, "array", false},
-    {"reduceSeq", Prim::ReduceSeq, 0, "fv", 1, "array", false},
-    {"iterate", Prim::Iterate, 0, "sf", 1, "argument", false},
-    {"zip", Prim::Zip, 0, "", kAtLeastTwo, "array", false},
-    {"split", Prim::Split, 0, "s", 1, "array", false},
-    {"join", Prim::Join, 0, "", 1, "array", false},
-    {"slide", Prim::Slide, 0, "ss", 1, "array", false},
-    {"pad", Prim::Pad, 0, "ssb", 1, "array", false},
-    {"at", Prim::At, 0, "i", 1, "array", false},
-    {"get", Prim::Get, 0, "n", 1, "tuple", false},
-    {"transpose", Prim::Transpose, 0, "", 1, "array", false},
-    {"id", Prim::Id, 0, "", 1, "argument", false},
-    {"array", Prim::Array, 0, "sf", 0, "argument", false},
-    {"toGlobal", Prim::ToGlobal, 0, "f", 1, "argument", false},
-    {"toLocal", Prim::ToLocal, 0, "f", 1, "argument", false},
-    {"toPrivate", Prim::ToPrivate, 0, "f", 1, "argument", false},
-    {"asVector", Prim::AsVector, 0, "s", 1, "array", false},
-    {"asScalar", Prim::AsScalar, 0, "", 1, "array", false},
-    {"vectorize", Prim::Vectorize, 0, "sf", kAtLeastOne, "argument", false},
-    {"mapSeqSlide", Prim::MapSeqSlide, 0, "fss", 1, "array", false},
-    {"map2D", Prim::Map2D, 0, "f", 1, "array", false},
-    {"map3D", Prim::Map3D, 0, "f", 1, "array", false},
-    {"slide2D", Prim::Slide2D, 0, "ss", 1, "array", true},
-    {"slide3D", Prim::Slide3D, 0, "ss", 1, "array", true},
-    {"pad2D", Prim::Pad2D, 0, "ssb", 1, "array", true},
-    {"pad3D", Prim::Pad3D, 0, "ssb", 1, "array", true},
-    {"zip2D", Prim::Zip2D, 0, "", kAtLeastTwo, "array", true},
-    {"zip3D", Prim::Zip3D, 0, "", kAtLeastTwo, "array", true},
-};
-
-const PrimitiveInfo* find_primitive(std::string_view name) {
-  for (const PrimitiveInfo& p : kPrimitives)
-    if (p.name == name)
-      return &p;
-  return nullptr;
+bool is_memory_primitive(const Primitive& p) {
+  return p.kind == node_kind<ir::ToGlobal> || p.kind == node_kind<ir::ToLocal> ||
+         p.kind == node_kind<ir::ToPrivate>;
 }
 
-bool is_memory_primitive(const PrimitiveInfo& p) {
-  return p.prim == Prim::ToGlobal || p.prim == Prim::ToLocal || p.prim == Prim::ToPrivate;
+/// Derived forms that are a composition, not one ir::Fun (all but map2D and map3D): built as
+/// values, eta-expanded where a function is expected.
+bool is_composite(const Primitive& p) {
+  return p.derived() && p.kind != node_kind<ir::Map>;
 }
 
 std::string plural(size_t n, std::string_view word) {
@@ -129,7 +40,7 @@ std::string plural(size_t n, std::string_view word) {
 }
 
 /// "1 size argument and 1 array", "1 function, 1 initial value and 1 array".
-std::string expected_arguments(const PrimitiveInfo& p) {
+std::string expected_arguments(const Primitive& p) {
   std::vector<std::string> parts;
   auto count = [&](char letter, std::string_view noun) {
     size_t n = std::count(p.params.begin(), p.params.end(), letter);
@@ -156,7 +67,7 @@ std::string expected_arguments(const PrimitiveInfo& p) {
   return text;
 }
 
-bool data_count_fits(const PrimitiveInfo& p, size_t count) {
+bool data_count_fits(const Primitive& p, size_t count) {
   if (p.data == kAtLeastTwo)
     return count >= 2;
   if (p.data == kAtLeastOne)
@@ -605,7 +516,7 @@ private:
     return located(loc, [&] { return ir::call(fun, std::move(args), loc); });
   }
 
-  [[noreturn]] void arity_error(const PrimitiveInfo& p, const Spine& spine) const {
+  [[noreturn]] void arity_error(const Primitive& p, const Spine& spine) const {
     throw UserError(fmt::format("{} expects {}, got {}", p.name, expected_arguments(p),
                                 plural(spine.args.size(), "argument")),
                     spine.loc);
@@ -630,7 +541,7 @@ private:
       ir::UserFunPtr def = resolve_userfun(name, types_of(data), spine.loc);
       return call(ir::user_fun(def), std::move(data), spine.loc);
     }
-    const PrimitiveInfo* p = find_primitive(name);
+    const Primitive* p = find_primitive(name);
     if (!p)
       unknown_name(head);
     size_t n_params = p->params.size();
@@ -641,14 +552,14 @@ private:
     std::span<const Syntax* const> param_args(spine.args.data(), n_params);
     std::vector<ir::Expr> data =
         values(std::span<const Syntax* const>(spine.args).subspan(n_params));
-    if (p->composite)
+    if (is_composite(*p))
       return located(spine.loc, [&] { return composite_value(*p, param_args, data, spine.loc); });
     ir::Fun fun = located(spine.loc, [&] { return primitive(*p, param_args, types_of(data)); });
     return call(fun, std::move(data), spine.loc);
   }
 
   /// `toLocal(f(x))` = `toLocal(f)(x)`, also nested (`toLocal(toGlobal(f(x)))`).
-  ir::Expr memory_applied(const PrimitiveInfo& p, const Syntax& inner, const SourceLoc& loc) {
+  ir::Expr memory_applied(const Primitive& p, const Syntax& inner, const SourceLoc& loc) {
     FunctionAndData split = split_data(inner);
     if (split.data.empty())
       throw UserError(fmt::format("{} expects a function and its data: {}(f)(x) or {}(f(x))",
@@ -668,7 +579,7 @@ private:
       return {[this, head](const std::vector<ir::Type>& types) { return lambda(*head, types); },
               spine.args};
     if (head->kind == Kind::Name) {
-      const PrimitiveInfo* p = find_primitive(head->text);
+      const Primitive* p = find_primitive(head->text);
       if (p && is_memory_primitive(*p) && spine.args.size() == 1) {
         FunctionAndData inner = split_data(*spine.args[0]);
         auto make_inner = inner.make_fun;
@@ -689,13 +600,13 @@ private:
     return {nullptr, {}};
   }
 
-  ir::Fun memory(const PrimitiveInfo& p, const ir::Fun& f) const {
-    switch (p.prim) {
-    case Prim::ToGlobal:
+  ir::Fun memory(const Primitive& p, const ir::Fun& f) const {
+    switch (p.kind) {
+    case node_kind<ir::ToGlobal>:
       return ir::to_global(f);
-    case Prim::ToLocal:
+    case node_kind<ir::ToLocal>:
       return ir::to_local(f);
-    case Prim::ToPrivate:
+    case node_kind<ir::ToPrivate>:
       return ir::to_private(f);
     default:
       LIFTX_UNREACHABLE("{} is not a memory primitive", p.name);
@@ -758,7 +669,7 @@ private:
                         spine.loc);
       return ir::user_fun(resolve_userfun(name, types, spine.loc));
     }
-    const PrimitiveInfo* p = find_primitive(name);
+    const Primitive* p = find_primitive(name);
     if (!p)
       unknown_name(*spine.head);
     size_t n_params = p->params.size();
@@ -771,7 +682,7 @@ private:
       arity_error(*p, spine);
     }
     return located(spine.loc, [&]() -> ir::Fun {
-      if (!p->composite)
+      if (!is_composite(*p))
         return primitive(*p, spine.args, types);
       // Eta-expand a composite derived form: x => slide2D(3, 1, x).
       std::vector<ir::Type> param_types = types;
@@ -787,7 +698,7 @@ private:
   }
 
   /// A vector width argument: a constant.
-  int vector_width(const PrimitiveInfo& p, const Syntax& s) {
+  int vector_width(const Primitive& p, const Syntax& s) {
     std::optional<int64_t> width = size(s).as_constant();
     if (!width)
       throw UserError(
@@ -801,7 +712,7 @@ private:
   }
 
   /// The element type `levels` array levels below the single argument type.
-  ir::Type element_type(const PrimitiveInfo& p, const std::vector<ir::Type>& types, int levels) {
+  ir::Type element_type(const Primitive& p, const std::vector<ir::Type>& types, int levels) {
     if (types.size() != 1)
       throw UserError(
           fmt::format("{} expects 1 {}, got {}", p.name, p.data_noun, describe_types(types)));
@@ -820,71 +731,70 @@ private:
   }
 
   /// A non-composite primitive given its parameter arguments, to be applied to `types`.
-  ir::Fun primitive(const PrimitiveInfo& p, std::span<const Syntax* const> args,
+  ir::Fun primitive(const Primitive& p, std::span<const Syntax* const> args,
                     const std::vector<ir::Type>& types) {
-    switch (p.prim) {
-    case Prim::Map:
-      return ir::map(function(*args[0], {element_type(p, types, 1)}));
-    case Prim::MapSeq:
+    LIFTX_INTERNAL_CHECK(!is_composite(p), "{} is composite", p.name);
+    switch (p.kind) {
+    case node_kind<ir::Map>: {
+      ir::Fun f = function(*args[0], {element_type(p, types, p.rank)});
+      return p.rank == 1 ? ir::map(f) : p.rank == 2 ? ir::map_2d(f) : ir::map_3d(f);
+    }
+    case node_kind<ir::MapSeq>:
       return ir::map_seq(function(*args[0], {element_type(p, types, 1)}));
-    case Prim::MapGlb:
+    case node_kind<ir::MapGlb>:
       return ir::map_glb(p.dim, function(*args[0], {element_type(p, types, 1)}));
-    case Prim::MapWrg:
+    case node_kind<ir::MapWrg>:
       return ir::map_wrg(p.dim, function(*args[0], {element_type(p, types, 1)}));
-    case Prim::MapLcl:
+    case node_kind<ir::MapLcl>:
       return ir::map_lcl(p.dim, function(*args[0], {element_type(p, types, 1)}));
-    case Prim::Map2D:
-      return ir::map_2d(function(*args[0], {element_type(p, types, 2)}));
-    case Prim::Map3D:
-      return ir::map_3d(function(*args[0], {element_type(p, types, 3)}));
-    case Prim::Reduce:
-    case Prim::ReduceSeq: {
+    case node_kind<ir::Reduce>:
+    case node_kind<ir::ReduceSeq>: {
       ir::Expr init = value(*args[1]);
       ir::Fun f = function(*args[0], {init.type(), element_type(p, types, 1)});
-      return p.prim == Prim::Reduce ? ir::reduce(f, init) : ir::reduce_seq(f, init);
+      return p.kind == node_kind<ir::Reduce> ? ir::reduce(f, init) : ir::reduce_seq(f, init);
     }
-    case Prim::Iterate: {
+    case node_kind<ir::Iterate>: {
       arith::Expr count = size(*args[0]);
       if (types.size() != 1)
         throw UserError(fmt::format("iterate expects 1 argument, got {}", describe_types(types)));
       return ir::iterate(count, function(*args[1], types));
     }
-    case Prim::Zip:
+    case node_kind<ir::Zip>:
       return ir::zip();
-    case Prim::Split:
+    case node_kind<ir::Split>:
       return ir::split(size(*args[0]));
-    case Prim::Join:
+    case node_kind<ir::Join>:
       return ir::join();
-    case Prim::Slide: {
+    case node_kind<ir::Slide>: {
       arith::Expr window = size(*args[0]);
       return ir::slide(window, size(*args[1]));
     }
-    case Prim::Pad: {
+    case node_kind<ir::Pad>: {
       arith::Expr left = size(*args[0]);
       arith::Expr right = size(*args[1]);
       return ir::pad(left, right, boundary(*args[2]));
     }
-    case Prim::At:
+    case node_kind<ir::At>:
       return ir::at(size(*args[0]));
-    case Prim::Get:
+    case node_kind<ir::Get>:
       return ir::get(tuple_index(*args[0]));
-    case Prim::Transpose:
+    case node_kind<ir::Transpose>:
       return ir::transpose();
-    case Prim::Id:
+    case node_kind<ir::Id>:
       return ir::id();
-    case Prim::Array: {
+    case node_kind<ir::Generate>: {
       arith::Expr length = size(*args[0]);
       return ir::generate(length, function(*args[1], {ir::Type::int_(), ir::Type::int_()}));
     }
-    case Prim::ToGlobal:
-    case Prim::ToLocal:
-    case Prim::ToPrivate:
+    case node_kind<ir::ToGlobal>:
+    case node_kind<ir::ToLocal>:
+    case node_kind<ir::ToPrivate>:
       return memory(p, function(*args[0], types));
-    case Prim::AsVector:
+    case node_kind<ir::AsVector>:
       return ir::as_vector(vector_width(p, *args[0]));
-    case Prim::AsScalar:
+    case node_kind<ir::AsScalar>:
       return ir::as_scalar();
-    case Prim::Vectorize: {
+    case node_kind<ir::Vectorize>: {
       int width = vector_width(p, *args[0]);
       // The user function is resolved at the component types of its vector arguments.
       std::vector<ir::Type> components;
@@ -898,45 +808,35 @@ private:
       }
       return ir::vectorize(width, function(*args[1], components));
     }
-    case Prim::MapSeqSlide: {
+    case node_kind<ir::MapSeqSlide>: {
       arith::Expr window = size(*args[1]);
       arith::Expr step = size(*args[2]);
       ir::Type window_type = ir::Type::array(element_type(p, types, 1), window);
       return ir::map_seq_slide(function(*args[0], {window_type}), window, step);
     }
-    case Prim::Slide2D:
-    case Prim::Slide3D:
-    case Prim::Pad2D:
-    case Prim::Pad3D:
-    case Prim::Zip2D:
-    case Prim::Zip3D:
-      break;
+    default:
+      LIFTX_UNREACHABLE("the parser does not build {}", p.name);
     }
-    LIFTX_UNREACHABLE("{} is composite", p.name);
   }
 
   /// A composite derived form applied to its data. Type errors of the composition are reported
   /// as the derived form's (`slide2D: map: expected an array, got float`).
-  ir::Expr composite_value(const PrimitiveInfo& p, std::span<const Syntax* const> args,
+  ir::Expr composite_value(const Primitive& p, std::span<const Syntax* const> args,
                            const std::vector<ir::Expr>& data, const SourceLoc& loc) {
     bool has_sizes = p.params.size() >= 2;
     arith::Expr first = has_sizes ? size(*args[0]) : arith::Expr();
     arith::Expr second = has_sizes ? size(*args[1]) : arith::Expr();
     ir::Boundary b = p.params.size() == 3 ? boundary(*args[2]) : ir::Boundary{};
     try {
-      switch (p.prim) {
-      case Prim::Slide2D:
-        return ir::slide_2d(first, second, data.at(0), loc);
-      case Prim::Slide3D:
-        return ir::slide_3d(first, second, data.at(0), loc);
-      case Prim::Pad2D:
-        return ir::pad_2d(first, second, b, data.at(0), loc);
-      case Prim::Pad3D:
-        return ir::pad_3d(first, second, b, data.at(0), loc);
-      case Prim::Zip2D:
-        return ir::zip_2d(data, loc);
-      case Prim::Zip3D:
-        return ir::zip_3d(data, loc);
+      switch (p.kind) {
+      case node_kind<ir::Slide>:
+        return p.rank == 2 ? ir::slide_2d(first, second, data.at(0), loc)
+                           : ir::slide_3d(first, second, data.at(0), loc);
+      case node_kind<ir::Pad>:
+        return p.rank == 2 ? ir::pad_2d(first, second, b, data.at(0), loc)
+                           : ir::pad_3d(first, second, b, data.at(0), loc);
+      case node_kind<ir::Zip>:
+        return p.rank == 2 ? ir::zip_2d(data, loc) : ir::zip_3d(data, loc);
       default:
         break;
       }

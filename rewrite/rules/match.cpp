@@ -33,9 +33,8 @@ std::optional<std::vector<ir::Expr>> as_zip_2d(const ir::Expr& e) {
 namespace {
 
 bool is_computing_head(const ir::Fun& g) {
-  return g.as<ir::UserFun>() || g.as<ir::Id>() || g.as<ir::MapSeq>() || g.as<ir::MapGlb>() ||
-         g.as<ir::MapWrg>() || g.as<ir::MapLcl>() || g.as<ir::ReduceSeq>() || g.as<ir::Reduce>() ||
-         g.as<ir::Iterate>() || g.as<ir::MapSeqSlide>() || g.as<ir::Vectorize>();
+  const ir::Primitive* p = ir::primitive_of(g);
+  return p ? p->computes : g.as<ir::UserFun>() != nullptr;
 }
 
 bool search_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred);
@@ -88,14 +87,15 @@ bool contains_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& p
   return search_fun(f, pred);
 }
 
-std::vector<std::string> parallel_maps_inside(const ir::Fun& f) {
-  std::vector<std::string> heads;
+std::vector<const ir::Primitive*> parallel_maps_inside(const ir::Fun& f) {
+  std::vector<const ir::Primitive*> maps;
   search_fun(f, [&](const ir::Fun& g) {
-    if (g.as<ir::MapGlb>() || g.as<ir::MapWrg>() || g.as<ir::MapLcl>())
-      heads.push_back(ir::fun_name(g));
+    const ir::Primitive* p = ir::primitive_of(g);
+    if (p && p->parallel())
+      maps.push_back(p);
     return false;
   });
-  return heads;
+  return maps;
 }
 
 ir::Fun lambda1(const ir::Type& t, const std::string& hint,
@@ -134,20 +134,6 @@ Rule make_rule(std::string name, std::string doc, std::vector<std::string> label
     }
   };
   return Rule{std::move(name), std::move(doc), std::move(labels), std::move(guarded)};
-}
-
-std::optional<ir::Fun> mapped_function(const ir::Fun& f) {
-  if (const auto* m = f.as<ir::Map>())
-    return m->f;
-  if (const auto* m = f.as<ir::MapSeq>())
-    return m->f;
-  if (const auto* m = f.as<ir::MapGlb>())
-    return m->f;
-  if (const auto* m = f.as<ir::MapWrg>())
-    return m->f;
-  if (const auto* m = f.as<ir::MapLcl>())
-    return m->f;
-  return std::nullopt;
 }
 
 } // namespace liftx::rewrite::match

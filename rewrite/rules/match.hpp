@@ -1,6 +1,7 @@
 #pragma once
 /// Matcher and builder helpers shared by the rule files (private to rewrite/rules/).
 #include "ir/expr.hpp"
+#include "ir/primitives.hpp"
 #include "rewrite/rule.hpp"
 
 #include <fmt/format.h>
@@ -72,8 +73,8 @@ bool computes(const ir::Expr& e);
 /// True if `pred` holds for `f` or any function nested in it (lambda bodies included).
 bool contains_fun(const ir::Fun& f, const std::function<bool(const ir::Fun&)>& pred);
 
-/// The head names of the parallel maps inside `f` ("mapGlb0", "mapLcl1", ...).
-std::vector<std::string> parallel_maps_inside(const ir::Fun& f);
+/// The parallel maps inside `f` (mapGlb, mapWrg, mapLcl of any dimension), in pre-order.
+std::vector<const ir::Primitive*> parallel_maps_inside(const ir::Fun& f);
 
 /// `x => body(x)` with a fresh parameter of type `t` (eta-reduced by ir::lambda).
 ir::Fun lambda1(const ir::Type& t, const std::string& hint,
@@ -92,8 +93,5 @@ std::optional<NoMatch> refuse_indivisible(const arith::Expr& length, int64_t n,
 /// rewrite that does not type-check, e.g. an inexact division of constant lengths) into NoMatch.
 Rule make_rule(std::string name, std::string doc, std::vector<std::string> labels,
                std::function<RuleResult(const ir::Expr&, const RuleContext&)> apply);
-
-/// The plain-map family (map, mapSeq, mapGlb, mapWrg, mapLcl): the function it maps, if `f` is one.
-std::optional<ir::Fun> mapped_function(const ir::Fun& f);
 
 } // namespace liftx::rewrite::match

@@ -8,6 +8,7 @@
 namespace liftx::rewrite {
 
 using namespace match;
+using Level = ir::ParallelLevel;
 
 namespace {
 
@@ -17,15 +18,11 @@ void check_dim(const char* rule, int dim) {
 
 /// The first parallel map inside `f` that `forbidden` rejects, as a refusal.
 std::optional<NoMatch> refuse_nested(const ir::Fun& f,
-                                     const std::function<bool(const std::string&)>& forbidden) {
-  for (const std::string& head : parallel_maps_inside(f))
-    if (forbidden(head))
-      return NoMatch{fmt::format("the mapped function contains a {}", head)};
+                                     const std::function<bool(const ir::Primitive&)>& forbidden) {
+  for (const ir::Primitive* p : parallel_maps_inside(f))
+    if (forbidden(*p))
+      return NoMatch{fmt::format("the mapped function contains a {}", p->name)};
   return std::nullopt;
-}
-
-bool starts_with(const std::string& s, std::string_view prefix) {
-  return s.rfind(prefix, 0) == 0;
 }
 
 /// Shared shape of the map lowering rules: a plain map whose function computes becomes `lowered`.
@@ -77,65 +74,64 @@ RuleResult copy_arguments(const ir::Expr& site,
 
 Rule map_to_glb(int dim) {
   check_dim("map-to-mapGlb", dim);
-  return make_rule(
-      fmt::format("map-to-mapGlb{}", dim), fmt::format("map(f) => mapGlb{}(f)", dim),
-      {"opencl", "lowering"},
-      [dim](const ir::Expr& site, const RuleContext& context) -> RuleResult {
-        if (context.inside_parallel("mapGlb", dim))
-          return NoMatch{fmt::format("already inside a mapGlb{}", dim)};
-        if (context.inside_parallel("mapWrg") || context.inside_parallel("mapLcl"))
-          return NoMatch{"inside a work-group map"};
-        if (auto m = as_unary_call_of<ir::Map>(site)) {
-          std::string own = fmt::format("mapGlb{}", dim);
-          if (auto r = refuse_nested(m->fun->f, [&](const std::string& h) {
-                return h == own || starts_with(h, "mapWrg") || starts_with(h, "mapLcl");
-              }))
-            return *r;
-        }
-        return lower_map(site, [dim](ir::Fun f) { return ir::map_glb(dim, std::move(f)); });
-      });
-}
-
-Rule map_to_wrg(int dim) {
-  check_dim("map-to-mapWrg", dim);
-  return make_rule(fmt::format("map-to-mapWrg{}", dim), fmt::format("map(f) => mapWrg{}(f)", dim),
+  return make_rule(fmt::format("map-to-mapGlb{}", dim), fmt::format("map(f) => mapGlb{}(f)", dim),
                    {"opencl", "lowering"},
                    [dim](const ir::Expr& site, const RuleContext& context) -> RuleResult {
-                     if (context.inside_parallel("mapGlb") || context.inside_parallel("mapLcl"))
-                       return NoMatch{"inside a global or local map"};
-                     if (context.inside_parallel("mapWrg", dim))
-                       return NoMatch{fmt::format("already inside a mapWrg{}", dim)};
+                     if (context.inside(Level::Global, dim))
+                       return NoMatch{fmt::format("already inside a mapGlb{}", dim)};
+                     if (context.inside(Level::Workgroup) || context.inside(Level::Local))
+                       return NoMatch{"inside a work-group map"};
                      if (auto m = as_unary_call_of<ir::Map>(site)) {
-                       std::string own = fmt::format("mapWrg{}", dim);
-                       if (auto r = refuse_nested(m->fun->f, [&](const std::string& h) {
-                             return h == own || starts_with(h, "mapGlb");
+                       if (auto r = refuse_nested(m->fun->f, [&](const ir::Primitive& p) {
+                             return (p.level == Level::Global && p.dim == dim) ||
+                                    p.level == Level::Workgroup || p.level == Level::Local;
                            }))
                          return *r;
                      }
                      return lower_map(site,
-                                      [dim](ir::Fun f) { return ir::map_wrg(dim, std::move(f)); });
+                                      [dim](ir::Fun f) { return ir::map_glb(dim, std::move(f)); });
                    });
+}
+
+Rule map_to_wrg(int dim) {
+  check_dim("map-to-mapWrg", dim);
+  return make_rule(
+      fmt::format("map-to-mapWrg{}", dim), fmt::format("map(f) => mapWrg{}(f)", dim),
+      {"opencl", "lowering"},
+      [dim](const ir::Expr& site, const RuleContext& context) -> RuleResult {
+        if (context.inside(Level::Global) || context.inside(Level::Local))
+          return NoMatch{"inside a global or local map"};
+        if (context.inside(Level::Workgroup, dim))
+          return NoMatch{fmt::format("already inside a mapWrg{}", dim)};
+        if (auto m = as_unary_call_of<ir::Map>(site)) {
+          if (auto r = refuse_nested(m->fun->f, [&](const ir::Primitive& p) {
+                return (p.level == Level::Workgroup && p.dim == dim) || p.level == Level::Global;
+              }))
+            return *r;
+        }
+        return lower_map(site, [dim](ir::Fun f) { return ir::map_wrg(dim, std::move(f)); });
+      });
 }
 
 Rule map_to_lcl(int dim) {
   check_dim("map-to-mapLcl", dim);
-  return make_rule(
-      fmt::format("map-to-mapLcl{}", dim), fmt::format("map(f) => mapLcl{}(f)", dim),
-      {"opencl", "lowering"},
-      [dim](const ir::Expr& site, const RuleContext& context) -> RuleResult {
-        if (!context.inside_parallel("mapWrg", dim))
-          return NoMatch{fmt::format("not inside a mapWrg{}", dim)};
-        if (context.inside_parallel("mapLcl", dim))
-          return NoMatch{fmt::format("already inside a mapLcl{}", dim)};
-        if (auto m = as_unary_call_of<ir::Map>(site)) {
-          std::string own = fmt::format("mapLcl{}", dim);
-          if (auto r = refuse_nested(m->fun->f, [&](const std::string& h) {
-                return h == own || starts_with(h, "mapGlb") || starts_with(h, "mapWrg");
-              }))
-            return *r;
-        }
-        return lower_map(site, [dim](ir::Fun f) { return ir::map_lcl(dim, std::move(f)); });
-      });
+  return make_rule(fmt::format("map-to-mapLcl{}", dim), fmt::format("map(f) => mapLcl{}(f)", dim),
+                   {"opencl", "lowering"},
+                   [dim](const ir::Expr& site, const RuleContext& context) -> RuleResult {
+                     if (!context.inside(Level::Workgroup, dim))
+                       return NoMatch{fmt::format("not inside a mapWrg{}", dim)};
+                     if (context.inside(Level::Local, dim))
+                       return NoMatch{fmt::format("already inside a mapLcl{}", dim)};
+                     if (auto m = as_unary_call_of<ir::Map>(site)) {
+                       if (auto r = refuse_nested(m->fun->f, [&](const ir::Primitive& p) {
+                             return (p.level == Level::Local && p.dim == dim) ||
+                                    p.level == Level::Global || p.level == Level::Workgroup;
+                           }))
+                         return *r;
+                     }
+                     return lower_map(site,
+                                      [dim](ir::Fun f) { return ir::map_lcl(dim, std::move(f)); });
+                   });
 }
 
 Rule map_to_seq() {
@@ -180,7 +176,7 @@ Rule copy_to_local() {
       "g(..., x, ...) => g(..., toLocal(mapLcl(k-1)(...mapLcl0(id)))(x), ...)   x an array "
       "parameter, directly inside a mapWrg",
       {"opencl", "memory"}, [](const ir::Expr& site, const RuleContext& context) -> RuleResult {
-        if (context.enclosing.empty() || !starts_with(context.enclosing.back(), "mapWrg"))
+        if (const ir::Primitive* p = context.innermost(); !p || p->level != Level::Workgroup)
           return NoMatch{"not directly inside a mapWrg"};
         if (const auto* c = site.as<ir::Call>();
             c && (c->fun.as<ir::MapWrg>() || c->fun.as<ir::MapGlb>()))
@@ -206,7 +202,7 @@ Rule copy_to_private() {
       "g(x) => g(toPrivate(mapSeq(id))(x))   x a small constant-size array parameter (nested "
       "mapSeq for 2D), inside a parallel map",
       {"opencl", "memory"}, [](const ir::Expr& site, const RuleContext& context) -> RuleResult {
-        if (!context.inside_parallel("mapGlb") && !context.inside_parallel("mapLcl"))
+        if (!context.inside(Level::Global) && !context.inside(Level::Local))
           return NoMatch{"not inside a mapGlb or mapLcl"};
         return copy_arguments(
             site,

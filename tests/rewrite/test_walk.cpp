@@ -58,6 +58,30 @@ TEST_CASE("sites: lambda bodies, reduce functions and initial values") {
   CHECK_FALSE(c.inside_parallel("mapLcl"));
 }
 
+TEST_CASE("contexts: queries by parallel level and dimension (the primitive registry)") {
+  using Level = ir::ParallelLevel;
+  RuleContext c{{"mapGlb1", "mapWrg0", "reduceSeq"}};
+  CHECK(c.inside(Level::Global));
+  CHECK(c.inside(Level::Global, 1));
+  CHECK_FALSE(c.inside(Level::Global, 0));
+  CHECK(c.inside(Level::Workgroup, 0));
+  CHECK_FALSE(c.inside(Level::Local));
+  CHECK(c.inside(Level::Seq)); // reduceSeq
+  CHECK(c.innermost() == ir::find_primitive("reduceSeq"));
+  CHECK(c.inside_parallel("mapWrg", 0));
+  CHECK_FALSE(c.inside_parallel("mapSeq"));
+  CHECK(RuleContext{}.innermost() == nullptr);
+  // Sites record the loops around them, which the queries then see.
+  ir::Module m = parse_program("def f(x: [[[float]O]N]M) = mapWrg1(mapLcl0(mapSeq(neg)), x)");
+  std::vector<Site> all = sites(m.main());
+  REQUIRE_FALSE(all.empty());
+  const RuleContext& inner = all.back().context;
+  CHECK(inner.enclosing == std::vector<std::string>{"mapWrg1", "mapLcl0", "mapSeq"});
+  CHECK(inner.inside(Level::Workgroup, 1));
+  CHECK(inner.inside(Level::Local, 0));
+  CHECK(inner.innermost()->level == Level::Seq);
+}
+
 TEST_CASE("replace_at: rebuilds and re-typechecks") {
   ir::Module m = parse_program("def f(x: [[float]N]M) = map(map(neg), transpose(x))");
   const ir::Program& p = m.main();
