@@ -5,11 +5,13 @@
 /// application is a UserError at construction and no pass re-typechecks. Codegen state never lives
 /// on nodes (later passes keep side tables keyed by node pointer).
 ///
+// clang-format off
 /// Primitive semantics and typing (Lift's):
-///   map(f)            [T]n -> [U]n               f : T -> U         (mapSeq, mapGlb/Wrg/Lcl(d)
-///   alike) reduce(f, init)   [T]n -> [U]1               f : (U, T) -> U, init : U   (reduceSeq
-///   alike) zip               ([T1]n, ..., [Tk]n) -> [(T1, ..., Tk)]n             (k >= 2
-///   arguments) split(m)          [T]n -> [[T]m](n /^ m) join              [[T]m]n -> [T](m*n)
+///   map(f)            [T]n -> [U]n               f : T -> U   (mapSeq, mapGlb/Wrg/Lcl(d) alike)
+///   reduce(f, init)   [T]n -> [U]1               f : (U, T) -> U, init : U   (reduceSeq alike)
+///   zip               ([T1]n, ..., [Tk]n) -> [(T1, ..., Tk)]n             (k >= 2 arguments)
+///   split(m)          [T]n -> [[T]m](n /^ m)
+///   join              [[T]m]n -> [T](m*n)
 ///   slide(size, step) [T]n -> [[T]size]((n - size + step) /^ step)
 ///   pad(l, r, b)      [T]n -> [T](l + n + r)     b: clamp | mirror | wrap | constant(v)
 ///   at(i)  (x[i])     [T]n -> T                  0 <= i < n
@@ -25,6 +27,7 @@
 ///   mapSeqSlide(f, size, step)  [T]n -> [U]((n - size + step) /^ step)   f : [T]size -> U;
 ///                     map(f) . slide(size, step), computed sequentially with the window kept in
 ///                     registers (each step loads only `step` new elements)
+// clang-format on
 /// A function with k >= 2 parameters applied to one tuple of k components receives the
 /// components (Lift's rule for user functions; also for lambdas and zip).
 /// `/^` is exact division (see ir/arith/expr.hpp): split and slide require the division to be
