@@ -425,11 +425,16 @@ public:
   int64_t value() {
     const int64_t v = ternary();
     skip_spaces();
-    REQUIRE_MESSAGE(pos_ == text_.size(), "trailing text in " << text_);
+    expect(pos_ == text_.size());
     return v;
   }
 
 private:
+  /// Malformed C text: a failure of the test (checked without doctest's per-call cost).
+  void expect(bool ok) {
+    if (!ok)
+      FAIL("malformed C text at " << pos_ << ": " << text_);
+  }
   void skip_spaces() {
     while (pos_ < text_.size() && text_[pos_] == ' ')
       ++pos_;
@@ -457,10 +462,10 @@ private:
                                         : l != r;
         // Only the branch taken is evaluated, as in C; the other is parsed.
         const bool live = live_;
-        REQUIRE(eat("?"));
+        expect(eat("?"));
         live_ = live && holds;
         const int64_t a = ternary();
-        REQUIRE(eat(":"));
+        expect(eat(":"));
         live_ = live && !holds;
         const int64_t b = ternary();
         live_ = live;
@@ -516,22 +521,22 @@ private:
     skip_spaces();
     if (eat("(")) {
       const int64_t v = ternary();
-      REQUIRE(eat(")"));
+      expect(eat(")"));
       return v;
     }
     for (const char* f : {"min", "max"})
       if (eat(std::string(f) + "(")) {
         const int64_t a = ternary();
-        REQUIRE(eat(","));
+        expect(eat(","));
         const int64_t b = ternary();
-        REQUIRE(eat(")"));
+        expect(eat(")"));
         return std::string(f) == "min" ? std::min(a, b) : std::max(a, b);
       }
     size_t end = pos_;
     while (end < text_.size() &&
            (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
       ++end;
-    REQUIRE_MESSAGE(end > pos_, "unexpected text at " << pos_ << " in " << text_);
+    expect(end > pos_);
     const std::string word = text_.substr(pos_, end - pos_);
     pos_ = end;
     if (std::isdigit(static_cast<unsigned char>(word[0])))
@@ -554,9 +559,11 @@ TEST_CASE("property: the OpenCL C text of an expression evaluates like the expre
   INFO("seed = " << seed << " (set LIFTX_TEST_SEED to reproduce)");
   std::mt19937_64 rng(seed + 1);
   int checked = 0, over_variables = 0;
-  for (int round = 0; round < 3000; ++round) {
+  // Fewer and shallower trees than above: divisions by non-constants make the simplifier work
+  // much harder.
+  for (int round = 0; round < 1000; ++round) {
     std::vector<TestVar> vars = make_vars(rng);
-    TreeP tree = random_tree(rng, 1 + round % 4, vars.size(), true);
+    TreeP tree = random_tree(rng, 1 + round % 3, vars.size(), true);
     Expr built;
     try {
       built = build_tree(*tree, vars);
@@ -594,8 +601,9 @@ TEST_CASE("property: the OpenCL C text of an expression evaluates like the expre
       }
     }
   }
-  CHECK(checked > 5000);
-  CHECK(over_variables > 500);
+  MESSAGE(checked << " values checked, " << over_variables << " over non-constant divisors");
+  CHECK(checked > 2000);
+  CHECK(over_variables > 200);
 }
 
 TEST_CASE("to_c: an exact division by a non-constant divides the whole sum once") {
