@@ -139,6 +139,10 @@ Kernel Generator::run() {
   return std::move(kernel_);
 }
 
+void Generator::emit_stmt(cl::Stmt stmt) {
+  blocks_.back()->stmts.push_back(std::move(stmt));
+}
+
 std::string Generator::fresh(const std::string& base) {
   while (true) {
     std::string name = fmt::format("{}_{}", base, counter_++);
