@@ -10,6 +10,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -80,16 +81,34 @@ std::string run_command(const std::string& command) {
 TEST_CASE("variant counts per stencil and profile equal the recorded table") {
   const std::vector<std::string> recorded =
       lines_of(read_file(source_path("tests/data/space_counts_16x24.txt")));
+#ifdef __SANITIZE_ADDRESS__
+  // Under the sanitizers (10x slower) one profile: the table checks behaviour, which the plain
+  // build checks whole; the sanitizers check memory on the same code paths.
+  const std::vector<std::string> profiles{"nvidia"};
+#else
+  const std::vector<std::string> profiles{"nvidia", "amd", "cpu"};
+#endif
   std::vector<std::string> computed;
   for (const char* stencil : {"gaussian", "gradient", "hotspot2d", "jacobi2d5pt", "jacobi2d9pt",
                               "srad1", "srad2", "stencil2d"})
-    for (const char* profile : {"nvidia", "amd", "cpu"}) {
+    for (const std::string& profile : profiles) {
       std::vector<std::string> table = space_table(stencil, profile, 16, 24);
       computed.insert(computed.end(), table.begin(), table.end());
     }
-  REQUIRE(computed.size() == recorded.size());
-  for (size_t i = 0; i < recorded.size(); ++i)
-    CHECK(computed[i] == recorded[i]);
+  // Compare with the recorded lines of the profiles computed.
+  std::vector<std::string> expected;
+  bool keep = false;
+  for (const std::string& line : recorded) {
+    if (!line.starts_with("  "))
+      keep = std::find(profiles.begin(), profiles.end(),
+                       line.substr(line.find(' ') + 1, line.find(' ', line.find(' ') + 1) -
+                                                           line.find(' ') - 1)) != profiles.end();
+    if (keep)
+      expected.push_back(line);
+  }
+  REQUIRE(computed.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    CHECK(computed[i] == expected[i]);
 }
 
 TEST_CASE("features of the hand-lowered variants equal the recorded table") {
