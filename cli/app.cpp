@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   add_features_command(app);
   add_variants_command(app);
   add_model_commands(app);
+  add_evaluate_command(app);
   add_collect_command(app);
   add_db_command(app);
   try {

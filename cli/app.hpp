@@ -27,7 +27,8 @@ void add_codegen_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_features_command(CLI::App& app);
 void add_variants_command(CLI::App& app);
-void add_model_commands(CLI::App& app); ///< train, evaluate, rank, explore
+void add_model_commands(CLI::App& app); ///< train, rank, explore
+void add_evaluate_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 

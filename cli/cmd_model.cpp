@@ -1,11 +1,11 @@
-// Cost-model commands:
+// Cost-model commands (evaluate: cmd_evaluate.cpp):
 //   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree] -o FILE
-//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree] [--out DIR]
 //   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
 //   liftx explore FILE [--device D] [--model M] [--budget K] [--strategy S] [--size ...] [--db DB]
 // explore runs each variant in a worker child (`liftx run --worker`), as `liftx run` does, so a
 // kernel that crashes or hangs the driver is recorded with a status and exploration goes on.
 #include "cli/app.hpp"
+#include "cli/model_options.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/isolate.hpp"
@@ -38,63 +38,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct DataOptions {
-  std::string db;
-  std::string device; ///< device key; empty = the only one in the database
-  std::string profile = "cpu";
-  std::string kind = "knn";
-  std::string transform = "raw";
-  int neighbours = 5;
-  bool distance_weighted = false;
-
-  model::TrainOptions train_options() const {
-    model::TrainOptions t;
-    t.transform = model::parse_transform(transform);
-    t.k = neighbours;
-    t.distance_weighted = distance_weighted;
-    return t;
-  }
-};
-
-void add_data_options(CLI::App* cmd, DataOptions& o) {
-  cmd->add_option("--db", o.db, "performance database (default: $LIFTX_DB or the user data dir)");
-  cmd->add_option("--device", o.device,
-                  "device key in the database (default: the only device it holds)");
-  cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
-  cmd->add_option("--model", o.kind, "knn (PCA + k nearest neighbours) or tree (CART)");
-  cmd->add_option("--transform", o.transform,
-                  "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
-                  "relative to the bytes moved (log_relative); default raw");
-  cmd->add_option("--neighbours", o.neighbours, "k of the kNN model (default 5)")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_flag("--distance-weighted", o.distance_weighted,
-                "weight the k neighbours by 1 / distance instead of equally");
-}
-
-struct LoadedData {
-  model::Dataset data;
-  std::string device_key;
-  fs::path db_path;
-};
-
-LoadedData load_dataset(const DataOptions& o) {
-  LoadedData out;
-  out.db_path = o.db.empty() ? explore::PerfDb::default_path() : fs::path(o.db);
-  if (!fs::exists(out.db_path))
-    throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
-  explore::PerfDb db(out.db_path, explore::PerfDb::Access::read_only);
-  out.device_key = explore::resolve_device(db, o.device);
-  out.data = explore::load_dataset(db, out.device_key, o.profile);
-  return out;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    throw UserError(fmt::format("cannot write {}", path.string()));
-}
-
 // ---- train --------------------------------------------------------------------------------------
 
 void add_train(CLI::App& app) {
@@ -104,7 +47,8 @@ void add_train(CLI::App& app) {
   add_data_options(cmd, *o);
   cmd->add_option("-o,--output", *output, "model file to write (JSON)")->required();
   cmd->callback([o, output] {
-    LoadedData loaded = load_dataset(*o);
+    LoadedData loaded = load_data(*o);
+    loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));
     model::Model m = model::train(loaded.data, model::parse_kind(o->kind), o->train_options());
     m.profile = o->profile;
     std::set<std::string> programs;
@@ -132,123 +76,6 @@ void add_train(CLI::App& app) {
     else
       fmt::print(", tree of {} nodes", m.tree().size());
     fmt::print("\nwritten   {}\n", *output);
-  });
-}
-
-// ---- evaluate -----------------------------------------------------------------------------------
-
-std::string short_input(const std::string& sizes_json) {
-  try {
-    auto j = nlohmann::json::parse(sizes_json);
-    std::string out;
-    for (auto it = j.begin(); it != j.end(); ++it)
-      out += fmt::format("{}{}={}", out.empty() ? "" : ",", it.key(), it.value().dump());
-    return out;
-  } catch (const nlohmann::json::exception&) {
-    return sizes_json;
-  }
-}
-
-void add_evaluate(CLI::App& app) {
-  auto o = std::make_shared<DataOptions>();
-  auto out_dir = std::make_shared<std::string>();
-  auto orders = std::make_shared<int>(100);
-  CLI::App* cmd = app.add_subcommand(
-      "evaluate", "Leave-one-benchmark-out evaluation of a cost model on the database");
-  add_data_options(cmd, *o);
-  cmd->add_option("--out", *out_dir, "write evaluation.csv and SVG plots to this folder");
-  cmd->add_option("--orders", *orders, "random orders to average (default 100)")
-      ->check(CLI::Range(100, 1000000));
-  cmd->callback([o, out_dir, orders] {
-    LoadedData loaded = load_dataset(*o);
-    model::EvaluateOptions options;
-    options.kind = model::parse_kind(o->kind);
-    options.train = o->train_options();
-    options.random_orders = *orders;
-    model::Evaluation ev = model::evaluate(loaded.data, options);
-    fmt::print("leave-one-benchmark-out evaluation of the {} model: device {}, profile {}, {} "
-               "samples, {} features; random = mean of {} seeded orders\n",
-               o->kind, loaded.device_key, o->profile, loaded.data.samples.size(),
-               loaded.data.feature_names.size(), *orders);
-    fmt::print("| program | input | configs | failed | pearson | spearman | runs to 90% model | "
-               "random | speedup | time to 90% model (s) | random (s) | speedup |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    std::string csv = "program,input,configurations,failed,pearson,spearman,model_runs_to_90,"
-                      "random_runs_to_90,run_speedup,model_time_to_90_ms,random_time_to_90_ms,"
-                      "time_speedup\n";
-    for (const model::GroupResult& g : ev.groups) {
-      fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
-                 "{:.2f} |\n",
-                 g.program, short_input(g.input), g.configurations, g.failed, g.pearson, g.spearman,
-                 g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms / 1000,
-                 g.random_time_ms / 1000, g.time_speedup);
-      csv += fmt::format("{},\"{}\",{},{},{:.6f},{:.6f},{},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f}\n",
-                         g.program, short_input(g.input), g.configurations, g.failed, g.pearson,
-                         g.spearman, g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms,
-                         g.random_time_ms, g.time_speedup);
-    }
-    const model::EvaluationSummary summary = model::summarize(ev);
-    fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n",
-               summary.mean_spearman, summary.mean_model_runs, summary.mean_random_runs);
-    if (summary.inputs > 0)
-      fmt::print("summary: runs to 90% median {:.1f}, worst {:.0f}; mean pearson {:.3f}; time to "
-                 "90% summed over inputs: model {:.2f} s, random {:.2f} s, {:.0f}x less\n",
-                 summary.median_model_runs, summary.worst_model_runs, summary.mean_pearson,
-                 summary.model_time_ms / 1000, summary.random_time_ms / 1000,
-                 summary.time_reduction);
-    if (out_dir->empty())
-      return;
-    fs::create_directories(*out_dir);
-    const fs::path dir(*out_dir);
-    write_text(dir / "evaluation.csv", csv);
-    std::string nmi_csv = "feature,nmi\n";
-    for (const auto& [name, v] : ev.feature_nmi)
-      nmi_csv += fmt::format("{},{:.6f}\n", name, v);
-    write_text(dir / "feature-nmi.csv", nmi_csv);
-    // Fig. 5: runs to 90% per benchmark, model vs random.
-    std::vector<std::string> categories;
-    model::Series model_runs{"model order", {}, "#c0392b", false};
-    model::Series random_runs{"random (mean)", {}, "#7f8c8d", false};
-    for (const model::GroupResult& g : ev.groups) {
-      categories.push_back(g.program + " " + short_input(g.input));
-      model_runs.y.push_back(double(g.model_runs));
-      random_runs.y.push_back(g.random_runs);
-    }
-    std::vector<std::string> written = {"evaluation.csv", "feature-nmi.csv"};
-    auto svg = [&](const std::string& name, const std::string& text) {
-      write_text(dir / name, text);
-      written.push_back(name);
-    };
-    svg("runs-to-90.svg",
-        model::grouped_bar_chart_svg(
-            fmt::format("Runs to reach 90% of the best ({} model, leave one benchmark out)",
-                        o->kind),
-            "runs", categories, {model_runs, random_runs}));
-    // Fig. 4: NMI of each feature with performance, largest first.
-    auto nmi = ev.feature_nmi;
-    std::stable_sort(nmi.begin(), nmi.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    svg("feature-nmi.svg",
-        model::bar_chart_svg("Normalised mutual information of each feature with performance",
-                             "NMI", nmi));
-    // Best-so-far curves: one chart per benchmark, model and random order for each input.
-    const std::vector<std::string> colours = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98"};
-    std::map<std::string, std::vector<model::Series>> per_program;
-    for (const model::GroupResult& g : ev.groups) {
-      auto& series = per_program[g.program];
-      const std::string colour = colours[(series.size() / 2) % colours.size()];
-      series.push_back({"model " + short_input(g.input), g.model_curve, colour, false});
-      series.push_back({"random " + short_input(g.input), g.random_curve, colour, true});
-    }
-    for (const auto& [program, series] : per_program)
-      svg("best-so-far-" + program + ".svg",
-          model::line_chart_svg(program + ": best normalised throughput so far (" + o->kind +
-                                    " model, left out)",
-                                "runs", "best so far / best", series));
-    fmt::print("written   ");
-    for (size_t i = 0; i < written.size(); ++i)
-      fmt::print("{}{}", i ? ", " : "", (dir / written[i]).string());
-    fmt::print("\n");
   });
 }
 
@@ -487,7 +314,8 @@ void add_explore(CLI::App& app) {
     std::vector<model::Explanation> reasons = r.reasons;
     if (reasons.empty()) { // beyond the explained top rows
       const std::vector<double> all = explore::feature_values(
-          measure.features().compute(*r.program, r.variant, rank_options.sizes));
+          measure.features().compute(*r.program, r.variant, rank_options.sizes),
+          measure.features().profile().throughput());
       const std::vector<int> columns = m.feature_indices(explore::feature_names());
       Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
       for (size_t c = 0; c < columns.size(); ++c)
@@ -508,7 +336,6 @@ void add_explore(CLI::App& app) {
 
 void add_model_commands(CLI::App& app) {
   add_train(app);
-  add_evaluate(app);
   add_rank(app);
   add_explore(app);
 }

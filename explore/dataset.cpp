@@ -1,12 +1,14 @@
 #include "explore/dataset.hpp"
 
 #include "explore/rank.hpp"
+#include "features/derived.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace liftx::explore {
 
@@ -38,9 +40,14 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
                             const std::string& profile) {
   model::Dataset data;
   std::vector<Row> rows = db.rows(device_key, profile);
-  // Feature columns: this liftx's columns that every row has.
+  // Feature columns: this liftx's columns that every row has, and the derived columns when every
+  // row has what they are computed from.
+  const size_t derived_count = features::derived_columns().size();
+  const std::vector<std::string> all_names = feature_names();
+  const std::vector<std::string> stored(all_names.begin(),
+                                        all_names.end() - ptrdiff_t(derived_count));
   std::vector<std::string> names;
-  for (const std::string& name : feature_names()) {
+  for (const std::string& name : stored) {
     bool everywhere = !rows.empty();
     for (const Row& r : rows)
       if (!r.features.contains(name) || !r.features[name].is_number()) {
@@ -50,6 +57,18 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
     if (everywhere)
       names.push_back(name);
   }
+  bool derivable = !rows.empty();
+  for (const Row& r : rows)
+    try {
+      (void)features::from_json(r.features);
+    } catch (const UserError&) {
+      derivable = false;
+      break;
+    }
+  const runtime::DeviceProfile::Throughput throughput =
+      runtime::named_profile(profile).throughput();
+  if (derivable)
+    names.insert(names.end(), all_names.end() - ptrdiff_t(derived_count), all_names.end());
   data.feature_names = names;
   std::map<std::pair<std::string, std::string>, double> build_ms; // (sizes, variant) -> build
   for (const Row& r : rows) {
@@ -59,8 +78,11 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
     model::Sample s;
     s.program = r.program;
     s.input = r.sizes;
-    for (const std::string& name : names)
-      s.features.push_back(r.features[name].get<double>());
+    for (size_t c = 0; c < names.size() - (derivable ? derived_count : 0); ++c)
+      s.features.push_back(r.features[names[c]].get<double>());
+    if (derivable)
+      for (double v : features::derived_values(features::from_json(r.features), throughput))
+        s.features.push_back(v);
     const bool ok = m.status == runtime::Status::ok && m.median_ms > 0;
     if (ok)
       s.time_ms = m.median_ms;
@@ -77,6 +99,63 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
     throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
                                 db.path().string(), device_key, profile));
   return data;
+}
+
+std::vector<std::string> feature_set(const std::string& name,
+                                     const std::vector<std::string>& available) {
+  std::set<std::string> wanted;
+  if (name == "table1" || name == "all")
+    for (const features::Column& c : features::columns())
+      wanted.insert(c.name);
+  if (name == "derived" || name == "size_free" || name == "all")
+    for (const features::DerivedColumn& c : features::derived_columns())
+      wanted.insert(c.name);
+  if (name == "size_free")
+    for (const char* c : {"local_size_0", "local_size_1", "local_size_2", "local_size_assumed",
+                          "local_memory_bytes", "private_memory_bytes",
+                          "cache_lines_per_warp_access", "global_access_width",
+                          "bank_conflict_degree", "work_groups_per_cu", "occupancy_fraction"})
+      wanted.insert(c);
+  if (wanted.empty())
+    throw UserError(
+        fmt::format("unknown feature set '{}' (known: table1, derived, size_free, all)", name));
+  std::vector<std::string> out;
+  for (const std::string& a : available)
+    if (wanted.count(a))
+      out.push_back(a);
+  return out;
+}
+
+std::vector<model::Setting> candidate_settings(const std::vector<model::Kind>& kinds,
+                                               const std::vector<std::string>& available) {
+  std::vector<model::Setting> out;
+  for (model::Kind kind : kinds) {
+    if (kind == model::Kind::knn) {
+      for (model::Transform t : {model::Transform::log, model::Transform::log_relative})
+        for (int k : {5, 10})
+          for (bool weighted : {false, true}) {
+            model::Setting s;
+            s.name = fmt::format("knn {} k={}{}", model::to_string(t), k, weighted ? " 1/d" : "");
+            s.kind = kind;
+            s.train.transform = t;
+            s.train.k = k;
+            s.train.distance_weighted = weighted;
+            s.features = feature_set("table1", available);
+            out.push_back(std::move(s));
+          }
+    } else if (kind == model::Kind::tree) {
+      for (int depth : {6, 10}) {
+        model::Setting s;
+        s.name = fmt::format("tree log depth={}", depth);
+        s.kind = kind;
+        s.train.transform = model::Transform::log;
+        s.train.max_depth = depth;
+        s.features = feature_set("all", available);
+        out.push_back(std::move(s));
+      }
+    }
+  }
+  return out;
 }
 
 } // namespace liftx::explore

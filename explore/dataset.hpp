@@ -3,6 +3,7 @@
 /// from and judge on.
 #include "explore/db.hpp"
 #include "model/evaluate.hpp"
+#include "model/protocol.hpp"
 
 #include <string>
 
@@ -18,5 +19,23 @@ std::string resolve_device(const PerfDb& db, const std::string& wanted);
 /// such measurement.
 model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
                             const std::string& profile);
+
+/// The feature columns of a named set, those of `available` only, in `available`'s order:
+/// - `table1`: the static features as computed (features::columns());
+/// - `derived`: the derived columns (features/derived.hpp);
+/// - `size_free`: the derived columns and the Table-1 columns that do not grow with the input
+///   (work-group shape, memory per work-group and work-item, cache lines per warp access, vector
+///   width, bank conflicts, occupancy);
+/// - `all`: every available column.
+/// UserError for another name.
+std::vector<std::string> feature_set(const std::string& name,
+                                     const std::vector<std::string>& available);
+
+/// The settings `liftx evaluate --nested` chooses among, for the model kinds `kinds`: for kNN the
+/// transforms log and log_relative, k 5 and 10, uniform and 1/distance weights, on the Table-1
+/// columns (the seed's model and its variations); for boosted trees regression on the size-free
+/// and on all columns, trees of depth 4 and 6; for the CART tree depths 6 and 10.
+std::vector<model::Setting> candidate_settings(const std::vector<model::Kind>& kinds,
+                                               const std::vector<std::string>& available);
 
 } // namespace liftx::explore

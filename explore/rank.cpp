@@ -39,13 +39,19 @@ std::vector<std::string> feature_names() {
   std::vector<std::string> names;
   for (const features::Column& c : features::columns())
     names.push_back(c.name);
+  for (const features::DerivedColumn& c : features::derived_columns())
+    names.push_back(c.name);
   return names;
 }
 
-std::vector<double> feature_values(const features::Features& f) {
+std::vector<double> feature_values(const features::Features& f,
+                                   const runtime::DeviceProfile::Throughput& device) {
   std::vector<double> values;
+  values.reserve(features::columns().size() + features::derived_columns().size());
   for (const features::Column& c : features::columns())
     values.push_back(c.value(f));
+  for (double v : features::derived_values(f, device))
+    values.push_back(v);
   return values;
 }
 
@@ -68,6 +74,7 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
   space.device = profile.limits();
   rewrite::VariantStream stream(program, space);
   FeatureCache cache(profile);
+  const runtime::DeviceProfile::Throughput throughput = profile.throughput();
 
   std::vector<RankedVariant> ranked;
   std::vector<std::shared_ptr<const ir::Program>> programs; // by kernel index
@@ -89,7 +96,8 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
   while (
       (options.max_variants == 0 || static_cast<int64_t>(ranked.size()) < options.max_variants) &&
       next(v)) {
-    const std::vector<double> values = feature_values(cache.compute(v.program, v, options.sizes));
+    const std::vector<double> values =
+        feature_values(cache.compute(v.program, v, options.sizes), throughput);
     for (int c : columns)
       rows.push_back(values[size_t(c)]);
     const auto k = static_cast<size_t>(v.kernel_index);

@@ -2,6 +2,7 @@
 /// Ranking the variants of a program with a cost model, without running any: every variant of the
 /// variant space (rewrite::VariantStream) gets its static features (one features::KernelModel per
 /// distinct kernel, so a launch costs one analysis) and a predicted normalised throughput.
+#include "features/derived.hpp"
 #include "features/features.hpp"
 #include "model/model.hpp"
 #include "rewrite/space.hpp"
@@ -61,9 +62,11 @@ private:
   size_t generated_ = 0;
 };
 
-/// The feature column names (features::columns()) and one sample's values in that order.
+/// The feature column names a model may use (features::columns(), then
+/// features::derived_columns()) and one sample's values in that order.
 std::vector<std::string> feature_names();
-std::vector<double> feature_values(const features::Features& f);
+std::vector<double> feature_values(const features::Features& f,
+                                   const runtime::DeviceProfile::Throughput& device);
 /// column name -> value, as the performance database stores them.
 nlohmann::json feature_json(const features::Features& f);
 

@@ -531,15 +531,9 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
 
   // Occupancy: resident work-groups per compute unit, limited by local memory, by the threads a
   // compute unit holds and by a cap on resident groups.
-  int64_t cu_threads = 0, cu_groups = 32;
-  const bool gpu = device.type == runtime::DeviceType::gpu;
-  if (gpu && device.warp_width == 32)
-    cu_threads = 2048; // NVIDIA SM
-  else if (gpu && device.warp_width == 64)
-    cu_threads = 2560; // AMD CU: 40 wavefronts
-  else
-    cu_threads = device.max_work_group_size > 0 ? static_cast<int64_t>(device.max_work_group_size)
-                                                : group_size;
+  const int64_t cu_threads =
+      std::max<int64_t>(device.throughput().resident_work_items_per_cu, group_size);
+  const int64_t cu_groups = 32;
   const int64_t lanes = std::max<int64_t>(device.warp_width, 1);
   const int64_t group_threads = (group_size + lanes - 1) / lanes * lanes;
   int64_t resident = std::min(cu_groups, cu_threads / std::max<int64_t>(group_threads, 1));

@@ -1,5 +1,7 @@
 #include "model/evaluate.hpp"
 
+#include "model/protocol.hpp"
+
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -17,20 +19,6 @@ std::string group_key(const Sample& s) {
   return s.program + "\x1f" + s.input;
 }
 
-Matrix feature_matrix(const Dataset& data, const std::vector<size_t>& rows) {
-  Matrix m(static_cast<Eigen::Index>(rows.size()),
-           static_cast<Eigen::Index>(data.feature_names.size()));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const Sample& s = data.samples[rows[r]];
-    LIFTX_USER_CHECK(s.features.size() == data.feature_names.size(),
-                     "sample of {} has {} features, expected {}", s.program, s.features.size(),
-                     data.feature_names.size());
-    for (size_t c = 0; c < s.features.size(); ++c)
-      m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = s.features[c];
-  }
-  return m;
-}
-
 Model train_on(const Dataset& data, const std::vector<std::optional<double>>& targets,
                const std::vector<size_t>& candidates, Kind kind, const TrainOptions& options) {
   std::vector<size_t> rows;
@@ -44,6 +32,22 @@ Model train_on(const Dataset& data, const std::vector<std::optional<double>>& ta
 }
 
 } // namespace
+
+Matrix feature_matrix(const Dataset& data, const std::vector<size_t>& rows,
+                      const std::vector<int>& columns) {
+  const size_t width = columns.empty() ? data.feature_names.size() : columns.size();
+  Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(width));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Sample& s = data.samples[rows[r]];
+    LIFTX_USER_CHECK(s.features.size() == data.feature_names.size(),
+                     "sample of {} has {} features, expected {}", s.program, s.features.size(),
+                     data.feature_names.size());
+    for (size_t c = 0; c < width; ++c)
+      m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
+          s.features[columns.empty() ? c : size_t(columns[c])];
+  }
+  return m;
+}
 
 std::vector<std::optional<double>> normalised_targets(const Dataset& data) {
   std::map<std::string, double> best;
@@ -85,54 +89,9 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
     for (size_t i = 0; i < data.samples.size(); ++i)
       (data.samples[i].program == program ? test_rows : train_rows).push_back(i);
     const Model m = train_on(data, targets, train_rows, options.kind, options.train);
-    const Vector predicted = m.predict(feature_matrix(data, test_rows));
-    // Per input of the held-out program.
-    std::map<std::string, std::vector<size_t>> by_input; // input -> positions in test_rows
-    for (size_t t = 0; t < test_rows.size(); ++t)
-      by_input[data.samples[test_rows[t]].input].push_back(t);
-    for (const auto& [input, positions] : by_input) {
-      GroupResult g;
-      g.program = program;
-      g.input = input;
-      g.configurations = static_cast<int>(positions.size());
-      std::vector<Trial> trials;
-      std::vector<double> pred_ok, meas_ok, pred_all;
-      std::map<std::string, int64_t> kernel_ids;
-      for (size_t t : positions) {
-        const size_t row = test_rows[t];
-        const Sample& s = data.samples[row];
-        const double p = predicted[static_cast<Eigen::Index>(t)];
-        const int64_t kernel =
-            s.kernel.empty() ? -1
-                             : kernel_ids.emplace(s.kernel, static_cast<int64_t>(kernel_ids.size()))
-                                   .first->second;
-        trials.push_back({targets[row], s.cost_ms, s.build_ms, kernel});
-        pred_all.push_back(p);
-        if (targets[row]) {
-          pred_ok.push_back(p);
-          meas_ok.push_back(*targets[row]);
-        } else {
-          ++g.failed;
-        }
-      }
-      g.pearson = pearson(pred_ok, meas_ok);
-      g.spearman = spearman(pred_ok, meas_ok);
-      std::vector<size_t> order(trials.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return pred_all[a] > pred_all[b]; });
-      g.model_runs = runs_to_fraction(trials, order, options.fraction);
-      g.model_time_ms = time_to_fraction(trials, order, options.fraction);
-      g.model_curve = best_so_far(trials, order);
-      RandomOrderStats r =
-          random_orders(trials, options.random_orders, options.seed, options.fraction);
-      g.random_runs = r.mean_runs;
-      g.random_time_ms = r.mean_time_ms;
-      g.random_curve = std::move(r.mean_best_so_far);
-      g.run_speedup = g.model_runs > 0 ? g.random_runs / double(g.model_runs) : 0;
-      g.time_speedup = g.model_time_ms > 0 ? g.random_time_ms / g.model_time_ms : 0;
+    for (GroupResult& g :
+         judge(m, data, test_rows, options.random_orders, options.seed, options.fraction))
       ev.groups.push_back(std::move(g));
-    }
   }
   // Fig. 4: how much each feature alone tells about performance.
   std::vector<double> y;

@@ -63,6 +63,10 @@ struct EvaluateOptions {
 /// failed ones.
 std::vector<std::optional<double>> normalised_targets(const Dataset& data);
 
+/// The features of `rows` (samples x columns); `columns` selects and orders columns (empty: all).
+Matrix feature_matrix(const Dataset& data, const std::vector<size_t>& rows,
+                      const std::vector<int>& columns = {});
+
 /// Trains on every successful sample.
 Model train(const Dataset& data, Kind kind, const TrainOptions& options = {});
 

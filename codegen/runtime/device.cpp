@@ -1,5 +1,7 @@
 #include "codegen/runtime/device.hpp"
 
+#include "codegen/runtime/roofline.hpp"
+
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -145,6 +147,8 @@ DeviceProfile make_profile(const cl::Platform& platform, const cl::Device& devic
     p.warp_width = 64;
   else
     p.warp_width = probe_warp_width(device, p.key);
+  if (std::optional<double> copy = cached_copy_roofline(p.key))
+    p.memory_gbs = *copy;
   return p;
 }
 
@@ -238,6 +242,32 @@ DeviceLimits DeviceProfile::limits() const {
   return l;
 }
 
+DeviceProfile::Throughput DeviceProfile::throughput() const {
+  const bool gpu = type == DeviceType::gpu;
+  const std::string vendor_name = vendor_word(platform_name, vendor);
+  Throughput t;
+  t.compute_units = std::max<int64_t>(compute_units, 1);
+  t.warp_width = std::max<int64_t>(warp_width, 1);
+  t.cache_line_bytes = cache_line_bytes > 0 ? cache_line_bytes : 64;
+  const double ghz = max_clock_mhz > 0 ? max_clock_mhz / 1000.0 : 1.5;
+  // Lanes per compute unit: an NVIDIA SM has 4 x 32 float lanes, an AMD CU 4 x 16; a CPU core
+  // retires about two SIMD vectors of the "warp" width per cycle.
+  const double lanes = !gpu ? 2.0 * double(t.warp_width) : vendor_name == "amd" ? 64 : 128;
+  t.gops = double(t.compute_units) * lanes * ghz;
+  // Local memory: one 4-byte word per bank per cycle on GPUs; a CPU's "local" memory is its L1.
+  t.local_gbs = double(t.compute_units) * (gpu ? 4.0 * local_mem_banks : 64.0) * ghz;
+  t.memory_gbs = memory_gbs > 0 ? memory_gbs : gpu ? 1000 : 20;
+  // The last-level cache serves about 2.5x DRAM on current GPUs and ~4x on CPUs.
+  t.cache_gbs = t.memory_gbs * (gpu ? 2.5 : 4.0);
+  if (gpu && warp_width == 32)
+    t.resident_work_items_per_cu = 2048; // NVIDIA SM
+  else if (gpu && warp_width == 64)
+    t.resident_work_items_per_cu = 2560; // AMD CU: 40 wavefronts
+  else
+    t.resident_work_items_per_cu = std::max<int64_t>(static_cast<int64_t>(max_work_group_size), 1);
+  return t;
+}
+
 std::string DeviceProfile::index_spec() const {
   return fmt::format("{}:{}", platform_index, device_index);
 }
@@ -264,6 +294,7 @@ void to_json(nlohmann::json& json, const DeviceProfile& p) {
       {"cache_line_bytes", p.cache_line_bytes},
       {"local_mem_banks", p.local_mem_banks},
       {"key", p.key},
+      {"memory_gbs", p.memory_gbs},
   };
 }
 
@@ -293,6 +324,7 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
     json.at("cache_line_bytes").get_to(p.cache_line_bytes);
     p.local_mem_banks = json.value("local_mem_banks", 32u);
     json.at("key").get_to(p.key);
+    p.memory_gbs = json.value("memory_gbs", 0.0); // absent in profiles stored before it existed
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("malformed device profile JSON: {}", e.what()));
   }
@@ -313,14 +345,17 @@ struct NamedProfile {
   uint32_t warp_width;
   uint32_t cache_line_bytes;
   uint64_t global_mem_gib;
+  uint32_t clock_mhz;
+  double memory_gbs;
 };
 
 // clang-format off
 constexpr std::array<NamedProfile, 3> named_profiles{{
-  // name     platform                               vendor                          type              CUs  local     group  work-item sizes      warp line  GiB
-  {"nvidia", "NVIDIA CUDA",                         "NVIDIA Corporation",           DeviceType::gpu, 132, 48 << 10, 1024, {1024, 1024, 64},    32,  128,  80},
-  {"amd",    "AMD Accelerated Parallel Processing", "Advanced Micro Devices, Inc.", DeviceType::gpu,  64, 64 << 10,  256, {256, 256, 256},     64,   64,  16},
-  {"cpu",    "Portable Computing Language",         "GenuineIntel",                 DeviceType::cpu,   2, 64 << 10, 4096, {4096, 4096, 4096},   8,   64,   8},
+  // nvidia: H100 (copy ~3.0 TB/s; an H200 measures 4.1); amd: an MI50-class GPU; cpu: 2 cores.
+  // name     platform                               vendor                          type              CUs  local     group  work-item sizes      warp line  GiB  MHz   copy GB/s
+  {"nvidia", "NVIDIA CUDA",                         "NVIDIA Corporation",           DeviceType::gpu, 132, 48 << 10, 1024, {1024, 1024, 64},    32,  128,  80, 1755, 3000},
+  {"amd",    "AMD Accelerated Parallel Processing", "Advanced Micro Devices, Inc.", DeviceType::gpu,  64, 64 << 10,  256, {256, 256, 256},     64,   64,  16, 1725,  800},
+  {"cpu",    "Portable Computing Language",         "GenuineIntel",                 DeviceType::cpu,   2, 64 << 10, 4096, {4096, 4096, 4096},   8,   64,   8, 2000,   15},
 }};
 // clang-format on
 
@@ -349,6 +384,8 @@ DeviceProfile named_profile(std::string_view name) {
   p.cache_line_bytes = row->cache_line_bytes;
   p.local_mem_banks = 32;
   p.global_mem_bytes = p.max_alloc_bytes = row->global_mem_gib << 30;
+  p.max_clock_mhz = row->clock_mhz;
+  p.memory_gbs = row->memory_gbs;
   p.key = fmt::format("model:{}", name);
   return p;
 }

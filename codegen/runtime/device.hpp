@@ -44,6 +44,26 @@ struct DeviceProfile {
   /// Short, filesystem-safe, stable across runs: "<vendor>:<device name>:<driver version>",
   /// e.g. "pocl:pthread-skylake-avx512-intel-r-xeon-r-processor:3.1-debian". Keys caches.
   std::string key;
+  /// Streaming bandwidth of global memory in GB/s (a float4 copy's), 0 when unknown. A named
+  /// profile holds a typical figure; a probed device takes the measurement `liftx roofline`
+  /// cached for its key, when there is one.
+  double memory_gbs = 0;
+
+  /// What the device moves and computes per second, as the analytic features need it
+  /// (features/derived.hpp). Estimates: only `memory_gbs` is measured; the rest follow from the
+  /// compute units, the clock and the vendor's usual lanes per compute unit, so that the relative
+  /// weight of DRAM, cache, local-memory and arithmetic time is right, not their absolute value.
+  struct Throughput {
+    double memory_gbs = 0; ///< global memory (DRAM)
+    double cache_gbs = 0;  ///< last-level cache
+    double local_gbs = 0;  ///< local memory, all compute units together
+    double gops = 0;       ///< float operations (an FMA counts 1), all compute units
+    int64_t compute_units = 1;
+    int64_t resident_work_items_per_cu = 1; ///< hardware threads a compute unit holds
+    int64_t warp_width = 1;
+    int64_t cache_line_bytes = 64;
+  };
+  Throughput throughput() const;
 
   /// "P:D", the spec that selects exactly this device.
   std::string index_spec() const;

@@ -1,0 +1,266 @@
+// liftx evaluate: how well a cost model orders the variants it never saw.
+//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] [--out DIR]
+//       leave one benchmark out with the given setting (the seed's evaluation, with plots);
+//   ... --protocol program|size [--hold-out PREFIX] [--nested [--kinds knn,boosted]]
+//   ... --test-db DB2 [--test-device KEY2]
+//       the protocols of docs/results.md, with the setting chosen inside each training fold.
+#include "cli/app.hpp"
+#include "cli/model_options.hpp"
+#include "explore/dataset.hpp"
+#include "model/plot.hpp"
+#include "model/protocol.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kTableHeader =
+    "| program | input | configs | failed | pearson | spearman | runs to 90% model | random | "
+    "speedup | time to 90% model (s) | random (s) | speedup |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+const char* const kCsvHeader =
+    "program,input,configurations,failed,pearson,spearman,model_runs_to_90,random_runs_to_90,"
+    "run_speedup,model_time_to_90_ms,random_time_to_90_ms,time_speedup\n";
+
+/// Prints the per-input table and returns it as CSV.
+std::string print_groups(const std::vector<model::GroupResult>& groups) {
+  fmt::print("{}", kTableHeader);
+  std::string csv = kCsvHeader;
+  for (const model::GroupResult& g : groups) {
+    fmt::print("| {} | {} | {} | {} | {:.3f} | {:.3f} | {} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
+               "{:.2f} |\n",
+               g.program, short_input(g.input), g.configurations, g.failed, g.pearson, g.spearman,
+               g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms / 1000,
+               g.random_time_ms / 1000, g.time_speedup);
+    csv += fmt::format("{},\"{}\",{},{},{:.6f},{:.6f},{},{:.3f},{:.4f},{:.3f},{:.3f},{:.4f}\n",
+                       g.program, short_input(g.input), g.configurations, g.failed, g.pearson,
+                       g.spearman, g.model_runs, g.random_runs, g.run_speedup, g.model_time_ms,
+                       g.random_time_ms, g.time_speedup);
+  }
+  return csv;
+}
+
+void print_summary(const model::Evaluation& ev) {
+  const model::EvaluationSummary summary = model::summarize(ev);
+  fmt::print("mean: spearman {:.3f}, runs to 90% model {:.1f} vs random {:.1f}\n",
+             summary.mean_spearman, summary.mean_model_runs, summary.mean_random_runs);
+  if (summary.inputs > 0)
+    fmt::print("summary: runs to 90% median {:.1f}, worst {:.0f}; mean pearson {:.3f}; time to "
+               "90% summed over inputs: model {:.2f} s, random {:.2f} s, {:.0f}x less\n",
+               summary.median_model_runs, summary.worst_model_runs, summary.mean_pearson,
+               summary.model_time_ms / 1000, summary.random_time_ms / 1000, summary.time_reduction);
+}
+
+struct ProtocolCommandOptions {
+  std::string protocol;    ///< empty: the plain leave-one-benchmark-out evaluation
+  std::string hold_out;    ///< program-name prefix of the held-out programs
+  bool nested = false;     ///< choose among candidate settings inside each training fold
+  std::string kinds;       ///< for --nested: comma-separated kinds (default: --model)
+  std::string test_db;     ///< transfer: the test device's database
+  std::string test_device; ///< its device key
+  int inner_folds = 4;
+};
+
+std::vector<model::Kind> parse_kinds(const std::string& text) {
+  std::vector<model::Kind> kinds;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    kinds.push_back(model::parse_kind(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return kinds;
+}
+
+void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int orders,
+                  const std::string& out_dir) {
+  LoadedData loaded = load_data(o);
+  model::ProtocolOptions options;
+  options.random_orders = orders;
+  options.inner_folds = p.inner_folds;
+  if (p.nested) {
+    options.candidates = explore::candidate_settings(
+        parse_kinds(p.kinds.empty() ? o.kind : p.kinds), loaded.data.feature_names);
+  } else {
+    model::Setting s;
+    s.name = fmt::format("{} {}", o.kind, o.transform);
+    s.kind = model::parse_kind(o.kind);
+    s.train = o.train_options();
+    s.features = o.columns(loaded.data.feature_names);
+    options.candidates.push_back(std::move(s));
+  }
+  LIFTX_USER_CHECK(!options.candidates.empty(), "no candidate setting for --kinds {}", p.kinds);
+  const std::string protocol = p.protocol.empty() ? "program" : p.protocol;
+  model::ProtocolResult result;
+  std::string described;
+  if (!p.test_db.empty()) {
+    LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),
+                     "--test-db goes with --protocol transfer, not {}", protocol);
+    LoadedData test = load_data(p.test_db, p.test_device, o.profile);
+    // Both sides on the columns they share.
+    std::vector<std::string> shared;
+    for (const std::string& name : loaded.data.feature_names)
+      if (std::find(test.data.feature_names.begin(), test.data.feature_names.end(), name) !=
+          test.data.feature_names.end())
+        shared.push_back(name);
+    loaded.data = model::select_columns(loaded.data, shared);
+    test.data = model::select_columns(test.data, shared);
+    described = fmt::format("train on device {}, test on device {} ({} inputs)", loaded.device_key,
+                            test.device_key, test.data.samples.size());
+    result = model::evaluate_transfer(loaded.data, test.data, options);
+  } else if (protocol == "program") {
+    described = p.hold_out.empty() ? "leave one program out"
+                                   : "leave out each program named " + p.hold_out + "*";
+    result = model::evaluate_folds(loaded.data,
+                                   model::leave_one_program_out(loaded.data, p.hold_out), options);
+  } else if (protocol == "size") {
+    described = "train without the largest input size, test on it";
+    result =
+        model::evaluate_folds(loaded.data, model::leave_largest_size_out(loaded.data), options);
+  } else {
+    throw UserError(fmt::format(
+        "unknown protocol '{}' (known: program, size, transfer with --test-db)", protocol));
+  }
+  fmt::print("evaluation: {}; device {}, profile {}, {} samples; {}; random = mean of {} seeded "
+             "orders\n",
+             described, loaded.device_key, o.profile, loaded.data.samples.size(),
+             options.candidates.size() == 1
+                 ? "setting " + options.candidates[0].name
+                 : fmt::format("setting chosen among {} inside each training fold",
+                               options.candidates.size()),
+             orders);
+  for (const model::FoldChoice& c : result.choices) {
+    if (c.inner.empty())
+      continue;
+    double best = 0;
+    for (const auto& [name, s] : c.inner)
+      if (name == c.setting)
+        best = s.mean_model_runs;
+    fmt::print("fold {}: chose {} (inner mean runs to 90% {:.2f})\n", c.fold, c.setting, best);
+  }
+  const std::string csv = print_groups(result.evaluation.groups);
+  print_summary(result.evaluation);
+  if (!out_dir.empty()) {
+    fs::create_directories(out_dir);
+    write_text(fs::path(out_dir) / "evaluation.csv", csv);
+    std::string choices = "fold,candidate,chosen,inner_mean_runs,inner_worst_runs,inner_pearson\n";
+    for (const model::FoldChoice& c : result.choices)
+      for (const auto& [name, s] : c.inner)
+        choices += fmt::format("\"{}\",\"{}\",{},{:.4f},{:.0f},{:.4f}\n", c.fold, name,
+                               name == c.setting ? 1 : 0, s.mean_model_runs, s.worst_model_runs,
+                               s.mean_pearson);
+    write_text(fs::path(out_dir) / "choices.csv", choices);
+    fmt::print("written   {}, {}\n", (fs::path(out_dir) / "evaluation.csv").string(),
+               (fs::path(out_dir) / "choices.csv").string());
+  }
+}
+
+} // namespace
+
+void add_evaluate_command(CLI::App& app) {
+  auto o = std::make_shared<DataOptions>();
+  auto p = std::make_shared<ProtocolCommandOptions>();
+  auto out_dir = std::make_shared<std::string>();
+  auto orders = std::make_shared<int>(100);
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate", "Leave-one-benchmark-out evaluation of a cost model on the database");
+  add_data_options(cmd, *o);
+  cmd->add_option("--out", *out_dir, "write evaluation.csv and SVG plots to this folder");
+  cmd->add_option("--orders", *orders, "random orders to average (default 100)")
+      ->check(CLI::Range(100, 1000000));
+  cmd->add_option("--protocol", p->protocol,
+                  "program (leave one program out), size (train without the largest size, test "
+                  "on it) or transfer (with --test-db); reports the setting chosen per fold");
+  cmd->add_option("--hold-out", p->hold_out,
+                  "program protocol: hold out only programs whose name starts with this");
+  cmd->add_flag("--nested", p->nested,
+                "choose the setting (transform, neighbours, depth, feature set) among candidates "
+                "inside each training fold");
+  cmd->add_option("--kinds", p->kinds, "--nested: model kinds to choose among, e.g. knn,boosted");
+  cmd->add_option("--inner-folds", p->inner_folds,
+                  "--nested: program groups of the inner evaluation (default 4)")
+      ->check(CLI::Range(2, 100));
+  cmd->add_option("--test-db", p->test_db, "transfer: the database of the test device");
+  cmd->add_option("--test-device", p->test_device, "transfer: the test device's key");
+  cmd->callback([o, p, out_dir, orders] {
+    if (!p->protocol.empty() || p->nested || !p->test_db.empty())
+      return run_protocol(*o, *p, *orders, *out_dir);
+    LoadedData loaded = load_data(*o);
+    loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));
+    model::EvaluateOptions options;
+    options.kind = model::parse_kind(o->kind);
+    options.train = o->train_options();
+    options.random_orders = *orders;
+    model::Evaluation ev = model::evaluate(loaded.data, options);
+    fmt::print("leave-one-benchmark-out evaluation of the {} model: device {}, profile {}, {} "
+               "samples, {} features; random = mean of {} seeded orders\n",
+               o->kind, loaded.device_key, o->profile, loaded.data.samples.size(),
+               loaded.data.feature_names.size(), *orders);
+    const std::string csv = print_groups(ev.groups);
+    print_summary(ev);
+    if (out_dir->empty())
+      return;
+    fs::create_directories(*out_dir);
+    const fs::path dir(*out_dir);
+    write_text(dir / "evaluation.csv", csv);
+    std::string nmi_csv = "feature,nmi\n";
+    for (const auto& [name, v] : ev.feature_nmi)
+      nmi_csv += fmt::format("{},{:.6f}\n", name, v);
+    write_text(dir / "feature-nmi.csv", nmi_csv);
+    // Fig. 5: runs to 90% per benchmark, model vs random.
+    std::vector<std::string> categories;
+    model::Series model_runs{"model order", {}, "#c0392b", false};
+    model::Series random_runs{"random (mean)", {}, "#7f8c8d", false};
+    for (const model::GroupResult& g : ev.groups) {
+      categories.push_back(g.program + " " + short_input(g.input));
+      model_runs.y.push_back(double(g.model_runs));
+      random_runs.y.push_back(g.random_runs);
+    }
+    std::vector<std::string> written = {"evaluation.csv", "feature-nmi.csv"};
+    auto svg = [&](const std::string& name, const std::string& text) {
+      write_text(dir / name, text);
+      written.push_back(name);
+    };
+    svg("runs-to-90.svg",
+        model::grouped_bar_chart_svg(
+            fmt::format("Runs to reach 90% of the best ({} model, leave one benchmark out)",
+                        o->kind),
+            "runs", categories, {model_runs, random_runs}));
+    // Fig. 4: NMI of each feature with performance, largest first.
+    auto nmi = ev.feature_nmi;
+    std::stable_sort(nmi.begin(), nmi.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    svg("feature-nmi.svg",
+        model::bar_chart_svg("Normalised mutual information of each feature with performance",
+                             "NMI", nmi));
+    // Best-so-far curves: one chart per benchmark, model and random order for each input.
+    const std::vector<std::string> colours = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98"};
+    std::map<std::string, std::vector<model::Series>> per_program;
+    for (const model::GroupResult& g : ev.groups) {
+      auto& series = per_program[g.program];
+      const std::string colour = colours[(series.size() / 2) % colours.size()];
+      series.push_back({"model " + short_input(g.input), g.model_curve, colour, false});
+      series.push_back({"random " + short_input(g.input), g.random_curve, colour, true});
+    }
+    for (const auto& [program, series] : per_program)
+      svg("best-so-far-" + program + ".svg",
+          model::line_chart_svg(program + ": best normalised throughput so far (" + o->kind +
+                                    " model, left out)",
+                                "runs", "best so far / best", series));
+    fmt::print("written   ");
+    for (size_t i = 0; i < written.size(); ++i)
+      fmt::print("{}{}", i ? ", " : "", (dir / written[i]).string());
+    fmt::print("\n");
+  });
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,83 @@
+#include "cli/model_options.hpp"
+
+#include "explore/dataset.hpp"
+#include "explore/db.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace liftx::cli {
+
+namespace fs = std::filesystem;
+
+model::TrainOptions DataOptions::train_options() const {
+  model::TrainOptions t;
+  t.transform = model::parse_transform(transform);
+  t.k = neighbours;
+  t.distance_weighted = distance_weighted;
+  return t;
+}
+
+std::vector<std::string> DataOptions::columns(const std::vector<std::string>& available) const {
+  const std::string set =
+      !features.empty() ? features
+      : model::parse_kind(kind) == model::Kind::knn || model::parse_kind(kind) == model::Kind::tree
+          ? "table1"
+          : "all";
+  return explore::feature_set(set, available);
+}
+
+void add_data_options(CLI::App* cmd, DataOptions& o) {
+  cmd->add_option("--db", o.db, "performance database (default: $LIFTX_DB or the user data dir)");
+  cmd->add_option("--device", o.device,
+                  "device key in the database (default: the only device it holds)");
+  cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
+  cmd->add_option("--model", o.kind, "knn (PCA + k nearest neighbours) or tree (CART)");
+  cmd->add_option("--transform", o.transform,
+                  "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
+                  "relative to the bytes moved (log_relative); default raw");
+  cmd->add_option("--neighbours", o.neighbours, "k of the kNN model (default 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--distance-weighted", o.distance_weighted,
+                "weight the k neighbours by 1 / distance instead of equally");
+  cmd->add_option("--features", o.features,
+                  "feature columns: table1 (as computed), derived (size-free ratios and analytic "
+                  "roofline terms), size_free (derived + the size-independent table1 columns) or "
+                  "all; default table1 for knn and tree, all for boosted");
+}
+
+LoadedData load_data(const std::string& db_name, const std::string& device,
+                     const std::string& profile) {
+  LoadedData out;
+  out.db_path = db_name.empty() ? explore::PerfDb::default_path() : fs::path(db_name);
+  if (!fs::exists(out.db_path))
+    throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
+  explore::PerfDb db(out.db_path, explore::PerfDb::Access::read_only);
+  out.device_key = explore::resolve_device(db, device);
+  out.data = explore::load_dataset(db, out.device_key, profile);
+  return out;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out)
+    throw UserError(fmt::format("cannot write {}", path.string()));
+}
+
+std::string short_input(const std::string& sizes_json) {
+  try {
+    auto j = nlohmann::json::parse(sizes_json);
+    std::string out;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      out += fmt::format("{}{}={}", out.empty() ? "" : ",", it.key(), it.value().dump());
+    return out;
+  } catch (const nlohmann::json::exception&) {
+    return sizes_json;
+  }
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,51 @@
+#pragma once
+// What the model commands (train, evaluate) share: the database and device to learn from, the
+// model kind and its options, and the feature columns.
+#include "model/evaluate.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace liftx::cli {
+
+struct DataOptions {
+  std::string db;
+  std::string device; ///< device key; empty = the only one in the database
+  std::string profile = "cpu";
+  std::string kind = "knn";
+  std::string transform = "raw";
+  int neighbours = 5;
+  bool distance_weighted = false;
+  /// Feature set (explore::feature_set); empty = the kind's default: the Table-1 columns for
+  /// kNN and the CART tree (the seed's model), every column for boosted trees.
+  std::string features;
+
+  model::TrainOptions train_options() const;
+  /// The columns of `available` the feature set names.
+  std::vector<std::string> columns(const std::vector<std::string>& available) const;
+};
+
+void add_data_options(CLI::App* cmd, DataOptions& options);
+
+struct LoadedData {
+  model::Dataset data;
+  std::string device_key;
+  std::filesystem::path db_path;
+};
+
+/// UserError when the database does not exist or lacks the device or profile.
+LoadedData load_data(const std::string& db, const std::string& device, const std::string& profile);
+inline LoadedData load_data(const DataOptions& o) {
+  return load_data(o.db, o.device, o.profile);
+}
+
+/// UserError when the file cannot be written.
+void write_text(const std::filesystem::path& path, const std::string& text);
+
+/// {"M":512,"N":512} -> M=512,N=512
+std::string short_input(const std::string& sizes_json);
+
+} // namespace liftx::cli

@@ -1,0 +1,43 @@
+#pragma once
+/// Features that carry across sizes, stencils and devices, derived from the static features of
+/// one launch (features.hpp) and the device's throughput (runtime::DeviceProfile::throughput()):
+///
+/// - size-free ratios: what a launch does per byte the program must move (cache-line bytes, useful
+///   bytes, operations, local-memory bytes, work-items, work-groups, barriers), and how its
+///   work-groups fill the device (waves, tail, compute units);
+/// - analytic roofline terms: the time of the cache-line traffic, the local-memory traffic and the
+///   arithmetic, each in units of the program's ideal time (its bytes at DRAM bandwidth), and the
+///   roofline estimate they make together with the parallel efficiency.
+///
+/// Per-thread counts grow with the input for a fixed thread count, and absolute sizes make a new
+/// input a new region of feature space; these ratios stay put when only the size changes, which is
+/// what lets a model trained at 2048² rank at 8192². They are computed when a dataset is loaded and
+/// when a space is ranked, never stored: the throughput constants may be refined later.
+/// docs/features.md defines each one.
+#include "codegen/runtime/device.hpp"
+#include "features/features.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace liftx::features {
+
+struct DerivedColumn {
+  std::string name;
+  std::string unit;
+  std::string description;
+};
+
+/// The derived columns, in the order derived_values() gives them.
+const std::vector<DerivedColumn>& derived_columns();
+
+std::vector<double> derived_values(const Features& features,
+                                   const runtime::DeviceProfile::Throughput& device);
+
+/// The features of one launch from its column values (names of columns(), as the performance
+/// database stores them). UserError naming the first missing or non-numeric column.
+Features from_json(const nlohmann::json& columns);
+
+} // namespace liftx::features
