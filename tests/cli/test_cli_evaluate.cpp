@@ -1,0 +1,93 @@
+// End-to-end tests of `liftx evaluate`'s protocols on the shipped PoCL database (8 stencils at
+// 64x128 and 128x128): leave one size out, nested selection, transfer, feature sets, bad input.
+#include <doctest/doctest.h>
+
+#include "cli_helpers.hpp"
+
+#include <string>
+#include <vector>
+
+using namespace cli_test;
+
+namespace {
+
+/// The rows of the per-input table (header excluded).
+std::vector<std::string> table_rows(const std::string& out) {
+  std::vector<std::string> rows;
+  for (const std::string& line : lines_starting(out, "| "))
+    if (line.rfind("| program ", 0) != 0)
+      rows.push_back(line);
+  return rows;
+}
+
+} // namespace
+
+TEST_CASE("evaluate --protocol size trains without the largest size and tests on it") {
+  TempDir dir("evaluate-size");
+  const std::string db = copy_of_pocl_db(dir);
+  RunResult r = liftx("evaluate --db '" + db + "' --protocol size --model knn --transform log");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "evaluation: train without the largest input size, test on it; device "));
+  CHECK(contains(r.out, "; setting knn log; random = mean of 100 seeded orders\n"));
+  const std::vector<std::string> rows = table_rows(r.out);
+  REQUIRE(rows.size() == 8); // the eight stencils at 128x128 only
+  for (const std::string& row : rows) {
+    CAPTURE(row);
+    CHECK(table_cells(row)[1] == "M=128,N=128");
+  }
+  CHECK(contains(field(r.out, "summary: runs to 90% median "), "; mean pearson "));
+}
+
+TEST_CASE("evaluate --nested chooses a setting per fold on its training programs and says which") {
+  TempDir dir("evaluate-nested");
+  const std::string db = copy_of_pocl_db(dir);
+  RunResult r = liftx("evaluate --db '" + db +
+                      "' --nested --kinds knn,tree --inner-folds 2 --out '" + dir / "nested" + "'");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "evaluation: leave one program out; "));
+  CHECK(contains(r.out, "setting chosen among 10 inside each training fold"));
+  const std::vector<std::string> folds = lines_starting(r.out, "fold ");
+  REQUIRE(folds.size() == 8);
+  for (size_t i = 0; i < folds.size(); ++i) {
+    CAPTURE(folds[i]);
+    CHECK(folds[i].rfind("fold " + kStencils[i] + ": chose ", 0) == 0);
+  }
+  CHECK(table_rows(r.out).size() == 16);
+  // choices.csv: 10 candidates per fold, exactly one chosen.
+  const std::vector<std::string> choices = lines_of(read_text(dir.path / "nested/choices.csv"));
+  REQUIRE(choices.size() == 1 + 8 * 10);
+  int chosen = 0;
+  for (size_t i = 1; i < choices.size(); ++i)
+    chosen += csv_fields(choices[i])[2] == "1";
+  CHECK(chosen == 8);
+}
+
+TEST_CASE("evaluate --test-db trains on one database and tests on another") {
+  TempDir dir("evaluate-transfer");
+  const std::string db = copy_of_pocl_db(dir);
+  RunResult r = liftx("evaluate --db '" + db + "' --test-db '" + db +
+                      "' --model knn --features size_free --transform log");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "evaluation: train on device "));
+  CHECK(table_rows(r.out).size() == 16);
+}
+
+TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a message") {
+  TempDir dir("evaluate-bad");
+  const std::string db = copy_of_pocl_db(dir);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--protocol sideways", "unknown protocol 'sideways'"},
+      {"--features some", "unknown feature set 'some'"},
+      {"--nested --kinds knn,forest", "forest"},
+      {"--protocol program --hold-out synth_", "no program named synth_*"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    RunResult r = liftx("evaluate --db '" + db + "' " + args);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, message));
+  }
+}
