@@ -1,6 +1,6 @@
 // Cost-model commands:
-//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree] -o FILE
-//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree] [--out DIR]
+//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] -o FILE
+//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] [--out DIR]
 //   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
 //   liftx explore FILE [--device D] [--model M] [--budget K] [--strategy S] [--size ...] [--db DB]
 // explore runs each variant in a worker child (`liftx run --worker`), as `liftx run` does, so a
@@ -46,12 +46,15 @@ struct DataOptions {
   std::string transform = "raw";
   int neighbours = 5;
   bool distance_weighted = false;
+  model::TrainOptions boosting; ///< the boosted model's options (the rest set from the above)
+  std::string objective = "regression";
 
   model::TrainOptions train_options() const {
-    model::TrainOptions t;
+    model::TrainOptions t = boosting;
     t.transform = model::parse_transform(transform);
     t.k = neighbours;
     t.distance_weighted = distance_weighted;
+    t.objective = model::parse_objective(objective);
     return t;
   }
 };
@@ -61,7 +64,8 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
   cmd->add_option("--device", o.device,
                   "device key in the database (default: the only device it holds)");
   cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
-  cmd->add_option("--model", o.kind, "knn (PCA + k nearest neighbours) or tree (CART)");
+  cmd->add_option("--model", o.kind,
+                  "knn (PCA + k nearest neighbours), tree (CART) or boosted (XGBoost)");
   cmd->add_option("--transform", o.transform,
                   "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
                   "relative to the bytes moved (log_relative); default raw");
@@ -69,6 +73,19 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--distance-weighted", o.distance_weighted,
                 "weight the k neighbours by 1 / distance instead of equally");
+  model::TrainOptions& b = o.boosting;
+  cmd->add_option("--trees", b.trees, "boosted: boosting rounds (default 400)");
+  cmd->add_option("--learning-rate", b.learning_rate, "boosted: XGBoost's eta (default 0.05)");
+  cmd->add_option("--boost-depth", b.boost_depth, "boosted: depth of each tree (default 6)");
+  cmd->add_option("--min-child-weight", b.min_child_weight,
+                  "boosted: least hessian sum in a leaf (default 1)");
+  cmd->add_option("--subsample", b.subsample, "boosted: rows sampled per tree (default 0.8)");
+  cmd->add_option("--colsample", b.colsample, "boosted: columns sampled per tree (default 0.8)");
+  cmd->add_option("--objective", o.objective,
+                  "boosted: regression (on log2 of the normalised throughput) or pairwise "
+                  "(ranking within each program and input; uncalibrated predictions)");
+  cmd->add_option("--boost-seed", b.seed, "boosted: XGBoost's random seed (default 1)");
+  cmd->add_option("--boost-threads", b.threads, "boosted: training threads (default 0: all cores)");
 }
 
 struct LoadedData {
@@ -129,6 +146,9 @@ void add_train(CLI::App& app) {
     if (m.kind() == model::Kind::knn)
       fmt::print(", {} principal components keep {:.1f}% of the variance", m.pca().basis.cols(),
                  m.pca().variance_kept.sum() * 100);
+    else if (m.kind() == model::Kind::boosted)
+      fmt::print(", {} boosted trees ({})", m.options().trees,
+                 model::to_string(m.options().objective));
     else
       fmt::print(", tree of {} nodes", m.tree().size());
     fmt::print("\nwritten   {}\n", *output);
