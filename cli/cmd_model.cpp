@@ -1,5 +1,5 @@
 // Cost-model commands (evaluate: cmd_evaluate.cpp):
-//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree] -o FILE
+//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] -o FILE
 //   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
 //   liftx explore FILE [--device D] [--model M] [--budget K] [--strategy S] [--size ...] [--db DB]
 // explore runs each variant in a worker child (`liftx run --worker`), as `liftx run` does, so a
@@ -73,6 +73,9 @@ void add_train(CLI::App& app) {
     if (m.kind() == model::Kind::knn)
       fmt::print(", {} principal components keep {:.1f}% of the variance", m.pca().basis.cols(),
                  m.pca().variance_kept.sum() * 100);
+    else if (m.kind() == model::Kind::boosted)
+      fmt::print(", {} boosted trees ({})", m.options().trees,
+                 model::to_string(m.options().objective));
     else
       fmt::print(", tree of {} nodes", m.tree().size());
     fmt::print("\nwritten   {}\n", *output);

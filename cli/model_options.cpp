@@ -14,10 +14,11 @@ namespace liftx::cli {
 namespace fs = std::filesystem;
 
 model::TrainOptions DataOptions::train_options() const {
-  model::TrainOptions t;
+  model::TrainOptions t = boosting;
   t.transform = model::parse_transform(transform);
   t.k = neighbours;
   t.distance_weighted = distance_weighted;
+  t.objective = model::parse_objective(objective);
   return t;
 }
 
@@ -35,7 +36,8 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
   cmd->add_option("--device", o.device,
                   "device key in the database (default: the only device it holds)");
   cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
-  cmd->add_option("--model", o.kind, "knn (PCA + k nearest neighbours) or tree (CART)");
+  cmd->add_option("--model", o.kind,
+                  "knn (PCA + k nearest neighbours), tree (CART) or boosted (XGBoost)");
   cmd->add_option("--transform", o.transform,
                   "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
                   "relative to the bytes moved (log_relative); default raw");
@@ -43,6 +45,19 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--distance-weighted", o.distance_weighted,
                 "weight the k neighbours by 1 / distance instead of equally");
+  model::TrainOptions& b = o.boosting;
+  cmd->add_option("--trees", b.trees, "boosted: boosting rounds (default 400)");
+  cmd->add_option("--learning-rate", b.learning_rate, "boosted: XGBoost's eta (default 0.05)");
+  cmd->add_option("--boost-depth", b.boost_depth, "boosted: depth of each tree (default 6)");
+  cmd->add_option("--min-child-weight", b.min_child_weight,
+                  "boosted: least hessian sum in a leaf (default 1)");
+  cmd->add_option("--subsample", b.subsample, "boosted: rows sampled per tree (default 0.8)");
+  cmd->add_option("--colsample", b.colsample, "boosted: columns sampled per tree (default 0.8)");
+  cmd->add_option("--objective", o.objective,
+                  "boosted: regression (on log2 of the normalised throughput) or pairwise "
+                  "(ranking within each program and input; uncalibrated predictions)");
+  cmd->add_option("--boost-seed", b.seed, "boosted: XGBoost's random seed (default 1)");
+  cmd->add_option("--boost-threads", b.threads, "boosted: training threads (default 0: all cores)");
   cmd->add_option("--features", o.features,
                   "feature columns: table1 (as computed), derived (size-free ratios and analytic "
                   "roofline terms), size_free (derived + the size-independent table1 columns) or "

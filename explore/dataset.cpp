@@ -143,6 +143,17 @@ std::vector<model::Setting> candidate_settings(const std::vector<model::Kind>& k
             s.features = feature_set("table1", available);
             out.push_back(std::move(s));
           }
+    } else if (kind == model::Kind::boosted) {
+      for (const char* set : {"size_free", "all"})
+        for (int depth : {4, 6}) {
+          model::Setting s;
+          s.name = fmt::format("boosted log {} depth={}", set, depth);
+          s.kind = kind;
+          s.train.transform = model::Transform::log;
+          s.train.boost_depth = depth;
+          s.features = feature_set(set, available);
+          out.push_back(std::move(s));
+        }
     } else if (kind == model::Kind::tree) {
       for (int depth : {6, 10}) {
         model::Setting s;

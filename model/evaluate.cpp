@@ -26,9 +26,12 @@ Model train_on(const Dataset& data, const std::vector<std::optional<double>>& ta
     if (targets[i])
       rows.push_back(i);
   Vector y(static_cast<Eigen::Index>(rows.size()));
-  for (size_t r = 0; r < rows.size(); ++r)
+  std::vector<std::string> groups; // for ranking objectives
+  for (size_t r = 0; r < rows.size(); ++r) {
     y[static_cast<Eigen::Index>(r)] = *targets[rows[r]];
-  return Model::train(kind, data.feature_names, feature_matrix(data, rows), y, options);
+    groups.push_back(data.samples[rows[r]].program + "|" + data.samples[rows[r]].input);
+  }
+  return Model::train(kind, data.feature_names, feature_matrix(data, rows), y, options, &groups);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "model/model.hpp"
 
+#include "model/boosted.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -266,25 +267,127 @@ Matrix matrix_from(const nlohmann::json& j, Eigen::Index cols) {
 } // namespace
 
 std::string to_string(Kind kind) {
-  return kind == Kind::knn ? "knn" : "tree";
+  switch (kind) {
+  case Kind::knn:
+    return "knn";
+  case Kind::tree:
+    return "tree";
+  case Kind::boosted:
+    return "boosted";
+  }
+  LIFTX_UNREACHABLE("model kind {}", static_cast<int>(kind));
 }
 
 Kind parse_kind(const std::string& text) {
-  if (text == "knn")
-    return Kind::knn;
-  if (text == "tree")
-    return Kind::tree;
-  throw UserError(fmt::format("unknown model kind '{}' (knn or tree)", text));
+  for (Kind kind : {Kind::knn, Kind::tree, Kind::boosted})
+    if (to_string(kind) == text)
+      return kind;
+  throw UserError(fmt::format("unknown model kind '{}' (knn, tree or boosted)", text));
 }
 
+std::string to_string(Objective objective) {
+  return objective == Objective::pairwise ? "pairwise" : "regression";
+}
+
+Objective parse_objective(const std::string& text) {
+  for (Objective objective : {Objective::regression, Objective::pairwise})
+    if (to_string(objective) == text)
+      return objective;
+  throw UserError(fmt::format("unknown boosting objective '{}' (regression or pairwise)", text));
+}
+
+namespace {
+
+void check_boosting_options(const TrainOptions& o) {
+  LIFTX_USER_CHECK(o.trees >= 1, "boosted trees: the number of trees must be at least 1, not {}",
+                   o.trees);
+  LIFTX_USER_CHECK(o.learning_rate > 0 && o.learning_rate <= 1,
+                   "boosted trees: the learning rate must lie in (0, 1], not {}", o.learning_rate);
+  LIFTX_USER_CHECK(o.boost_depth >= 1, "boosted trees: the depth must be at least 1, not {}",
+                   o.boost_depth);
+  LIFTX_USER_CHECK(o.min_child_weight >= 0,
+                   "boosted trees: the minimum child weight must not be negative, not {}",
+                   o.min_child_weight);
+  LIFTX_USER_CHECK(o.subsample > 0 && o.subsample <= 1,
+                   "boosted trees: the row subsample must lie in (0, 1], not {}", o.subsample);
+  LIFTX_USER_CHECK(o.colsample > 0 && o.colsample <= 1,
+                   "boosted trees: the column subsample must lie in (0, 1], not {}", o.colsample);
+  LIFTX_USER_CHECK(o.seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                   "boosted trees: the seed must be below 2^63");
+  LIFTX_USER_CHECK(o.threads >= 0, "boosted trees: the thread count must not be negative, not {}",
+                   o.threads);
+}
+
+/// Trains XGBoost on the standardised features `z`: regression on log2(y), or pairwise ranking
+/// within `groups` (rows reordered so that each group's rows are adjacent, as XGBoost needs).
+xgb::Booster train_boosted(const Matrix& z, const Vector& targets, const TrainOptions& options,
+                           const std::vector<std::string>* groups) {
+  LIFTX_USER_CHECK(z.cols() > 0, "no feature varies in the training data");
+  Vector label(targets.size());
+  for (Eigen::Index i = 0; i < targets.size(); ++i) {
+    LIFTX_USER_CHECK(targets[i] > 0 && std::isfinite(targets[i]),
+                     "normalised throughput {} of training sample {} is not positive", targets[i],
+                     i);
+    label[i] = std::log2(targets[i]);
+  }
+  if (options.objective == Objective::regression) {
+    xgb::DMatrix data(z);
+    data.set_labels(label);
+    return xgb::Booster::train(data, options, label.mean());
+  }
+  LIFTX_USER_CHECK(groups != nullptr,
+                   "the pairwise objective needs the (program, input) group of every sample");
+  LIFTX_INTERNAL_CHECK(groups->size() == static_cast<size_t>(z.rows()),
+                       "{} group labels for {} samples", groups->size(), z.rows());
+  // Groups in order of first appearance, each group's rows in their order.
+  std::map<std::string, size_t> index;
+  std::vector<std::vector<Eigen::Index>> members;
+  for (size_t r = 0; r < groups->size(); ++r) {
+    auto [it, inserted] = index.emplace((*groups)[r], members.size());
+    if (inserted)
+      members.emplace_back();
+    members[it->second].push_back(static_cast<Eigen::Index>(r));
+  }
+  Matrix ordered(z.rows(), z.cols());
+  Vector ordered_label(z.rows());
+  std::vector<unsigned> sizes;
+  Eigen::Index next = 0;
+  for (const auto& rows : members) {
+    sizes.push_back(static_cast<unsigned>(rows.size()));
+    for (Eigen::Index r : rows) {
+      ordered.row(next) = z.row(r);
+      ordered_label[next] = label[r];
+      ++next;
+    }
+  }
+  xgb::DMatrix data(ordered);
+  data.set_labels(ordered_label);
+  data.set_group_sizes(sizes);
+  return xgb::Booster::train(data, options, 0.0);
+}
+
+/// A boosted model's output f -> its prediction in (0, 1] (see Objective).
+double boosted_prediction(Objective objective, double f) {
+  const double y = objective == Objective::pairwise ? 1.0 / (1.0 + std::exp(-f)) : std::exp2(f);
+  return std::clamp(y, std::numeric_limits<double>::min(), 1.0);
+}
+
+} // namespace
+
 Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matrix& features,
-                   const Vector& targets, const TrainOptions& options) {
+                   const Vector& targets, const TrainOptions& options,
+                   const std::vector<std::string>* groups) {
   LIFTX_INTERNAL_CHECK(static_cast<size_t>(features.cols()) == feature_names.size(),
                        "feature matrix has {} columns for {} names", features.cols(),
                        feature_names.size());
   LIFTX_INTERNAL_CHECK(features.rows() == targets.size(), "features and targets differ in rows");
   LIFTX_USER_CHECK(features.rows() > 0, "no training data (no successful measurement)");
   LIFTX_USER_CHECK(options.k >= 1, "k must be at least 1");
+  if (kind == Kind::boosted)
+    check_boosting_options(options);
+  LIFTX_INTERNAL_CHECK(!groups || groups->size() == static_cast<size_t>(features.rows()),
+                       "{} group labels for {} samples", groups ? groups->size() : 0,
+                       features.rows());
   Model m;
   m.kind_ = kind;
   m.feature_names_ = std::move(feature_names);
@@ -296,6 +399,9 @@ Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matr
     m.pca_ = Pca::fit(z, options.variance);
     m.points_ = m.pca_.project(z);
     m.targets_ = targets;
+  } else if (kind == Kind::boosted) {
+    m.booster_ = std::make_shared<const xgb::Booster>(train_boosted(z, targets, options, groups));
+    m.boosted_samples_ = static_cast<int>(z.rows());
   } else {
     TreeBuilder builder{z, targets, options, {}};
     std::vector<Eigen::Index> all(static_cast<size_t>(z.rows()));
@@ -309,6 +415,8 @@ Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matr
 int Model::training_samples() const {
   if (kind_ == Kind::knn)
     return static_cast<int>(points_.rows());
+  if (kind_ == Kind::boosted)
+    return boosted_samples_;
   return tree_.empty() ? 0 : tree_[0].samples;
 }
 
@@ -321,6 +429,12 @@ Vector Model::predict(const Matrix& features) const {
   if (kind_ == Kind::knn)
     return knn_predict(points_, targets_, pca_.project(z), options_.k, options_.distance_weighted);
   Vector out(z.rows());
+  if (kind_ == Kind::boosted) {
+    const std::vector<double> f = booster_->predict_margin(z);
+    for (Eigen::Index r = 0; r < z.rows(); ++r)
+      out[r] = boosted_prediction(options_.objective, f[static_cast<size_t>(r)]);
+    return out;
+  }
   for (Eigen::Index r = 0; r < z.rows(); ++r) {
     size_t node = 0;
     while (tree_[node].feature >= 0)
@@ -335,13 +449,18 @@ std::vector<Explanation> Model::explain(const Eigen::Ref<const Eigen::RowVectorX
                                         size_t count) const {
   std::vector<Explanation> all;
   const Matrix transformed = apply_transform(options_.transform, feature_names_, Matrix(sample));
+  const Matrix z = standardiser_.apply(transformed);
+  // Boosted: TreeSHAP contributions, one per kept column, then the bias (not a feature).
+  const Matrix contributions = kind_ == Kind::boosted ? booster_->contributions(z) : Matrix();
   for (size_t j = 0; j < standardiser_.kept.size(); ++j) {
     const auto jj = static_cast<Eigen::Index>(j);
     const int column = standardiser_.kept[j];
-    all.push_back({feature_names_[size_t(column)], sample[column],
-                   (transformed(0, column) - standardiser_.mean[jj]) / standardiser_.scale[jj]});
+    all.push_back({feature_names_[size_t(column)], sample[column], z(0, jj),
+                   kind_ == Kind::boosted ? contributions(0, jj) : 0.0});
   }
-  std::stable_sort(all.begin(), all.end(), [](const Explanation& a, const Explanation& b) {
+  std::stable_sort(all.begin(), all.end(), [&](const Explanation& a, const Explanation& b) {
+    if (kind_ == Kind::boosted)
+      return std::abs(a.contribution) > std::abs(b.contribution);
     return std::abs(a.standardised) > std::abs(b.standardised);
   });
   if (all.size() > count)
@@ -378,6 +497,12 @@ nlohmann::json Model::to_json() const {
   j["profile"] = profile;
   j["features"] = feature_names_;
   j["target"] = "throughput normalised by the best of its program and input (best_time / time)";
+  if (kind_ == Kind::boosted)
+    j["target"] = options_.objective == Objective::regression
+                      ? "throughput normalised by the best of its program and input (best_time / "
+                        "time) as 2^f, f fitted to log2 of it; clipped to (0, 1]"
+                      : "uncalibrated 1 / (1 + e^-f), f a pairwise ranking score within each "
+                        "program and input";
   j["standardisation"] = {{"kept", standardiser_.kept},
                           {"mean", vector_json(standardiser_.mean)},
                           {"scale", vector_json(standardiser_.scale)}};
@@ -387,7 +512,23 @@ nlohmann::json Model::to_json() const {
                   {"variance", options_.variance},
                   {"max_depth", options_.max_depth},
                   {"min_leaf", options_.min_leaf}};
-  if (kind_ == Kind::knn) {
+  if (kind_ == Kind::boosted) {
+    nlohmann::json& o = j["options"];
+    o["trees"] = options_.trees;
+    o["learning_rate"] = options_.learning_rate;
+    o["boost_depth"] = options_.boost_depth;
+    o["min_child_weight"] = options_.min_child_weight;
+    o["subsample"] = options_.subsample;
+    o["colsample"] = options_.colsample;
+    o["objective"] = to_string(options_.objective);
+    o["seed"] = options_.seed;
+    o["threads"] = options_.threads;
+    j["boosted"] = {{"library", "xgboost " + xgb::version()},
+                    {"training_samples", boosted_samples_},
+                    {"format", "ubj"},
+                    {"encoding", "base64"},
+                    {"model", xgb::base64_encode(booster_->to_ubj())}};
+  } else if (kind_ == Kind::knn) {
     j["pca"] = {{"basis", matrix_json(pca_.basis)},
                 {"variance_kept", vector_json(pca_.variance_kept)}};
     j["points"] = matrix_json(points_);
@@ -444,7 +585,39 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     m.options_.variance = o.at("variance").get<double>();
     m.options_.max_depth = o.at("max_depth").get<int>();
     m.options_.min_leaf = o.at("min_leaf").get<int>();
-    if (m.kind_ == Kind::knn) {
+    if (m.kind_ == Kind::boosted) {
+      const TrainOptions defaults;
+      m.options_.trees = o.value("trees", defaults.trees);
+      m.options_.learning_rate = o.value("learning_rate", defaults.learning_rate);
+      m.options_.boost_depth = o.value("boost_depth", defaults.boost_depth);
+      m.options_.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);
+      m.options_.subsample = o.value("subsample", defaults.subsample);
+      m.options_.colsample = o.value("colsample", defaults.colsample);
+      m.options_.seed = o.value("seed", defaults.seed);
+      m.options_.threads = o.value("threads", defaults.threads);
+      try {
+        m.options_.objective = parse_objective(o.value("objective", std::string("regression")));
+      } catch (const UserError& e) {
+        throw UserError(fmt::format("{}: {}", origin, e.message()));
+      }
+      const auto& b = j.at("boosted");
+      if (b.at("format").get<std::string>() != "ubj" ||
+          b.at("encoding").get<std::string>() != "base64")
+        throw UserError(fmt::format("{}: boosted model stored as {} in {} (this liftx reads ubj "
+                                    "in base64)",
+                                    origin, b.at("format").dump(), b.at("encoding").dump()));
+      m.boosted_samples_ = b.at("training_samples").get<int>();
+      std::string bytes;
+      try {
+        bytes = xgb::base64_decode(b.at("model").get<std::string>());
+      } catch (const UserError& e) {
+        throw UserError(fmt::format("{}: boosted model: {}", origin, e.message()));
+      }
+      m.booster_ = std::make_shared<const xgb::Booster>(xgb::Booster::from_ubj(bytes, origin));
+      if (m.booster_->features() != kept)
+        throw UserError(fmt::format("{}: the boosted model has {} features, the standardisation {}",
+                                    origin, m.booster_->features(), kept));
+    } else if (m.kind_ == Kind::knn) {
       const auto& p = j.at("pca");
       m.pca_.variance_kept = vector_from(p.at("variance_kept"));
       m.pca_.basis = matrix_from(p.at("basis"), m.pca_.variance_kept.size());

@@ -1,12 +1,13 @@
 #pragma once
 /// Cost models over plain feature matrices (seed 003 §5, seed 001 §3): features standardised
 /// (mean 0, std 1; constant columns dropped), then either PCA keeping 95% of the variance and kNN
-/// regression (k = 5) in that space, or a CART regression tree. Both predict throughput normalised
-/// by the best configuration of its program and input, y = best_time / time in (0, 1].
+/// regression (k = 5) in that space, a CART regression tree, or gradient-boosted trees (XGBoost,
+/// model/boosted.hpp). All predict throughput normalised by the best configuration of its program
+/// and input, y = best_time / time in (0, 1].
 ///
 /// Model files are versioned JSON: format version, kind, feature names in order, the device
-/// profile, the standardisation, the PCA basis and training points (kNN) or the tree, and the
-/// training provenance. This library knows nothing of the IR.
+/// profile, the standardisation, the PCA basis and training points (kNN), the tree, or XGBoost's
+/// model (boosted), and the training provenance. This library knows nothing of the IR.
 #include "model/transform.hpp"
 
 #include <Eigen/Dense>
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,10 +59,24 @@ struct TreeNode {
   int samples = 0;
 };
 
-enum class Kind { knn, tree };
+enum class Kind { knn, tree, boosted };
 std::string to_string(Kind kind);
-/// "knn" or "tree"; UserError otherwise.
+/// "knn", "tree" or "boosted"; UserError otherwise.
 Kind parse_kind(const std::string& text);
+
+/// What the boosted trees learn.
+enum class Objective {
+  /// Squared error on log2(y): the prediction 2^f, clipped to (0, 1], is a normalised throughput
+  /// (f > 0 is clipped to 1, so variants the model thinks best can tie at 1).
+  regression,
+  /// XGBoost's rank:pairwise within each (program, input) group: f is a score that orders the
+  /// variants of one group; the prediction 1 / (1 + e^-f) keeps that order but is not a throughput
+  /// (uncalibrated, and not comparable between groups).
+  pairwise,
+};
+std::string to_string(Objective objective);
+/// "regression" or "pairwise"; UserError otherwise.
+Objective parse_objective(const std::string& text);
 
 struct TrainOptions {
   Transform transform = Transform::raw; ///< applied to the raw features before standardising
@@ -69,26 +85,51 @@ struct TrainOptions {
   /// one) instead of uniformly.
   bool distance_weighted = false;
   double variance = 0.95;
-  int max_depth = 8;
+  int max_depth = 8; ///< the CART tree's (boost_depth is the boosted trees')
   int min_leaf = 5;
+  // Boosted trees (XGBoost, tree_method "hist"). Training twice with the same options and data
+  // gives identical models (tests/model/test_boosted.cpp). 1, 2, 8 and 16 threads trained the same
+  // model on 20,000 synthetic rows, but XGBoost does not promise that across thread counts.
+  int trees = 400;             ///< boosting rounds (one tree each)
+  double learning_rate = 0.05; ///< XGBoost's eta, in (0, 1]
+  int boost_depth = 6;         ///< XGBoost's max_depth (kept apart from the CART tree's default 8)
+  double min_child_weight = 1; ///< minimum hessian sum in a leaf (rows, for squared error)
+  double subsample = 0.8;      ///< fraction of rows sampled per tree, in (0, 1]
+  double colsample = 0.8;      ///< fraction of columns sampled per tree, in (0, 1]
+  Objective objective = Objective::regression;
+  uint64_t seed = 1; ///< XGBoost's seed (row and column sampling), below 2^63
+  int threads = 0;   ///< 0: every core
 };
 
-/// One feature's part in a prediction: its raw value and how far it is from the training mean.
+/// One feature's part in a prediction: its raw value and how far it is from the training mean;
+/// for boosted models also its additive share of the prediction before the link (TreeSHAP).
 struct Explanation {
   std::string feature;
   double value = 0;        ///< raw
   double standardised = 0; ///< (transformed value - mean) / std
+  /// Boosted: the feature's contribution to f (log2 of the predicted throughput, or the pairwise
+  /// score); the contributions and a bias sum to f. 0 for kNN and tree models.
+  double contribution = 0;
 };
+
+namespace xgb {
+class Booster;
+}
 
 class Model {
 public:
-  /// `features`: samples x feature_names.size(); `targets`: normalised throughput.
+  /// `features`: samples x feature_names.size(); `targets`: normalised throughput. `groups`, one
+  /// label per sample (its program and input), is needed by the pairwise objective (samples of a
+  /// group need not be adjacent) and ignored otherwise. UserError for invalid options.
   static Model train(Kind kind, std::vector<std::string> feature_names, const Matrix& features,
-                     const Vector& targets, const TrainOptions& options = {});
+                     const Vector& targets, const TrainOptions& options = {},
+                     const std::vector<std::string>* groups = nullptr);
 
-  /// Raw features (columns in feature_names() order) -> predicted normalised throughput.
+  /// Raw features (columns in feature_names() order) -> predicted normalised throughput (pairwise
+  /// boosted models: an uncalibrated score in (0, 1), see Objective).
   Vector predict(const Matrix& features) const;
-  /// The `count` features of a sample that stand out most (largest |standardised value|).
+  /// The `count` features of a sample that stand out most: for kNN and tree models the largest
+  /// |standardised value|, for boosted models the largest |contribution| to its prediction.
   std::vector<Explanation> explain(const Eigen::Ref<const Eigen::RowVectorXd>& sample,
                                    size_t count = 3) const;
 
@@ -96,6 +137,7 @@ public:
   const std::vector<std::string>& feature_names() const { return feature_names_; }
   const Standardiser& standardiser() const { return standardiser_; }
   Transform transform() const { return options_.transform; }
+  const TrainOptions& options() const { return options_; }
   const Pca& pca() const { return pca_; }
   const std::vector<TreeNode>& tree() const { return tree_; }
   int training_samples() const;
@@ -126,6 +168,9 @@ private:
   Vector targets_;
   // tree
   std::vector<TreeNode> tree_;
+  // boosted: immutable once trained or loaded, shared by copies
+  std::shared_ptr<const xgb::Booster> booster_;
+  int boosted_samples_ = 0;
 };
 
 } // namespace liftx::model

@@ -56,8 +56,11 @@ Model train_setting(const Dataset& data, const std::vector<std::optional<double>
       rows.push_back(i);
   LIFTX_USER_CHECK(!rows.empty(), "no successful measurement to train {} on", setting.name);
   Vector y(static_cast<Eigen::Index>(rows.size()));
-  for (size_t r = 0; r < rows.size(); ++r)
+  std::vector<std::string> groups; // for ranking objectives
+  for (size_t r = 0; r < rows.size(); ++r) {
     y[static_cast<Eigen::Index>(r)] = *targets[rows[r]];
+    groups.push_back(data.samples[rows[r]].program + "|" + data.samples[rows[r]].input);
+  }
   const std::vector<int> columns = columns_of(data, setting);
   std::vector<std::string> names;
   if (columns.empty())
@@ -65,7 +68,8 @@ Model train_setting(const Dataset& data, const std::vector<std::optional<double>
   else
     for (int c : columns)
       names.push_back(data.feature_names[size_t(c)]);
-  return Model::train(setting.kind, names, feature_matrix(data, rows, columns), y, setting.train);
+  return Model::train(setting.kind, names, feature_matrix(data, rows, columns), y, setting.train,
+                      &groups);
 }
 
 /// The programs of `rows`, sorted.
