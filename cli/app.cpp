@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
   add_model_commands(app);
   add_collect_command(app);
   add_db_command(app);
+  add_synth_command(app);
   try {
     app.parse(argc, argv);
     return 0; // subcommand callbacks ran inside parse

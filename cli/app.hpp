@@ -30,5 +30,6 @@ void add_variants_command(CLI::App& app);
 void add_model_commands(CLI::App& app); ///< train, evaluate, rank, explore
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
+void add_synth_command(CLI::App& app); ///< synthetic stencils (synth/)
 
 } // namespace liftx::cli
