@@ -31,5 +31,6 @@ void add_model_commands(CLI::App& app); ///< train, rank, explore
 void add_evaluate_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
+void add_synth_command(CLI::App& app); ///< synthetic stencils (synth/)
 
 } // namespace liftx::cli

@@ -19,8 +19,9 @@ declare -A allowed=(
   [exec]="codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
   [features]="codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
   [model]=""
+  [synth]=""
   [explore]="rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
-  [cli]="explore rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
+  [cli]="explore synth rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
   [api]="explore rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
 )
 
