@@ -89,6 +89,9 @@ public:
   FeatureCache& features() { return features_; }
 
 private:
+  /// Interprets the reference once, into the disk cache the workers read, before the first run.
+  void interpret_reference_once();
+
   PerfDb& db_;
   const ir::Module& module_;
   interp::Sizes sizes_;
@@ -98,6 +101,7 @@ private:
   int64_t program_id_ = 0;
   std::filesystem::path scratch_;
   std::filesystem::path reference_;
+  bool reference_ready_ = false;
   FeatureCache features_;
 };
 
