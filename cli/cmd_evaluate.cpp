@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace liftx::cli {
 
@@ -87,6 +88,23 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   model::ProtocolOptions options;
   options.random_orders = orders;
   options.inner_folds = p.inner_folds;
+  const std::string protocol = p.protocol.empty() ? "program" : p.protocol;
+  model::ProtocolResult result;
+  std::string described;
+  std::optional<LoadedData> test;
+  if (!p.test_db.empty()) {
+    LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),
+                     "--test-db goes with --protocol transfer, not {}", protocol);
+    test = load_data(p.test_db, p.test_device, o.profile);
+    // Both sides on the columns they share.
+    std::vector<std::string> shared;
+    for (const std::string& name : loaded.data.feature_names)
+      if (std::find(test->data.feature_names.begin(), test->data.feature_names.end(), name) !=
+          test->data.feature_names.end())
+        shared.push_back(name);
+    loaded.data = model::select_columns(loaded.data, shared);
+    test->data = model::select_columns(test->data, shared);
+  }
   if (p.nested) {
     options.candidates = explore::candidate_settings(
         parse_kinds(p.kinds.empty() ? o.kind : p.kinds), loaded.data.feature_names);
@@ -99,24 +117,10 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
     options.candidates.push_back(std::move(s));
   }
   LIFTX_USER_CHECK(!options.candidates.empty(), "no candidate setting for --kinds {}", p.kinds);
-  const std::string protocol = p.protocol.empty() ? "program" : p.protocol;
-  model::ProtocolResult result;
-  std::string described;
-  if (!p.test_db.empty()) {
-    LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),
-                     "--test-db goes with --protocol transfer, not {}", protocol);
-    LoadedData test = load_data(p.test_db, p.test_device, o.profile);
-    // Both sides on the columns they share.
-    std::vector<std::string> shared;
-    for (const std::string& name : loaded.data.feature_names)
-      if (std::find(test.data.feature_names.begin(), test.data.feature_names.end(), name) !=
-          test.data.feature_names.end())
-        shared.push_back(name);
-    loaded.data = model::select_columns(loaded.data, shared);
-    test.data = model::select_columns(test.data, shared);
-    described = fmt::format("train on device {}, test on device {} ({} inputs)", loaded.device_key,
-                            test.device_key, test.data.samples.size());
-    result = model::evaluate_transfer(loaded.data, test.data, options);
+  if (test) {
+    described = fmt::format("train on device {}, test on device {} ({} samples)", loaded.device_key,
+                            test->device_key, test->data.samples.size());
+    result = model::evaluate_transfer(loaded.data, test->data, options);
   } else if (protocol == "program") {
     described = p.hold_out.empty() ? "leave one program out"
                                    : "leave out each program named " + p.hold_out + "*";

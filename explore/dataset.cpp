@@ -60,13 +60,17 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
   bool derivable = !rows.empty();
   for (const Row& r : rows)
     try {
-      (void)features::from_json(r.features);
+      (void)features::features_from_columns(r.features);
     } catch (const UserError&) {
       derivable = false;
       break;
     }
-  const runtime::DeviceProfile::Throughput throughput =
-      runtime::named_profile(profile).throughput();
+  runtime::DeviceProfile::Throughput throughput;
+  try {
+    throughput = runtime::named_profile(profile).throughput();
+  } catch (const UserError&) {
+    derivable = false; // features stored for a profile without a name: no throughput to use
+  }
   if (derivable)
     names.insert(names.end(), all_names.end() - ptrdiff_t(derived_count), all_names.end());
   data.feature_names = names;
@@ -81,7 +85,8 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
     for (size_t c = 0; c < names.size() - (derivable ? derived_count : 0); ++c)
       s.features.push_back(r.features[names[c]].get<double>());
     if (derivable)
-      for (double v : features::derived_values(features::from_json(r.features), throughput))
+      for (double v :
+           features::derived_values(features::features_from_columns(r.features), throughput))
         s.features.push_back(v);
     const bool ok = m.status == runtime::Status::ok && m.median_ms > 0;
     if (ok)

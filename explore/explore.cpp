@@ -2,8 +2,8 @@
 
 #include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
-#include "ir/parse/parser.hpp"
 #include "explore/record.hpp"
+#include "ir/parse/parser.hpp"
 #include "model/metrics.hpp"
 #include "support/error.hpp"
 
@@ -226,8 +226,8 @@ void RecordingWorkerMeasure::interpret_reference_once() {
     const ir::Program& reference = module.main();
     exec::RunOptions options;
     options.reference = &reference;
-    exec::reference_result(reference, options,
-                           exec::draw_inputs(reference, sizes_, options.seed), sizes_);
+    exec::reference_result(reference, options, exec::draw_inputs(reference, sizes_, options.seed),
+                           sizes_);
   } catch (const std::exception&) {
     // The worker meets the same problem and reports it with the variant.
   }

@@ -15,9 +15,6 @@ namespace {
 /// Bytes of one element of a global, local or private access: the features count accesses, not
 /// bytes, and liftx's stencils are float.
 constexpr double kElementBytes = 4;
-/// Memory latency the work-items in flight must cover (ns): ~600 on GPUs, ~100 on CPUs.
-constexpr double kGpuLatencyNs = 600;
-constexpr double kCpuLatencyNs = 100;
 
 } // namespace
 
@@ -79,9 +76,7 @@ std::vector<double> derived_values(const Features& f,
 
   // Little's law: the bytes in flight that keep DRAM busy are bandwidth x latency; each resident
   // work-item has about one access of its width in flight.
-  const bool gpu = device.warp_width >= 32;
-  const double in_flight_needed =
-      device.memory_gbs * (gpu ? kGpuLatencyNs : kCpuLatencyNs); // GB/s x ns = bytes
+  const double in_flight_needed = device.memory_gbs * device.memory_latency_ns; // GB/s x ns = B
   const double resident_items =
       std::min(items, f.occupancy * double(device.resident_work_items_per_cu) * double(units));
   const double saturation =
@@ -121,7 +116,7 @@ std::vector<double> derived_values(const Features& f,
   };
 }
 
-Features from_json(const nlohmann::json& columns) {
+Features features_from_columns(const nlohmann::json& columns) {
   auto get = [&](const char* name) {
     auto it = columns.find(name);
     if (it == columns.end() || !it->is_number())

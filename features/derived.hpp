@@ -38,6 +38,6 @@ std::vector<double> derived_values(const Features& features,
 
 /// The features of one launch from its column values (names of columns(), as the performance
 /// database stores them). UserError naming the first missing or non-numeric column.
-Features from_json(const nlohmann::json& columns);
+Features features_from_columns(const nlohmann::json& columns);
 
 } // namespace liftx::features

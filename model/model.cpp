@@ -366,10 +366,10 @@ xgb::Booster train_boosted(const Matrix& z, const Vector& targets, const TrainOp
   return xgb::Booster::train(data, options, 0.0);
 }
 
-/// A boosted model's output f -> its prediction in (0, 1] (see Objective).
+/// A boosted model's output f -> its prediction, > 0 (see Objective).
 double boosted_prediction(Objective objective, double f) {
   const double y = objective == Objective::pairwise ? 1.0 / (1.0 + std::exp(-f)) : std::exp2(f);
-  return std::clamp(y, std::numeric_limits<double>::min(), 1.0);
+  return std::max(y, std::numeric_limits<double>::min());
 }
 
 } // namespace
@@ -500,7 +500,7 @@ nlohmann::json Model::to_json() const {
   if (kind_ == Kind::boosted)
     j["target"] = options_.objective == Objective::regression
                       ? "throughput normalised by the best of its program and input (best_time / "
-                        "time) as 2^f, f fitted to log2 of it; clipped to (0, 1]"
+                        "time) as 2^f, f fitted to log2 of it; not clipped at 1"
                       : "uncalibrated 1 / (1 + e^-f), f a pairwise ranking score within each "
                         "program and input";
   j["standardisation"] = {{"kept", standardiser_.kept},

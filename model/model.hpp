@@ -66,8 +66,9 @@ Kind parse_kind(const std::string& text);
 
 /// What the boosted trees learn.
 enum class Objective {
-  /// Squared error on log2(y): the prediction 2^f, clipped to (0, 1], is a normalised throughput
-  /// (f > 0 is clipped to 1, so variants the model thinks best can tie at 1).
+  /// Squared error on log2(y): the prediction 2^f is a normalised throughput. It is not clipped
+  /// at 1: variants the model thinks faster than any it saw keep their order instead of tying
+  /// (clipping made the top five of a 1024² Jacobi space tie at 1.000).
   regression,
   /// XGBoost's rank:pairwise within each (program, input) group: f is a score that orders the
   /// variants of one group; the prediction 1 / (1 + e^-f) keeps that order but is not a throughput

@@ -259,6 +259,7 @@ DeviceProfile::Throughput DeviceProfile::throughput() const {
   t.memory_gbs = memory_gbs > 0 ? memory_gbs : gpu ? 1000 : 20;
   // The last-level cache serves about 2.5x DRAM on current GPUs and ~4x on CPUs.
   t.cache_gbs = t.memory_gbs * (gpu ? 2.5 : 4.0);
+  t.memory_latency_ns = gpu ? 600 : 100;
   if (gpu && warp_width == 32)
     t.resident_work_items_per_cu = 2048; // NVIDIA SM
   else if (gpu && warp_width == 64)

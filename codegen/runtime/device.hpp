@@ -62,6 +62,7 @@ struct DeviceProfile {
     int64_t resident_work_items_per_cu = 1; ///< hardware threads a compute unit holds
     int64_t warp_width = 1;
     int64_t cache_line_bytes = 64;
+    double memory_latency_ns = 600; ///< what the work-items in flight must cover
   };
   Throughput throughput() const;
 

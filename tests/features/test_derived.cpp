@@ -105,15 +105,16 @@ TEST_CASE("the features come back from the column values the database stores") {
   f.bank_conflict_degree = 2;
   f.if_bodies_per_thread = 0.25;
   f.barriers_per_thread = 2;
-  const Features back = from_json(to_json(f));
+  const Features back = features_from_columns(to_json(f));
   CHECK(to_json(back) == to_json(f));
   nlohmann::json missing = to_json(f);
   missing.erase("work_items");
-  CHECK_THROWS_WITH_AS(from_json(missing), doctest::Contains("'work_items'"), UserError);
+  CHECK_THROWS_WITH_AS(features_from_columns(missing), doctest::Contains("'work_items'"),
+                       UserError);
   // Databases from before vector accesses: scalar.
   nlohmann::json old = to_json(f);
   old.erase("global_access_width");
-  CHECK(from_json(old).global_access_width == 1);
+  CHECK(features_from_columns(old).global_access_width == 1);
 }
 
 TEST_CASE("size-free columns stay put when only the size changes (tied launch)") {

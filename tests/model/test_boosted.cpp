@@ -117,13 +117,16 @@ TEST_CASE("boosted: learns a nonlinear function far better than the mean") {
   CHECK(error < 0.05 * mean_error);
   CHECK(spearman(std::vector<double>(p.begin(), p.end()),
                  std::vector<double>(test.y.begin(), test.y.end())) > 0.95);
-  // Predictions are normalised throughputs, in (0, 1].
+  // Predictions are normalised throughputs: positive, about 1 at most.
   CHECK(p.minCoeff() > 0);
-  CHECK(p.maxCoeff() <= 1);
-  // A prediction above the best (2^f, f > 0) is clipped to 1: a model of a constant 2.
+  CHECK(p.maxCoeff() < 1.2);
+  // A prediction above the best (2^f, f > 0) is not clipped, so the top keeps its order: a model
+  // of a constant 2 predicts about 2.
   Model above = Model::train(Kind::boosted, column_names(3), train.x,
                              Vector::Constant(train.y.size(), 2.0), small());
-  CHECK(above.predict(test.x.topRows(3)) == Vector::Constant(3, 1.0));
+  const Vector high = above.predict(test.x.topRows(3));
+  for (Eigen::Index i = 0; i < high.size(); ++i)
+    CHECK(high[i] == doctest::Approx(2.0).epsilon(0.05));
   // The model keeps the options it was trained with.
   CHECK(m.options().trees == 150);
 }
