@@ -3,7 +3,8 @@
 /// (mean 0, std 1; constant columns dropped), then either PCA keeping 95% of the variance and kNN
 /// regression (k = 5) in that space, a CART regression tree, or gradient-boosted trees (XGBoost,
 /// model/boosted.hpp). All predict throughput normalised by the best configuration of its program
-/// and input, y = best_time / time in (0, 1].
+/// and input, y = best_time / time: in (0, 1] for measured variants; a boosted prediction may
+/// exceed 1 for a variant the model thinks faster than any it saw.
 ///
 /// Model files are versioned JSON: format version, kind, feature names in order, the device
 /// profile, the standardisation, the PCA basis and training points (kNN), the tree, or XGBoost's
