@@ -91,6 +91,8 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   const std::string protocol = p.protocol.empty() ? "program" : p.protocol;
   model::ProtocolResult result;
   std::string described;
+  LIFTX_USER_CHECK(protocol != "transfer" || !p.test_db.empty(),
+                   "--protocol transfer needs --test-db (the database of the test device)");
   std::optional<LoadedData> test;
   if (!p.test_db.empty()) {
     LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),

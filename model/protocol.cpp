@@ -3,6 +3,7 @@
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -16,33 +17,29 @@ namespace liftx::model {
 
 namespace {
 
-/// Element count of an input, e.g. {"M":512,"N":1024} -> 524288 (the product of its numbers).
+/// Element count of an input, e.g. {"M":512,"N":1024} -> 524288 (the product of its sizes); 0 for
+/// an input that is not a JSON object of numbers.
 double input_elements(const std::string& input) {
+  const nlohmann::json sizes = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (!sizes.is_object() || sizes.empty())
+    return 0;
   double product = 1;
-  bool any = false;
-  for (size_t i = 0; i < input.size();) {
-    if (std::isdigit(static_cast<unsigned char>(input[i]))) {
-      size_t end = i;
-      while (end < input.size() && std::isdigit(static_cast<unsigned char>(input[end])))
-        ++end;
-      product *= std::stod(input.substr(i, end - i));
-      any = true;
-      i = end;
-    } else {
-      ++i;
-    }
+  for (const auto& [name, value] : sizes.items()) {
+    if (!value.is_number())
+      return 0;
+    product *= value.get<double>();
   }
-  return any ? product : 0;
+  return product;
 }
 
-std::vector<int> columns_of(const Dataset& data, const Setting& setting) {
+/// The positions of `names` in the data's columns; UserError naming the first missing one.
+std::vector<int> columns_of(const Dataset& data, const std::vector<std::string>& names,
+                            const std::string& user) {
   std::vector<int> columns;
-  for (const std::string& name : setting.features) {
+  for (const std::string& name : names) {
     auto it = std::find(data.feature_names.begin(), data.feature_names.end(), name);
-    LIFTX_USER_CHECK(it != data.feature_names.end(),
-                     "setting {} uses column {}, which the data "
-                     "lacks",
-                     setting.name, name);
+    LIFTX_USER_CHECK(it != data.feature_names.end(), "{} uses column {}, which the data lacks",
+                     user, name);
     columns.push_back(static_cast<int>(it - data.feature_names.begin()));
   }
   return columns;
@@ -61,7 +58,7 @@ Model train_setting(const Dataset& data, const std::vector<std::optional<double>
     y[static_cast<Eigen::Index>(r)] = *targets[rows[r]];
     groups.push_back(data.samples[rows[r]].program + "|" + data.samples[rows[r]].input);
   }
-  const std::vector<int> columns = columns_of(data, setting);
+  const std::vector<int> columns = columns_of(data, setting.features, "setting " + setting.name);
   std::vector<std::string> names;
   if (columns.empty())
     names = data.feature_names;
@@ -239,10 +236,7 @@ ProtocolResult evaluate_transfer(const Dataset& train, const Dataset& test,
 }
 
 Dataset select_columns(const Dataset& data, const std::vector<std::string>& names) {
-  Setting s;
-  s.name = "selection";
-  s.features = names;
-  const std::vector<int> columns = columns_of(data, s);
+  const std::vector<int> columns = columns_of(data, names, "the column selection");
   Dataset out;
   out.feature_names = names;
   out.samples = data.samples;

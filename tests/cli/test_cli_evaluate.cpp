@@ -80,6 +80,8 @@ TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a mess
   const std::string db = copy_of_pocl_db(dir);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--protocol sideways", "unknown protocol 'sideways'"},
+      {"--protocol transfer", "--protocol transfer needs --test-db"},
+      {"--test-db /nonexistent/test.db", "database /nonexistent/test.db does not exist"},
       {"--features some", "unknown feature set 'some'"},
       {"--nested --kinds knn,forest", "forest"},
       {"--protocol program --hold-out synth_", "no program named synth_*"},

@@ -5,6 +5,8 @@
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 
+#include "../verify_options.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -260,16 +262,7 @@ VerifySummary verify(runtime::Device& device, const ir::Module& module,
                      const std::string& name) {
   VerifySummary s;
   for (const rewrite::Variant& v : variants) {
-    exec::RunOptions o;
-    o.check = true;
-    o.time = false;
-    o.roofline = false;
-    o.warmup = 0;
-    o.repeat = 1;
-    o.global.assign(v.launch.global.begin(), v.launch.global.begin() + v.launch.dims);
-    o.local.assign(v.launch.local.begin(), v.launch.local.begin() + v.launch.dims);
-    // Against the high-level stencil: a rewrite that changed the function must not pass.
-    o.reference = &module.main();
+    const exec::RunOptions o = test::verify_options(v, module.main());
     std::string problem;
     try {
       exec::RunReport r = exec::run_program(device, v.program, sizes, o);

@@ -6,6 +6,8 @@
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+
+#include "../verify_options.hpp"
 #include "support/error.hpp"
 #include "synth/synth.hpp"
 
@@ -327,17 +329,7 @@ TEST_CASE("three fixed-seed stencils lower to variants that verify on PoCL") {
     CHECK(picked.size() == strategies.size());
     for (const rewrite::Variant& variant : picked) {
       CAPTURE(variant.strategy);
-      exec::RunOptions o;
-      o.check = true;
-      o.time = false;
-      o.roofline = false;
-      o.warmup = 0;
-      o.repeat = 1;
-      o.global.assign(variant.launch.global.begin(),
-                      variant.launch.global.begin() + variant.launch.dims);
-      o.local.assign(variant.launch.local.begin(),
-                     variant.launch.local.begin() + variant.launch.dims);
-      o.reference = &module.main(); // against the high-level stencil
+      const exec::RunOptions o = test::verify_options(variant, module.main());
       const exec::RunReport r = exec::run_program(device, variant.program, sizes, o);
       INFO("message: " << r.message);
       CHECK(r.status == runtime::Status::ok);
