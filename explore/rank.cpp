@@ -116,8 +116,11 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
       rows.data(), static_cast<Eigen::Index>(ranked.size()),
       static_cast<Eigen::Index>(columns.size()));
   const model::Vector predicted = model.predict(x);
-  for (size_t r = 0; r < ranked.size(); ++r)
+  for (size_t r = 0; r < ranked.size(); ++r) {
     ranked[r].predicted = predicted[static_cast<Eigen::Index>(r)];
+    ranked[r].columns.assign(rows.begin() + ptrdiff_t(r * columns.size()),
+                             rows.begin() + ptrdiff_t((r + 1) * columns.size()));
+  }
   // Stream position of each row, before sorting, to find its features again.
   std::vector<size_t> order(ranked.size());
   std::iota(order.begin(), order.end(), size_t{0});

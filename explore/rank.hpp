@@ -25,6 +25,9 @@ struct RankedVariant {
   double predicted = 0;                    ///< normalised throughput, higher is better
   std::vector<model::Explanation> reasons; ///< its most telling features (top rows only)
   int rank = 0;                            ///< 1 = predicted best
+  /// The model's input row (its feature columns, in the model's order): what online adaptation
+  /// compares variants by.
+  std::vector<double> columns;
 };
 
 struct RankOptions {
