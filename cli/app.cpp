@@ -27,6 +27,7 @@ int run(int argc, char** argv) {
   add_collect_command(app);
   add_db_command(app);
   add_synth_command(app);
+  add_calibrate_command(app);
   try {
     app.parse(argc, argv);
     return 0; // subcommand callbacks ran inside parse

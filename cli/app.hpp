@@ -32,5 +32,6 @@ void add_evaluate_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 void add_synth_command(CLI::App& app); ///< synthetic stencils (synth/)
+void add_calibrate_command(CLI::App& app);
 
 } // namespace liftx::cli

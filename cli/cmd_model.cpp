@@ -13,6 +13,7 @@
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
+#include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/evaluate.hpp"
@@ -239,7 +240,7 @@ void add_explore(CLI::App& app) {
     interp::Sizes sizes = bind_sizes(
         program, o->sizes.empty() ? std::vector{std::to_string(defaults.size)} : o->sizes);
     const std::string kind = explore::profile_name_for(device.profile);
-    const explore::FoundModel found = explore::find_model(o->model, kind);
+    const explore::FoundModel found = explore::find_model(o->model, device.profile);
     const fs::path& model_path = found.path;
     model::Model m = model::Model::load(model_path);
 

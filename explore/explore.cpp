@@ -284,45 +284,4 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
   return report;
 }
 
-FoundModel find_model(const std::string& explicit_path, const std::string& device_kind,
-                      const std::vector<std::filesystem::path>& extra_folders) {
-  namespace fs = std::filesystem;
-  if (!explicit_path.empty()) {
-    if (!fs::exists(explicit_path))
-      throw UserError(fmt::format("model file {} does not exist", explicit_path));
-    return {explicit_path, {}};
-  }
-  std::vector<fs::path> folders;
-  if (const char* dir = std::getenv("LIFTX_MODEL_DIR"); dir && *dir)
-    folders.emplace_back(dir);
-  folders.insert(folders.end(), extra_folders.begin(), extra_folders.end());
-#ifdef LIFTX_SOURCE_DIR
-  folders.push_back(fs::path(LIFTX_SOURCE_DIR) / "model" / "data");
-#endif
-  std::error_code ec;
-  if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
-    folders.push_back(exe.parent_path().parent_path() / "share" / "liftx" / "model");
-  auto look = [&](const std::string& kind) -> std::optional<fs::path> {
-    for (const fs::path& folder : folders)
-      if (fs::exists(folder / (kind + "-model.json"), ec))
-        return folder / (kind + "-model.json");
-    return std::nullopt;
-  };
-  if (std::optional<fs::path> path = look(device_kind))
-    return {*path, {}};
-  if (std::optional<fs::path> path = look("cpu"))
-    return {*path,
-            {fmt::format("no shipped model for {} devices: ranked with the cpu model (its order "
-                         "may be poor here; train one with `liftx train` and pass it with "
-                         "--model or TuneOptions::model)",
-                         device_kind)}};
-  std::string looked;
-  for (const fs::path& folder : folders)
-    looked += "\n  " + folder.string();
-  throw UserError(fmt::format("no cost model found for {} devices (nor the cpu model); looked "
-                              "in:{}\nSet LIFTX_MODEL_DIR, or train one with `liftx train` and "
-                              "pass it with --model",
-                              device_kind, looked));
-}
-
 } // namespace liftx::explore

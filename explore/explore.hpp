@@ -105,16 +105,4 @@ private:
   FeatureCache features_;
 };
 
-/// A cost model file and what a user should know about the choice.
-struct FoundModel {
-  std::filesystem::path path;
-  std::vector<std::string> notes; ///< e.g. "no shipped model for amd devices: ..."
-};
-/// The model for a device kind ("cpu" -> cpu-model.json): `explicit_path` if given, else the
-/// first folder that has it of $LIFTX_MODEL_DIR, `extra_folders`, <source tree>/model/data and
-/// ../share/liftx/model next to the executable. A kind without a model is ranked with the cpu
-/// model, with a note saying so. UserError listing the folders looked in when there is neither.
-FoundModel find_model(const std::string& explicit_path, const std::string& device_kind,
-                      const std::vector<std::filesystem::path>& extra_folders = {});
-
 } // namespace liftx::explore

@@ -68,8 +68,9 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
 // ---- helpers of the command tests (test_cli_model.cpp, test_cli_data.cpp) ----
 
 /// A fresh folder of the scratch directory, removed when the test is done with it. Every test
-/// that writes a database, a model or variants does so here, and sets LIFTX_DB and
-/// LIFTX_CACHE_DIR under it so that no command touches the user's database or build cache.
+/// that writes a database, a model or variants does so here, and sets LIFTX_DB, LIFTX_CACHE_DIR
+/// and XDG_DATA_HOME under it so that no command touches the user's database, build cache or
+/// calibrated models.
 struct TempDir {
   fs::path path;
   explicit TempDir(const std::string& name) : path(scratch_dir() / name) {
@@ -77,6 +78,8 @@ struct TempDir {
     fs::create_directories(path);
     setenv("LIFTX_DB", (path / "default.db").c_str(), 1);
     setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
+    // Calibrated models and calibration state live in the user data folder: a test's own.
+    setenv("XDG_DATA_HOME", (path / "data").c_str(), 1);
   }
   ~TempDir() {
     std::error_code ec;

@@ -1,0 +1,58 @@
+#include "cli/progress.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace liftx::cli {
+
+std::string format_duration(double seconds) {
+  if (seconds < 0 || seconds > 360000)
+    return "--:--";
+  int64_t s = static_cast<int64_t>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+                   : fmt::format("{:02}:{:02}", s / 60, s % 60);
+}
+
+ProgressPrinter::ProgressPrinter() : terminal_(::isatty(2) != 0) {}
+
+void ProgressPrinter::update(const explore::CollectProgress& p) {
+  auto now = std::chrono::steady_clock::now();
+  bool final = p.phase == "measuring" && p.done == p.total;
+  if (!terminal_ && !final && p.phase == last_phase_ && now - last_print_ < std::chrono::seconds(5))
+    return;
+  if (terminal_ && !final && now - last_print_ < std::chrono::milliseconds(100))
+    return;
+  last_print_ = now;
+  last_phase_ = p.phase;
+  std::string line;
+  if (p.phase == "enumerating") {
+    line = fmt::format("enumerating {}", p.current);
+  } else {
+    constexpr int kWidth = 30;
+    double fraction = p.total > 0 ? static_cast<double>(p.done) / p.total : 1.0;
+    int filled = static_cast<int>(fraction * kWidth);
+    double eta = p.done > 0 ? p.measuring_s / p.done * (p.total - p.done) : -1;
+    std::string counts;
+    for (const auto& [status, n] : p.statuses)
+      counts += fmt::format(" {} {}", status, n);
+    line = fmt::format("[{}{}] {}/{} {:3.0f}% elapsed {} ETA {}{}{}", std::string(filled, '#'),
+                       std::string(kWidth - filled, '.'), p.done, p.total, fraction * 100,
+                       format_duration(p.elapsed_s), format_duration(eta),
+                       p.skipped ? fmt::format(" (skipped {})", p.skipped) : "", counts);
+  }
+  if (terminal_)
+    fmt::print(stderr, "\r\033[K{}", line);
+  else
+    fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+  drew_ = true;
+}
+
+void ProgressPrinter::finish() {
+  if (terminal_ && drew_)
+    fmt::print(stderr, "\n");
+}
+
+} // namespace liftx::cli
