@@ -170,16 +170,16 @@ void add_calibrate_command(CLI::App& app) {
                "spent\n",
                s.collected.measured, s.collected.skipped, s.left, s.spent_s / 60, o->minutes);
     fmt::print("database  {}\n", options.db.string());
+    if (s.left)
+      fmt::print("next      the budget ran out before the plan: `liftx calibrate --device {} "
+                 "--minutes M` with a larger M measures the rest\n",
+                 o->device);
     if (!s.trained) {
       fmt::print("model     none: no successful measurement of {} yet\n", device.profile.key);
       throw RunFailed();
     }
     fmt::print("model     boosted trees on {} measurements of {} programs: {}\n", s.samples,
                s.programs, options.model.string());
-    if (s.left)
-      fmt::print("next      the budget ran out before the plan: `liftx calibrate --device {} "
-                 "--minutes M` with a larger M measures the rest\n",
-                 o->device);
     fmt::print("use       liftx explore FILE --device {}{}\n", o->device,
                o->output.empty() ? "" : " --model " + o->output);
   });
