@@ -12,6 +12,7 @@
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
+#include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
@@ -177,7 +178,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     std::vector<fs::path> folders;
     if (!ctx->options.data_dir.empty())
       folders.push_back(fs::path(ctx->options.data_dir) / "model");
-    const explore::FoundModel found = explore::find_model(options.model, kind, folders);
+    const explore::FoundModel found = explore::find_model(options.model, profile, folders);
     result.notes.insert(result.notes.end(), found.notes.begin(), found.notes.end());
     result.model = found.path.string();
     const model::Model model = model::Model::load(found.path);
