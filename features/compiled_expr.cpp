@@ -81,14 +81,17 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
   auto normalise = [&](i128 num, i128 den) -> Value {
     if (den < 0)
       num = -num, den = -den;
-    i128 a = num < 0 ? -num : num, b = den;
-    while (b != 0) {
-      i128 t = a % b;
-      a = b;
-      b = t;
+    // An integer needs no gcd (128-bit remainders are library calls, and integers are common).
+    if (den != 1) {
+      i128 a = num < 0 ? -num : num, b = den;
+      while (b != 0) {
+        i128 t = a % b;
+        a = b;
+        b = t;
+      }
+      if (a > 1)
+        num /= a, den /= a;
     }
-    if (a > 1)
-      num /= a, den /= a;
     constexpr i128 lo = std::numeric_limits<int64_t>::min();
     constexpr i128 hi = std::numeric_limits<int64_t>::max();
     if (num < lo || num > hi || den > hi)
