@@ -263,12 +263,12 @@ void add_explore(CLI::App& app) {
                model::to_string(m.kind()), m.profile);
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
-    fmt::print("space     {} variants ranked{}, the best {} kept; strategy {}, budget {}\n",
-               ranking.variants,
+    const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
+    fmt::print("space     {} variants ranked{}{}; strategy {}, budget {}\n", ranking.variants,
                rank_options.sample > 0
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
                    : "",
-               ranked.size(), o->strategy,
+               all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
                o->strategy == "exhaustive" ? static_cast<int64_t>(ranked.size()) : o->budget);
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
