@@ -172,6 +172,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   rank_options.sample = explore::defaults_for(profile).sample; // as `liftx explore`
   rank_options.explain_top = 0;
   std::vector<explore::RankedVariant> ranked;
+  int64_t variants_ranked = 0;
   if (as_written) {
     result.notes.push_back("the program is already lowered: measured as written");
   } else {
@@ -183,7 +184,9 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     result.model = found.path.string();
     const model::Model model = model::Model::load(found.path);
     try {
-      ranked = explore::rank(program, model, rank_options);
+      explore::RankResult ranking = explore::rank(program, model, rank_options);
+      ranked = std::move(ranking.ranked);
+      variants_ranked = ranking.variants;
     } catch (const UserError& e) {
       if (!default_variant)
         throw;
@@ -191,7 +194,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
           fmt::format("no variant ranked ({}): the default lowering only", e.message()));
     }
   }
-  result.ranked = static_cast<int64_t>(ranked.size());
+  result.ranked = variants_ranked;
 
   // The candidates in the order they are tried: the default lowering (rank 0), then the ranked
   // variants; past the budget only while none has succeeded (up to 4x the budget).

@@ -126,12 +126,13 @@ void add_rank(CLI::App& app) {
     options.profile = o->profile;
     options.sample = o->sample;
     options.sample_seed = o->seed;
+    options.keep = size_t(o->top); // the rows shown; 0 = all
     auto start = std::chrono::steady_clock::now();
-    std::vector<explore::RankedVariant> ranked = explore::rank(program, m, options);
+    const explore::RankResult result = explore::rank(program, m, options);
+    const std::vector<explore::RankedVariant>& ranked = result.ranked;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const size_t shown =
-        o->top == 0 ? ranked.size() : std::min<size_t>(ranked.size(), size_t(o->top));
+    const size_t shown = ranked.size();
     if (!o->out.empty()) {
       fs::create_directories(o->out);
       for (size_t i = 0; i < shown; ++i) {
@@ -160,7 +161,7 @@ void add_rank(CLI::App& app) {
                         {"features", reasons}});
       }
       fmt::print("{}\n", nlohmann::json{{"program", program.name},
-                                        {"variants", ranked.size()},
+                                        {"variants", result.variants},
                                         {"model", o->model},
                                         {"ranked", rows}}
                              .dump(2));
@@ -181,7 +182,7 @@ void add_rank(CLI::App& app) {
                o->profile.empty() ? m.profile : o->profile);
     fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
                "as the best of its program and input)\n",
-               ranked.size(), seconds);
+               result.variants, seconds);
     fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
                "strategy and parameters", "launch", "main features");
     for (size_t i = 0; i < shown; ++i) {
@@ -205,7 +206,7 @@ struct ExploreCommandOptions {
   std::vector<std::string> sizes;
   std::string db;
   uint64_t seed = 1;
-  int64_t sample = -1; // -1: the device's default (whole space on CPUs, 5000 on GPUs)
+  int64_t sample = -1; // -1: the device's default (explore::defaults_for: the whole space)
   int repeat = 10;
   int timeout_ms = 60000;
 };
@@ -226,8 +227,8 @@ void add_explore(CLI::App& app) {
   cmd->add_option("--db", o->db, "performance database to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
   cmd->add_option("--sample", o->sample,
-                  "rank a fixed-seed uniform sample of this many variants (0 = the whole space; "
-                  "default 0 on CPUs, 5000 on GPUs, whose spaces hold millions)")
+                  "rank a fixed-seed uniform sample of this many variants (default 0 = the whole "
+                  "space)")
       ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
   cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
       ->check(CLI::Range(1, 1000));
@@ -250,18 +251,25 @@ void add_explore(CLI::App& app) {
     rank_options.device = device.profile;
     rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
     rank_options.sample_seed = o->seed;
-    std::vector<explore::RankedVariant> ranked = explore::rank(program, m, rank_options);
+    // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
+    rank_options.keep =
+        o->strategy == "exhaustive"
+            ? 0
+            : std::max(rank_options.keep, size_t(std::max<int64_t>(o->budget, 0)) * 4);
+    const explore::RankResult ranking = explore::rank(program, m, rank_options);
+    const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print("program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
     fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
     fmt::print("model     {} ({}, trained for profile {})\n", model_path.string(),
                model::to_string(m.kind()), m.profile);
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
-    fmt::print("space     {} variants ranked{}; strategy {}, budget {}\n", ranked.size(),
+    const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
+    fmt::print("space     {} variants ranked{}{}; strategy {}, budget {}\n", ranking.variants,
                rank_options.sample > 0
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
                    : "",
-               o->strategy,
+               all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
                o->strategy == "exhaustive" ? static_cast<int64_t>(ranked.size()) : o->budget);
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);

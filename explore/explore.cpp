@@ -177,7 +177,7 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
 DeviceDefaults defaults_for(const runtime::DeviceProfile& device) {
   if (device.type == runtime::DeviceType::cpu)
     return {128, 0};
-  return {2048, 5000};
+  return {2048, 0};
 }
 
 namespace {

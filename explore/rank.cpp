@@ -6,7 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 namespace liftx::explore {
 
@@ -62,23 +66,242 @@ nlohmann::json feature_json(const features::Features& f) {
   return j;
 }
 
-std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& model,
-                                const RankOptions& options) {
+namespace {
+
+/// Variants handed to a thread at a time: enough to amortise one model prediction call, few
+/// enough that the chunks in flight stay small next to the space.
+constexpr size_t kChunkRows = 4096;
+
+/// The kernel of a run of variants: its lowered program (shared with the ranked variants) and its
+/// feature model, built once by whichever thread needs it first.
+class StreamKernel {
+public:
+  StreamKernel(std::shared_ptr<const ir::Program> program, bool tied)
+      : program_(std::move(program)), tied_(tied) {}
+  const std::shared_ptr<const ir::Program>& program() const { return program_; }
+  const features::KernelModel& model() {
+    std::call_once(built_, [&] {
+      model_ = std::make_unique<const features::KernelModel>(
+          codegen::generate(*program_, codegen::Options{tied_}));
+    });
+    return *model_;
+  }
+
+private:
+  std::shared_ptr<const ir::Program> program_;
+  bool tied_;
+  std::once_flag built_;
+  std::unique_ptr<const features::KernelModel> model_;
+};
+
+/// Consecutive variants of the stream, stripped of their program and source.
+struct Chunk {
+  int64_t first = 0; ///< position in the ranking of the first variant
+  std::vector<rewrite::Variant> variants;
+  std::vector<std::shared_ptr<StreamKernel>> kernels; ///< per variant
+};
+
+/// A ranked row and its position in the ranking order (stream or sample order).
+struct Candidate {
+  int64_t position = 0;
+  RankedVariant row;
+};
+
+/// Best first: higher prediction, then earlier in the stream. A total order, so that the rows
+/// kept do not depend on which thread saw them first.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.row.predicted != b.row.predicted)
+    return a.row.predicted > b.row.predicted;
+  return a.position < b.position;
+}
+
+/// The `keep` best candidates seen (every one when `keep` is 0), as a heap with the worst on top.
+class TopK {
+public:
+  explicit TopK(size_t keep) : keep_(keep) {}
+  /// Would a row with this prediction and position be kept?
+  bool wants(double predicted, int64_t position) const {
+    if (keep_ == 0 || heap_.size() < keep_)
+      return true;
+    const Candidate& worst = heap_.front();
+    return predicted > worst.row.predicted ||
+           (predicted == worst.row.predicted && position < worst.position);
+  }
+  void add(Candidate c) {
+    heap_.push_back(std::move(c));
+    if (keep_ == 0)
+      return;
+    std::push_heap(heap_.begin(), heap_.end(), better);
+    if (heap_.size() > keep_) {
+      std::pop_heap(heap_.begin(), heap_.end(), better);
+      heap_.pop_back();
+    }
+  }
+  void merge(TopK&& other) {
+    for (Candidate& c : other.heap_)
+      if (wants(c.row.predicted, c.position))
+        add(std::move(c));
+  }
+  std::vector<Candidate> sorted() && {
+    std::sort(heap_.begin(), heap_.end(), better);
+    return std::move(heap_);
+  }
+
+private:
+  size_t keep_;
+  std::vector<Candidate> heap_;
+};
+
+/// Chunks from the thread that walks the stream to the threads that rank them; bounded, so that
+/// the stream runs at most a few chunks ahead.
+class ChunkQueue {
+public:
+  explicit ChunkQueue(size_t capacity) : capacity_(capacity) {}
+  /// False once the ranking has failed (no use walking the stream further).
+  bool push(Chunk chunk) {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] { return chunks_.size() < capacity_ || failed_; });
+    if (failed_)
+      return false;
+    chunks_.push_back(std::move(chunk));
+    ready_.notify_one();
+    return true;
+  }
+  /// The next chunk; nullopt once the stream is done and every chunk taken, or on failure.
+  std::optional<Chunk> pop() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return !chunks_.empty() || done_ || failed_; });
+    if (failed_ || chunks_.empty())
+      return std::nullopt;
+    Chunk chunk = std::move(chunks_.front());
+    chunks_.pop_front();
+    room_.notify_one();
+    return chunk;
+  }
+  void finish() {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    ready_.notify_all();
+  }
+  /// Records the failure of the chunk starting at `position`; the earliest one is rethrown, as a
+  /// single thread walking the stream would have met it first.
+  void fail(int64_t position, std::exception_ptr error) {
+    std::lock_guard lock(mutex_);
+    if (!error_ || position < error_position_) {
+      error_ = std::move(error);
+      error_position_ = position;
+    }
+    failed_ = true;
+    ready_.notify_all();
+    room_.notify_all();
+  }
+  void rethrow_failure() const {
+    if (error_)
+      std::rethrow_exception(error_);
+  }
+
+private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::deque<Chunk> chunks_;
+  bool done_ = false, failed_ = false;
+  std::exception_ptr error_;
+  int64_t error_position_ = 0;
+};
+
+/// What every ranking thread shares (read only).
+struct RankContext {
+  const model::Model& model;
+  std::vector<int> columns; ///< model column -> feature_values() index
+  runtime::DeviceProfile profile;
+  runtime::DeviceProfile::Throughput throughput;
+  interp::Sizes sizes;
+};
+
+/// Features, model row and prediction of every variant of `chunk`; the rows `top` wants join it.
+void rank_chunk(const RankContext& ctx, Chunk& chunk, TopK& top) {
+  const size_t n = chunk.variants.size(), width = ctx.columns.size();
+  std::vector<double> rows(n * width);
+  for (size_t r = 0; r < n; ++r) {
+    const features::Features f =
+        chunk.kernels[r]->model().compute(chunk.variants[r].launch, ctx.sizes, ctx.profile);
+    const std::vector<double> values = feature_values(f, ctx.throughput);
+    for (size_t c = 0; c < width; ++c)
+      rows[r * width + c] = values[size_t(ctx.columns[c])];
+  }
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> x(
+      rows.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(width));
+  const model::Vector predicted = ctx.model.predict(x);
+  for (size_t r = 0; r < n; ++r) {
+    const double p = predicted[static_cast<Eigen::Index>(r)];
+    const int64_t position = chunk.first + static_cast<int64_t>(r);
+    if (!top.wants(p, position))
+      continue;
+    RankedVariant row{std::move(chunk.variants[r]), chunk.kernels[r]->program(), p, {}, 0, {}};
+    row.columns.assign(rows.begin() + ptrdiff_t(r * width),
+                       rows.begin() + ptrdiff_t((r + 1) * width));
+    top.add({position, std::move(row)});
+  }
+}
+
+/// Ranks chunks from `queue` until it is empty or failed.
+void rank_worker(const RankContext& ctx, ChunkQueue& queue, TopK& top) {
+  while (std::optional<Chunk> chunk = queue.pop()) {
+    try {
+      rank_chunk(ctx, *chunk, top);
+    } catch (...) {
+      queue.fail(chunk->first, std::current_exception());
+    }
+  }
+}
+
+unsigned thread_count(unsigned asked) {
+  return asked > 0 ? asked : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The reasons of the best `options.explain_top` rows, on every thread: a boosted model's
+/// explanation (TreeSHAP) takes about a millisecond a row.
+void explain_best(std::vector<RankedVariant>& ranked, const model::Model& model,
+                  const RankOptions& options, unsigned threads) {
+  const size_t rows = std::min(ranked.size(), options.explain_top);
+  std::vector<std::exception_ptr> errors(threads);
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        try {
+          for (size_t r = t; r < rows; r += threads) {
+            const std::vector<double>& x = ranked[r].columns;
+            ranked[r].reasons = model.explain(
+                Eigen::Map<const Eigen::RowVectorXd>(x.data(), Eigen::Index(x.size())),
+                options.reasons);
+          }
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e)
+      std::rethrow_exception(e);
+}
+
+} // namespace
+
+RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options) {
   const std::string profile_name = options.profile.empty() ? model.profile : options.profile;
   LIFTX_USER_CHECK(!profile_name.empty(), "no device profile: the model names none");
-  const std::vector<int> columns = model.feature_indices(feature_names());
-  rewrite::SpaceOptions space;
-  space.sizes = options.sizes;
   const runtime::DeviceProfile profile =
       options.device ? *options.device : runtime::named_profile(profile_name);
+  const RankContext ctx{model, model.feature_indices(feature_names()), profile,
+                        profile.throughput(),
+                        interp::Sizes(options.sizes.begin(), options.sizes.end())};
+  rewrite::SpaceOptions space;
+  space.sizes = options.sizes;
   space.device = profile.limits();
   rewrite::VariantStream stream(program, space);
-  FeatureCache cache(profile);
-  const runtime::DeviceProfile::Throughput throughput = profile.throughput();
 
-  std::vector<RankedVariant> ranked;
-  std::vector<std::shared_ptr<const ir::Program>> programs; // by kernel index
-  std::vector<double> rows;                                 // model columns, row after row
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
   std::vector<rewrite::Variant> sampled;
   if (options.sample > 0)
@@ -92,51 +315,62 @@ std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& 
     out = std::move(sampled[next_sampled++]);
     return true;
   };
-  rewrite::Variant v;
-  while (
-      (options.max_variants == 0 || static_cast<int64_t>(ranked.size()) < options.max_variants) &&
-      next(v)) {
-    const std::vector<double> values =
-        feature_values(cache.compute(v.program, v, options.sizes), throughput);
-    for (int c : columns)
-      rows.push_back(values[size_t(c)]);
-    const auto k = static_cast<size_t>(v.kernel_index);
-    if (k >= programs.size())
-      programs.resize(k + 1);
-    if (!programs[k])
-      programs[k] = std::make_shared<const ir::Program>(v.program);
-    v.kernel_source.clear();
-    v.program = ir::Program{"", {}, ir::literal(0.0f), {}};
-    ranked.push_back({std::move(v), programs[k], 0, {}, 0});
-    v = rewrite::Variant{};
+
+  const unsigned threads = thread_count(options.threads);
+  ChunkQueue queue(2 * size_t(threads));
+  std::vector<TopK> tops(threads, TopK(options.keep));
+  std::vector<std::jthread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] { rank_worker(ctx, queue, tops[t]); });
+
+  // This thread walks the stream, strips each variant of its program and source (the kernel
+  // holds them once) and hands the chunks out.
+  int64_t total = 0;
+  try {
+    Chunk chunk;
+    std::shared_ptr<StreamKernel> kernel;
+    int64_t kernel_index = -1;
+    rewrite::Variant v;
+    while ((options.max_variants == 0 || total < options.max_variants) && next(v)) {
+      if (v.kernel_index != kernel_index || !kernel) {
+        kernel = std::make_shared<StreamKernel>(
+            std::make_shared<const ir::Program>(std::move(v.program)), v.launch.tied);
+        kernel_index = v.kernel_index;
+      }
+      v.program = ir::Program{"", {}, ir::literal(0.0f), {}};
+      v.kernel_source.clear();
+      chunk.variants.push_back(std::move(v));
+      chunk.kernels.push_back(kernel);
+      v = rewrite::Variant{};
+      ++total;
+      if (chunk.variants.size() == kChunkRows) {
+        if (!queue.push(std::move(chunk)))
+          break;
+        chunk = Chunk{total};
+      }
+    }
+    if (!chunk.variants.empty())
+      queue.push(std::move(chunk));
+  } catch (...) {
+    queue.fail(total, std::current_exception());
   }
-  LIFTX_USER_CHECK(!ranked.empty(), "program {} has no variant for these sizes and profile {}",
+  queue.finish();
+  workers.clear(); // joins
+  queue.rethrow_failure();
+  LIFTX_USER_CHECK(total > 0, "program {} has no variant for these sizes and profile {}",
                    program.name, profile_name);
-  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> x(
-      rows.data(), static_cast<Eigen::Index>(ranked.size()),
-      static_cast<Eigen::Index>(columns.size()));
-  const model::Vector predicted = model.predict(x);
-  for (size_t r = 0; r < ranked.size(); ++r) {
-    ranked[r].predicted = predicted[static_cast<Eigen::Index>(r)];
-    ranked[r].columns.assign(rows.begin() + ptrdiff_t(r * columns.size()),
-                             rows.begin() + ptrdiff_t((r + 1) * columns.size()));
-  }
-  // Stream position of each row, before sorting, to find its features again.
-  std::vector<size_t> order(ranked.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return ranked[a].predicted > ranked[b].predicted; });
-  for (size_t i = 0; i < order.size() && i < options.explain_top; ++i)
-    ranked[order[i]].reasons =
-        model.explain(x.row(static_cast<Eigen::Index>(order[i])), options.reasons);
-  std::vector<RankedVariant> sorted;
-  sorted.reserve(ranked.size());
-  for (size_t i : order)
-    sorted.push_back(std::move(ranked[i]));
-  ranked = std::move(sorted);
-  for (size_t r = 0; r < ranked.size(); ++r)
-    ranked[r].rank = static_cast<int>(r + 1);
-  return ranked;
+
+  TopK all(options.keep);
+  for (TopK& top : tops)
+    all.merge(std::move(top));
+  RankResult result;
+  result.variants = total;
+  for (Candidate& c : std::move(all).sorted())
+    result.ranked.push_back(std::move(c.row));
+  for (size_t r = 0; r < result.ranked.size(); ++r)
+    result.ranked[r].rank = static_cast<int>(r + 1);
+  explain_best(result.ranked, model, options, threads);
+  return result;
 }
 
 nlohmann::json launch_json(const codegen::Launch& launch) {

@@ -1,7 +1,9 @@
 #pragma once
 /// Ranking the variants of a program with a cost model, without running any: every variant of the
 /// variant space (rewrite::VariantStream) gets its static features (one features::KernelModel per
-/// distinct kernel, so a launch costs one analysis) and a predicted normalised throughput.
+/// distinct kernel, so a launch costs one analysis) and a predicted normalised throughput. The
+/// space streams through the features and the model in chunks, on every core, and only the best
+/// predicted variants are kept: a GPU-sized space (10^6 variants) ranks in seconds.
 #include "features/derived.hpp"
 #include "features/features.hpp"
 #include "model/model.hpp"
@@ -39,11 +41,22 @@ struct RankOptions {
   std::optional<runtime::DeviceProfile> device;
   int64_t max_variants = 0; ///< stop the stream after this many (0 = the whole space)
   /// Rank a fixed-seed uniform sample of this many variants of the space instead of all of it
-  /// (0 = all): a GPU-sized space holds 10^6 variants, whose features take minutes to compute.
+  /// (0 = all).
   int64_t sample = 0;
   uint64_t sample_seed = 1;
   size_t reasons = 3;
   size_t explain_top = 1000; ///< rows (best predicted first) that get their reasons
+  /// The best-predicted variants returned (0 = every variant ranked). A whole space of
+  /// RankedVariants with their feature rows takes about 1 kB each: keep only what is used.
+  size_t keep = 2000;
+  unsigned threads = 0; ///< threads computing features and predictions (0 = one per core)
+};
+
+struct RankResult {
+  /// The `keep` best predicted, best first (ties in stream order: deterministic, whatever the
+  /// number of threads).
+  std::vector<RankedVariant> ranked;
+  int64_t variants = 0; ///< variants ranked: the space, the sample or max_variants
 };
 
 /// Static features of a stream of variants, computed with one KernelModel per kernel.
@@ -73,9 +86,8 @@ std::vector<double> feature_values(const features::Features& f,
 /// column name -> value, as the performance database stores them.
 nlohmann::json feature_json(const features::Features& f);
 
-/// Every variant, best predicted first (ties in stream order: deterministic).
-std::vector<RankedVariant> rank(const ir::Program& program, const model::Model& model,
-                                const RankOptions& options);
+/// Ranks every variant of the space (or the sample) and returns the best predicted.
+RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options);
 
 /// The launch of a variant as the database and the reports write it; "local" is empty when the
 /// runtime chooses the work-group.

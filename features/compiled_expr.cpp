@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 
@@ -62,6 +63,13 @@ int CompiledExpr::flatten(const arith::Expr& e, SlotTable& slots,
   return id;
 }
 
+bool CompiledExpr::uses_any(const std::vector<bool>& slots) const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [&](const FlatNode& n) {
+    return n.kind == arith::Kind::Var && static_cast<size_t>(n.slot) < slots.size() &&
+           slots[static_cast<size_t>(n.slot)];
+  });
+}
+
 int64_t CompiledExpr::evaluate(const std::vector<int64_t>& values) const {
   if (nodes_.empty())
     return 0;
@@ -81,14 +89,24 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
   auto normalise = [&](i128 num, i128 den) -> Value {
     if (den < 0)
       num = -num, den = -den;
-    i128 a = num < 0 ? -num : num, b = den;
-    while (b != 0) {
-      i128 t = a % b;
-      a = b;
-      b = t;
+    // 128-bit remainders and quotients are library calls: an integer needs no gcd, and a fraction
+    // whose terms fit in 64 bits takes the hardware's division.
+    if (den != 1) {
+      constexpr i128 max64 = std::numeric_limits<int64_t>::max();
+      if (num >= -max64 && num <= max64 && den <= max64) {
+        const auto n = static_cast<int64_t>(num), d = static_cast<int64_t>(den);
+        const int64_t g = std::gcd(n, d);
+        return g > 1 ? Value{n / g, d / g} : Value{n, d};
+      }
+      i128 a = num < 0 ? -num : num, b = den;
+      while (b != 0) {
+        i128 t = a % b;
+        a = b;
+        b = t;
+      }
+      if (a > 1)
+        num /= a, den /= a;
     }
-    if (a > 1)
-      num /= a, den /= a;
     constexpr i128 lo = std::numeric_limits<int64_t>::min();
     constexpr i128 hi = std::numeric_limits<int64_t>::max();
     if (num < lo || num > hi || den > hi)

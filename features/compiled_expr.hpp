@@ -34,6 +34,8 @@ public:
   /// division by zero, an inexact exact division or an int64 overflow.
   int64_t evaluate(const std::vector<int64_t>& values) const;
   bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
+  /// Does the expression read a slot flagged in `slots` (indexed by slot; missing = unflagged)?
+  bool uses_any(const std::vector<bool>& slots) const;
   const arith::Expr& source() const { return source_; }
 
 private:

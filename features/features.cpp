@@ -69,6 +69,9 @@ struct LaunchState {
   std::array<int64_t, 3> local{1, 1, 1};
   std::array<int64_t, 3> groups{1, 1, 1};
   std::vector<int64_t> values; ///< by slot: sizes bound, loop variables set per lane
+  /// By Loop::trip_id: the trips that depend on sizes only, evaluated once per launch when first
+  /// needed (the warp's lanes would otherwise evaluate them per lane and per record).
+  std::vector<std::optional<int64_t>> trips;
 };
 
 } // namespace
@@ -79,6 +82,7 @@ struct KernelModel::Loop {
   codegen::cl::LoopKind kind;
   CompiledExpr trip;
   int var_slot; ///< -1 when the variable is a constant (unrolled copy)
+  int trip_id;  ///< index into LaunchState::trips when the trip uses no loop variable, else -1
 };
 
 struct KernelModel::Chain {
@@ -91,6 +95,15 @@ namespace {
 
 using Chain = KernelModel::Chain;
 using Loop = KernelModel::Loop;
+
+int64_t trip_of(const Loop& loop, LaunchState& s) {
+  if (loop.trip_id < 0)
+    return loop.trip.evaluate(s.values);
+  std::optional<int64_t>& trip = s.trips[static_cast<size_t>(loop.trip_id)];
+  if (!trip)
+    trip = loop.trip.evaluate(s.values);
+  return *trip;
+}
 
 /// Workers sharing a parallel loop's iterations (threads or work-groups).
 int64_t workers(const Loop& loop, const LaunchState& s) {
@@ -146,13 +159,13 @@ int64_t summed_iterations(const Loop& loop, int64_t trip, const LaunchState& s, 
 /// (group_d, local_d), d = 0..2; a parallel loop sums over the coordinates it depends on (mapGlb
 /// over both of its dimension, mapWrg over the group, mapLcl over the local id); the generator
 /// refuses nesting that would make two loops share a coordinate, so the sum factorises.
-int64_t total_executions(const Chain& chain, size_t loops, const LaunchState& s) {
+int64_t total_executions(const Chain& chain, size_t loops, LaunchState& s) {
   std::array<bool, 3> group_used{false, false, false};
   std::array<bool, 3> local_used{false, false, false};
   int64_t total = 1;
   for (size_t k = 0; k < loops; ++k) {
     const Loop& loop = chain.loops[k];
-    int64_t trip = loop.trip.evaluate(s.values);
+    int64_t trip = trip_of(loop, s);
     bool own = chain.last_is_own && k + 1 == chain.loops.size();
     total = checked_mul(total, summed_iterations(loop, trip, s, own));
     auto d = static_cast<size_t>(loop.dim);
@@ -176,17 +189,34 @@ int64_t total_executions(const Chain& chain, size_t loops, const LaunchState& s)
   return total;
 }
 
+/// Numbers the loop trips that use no loop variable (the same trip in many records: one id).
+struct TripIds {
+  std::vector<bool> loop_var; ///< by slot
+  std::unordered_map<arith::Expr, int> ids;
+
+  int of(const CompiledExpr& trip) {
+    if (trip.uses_any(loop_var))
+      return -1;
+    return ids.emplace(trip.source(), static_cast<int>(ids.size())).first->second;
+  }
+};
+
 std::shared_ptr<const Chain> compile_chain(const std::vector<codegen::LoopContext>& contexts,
-                                           const codegen::LoopRecord* own, SlotTable& slots) {
+                                           const codegen::LoopRecord* own, SlotTable& slots,
+                                           TripIds& trips) {
   auto chain = std::make_shared<Chain>();
   for (const codegen::LoopContext& c : contexts) {
     Level level = level_of(c.primitive);
     int var_slot = c.var.node().kind == arith::Kind::Var ? slots.slot(c.var) : -1;
-    chain->loops.push_back({level, c.dim, c.kind, CompiledExpr(c.trip, slots), var_slot});
+    CompiledExpr trip(c.trip, slots);
+    const int trip_id = trips.of(trip);
+    chain->loops.push_back({level, c.dim, c.kind, std::move(trip), var_slot, trip_id});
   }
   if (own) {
+    CompiledExpr trip(own->trip_count, slots);
+    const int trip_id = trips.of(trip);
     chain->loops.push_back({level_of(own->primitive), dim_of(own->primitive), own->kind,
-                            CompiledExpr(own->trip_count, slots), -1});
+                            std::move(trip), -1, trip_id});
     chain->last_is_own = true;
   }
   return chain;
@@ -223,7 +253,7 @@ bool enter_first_iteration(const Chain& chain, const std::array<int64_t, 3>& gro
       continue;
     if (loop.kind == LoopKind::Unrolled && loop.var_slot < 0)
       continue;
-    if (id >= loop.trip.evaluate(s.values))
+    if (id >= trip_of(loop, s))
       return false;
   }
   return true;
@@ -284,19 +314,37 @@ double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
 }
 
 KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
+  // The loop variables first, so that a trip that uses none of them is known when compiled.
+  TripIds trips;
+  auto note_loop_vars = [&](const std::vector<codegen::LoopContext>& contexts) {
+    for (const codegen::LoopContext& c : contexts)
+      if (c.var.node().kind == arith::Kind::Var) {
+        const auto slot = static_cast<size_t>(slots_.slot(c.var));
+        trips.loop_var.resize(std::max(trips.loop_var.size(), slot + 1), false);
+        trips.loop_var[slot] = true;
+      }
+  };
+  for (const codegen::MemoryAccess& a : kernel_.accesses)
+    note_loop_vars(a.loops);
+  for (const codegen::BarrierRecord& b : kernel_.barriers)
+    note_loop_vars(b.loops);
+  for (const codegen::LoopRecord& l : kernel_.loops)
+    note_loop_vars(l.enclosing);
+  for (const codegen::CallRecord& c : kernel_.calls)
+    note_loop_vars(c.loops);
   for (const codegen::MemoryAccess& a : kernel_.accesses) {
-    access_chains_.push_back(compile_chain(a.loops, nullptr, slots_));
+    access_chains_.push_back(compile_chain(a.loops, nullptr, slots_, trips));
     access_index_.emplace_back(a.index, slots_);
   }
   for (const codegen::BarrierRecord& b : kernel_.barriers)
-    barrier_chains_.push_back(compile_chain(b.loops, nullptr, slots_));
+    barrier_chains_.push_back(compile_chain(b.loops, nullptr, slots_, trips));
   for (const codegen::LoopRecord& l : kernel_.loops) {
-    loop_chains_.push_back(compile_chain(l.enclosing, &l, slots_));
+    loop_chains_.push_back(compile_chain(l.enclosing, &l, slots_, trips));
     uses_work_groups_ = uses_work_groups_ || level_of(l.primitive) == Level::Wrg ||
                         level_of(l.primitive) == Level::Lcl;
   }
   for (const codegen::CallRecord& c : kernel_.calls) {
-    call_chains_.push_back(compile_chain(c.loops, nullptr, slots_));
+    call_chains_.push_back(compile_chain(c.loops, nullptr, slots_, trips));
     call_ops_.push_back(c.fun ? c.fun->op_counts().total() : 0);
   }
   local_bytes_ = CompiledExpr(kernel_.local_bytes(), slots_);
@@ -320,6 +368,7 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
   }
   for (const auto& [name, bytes] : private_extent)
     private_bytes_ += bytes;
+  size_only_trips_ = static_cast<int>(trips.ids.size());
   private_bytes_ += kernel_.window_bytes; // registers of sliding windows (no array accesses)
   // Every variable that is not a loop variable is a size, bound by name at analysis time.
   std::vector<bool> is_loop_var(static_cast<size_t>(slots_.size()), false);
@@ -391,6 +440,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   f.work_groups = checked_mul(checked_mul(s.groups[0], s.groups[1]), s.groups[2]);
 
   s.values.assign(static_cast<size_t>(slots_.size()), 0);
+  s.trips.assign(static_cast<size_t>(size_only_trips_), std::nullopt);
   for (const auto& [slot, name] : size_slots_) {
     auto it = sizes.find(name);
     if (it == sizes.end())
@@ -471,7 +521,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
     if (own.level != Level::Glb && own.level != Level::Wrg)
       continue;
     auto d = static_cast<size_t>(own.dim);
-    int64_t trip = std::max<int64_t>(own.trip.evaluate(s.values), 1);
+    int64_t trip = std::max<int64_t>(trip_of(own, s), 1);
     int64_t groups = own.level == Level::Glb
                          ? (std::min(trip, s.global[d]) + s.local[d] - 1) / s.local[d]
                          : std::min(trip, s.groups[d]);

@@ -147,6 +147,7 @@ private:
   CompiledExpr local_bytes_;
   std::vector<std::pair<const codegen::KernelArg*, CompiledExpr>> buffer_elements_;
   bool uses_work_groups_ = false;
+  int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
 };
 
 /// The launch features assume when the local size is left to the runtime: per dimension, the

@@ -48,8 +48,8 @@ TEST_CASE("ranking is deterministic and sorted; rows explain themselves") {
   o.max_variants = 300;
   for (Kind kind : {Kind::knn, Kind::tree}) {
     Model m = synthetic_feature_model(kind);
-    auto a = explore::rank(jacobi(), m, o);
-    auto b = explore::rank(jacobi(), m, o);
+    auto a = explore::rank(jacobi(), m, o).ranked;
+    auto b = explore::rank(jacobi(), m, o).ranked;
     REQUIRE(a.size() == 300);
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) {
@@ -65,13 +65,63 @@ TEST_CASE("ranking is deterministic and sorted; rows explain themselves") {
   }
 }
 
+TEST_CASE("the streamed best k are the first k of the whole ranking, whatever the threads") {
+  explore::RankOptions o;
+  o.sizes = {{"M", 64}, {"N", 64}};
+  o.max_variants = 9000; // three chunks
+  o.keep = 0;
+  o.threads = 1;
+  const Model m = synthetic_feature_model(Kind::tree); // a tree predicts many ties
+  const explore::RankResult all = explore::rank(jacobi(), m, o);
+  REQUIRE(all.variants == 9000);
+  REQUIRE(all.ranked.size() == 9000);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    CAPTURE(threads);
+    o.keep = 150;
+    o.threads = threads;
+    const explore::RankResult top = explore::rank(jacobi(), m, o);
+    CHECK(top.variants == 9000);
+    REQUIRE(top.ranked.size() == 150);
+    for (size_t i = 0; i < top.ranked.size(); ++i) {
+      CHECK(top.ranked[i].variant.index == all.ranked[i].variant.index);
+      CHECK(top.ranked[i].predicted == all.ranked[i].predicted);
+      CHECK(top.ranked[i].columns == all.ranked[i].columns);
+      CHECK(top.ranked[i].rank == int(i + 1));
+    }
+  }
+}
+
+TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel and launch") {
+  explore::RankOptions o;
+  o.sizes = {{"M", 32}, {"N", 32}};
+  o.max_variants = 600;
+  o.keep = 0;
+  o.threads = 2;
+  const Model m = synthetic_feature_model(Kind::knn);
+  const explore::RankResult result = explore::rank(jacobi(), m, o);
+  REQUIRE(result.ranked.size() == 600);
+  const runtime::DeviceProfile profile = runtime::named_profile("cpu");
+  const std::vector<int> columns = m.feature_indices(explore::feature_names());
+  const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
+  for (const explore::RankedVariant& r : result.ranked) {
+    const codegen::Kernel kernel =
+        codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
+    const std::vector<double> values = explore::feature_values(
+        features::compute(kernel, r.variant.launch, sizes, profile), profile.throughput());
+    std::vector<double> expected;
+    for (int c : columns)
+      expected.push_back(values[size_t(c)]);
+    CHECK(r.columns == expected);
+  }
+}
+
 TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
   explore::RankOptions o;
   o.sizes = {{"M", 16}, {"N", 16}};
   o.sample = 40;
   o.sample_seed = 3;
   Model m = synthetic_feature_model(Kind::knn);
-  auto ranked = explore::rank(jacobi(), m, o);
+  auto ranked = explore::rank(jacobi(), m, o).ranked;
   REQUIRE(ranked.size() == 40);
 
   rewrite::SpaceOptions space;
@@ -87,7 +137,7 @@ TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
   // Another seed draws another sample (the space holds thousands of variants).
   o.sample_seed = 4;
   std::set<int64_t> other;
-  for (const explore::RankedVariant& r : explore::rank(jacobi(), m, o))
+  for (const explore::RankedVariant& r : explore::rank(jacobi(), m, o).ranked)
     other.insert(r.variant.index);
   CHECK(other != got);
 }
@@ -96,7 +146,7 @@ TEST_CASE("exploration strategies measure distinct variants within the budget") 
   explore::RankOptions o;
   o.sizes = {{"M", 32}, {"N", 32}};
   o.max_variants = 200;
-  auto ranked = explore::rank(jacobi(), synthetic_feature_model(Kind::knn), o);
+  auto ranked = explore::rank(jacobi(), synthetic_feature_model(Kind::knn), o).ranked;
   // A fake device: time grows with the variant's stream index; rank 3 fails.
   auto measure = [&](const explore::RankedVariant& r) {
     exec::RunReport rep;
