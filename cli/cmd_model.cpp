@@ -17,6 +17,7 @@
 #include "ir/parse/parser.hpp"
 #include "model/evaluate.hpp"
 #include "model/plot.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 
@@ -199,8 +200,9 @@ struct ExploreCommandOptions {
   std::string program;
   std::string device = "cpu";
   std::string model;
-  int64_t budget = 10;
-  std::string strategy = "model";
+  std::string budget = "10"; ///< runs, or "auto"
+  int64_t batch = 4;
+  std::string strategy = "online";
   std::vector<std::string> sizes;
   std::string db;
   uint64_t seed = 1;
@@ -208,6 +210,9 @@ struct ExploreCommandOptions {
   int repeat = 10;
   int timeout_ms = 60000;
 };
+
+/// `--budget auto`'s hard cap on runs.
+constexpr int64_t kAutoBudgetCap = 50;
 
 void add_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
@@ -217,10 +222,18 @@ void add_explore(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition (default: the last one)");
   cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
   cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
-  cmd->add_option("--budget", o->budget, "variants to run (default 10)")
-      ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--strategy", o->strategy, "model (default), random, hillclimb or exhaustive")
-      ->check(CLI::IsMember({"model", "random", "hillclimb", "exhaustive"}));
+  cmd->add_option("--budget", o->budget,
+                  fmt::format("variants to run (default 10), or auto: online, stop once the "
+                              "expected gain of the best unmeasured variant is under {:.0f}% "
+                              "(at most {} runs)",
+                              model::kAutoStopGain * 100, kAutoBudgetCap))
+      ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 1000000));
+  cmd->add_option("--batch", o->batch, "online: variants run between re-rankings (default 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--strategy", o->strategy,
+                  "online (default: the model's ranking, re-ranked by the runs so far), model "
+                  "(the static ranking), random, hillclimb or exhaustive")
+      ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
   cmd->add_option("--size", o->sizes, "sizes (default: every size 128 on CPUs, 2048 on GPUs)");
   cmd->add_option("--db", o->db, "performance database to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
@@ -232,6 +245,10 @@ void add_explore(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
   cmd->callback([o] {
+    const bool auto_budget = o->budget == "auto";
+    LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
+                     "--budget auto goes with --strategy online, not {}", o->strategy);
+    const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     runtime::Device device = runtime::select_device(o->device);
@@ -256,12 +273,15 @@ void add_explore(CLI::App& app) {
                model::to_string(m.kind()), m.profile);
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
-    fmt::print("space     {} variants ranked{}; strategy {}, budget {}\n", ranked.size(),
+    fmt::print("space     {} variants ranked{}; strategy {}{}, budget {}\n", ranked.size(),
                rank_options.sample > 0
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
                    : "",
                o->strategy,
-               o->strategy == "exhaustive" ? static_cast<int64_t>(ranked.size()) : o->budget);
+               o->strategy == "online" ? fmt::format(" (batches of {})", o->batch) : "",
+               o->strategy == "exhaustive" ? fmt::format("{}", ranked.size())
+               : auto_budget               ? fmt::format("auto (at most {})", budget)
+                                           : fmt::format("{}", budget));
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
@@ -282,7 +302,9 @@ void add_explore(CLI::App& app) {
     };
     explore::ExploreOptions options;
     options.strategy = explore::parse_strategy(o->strategy);
-    options.budget = o->budget;
+    options.budget = budget;
+    options.batch = o->batch;
+    options.auto_budget = auto_budget;
     options.seed = o->seed;
     explore::ExploreResult result =
         explore::explore(ranked, options, std::ref(measure), on_attempt);
