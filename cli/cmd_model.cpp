@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,19 @@ struct ExploreCommandOptions {
 /// `--budget auto`'s hard cap on runs.
 constexpr int64_t kAutoBudgetCap = 50;
 
+/// "stopped after 8 runs: expected gain left 0.40% < 1%", or the runs and the gain left.
+std::string describe_online_stop(const explore::ExploreResult& result,
+                                 const explore::ExploreOptions& options) {
+  if (result.stopped_early)
+    return fmt::format("stopped after {} runs: expected gain left {:.2f}% < {:.0f}%",
+                       result.attempts.size(), *result.remaining_gain * 100,
+                       options.stop_gain * 100);
+  if (result.remaining_gain && std::isfinite(*result.remaining_gain))
+    return fmt::format("{} runs, expected gain left {:.2f}%", result.attempts.size(),
+                       *result.remaining_gain * 100);
+  return fmt::format("{} runs", result.attempts.size());
+}
+
 void add_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -317,6 +331,11 @@ void add_explore(CLI::App& app) {
     else
       fmt::print("model     no rank correlation: fewer than two successful runs, or their "
                  "predictions are all equal\n");
+    if (options.strategy == explore::Strategy::online)
+      fmt::print("online    {}; re-ranked scores when chosen vs measured: {}\n",
+                 describe_online_stop(result, options),
+                 result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
+                                        : std::string("no rank correlation"));
     if (!result.best) {
       fmt::print("best      none of the {} variants run succeeded\n", result.attempts.size());
       throw RunFailed();

@@ -37,9 +37,10 @@ TEST_CASE("replay simulates the strategies per input and writes the summary and 
 
 TEST_CASE("explore --budget auto runs the online strategy and says how its re-ranking went") {
   TempDir dir("explore-auto");
-  RunResult r = liftx("explore stencils/jacobi2d5pt.lift --size M=16,N=16 --sample 12 --budget auto "
-                      "--batch 3 --repeat 2 --db '" +
-                      (dir.path / "explore.db").string() + "'");
+  RunResult r =
+      liftx("explore stencils/jacobi2d5pt.lift --size M=16,N=16 --sample 12 --budget auto "
+            "--batch 3 --repeat 2 --db '" +
+            (dir.path / "explore.db").string() + "'");
   CAPTURE(r.out);
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
