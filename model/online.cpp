@@ -152,6 +152,7 @@ OnlineRanker::Posterior OnlineRanker::fit() const {
   for (Eigen::Index j = 0; j < m; ++j)
     residual[j] = measured_log_[ok[size_t(j)]] - prior_log_[ok[size_t(j)]];
   const double offset = residual.mean();
+  post.offset = offset;
   residual.array() -= offset;
   const double variance =
       (options_.residual_weight * options_.residual_variance + residual.squaredNorm()) /
@@ -200,7 +201,7 @@ OnlineRanker::Posterior OnlineRanker::fit() const {
 
 double OnlineRanker::score(size_t candidate) const {
   const auto i = static_cast<Eigen::Index>(candidate);
-  return std::exp(posterior_.mean[i]) * (1 - posterior_.failure[i]);
+  return std::exp(posterior_.mean[i] - posterior_.offset) * (1 - posterior_.failure[i]);
 }
 
 std::vector<size_t> OnlineRanker::ranking() const {

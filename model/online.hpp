@@ -69,8 +69,9 @@ public:
   /// Expected relative improvement of the best unmeasured candidate over the best measured run
   /// (0.01 = 1%); infinity before a run succeeded, 0 when none is left.
   double remaining_gain() const;
-  /// Posterior score per candidate (what ranking() orders by): its median throughput (the
-  /// prior's normalised scale before a run succeeded, 1/ms after) times its success probability.
+  /// Posterior score per candidate (what ranking() orders by): its median throughput in the
+  /// prior's normalised scale (the input's scale divided out, so that scores taken at different
+  /// times compare) times its success probability.
   double score(size_t candidate) const;
 
   size_t size() const { return prior_log_.size(); }
@@ -80,9 +81,10 @@ public:
 private:
   enum class State { unmeasured, ok, failed };
   struct Posterior {
-    Vector mean;     ///< of log throughput, per candidate
-    Vector variance; ///< of log throughput, per candidate
-    Vector failure;  ///< probability, per candidate
+    Vector mean;       ///< of log throughput, per candidate
+    Vector variance;   ///< of log throughput, per candidate
+    Vector failure;    ///< probability, per candidate
+    double offset = 0; ///< log of the input's scale: measured throughput / normalised prior
   };
   Posterior fit() const;
   double kernel(size_t a, size_t b) const;
