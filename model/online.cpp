@@ -11,18 +11,6 @@
 
 namespace liftx::model {
 
-std::string to_string(OnlineMethod method) {
-  return method == OnlineMethod::gp ? "gp" : "knn";
-}
-
-OnlineMethod parse_online_method(const std::string& text) {
-  if (text == "gp")
-    return OnlineMethod::gp;
-  if (text == "knn")
-    return OnlineMethod::knn;
-  throw UserError(fmt::format("unknown online method '{}' (gp or knn)", text));
-}
-
 namespace {
 
 constexpr double kSlowest = 1e-9; ///< a prior of 0 or less: very slow, but still rankable

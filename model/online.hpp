@@ -26,9 +26,6 @@ enum class OnlineMethod {
   gp,  ///< Gaussian-process regression of the residuals
   knn, ///< kernel-weighted mean of the residuals of the k nearest measured candidates
 };
-std::string to_string(OnlineMethod method);
-/// "gp" or "knn"; UserError otherwise.
-OnlineMethod parse_online_method(const std::string& text);
 
 struct OnlineOptions {
   OnlineMethod method = OnlineMethod::gp;
