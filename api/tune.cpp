@@ -316,6 +316,9 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     return report;
   };
   explore::ExploreOptions explore_options;
+  // The static order: the default lowering goes first and has no feature row for the online
+  // ranker, and the replay (docs/results.md, issue 19) found online no better on the stencils.
+  explore_options.strategy = explore::Strategy::model;
   explore_options.budget = static_cast<int64_t>(first_ranked) + options.budget;
   explore_options.until_success_limit = static_cast<int64_t>(candidates.size());
   const explore::ExploreResult explored = explore::explore(candidates, explore_options, measure);

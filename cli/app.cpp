@@ -24,6 +24,7 @@ int run(int argc, char** argv) {
   add_variants_command(app);
   add_model_commands(app);
   add_evaluate_command(app);
+  add_replay_command(app);
   add_collect_command(app);
   add_db_command(app);
   add_synth_command(app);

@@ -29,6 +29,7 @@ void add_features_command(CLI::App& app);
 void add_variants_command(CLI::App& app);
 void add_model_commands(CLI::App& app); ///< train, rank, explore
 void add_evaluate_command(CLI::App& app);
+void add_replay_command(CLI::App& app); ///< exploration replayed on measured data
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 void add_synth_command(CLI::App& app); ///< synthetic stencils (synth/)

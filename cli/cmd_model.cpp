@@ -18,6 +18,7 @@
 #include "ir/parse/parser.hpp"
 #include "model/evaluate.hpp"
 #include "model/plot.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -201,8 +203,9 @@ struct ExploreCommandOptions {
   std::string program;
   std::string device = "cpu";
   std::string model;
-  int64_t budget = 10;
-  std::string strategy = "model";
+  std::string budget = "10"; ///< runs, or "auto"
+  int64_t batch = 4;
+  std::string strategy = "online";
   std::vector<std::string> sizes;
   std::string db;
   uint64_t seed = 1;
@@ -210,6 +213,22 @@ struct ExploreCommandOptions {
   int repeat = 10;
   int timeout_ms = 60000;
 };
+
+/// `--budget auto`'s hard cap on runs.
+constexpr int64_t kAutoBudgetCap = 50;
+
+/// "stopped after 8 runs: expected gain left 0.40% < 1%", or the runs and the gain left.
+std::string describe_online_stop(const explore::ExploreResult& result,
+                                 const explore::ExploreOptions& options) {
+  if (result.stopped_early)
+    return fmt::format("stopped after {} runs: expected gain left {:.2f}% < {:.0f}%",
+                       result.attempts.size(), *result.remaining_gain * 100,
+                       options.stop_gain * 100);
+  if (result.remaining_gain && std::isfinite(*result.remaining_gain))
+    return fmt::format("{} runs, expected gain left {:.2f}%", result.attempts.size(),
+                       *result.remaining_gain * 100);
+  return fmt::format("{} runs", result.attempts.size());
+}
 
 void add_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
@@ -219,10 +238,18 @@ void add_explore(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition (default: the last one)");
   cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
   cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
-  cmd->add_option("--budget", o->budget, "variants to run (default 10)")
-      ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--strategy", o->strategy, "model (default), random, hillclimb or exhaustive")
-      ->check(CLI::IsMember({"model", "random", "hillclimb", "exhaustive"}));
+  cmd->add_option("--budget", o->budget,
+                  fmt::format("variants to run (default 10), or auto: online, stop once the "
+                              "expected gain of the best unmeasured variant is under {:.0f}% "
+                              "(at most {} runs)",
+                              model::kAutoStopGain * 100, kAutoBudgetCap))
+      ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 1000000));
+  cmd->add_option("--batch", o->batch, "online: variants run between re-rankings (default 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--strategy", o->strategy,
+                  "online (default: the model's ranking, re-ranked by the runs so far), model "
+                  "(the static ranking), random, hillclimb or exhaustive")
+      ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
   cmd->add_option("--size", o->sizes, "sizes (default: every size 128 on CPUs, 2048 on GPUs)");
   cmd->add_option("--db", o->db, "performance database to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
@@ -234,6 +261,10 @@ void add_explore(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
   cmd->callback([o] {
+    const bool auto_budget = o->budget == "auto";
+    LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
+                     "--budget auto goes with --strategy online, not {}", o->strategy);
+    const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     runtime::Device device = runtime::select_device(o->device);
@@ -255,7 +286,7 @@ void add_explore(CLI::App& app) {
     rank_options.keep =
         o->strategy == "exhaustive"
             ? 0
-            : std::max(rank_options.keep, size_t(std::max<int64_t>(o->budget, 0)) * 4);
+            : std::max(rank_options.keep, size_t(budget) * 4);
     const explore::RankResult ranking = explore::rank(program, m, rank_options);
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print("program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
@@ -265,12 +296,15 @@ void add_explore(CLI::App& app) {
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
     const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
-    fmt::print("space     {} variants ranked{}{}; strategy {}, budget {}\n", ranking.variants,
+    fmt::print("space     {} variants ranked{}{}; strategy {}{}, budget {}\n", ranking.variants,
                rank_options.sample > 0
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
                    : "",
                all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
-               o->strategy == "exhaustive" ? static_cast<int64_t>(ranked.size()) : o->budget);
+               o->strategy == "online" ? fmt::format(" (batches of {})", o->batch) : "",
+               o->strategy == "exhaustive" ? fmt::format("{}", ranked.size())
+               : auto_budget               ? fmt::format("auto (at most {})", budget)
+                                           : fmt::format("{}", budget));
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
@@ -291,7 +325,9 @@ void add_explore(CLI::App& app) {
     };
     explore::ExploreOptions options;
     options.strategy = explore::parse_strategy(o->strategy);
-    options.budget = o->budget;
+    options.budget = budget;
+    options.batch = o->batch;
+    options.auto_budget = auto_budget;
     options.seed = o->seed;
     explore::ExploreResult result =
         explore::explore(ranked, options, std::ref(measure), on_attempt);
@@ -304,6 +340,11 @@ void add_explore(CLI::App& app) {
     else
       fmt::print("model     no rank correlation: fewer than two successful runs, or their "
                  "predictions are all equal\n");
+    if (options.strategy == explore::Strategy::online)
+      fmt::print("online    {}; re-ranked scores when chosen vs measured: {}\n",
+                 describe_online_stop(result, options),
+                 result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
+                                        : std::string("no rank correlation"));
     if (!result.best) {
       fmt::print("best      none of the {} variants run succeeded\n", result.attempts.size());
       throw RunFailed();

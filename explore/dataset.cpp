@@ -36,6 +36,28 @@ std::string resolve_device(const PerfDb& db, const std::string& wanted) {
   throw UserError(fmt::format("no device '{}' in the database; it holds:{}", wanted, list));
 }
 
+namespace {
+
+/// A variant's coordinates by name: its parameters and its launch per dimension (what
+/// explore::neighbours compares).
+std::map<std::string, std::string> coordinates_of(const Row& r) {
+  std::map<std::string, std::string> out;
+  if (r.parameters.is_object())
+    for (const auto& [name, value] : r.parameters.items())
+      out[name] = value.dump();
+  out["dims"] = r.launch.value("dims", nlohmann::json()).dump();
+  out["tied"] = r.launch.value("tied", nlohmann::json()).dump();
+  for (const char* side : {"global", "local"}) {
+    const nlohmann::json sizes = r.launch.value(side, nlohmann::json::array());
+    for (size_t d = 0; d < 3; ++d)
+      out[fmt::format("{}{}", side, d)] =
+          sizes.is_array() && d < sizes.size() ? sizes[d].dump() : "-";
+  }
+  return out;
+}
+
+} // namespace
+
 model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
                             const std::string& profile) {
   model::Dataset data;
@@ -94,6 +116,8 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
     s.cost_ms = std::max(0.0, m.median_ms) * std::max(1, m.repetitions);
     // The kernel is built once per variant and size; its other launches record 0 (the cache).
     s.kernel = r.printed;
+    s.strategy = r.strategy;
+    s.coordinates = coordinates_of(r);
     double& build = build_ms[{r.sizes, r.printed}];
     build = std::max(build, m.compile_ms);
     data.samples.push_back(std::move(s));

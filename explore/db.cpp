@@ -562,6 +562,7 @@ std::vector<Row> PerfDb::rows(const std::string& device_key, const std::string& 
     row.sizes = s.text(2);
     row.strategy = s.text(3);
     row.printed = s.text(4);
+    row.parameters = parse_json(s.text(20));
     row.launch = launch_at(s);
     row.measurement = measurement_at(s);
     rows.push_back(std::move(row));

@@ -82,9 +82,10 @@ struct Row {
   std::string program; ///< the program's name (benchmark), e.g. "jacobi2d5pt"
   std::string sizes;   ///< the sizes as JSON, e.g. {"M":1024,"N":1024}
   std::string strategy;
-  std::string printed;     ///< the variant's .lift text
-  nlohmann::json launch;   ///< {"dims":2,"global":[..],"local":[..],"tied":true}
-  nlohmann::json features; ///< column name -> value (features::columns())
+  std::string printed;       ///< the variant's .lift text
+  nlohmann::json parameters; ///< the variant's tuning parameters, e.g. {"tile_x":16}
+  nlohmann::json launch;     ///< {"dims":2,"global":[..],"local":[..],"tied":true}
+  nlohmann::json features;   ///< column name -> value (features::columns())
   std::optional<Measurement> measurement;
 };
 

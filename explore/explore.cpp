@@ -23,6 +23,8 @@ namespace liftx::explore {
 Strategy parse_strategy(const std::string& text) {
   if (text == "model")
     return Strategy::model;
+  if (text == "online")
+    return Strategy::online;
   if (text == "random")
     return Strategy::random;
   if (text == "hillclimb")
@@ -30,13 +32,15 @@ Strategy parse_strategy(const std::string& text) {
   if (text == "exhaustive")
     return Strategy::exhaustive;
   throw UserError(
-      fmt::format("unknown strategy '{}' (model, random, hillclimb or exhaustive)", text));
+      fmt::format("unknown strategy '{}' (model, online, random, hillclimb or exhaustive)", text));
 }
 
 std::string to_string(Strategy strategy) {
   switch (strategy) {
   case Strategy::model:
     return "model";
+  case Strategy::online:
+    return "online";
   case Strategy::random:
     return "random";
   case Strategy::hillclimb:
@@ -75,6 +79,39 @@ int differences(const rewrite::Variant& a, const rewrite::Variant& b) {
   return diff;
 }
 
+/// The ranked variants' model input rows (candidates x columns); no columns unless every variant
+/// has a row of the same width (the default lowering tune() tries first has none).
+model::Matrix rows_of(const std::vector<RankedVariant>& ranked) {
+  const size_t width = ranked.empty() ? 0 : ranked[0].columns.size();
+  const bool uniform = std::all_of(ranked.begin(), ranked.end(), [&](const RankedVariant& r) {
+    return r.columns.size() == width;
+  });
+  model::Matrix rows(static_cast<Eigen::Index>(ranked.size()),
+                     static_cast<Eigen::Index>(uniform ? width : 0));
+  for (Eigen::Index i = 0; i < rows.rows(); ++i)
+    for (Eigen::Index c = 0; c < rows.cols(); ++c)
+      rows(i, c) = ranked[size_t(i)].columns[size_t(c)];
+  return rows;
+}
+
+/// Spearman of `predicted` vs measured throughput over the successful attempts; nullopt with
+/// fewer than 2 or when the predictions are all equal.
+std::optional<double> spearman_of(const std::vector<Attempt>& attempts,
+                                  const std::function<double(const Attempt&)>& predicted_of) {
+  std::vector<double> predicted, throughput;
+  for (const Attempt& a : attempts)
+    if (a.report.status == runtime::Status::ok && a.report.timing &&
+        a.report.timing->median_ms > 0) {
+      predicted.push_back(predicted_of(a));
+      throughput.push_back(1.0 / a.report.timing->median_ms);
+    }
+  const bool distinct = std::adjacent_find(predicted.begin(), predicted.end(),
+                                           std::not_equal_to<>()) != predicted.end();
+  if (predicted.size() >= 2 && distinct)
+    return model::spearman(predicted, throughput);
+  return std::nullopt;
+}
+
 } // namespace
 
 std::vector<size_t> neighbours(const std::vector<RankedVariant>& ranked, size_t i) {
@@ -102,9 +139,9 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
       return std::nullopt;
     return r.timing->median_ms;
   };
-  auto run_one = [&](size_t index) {
+  auto run_one = [&](size_t index, double predicted) {
     measured[index] = true;
-    result.attempts.push_back({index, measure(ranked[index])});
+    result.attempts.push_back({index, predicted, measure(ranked[index])});
     const size_t a = result.attempts.size() - 1;
     if (auto t = time_of(a); t && (!result.best || *t < *time_of(*result.best)))
       result.best = a;
@@ -148,29 +185,49 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
             next = j;
       if (!next)
         break;
-      run_one(*next);
+      run_one(*next, ranked[*next].predicted);
     }
     break;
   }
+  case Strategy::online: {
+    // Re-rank after each batch; past the budget only while no run has succeeded.
+    std::vector<double> prior;
+    for (const RankedVariant& r : ranked)
+      prior.push_back(r.predicted);
+    model::OnlineRanker ranker(prior, rows_of(ranked), options.online);
+    const size_t limit = std::max(
+        budget,
+        std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));
+    const auto batch_size = static_cast<size_t>(std::max<int64_t>(options.batch, 1));
+    while (result.attempts.size() < (result.best ? budget : limit)) {
+      const size_t room = (result.best ? budget : limit) - result.attempts.size();
+      const std::vector<size_t> batch = ranker.next_batch(std::min(batch_size, room));
+      if (batch.empty())
+        break;
+      for (size_t i : batch) {
+        run_one(i, ranker.score(i));
+        ranker.observe(i, time_of(result.attempts.size() - 1));
+      }
+      result.remaining_gain = ranker.remaining_gain();
+      if (options.auto_budget && result.best && *result.remaining_gain < options.stop_gain) {
+        result.stopped_early = result.attempts.size() < budget;
+        break;
+      }
+    }
+    result.online_spearman =
+        spearman_of(result.attempts, [](const Attempt& a) { return a.predicted; });
+    break;
   }
-  if (options.strategy != Strategy::hillclimb) {
+  }
+  if (options.strategy != Strategy::hillclimb && options.strategy != Strategy::online) {
     const size_t limit = std::max(
         budget,
         std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));
     for (size_t i = 0; i < limit && (i < budget || !result.best); ++i)
-      run_one(order[i]);
+      run_one(order[i], ranked[order[i]].predicted);
   }
-
-  std::vector<double> predicted, throughput;
-  for (size_t a = 0; a < result.attempts.size(); ++a)
-    if (auto t = time_of(a); t && *t > 0) {
-      predicted.push_back(ranked[result.attempts[a].ranked_index].predicted);
-      throughput.push_back(1.0 / *t);
-    }
-  const bool distinct = std::adjacent_find(predicted.begin(), predicted.end(),
-                                           std::not_equal_to<>()) != predicted.end();
-  if (predicted.size() >= 2 && distinct)
-    result.model_spearman = model::spearman(predicted, throughput);
+  result.model_spearman = spearman_of(
+      result.attempts, [&](const Attempt& a) { return ranked[a.ranked_index].predicted; });
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include "exec/run.hpp"
 #include "explore/db.hpp"
 #include "explore/rank.hpp"
+#include "model/online.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -15,8 +16,10 @@
 
 namespace liftx::explore {
 
-enum class Strategy { model, random, hillclimb, exhaustive };
-/// "model", "random", "hillclimb", "exhaustive"; UserError otherwise.
+/// model: the ranked order; online: the ranked order re-ranked after each batch by what the runs
+/// so far measured (model::OnlineRanker); random; hillclimb (seed 000); exhaustive.
+enum class Strategy { model, online, random, hillclimb, exhaustive };
+/// "model", "online", "random", "hillclimb", "exhaustive"; UserError otherwise.
 Strategy parse_strategy(const std::string& text);
 std::string to_string(Strategy strategy);
 
@@ -27,10 +30,20 @@ struct ExploreOptions {
   /// While no run has succeeded, go on past the budget up to this many runs in all (0: stop at
   /// the budget): an application that tunes needs a working variant.
   int64_t until_success_limit = 0;
+  // Online strategy.
+  int64_t batch = 4; ///< variants measured between re-rankings
+  /// Stop before the budget (then a hard cap) once the expected relative gain of the best
+  /// unmeasured variant over the best run falls under `stop_gain` (`--budget auto`).
+  bool auto_budget = false;
+  double stop_gain = model::kAutoStopGain;
+  model::OnlineOptions online;
 };
 
 struct Attempt {
   size_t ranked_index = 0; ///< into the ranked list
+  /// What the strategy expected when it chose the variant: the ranked prediction, or for the
+  /// online strategy its re-ranked score (in its own scale; only its order means something).
+  double predicted = 0;
   exec::RunReport report;
 };
 
@@ -40,6 +53,13 @@ struct ExploreResult {
   /// Spearman of predicted vs measured throughput over the successful attempts (nullopt with
   /// fewer than 2, or when their predictions are all equal).
   std::optional<double> model_spearman;
+  /// Online strategy: Spearman of the re-ranked scores the variants had when chosen vs measured
+  /// throughput (how well the re-ranking predicted; same conditions as model_spearman).
+  std::optional<double> online_spearman;
+  /// Online strategy: the expected relative gain left when it stopped, and whether
+  /// `auto_budget` stopped it before the budget.
+  std::optional<double> remaining_gain;
+  bool stopped_early = false;
 };
 
 /// Variants that share `ranked[i]`'s strategy and differ from it in exactly one parameter, one

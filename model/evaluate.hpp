@@ -5,6 +5,7 @@
 #include "model/metrics.hpp"
 #include "model/model.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct Sample {
   double build_ms = 0;           ///< what building its kernel took
   /// Samples of one input with the same kernel share one build (empty: its own kernel).
   std::string kernel;
+  /// Where the variant sits in its space, for neighbourhoods (hillclimbing): its rewrite
+  /// strategy, and its coordinates by name (the tuning parameters as JSON values, the launch as
+  /// dims, global0.., local0.., tied).
+  std::string strategy;
+  std::map<std::string, std::string> coordinates;
 };
 
 struct Dataset {

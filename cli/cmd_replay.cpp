@@ -1,0 +1,145 @@
+// liftx replay: exploration strategies simulated on measured data (no device).
+//   liftx replay --db DB [--device KEY] [--profile P] [--strategies static,online,random,hillclimb]
+//       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
+#include "cli/app.hpp"
+#include "cli/model_options.hpp"
+#include "model/replay.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReplayCommandOptions {
+  std::string strategies = "static,online,random,hillclimb";
+  int64_t budget = 30;
+  size_t batch = 4;
+  int seeds = 20;
+  std::string hold_out; ///< replay only programs whose name starts with this
+  std::string except;   ///< do not replay programs whose name starts with this
+  std::string out;
+};
+
+std::vector<model::ReplayStrategy> parse_strategies(const std::string& text) {
+  std::vector<model::ReplayStrategy> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    out.push_back(model::parse_replay_strategy(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return out;
+}
+
+/// A runs-to figure, ">N" when censored at the budget.
+std::string runs_text(double runs, bool censored, int64_t budget) {
+  return censored && runs > double(budget) ? fmt::format(">{}", budget)
+                                           : fmt::format("{:.1f}", runs);
+}
+
+std::string print_summaries(const model::ReplayResult& result, int64_t budget) {
+  fmt::print(
+      "| strategy | inputs | runs to 90% mean | median | worst | runs to 95% mean | median | "
+      "worst | largest size: 95% within 10 runs | auto: stopped | runs | fraction |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string csv = "strategy,inputs,mean_90,median_90,worst_90,censored_90,mean_95,median_95,"
+                    "worst_95,censored_95,largest_programs,largest_95_within_10,auto_stopped,"
+                    "mean_auto_runs,mean_auto_fraction\n";
+  for (const model::ReplaySummary& s : result.summaries) {
+    fmt::print("| {} | {} | {:.2f} | {:.1f} | {} | {:.2f} | {:.1f} | {} | {}/{} | {} | {:.1f} | "
+               "{:.3f} |\n",
+               model::to_string(s.strategy), s.inputs, s.mean_90, s.median_90,
+               runs_text(s.worst_90, s.censored_90 > 0, budget), s.mean_95, s.median_95,
+               runs_text(s.worst_95, s.censored_95 > 0, budget), s.largest_95_within_10,
+               s.largest_programs, s.auto_stopped, s.mean_auto_runs, s.mean_auto_fraction);
+    csv += fmt::format(
+        "{},{},{:.4f},{:.1f},{:.1f},{},{:.4f},{:.1f},{:.1f},{},{},{},{},{:.3f},{:.4f}\n",
+        model::to_string(s.strategy), s.inputs, s.mean_90, s.median_90, s.worst_90, s.censored_90,
+        s.mean_95, s.median_95, s.worst_95, s.censored_95, s.largest_programs,
+        s.largest_95_within_10, s.auto_stopped, s.mean_auto_runs, s.mean_auto_fraction);
+  }
+  return csv;
+}
+
+std::string groups_csv(const model::ReplayResult& result) {
+  std::string csv = "program,input,pool,failed,strategy,runs_to_90,censored_90,runs_to_95,"
+                    "censored_95,auto_runs,auto_fraction\n";
+  for (const model::ReplayGroup& g : result.groups)
+    for (const model::ReplayOutcome& o : g.outcomes)
+      csv += fmt::format("{},\"{}\",{},{},{},{:.2f},{},{:.2f},{},{},{:.4f}\n", g.program,
+                         short_input(g.input), g.pool, g.failed, model::to_string(o.strategy),
+                         o.runs_to_90, int(o.censored_90), o.runs_to_95, int(o.censored_95),
+                         o.auto_runs, o.auto_fraction);
+  return csv;
+}
+
+void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
+  const LoadedData loaded = load_data(o);
+  model::ReplayOptions options;
+  options.strategies = parse_strategies(r.strategies);
+  options.budget = r.budget;
+  options.batch = r.batch;
+  options.random_seeds = r.seeds;
+  options.prior.name = fmt::format("{} {}", o.kind, o.transform);
+  options.prior.kind = model::parse_kind(o.kind);
+  options.prior.train = o.train_options();
+  options.prior.features = o.columns(loaded.data.feature_names);
+  options.replayed = [r](const std::string& program) {
+    return program.rfind(r.hold_out, 0) == 0 &&
+           (r.except.empty() || program.rfind(r.except, 0) != 0);
+  };
+  options.progress = [](const std::string& message) { fmt::print(stderr, "{}\n", message); };
+  fmt::print("replay: device {}, profile {}, {} samples; prior {} on {} columns, trained without "
+             "the replayed program (every other program of the database in training); budget {} "
+             "runs, online batches of {}, random = mean of {} seeds\n",
+             loaded.device_key, o.profile, loaded.data.samples.size(), options.prior.name,
+             options.prior.features.size(), r.budget, r.batch, r.seeds);
+  const model::ReplayResult result = model::replay(loaded.data, options);
+  const std::string summary = print_summaries(result, r.budget);
+  fmt::print("runs-to figures average the {} inputs (program, size) replayed; a fraction not "
+             "reached within the budget counts as budget + 1 (a lower bound, shown >{})\n",
+             result.groups.size(), r.budget);
+  if (!r.out.empty()) {
+    fs::create_directories(r.out);
+    write_text(fs::path(r.out) / "summary.csv", summary);
+    write_text(fs::path(r.out) / "groups.csv", groups_csv(result));
+    fmt::print("written   {}, {}\n", (fs::path(r.out) / "summary.csv").string(),
+               (fs::path(r.out) / "groups.csv").string());
+  }
+}
+
+} // namespace
+
+void add_replay_command(CLI::App& app) {
+  auto o = std::make_shared<DataOptions>();
+  o->kind = "boosted"; // the shipped NVIDIA model's setting
+  o->transform = "log";
+  auto r = std::make_shared<ReplayCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay", "Simulate exploration strategies on the measured variants of a database (no "
+                "device): runs to 90% and 95% of the best, prior trained leaving each program out");
+  add_data_options(cmd, *o);
+  cmd->add_option("--strategies", r->strategies,
+                  "comma-separated: static, online, online-knn, random, hillclimb "
+                  "(default static,online,random,hillclimb)");
+  cmd->add_option("--budget", r->budget, "runs per input (default 30)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  cmd->add_option("--batch", r->batch, "online: variants measured between re-rankings (default 4)")
+      ->check(CLI::Range(size_t{1}, size_t{1000}));
+  cmd->add_option("--seeds", r->seeds, "random orders to average (default 20)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--hold-out", r->hold_out, "replay only programs whose name starts with this");
+  cmd->add_option("--except", r->except, "do not replay programs whose name starts with this");
+  cmd->add_option("--out", r->out, "write summary.csv and groups.csv to this folder");
+  cmd->callback([o, r] { run_replay(*o, *r); });
+}
+
+} // namespace liftx::cli

@@ -1,0 +1,99 @@
+#pragma once
+/// Online adaptation of a cost model's ranking to the runs of one exploration (issue 19). The
+/// prior model ranks the candidate variants of one program and input; every measured variant
+/// tells how wrong the prior is near it. The ranker models the log-residual
+/// r = log(measured throughput) - log(prior) as an unknown per-input offset c (measured
+/// throughput is in seconds, the prior is normalised: their ratio is the input's scale) plus a
+/// Gaussian process over the candidates' feature rows, and re-ranks the unmeasured candidates by
+/// the posterior mean of log throughput, discounted by a kernel estimate of their failure
+/// probability. Its expected improvement over the best measured run is the remaining gain that
+/// lets an exploration stop early.
+///
+/// Settings are fixed a priori (docs/results.md, issue 19 section): the length scale is a fixed
+/// fraction of the candidates' median pairwise distance, so it adapts to the pool without looking
+/// at any measurement.
+#include "model/model.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace liftx::model {
+
+/// The expected relative gain under which `--budget auto` stops (1%), fixed a priori.
+inline constexpr double kAutoStopGain = 0.01;
+
+enum class OnlineMethod {
+  gp,  ///< Gaussian-process regression of the residuals
+  knn, ///< kernel-weighted mean of the residuals of the k nearest measured candidates
+};
+
+struct OnlineOptions {
+  OnlineMethod method = OnlineMethod::gp;
+  /// Length scale of the squared-exponential kernel, as a fraction of the median pairwise
+  /// distance between candidates (standardised rows).
+  double length_scale = 0.5;
+  /// A-priori variance of the log-residual (0.1: the prior off by a factor of about 1.4) and how
+  /// many pseudo-observations it weighs against the measured residuals' variance.
+  double residual_variance = 0.1;
+  double residual_weight = 3;
+  double noise_ratio = 0.1; ///< measurement noise variance as a fraction of the residual variance
+  int neighbours = 5;       ///< knn method
+  /// A-priori failure probability and its weight in pseudo-observations; once a run failed, a
+  /// candidate's failure probability is the kernel-weighted failure rate of measured candidates
+  /// near it (0 for all while none failed).
+  double failure_rate = 0.1;
+  double failure_weight = 1;
+  /// Batches skip a candidate whose kernel similarity to one already in the batch exceeds this
+  /// (near-identical variants teach little beyond the first), unless nothing else is left.
+  double batch_similarity = 0.9;
+};
+
+class OnlineRanker {
+public:
+  /// `prior`: the model's predicted normalised throughput per candidate (values <= 0 count as
+  /// very slow); `rows`: their raw feature rows (candidates x columns, any column order; may
+  /// have no columns). Rows are put on a signed log scale and standardised over the candidates.
+  OnlineRanker(std::vector<double> prior, const Matrix& rows, OnlineOptions options = {});
+
+  /// A measured candidate: its median time, or nullopt when it failed (build, run, verify).
+  void observe(size_t candidate, std::optional<double> time_ms);
+
+  /// The unmeasured candidates, best first (ties: lower index first).
+  std::vector<size_t> ranking() const;
+  /// The next `size` candidates to measure: the ranking, skipping near-duplicates of those
+  /// already chosen (OnlineOptions::batch_similarity) while others are left.
+  std::vector<size_t> next_batch(size_t size) const;
+  /// Expected relative improvement of the best unmeasured candidate over the best measured run
+  /// (0.01 = 1%); infinity before a run succeeded, 0 when none is left.
+  double remaining_gain() const;
+  /// Posterior score per candidate (what ranking() orders by): its median throughput in the
+  /// prior's normalised scale (the input's scale divided out, so that scores taken at different
+  /// times compare) times its success probability.
+  double score(size_t candidate) const;
+
+  size_t size() const { return prior_log_.size(); }
+  size_t measured() const { return measured_count_; }
+  bool is_measured(size_t candidate) const { return state_.at(candidate) != State::unmeasured; }
+
+private:
+  enum class State { unmeasured, ok, failed };
+  struct Posterior {
+    Vector mean;       ///< of log throughput, per candidate
+    Vector variance;   ///< of log throughput, per candidate
+    Vector failure;    ///< probability, per candidate
+    double offset = 0; ///< log of the input's scale: measured throughput / normalised prior
+  };
+  Posterior fit() const;
+  double kernel(size_t a, size_t b) const;
+
+  OnlineOptions options_;
+  std::vector<double> prior_log_;
+  Matrix rows_;            ///< standardised
+  double inverse_2l2_ = 0; ///< 1 / (2 length_scale^2)
+  std::vector<State> state_;
+  std::vector<double> measured_log_; ///< log(1 / time) of successful candidates (else 0)
+  size_t measured_count_ = 0;
+  Posterior posterior_;
+};
+
+} // namespace liftx::model

@@ -1,0 +1,171 @@
+// Online adaptation (model/online) and the online exploration strategy (explore/explore) on
+// synthetic candidate spaces.
+#include "explore/explore.hpp"
+#include "model/online.hpp"
+#include "support/error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+using namespace liftx;
+using namespace liftx::model;
+
+namespace {
+
+/// Candidates 0..n-1 on a line (one feature column, its index), predicted best first.
+Matrix line(size_t n) {
+  Matrix rows(Eigen::Index(n), 1);
+  for (size_t i = 0; i < n; ++i)
+    rows(Eigen::Index(i), 0) = double(i);
+  return rows;
+}
+
+std::vector<double> decreasing(size_t n, double step) {
+  std::vector<double> prior;
+  for (size_t i = 0; i < n; ++i)
+    prior.push_back(1 - step * double(i));
+  return prior;
+}
+
+size_t position(const std::vector<size_t>& ranking, size_t candidate) {
+  return size_t(std::find(ranking.begin(), ranking.end(), candidate) - ranking.begin());
+}
+
+} // namespace
+
+TEST_CASE("online: a variant whose neighbours measured fast moves up the ranking") {
+  OnlineRanker ranker(decreasing(20, 0.02), line(20));
+  CHECK(ranker.ranking().front() == 0); // the prior's order before any run
+  ranker.observe(0, 1 / 1.00);          // as predicted
+  ranker.observe(1, 1 / 0.98);
+  ranker.observe(14, 1 / 5.0); // five times faster than predicted
+  ranker.observe(16, 1 / 5.0);
+  const std::vector<size_t> ranking = ranker.ranking();
+  CHECK(ranking.size() == 16);
+  CHECK(ranking.front() == 15);
+  CHECK(position(ranking, 15) < position(ranking, 2));
+}
+
+TEST_CASE("online: a prior that is right up to its scale keeps its order") {
+  const std::vector<double> prior = decreasing(20, 0.03);
+  OnlineRanker ranker(prior, line(20));
+  for (size_t i : {0, 1, 2, 3})
+    ranker.observe(i, 0.25 / prior[i]); // the input's scale: 4x the normalised throughput
+  const std::vector<size_t> ranking = ranker.ranking();
+  for (size_t r = 0; r < ranking.size(); ++r)
+    CHECK(ranking[r] == r + 4);
+  CHECK(ranker.measured() == 4);
+}
+
+TEST_CASE("online: failures mark their neighbours down; no gain is known before a success") {
+  OnlineRanker ranker(decreasing(20, 0.02), line(20));
+  ranker.observe(0, std::nullopt);
+  ranker.observe(1, std::nullopt);
+  CHECK(std::isinf(ranker.remaining_gain()));
+  // Candidate 2, next to both failures, falls below candidates predicted slower but far away.
+  const std::vector<size_t> ranking = ranker.ranking();
+  CHECK(position(ranking, 10) < position(ranking, 2));
+  CHECK(ranker.score(2) < 0.7 * 0.96);
+  CHECK_THROWS_AS(ranker.observe(1, 1.0), UserError);  // measured already
+  CHECK_THROWS_AS(ranker.observe(20, 1.0), UserError); // unknown
+  CHECK_THROWS_AS(OnlineRanker({1.0, 0.5}, line(3)), UserError);
+}
+
+TEST_CASE("online: a batch skips near-duplicates of the variants already in it") {
+  // Candidates 0-3 are one point of feature space, 4-7 another, 8-11 a third.
+  Matrix rows(12, 1);
+  for (Eigen::Index i = 0; i < 12; ++i)
+    rows(i, 0) = double(i / 4);
+  OnlineRanker ranker(decreasing(12, 0.01), rows);
+  CHECK(ranker.next_batch(3) == std::vector<size_t>{0, 4, 8});
+  CHECK(ranker.next_batch(5) == std::vector<size_t>{0, 4, 8, 1, 2}); // then duplicates after all
+}
+
+TEST_CASE("online: the kNN method re-ranks too") {
+  OnlineOptions options;
+  options.method = OnlineMethod::knn;
+  OnlineRanker ranker(decreasing(20, 0.02), line(20), options);
+  ranker.observe(0, 1.0);
+  ranker.observe(14, 0.2);
+  ranker.observe(16, 0.2);
+  const std::vector<size_t> ranking = ranker.ranking();
+  CHECK(ranking.front() > 10); // the fast region
+  CHECK(position(ranking, 15) < position(ranking, 2));
+}
+
+namespace {
+
+/// Ranked variants on a line, predicted 0.9^i (best first), with their feature rows.
+std::vector<explore::RankedVariant> ranked_line(size_t n) {
+  std::vector<explore::RankedVariant> ranked(n);
+  for (size_t i = 0; i < n; ++i) {
+    ranked[i].variant.index = int64_t(i);
+    ranked[i].predicted = std::pow(0.9, double(i));
+    ranked[i].rank = int(i) + 1;
+    ranked[i].columns = {double(i)};
+  }
+  return ranked;
+}
+
+/// A fake device: the variant at index i takes time_ms(i).
+explore::Measure device(std::function<double(size_t)> time_ms) {
+  return [time_ms](const explore::RankedVariant& r) {
+    exec::RunReport report;
+    runtime::Timing t;
+    t.median_ms = time_ms(size_t(r.variant.index));
+    t.samples_ms = {t.median_ms};
+    report.timing = t;
+    return report;
+  };
+}
+
+} // namespace
+
+TEST_CASE("explore --budget auto stops early when the prior is right, not when it is wrong") {
+  const std::vector<explore::RankedVariant> ranked = ranked_line(40);
+  explore::ExploreOptions options;
+  options.strategy = explore::Strategy::online;
+  options.budget = 20;
+  options.batch = 4;
+  options.auto_budget = true;
+
+  SUBCASE("the best is first and the prior is right: it stops after the first batch") {
+    const explore::ExploreResult result =
+        explore::explore(ranked, options, device([](size_t i) { return 2 / std::pow(0.9, i); }));
+    CHECK(result.stopped_early);
+    CHECK(result.attempts.size() == 4);
+    REQUIRE(result.best);
+    CHECK(result.attempts[*result.best].ranked_index == 0);
+    REQUIRE(result.remaining_gain);
+    CHECK(*result.remaining_gain < options.stop_gain);
+  }
+  SUBCASE("the prior is upside down: it runs the whole budget") {
+    const explore::ExploreResult result = explore::explore(
+        ranked, options, device([](size_t i) { return 2 / std::pow(0.9, 39 - double(i)); }));
+    CHECK_FALSE(result.stopped_early);
+    CHECK(result.attempts.size() == 20);
+    REQUIRE(result.online_spearman);
+  }
+}
+
+TEST_CASE("explore online: distinct variants in batches, within the budget") {
+  const std::vector<explore::RankedVariant> ranked = ranked_line(40);
+  explore::ExploreOptions options;
+  options.strategy = explore::Strategy::online;
+  options.budget = 16;
+  options.batch = 4;
+  const explore::ExploreResult result = explore::explore(
+      ranked, options,
+      device([](size_t i) { return std::abs(double(i) - 30) < 4 ? 0.1 : 1 / std::pow(0.9, i); }));
+  CHECK(result.attempts.size() == 16);
+  std::set<size_t> seen;
+  for (const explore::Attempt& a : result.attempts)
+    seen.insert(a.ranked_index);
+  CHECK(seen.size() == 16);
+  CHECK(explore::parse_strategy("online") == explore::Strategy::online);
+  CHECK(explore::to_string(explore::Strategy::online) == "online");
+}
