@@ -31,7 +31,7 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   REQUIRE(r.exit_code == 0);
   CHECK(field(r.out, "program   ") == "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16");
   CHECK(contains(field(r.out, "device    "), "(pocl:"));
-  CHECK(contains(r.out, "/cpu-model.json (knn, trained for profile cpu)\n")); // the shipped one
+  CHECK(contains(r.out, "/cpu-model.json (boosted, trained for profile cpu)\n")); // the shipped one
   CHECK(field(r.out, "space     ") == "20 variants ranked (a uniform sample, seed 1; --sample 0 "
                                       "ranks all); strategy online (batches of 4), budget 2");
   // One line per variant run, best-ranked first, each timed (a failed run shows its status).
@@ -130,7 +130,7 @@ TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every 
   REQUIRE(table.exit_code == 0);
   CHECK(field(table.out, "program   ") ==
         "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16, model "
-        "model/data/cpu-model.json (knn, profile cpu)");
+        "model/data/cpu-model.json (boosted, profile cpu)");
   CHECK(field(table.out, "ranked    ").rfind("20 variants in ", 0) == 0);
   const std::vector<RankRow> rows = rank_table_rows(table.out);
   REQUIRE(rows.size() == 5);
