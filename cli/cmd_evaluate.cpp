@@ -6,6 +6,7 @@
 //       the protocols of docs/results.md, with the setting chosen inside each training fold.
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
+#include "cli/options.hpp"
 #include "explore/dataset.hpp"
 #include "model/plot.hpp"
 #include "model/protocol.hpp"
@@ -73,12 +74,8 @@ struct ProtocolCommandOptions {
 
 std::vector<model::Kind> parse_kinds(const std::string& text) {
   std::vector<model::Kind> kinds;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    kinds.push_back(model::parse_kind(text.substr(start, end - start)));
-    start = end + 1;
-  }
+  for (const std::string& part : split_on(text, ','))
+    kinds.push_back(model::parse_kind(part));
   return kinds;
 }
 

@@ -3,6 +3,7 @@
 //       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
+#include "cli/options.hpp"
 #include "model/replay.hpp"
 #include "support/error.hpp"
 
@@ -30,12 +31,8 @@ struct ReplayCommandOptions {
 
 std::vector<model::ReplayStrategy> parse_strategies(const std::string& text) {
   std::vector<model::ReplayStrategy> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    out.push_back(model::parse_replay_strategy(text.substr(start, end - start)));
-    start = end + 1;
-  }
+  for (const std::string& part : split_on(text, ','))
+    out.push_back(model::parse_replay_strategy(part));
   return out;
 }
 

@@ -19,6 +19,8 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
+} // namespace
+
 std::vector<std::string> split_on(const std::string& text, char separator) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -30,8 +32,6 @@ std::vector<std::string> split_on(const std::string& text, char separator) {
     start = end + 1;
   }
 }
-
-} // namespace
 
 int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi) {
   int64_t value = 0;

@@ -24,6 +24,9 @@ SizeOptions parse_size_options(const std::vector<std::string>& values);
 
 /// `X[,Y[,Z]]` thread counts for --global/--local (`what` names the option); empty text gives an
 /// empty list. UserError for non-integers, values below 1 or more than 3 dimensions.
+/// "a,,b" -> {"a", "", "b"}: every part, empty ones included (the caller refuses them).
+std::vector<std::string> split_on(const std::string& text, char separator);
+
 std::vector<int64_t> parse_dims(const std::string& text, const char* what);
 
 /// A decimal integer in [lo, hi]; UserError naming `what` otherwise.
