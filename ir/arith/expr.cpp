@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace liftx::arith {
@@ -200,6 +201,44 @@ Expr make_cst(Rational r) {
   Node n = blank_node(Kind::Cst);
   n.value = r;
   return intern(std::move(n));
+}
+
+namespace {
+struct OperandPair {
+  Kind kind;
+  const Node* a;
+  const Node* b;
+  bool operator==(const OperandPair&) const = default;
+};
+struct OperandPairHash {
+  size_t operator()(const OperandPair& p) const {
+    size_t h = std::hash<const Node*>()(p.a);
+    h ^= std::hash<const Node*>()(p.b) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h ^ static_cast<size_t>(p.kind);
+  }
+};
+struct BinaryMemo {
+  std::mutex mutex;
+  std::unordered_map<OperandPair, const Node*, OperandPairHash> results;
+};
+BinaryMemo& binary_memo() {
+  static BinaryMemo* memo = new BinaryMemo;
+  return *memo;
+}
+} // namespace
+
+Expr memoized(Kind kind, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&)) {
+  const OperandPair key{kind, a.get(), b.get()};
+  BinaryMemo& memo = binary_memo();
+  {
+    std::lock_guard lock(memo.mutex);
+    if (auto it = memo.results.find(key); it != memo.results.end())
+      return Expr(it->second);
+  }
+  Expr result = compute(a, b); // not under the lock: it recurses into memoized operators
+  std::lock_guard lock(memo.mutex);
+  memo.results.emplace(key, result.get());
+  return result;
 }
 
 Expr make_binary(Kind kind, const Expr& a, const Expr& b) {

@@ -154,6 +154,11 @@ std::string to_c(const Expr& e);
 /// min(a, b), max(a, b), `(l < r ? t : e)`. A name gets the range given in `ranges`, or none.
 /// Throws UserError with the column (line 1) of a syntax error.
 Expr parse(std::string_view text, const std::map<std::string, Range, std::less<>>& ranges = {});
+/// `parse` for text a user wrote (`liftx simplify`): a division or remainder by the constant 0
+/// and an exact division `/^` of constants that is not exact are located errors, where `parse`
+/// keeps them (they are what the printer writes for such nodes).
+Expr parse_user_expression(std::string_view text,
+                           const std::map<std::string, Range, std::less<>>& ranges = {});
 
 } // namespace liftx::arith
 

@@ -14,10 +14,15 @@ namespace liftx::arith {
 
 namespace {
 
+/// Nested parentheses, min/max and unary '-' beyond this are refused: the parser and every later
+/// pass recurse over the tree, and no index expression is this deep (the `.lift` parser's limit).
+constexpr int kMaxNesting = 200;
+
 class Parser {
 public:
-  Parser(std::string_view text, const std::map<std::string, Range, std::less<>>& ranges)
-      : text_(text), ranges_(ranges) {}
+  Parser(std::string_view text, const std::map<std::string, Range, std::less<>>& ranges,
+         bool user_written)
+      : text_(text), ranges_(ranges), user_written_(user_written) {}
 
   Expr parse_all() {
     Expr e = sum();
@@ -58,12 +63,19 @@ private:
   Expr sum() {
     Expr e = product();
     for (;;) {
-      if (accept("+"))
-        e = e + product();
-      else if (accept("-"))
-        e = e - product();
-      else
-        return e;
+      size_t at = (skip_space(), pos_);
+      try {
+        if (accept("+"))
+          e = e + product();
+        else if (accept("-"))
+          e = e - product();
+        else
+          return e;
+      } catch (const UserError& err) {
+        if (err.loc().valid())
+          throw;
+        fail_at(err.message(), at); // e.g. an overflow of constant folding
+      }
     }
   }
 
@@ -75,11 +87,11 @@ private:
         if (accept("*"))
           e = e * unary();
         else if (accept("/^"))
-          e = exact_div(e, unary());
+          e = exact_quotient_of(e, unary());
         else if (accept("/"))
-          e = e / unary();
+          e = e / nonzero_divisor(unary());
         else if (accept("%"))
-          e = e % unary();
+          e = e % nonzero_divisor(unary());
         else
           return e;
       } catch (const UserError& err) {
@@ -90,10 +102,30 @@ private:
     }
   }
 
+  /// The simplifier keeps `x / 0` as a node (it may sit in a branch never taken, and printed
+  /// expressions must parse back); written by the user, it is a mistake.
+  const Expr& nonzero_divisor(const Expr& divisor) const {
+    if (user_written_ && divisor.is_constant() && divisor.as_constant() == 0)
+      throw UserError("division by zero");
+    return divisor;
+  }
+
+  /// `a /^ b` promises that b divides a: between constants a user's promise is checked here
+  /// (printed expressions carry rational constants such as `1 /^ 2` as terms of sums).
+  Expr exact_quotient_of(const Expr& a, const Expr& b) const {
+    Expr q = exact_div(a, b);
+    if (user_written_ && a.is_constant() && b.is_constant() && !q.as_constant())
+      throw UserError(
+          fmt::format("exact division {} /^ {} is not exact", a.to_string(), b.to_string()));
+    return q;
+  }
+
   Expr unary() {
-    if (accept("-"))
-      return -unary();
-    return primary();
+    if (++nesting_ > kMaxNesting)
+      fail(fmt::format("expression too deeply nested (more than {} levels)", kMaxNesting));
+    Expr e = accept("-") ? -unary() : primary();
+    --nesting_;
+    return e;
   }
 
   Expr primary() {
@@ -177,14 +209,20 @@ private:
 
   std::string_view text_;
   const std::map<std::string, Range, std::less<>>& ranges_;
+  bool user_written_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 } // namespace
 
 Expr parse(std::string_view text, const std::map<std::string, Range, std::less<>>& ranges) {
-  Parser parser(text, ranges);
-  return parser.parse_all();
+  return Parser(text, ranges, false).parse_all();
+}
+
+Expr parse_user_expression(std::string_view text,
+                           const std::map<std::string, Range, std::less<>>& ranges) {
+  return Parser(text, ranges, true).parse_all();
 }
 
 } // namespace liftx::arith

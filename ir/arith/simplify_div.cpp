@@ -106,7 +106,8 @@ MultipleSplit split_multiples(const Expr& a, const Expr& b, bool toward_nonneg) 
   return MultipleSplit{quotient, rest_expr, moved};
 }
 
-Expr simplify_div(const Expr& a, const Expr& b) {
+namespace {
+Expr simplify_div_uncached(const Expr& a, const Expr& b) {
   // Kept as a node: evaluation reports the division by zero, and only if it is reached (it may
   // sit in a branch of a select that is never taken).
   if (is_zero(b))
@@ -160,6 +161,11 @@ Expr simplify_div(const Expr& a, const Expr& b) {
       return split.quotient + split.rest / b;
   }
   return make_binary(Kind::IntDiv, a, b);
+}
+} // namespace
+
+Expr simplify_div(const Expr& a, const Expr& b) {
+  return memoized(Kind::IntDiv, a, b, simplify_div_uncached);
 }
 
 } // namespace detail

@@ -32,12 +32,19 @@ int64_t floor_of(Rational r);
 int64_t ceil_of(Rational r);
 int64_t gcd64(int64_t a, int64_t b); ///< non-negative gcd; gcd(0, 0) == 0
 
+/// The most terms a simplified sum may have; larger ones are a user error.
+inline constexpr size_t kMaxSumTerms = 1000;
+
 // ---- interning ---------------------------------------------------------------------------------
 /// A node with every field empty (step points at the constant 1), ready to be filled and interned.
 Node blank_node(Kind kind);
 /// Returns the unique node equal to `n` (its hash is computed here).
 Expr intern(Node n);
 Expr make_cst(Rational r);
+/// `compute(a, b)` for the operator `kind`, remembered per pair of interned operands. Nodes are
+/// never freed and the simplifiers are pure, so a result holds forever; without the memo, nested
+/// `/` and `%` re-simplify their shared subterms once per proof step (exponential in the depth).
+Expr memoized(Kind kind, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&));
 Expr make_binary(Kind kind, const Expr& a, const Expr& b); ///< raw IntDiv/Mod/Min/Max node
 Expr make_pow(const Expr& base, int64_t exponent);         ///< raw Pow node (exponent != 0, 1)
 

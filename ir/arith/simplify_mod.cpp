@@ -14,7 +14,8 @@
 namespace liftx::arith {
 namespace detail {
 
-Expr simplify_mod(const Expr& a, const Expr& b) {
+namespace {
+Expr simplify_mod_uncached(const Expr& a, const Expr& b) {
   // Kept as a node: evaluation reports the division by zero, and only if it is reached (it may
   // sit in a branch of a select that is never taken).
   if (is_zero(b))
@@ -66,6 +67,11 @@ Expr simplify_mod(const Expr& a, const Expr& b) {
     }
   }
   return make_binary(Kind::Mod, a, b);
+}
+} // namespace
+
+Expr simplify_mod(const Expr& a, const Expr& b) {
+  return memoized(Kind::Mod, a, b, simplify_mod_uncached);
 }
 
 } // namespace detail

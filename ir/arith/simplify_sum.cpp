@@ -108,6 +108,12 @@ bool apply_modulo_identity(TermMap& map, Rational& constant) {
 Expr make_sum(std::vector<Term> terms, Rational constant) {
   TermMap map;
   accumulate(map, terms);
+  // Products of sums distribute, so their size multiplies: refuse before the work and memory
+  // explode. Index expressions of real programs stay far below this.
+  LIFTX_USER_CHECK(map.size() <= kMaxSumTerms,
+                   "expression too large: a sum of {} terms, more than the {} the simplifier "
+                   "accepts (a product of sums expands term by term)",
+                   map.size(), kMaxSumTerms);
   for (int round = 0; round < 8 && apply_modulo_identity(map, constant); ++round) {
   }
   std::vector<Term> kept;

@@ -77,9 +77,49 @@ TEST_CASE("parse: errors carry the column") {
   CHECK(column_of("(x < y ? 1)") == 11);
   CHECK(column_of("99999999999999999999") == 1);
   CHECK(column_of("x + )") == 5);
+  CHECK(column_of("1 + 9223372036854775807") == 3); // constant-folding overflow in '+'
   CHECK_THROWS_WITH_AS(parse("(3 + 4"), "<input>:1:7: error: expected ')' but the input ended",
                        liftx::UserError);
   CHECK_THROWS_WITH_AS(parse("1 /^ 0"), doctest::Contains("division by zero"), liftx::UserError);
+}
+
+TEST_CASE("parse_user_expression: what a user cannot have meant is an error") {
+  auto column_of = [](const char* text) {
+    try {
+      parse_user_expression(text);
+    } catch (const liftx::UserError& err) {
+      return err.loc().col;
+    }
+    return -1;
+  };
+  CHECK(column_of("x / 0") == 3);
+  CHECK(column_of("x + 4 % (3 - 3)") == 7);
+  CHECK(column_of("6 /^ 4") == 3);
+  CHECK_THROWS_WITH_AS(parse_user_expression("6 /^ 4"),
+                       doctest::Contains("exact division 6 /^ 4 is not exact"), liftx::UserError);
+  CHECK(parse_user_expression("6 /^ 3").as_constant() == 2);
+  CHECK(parse_user_expression("(2*N) /^ 4").to_string() == "N /^ 2");
+  // The printer writes such nodes; `parse` reads them back.
+  CHECK(parse("x / 0").to_string() == "x / 0");
+  CHECK(parse("1 /^ 2 + x").to_string() == "x + 1 /^ 2");
+}
+
+TEST_CASE("parse: nesting is bounded, not a stack overflow") {
+  const auto nested = [](int depth, const std::string& open, const std::string& close) {
+    std::string text;
+    for (int i = 0; i < depth; ++i)
+      text += open;
+    text += "x";
+    for (int i = 0; i < depth; ++i)
+      text += close;
+    return text;
+  };
+  CHECK(parse(nested(150, "(", ")")).to_string() == "x");
+  CHECK_NOTHROW(parse(nested(150, "min(1 + ", ", 7)")));
+  for (const auto& [open, close] : std::vector<std::pair<std::string, std::string>>{
+           {"(", ")"}, {"-", ""}, {"max(x, ", ")"}, {"(y < ", " ? 1 : 2)"}})
+    CHECK_THROWS_WITH_AS(parse(nested(20000, open, close)), doctest::Contains("too deeply nested"),
+                         liftx::UserError);
 }
 
 TEST_CASE("parse: names get the given ranges") {

@@ -1,5 +1,6 @@
 /// Sums: flattening, constant folding, like terms, ordering, modulo identity.
 #include "arith_test_env.hpp"
+#include "ir/arith/simplify_internal.hpp" // kMaxSumTerms
 
 using namespace liftx::arith;
 using namespace liftx::arith::testing;
@@ -78,4 +79,20 @@ TEST_CASE("sum: constant folding never overflows silently") {
   CHECK((big + Expr(-1)).as_constant() == INT64_MAX - 1);
   Expr x = var("x");
   CHECK_THROWS_AS(big * x + big * x, liftx::UserError);
+}
+
+TEST_CASE("sum: a product of sums larger than the term budget is a user error, not a blow-up") {
+  Expr factor = e("N + M + x + y + 1");
+  Expr product(1);
+  size_t largest = 0;
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        for (int i = 0; i < 16; ++i) {
+          product = product * factor;
+          largest = product.node().operands.size();
+        }
+      }(),
+      doctest::Contains("expression too large: a sum of"), liftx::UserError);
+  CHECK(largest <= liftx::arith::detail::kMaxSumTerms + 1); // terms and the constant
+  CHECK(largest > 500); // the budget only refuses what is truly large: 9 factors (715 terms) pass
 }

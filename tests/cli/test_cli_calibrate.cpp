@@ -52,6 +52,7 @@ TEST_CASE("calibrate measures its design, stores the device's model and explore 
   RunResult explored = liftx("explore stencils/jacobi2d5pt.lift --device cpu --size 32 --budget 2 "
                              "--db '" +
                              dir / "explore.db" + "'");
+  CAPTURE(explored.out);
   CAPTURE(explored.err);
   REQUIRE(explored.exit_code == 0);
   CHECK(contains(explored.out, "model     " + model.string()));
