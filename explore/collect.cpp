@@ -2,6 +2,7 @@
 #include "explore/rank.hpp"
 #include "explore/record.hpp"
 
+#include "codegen/kernel.hpp"
 #include "codegen/runtime/build_cache.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
@@ -21,8 +22,10 @@
 #include <fstream>
 #include <optional>
 #include <poll.h>
+#include <set>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -32,6 +35,12 @@ namespace liftx::explore {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The line a worker writes once its device is open, before any result.
+constexpr const char* kWorkerReady = "{\"ready\":true}";
+/// How long a worker may take to open the device (a GPU context can take seconds; after a killed
+/// kernel the driver may need more).
+constexpr std::chrono::milliseconds kDeviceOpenAllowance{60000};
 
 std::string format_sizes(const interp::Sizes& sizes) {
   std::string text;
@@ -175,22 +184,6 @@ std::string read_text(const std::filesystem::path& path) {
   return text;
 }
 
-/// A scratch folder for the jobs file and the worker's stderr, removed on scope exit.
-struct ScratchDir {
-  std::filesystem::path path;
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "liftx-collect-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw UserError(fmt::format("cannot create a temporary folder: {}", std::strerror(errno)));
-    path = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 /// Streams a target's variant space (all of it or the sample), stores every variant,
 /// configuration and its features, and returns the configurations in stream order.
 std::vector<PlannedConfiguration>
@@ -260,6 +253,28 @@ CollectSummary collect(const CollectOptions& options,
   if (options.worker_executable.empty())
     throw InternalError("collect: no worker executable", __FILE__, __LINE__);
   const Clock::time_point start = Clock::now();
+  // A lowered program has no variant space: collecting it would measure nothing. Checked for every
+  // target before the database is opened, so that nothing is written.
+  for (const CollectTarget& target : options.targets) {
+    ir::Module module = parse::parse_file(target.file);
+    const ir::Program* program =
+        target.program.empty() ? &module.main() : module.find(target.program);
+    if (!program)
+      throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
+    bool lowered = true;
+    try {
+      codegen::generate(*program);
+    } catch (const std::exception&) {
+      lowered = false; // high-level primitives: the generator needs them lowered
+    }
+    if (lowered)
+      throw UserError(fmt::format(
+          "{}: '{}' is already lowered (a variant, not a high-level stencil): collect measures "
+          "the variants of high-level stencils; measure this one with `liftx run {}`",
+          target.file, program->name, target.file));
+  }
+  // One collection per database at a time (before the device is opened: refused at once).
+  const CollectionLock lock(options.db);
 
   CollectSummary summary;
   CollectProgress state;
@@ -362,8 +377,8 @@ CollectSummary collect(const CollectOptions& options,
   report();
   if (jobs.empty())
     return summary;
-  ScratchDir scratch;
-  const std::filesystem::path jobs_path = scratch.path / "jobs.jsonl";
+  const ScratchDir scratch("liftx-collect-");
+  const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
   {
     std::ofstream out(jobs_path);
     for (const Job& job : jobs)
@@ -371,7 +386,7 @@ CollectSummary collect(const CollectOptions& options,
     if (!out)
       throw UserError(fmt::format("cannot write {}", jobs_path.string()));
   }
-  const std::filesystem::path stderr_path = scratch.path / "worker.stderr";
+  const std::filesystem::path stderr_path = scratch.path() / "worker.stderr";
 
   // Builders run ahead of the worker; they are killed when measuring ends (scope exit).
   std::vector<std::unique_ptr<WorkerProcess>> builders;
@@ -380,7 +395,7 @@ CollectSummary collect(const CollectOptions& options,
         std::vector<std::string>{options.worker_executable, "collect-builder", "--jobs",
                                  jobs_path.string(), "--shard", std::to_string(b), "--shards",
                                  std::to_string(options.build_jobs), "--device", options.device},
-        scratch.path / fmt::format("builder-{}.stderr", b)));
+        scratch.path() / fmt::format("builder-{}.stderr", b)));
   auto out_of_time = [&] {
     return options.time_limit.count() > 0 && Clock::now() - start >= options.time_limit;
   };
@@ -409,14 +424,34 @@ CollectSummary collect(const CollectOptions& options,
     WorkerProcess worker({options.worker_executable, "collect-worker", "--jobs", jobs_path.string(),
                           "--from", std::to_string(next), "--device", options.device},
                          stderr_path);
+    // Opening the device is the worker's, not a job's: the first job's deadline starts when the
+    // worker says it is ready, and opening has its own bound.
+    const auto open_deadline = Clock::now() + kDeviceOpenAllowance;
     bool worker_alive = true;
+    while (true) {
+      std::string line;
+      const WorkerProcess::Read r = worker.read_line(line, open_deadline);
+      if (r == WorkerProcess::Read::line) {
+        if (line == kWorkerReady)
+          break;
+        continue; // a driver writing to stdout
+      }
+      const int status = r == WorkerProcess::Read::timeout
+                             ? worker.stop()
+                             : worker.wait_exit(std::chrono::milliseconds(5000));
+      const std::string err = clip_message(read_text(stderr_path));
+      if (r == WorkerProcess::Read::timeout)
+        throw UserError(fmt::format("the collect worker did not open the device '{}' within {} s; "
+                                    "what is measured is stored (--resume continues){}",
+                                    options.device, kDeviceOpenAllowance.count() / 1000,
+                                    err.empty() ? "" : ": " + err));
+      throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
+                                  describe_wait_status(status), err.empty() ? "" : ": " + err));
+    }
     while (worker_alive && next < jobs.size() && !out_of_time()) {
       const Job& job = jobs[next];
       std::string line;
-      // The first job of a worker also pays for opening the device.
-      auto deadline =
-          Clock::now() + options.timeout +
-          (next == first_job ? std::chrono::milliseconds(30000) : std::chrono::milliseconds(0));
+      const auto deadline = Clock::now() + options.timeout;
       WorkerProcess::Read r = worker.read_line(line, deadline);
       if (r == WorkerProcess::Read::line) {
         nlohmann::json result;
@@ -447,7 +482,7 @@ CollectSummary collect(const CollectOptions& options,
       } else {
         int status = worker.wait_exit(std::chrono::milliseconds(5000));
         std::string err = clip_message(read_text(stderr_path));
-        // A worker that cannot even start (bad device, bad jobs) would fail for every job.
+        // A worker that cannot read its jobs would fail for every job.
         if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
           throw UserError(fmt::format("the collect worker failed: {}", err));
         Measurement m;
@@ -505,30 +540,43 @@ struct TargetData {
 
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out) {
+  // Testing hooks: the job numbers (comma-separated) at which the worker crashes, hangs (as a
+  // kernel that never ends) or whose kernel fails, as a broken driver would; and a slow device.
+  auto job_numbers = [](const char* variable) {
+    std::set<int64_t> numbers;
+    const char* value = std::getenv(variable);
+    for (const char* p = value; p && *p;) {
+      char* end = nullptr;
+      numbers.insert(std::strtoll(p, &end, 10));
+      p = *end == ',' ? end + 1 : "";
+    }
+    return numbers;
+  };
+  const std::set<int64_t> crash_at = job_numbers("LIFTX_TEST_WORKER_CRASH_AT");
+  const std::set<int64_t> hang_at = job_numbers("LIFTX_TEST_WORKER_HANG_AT");
+  const std::set<int64_t> kernel_fails_at = job_numbers("LIFTX_TEST_WORKER_KERNEL_FAILS_AT");
+  const std::set<int64_t> open_delay_ms = job_numbers("LIFTX_TEST_WORKER_OPEN_DELAY_MS");
+
   runtime::Device device = runtime::select_device(device_spec);
+  if (!open_delay_ms.empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(*open_delay_ms.begin()));
+  out << kWorkerReady << '\n';
+  out.flush();
   References references;
   TargetData target;
-  // Testing hooks: the job number at which the worker crashes or hangs, as a broken driver would.
-  auto job_number = [](const char* variable) {
-    const char* value = std::getenv(variable);
-    return value && *value ? std::atoll(value) : int64_t{-1};
-  };
-  const int64_t crash_at = job_number("LIFTX_TEST_WORKER_CRASH_AT");
-  const int64_t hang_at = job_number("LIFTX_TEST_WORKER_HANG_AT");
-  const int64_t kernel_fails_at = job_number("LIFTX_TEST_WORKER_KERNEL_FAILS_AT");
   std::string line;
   for (int64_t index = 0; std::getline(jobs, line); ++index) {
     if (index < from || line.empty())
       continue;
-    if (index == crash_at) {
+    if (crash_at.count(index)) {
       std::signal(SIGSEGV, SIG_DFL); // the OpenCL runtime may have its own handler
       std::raise(SIGSEGV);
     }
-    while (index == hang_at)
+    while (hang_at.count(index))
       ::pause();
     nlohmann::json job = nlohmann::json::parse(line);
     nlohmann::json result = {{"id", job.at("id")}};
-    if (index == kernel_fails_at) {
+    if (kernel_fails_at.count(index)) {
       result["status"] = "run_error";
       result["message"] = "the kernel failed (test hook)";
       out << result.dump() << '\n';

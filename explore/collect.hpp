@@ -10,8 +10,11 @@
 /// the configurations not yet measured on the device (with `resume`) are measured by a worker
 /// child process (`liftx collect-worker`), which builds, runs, verifies against the high-level
 /// stencil and times many variants in a row and streams one JSON line per result; each result is
-/// committed as it arrives. A worker that crashes or hangs past the timeout is killed, its variant
-/// recorded as run_error / timeout, and a new worker continues with the next variant. Meanwhile
+/// committed as it arrives. A worker first opens the device and says so (opening has its own
+/// bound, never charged to a variant); then each variant has the timeout. A worker that crashes or
+/// hangs past the timeout is killed, its variant recorded as run_error / timeout, and a new worker
+/// continues with the next variant. One collection writes a database at a time (CollectionLock);
+/// a lowered program (no variant space) is refused before anything is written. Meanwhile
 /// `build_jobs` builder children compile the kernels and compute the reference results ahead of the
 /// worker (into the disk caches), on the other CPU cores.
 #include "explore/db.hpp"
@@ -48,8 +51,9 @@ struct CollectOptions {
   bool resume = false; ///< skip configurations already measured on the device
   int repeat = 10;
   int warmup = 3;
-  uint64_t input_seed = 1;                  ///< seed of the random inputs of every run
-  std::chrono::milliseconds timeout{60000}; ///< per variant, including its build
+  uint64_t input_seed = 1; ///< seed of the random inputs of every run
+  /// Per variant, including its build (not the worker's opening of the device).
+  std::chrono::milliseconds timeout{60000};
   /// The liftx executable that runs `collect-worker` (normally /proc/self/exe).
   std::string worker_executable;
   /// Only phase 1: plan and compute features, open no device (`profile` must be a named one).
@@ -94,10 +98,12 @@ struct CollectSummary {
 CollectSummary collect(const CollectOptions& options,
                        const std::function<void(const CollectProgress&)>& progress = {});
 
-/// The worker's side: reads jobs (one JSON object per line, as `collect` writes them) from
-/// `jobs`, skips the first `from`, runs each on the device `device_spec` and writes one JSON line
-/// per result to `out`, flushed at once. For tests, $LIFTX_TEST_WORKER_CRASH_AT and
-/// $LIFTX_TEST_WORKER_HANG_AT name a job number at which the worker crashes (SIGSEGV) or hangs.
+/// The worker's side: opens the device `device_spec` and writes {"ready":true}, then reads jobs
+/// (one JSON object per line, as `collect` writes them) from `jobs`, skips the first `from`, runs
+/// each and writes one JSON line per result to `out`, flushed at once. For tests,
+/// $LIFTX_TEST_WORKER_CRASH_AT, $LIFTX_TEST_WORKER_HANG_AT and $LIFTX_TEST_WORKER_KERNEL_FAILS_AT
+/// name job numbers (comma-separated) at which the worker crashes (SIGSEGV), hangs (a kernel that
+/// never ends) or reports a failed kernel; $LIFTX_TEST_WORKER_OPEN_DELAY_MS slows the opening.
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out);
 

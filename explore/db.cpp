@@ -10,10 +10,17 @@
 #include <sqlite3.h>
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <map>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
 
 namespace liftx::explore {
 
@@ -78,6 +85,13 @@ std::string sqlite_uri(const std::string& path) {
   return uri;
 }
 
+std::string clip(std::string text) {
+  constexpr size_t kMax = 400;
+  if (text.size() > kMax)
+    text = text.substr(0, kMax) + " [...]";
+  return text;
+}
+
 /// FNV-1a, 64 bits, as 16 hex digits: stable across platforms and runs (std::hash is not).
 std::string stable_hash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
@@ -92,9 +106,16 @@ std::string stable_hash(std::string_view text) {
 class Statement {
 public:
   Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+    if (int rc = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); rc != SQLITE_OK) {
+      // Preparing reads the schema: a corrupted or locked file is the user's problem, bad SQL ours.
+      if ((rc & 0xff) != SQLITE_ERROR) {
+        const char* file = sqlite3_db_filename(db, "main");
+        throw UserError(
+            fmt::format("performance database {}: {}", file ? file : "", sqlite3_errmsg(db)));
+      }
       throw InternalError(fmt::format("sqlite: cannot prepare '{}': {}", sql, sqlite3_errmsg(db)),
                           __FILE__, __LINE__);
+    }
   }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
@@ -119,7 +140,14 @@ public:
       return true;
     if (rc == SQLITE_DONE)
       return false;
-    throw UserError(fmt::format("performance database: {}", sqlite3_errmsg(db_)));
+    const char* file = sqlite3_db_filename(db_, "main");
+    if ((rc & 0xff) == SQLITE_BUSY)
+      throw UserError(fmt::format("performance database {}: still locked by another process "
+                                  "after {} s ({})",
+                                  file ? file : "", PerfDb::kBusyTimeoutMs / 1000,
+                                  sqlite3_errmsg(db_)));
+    throw UserError(
+        fmt::format("performance database {}: {}", file ? file : "", sqlite3_errmsg(db_)));
   }
   /// Makes the statement ready to be bound and stepped again.
   void reset() {
@@ -269,37 +297,73 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
         fmt::format("cannot open the performance database {}: {}", path.string(), message));
   }
   try {
-    sqlite3_busy_timeout(impl_->db, 10000);
-    if (writing) {
-      impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-      // A database with tables but no liftx meta row is someone else's file.
-      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-      tables.step();
-      bool empty = tables.integer(0) == 0;
-      impl_->exec("BEGIN IMMEDIATE");
-      if (empty) {
-        impl_->exec(kSchema);
-        Statement meta(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?1), "
-                                  "('application', 'liftx')");
-        meta.bind(1, std::to_string(kSchemaVersion)).step();
-      }
-      impl_->exec("COMMIT");
-    }
+    sqlite3_busy_timeout(impl_->db, kBusyTimeoutMs);
+    // Everything that decides whether the file may be written only reads: a corrupted file, a
+    // file that is not SQLite or someone else's database is refused with not a byte changed
+    // (switching the journal mode would already rewrite the header).
     impl_->exec("SELECT count(*) FROM sqlite_master"); // a file that is not SQLite fails here
-    int version = 0;
-    if (impl_->has_table("meta")) {
-      Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
-      if (meta.step())
-        version = std::atoi(meta.text(0).c_str());
+    if (writing) {
+      std::string problems;
+      try {
+        Statement check(impl_->db, "PRAGMA quick_check");
+        while (check.step())
+          if (const std::string line = check.text(0); line != "ok")
+            problems += (problems.empty() ? "" : "; ") + line;
+      } catch (const UserError&) {
+        // A page too damaged to check ("database disk image is malformed"); anything else (a
+        // lock held too long) is not corruption.
+        const int code = sqlite3_errcode(impl_->db);
+        if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+          throw;
+        problems = sqlite3_errmsg(impl_->db);
+      }
+      if (!problems.empty())
+        throw UserError(fmt::format("{} is corrupted ({}): it was not written; restore it from a "
+                                    "copy or collect into another --db",
+                                    path.string(), clip(problems)));
     }
-    if (version == 0)
+    auto schema_version = [&] {
+      int version = 0;
+      if (impl_->has_table("meta")) {
+        Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
+        if (meta.step())
+          version = std::atoi(meta.text(0).c_str());
+      }
+      return version;
+    };
+    auto table_count = [&] {
+      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master");
+      tables.step();
+      return tables.integer(0);
+    };
+    // An empty file is a new database only for a writer; a reader refuses it untouched.
+    int version = schema_version();
+    if (version == 0 && (!writing || table_count() != 0))
       throw UserError(fmt::format("{} is not a liftx performance database", path.string()));
-    if (version != kSchemaVersion)
+    if (version != 0 && version != kSchemaVersion)
       throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
                                   "version {})",
                                   path.string(), version, kSchemaVersion));
-    if (writing)
+    if (writing) {
+      impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+      // Decided again inside the transaction: two writers creating one new file at once.
+      impl_->exec("BEGIN IMMEDIATE");
+      try {
+        if (table_count() == 0) {
+          impl_->exec(kSchema);
+          Statement meta(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?1), "
+                                    "('application', 'liftx')");
+          meta.bind(1, std::to_string(kSchemaVersion)).step();
+        } else if (schema_version() != kSchemaVersion) {
+          throw UserError(fmt::format("{} is not a liftx performance database", path.string()));
+        }
+        impl_->exec("COMMIT");
+      } catch (...) {
+        sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+      }
       impl_->exec(kAddedSchema);
+    }
   } catch (...) {
     sqlite3_close(impl_->db);
     throw;
@@ -668,6 +732,66 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
   nlohmann::json document = {
       {"schema_version", "1.0.0"}, {"device", device_key}, {"results", std::move(results)}};
   out << document.dump(2) << '\n';
+}
+
+std::filesystem::path CollectionLock::path_for(const std::filesystem::path& db) {
+  return std::filesystem::path(db.string() + ".lock");
+}
+
+CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for(db)) {
+  std::error_code ec;
+  if (db.has_parent_path())
+    std::filesystem::create_directories(db.parent_path(), ec);
+  // The file is removed when the lock is released; a process that opened it just before may then
+  // lock a file no longer at the path, so the lock counts only when the path still names it.
+  for (int attempt = 0;; ++attempt) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw UserError(
+          fmt::format("cannot create the lock file {}: {}", path_.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      std::string pid;
+      // The holder writes its pid just after locking: give it a moment.
+      for (int wait = 0; wait < 20 && pid.empty(); ++wait) {
+        char buffer[32] = {};
+        const ssize_t n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
+        pid = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+        while (!pid.empty() && !std::isdigit(static_cast<unsigned char>(pid.back())))
+          pid.pop_back();
+        if (pid.empty())
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      ::close(fd_);
+      fd_ = -1;
+      if (error != EWOULDBLOCK)
+        throw UserError(fmt::format("cannot lock {}: {}", path_.string(), std::strerror(error)));
+      throw UserError(fmt::format("{} is being written by another liftx collect (pid {}); wait for "
+                                  "it to finish, or collect into another --db",
+                                  db.string(), pid.empty() ? "unknown" : pid));
+    }
+    struct stat held {
+    }, named{};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      break;
+    ::close(fd_);
+    fd_ = -1;
+    if (attempt == 100)
+      throw UserError(fmt::format("cannot lock {}: the file keeps changing", path_.string()));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 ||
+      ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid; only the message of a refused collection lacks it.
+  }
+}
+
+CollectionLock::~CollectionLock() {
+  if (fd_ >= 0) {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
 }
 
 } // namespace liftx::explore

@@ -94,9 +94,13 @@ public:
   /// $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db.
   static std::filesystem::path default_path();
   /// read_write opens or creates the database (creating parent folders and any table a newer
-  /// liftx added); read_only opens an existing file without changing a byte of it (no journal
-  /// mode switch, no new tables), for commands that only read. UserError if it cannot, or if it
-  /// is not a liftx database of a known schema version.
+  /// liftx added), after checking the file (`PRAGMA quick_check`) so that a corrupted database
+  /// is refused before anything is written into it; read_only opens an existing file without
+  /// changing a byte of it (no journal mode switch, no new tables), for commands that only read.
+  /// UserError if it cannot, if the file is corrupted, or if it is not a liftx database of a
+  /// known schema version (an empty file is one only for read_write, which creates the schema).
+  /// A write that finds the file locked by another process waits for it (kBusyTimeout), then
+  /// fails with a UserError naming the file.
   enum class Access { read_write, read_only };
   explicit PerfDb(const std::filesystem::path& path, Access access = Access::read_write);
   ~PerfDb();
@@ -145,9 +149,33 @@ public:
   /// with each result's configuration, times and status.
   void export_t4(std::ostream& out, const std::string& device_key) const;
 
+  /// How long a write waits for another process's write transaction before giving up.
+  static constexpr int kBusyTimeoutMs = 60000;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// One collection at a time per database: held by `collect` (and so `calibrate`) for as long as it
+/// writes the file, so that a second collection on the same database is refused at once instead
+/// of measuring the same configurations again. An flock on the side file "DB.lock" (holding the
+/// holder's pid, for the message); the kernel releases it when the process ends however it ends,
+/// so a killed collection never leaves a stale lock. UserError if another process holds it:
+/// "DB is being written by another liftx collect (pid N)".
+class CollectionLock {
+public:
+  explicit CollectionLock(const std::filesystem::path& db);
+  ~CollectionLock();
+  CollectionLock(const CollectionLock&) = delete;
+  CollectionLock& operator=(const CollectionLock&) = delete;
+
+  /// The side file of `db`.
+  static std::filesystem::path path_for(const std::filesystem::path& db);
+
+private:
+  std::filesystem::path path_;
+  int fd_ = -1;
 };
 
 } // namespace liftx::explore

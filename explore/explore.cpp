@@ -257,19 +257,11 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(PerfDb& db, const runtime::Device
   device_id_ = db_.device(device);
   const std::string source = ir::print(ir::Module{module.userfuns, {program}});
   program_id_ = db_.program(program.name, source);
-  std::string pattern = (std::filesystem::temp_directory_path() / "liftx-explore-XXXXXX").string();
-  if (!::mkdtemp(pattern.data()))
-    throw UserError(fmt::format("cannot create a temporary folder in {}",
-                                std::filesystem::temp_directory_path().string()));
-  scratch_ = pattern;
-  reference_ = scratch_ / "reference.lift";
+  reference_ = scratch_.path() / "reference.lift";
   write_text(reference_, source);
 }
 
-RecordingWorkerMeasure::~RecordingWorkerMeasure() {
-  std::error_code ec;
-  std::filesystem::remove_all(scratch_, ec);
-}
+RecordingWorkerMeasure::~RecordingWorkerMeasure() = default;
 
 void RecordingWorkerMeasure::interpret_reference_once() {
   if (reference_ready_)
@@ -294,7 +286,7 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
   interpret_reference_once();
   const rewrite::Variant& v = r.variant;
   const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
-  const std::filesystem::path file = scratch_ / fmt::format("variant-{}.lift", v.index);
+  const std::filesystem::path file = scratch_.path() / fmt::format("variant-{}.lift", v.index);
   write_text(file, printed);
   std::string global, local;
   for (int d = 0; d < v.launch.dims; ++d) {

@@ -5,6 +5,7 @@
 #include "exec/run.hpp"
 #include "explore/db.hpp"
 #include "explore/rank.hpp"
+#include "explore/record.hpp"
 #include "model/online.hpp"
 
 #include <chrono>
@@ -119,7 +120,7 @@ private:
   Options options_;
   int64_t device_id_ = 0;
   int64_t program_id_ = 0;
-  std::filesystem::path scratch_;
+  ScratchDir scratch_{"liftx-explore-"};
   std::filesystem::path reference_;
   bool reference_ready_ = false;
   FeatureCache features_;

@@ -4,6 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace liftx::explore {
 
 int64_t record_configuration(PerfDb& db, int64_t program_id, const nlohmann::json& sizes,
@@ -15,6 +22,45 @@ int64_t record_configuration(PerfDb& db, int64_t program_id, const nlohmann::jso
   if (features)
     db.put_features(configuration_id, profile, *features);
   return configuration_id;
+}
+
+ScratchDir::ScratchDir(const std::string& prefix) {
+  const std::filesystem::path temp = std::filesystem::temp_directory_path();
+  sweep(temp, prefix);
+  std::string pattern = (temp / fmt::format("{}{}-XXXXXX", prefix, ::getpid())).string();
+  if (!::mkdtemp(pattern.data()))
+    throw UserError(fmt::format("cannot create a temporary folder in {}: {}", temp.string(),
+                                std::strerror(errno)));
+  path_ = pattern;
+  lock_fd_ = ::open((path_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    throw UserError(
+        fmt::format("cannot lock {}: {}", (path_ / "lock").string(), std::strerror(error)));
+  }
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  ::close(lock_fd_);
+}
+
+void ScratchDir::sweep(const std::filesystem::path& parent, const std::string& prefix) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::error_code entry_ec;
+    if (entry.path().filename().string().rfind(prefix, 0) != 0 || !entry.is_directory(entry_ec))
+      continue;
+    const int fd = ::open((entry.path() / "lock").c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
+      std::filesystem::remove_all(entry.path(), entry_ec);
+    ::close(fd);
+  }
 }
 
 std::string clip_message(std::string text) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -25,6 +26,28 @@ struct RecordedVariant {
 int64_t record_configuration(PerfDb& db, int64_t program_id, const nlohmann::json& sizes,
                              const RecordedVariant& variant, const std::string& profile,
                              const std::optional<nlohmann::json>& features);
+
+/// A scratch folder (jobs, variants, worker logs) under the system's temporary directory, named
+/// PREFIX<pid>-XXXXXX and removed on scope exit. A process that is killed cannot remove it: the
+/// folder holds an flock on its file "lock" while its owner lives, and making a folder first
+/// removes the folders of the same prefix whose lock nobody holds (the pid in the name is for
+/// people; the lock also speaks for a live process of another pid namespace sharing /tmp).
+class ScratchDir {
+public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+  /// Removes the folders PREFIX* of `parent` whose lock nobody holds; folders without a lock
+  /// file (another program's, or one being made) are left alone.
+  static void sweep(const std::filesystem::path& parent, const std::string& prefix);
+
+private:
+  std::filesystem::path path_;
+  int lock_fd_ = -1;
+};
 
 /// Failure messages longer than this are clipped (a build log can be megabytes).
 constexpr size_t kMaxMessageBytes = 2000;
