@@ -3,10 +3,24 @@
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace liftx::cli {
+
+namespace {
+/// A message quoting a huge expression or type stays readable: its middle is left out.
+std::string readable(const std::string& message) {
+  constexpr size_t kHead = 1500, kTail = 300;
+  if (message.size() <= kHead + kTail + 100)
+    return message;
+  return fmt::format("{} ... ({} characters left out) ... {}", message.substr(0, kHead),
+                     message.size() - kHead - kTail, message.substr(message.size() - kTail));
+}
+} // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{"liftx: a compiler and auto-tuner for GPU stencils"};
@@ -29,6 +43,23 @@ int run(int argc, char** argv) {
   add_db_command(app);
   add_synth_command(app);
   add_calibrate_command(app);
+  // CLI11 would say "A subcommand is required" for a misspelt command: name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names; // the documented ones; hidden workers are valid too
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->check_name(argv[1]);
+      if (!sub->get_group().empty())
+        names.push_back(sub->get_name());
+    }
+    if (!known) {
+      fmt::print(stderr,
+                 "liftx: unknown command '{}'; the commands are: {}\nRun with --help for "
+                 "more information.\n",
+                 argv[1], fmt::join(names, ", "));
+      return kExitUserError;
+    }
+  }
   try {
     app.parse(argc, argv);
     return 0; // subcommand callbacks ran inside parse
@@ -42,7 +73,7 @@ int run(int argc, char** argv) {
   } catch (const RunFailed&) {
     return 1;
   } catch (const UserError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+    fmt::print(stderr, "{}\n", readable(e.what()));
     return kExitUserError;
   } catch (const InternalError& e) {
     fmt::print(stderr, "liftx: {}\nThis is a bug in liftx; please report it.\n", e.what());

@@ -52,17 +52,21 @@ void add_codegen_command(CLI::App& app) {
     std::optional<interp::Sizes> sizes;
     if (!options->sizes.empty())
       sizes = bind_sizes(program, options->sizes);
-    fmt::print("{}", kernel.source);
-    fmt::print("\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
-               launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),
-               launch_text(kernel.launch.local, kernel.launch.dims, sizes ? &*sizes : nullptr));
+    // Everything is formatted before anything is printed: sizes that do not fit the program
+    // (an inexact division) print an error only, not half a kernel.
+    std::string text = kernel.source;
+    text += fmt::format(
+        "\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
+        launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),
+        launch_text(kernel.launch.local, kernel.launch.dims, sizes ? &*sizes : nullptr));
     arith::Expr local_bytes = kernel.local_bytes();
-    fmt::print("// local memory per work-group: {} bytes\n",
-               sizes ? fmt::format("{}", arith::evaluate(local_bytes, *sizes))
-                     : local_bytes.to_string());
+    text += fmt::format("// local memory per work-group: {} bytes\n",
+                        sizes ? fmt::format("{}", arith::evaluate(local_bytes, *sizes))
+                              : local_bytes.to_string());
     for (const codegen::LoopRecord& loop : kernel.loops)
-      fmt::print("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
-                 cl::loop_kind_name(loop.kind));
+      text += fmt::format("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
+                          cl::loop_kind_name(loop.kind));
+    fmt::print("{}", text);
   });
 }
 

@@ -30,6 +30,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--input", options->inputs, "NAME=FILE: float32 binary input for a parameter");
   cmd->add_option("--output", options->output, "write the result as float32 binary");
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
+  add_max_memory_option(cmd);
   cmd->callback([options] {
     ir::Module module = parse::parse_file(options->file);
     const ir::Program& program = select_program(module, options->program, options->file);

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 namespace liftx::cli {
 
@@ -91,6 +91,7 @@ void add_features_command(CLI::App& app) {
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->callback([o] {
     runtime::DeviceProfile profile = runtime::named_profile(o->profile);
+    parse_size_options(o->sizes); // malformed --size values are the user's, not one file's
     std::vector<fs::path> files = programs_at(o->path);
     const bool many = files.size() > 1 || fs::is_directory(o->path);
     nlohmann::json rows = nlohmann::json::array();

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -182,8 +184,19 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--no-roofline", o->no_roofline, "do not compare with the float4-copy roofline");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--tolerance", o->tolerance,
-                  "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)");
-  cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)");
+                  "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            char* end = nullptr;
+            const double t = std::strtod(text.c_str(), &end);
+            return *end == '\0' && std::isfinite(t) && t >= 0
+                       ? std::string()
+                       : "expected a finite tolerance >= 0, got " + text;
+          },
+          "TOLERANCE"));
+  cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)")
+      ->check(CLI::Range(1, 86400000));
+  add_max_memory_option(cmd);
   cmd->add_option("--reference", o->reference,
                   "verify against this program's interpretation (e.g. the high-level stencil; "
                   "cached per sizes and seed)");

@@ -18,7 +18,8 @@ void add_simplify_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("simplify", "Simplify an integer index expression");
   cmd->add_option("expression", options->expression, "e.g. \"(i*16+j)/16\"")->required();
   cmd->add_option("--range", options->ranges,
-                  "NAME=LO:HI, HI exclusive; NAME=LO: is unbounded above (sizes: N=1:)");
+                  "NAME=LO:HI, HI exclusive; NAME=LO: is unbounded above (sizes: N=1:)")
+      ->allow_extra_args(false); // one value per --range: the expression may follow it
   cmd->add_flag("--c", options->as_c, "print as OpenCL C");
   cmd->callback([options] {
     std::map<std::string, arith::Range, std::less<>> ranges;
@@ -27,7 +28,7 @@ void add_simplify_command(CLI::App& app) {
       if (!ranges.emplace(name, range).second)
         throw UserError(fmt::format("--range {}: the range of {} is given twice", text, name));
     }
-    arith::Expr e = arith::parse(options->expression, ranges);
+    arith::Expr e = arith::parse_user_expression(options->expression, ranges);
     fmt::print("{}\n", options->as_c ? arith::to_c(e) : e.to_string());
   });
 }

@@ -1,9 +1,11 @@
 #include "cli/options.hpp"
 
+#include "ir/interp/interp.hpp"
 #include "support/error.hpp"
 
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 
 namespace liftx::cli {
@@ -102,6 +104,16 @@ SizeOptions parse_size_options(const std::vector<std::string>& values) {
     }
   }
   return sizes;
+}
+
+void add_max_memory_option(CLI::App* cmd) {
+  cmd->add_option_function<std::string>(
+      "--max-memory",
+      [](const std::string& text) {
+        interp::parse_memory_size(text, "--max-memory"); // refuses bad text here, located
+        ::setenv("LIFTX_MAX_MEMORY", text.c_str(), 1);
+      },
+      "host memory the run may plan for, e.g. 512M or 8G (default: half the physical memory)");
 }
 
 } // namespace liftx::cli

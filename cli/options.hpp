@@ -2,6 +2,8 @@
 /// Parsing of option values shared by subcommands.
 #include "ir/arith/expr.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,5 +33,9 @@ std::vector<int64_t> parse_dims(const std::string& text, const char* what);
 
 /// A decimal integer in [lo, hi]; UserError naming `what` otherwise.
 int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi);
+
+/// Adds `--max-memory SIZE` to `cmd`: the host-memory budget of the runs it starts, set as
+/// LIFTX_MAX_MEMORY so that worker processes share it (interp::host_memory_limit).
+void add_max_memory_option(CLI::App* cmd);
 
 } // namespace liftx::cli

@@ -85,6 +85,7 @@ std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Si
     if (!files.emplace(name, value.substr(eq + 1)).second)
       throw UserError(fmt::format("--input: {} is given twice", name));
   }
+  interp::check_host_memory(program, sizes);
   std::vector<BoundInput> inputs;
   for (const ir::Expr& p : program.params) {
     auto file = files.find(param_name(p));

@@ -89,11 +89,12 @@ Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind
     bool poisoned = false;
     double g = read_element(bytes.data() + i * width, kind, &poisoned);
     double w = want.data[i];
-    bool same = (std::isnan(g) && std::isnan(w) && !poisoned) ||
-                std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
+    // Equal infinities are equal (their difference is NaN); NaN matches NaN.
+    bool same = !poisoned && (g == w || (std::isnan(g) && std::isnan(w)));
+    same = same || std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
     if (poisoned)
       ++v.unwritten;
-    if (!std::isnan(g) && !std::isnan(w))
+    if (!std::isnan(g) && !std::isnan(w) && g != w)
       v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
     if (!same) {
       if (v.mismatches == 0)
@@ -243,6 +244,7 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const int
 RunReport run_program(runtime::Device& device, const ir::Program& program,
                       const interp::Sizes& sizes, const RunOptions& options) {
   interp::check_sizes(program, sizes);
+  interp::check_host_memory(program, sizes);
   RunReport report;
   report.program = program.name;
   report.device = device.profile.device_name;

@@ -663,6 +663,9 @@ void Model::save(const std::filesystem::path& path) const {
 }
 
 Model Model::load(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UserError(fmt::format("cannot read model file {}: it is a directory", path.string()));
   std::ifstream in(path);
   if (!in)
     throw UserError(fmt::format("cannot read model file {}", path.string()));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -261,15 +262,25 @@ HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& si
   HostArray out;
   out.kind = host_layout(t).first;
   out.shape = concrete_shape(t, sizes);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw UserError(fmt::format("cannot read {}: read error", path));
   const std::string what = param_name.empty()
                                ? fmt::format("type {}", t.to_string())
                                : fmt::format("parameter {}: {}", param_name, t.to_string());
+  std::error_code ec;
+  LIFTX_USER_CHECK(!std::filesystem::is_directory(path, ec), "cannot read {}: it is a directory",
+                   path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  // Read at most one float more than the shape needs: a larger file (or /dev/zero) is refused
+  // without reading it all.
+  const size_t expected = static_cast<size_t>(out.size()) * sizeof(float);
+  std::vector<char> bytes(expected + sizeof(float));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (in.bad())
+    throw UserError(fmt::format("cannot read {}: read error", path));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  LIFTX_USER_CHECK(bytes.size() <= expected, "{} has more than the {} floats {} needs{}", path,
+                   out.size(), what, bindings_text(t, sizes));
   LIFTX_USER_CHECK(bytes.size() % sizeof(float) == 0,
                    "{} has {} bytes, not a whole number of float32 values ({} needs {} floats{})",
                    path, bytes.size(), what, out.size(), bindings_text(t, sizes));

@@ -80,6 +80,22 @@ HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, cons
 HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, const Sizes& sizes,
                    const EvalOptions& options);
 
+// ---- host memory budget (ir/interp/memory.cpp) ------------------------------------------------
+/// Bytes of host memory liftx may plan for the arrays of one run: LIFTX_MAX_MEMORY when set
+/// (bytes, or with a K/M/G/T suffix; `--max-memory` sets it, so worker processes inherit it),
+/// otherwise half the physical memory.
+int64_t host_memory_limit();
+/// "8G", "512M", "1.5G", "4096" -> bytes; UserError naming `what` otherwise.
+int64_t parse_memory_size(std::string_view text, std::string_view what);
+/// "1.5 GiB"
+std::string format_bytes(int64_t bytes);
+/// An estimate of the host memory a run of `p` at `sizes` needs: its inputs and result as host
+/// arrays (8 bytes per element) and once more for their float32 copies and the interpreter's
+/// working arrays. Saturates instead of overflowing.
+int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes);
+/// UserError, before anything is allocated, when estimated_host_bytes exceeds host_memory_limit.
+void check_host_memory(const ir::Program& p, const Sizes& sizes);
+
 struct Summary {
   std::vector<int64_t> shape;
   double checksum; ///< sum of the elements in double, in order

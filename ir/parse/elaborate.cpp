@@ -245,6 +245,9 @@ private:
     case TypeSyntax::Kind::Array: {
       ir::Type element = type(t.elements[0]);
       arith::Expr length = size(*t.length, /*declare=*/true);
+      if (arith::prove_lt(length, arith::Expr(0)))
+        throw UserError(fmt::format("array length {} is negative", length.to_string()),
+                        t.length->loc);
       return located(t.length->loc, [&] { return ir::Type::array(element, length); });
     }
     }

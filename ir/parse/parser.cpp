@@ -21,11 +21,17 @@ ir::Module parse_file(const std::string& path) {
                                                        &std::fclose);
   if (!file)
     throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  // A bound on what is read: `/dev/zero` or a huge file is refused instead of exhausting memory.
+  constexpr size_t kMaxSourceBytes = size_t{64} << 20;
   std::string text;
   char buffer[65536];
   size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
+  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) {
     text.append(buffer, n);
+    if (text.size() > kMaxSourceBytes)
+      throw UserError(
+          fmt::format("{}: larger than {} MiB; not a .lift source", path, kMaxSourceBytes >> 20));
+  }
   if (std::ferror(file.get()))
     throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   return parse_module(text, path);

@@ -104,24 +104,71 @@ bool is_unsupported_c_keyword(std::string_view word) {
   return std::find(std::begin(words), std::end(words), word) != std::end(words);
 }
 
-// Names OpenCL C reserves (types, qualifiers, work-item and common math functions): a user
-// function or variable with one of these names would not compile once generated.
+// Names OpenCL C reserves (types, qualifiers and its built-in functions, OpenCL C 1.2 chapter 6):
+// a user function, definition or variable with one of these names would not compile, or would
+// be renamed by the compiler, once generated.
 bool is_opencl_reserved(std::string_view word) {
   // clang-format off
   static constexpr std::string_view words[] = {
+      // types and qualifiers
       "kernel", "__kernel", "global", "__global", "local", "__local", "private", "__private",
-      "constant", "__constant", "restrict", "inline", "half", "size_t", "ptrdiff_t", "uchar",
-      "ushort", "uint", "ulong", "image2d_t", "image3d_t", "sampler_t", "event_t", "barrier",
-      "get_global_id", "get_local_id", "get_group_id", "get_global_size", "get_local_size",
-      "get_num_groups", "get_work_dim", "mad", "fma", "dot", "cross", "length", "distance",
-      "normalize", "sign", "step", "smoothstep", "mix", "degrees", "radians", "native_sqrt",
-      "native_exp", "native_log", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh", "exp2",
-      "log2", "log10", "cbrt", "hypot", "trunc", "round", "rint", "fmod", "remainder", "vload2",
-      "vload4", "vload8", "vload16", "vstore2", "vstore4", "vstore8", "vstore16", "select", "any",
-      "all", "isnan", "isinf"};
+      "constant", "__constant", "restrict", "inline", "half", "size_t", "ptrdiff_t", "intptr_t",
+      "uintptr_t", "uchar", "ushort", "uint", "ulong", "image1d_t", "image2d_t", "image3d_t",
+      "sampler_t", "event_t", "read_only", "write_only", "read_write", "__read_only",
+      "__write_only", "__read_write", "complex", "imaginary",
+      // work-items and synchronisation
+      "barrier", "mem_fence", "read_mem_fence", "write_mem_fence", "prefetch", "printf",
+      "async_work_group_copy", "async_work_group_strided_copy", "wait_group_events",
+      // math
+      "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atan2", "atanh", "atanpi",
+      "atan2pi", "cbrt", "ceil", "copysign", "cos", "cosh", "cospi", "erfc", "erf", "exp", "exp2",
+      "exp10", "expm1", "fabs", "fdim", "floor", "fma", "fmax", "fmin", "fmod", "fract", "frexp",
+      "hypot", "ilogb", "ldexp", "lgamma", "lgamma_r", "log", "log2", "log10", "log1p", "logb",
+      "mad", "maxmag", "minmag", "modf", "nan", "nextafter", "pow", "pown", "powr", "remainder",
+      "remquo", "rint", "rootn", "round", "rsqrt", "sin", "sincos", "sinh", "sinpi", "sqrt", "tan",
+      "tanh", "tanpi", "tgamma", "trunc",
+      // integer and common
+      "abs", "abs_diff", "add_sat", "hadd", "rhadd", "clamp", "clz", "ctz", "mad_hi", "mad_sat",
+      "max", "min", "mul_hi", "rotate", "sub_sat", "upsample", "popcount", "mad24", "mul24",
+      "degrees", "mix", "radians", "step", "smoothstep", "sign",
+      // geometric
+      "cross", "dot", "distance", "length", "normalize",
+      // relational
+      "isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
+      "islessgreater", "isfinite", "isinf", "isnan", "isnormal", "isordered", "isunordered",
+      "signbit", "any", "all", "bitselect", "select", "shuffle", "shuffle2"};
   // clang-format on
   if (std::find(std::begin(words), std::end(words), word) != std::end(words))
     return true;
+  // Families of built-ins: native_exp, half_sqrt, convert_int_rte, as_float4, vload4,
+  // vstore_half2, atomic_add, work_group_*, sub_group_*. Only names of the families, so that a
+  // variable such as `half_width` or `as_ratio` stays free.
+  auto starts_with = [&](std::string_view prefix) { return word.starts_with(prefix); };
+  for (std::string_view prefix : {"native_", "half_"}) {
+    if (!starts_with(prefix))
+      continue;
+    static constexpr std::string_view fast_math[] = {"cos",   "divide", "exp",   "exp2", "exp10",
+                                                     "log",   "log2",   "log10", "powr", "recip",
+                                                     "rsqrt", "sin",    "sqrt",  "tan"};
+    const std::string_view rest = word.substr(prefix.size());
+    if (std::find(std::begin(fast_math), std::end(fast_math), rest) != std::end(fast_math))
+      return true;
+  }
+  for (std::string_view prefix : {"convert_", "as_"}) {
+    if (!starts_with(prefix))
+      continue;
+    const std::string_view rest = word.substr(prefix.size());
+    for (std::string_view type : {"char", "uchar", "short", "ushort", "int", "uint", "long",
+                                  "ulong", "float", "double", "half"})
+      if (rest.starts_with(type))
+        return true;
+  }
+  for (std::string_view prefix :
+       {"get_global_", "get_local_", "get_group_", "get_num_groups", "get_work_dim", "get_image_",
+        "vload", "vstore", "atomic_", "atom_", "fast_distance", "fast_length", "fast_normalize",
+        "work_group_", "sub_group_", "read_image", "write_image"})
+    if (starts_with(prefix))
+      return true;
   // Vector types: float2, int16, ...
   for (std::string_view base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                 "float", "double", "half", "bool"}) {
@@ -427,10 +474,10 @@ private:
       fail(loc, fmt::format("bad {} name '{}'", what, name));
     if (is_keyword(name) || is_unsupported_c_keyword(name))
       fail(loc, fmt::format("{} name '{}' is a keyword", what, name));
-    if (is_opencl_reserved(name))
-      fail(loc, fmt::format("{} name '{}' is reserved in OpenCL C", what, name));
     if (find_builtin(name))
       fail(loc, fmt::format("{} name '{}' is the name of a builtin function", what, name));
+    if (is_opencl_reserved(name))
+      fail(loc, fmt::format("{} name '{}' is reserved in OpenCL C", what, name));
     // Shadowing is legal C, but in numeric kernels it is nearly always a mistake.
     if (lookup(name))
       fail(loc, fmt::format("'{}' is already declared", name));
@@ -866,6 +913,6 @@ std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
 namespace liftx::ir {
 bool is_reserved_in_opencl(std::string_view name) {
   return userfun_detail::is_opencl_reserved(name) || userfun_detail::is_keyword(name) ||
-         userfun_detail::is_unsupported_c_keyword(name);
+         userfun_detail::is_unsupported_c_keyword(name) || userfun_detail::find_builtin(name);
 }
 } // namespace liftx::ir
