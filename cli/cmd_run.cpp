@@ -7,6 +7,7 @@
 #include "cli/program_options.hpp"
 #include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
+#include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 namespace liftx::cli {
 
@@ -50,23 +52,12 @@ void apply_launch_file(RunCommandOptions& o) {
   std::ifstream in(o.launch);
   if (!in)
     throw UserError(fmt::format("cannot read {}", o.launch));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(fmt::format("{}: not a launch sidecar: {}", o.launch, e.what()));
-  }
-  auto dims = [&](const char* key) {
-    std::vector<std::string> parts;
-    if (j.contains(key) && j[key].is_array())
-      for (const auto& v : j[key])
-        parts.push_back(std::to_string(v.get<int64_t>()));
-    return fmt::format("{}", fmt::join(parts, ","));
-  };
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const exec::RunOptions launch = explore::read_launch_sidecar(text, o.launch);
   if (o.global.empty())
-    o.global = dims("global");
+    o.global = fmt::format("{}", fmt::join(launch.global, ","));
   if (o.local.empty())
-    o.local = dims("local");
+    o.local = fmt::format("{}", fmt::join(launch.local, ","));
 }
 
 exec::RunReport run_here(const RunCommandOptions& o) {

@@ -118,16 +118,64 @@ Measurement measurement_from(const nlohmann::json& j) {
   return m;
 }
 
-exec::RunOptions run_options_for(const nlohmann::json& launch) {
+namespace {
+
+/// launch[key] as launch sizes: integers in [min, 2^31], at most 3 (empty if absent and optional).
+std::vector<int64_t> launch_sizes(const nlohmann::json& launch, const char* key, int64_t min,
+                                  const std::string& origin) {
+  const bool required = min > 0;
+  if (!launch.contains(key)) {
+    if (required)
+      throw UserError(fmt::format("{}: the launch has no \"{}\" sizes", origin, key));
+    return {};
+  }
+  const nlohmann::json& sizes = launch[key];
+  constexpr int64_t kMax = int64_t{1} << 31;
+  std::vector<int64_t> out;
+  auto fits = [&](const nlohmann::json& v) {
+    return v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(kMax)
+                                  : v.is_number_integer() && v.get<int64_t>() <= kMax;
+  };
+  if (sizes.is_array() && sizes.size() <= 3)
+    for (const nlohmann::json& v : sizes) {
+      if (!fits(v) || v.get<int64_t>() < min)
+        break;
+      out.push_back(v.get<int64_t>());
+    }
+  if (!sizes.is_array() || out.size() != sizes.size() || (required && out.empty()))
+    throw UserError(fmt::format("{}: the launch's \"{}\" must be 1 to 3 integers from {} to {}, "
+                                "not {}",
+                                origin, key, min, kMax, sizes.dump()));
+  return out;
+}
+
+} // namespace
+
+exec::RunOptions run_options_for(const nlohmann::json& launch, const std::string& origin) {
+  if (!launch.is_object())
+    throw UserError(fmt::format("{}: a launch is a JSON object, not {}", origin, launch.dump()));
   exec::RunOptions options;
-  options.global = launch.at("global").get<std::vector<int64_t>>();
-  std::vector<int64_t> local = launch.value("local", std::vector<int64_t>{});
+  options.global = launch_sizes(launch, "global", 1, origin);
+  std::vector<int64_t> local = launch_sizes(launch, "local", 0, origin);
+  if (!local.empty() && local.size() != options.global.size())
+    throw UserError(fmt::format("{}: the launch has {} global sizes and {} local ones", origin,
+                                options.global.size(), local.size()));
   bool all_set = !local.empty();
   for (int64_t l : local)
     all_set = all_set && l > 0;
   if (all_set)
     options.local = local;
   return options;
+}
+
+exec::RunOptions read_launch_sidecar(std::string_view text, const std::string& origin) {
+  nlohmann::json launch;
+  try {
+    launch = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: not a launch sidecar: {}", origin, e.what()));
+  }
+  return run_options_for(launch, origin);
 }
 
 } // namespace liftx::explore

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace liftx::explore {
 
@@ -63,7 +64,13 @@ nlohmann::json to_json(const Measurement& m);
 Measurement measurement_from(const nlohmann::json& json);
 
 /// The run options that launch a stored configuration (launch_json's inverse): its global size,
-/// and its local size unless the runtime chooses it.
-exec::RunOptions run_options_for(const nlohmann::json& launch);
+/// and its local size unless the runtime chooses it (no local size, or one with a 0). UserError
+/// naming `origin` unless "global" holds 1 to 3 integers in [1, 2^31] and "local", if present and
+/// not empty, as many in [0, 2^31].
+exec::RunOptions run_options_for(const nlohmann::json& launch,
+                                 const std::string& origin = "stored launch");
+/// A launch sidecar's text (`liftx variants --out` writes one beside each variant; `liftx run
+/// --launch`) read as run options: UserError naming `origin` if it is not JSON or not a launch.
+exec::RunOptions read_launch_sidecar(std::string_view text, const std::string& origin);
 
 } // namespace liftx::explore

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -243,6 +244,27 @@ nlohmann::json vector_json(const Vector& v) {
   for (Eigen::Index i = 0; i < v.size(); ++i)
     out.push_back(v[i]);
   return out;
+}
+
+/// `value` as an int from `lo` to INT_MAX: get<int>() would truncate 2^40 to 0 and 2.5 to 2, and
+/// is undefined behaviour for 1e18. `what` names it in the message.
+int int_value(const nlohmann::json& value, const std::string& what, const std::string& origin,
+              int lo) {
+  const bool in_range =
+      value.is_number_integer() &&
+      (value.is_number_unsigned() ? int64_t(lo) <= 0 || value.get<uint64_t>() >= uint64_t(lo)
+                                  : value.get<int64_t>() >= lo) &&
+      (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t{INT_MAX}
+                                  : value.get<int64_t>() <= INT_MAX);
+  if (!in_range)
+    throw UserError(fmt::format("{}: {} must be an integer from {} to {}, not {}", origin, what, lo,
+                                INT_MAX, value.dump()));
+  return value.get<int>();
+}
+
+/// `options[key]` as int_value; a k of 0 or below breaks kNN prediction.
+int int_option(const nlohmann::json& options, const char* key, const std::string& origin, int lo) {
+  return int_value(options.at(key), fmt::format("options.{}", key), origin, lo);
 }
 
 Vector vector_from(const nlohmann::json& j) {
@@ -545,7 +567,8 @@ nlohmann::json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
-  if (!j.is_object() || j.value("format", "") != "liftx-model")
+  // Not value("format", ""): that throws a JSON type error when "format" is not a string.
+  if (!j.is_object() || !j.contains("format") || j["format"] != "liftx-model")
     throw UserError(fmt::format("{}: not a liftx model file", origin));
   if (!j.contains("version") || !j["version"].is_number_integer() ||
       j["version"].get<int>() != kFormatVersion)
@@ -562,7 +585,10 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     m.profile = j["profile"].get<std::string>();
     m.feature_names_ = j["features"].get<std::vector<std::string>>();
     const auto& s = j["standardisation"];
-    m.standardiser_.kept = s.at("kept").get<std::vector<int>>();
+    if (!s.at("kept").is_array())
+      throw UserError(fmt::format("{}: standardisation.kept is not a list", origin));
+    for (const nlohmann::json& column : s.at("kept"))
+      m.standardiser_.kept.push_back(int_value(column, "a kept column", origin, 0));
     m.standardiser_.mean = vector_from(s.at("mean"));
     m.standardiser_.scale = vector_from(s.at("scale"));
     const auto kept = static_cast<Eigen::Index>(m.standardiser_.kept.size());
@@ -580,21 +606,28 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: {}", origin, e.message()));
     }
-    m.options_.k = o.at("k").get<int>();
+    m.options_.k = int_option(o, "k", origin, 1);
     m.options_.distance_weighted = o.value("distance_weighted", false);
     m.options_.variance = o.at("variance").get<double>();
-    m.options_.max_depth = o.at("max_depth").get<int>();
-    m.options_.min_leaf = o.at("min_leaf").get<int>();
+    m.options_.max_depth = int_option(o, "max_depth", origin, 0);
+    m.options_.min_leaf = int_option(o, "min_leaf", origin, 0);
     if (m.kind_ == Kind::boosted) {
       const TrainOptions defaults;
-      m.options_.trees = o.value("trees", defaults.trees);
+      // Integers through int_value: value<int>() of 1e18 is undefined behaviour.
+      auto optional_int = [&](const char* key, int fallback) {
+        return o.contains(key) ? int_option(o, key, origin, 0) : fallback;
+      };
+      m.options_.trees = optional_int("trees", defaults.trees);
       m.options_.learning_rate = o.value("learning_rate", defaults.learning_rate);
-      m.options_.boost_depth = o.value("boost_depth", defaults.boost_depth);
+      m.options_.boost_depth = optional_int("boost_depth", defaults.boost_depth);
       m.options_.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);
       m.options_.subsample = o.value("subsample", defaults.subsample);
       m.options_.colsample = o.value("colsample", defaults.colsample);
+      if (o.contains("seed") && !o["seed"].is_number_unsigned())
+        throw UserError(fmt::format("{}: options.seed must be a non-negative integer, not {}",
+                                    origin, o["seed"].dump()));
       m.options_.seed = o.value("seed", defaults.seed);
-      m.options_.threads = o.value("threads", defaults.threads);
+      m.options_.threads = optional_int("threads", defaults.threads);
       try {
         m.options_.objective = parse_objective(o.value("objective", std::string("regression")));
       } catch (const UserError& e) {
@@ -606,7 +639,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         throw UserError(fmt::format("{}: boosted model stored as {} in {} (this liftx reads ubj "
                                     "in base64)",
                                     origin, b.at("format").dump(), b.at("encoding").dump()));
-      m.boosted_samples_ = b.at("training_samples").get<int>();
+      m.boosted_samples_ = int_value(b.at("training_samples"), "training_samples", origin, 0);
       std::string bytes;
       try {
         bytes = xgb::base64_decode(b.at("model").get<std::string>());
@@ -628,10 +661,14 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
       if (m.targets_.size() != m.points_.rows())
         throw UserError(fmt::format("{}: {} targets for {} points", origin, m.targets_.size(),
                                     m.points_.rows()));
+      // Without points every prediction would be 0: the file is broken, not the model.
+      if (m.points_.rows() == 0)
+        throw UserError(fmt::format("{}: the kNN model has no points", origin));
     } else {
       for (const auto& n : j.at("tree").at("nodes")) {
-        TreeNode node{n.at(0).get<int>(), n.at(1).get<double>(), n.at(2).get<int>(),
-                      n.at(3).get<int>(), n.at(4).get<double>(), n.at(5).get<int>()};
+        auto field = [&](size_t i) { return int_value(n.at(i), "a tree node field", origin, -1); };
+        TreeNode node{field(0), n.at(1).get<double>(), field(2),
+                      field(3), n.at(4).get<double>(), field(5)};
         m.tree_.push_back(node);
       }
       const int size = static_cast<int>(m.tree_.size());

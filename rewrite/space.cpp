@@ -484,7 +484,9 @@ struct VariantStream::State {
 
   /// Lowers the current high-level program with the next strategy; queues its kernels.
   void lower_next() {
-    const auto& [strategy, parameter] = strategies[strategy_pos++];
+    // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
+    const auto& strategy = strategies[strategy_pos].first;
+    const auto& parameter = strategies[strategy_pos++].second;
     auto lowered = lower(current->program, strategy->name, parameter, options.sizes);
     if (auto* why = std::get_if<std::string>(&lowered)) {
       reject(*why);

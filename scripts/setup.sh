@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages liftx needs (as root, or through sudo) and configures and builds
 # liftx into build/ (Release with debug info). Safe to run again: installed packages are skipped.
+# LIFTX_BUILD_DIR, LIFTX_CMAKE_ARGS: another build folder and configuration; LIFTX_EXTRA_PACKAGES:
+# more packages (scripts/fuzz.sh: clang); LIFTX_BUILD_TARGETS: build only these targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +11,7 @@ packages=(
   libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libclblast-dev libsqlite3-dev libxgboost-dev clang-format
+  ${LIFTX_EXTRA_PACKAGES:-}
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -24,4 +27,4 @@ fi
 
 build_dir=${LIFTX_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${LIFTX_CMAKE_ARGS:-}
-cmake --build "$build_dir" -j "$(nproc)"
+cmake --build "$build_dir" -j "$(nproc)" ${LIFTX_BUILD_TARGETS:+--target $LIFTX_BUILD_TARGETS}

@@ -180,9 +180,11 @@ Rule tile_stencil_1d(int64_t u) {
           return *r;
         ir::Expr tiles = ir::call(ir::slide(u + size - step, u), {s->arg()});
         const ir::Fun& f = m->fun->f;
-        ir::Fun work = lambda1(element_of(tiles.type()), "tile", [&](const ir::Expr& t) {
-          return ir::call(ir::map(f), {ir::call(ir::slide(size, step), {t})});
-        });
+        // Init-captures: clang 14 (the fuzz build) cannot capture structured bindings.
+        ir::Fun work = lambda1(
+            element_of(tiles.type()), "tile", [&, size = size, step = step](const ir::Expr& t) {
+              return ir::call(ir::map(f), {ir::call(ir::slide(size, step), {t})});
+            });
         return ir::call(ir::join(), {ir::call(ir::map(work), {tiles})});
       });
 }
@@ -210,7 +212,8 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy) {
           return *r;
         ir::Expr tiles = tile_grid(slid->grid, slid->size, slid->step, ux, uy);
         ir::Fun work =
-            lambda1(element_of(element_of(tiles.type())), "tile", [&](const ir::Expr& t) {
+            // Init-captures: clang 14 (the fuzz build) cannot capture structured bindings.
+            lambda1(element_of(element_of(tiles.type())), "tile", [&, f = f](const ir::Expr& t) {
               return ir::call(ir::map_2d(f), {ir::slide_2d(slid->size, slid->step, t)});
             });
         return untile(ir::call(ir::map_2d(work), {tiles}));

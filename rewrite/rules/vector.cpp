@@ -72,7 +72,8 @@ Rule slide_window_2d() {
         const arith::Expr n = slid->size;
         const arith::Expr s = slid->step;
         ir::Type rows_type = ir::Type::array(element_of(slid->grid.type()), n);
-        ir::Fun per_step = lambda1(rows_type, "rows", [&](const ir::Expr& rows) {
+        // Init-captures: clang 14 (the fuzz build) cannot capture structured bindings.
+        ir::Fun per_step = lambda1(rows_type, "rows", [&, f = f](const ir::Expr& rows) {
           return ir::call(ir::map(f), {row_windows(rows, n, s)});
         });
         return ir::call(ir::map_seq_slide(per_step, n, s), {slid->grid});
@@ -118,7 +119,8 @@ Rule slide_window_2d_zip() {
         }
         ir::Expr rows = ir::call(ir::zip(), zipped);
         ir::Type window_type = ir::Type::array(element_of(rows.type()), n);
-        ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
+        // Init-captures: clang 14 (the fuzz build) cannot capture structured bindings.
+        ir::Fun per_step = lambda1(window_type, "w", [&, f = f](const ir::Expr& w) {
           std::vector<ir::Expr> parts;
           for (size_t i = 0; i < zipped.size(); ++i) {
             if (i == slid_index) {

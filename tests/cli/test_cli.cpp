@@ -161,6 +161,19 @@ TEST_CASE("run refuses programs that are not lowerable, with the location and ex
   CHECK(contains(r.err, "does not divide"));
 }
 
+TEST_CASE("run --launch: a sidecar that is not a launch is a user error naming it") {
+  // Issue 20: {"global":["a"]} was an internal error (exit 3).
+  for (const char* text : {R"({"global":["a"]})", R"({"global":[0]})", R"({"local":[4]})",
+                           R"({"global":[8,8],"local":[4]})", "[1, 2]", "{"}) {
+    fs::path sidecar = write_file("bad-launch.json", text);
+    RunResult r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu --size 8 "
+                        "--launch '" +
+                        sidecar.string() + "'");
+    CHECK_MESSAGE(r.exit_code == 2, text);
+    CHECK_MESSAGE(contains(r.err, sidecar.string() + ": "), text);
+  }
+}
+
 TEST_CASE("run --reference verifies a variant against the high-level stencil") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
   RunResult ok =

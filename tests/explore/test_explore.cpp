@@ -5,6 +5,7 @@
 #include "codegen/runtime/isolate.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
+#include "explore/record.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -212,6 +213,23 @@ TEST_CASE("db: files that are not liftx databases are refused") {
   REQUIRE(sqlite3_exec(db, "CREATE TABLE t(x INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   CHECK_THROWS_AS(explore::PerfDb{foreign}, UserError);
+}
+
+TEST_CASE("launch sidecars: read back as run options; anything else is a user error") {
+  exec::RunOptions o = explore::read_launch_sidecar(
+      R"({"dims": 2, "global": [64, 32], "local": [8, 4], "tied": true})", "v.json");
+  CHECK(o.global == std::vector<int64_t>{64, 32});
+  CHECK(o.local == std::vector<int64_t>{8, 4});
+  // A local size with a 0 (or none) leaves the choice to the runtime.
+  CHECK(explore::read_launch_sidecar(R"({"global": [64], "local": [0]})", "v.json").local.empty());
+  CHECK(explore::read_launch_sidecar(R"({"global": [64]})", "v.json").local.empty());
+  // Issue 20: a string size was a JSON type error (an internal error in the CLI).
+  for (const char* text :
+       {R"({"global":["a"]})", R"({"global":[]})", R"({"global":[1,2,3,4]})", R"({"global":[-1]})",
+        R"({"global":[2.5]})", R"({"global":[4294967296]})", R"({"global":8})", R"({"local":[4]})",
+        R"({"global":[8],"local":[4,4]})", R"({"global":[8],"local":[-4]})", "null", "[]", "{", ""})
+    CHECK_THROWS_WITH_AS(explore::read_launch_sidecar(text, "v.json"),
+                         doctest::Contains("v.json: "), UserError);
 }
 
 TEST_CASE("db: the default path honours LIFTX_DB, then XDG_DATA_HOME, then HOME") {

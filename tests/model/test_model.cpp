@@ -236,6 +236,43 @@ TEST_CASE("model files round trip; unknown versions and missing features are use
   CHECK(std::abs(why[0].standardised) >= std::abs(why[2].standardised));
 }
 
+TEST_CASE("model files with a bad k or no kNN points are user errors naming the file") {
+  Matrix x = low_rank(20, 5);
+  Vector y = (x.col(0).array() - x.col(0).minCoeff() + 1).matrix();
+  const nlohmann::json good = Model::train(Kind::knn, names(7), x, y).to_json();
+  // Issue 20: 0 and 2^40 (truncated to 0) crashed kNN prediction, -1 was an
+  // internal error there, and 2.5 was read as 2.
+  for (const nlohmann::json& k : {nlohmann::json(0), nlohmann::json(int64_t{1} << 40),
+                                  nlohmann::json(-1), nlohmann::json(2.5), nlohmann::json("5")}) {
+    nlohmann::json j = good;
+    j["options"]["k"] = k;
+    CHECK_THROWS_WITH_AS(Model::from_json(j, "m.json"), doctest::Contains("m.json: options.k"),
+                         UserError);
+  }
+  nlohmann::json j = good;
+  j["options"]["k"] = 1;
+  CHECK(Model::from_json(j, "m.json").options().k == 1);
+  // Found by fuzz/model.cpp: a kept column of 1e18 was undefined behaviour (float to int).
+  j = good;
+  j["standardisation"]["kept"][0] = 9.8e17;
+  CHECK_THROWS_WITH_AS(Model::from_json(j, "m.json"), doctest::Contains("m.json: a kept column"),
+                       UserError);
+  j = good;
+  j["standardisation"]["kept"] = 3;
+  CHECK_THROWS_AS(Model::from_json(j, "m.json"), UserError);
+  // Found by fuzz/model.cpp: a "format" that is not a string was a JSON type error.
+  j = good;
+  j["format"] = 1;
+  CHECK_THROWS_WITH_AS(Model::from_json(j, "m.json"), doctest::Contains("not a liftx model"),
+                       UserError);
+  // Without points every prediction was 0.
+  j = good;
+  j["points"] = nlohmann::json::array();
+  j["targets"] = nlohmann::json::array();
+  CHECK_THROWS_WITH_AS(Model::from_json(j, "m.json"), doctest::Contains("m.json: the kNN model"),
+                       UserError);
+}
+
 TEST_CASE("feature transforms: logarithms and launch sizes relative to the bytes moved") {
   const std::vector<std::string> cols{"work_items", "bytes_moved", "occupancy_fraction"};
   Matrix raw(2, 3);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang with AddressSanitizer and UndefinedBehaviorSanitizer)
+# into build-fuzz/ and runs each for a while; docs/fuzzing.md says what each asserts.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET | --runs N] [TARGET...]     (default: 60 s, every target)
+#
+# Targets: lift arith userfun model launch db. Each runs with its seeds (fuzz/corpus/TARGET, and
+# stencils/ for lift) and a scratch corpus that grows across runs (build-fuzz/fuzz-corpus/TARGET);
+# a crash, a hang over 5 s or more than 2 GB of memory stops it and leaves the input in
+# build-fuzz/fuzz-artifacts/TARGET/. Prints one line per target (executions, executions per
+# second, crashes, time) and exits 1 if any target failed. LIFTX_FUZZ_BUILD_DIR: another build
+# folder; LIFTX_FUZZ_ARGS: more libFuzzer options for every target (e.g. -jobs=4).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all_targets=(lift arith userfun model launch db)
+seconds=60
+runs=""
+if [[ $# -gt 0 && $1 == --runs ]]; then
+  runs=$2
+  shift 2
+elif [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then
+  seconds=$1
+  shift
+fi
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
+for t in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz.sh: no target '$t' (${all_targets[*]})" >&2; exit 2; }
+done
+
+# Build: clang and its libFuzzer runtime come from apt like every other package (scripts/setup.sh).
+build_dir=${LIFTX_FUZZ_BUILD_DIR:-build-fuzz}
+launcher=""
+command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+build_targets=""
+for t in "${targets[@]}"; do build_targets+="fuzz_$t "; done
+CC=clang CXX=clang++ LIFTX_BUILD_DIR="$build_dir" LIFTX_EXTRA_PACKAGES="clang libclang-rt-14-dev" \
+  LIFTX_CMAKE_ARGS="-DLIFTX_FUZZ=ON -DLIFTX_BUILD_TESTS=OFF $launcher" \
+  LIFTX_BUILD_TARGETS="$build_targets" scripts/setup.sh
+
+# Per target: extra seed folders and options. The arithmetic parser has no nesting limit yet and
+# deeply nested % and products simplify in exponential time: short inputs keep the campaign on
+# everything else until that is fixed.
+declare -A seeds=([lift]="stencils model/data/synth")
+declare -A options=([arith]="-max_len=100" [lift]="-max_len=8192")
+
+status=0
+rows=()
+for t in "${targets[@]}"; do
+  corpus="$build_dir/fuzz-corpus/$t"
+  artifacts="$build_dir/fuzz-artifacts/$t"
+  log="$build_dir/fuzz-logs/$t.log"
+  scratch="$build_dir/fuzz-tmp/$t" # the db target's files (one per process: -fork makes many)
+  rm -rf "$scratch"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$scratch"
+  limit=(-max_total_time="$seconds")
+  [[ -n $runs ]] && limit=(-runs="$runs")
+  dict=()
+  [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
+  before=$(find "$artifacts" -type f | wc -l)
+  start=$(date +%s)
+  echo "fuzz.sh: $t ..." >&2
+  rc=0
+  # shellcheck disable=SC2086 # option lists split on purpose
+  TMPDIR="$scratch" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build_dir/fuzz/fuzz_$t" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "${dict[@]}" ${options[$t]:-} ${LIFTX_FUZZ_ARGS:-} \
+    "$corpus" "fuzz/corpus/$t" ${seeds[$t]:-} >"$log" 2>&1 || rc=$?
+  elapsed=$(($(date +%s) - start))
+  rm -rf "$scratch"
+  crashes=$(($(find "$artifacts" -type f | wc -l) - before))
+  [[ $rc -ne 0 && $crashes -eq 0 ]] && crashes=1 # e.g. killed before it wrote an artifact
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  if [[ -z $executions ]]; then # -fork=N: its last status line, "#N: cov: ... exec/s N ..."
+    executions=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)
+    [[ -n $executions ]] && per_second=$((executions / (elapsed > 0 ? elapsed : 1)))
+  fi
+  rows+=("$(printf '%-8s %12s %8s %8s %6ss' "$t" "${executions:-?}" "${per_second:-?}" "$crashes" "$elapsed")")
+  if [[ $crashes -ne 0 ]]; then
+    status=1
+    echo "fuzz.sh: $t failed (exit $rc); its log: $log; inputs: $artifacts/" >&2
+    grep -E "ERROR|fuzz property broken|internal error|terminate|SUMMARY" "$log" | head -5 >&2 || true
+  fi
+done
+
+printf '%-8s %12s %8s %8s %7s\n' target executions exec/s crashes time
+printf '%s\n' "${rows[@]}"
+exit $status
