@@ -253,14 +253,19 @@ CollectSummary collect(const CollectOptions& options,
   if (options.worker_executable.empty())
     throw InternalError("collect: no worker executable", __FILE__, __LINE__);
   const Clock::time_point start = Clock::now();
-  // A lowered program has no variant space: collecting it would measure nothing. Checked for every
-  // target before the database is opened, so that nothing is written.
+  // Every target parsed once, up front. A lowered program has no variant space: collecting it
+  // would measure nothing. Checked for every target before the database is opened, so that
+  // nothing is written.
+  std::vector<ir::Module> modules;
+  modules.reserve(options.targets.size()); // `programs` points into them: no reallocation
+  std::vector<const ir::Program*> programs;
   for (const CollectTarget& target : options.targets) {
-    ir::Module module = parse::parse_file(target.file);
+    const ir::Module& module = modules.emplace_back(parse::parse_file(target.file));
     const ir::Program* program =
         target.program.empty() ? &module.main() : module.find(target.program);
     if (!program)
       throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
+    programs.push_back(program);
     bool lowered = true;
     try {
       codegen::generate(*program);
@@ -321,12 +326,10 @@ CollectSummary collect(const CollectOptions& options,
   // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";
   std::vector<Job> jobs;
-  for (const CollectTarget& target : options.targets) {
-    ir::Module module = parse::parse_file(target.file);
-    const ir::Program* program =
-        target.program.empty() ? &module.main() : module.find(target.program);
-    if (!program)
-      throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
+  for (size_t t = 0; t < options.targets.size(); ++t) {
+    const CollectTarget& target = options.targets[t];
+    const ir::Module& module = modules[t];
+    const ir::Program* program = programs[t];
     const std::string source = ir::print(ir::Module{module.userfuns, {*program}});
     const int64_t program_id = db.program(program->name, source);
     const nlohmann::json sizes_json(target.sizes);
