@@ -73,6 +73,33 @@ CREATE TABLE IF NOT EXISTS plan_configurations(
   variant_index INTEGER NOT NULL, PRIMARY KEY(plan_id, position));
 )sql";
 
+/// The columns liftx reads from each table: a file with the right schema version but a table or
+/// column missing (edited by hand, or another tool's) is refused when opened, not at the first
+/// query that needs it. `added`: absent from files written before the table existed.
+struct RequiredTable {
+  const char* name;
+  const char* columns;
+  bool added;
+};
+constexpr RequiredTable kRequiredTables[] = {
+    {"meta", "key, value", false},
+    {"devices", "id, key, name, profile_json", false},
+    {"programs", "id, name, source_hash, source", false},
+    {"variants", "id, program_id, hash, printed, strategy, parameters_json", false},
+    {"configurations", "id, variant_id, sizes_json, dims, global_json, local_json, tied", false},
+    {"features", "configuration_id, profile, json", false},
+    {"measurements",
+     "id, configuration_id, device_id, status, median_ms, min_ms, max_ms, q1_ms, q3_ms, "
+     "repetitions, compile_ms, message, timestamp",
+     false},
+    {"tuned_winners",
+     "key, program_identity, program_name, sizes_json, device_key, liftx_version, lowered, "
+     "launch_json, variant, median_ms, timed_on, model, configuration_id, timestamp",
+     true},
+    {"plans", "id, program_id, sizes_json, profile, selection", true},
+    {"plan_configurations", "plan_id, position, configuration_id, variant_index", true},
+};
+
 /// "file:" and the path with the characters a URI reserves percent-encoded.
 std::string sqlite_uri(const std::string& path) {
   std::string uri = "file:";
@@ -237,6 +264,27 @@ struct PerfDb::Impl {
     return s.integer(0) == 1;
   }
 
+  /// Refuses a file whose tables lack what liftx reads (see kRequiredTables).
+  void check_tables() const {
+    for (const RequiredTable& table : kRequiredTables) {
+      if (!has_table(table.name)) {
+        if (table.added)
+          continue;
+        throw UserError(fmt::format("{} is not a usable liftx performance database: it has no "
+                                    "table '{}'",
+                                    path.string(), table.name));
+      }
+      const std::string probe = fmt::format("SELECT {} FROM {} LIMIT 0", table.columns, table.name);
+      sqlite3_stmt* stmt = nullptr;
+      const int rc = sqlite3_prepare_v2(db, probe.c_str(), -1, &stmt, nullptr);
+      sqlite3_finalize(stmt);
+      if (rc != SQLITE_OK)
+        throw UserError(fmt::format("{} is not a usable liftx performance database: table '{}' "
+                                    "({})",
+                                    path.string(), table.name, sqlite3_errmsg(db)));
+    }
+  }
+
   void exec(const char* sql) {
     char* error = nullptr;
     if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
@@ -344,6 +392,8 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
       throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
                                   "version {})",
                                   path.string(), version, kSchemaVersion));
+    if (version != 0)
+      impl_->check_tables(); // before a writer changes a byte
     if (writing) {
       impl_->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
       // Decided again inside the transaction: two writers creating one new file at once.
@@ -731,7 +781,9 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
   }
   nlohmann::json document = {
       {"schema_version", "1.0.0"}, {"device", device_key}, {"results", std::move(results)}};
-  out << document.dump(2) << '\n';
+  // Text in the file is whatever its writers stored (a device name, a kernel's message): bytes
+  // that are not UTF-8 become U+FFFD rather than failing the whole export.
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 std::filesystem::path CollectionLock::path_for(const std::filesystem::path& db) {

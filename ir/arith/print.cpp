@@ -113,10 +113,15 @@ private:
       denominator.insert(denominator.begin(), std::to_string(coef.den));
     if (denominator.empty())
       return {num, kProd};
+    // A product of sums is distributed when parsed, N /^ (max*(N + 3)) as N /^ (N*max + 3*max),
+    // so a denominator with a sum among its factors is printed as a chain of divisions instead.
+    const bool sum_below = std::any_of(factors.begin(), factors.end(), [](const Factor& f) {
+      return f.exponent < 0 && f.base.node().kind == Kind::Sum;
+    });
     std::string den;
     for (size_t i = 0; i < denominator.size(); ++i)
-      den += (i ? "*" : "") + denominator[i];
-    if (denominator.size() > 1)
+      den += (i ? (sum_below ? " /^ " : "*") : "") + denominator[i];
+    if (denominator.size() > 1 && !sum_below)
       den = "(" + den + ")";
     return {num + " /^ " + den, kProd};
   }
@@ -141,56 +146,112 @@ int64_t lcm_of_denominators(const Expr& e) {
 
 std::string c_text(const Expr& e);
 
-/// The non-constant denominator of a term (the product of its factors with negative exponents)
-/// and its numerator (the term times that denominator); nullopt when it has none.
-std::optional<std::pair<Expr, Expr>> split_denominator(const Expr& term) {
+/// The factors of a term with negative exponents, as positive powers: its non-constant
+/// denominator (empty when it has none).
+std::vector<Factor> denominator_factors(const Expr& term) {
+  std::vector<Factor> below;
   if (is_cst(term))
-    return std::nullopt;
+    return below;
   Rational coef{1, 1};
   std::vector<Factor> factors;
   flatten_prod(term, coef, factors);
-  std::vector<Factor> below;
   for (const Factor& f : factors)
     if (f.exponent < 0)
       below.push_back({f.base, -f.exponent});
-  if (below.empty())
-    return std::nullopt;
-  const Expr denominator = make_prod(Rational{1, 1}, below);
-  return std::pair{denominator, term * denominator};
+  return below;
 }
 
-/// A sum with terms over non-constant denominators, printed as one division per denominator
-/// plus the other terms; nullopt when no term has such a denominator.
-std::optional<std::string> c_sum_over_denominators(const Expr& e) {
-  std::vector<std::pair<Expr, Expr>> groups; // denominator, sum of numerators
-  Expr rest(0);
-  for (const Expr& t : e.node().operands) {
-    std::optional<std::pair<Expr, Expr>> split = split_denominator(t);
-    if (!split) {
-      rest = rest + t;
-      continue;
-    }
-    auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-      return compare_expr(g.first, split->first) == 0;
-    });
-    if (same == groups.end())
-      groups.push_back(*split);
-    else
-      same->second = same->second + split->second;
-  }
-  if (groups.empty())
-    return std::nullopt;
+/// The C text of the magnitude of `term` (integral coefficient) times the powers in `common`,
+/// which include the term's own denominator, and whether it is negative.
+std::pair<std::string, bool> c_scaled_term(const Expr& term, const std::vector<Factor>& common) {
+  Rational coef{1, 1};
+  std::vector<Factor> factors;
+  if (is_cst(term))
+    coef = term.node().value;
+  else
+    flatten_prod(term, coef, factors);
   std::vector<std::string> parts;
-  for (const auto& [denominator, numerator] : groups)
-    parts.push_back("(" + c_text(numerator) + " / " + c_text(denominator) + ")");
-  if (!(is_cst(rest) && rest.node().value.num == 0))
-    parts.push_back(c_text(rest));
-  if (parts.size() == 1)
-    return parts.front();
-  std::string out = "(";
+  if (coef.num != 1 && coef.num != -1)
+    parts.push_back(std::to_string(coef.num < 0 ? -coef.num : coef.num));
+  auto exponent_in_term = [&](const Expr& base) -> int64_t {
+    for (const Factor& f : factors)
+      if (compare_expr(f.base, base) == 0)
+        return f.exponent;
+    return 0;
+  };
+  for (const Factor& f : factors)
+    for (int64_t i = 0; i < f.exponent; ++i)
+      parts.push_back(c_text(f.base));
+  for (const Factor& c : common)
+    for (int64_t i = 0; i < c.exponent + std::min<int64_t>(0, exponent_in_term(c.base)); ++i)
+      parts.push_back(c_text(c.base));
+  if (parts.empty())
+    parts.push_back("1");
+  std::string text;
   for (size_t i = 0; i < parts.size(); ++i)
-    out += (i ? " + " : "") + parts[i];
-  return out + ")";
+    text += (i ? " * " : "") + parts[i];
+  return {text, coef.num < 0};
+}
+
+/// A sum (with integral coefficients) whose terms have non-constant denominators, printed as
+/// one C division; nullopt when no term has such a denominator. Only the whole sum is known to
+/// be an integer, so the terms over one denominator are divided together, and terms over
+/// different denominators are put over their least common multiple: (i + j) /^ (4 * k) is
+/// i /^ (4k) + j /^ (4k) in canonical form, and a /^ j + b /^ k may come from
+/// (a*k + b*j) /^ (j*k), where neither term is an integer alone.
+std::optional<std::string> c_sum_over_denominators(const Expr& e) {
+  std::vector<Factor> common; // the least common multiple of the denominators
+  std::optional<Expr> first_denominator;
+  bool one_denominator = true;
+  for (const Expr& t : e.node().operands) {
+    const std::vector<Factor> below = denominator_factors(t);
+    if (below.empty())
+      continue;
+    const Expr denominator = make_prod(Rational{1, 1}, below);
+    if (!first_denominator)
+      first_denominator = denominator;
+    else if (compare_expr(denominator, *first_denominator) != 0)
+      one_denominator = false;
+    for (const Factor& f : below) {
+      auto same = std::find_if(common.begin(), common.end(), [&](const Factor& c) {
+        return compare_expr(c.base, f.base) == 0;
+      });
+      if (same == common.end())
+        common.push_back(f);
+      else
+        same->exponent = std::max(same->exponent, f.exponent);
+    }
+  }
+  if (!first_denominator)
+    return std::nullopt;
+  // With one denominator the terms without it stay outside the division: they are integers,
+  // so the terms over it sum to an integer too. Each numerator is printed as the term's factors
+  // times the powers of the common denominator it lacks, without simplifying: multiplying out
+  // denominators that are sums would expand products of sums.
+  std::string over, rest;
+  for (const Expr& t : e.node().operands) {
+    const bool outside = one_denominator && denominator_factors(t).empty();
+    const auto [text, negative] = c_scaled_term(t, outside ? std::vector<Factor>{} : common);
+    std::string& out = outside ? rest : over;
+    out += out.empty() ? (negative ? "-" : "") : (negative ? " - " : " + ");
+    out += text;
+  }
+  std::vector<std::string> below;
+  for (const Factor& f : common)
+    for (int64_t i = 0; i < f.exponent; ++i)
+      below.push_back(c_text(f.base));
+  std::string denominator_text;
+  for (size_t i = 0; i < below.size(); ++i)
+    denominator_text += (i ? " * " : "") + below[i];
+  if (below.size() > 1)
+    denominator_text = "(" + denominator_text + ")";
+  const bool several_terms = over.find(" + ") != std::string::npos ||
+                             over.find(" - ") != std::string::npos;
+  const std::string division =
+      "(" + (several_terms ? "(" + over + ")" : over) + " / " + denominator_text + ")";
+  if (rest.empty())
+    return division;
+  return "(" + division + (rest[0] == '-' ? " - " + rest.substr(1) : " + " + rest) + ")";
 }
 
 std::string c_product(const Expr& e) {
@@ -231,15 +292,15 @@ std::string c_text(const Expr& e) {
   case Kind::Var:
     return n.name;
   case Kind::Sum: {
-    // Terms that divide exactly by the same non-constant denominator are printed over it once:
-    // (j - k) /^ d is j/^d - k/^d in canonical form, and j / d - k / d would truncate each term
-    // separately (j = -99, k = 813, d = 19: -47 instead of -48).
-    if (std::optional<std::string> grouped = c_sum_over_denominators(e))
-      return *grouped;
-    // Exact divisions by constants are printed over one denominator: (N + M) / 4, likewise.
+    // A sum is an integer as a whole, its terms need not be: (j - k) /^ d is j/^d - k/^d in
+    // canonical form, and j / d - k / d would truncate each term separately (j = -99, k = 813,
+    // d = 19: -47 instead of -48). So the constant denominators are taken out first,
+    // (N + M) /^ 4 as (N + M) / 4, and then the non-constant ones.
     int64_t l = lcm_of_denominators(e);
     if (l != 1)
       return "(" + c_text(e * Expr(l)) + " / " + std::to_string(l) + ")";
+    if (std::optional<std::string> grouped = c_sum_over_denominators(e))
+      return *grouped;
     std::string out = "(";
     for (size_t i = 0; i < n.operands.size(); ++i) {
       const Expr& t = n.operands[i];

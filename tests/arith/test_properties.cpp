@@ -97,7 +97,8 @@ enum class Op {
   Max,
   Select,
   ExactDiv,
-  ExactDivByVar ///< kid /^ (variable % 3 + 3): exact only on the samples where it divides
+  ExactDivByVar,  ///< kid /^ (variable % 3 + 3): exact only on the samples where it divides
+  ExactDivByConst ///< kid /^ constant: likewise, so only the whole sum is a multiple
 };
 
 struct Tree {
@@ -112,7 +113,8 @@ TreeP leaf(Op op, int64_t v) {
   return std::make_shared<Tree>(Tree{op, v, CmpOp::Lt, {}});
 }
 
-/// `divide_by_variables`: also exact divisions by non-constant divisors (ExactDivByVar).
+/// `divide_by_variables`: also exact divisions by non-constant divisors (ExactDivByVar) and
+/// exact divisions by constants of arbitrary numerators (ExactDivByConst).
 TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count,
                   bool divide_by_variables = false) {
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
@@ -126,10 +128,12 @@ TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count,
   }
   static const Op ops[] = {Op::Add, Op::Add, Op::Sub, Op::Mul, Op::Neg,    Op::Div,     Op::Div,
                            Op::Mod, Op::Mod, Op::Min, Op::Max, Op::Select, Op::ExactDiv};
-  Op op = divide_by_variables && pick(4) == 0 ? Op::ExactDivByVar
-                                              : ops[pick(static_cast<int>(std::size(ops)))];
+  Op op = divide_by_variables && pick(3) == 0
+              ? (pick(2) == 0 ? Op::ExactDivByVar : Op::ExactDivByConst)
+              : ops[pick(static_cast<int>(std::size(ops)))];
   auto t = std::make_shared<Tree>(Tree{op, 0, CmpOp::Lt, {}});
-  int arity = op == Op::Neg || op == Op::ExactDiv || op == Op::ExactDivByVar
+  int arity = op == Op::Neg || op == Op::ExactDiv || op == Op::ExactDivByVar ||
+                      op == Op::ExactDivByConst
                   ? 1
                   : (op == Op::Select ? 4 : 2);
   for (int i = 0; i < arity; ++i)
@@ -143,6 +147,8 @@ TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count,
   }
   if (op == Op::ExactDiv)
     t->value = std::uniform_int_distribution<int64_t>(1, 6)(rng);
+  if (op == Op::ExactDivByConst)
+    t->value = std::uniform_int_distribution<int64_t>(2, 4)(rng);
   if (op == Op::Select)
     t->cmp = static_cast<CmpOp>(pick(6));
   return t;
@@ -181,6 +187,12 @@ int64_t eval_tree(const Tree& t, const std::vector<TestVar>& vars, const Assignm
     if (a % d != 0)
       throw Skip{}; // not exact on this sample: the program would not be well-formed
     return a / d;
+  }
+  case Op::ExactDivByConst: {
+    const int64_t a = kid(0);
+    if (a % t.value != 0)
+      throw Skip{};
+    return a / t.value;
   }
   case Op::Div:
   case Op::Mod: {
@@ -245,6 +257,8 @@ Expr build_tree(const Tree& t, const std::vector<TestVar>& vars) {
     return exact_div(kid(0) * Expr(t.value), Expr(t.value));
   case Op::ExactDivByVar:
     return exact_div(kid(0), vars[t.value].expr % Expr(3) + Expr(3));
+  case Op::ExactDivByConst:
+    return exact_div(kid(0), Expr(t.value));
   case Op::Div:
     return kid(0) / kid(1);
   case Op::Mod:
@@ -282,6 +296,8 @@ std::string tree_text(const Tree& t, const std::vector<TestVar>& vars) {
            ")";
   case Op::ExactDivByVar:
     return "(" + kid(0) + " /^ (" + vars[t.value].name + " % 3 + 3))";
+  case Op::ExactDivByConst:
+    return "(" + kid(0) + " /^ " + std::to_string(t.value) + ")";
   case Op::Div:
     return "(" + kid(0) + " / " + kid(1) + ")";
   case Op::Mod:
@@ -694,4 +710,20 @@ TEST_CASE("property: substituting a constant commutes with evaluation") {
         FAIL_CHECK("substitute/evaluate threw: " << e.what());
     }
   }
+}
+
+TEST_CASE("to_c: only the whole sum of exact divisions is known to be an integer") {
+  Expr i = var("i"), j = var("j"), k = var("k"), z = var("Z");
+  // (i + Z /^ j) /^ 4 is i/4 + Z/(4j) in canonical form: once printed ((Z / 4) / j) + (i / 4).
+  const Expr nested = exact_div(i + exact_div(z, j), Expr(4));
+  CHECK(to_c(nested) == "(((Z / j) + i) / 4)");
+  CHECK(CText(to_c(nested), {{"i", 1}, {"j", 3}, {"Z", 9}}).value() == 1);
+  // a /^ j + b /^ k from (a*k + b*j) /^ (j*k): neither term is an integer alone.
+  const Expr a = var("a"), b = var("b");
+  const Expr two = exact_div(a * k + b * j, j * k);
+  const std::string c = to_c(two);
+  CAPTURE(c);
+  CHECK(CText(c, {{"a", 1}, {"b", 1}, {"j", 2}, {"k", 2}}).value() == 1);
+  CHECK(CText(c, {{"a", 1}, {"b", 4}, {"j", 3}, {"k", 6}}).value() == 1);
+  CHECK(CText(c, {{"a", -1}, {"b", -4}, {"j", 3}, {"k", 6}}).value() == -1);
 }

@@ -88,3 +88,44 @@ TEST_CASE("read commands refuse an empty database file and leave it empty") {
   }
   CHECK(names_in(dir.path) == std::vector<std::string>{"empty.db"});
 }
+
+TEST_CASE("a database missing a table or a column is a user error for every command") {
+  // Found by the db fuzz target (fuzz/regressions/db/): once internal errors at the first query.
+  TempDir dir("dbsafety_schema");
+  const fs::path regressions = fs::path(LIFTX_SOURCE_DIR) / "fuzz/regressions/db";
+  const std::pair<const char*, const char*> files[] = {
+      {"meta-table-only.db", "it has no table 'devices'"},
+      {"schema-missing-column.db", "no such column"},
+  };
+  for (const auto& [file, why] : files) {
+    const std::string db = dir / file;
+    fs::copy_file(regressions / file, db, fs::copy_options::overwrite_existing);
+    const std::string before = read_text(db);
+    for (const std::string& command :
+         {"db --db '" + db + "'", "db --db '" + db + "' --t4 -", "evaluate --db '" + db + "'",
+          "collect stencils/jacobi2d5pt.lift --device cpu --size 8 --sample 1 --db '" + db +
+              "'"}) {
+      CAPTURE(command);
+      RunResult r = liftx(command);
+      CAPTURE(r.err);
+      check_user_error(r);
+      // A writer's integrity check may find the hand-edited file corrupted first.
+      const bool unusable =
+          contains(r.err, db + " is not a usable liftx performance database") &&
+          contains(r.err, why);
+      CHECK((unusable || contains(r.err, db + " is corrupted")));
+    }
+    CHECK(read_text(db) == before);
+  }
+}
+
+TEST_CASE("the T4 export replaces text that is not UTF-8 instead of failing") {
+  TempDir dir("dbsafety_utf8");
+  const std::string db = dir / "odd.db";
+  fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "fuzz/regressions/db/t4-export-invalid-utf8.db", db);
+  RunResult r = liftx("db --db '" + db + "' --t4 -");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "\"device\": \"pocl:pthre\xEF\xBF\xBD" "d-skylake"));
+  CHECK(contains(r.out, "\"results\""));
+}
