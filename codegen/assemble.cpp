@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace liftx::codegen {
 
 namespace {
@@ -58,6 +60,9 @@ void Generator::assemble() {
     kernel_.args.push_back(
         {KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int, arith::Expr(1), -1, {}});
   std::string source;
+  if (std::any_of(used_userfuns_.begin(), used_userfuns_.end(),
+                  [](const auto& used) { return used.second->uses_opencl_int_helpers(); }))
+    source += ir::UserFunDef::opencl_int_helpers() + "\n";
   for (const auto& [name, def] : used_userfuns_)
     source += def->to_opencl() + "\n\n";
   std::string params;

@@ -115,9 +115,14 @@ private:
       return {num, kProd};
     // A product of sums is distributed when parsed, N /^ (max*(N + 3)) as N /^ (N*max + 3*max),
     // so a denominator with a sum among its factors is printed as a chain of divisions instead.
-    const bool sum_below = std::any_of(factors.begin(), factors.end(), [](const Factor& f) {
-      return f.exponent < 0 && f.base.node().kind == Kind::Sum;
-    });
+    // (A constant times a sum is factored back out: N /^ (2*(M + 1)) reads back as it is.)
+    int64_t below = 0; // non-constant factors of the denominator, with their multiplicity
+    for (const Factor& f : factors)
+      below += f.exponent < 0 ? -f.exponent : 0;
+    const bool sum_below =
+        below > 1 && std::any_of(factors.begin(), factors.end(), [](const Factor& f) {
+          return f.exponent < 0 && f.base.node().kind == Kind::Sum;
+        });
     std::string den;
     for (size_t i = 0; i < denominator.size(); ++i)
       den += (i ? (sum_below ? " /^ " : "*") : "") + denominator[i];

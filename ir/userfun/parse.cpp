@@ -71,6 +71,17 @@ const BuiltinInfo* find_builtin(std::string_view name) {
   return nullptr;
 }
 
+/// The int operation an OpenCL C helper of the generated code stands for (see print.cpp).
+std::optional<BinaryOp> int_helper_op(std::string_view name) {
+  static constexpr std::pair<std::string_view, BinaryOp> helpers[] = {
+      {"liftx_add", BinaryOp::Add}, {"liftx_sub", BinaryOp::Sub}, {"liftx_mul", BinaryOp::Mul},
+      {"liftx_div", BinaryOp::Div}, {"liftx_rem", BinaryOp::Rem}};
+  for (const auto& [helper, op] : helpers)
+    if (name == helper)
+      return op;
+  return std::nullopt;
+}
+
 const BuiltinInfo& builtin_info(Builtin b) {
   for (const auto& info : builtin_table)
     if (info.builtin == b)
@@ -166,7 +177,8 @@ bool is_opencl_reserved(std::string_view word) {
   for (std::string_view prefix :
        {"get_global_", "get_local_", "get_group_", "get_num_groups", "get_work_dim", "get_image_",
         "vload", "vstore", "atomic_", "atom_", "fast_distance", "fast_length", "fast_normalize",
-        "work_group_", "sub_group_", "read_image", "write_image"})
+        "work_group_", "sub_group_", "read_image", "write_image",
+        "liftx_"}) // the generated code's own names: its int helpers, counters, probes
     if (starts_with(prefix))
       return true;
   // Vector types: float2, int16, ...
@@ -844,7 +856,56 @@ private:
     fail(t.loc, fmt::format("expected an expression, found {}", describe(t)));
   }
 
+  /// The arguments of a call, after its opening parenthesis, through the closing one.
+  std::vector<NodePtr> call_arguments(std::string_view name) {
+    take(); // (
+    std::vector<NodePtr> args;
+    if (!is(")")) {
+      do {
+        args.push_back(expression());
+      } while (accept(","));
+    }
+    expect(")", fmt::format("after the arguments of '{}'", name));
+    return args;
+  }
+
+  void check_arity(const Token& name, size_t count, size_t arity) {
+    if (count != arity)
+      fail(name.loc, fmt::format("'{}' takes {} argument{}, not {}", name.text, arity,
+                                 arity == 1 ? "" : "s", count));
+  }
+
+  /// The forms the OpenCL C printing gives int arithmetic and float-to-int conversions
+  /// (print.cpp), read back as the operations they print: liftx_add(a, b) is a + b on int.
+  NodePtr defined_int_operation(const Token& name) {
+    if (name.text == "convert_int_sat") {
+      std::vector<NodePtr> args = call_arguments(name.text);
+      check_arity(name, args.size(), 1);
+      if (args[0]->type != ScalarKind::Float && args[0]->type != ScalarKind::Double)
+        return convert_to(std::move(args[0]), ScalarKind::Int);
+      auto n = make(Node::Kind::Convert, ScalarKind::Int, name.loc);
+      n->operands.push_back(std::move(args[0]));
+      return n;
+    }
+    std::optional<BinaryOp> op = int_helper_op(name.text);
+    std::vector<NodePtr> args = call_arguments(name.text);
+    if (!op) { // liftx_neg
+      check_arity(name, args.size(), 1);
+      auto n = make(Node::Kind::Negate, ScalarKind::Int, name.loc);
+      n->operands.push_back(convert_to(std::move(args[0]), ScalarKind::Int));
+      return n;
+    }
+    check_arity(name, args.size(), 2);
+    auto n = make(Node::Kind::Binary, ScalarKind::Int, name.loc);
+    n->binary = *op;
+    for (auto& a : args)
+      n->operands.push_back(convert_to(std::move(a), ScalarKind::Int));
+    return n;
+  }
+
   NodePtr call(const Token& name) {
+    if (name.text == "convert_int_sat" || name.text == "liftx_neg" || int_helper_op(name.text))
+      return defined_int_operation(name);
     const BuiltinInfo* info = find_builtin(name.text);
     if (!info) {
       if (lookup(name.text))

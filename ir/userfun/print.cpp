@@ -25,6 +25,24 @@ std::string operand(const Printed& p, int needed) {
   return p.precedence >= needed ? p.text : fmt::format("({})", p.text);
 }
 
+/// The OpenCL C helper that performs an int operation, or nullptr for the others.
+const char* int_helper_name(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+    return "liftx_add";
+  case BinaryOp::Sub:
+    return "liftx_sub";
+  case BinaryOp::Mul:
+    return "liftx_mul";
+  case BinaryOp::Div:
+    return "liftx_div";
+  case BinaryOp::Rem:
+    return "liftx_rem";
+  default:
+    return nullptr;
+  }
+}
+
 Printed print(const Node& n) {
   switch (n.kind) {
   case Node::Kind::Literal: {
@@ -39,13 +57,27 @@ Printed print(const Node& n) {
   case Node::Kind::Variable:
     return {n.name, Primary};
   case Node::Kind::Negate:
+    if (n.type == ScalarKind::Int)
+      return {fmt::format("liftx_neg({})", print(*n.operands[0]).text), Primary};
     return {"-" + operand(print(*n.operands[0]), Primary), Unary};
   case Node::Kind::Not:
     return {"!" + operand(print(*n.operands[0]), Primary), Unary};
-  case Node::Kind::Convert:
+  case Node::Kind::Convert: {
+    const ScalarKind from = n.operands[0]->type;
+    // C leaves a float outside the int range undefined; the interpreter saturates (NaN is 0),
+    // which is OpenCL's convert_int_sat.
+    if (n.type == ScalarKind::Int && (from == ScalarKind::Float || from == ScalarKind::Double))
+      return {fmt::format("convert_int_sat({})", print(*n.operands[0]).text), Primary};
     return {fmt::format("({}){}", scalar_name(n.type), operand(print(*n.operands[0]), Primary)),
             Unary};
+  }
   case Node::Kind::Binary:
+    // int + - * / % go through helpers that define what C leaves undefined as the interpreter
+    // does: wrapping, INT_MIN / -1 (UserFunDef::opencl_int_helpers).
+    if (n.type == ScalarKind::Int && int_helper_name(n.binary))
+      return {fmt::format("{}({}, {})", int_helper_name(n.binary), print(*n.operands[0]).text,
+                          print(*n.operands[1]).text),
+              Primary};
     return {fmt::format("{} {} {}", operand(print(*n.operands[0]), Unary), binary_op_text(n.binary),
                         operand(print(*n.operands[1]), Unary)),
             Compound};

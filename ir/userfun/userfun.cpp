@@ -47,6 +47,22 @@ std::string UserFunDef::to_opencl() const {
                      userfun_detail::print_body(*body_));
 }
 
+bool UserFunDef::uses_opencl_int_helpers() const {
+  // No user name may start with liftx_ (is_reserved_in_opencl): any occurrence is a helper.
+  return to_opencl().find("liftx_") != std::string::npos;
+}
+
+std::string UserFunDef::opencl_int_helpers() {
+  // as_int/as_uint reinterpret bits: unsigned arithmetic wraps, and nothing is
+  // implementation-defined on the way back.
+  return "int liftx_add(int a, int b) { return as_int(as_uint(a) + as_uint(b)); }\n"
+         "int liftx_sub(int a, int b) { return as_int(as_uint(a) - as_uint(b)); }\n"
+         "int liftx_mul(int a, int b) { return as_int(as_uint(a) * as_uint(b)); }\n"
+         "int liftx_neg(int a) { return as_int(0u - as_uint(a)); }\n"
+         "int liftx_div(int a, int b) { return b == -1 ? liftx_neg(a) : a / b; }\n"
+         "int liftx_rem(int a, int b) { return b == -1 ? 0 : a % b; }\n";
+}
+
 OpCounts UserFunDef::op_counts() const {
   return userfun_detail::count_body(*body_);
 }

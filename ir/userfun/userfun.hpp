@@ -59,6 +59,12 @@ public:
   /// A complete OpenCL C function definition, e.g. `float jacobi5(float c, ...) { ... }`,
   /// re-printed from the parsed body (not the original text).
   std::string to_opencl() const;
+  /// Whether to_opencl() calls the int helpers (int + - * / % and negation print as calls).
+  bool uses_opencl_int_helpers() const;
+  /// OpenCL C definitions of those helpers, to precede the user functions in a kernel: they
+  /// define what C leaves undefined as the interpreter does (wrapping; INT_MIN / -1 is INT_MIN
+  /// and x % -1 is 0).
+  static std::string opencl_int_helpers();
   /// Operation counts of one call, the maximum over branches.
   OpCounts op_counts() const;
 

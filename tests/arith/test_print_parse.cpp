@@ -22,6 +22,11 @@ TEST_CASE("to_string: canonical readable text with minimal parentheses") {
       {"(x % 16)*(y % 4)", "(x % 16)*(y % 4)"},
       {"x / (y*z)", "x / (y*z)"},
       {"x / (y + 1)", "x / (y + 1)"},
+      // a denominator with a sum among several factors is a chain: (max*(N + 3)) would read back
+      // distributed, as another node (found by fuzz_arith)
+      {"N /^ max /^ (N + 3) /^ 2", "N /^ 2 /^ max /^ (N + 3)"},
+      {"N /^ 2 /^ max /^ (N + 3)", "N /^ 2 /^ max /^ (N + 3)"},
+      {"N /^ (2*M + 2)", "N /^ (2*(M + 1))"},
       {"x % (y / 2)", "x % (y / 2)"},
       {"(x / y) % z", "x / y % z"},
       {"-x / 4", "-x / 4"},

@@ -170,3 +170,20 @@ TEST_CASE("smaller refusals: negative lengths, malformed sizes, codegen at sizes
   CHECK(contains(r.err, "inexact exact division"));
   CHECK(r.out.empty()); // no half-printed kernel before the error
 }
+
+TEST_CASE("kernels agree with the interpreter where C leaves int arithmetic undefined") {
+  // Out-of-range float to int, INT_MIN / -1, x % -1 and wrapping: the interpreter defines them
+  // (docs/language.md) and the kernel's helpers do the same, so the check passes.
+  fs::path ub = write_file("ub.lift", "userfun edge(x: float): float {\n"
+                                      "  int k = (int)(x * 1.0e12f);\n"
+                                      "  int m = k / -1;\n"
+                                      "  int w = m * 65537 + m;\n"
+                                      "  return (float)(w % -1) + (float)m + (float)(w / 3);\n"
+                                      "}\n"
+                                      "def ub(x: [float]N) = mapGlb0(edge, x)\n");
+  RunResult r = liftx("run '" + ub.string() + "' --device cpu --size 64 --global 64 --json");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "\"status\": \"ok\""));
+  CHECK(contains(r.out, "\"passed\": true"));
+}

@@ -318,7 +318,7 @@ TEST_CASE("to_opencl prints a deterministic, fully parenthesised definition") {
   )");
   CHECK(f->to_opencl() == "float f(float a, int i, bool b) {\n"
                           "  float d = a - (float)i;\n"
-                          "  int k = (-i * 2) % 3;\n"
+                          "  int k = liftx_rem(liftx_mul(liftx_neg(i), 2), 3);\n"
                           "  if ((d < 0.0f) && b) {\n"
                           "    d = -d;\n"
                           "  } else if (k == 1) {\n"
@@ -331,7 +331,8 @@ TEST_CASE("to_opencl prints a deterministic, fully parenthesised definition") {
   const auto g =
       UserFunDef::parse("g", {{"i", I}}, I, "return abs(i) < 3 ? -(-i) : - -2147483648 + -2;");
   CHECK(g->to_opencl() == "int g(int i) {\n"
-                          "  return ((int)abs(i) < 3) ? -(-i) : ((-2147483647 - 1) + -2);\n"
+                          "  return ((int)abs(i) < 3) ? liftx_neg(liftx_neg(i)) : "
+                          "liftx_add((-2147483647 - 1), -2);\n"
                           "}");
   const auto h = UserFunDef::parse("h", {}, D, "{ return -(double)INFINITY; }");
   CHECK(h->to_opencl() == "double h(void) {\n  {\n    return -((double)INFINITY);\n  }\n}");
@@ -339,6 +340,32 @@ TEST_CASE("to_opencl prints a deterministic, fully parenthesised definition") {
   // Printing is a pure function of the parse.
   const auto f2 = UserFunDef::parse("f", f->params(), F, f->body_text());
   CHECK(f2->to_opencl() == f->to_opencl());
+}
+
+TEST_CASE("to_opencl defines what C leaves undefined, as the interpreter does") {
+  // int arithmetic through helpers that wrap and define INT_MIN / -1; float to int saturates.
+  const auto f = UserFunDef::parse("f", {{"x", F}, {"i", I}}, I,
+                                   "int k = (int)x; return (i / -1) % k + -i * 3 - k;");
+  CHECK(f->to_opencl() == "int f(float x, int i) {\n"
+                          "  int k = convert_int_sat(x);\n"
+                          "  return liftx_sub(liftx_add(liftx_rem(liftx_div(i, -1), k), "
+                          "liftx_mul(liftx_neg(i), 3)), k);\n"
+                          "}");
+  CHECK(f->uses_opencl_int_helpers());
+  CHECK_FALSE(UserFunDef::builtin("add")->uses_opencl_int_helpers());
+  CHECK(UserFunDef::builtin("add_int")->uses_opencl_int_helpers());
+  const std::string helpers = UserFunDef::opencl_int_helpers();
+  for (const char* name : {"liftx_add", "liftx_sub", "liftx_mul", "liftx_neg", "liftx_div",
+                           "liftx_rem"})
+    CHECK(helpers.find(std::string("int ") + name + "(") != std::string::npos);
+  // The printed forms read back as the operations they stand for, with the same values.
+  const auto g = UserFunDef::parse("g", {{"x", F}, {"i", I}}, I,
+                                   "return liftx_add(liftx_div(i, -1), convert_int_sat(x));");
+  const Scalar args[] = {Scalar{3.0e10f}, Scalar{INT32_MIN}};
+  CHECK(std::get<int32_t>(g->evaluate(args)) == -1); // INT_MIN + INT_MAX
+  // Names with the generated code's prefix are reserved.
+  CHECK_THROWS_WITH_AS(UserFunDef::parse("h", {{"liftx_x", I}}, I, "return liftx_x;"),
+                       doctest::Contains("reserved"), liftx::UserError);
 }
 
 TEST_CASE("op_counts follow paths: early returns do not add up") {
