@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "exec/run.hpp"
+#include "explore/record.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -44,13 +45,22 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
     if (!fs::is_regular_file(sidecar))
       continue;
     std::ifstream in(sidecar);
-    nlohmann::json j;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object())
+      throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}",
+                                  sidecar.string()));
+    // What the sidecar leaves out comes from the command line; the launch is then checked like
+    // every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
+    nlohmann::json launch = nlohmann::json::object();
+    launch["global"] = j.contains("global") ? j["global"] : nlohmann::json(options.global);
+    if (j.contains("local"))
+      launch["local"] = j["local"];
+    else if (!options.local.empty())
+      launch["local"] = options.local;
+    if (!launch["global"].empty())
+      return explore::run_options_for(launch, sidecar.string());
     try {
-      j = nlohmann::json::parse(in);
-      if (j.contains("global"))
-        options.global = j.at("global").get<std::vector<int64_t>>();
-      if (j.contains("local"))
-        options.local = j.at("local").get<std::vector<int64_t>>();
+      options.local = j.value("local", std::vector<int64_t>{});
     } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}: {}",
                                   sidecar.string(), e.what()));

@@ -193,6 +193,8 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   int64_t done_before = 0;
+  // Held across the chunks: another collect on the database cannot slip in between them.
+  const CollectionLock lock(options.db);
   for (size_t first = 0; first < options.targets.size(); first += kChunk) {
     const double left_s = double(options.budget.count()) - spent_now();
     const size_t last = std::min(options.targets.size(), first + kChunk);

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <map>
+#include <mutex>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
@@ -790,8 +791,31 @@ std::filesystem::path CollectionLock::path_for(const std::filesystem::path& db) 
   return std::filesystem::path(db.string() + ".lock");
 }
 
+namespace {
+
+/// The locks this process holds, by lock file, with how many CollectionLocks share each: flock
+/// would refuse a second description of the file even in the process that holds it (calibrate
+/// holds the lock across the collections it runs).
+struct HeldLock {
+  int fd;
+  int holders;
+};
+std::mutex held_locks_mutex;
+std::map<std::string, HeldLock>& held_locks() {
+  static std::map<std::string, HeldLock> locks;
+  return locks;
+}
+
+} // namespace
+
 CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for(db)) {
   std::error_code ec;
+  key_ = std::filesystem::absolute(path_, ec).lexically_normal().string();
+  const std::lock_guard<std::mutex> guard(held_locks_mutex);
+  if (auto held = held_locks().find(key_); held != held_locks().end()) {
+    ++held->second.holders;
+    return;
+  }
   if (db.has_parent_path())
     std::filesystem::create_directories(db.parent_path(), ec);
   // The file is removed when the lock is released; a process that opened it just before may then
@@ -837,13 +861,17 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
       ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the pid; only the message of a refused collection lacks it.
   }
+  held_locks()[key_] = HeldLock{fd_, 1};
 }
 
 CollectionLock::~CollectionLock() {
-  if (fd_ >= 0) {
-    ::unlink(path_.c_str());
-    ::close(fd_);
-  }
+  const std::lock_guard<std::mutex> guard(held_locks_mutex);
+  auto held = held_locks().find(key_);
+  if (held == held_locks().end() || --held->second.holders > 0)
+    return;
+  ::unlink(path_.c_str());
+  ::close(held->second.fd);
+  held_locks().erase(held);
 }
 
 } // namespace liftx::explore

@@ -162,7 +162,9 @@ private:
 /// of measuring the same configurations again. An flock on the side file "DB.lock" (holding the
 /// holder's pid, for the message); the kernel releases it when the process ends however it ends,
 /// so a killed collection never leaves a stale lock. UserError if another process holds it:
-/// "DB is being written by another liftx collect (pid N)".
+/// "DB is being written by another liftx collect (pid N)". Within one process the lock is shared:
+/// a second CollectionLock of a database this process holds succeeds, and the file is released
+/// with the last.
 class CollectionLock {
 public:
   explicit CollectionLock(const std::filesystem::path& db);
@@ -175,6 +177,7 @@ public:
 
 private:
   std::filesystem::path path_;
+  std::string key_; ///< the lock file's absolute path: this process's table of held locks
   int fd_ = -1;
 };
 

@@ -187,3 +187,30 @@ TEST_CASE("kernels agree with the interpreter where C leaves int arithmetic unde
   CHECK(contains(r.out, "\"status\": \"ok\""));
   CHECK(contains(r.out, "\"passed\": true"));
 }
+
+TEST_CASE("features checks a launch sidecar like every other launch, naming it") {
+  TempDir dir("features_sidecar");
+  const fs::path lift = dir.path / "v.lift";
+  fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "stencils/variants/jacobi2d5pt/global2d.lift", lift);
+  const fs::path sidecar = dir.path / "v.json";
+  const std::pair<const char*, const char*> bad[] = {
+      {"[1]", "expected {\"global\""},
+      {"{\"global\": [0, 4]}", "must be 1 to 3 integers"},
+      {"{\"global\": [1099511627776, 4]}", "must be 1 to 3 integers"},
+      {"{\"global\": [16, 16], \"local\": [3]}", "2 global sizes and 1 local"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(text);
+    { std::ofstream(sidecar) << text; }
+    RunResult r = liftx("features '" + lift.string() + "' --size 16");
+    CAPTURE(r.err);
+    check_user_error(r);
+    CHECK(contains(r.err, sidecar.string() + ": "));
+    CHECK(contains(r.err, message));
+  }
+  { std::ofstream(sidecar) << "{\"global\": [16, 16], \"local\": [4, 4]}"; }
+  RunResult ok = liftx("features '" + lift.string() + "' --size 16");
+  CAPTURE(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(contains(ok.out, "v.lift,16,16,1,4,4,1,"));
+}

@@ -212,11 +212,13 @@ TEST_CASE("db safety: the collection lock is exclusive, names its holder and die
   {
     explore::CollectionLock held(db);
     CHECK(fs::exists(lock_file));
-    // flock is per open file: a second lock is refused even within one process.
-    CHECK(what_of([&] { explore::CollectionLock{db}; }) ==
-          fmt::format("{} is being written by another liftx collect (pid {}); wait for it to "
-                      "finish, or collect into another --db",
-                      db.string(), ::getpid()));
+    // Within the process that holds it the lock is shared (calibrate holds it across the
+    // collections it runs); the file stays until the last holder releases it.
+    {
+      explore::CollectionLock again(db);
+      CHECK(fs::exists(lock_file));
+    }
+    CHECK(fs::exists(lock_file));
 
     // The command is refused before it opens the device or the database.
     runtime::IsolatedResult r = run_liftx(
