@@ -267,23 +267,26 @@ struct PerfDb::Impl {
 
   /// Refuses a file whose tables lack what liftx reads (see kRequiredTables).
   void check_tables() const {
-    for (const RequiredTable& table : kRequiredTables) {
-      if (!has_table(table.name)) {
-        if (table.added)
-          continue;
-        throw UserError(fmt::format("{} is not a usable liftx performance database: it has no "
-                                    "table '{}'",
-                                    path.string(), table.name));
-      }
-      const std::string probe = fmt::format("SELECT {} FROM {} LIMIT 0", table.columns, table.name);
-      sqlite3_stmt* stmt = nullptr;
-      const int rc = sqlite3_prepare_v2(db, probe.c_str(), -1, &stmt, nullptr);
-      sqlite3_finalize(stmt);
-      if (rc != SQLITE_OK)
-        throw UserError(fmt::format("{} is not a usable liftx performance database: table '{}' "
-                                    "({})",
-                                    path.string(), table.name, sqlite3_errmsg(db)));
+    for (const RequiredTable& table : kRequiredTables)
+      check_table(table);
+  }
+
+  void check_table(const RequiredTable& table) const {
+    if (!has_table(table.name)) {
+      if (table.added)
+        return;
+      throw UserError(fmt::format("{} is not a usable liftx performance database: it has no "
+                                  "table '{}'",
+                                  path.string(), table.name));
     }
+    const std::string probe = fmt::format("SELECT {} FROM {} LIMIT 0", table.columns, table.name);
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v2(db, probe.c_str(), -1, &stmt, nullptr);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_OK)
+      throw UserError(fmt::format("{} is not a usable liftx performance database: table '{}' "
+                                  "({})",
+                                  path.string(), table.name, sqlite3_errmsg(db)));
   }
 
   void exec(const char* sql) {
@@ -374,6 +377,7 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
     auto schema_version = [&] {
       int version = 0;
       if (impl_->has_table("meta")) {
+        impl_->check_table(kRequiredTables[0]); // meta, read before the others are checked
         Statement meta(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
         if (meta.step())
           version = std::atoi(meta.text(0).c_str());

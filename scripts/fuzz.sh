@@ -59,6 +59,8 @@ for t in "${targets[@]}"; do
   [[ -n $runs ]] && limit=(-runs="$runs")
   dict=()
   [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
+  seed_dirs=()
+  [[ -d fuzz/corpus/$t ]] && seed_dirs=("fuzz/corpus/$t") # lift's seeds are stencils/ alone
   # Inputs that once failed (fuzz/regressions/TARGET/) are replayed first: each must pass. (The
   # product-of-sums inputs take about 5 s each under the sanitizers, hence 10 s here.)
   if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
@@ -78,7 +80,7 @@ for t in "${targets[@]}"; do
   TMPDIR="$scratch" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build_dir/fuzz/fuzz_$t" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "${dict[@]}" ${options[$t]:-} ${LIFTX_FUZZ_ARGS:-} \
-    "$corpus" "fuzz/corpus/$t" ${seeds[$t]:-} >"$log" 2>&1 || rc=$?
+    "$corpus" "${seed_dirs[@]}" ${seeds[$t]:-} >"$log" 2>&1 || rc=$?
   elapsed=$(($(date +%s) - start))
   rm -rf "$scratch"
   crashes=$(($(find "$artifacts" -type f | wc -l) - before))

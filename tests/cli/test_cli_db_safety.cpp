@@ -96,6 +96,7 @@ TEST_CASE("a database missing a table or a column is a user error for every comm
   const std::pair<const char*, const char*> files[] = {
       {"meta-table-only.db", "it has no table 'devices'"},
       {"schema-missing-column.db", "no such column"},
+      {"meta-without-value-column.db", "table 'meta'"},
   };
   for (const auto& [file, why] : files) {
     const std::string db = dir / file;
