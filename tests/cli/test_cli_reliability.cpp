@@ -214,3 +214,27 @@ TEST_CASE("features checks a launch sidecar like every other launch, naming it")
   CHECK(ok.exit_code == 0);
   CHECK(contains(ok.out, "v.lift,16,16,1,4,4,1,"));
 }
+
+TEST_CASE("the issue's wrong-code and launch reproducers compute the right result") {
+  // A loop bound (2 + N) /^ M once printed as (2 / M) + (N / M): one iteration instead of two.
+  fs::path split = write_file(
+      "splitm2.lift", "def splitm2(x: [float]N, y: [float]M) = mapGlb0(row => join(mapSeq("
+                      "mapSeq(id), split(M, pad(1, 1, clamp, row)))), split(N, x))\n");
+  RunResult r = liftx("codegen '" + split.string() + "' --size N=4,M=3");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "i_2 < ((2 + N) / M)"));
+  r = liftx("run '" + split.string() + "' --device cpu --size N=4,M=3 --json");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "\"passed\": true"));
+  // Local sizes that do not divide the tied lengths once wrote past the output buffer.
+  for (const char* launch : {"--size 8 --local 3,3", "--size 100 --local 16,1"}) {
+    CAPTURE(launch);
+    r = liftx(std::string("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu ") +
+              launch + " --json");
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, "\"status\": \"ok\""));
+    CHECK(contains(r.out, "\"passed\": true"));
+  }
+}
