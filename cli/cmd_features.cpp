@@ -47,8 +47,8 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
     std::ifstream in(sidecar);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     if (!j.is_object())
-      throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}",
-                                  sidecar.string()));
+      throw UserError(
+          fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}", sidecar.string()));
     // What the sidecar leaves out comes from the command line; the launch is then checked like
     // every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
     nlohmann::json launch = nlohmann::json::object();

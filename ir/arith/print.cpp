@@ -218,9 +218,8 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
     else if (compare_expr(denominator, *first_denominator) != 0)
       one_denominator = false;
     for (const Factor& f : below) {
-      auto same = std::find_if(common.begin(), common.end(), [&](const Factor& c) {
-        return compare_expr(c.base, f.base) == 0;
-      });
+      auto same = std::find_if(common.begin(), common.end(),
+                               [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
       if (same == common.end())
         common.push_back(f);
       else
@@ -250,8 +249,8 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
     denominator_text += (i ? " * " : "") + below[i];
   if (below.size() > 1)
     denominator_text = "(" + denominator_text + ")";
-  const bool several_terms = over.find(" + ") != std::string::npos ||
-                             over.find(" - ") != std::string::npos;
+  const bool several_terms =
+      over.find(" + ") != std::string::npos || over.find(" - ") != std::string::npos;
   const std::string division =
       "(" + (several_terms ? "(" + over + ")" : over) + " / " + denominator_text + ")";
   if (rest.empty())

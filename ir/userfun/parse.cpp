@@ -73,9 +73,11 @@ const BuiltinInfo* find_builtin(std::string_view name) {
 
 /// The int operation an OpenCL C helper of the generated code stands for (see print.cpp).
 std::optional<BinaryOp> int_helper_op(std::string_view name) {
-  static constexpr std::pair<std::string_view, BinaryOp> helpers[] = {
-      {"liftx_add", BinaryOp::Add}, {"liftx_sub", BinaryOp::Sub}, {"liftx_mul", BinaryOp::Mul},
-      {"liftx_div", BinaryOp::Div}, {"liftx_rem", BinaryOp::Rem}};
+  static constexpr std::pair<std::string_view, BinaryOp> helpers[] = {{"liftx_add", BinaryOp::Add},
+                                                                      {"liftx_sub", BinaryOp::Sub},
+                                                                      {"liftx_mul", BinaryOp::Mul},
+                                                                      {"liftx_div", BinaryOp::Div},
+                                                                      {"liftx_rem", BinaryOp::Rem}};
   for (const auto& [helper, op] : helpers)
     if (name == helper)
       return op;

@@ -132,10 +132,10 @@ TreeP random_tree(std::mt19937_64& rng, int depth, size_t var_count,
               ? (pick(2) == 0 ? Op::ExactDivByVar : Op::ExactDivByConst)
               : ops[pick(static_cast<int>(std::size(ops)))];
   auto t = std::make_shared<Tree>(Tree{op, 0, CmpOp::Lt, {}});
-  int arity = op == Op::Neg || op == Op::ExactDiv || op == Op::ExactDivByVar ||
-                      op == Op::ExactDivByConst
-                  ? 1
-                  : (op == Op::Select ? 4 : 2);
+  int arity =
+      op == Op::Neg || op == Op::ExactDiv || op == Op::ExactDivByVar || op == Op::ExactDivByConst
+          ? 1
+          : (op == Op::Select ? 4 : 2);
   for (int i = 0; i < arity; ++i)
     t->kids.push_back(random_tree(rng, depth - 1, var_count, divide_by_variables));
   if (op == Op::ExactDivByVar)

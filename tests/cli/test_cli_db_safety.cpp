@@ -104,16 +104,14 @@ TEST_CASE("a database missing a table or a column is a user error for every comm
     const std::string before = read_text(db);
     for (const std::string& command :
          {"db --db '" + db + "'", "db --db '" + db + "' --t4 -", "evaluate --db '" + db + "'",
-          "collect stencils/jacobi2d5pt.lift --device cpu --size 8 --sample 1 --db '" + db +
-              "'"}) {
+          "collect stencils/jacobi2d5pt.lift --device cpu --size 8 --sample 1 --db '" + db + "'"}) {
       CAPTURE(command);
       RunResult r = liftx(command);
       CAPTURE(r.err);
       check_user_error(r);
       // A writer's integrity check may find the hand-edited file corrupted first.
-      const bool unusable =
-          contains(r.err, db + " is not a usable liftx performance database") &&
-          contains(r.err, why);
+      const bool unusable = contains(r.err, db + " is not a usable liftx performance database") &&
+                            contains(r.err, why);
       CHECK((unusable || contains(r.err, db + " is corrupted")));
     }
     CHECK(read_text(db) == before);
@@ -127,6 +125,7 @@ TEST_CASE("the T4 export replaces text that is not UTF-8 instead of failing") {
   RunResult r = liftx("db --db '" + db + "' --t4 -");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "\"device\": \"pocl:pthre\xEF\xBF\xBD" "d-skylake"));
+  CHECK(contains(r.out, "\"device\": \"pocl:pthre\xEF\xBF\xBD"
+                        "d-skylake"));
   CHECK(contains(r.out, "\"results\""));
 }

@@ -217,9 +217,9 @@ TEST_CASE("features checks a launch sidecar like every other launch, naming it")
 
 TEST_CASE("the issue's wrong-code and launch reproducers compute the right result") {
   // A loop bound (2 + N) /^ M once printed as (2 / M) + (N / M): one iteration instead of two.
-  fs::path split = write_file(
-      "splitm2.lift", "def splitm2(x: [float]N, y: [float]M) = mapGlb0(row => join(mapSeq("
-                      "mapSeq(id), split(M, pad(1, 1, clamp, row)))), split(N, x))\n");
+  fs::path split = write_file("splitm2.lift",
+                              "def splitm2(x: [float]N, y: [float]M) = mapGlb0(row => join(mapSeq("
+                              "mapSeq(id), split(M, pad(1, 1, clamp, row)))), split(N, x))\n");
   RunResult r = liftx("codegen '" + split.string() + "' --size N=4,M=3");
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "i_2 < ((2 + N) / M)"));

@@ -355,8 +355,8 @@ TEST_CASE("to_opencl defines what C leaves undefined, as the interpreter does") 
   CHECK_FALSE(UserFunDef::builtin("add")->uses_opencl_int_helpers());
   CHECK(UserFunDef::builtin("add_int")->uses_opencl_int_helpers());
   const std::string helpers = UserFunDef::opencl_int_helpers();
-  for (const char* name : {"liftx_add", "liftx_sub", "liftx_mul", "liftx_neg", "liftx_div",
-                           "liftx_rem"})
+  for (const char* name :
+       {"liftx_add", "liftx_sub", "liftx_mul", "liftx_neg", "liftx_div", "liftx_rem"})
     CHECK(helpers.find(std::string("int ") + name + "(") != std::string::npos);
   // The printed forms read back as the operations they stand for, with the same values.
   const auto g = UserFunDef::parse("g", {{"x", F}, {"i", I}}, I,
