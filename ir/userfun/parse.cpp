@@ -916,17 +916,8 @@ private:
                                  "pow, sin, cos, fmin, fmax, min, max, clamp, floor, ceil, abs)",
                                  name.text));
     }
-    take(); // (
-    std::vector<NodePtr> args;
-    if (!is(")")) {
-      do {
-        args.push_back(expression());
-      } while (accept(","));
-    }
-    expect(")", fmt::format("after the arguments of '{}'", info->name));
-    if (static_cast<int>(args.size()) != info->arity)
-      fail(name.loc, fmt::format("'{}' takes {} argument{}, not {}", info->name, info->arity,
-                                 info->arity == 1 ? "" : "s", args.size()));
+    std::vector<NodePtr> args = call_arguments(info->name);
+    check_arity(name, args.size(), static_cast<size_t>(info->arity));
     ScalarKind kind = ScalarKind::Int;
     for (const auto& a : args)
       kind = arithmetic_kind(kind, a->type);
