@@ -74,6 +74,12 @@ struct UserFunBody {
 };
 
 namespace userfun_detail {
+/// The parser's refusal of a body nested deeper than its limit.
+class NestingTooDeep : public UserError {
+public:
+  using UserError::UserError;
+};
+
 /// Lexes, parses and type-checks a body (parse.cpp).
 std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
                                         const std::vector<UserFunParam>& params, ScalarKind result,

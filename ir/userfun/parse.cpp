@@ -759,7 +759,9 @@ private:
   public:
     DepthGuard(Parser& p) : parser_(p) {
       if (++parser_.depth_ > max_depth)
-        parser_.fail(parser_.peek().loc, fmt::format("nesting deeper than {} levels", max_depth));
+        throw NestingTooDeep(
+            fmt::format("userfun {}: nesting deeper than {} levels", parser_.fun_name_, max_depth),
+            parser_.peek().loc);
     }
     ~DepthGuard() { --parser_.depth_; }
     DepthGuard(const DepthGuard&) = delete;

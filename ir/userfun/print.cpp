@@ -12,7 +12,8 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Printing. Every binary or conditional operand that is itself an operator expression is
-// parenthesised, so the printed text never depends on C's precedence table.
+// parenthesised, so the printed text never depends on C's precedence table (only on left-to-right
+// grouping within + -, * /, && and ||: left_operand).
 
 enum Precedence { Compound = 1, Unary = 8, Primary = 9 };
 
@@ -23,6 +24,15 @@ struct Printed {
 
 std::string operand(const Printed& p, int needed) {
   return p.precedence >= needed ? p.text : fmt::format("({})", p.text);
+}
+
+/// A prefix operator (`-`, `!`, a cast) applied to `operand`. A unary operand needs no
+/// parentheses in C: `-(-x)` would cost the parser two nesting levels per operator where the
+/// source spent one, so a chain of them could print deeper than it was parsed.
+std::string prefixed(std::string_view op, const Printed& p) {
+  // `- -x`, not the decrement `--x`.
+  const char* space = op == "-" && p.text.starts_with('-') ? " " : "";
+  return fmt::format("{}{}{}", op, space, operand(p, Unary));
 }
 
 /// The OpenCL C helper that performs an int operation, or nullptr for the others.
@@ -43,6 +53,39 @@ const char* int_helper_name(BinaryOp op) {
   }
 }
 
+Printed print(const Node& n);
+
+/// Operators that C groups left to right at one precedence level.
+int left_chain_group(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+    return 1;
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+    return 2;
+  case BinaryOp::And:
+    return 3;
+  case BinaryOp::Or:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+/// The left operand of a printed binary operator. `a + b - c` is `(a + b) - c` in every C
+/// compiler, so a left chain of one group prints flat: a long sum (a stencil's weighted points)
+/// would otherwise nest one parenthesis per term, past what OpenCL compilers accept.
+std::string left_operand(const Node& n) {
+  const Node& left = *n.operands[0];
+  const bool printed_as_operator = left.kind == Node::Kind::Binary &&
+                                   !(left.type == ScalarKind::Int && int_helper_name(left.binary));
+  if (printed_as_operator && left_chain_group(n.binary) != 0 &&
+      left_chain_group(left.binary) == left_chain_group(n.binary))
+    return print(left).text;
+  return operand(print(left), Unary);
+}
+
 Printed print(const Node& n) {
   switch (n.kind) {
   case Node::Kind::Literal: {
@@ -50,7 +93,7 @@ Printed print(const Node& n) {
     if (n.value == Scalar{INT32_MIN})
       return {"(-2147483647 - 1)", Primary};
     std::string text = literal_text(n.value);
-    // `-1`, `(double)INFINITY`: not primary, so `- -1` or `(double)INFINITY.x` cannot happen.
+    // `-1`, `(double)INFINITY`: not primary, so `(double)INFINITY.x` cannot happen.
     const bool primary = text[0] != '-' && text[0] != '(';
     return {std::move(text), primary ? Primary : Unary};
   }
@@ -59,17 +102,16 @@ Printed print(const Node& n) {
   case Node::Kind::Negate:
     if (n.type == ScalarKind::Int)
       return {fmt::format("liftx_neg({})", print(*n.operands[0]).text), Primary};
-    return {"-" + operand(print(*n.operands[0]), Primary), Unary};
+    return {prefixed("-", print(*n.operands[0])), Unary};
   case Node::Kind::Not:
-    return {"!" + operand(print(*n.operands[0]), Primary), Unary};
+    return {prefixed("!", print(*n.operands[0])), Unary};
   case Node::Kind::Convert: {
     const ScalarKind from = n.operands[0]->type;
     // C leaves a float outside the int range undefined; the interpreter saturates (NaN is 0),
     // which is OpenCL's convert_int_sat.
     if (n.type == ScalarKind::Int && (from == ScalarKind::Float || from == ScalarKind::Double))
       return {fmt::format("convert_int_sat({})", print(*n.operands[0]).text), Primary};
-    return {fmt::format("({}){}", scalar_name(n.type), operand(print(*n.operands[0]), Primary)),
-            Unary};
+    return {prefixed(fmt::format("({})", scalar_name(n.type)), print(*n.operands[0])), Unary};
   }
   case Node::Kind::Binary:
     // int + - * / % go through helpers that define what C leaves undefined as the interpreter
@@ -78,7 +120,7 @@ Printed print(const Node& n) {
       return {fmt::format("{}({}, {})", int_helper_name(n.binary), print(*n.operands[0]).text,
                           print(*n.operands[1]).text),
               Primary};
-    return {fmt::format("{} {} {}", operand(print(*n.operands[0]), Unary), binary_op_text(n.binary),
+    return {fmt::format("{} {} {}", left_operand(n), binary_op_text(n.binary),
                         operand(print(*n.operands[1]), Unary)),
             Compound};
   case Node::Kind::Conditional:

@@ -22,6 +22,23 @@ std::shared_ptr<const UserFunDef> UserFunDef::parse(std::string name,
                                                     ScalarKind result, std::string_view body,
                                                     SourceLoc body_loc) {
   auto parsed = userfun_detail::parse_body(name, params, result, body, body_loc);
+  // The OpenCL C printing parenthesises every compound operand and spells int arithmetic as
+  // helper calls, so it can nest deeper than the source did; OpenCL compilers limit nesting too
+  // (clang: 256 brackets). The printed body must stay within the parser's own limit.
+  // Any other refusal of the printed text is a printer bug, and surfaces as one.
+  try {
+    (void)userfun_detail::parse_body(name, params, result, userfun_detail::print_body(*parsed),
+                                     SourceLoc{});
+  } catch (const userfun_detail::NestingTooDeep&) {
+    throw UserError(fmt::format("userfun {}: nests too deeply once printed as OpenCL C (every "
+                                "compound operand gets parentheses); split the expression with "
+                                "local variables",
+                                name),
+                    body_loc);
+  } catch (const UserError& e) {
+    LIFTX_INTERNAL_CHECK(false, "userfun {}: the OpenCL C printing does not parse back: {}", name,
+                         e.what());
+  }
   return std::make_shared<const UserFunDef>(std::move(name), std::move(params), result,
                                             std::string(body), std::move(parsed));
 }

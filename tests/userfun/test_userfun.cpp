@@ -1,6 +1,7 @@
 #include "ir/userfun/userfun.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <bit>
 #include <climits>
@@ -95,7 +96,7 @@ TEST_CASE("jacobi5 evaluates in float exactly like C") {
     REQUIRE(same_bits(got, expected));
   }
   CHECK(f->to_opencl() == "float jacobi5(float c, float n, float s, float e, float w) {\n"
-                          "  return 0.2f * ((((c + n) + s) + e) + w);\n"
+                          "  return 0.2f * (c + n + s + e + w);\n"
                           "}");
   const OpCounts counts = f->op_counts();
   CHECK(counts.add == 4);
@@ -335,11 +336,48 @@ TEST_CASE("to_opencl prints a deterministic, fully parenthesised definition") {
                           "liftx_add((-2147483647 - 1), -2);\n"
                           "}");
   const auto h = UserFunDef::parse("h", {}, D, "{ return -(double)INFINITY; }");
-  CHECK(h->to_opencl() == "double h(void) {\n  {\n    return -((double)INFINITY);\n  }\n}");
+  CHECK(h->to_opencl() == "double h(void) {\n  {\n    return -(double)INFINITY;\n  }\n}");
   CHECK(std::get<double>(h->evaluate({})) == -std::numeric_limits<double>::infinity());
   // Printing is a pure function of the parse.
   const auto f2 = UserFunDef::parse("f", f->params(), F, f->body_text());
   CHECK(f2->to_opencl() == f->to_opencl());
+}
+
+TEST_CASE("to_opencl prints left chains flat and prefix operators without parentheses") {
+  const auto f = UserFunDef::parse("f", {{"a", F}, {"b", F}, {"i", I}, {"p", B}, {"q", B}}, F,
+                                   R"(
+    float s = a + b - a + 2.0f * b * a / b - (a - b) - a * (b / a);
+    bool t = p && q && !(!p) || q || p && (q || p);
+    return t ? -(-s) + (float)(-i) - -(-(a)) : s * s;
+  )");
+  CHECK(f->to_opencl() == "float f(float a, float b, int i, bool p, bool q) {\n"
+                          "  float s = a + b - a + (2.0f * b * a / b) - (a - b) - (a * (b / a));\n"
+                          "  bool t = (p && q && !!p) || q || (p && (q || p));\n"
+                          "  return t ? (- -s + (float)liftx_neg(i) - - -a) : (s * s);\n"
+                          "}");
+  const std::vector<Scalar> args = {Scalar{1.5f}, Scalar{-0.25f}, Scalar{7}, Scalar{true},
+                                    Scalar{false}};
+  const std::string printed = f->to_opencl();
+  const auto again = UserFunDef::parse(
+      "f", f->params(), F,
+      printed.substr(printed.find('{') + 1, printed.rfind('}') - printed.find('{') - 1));
+  CHECK(again->evaluate(args) == f->evaluate(args));
+}
+
+TEST_CASE("a long sum prints flat, so any stencil's weighted points compile") {
+  // 343 points: a 7x7x7 box. Parenthesising each term would nest past clang's 256 brackets.
+  std::string body = "return a";
+  for (int i = 1; i < 343; ++i)
+    body += fmt::format(" {} {}.0f * a", i % 3 == 0 ? '-' : '+', i);
+  body += ";";
+  const auto f = UserFunDef::parse("f", {{"a", F}}, F, body);
+  const std::string printed = f->to_opencl();
+  CHECK(printed.find("((") == std::string::npos);
+  const auto again = UserFunDef::parse(
+      "f", {{"a", F}}, F,
+      printed.substr(printed.find('{') + 1, printed.rfind('}') - printed.find('{') - 1));
+  const std::vector<Scalar> half = {Scalar{0.5f}};
+  CHECK(again->evaluate(half) == f->evaluate(half));
 }
 
 TEST_CASE("to_opencl defines what C leaves undefined, as the interpreter does") {

@@ -137,6 +137,28 @@ TEST_CASE("pathological nesting is an error, not a stack overflow") {
             .find("return a;") != std::string::npos);
 }
 
+TEST_CASE("a body that would nest too deeply once printed is refused where it starts") {
+  // An int sum prints as nested helper calls, one level per term.
+  std::string sum = "return i";
+  for (int k = 0; k < 300; ++k)
+    sum += " + i";
+  const UserError e = parse_error(sum + ";", {{"i", ScalarKind::Int}});
+  CHECK(e.message() == "userfun f: nests too deeply once printed as OpenCL C (every compound "
+                       "operand gets parentheses); split the expression with local variables");
+  CHECK(e.loc().line == body_loc.line);
+  CHECK(e.loc().col == body_loc.col);
+  // The same sum split over locals is fine.
+  std::string split = "int s = i";
+  for (int k = 0; k < 300; ++k)
+    split += k % 100 == 99 ? "; s = s + i" : " + i";
+  CHECK_NOTHROW(UserFunDef::parse("f", {{"i", ScalarKind::Int}}, ScalarKind::Float,
+                                  split + "; return s;", body_loc));
+  // A chain of 250 negations prints as deep as it was written (`- -a`, not `-(-a)`).
+  const std::string negations = "return " + std::string(250, '-') + "a;";
+  CHECK_NOTHROW(UserFunDef::parse("f", {{"a", ScalarKind::Float}}, ScalarKind::Float,
+                                  std::string_view(negations), body_loc));
+}
+
 TEST_CASE("names OpenCL C reserves are refused") {
   const std::vector<UserFunParam> one = {{"x", ScalarKind::Float}};
   for (const char* name : {"half", "kernel", "float4", "dot", "get_global_id", "mix"}) {
@@ -144,8 +166,8 @@ TEST_CASE("names OpenCL C reserves are refused") {
     CHECK_THROWS_WITH_AS(UserFunDef::parse(name, one, ScalarKind::Float, "return x;"),
                          doctest::Contains("reserved"), liftx::UserError);
   }
-  CHECK_THROWS_WITH_AS(UserFunDef::parse("f", {{"global", ScalarKind::Float}}, ScalarKind::Float,
-                                         "return global;"),
-                       doctest::Contains("reserved in OpenCL C"), liftx::UserError);
+  CHECK_THROWS_WITH_AS(
+      UserFunDef::parse("f", {{"global", ScalarKind::Float}}, ScalarKind::Float, "return global;"),
+      doctest::Contains("reserved in OpenCL C"), liftx::UserError);
   CHECK_NOTHROW(UserFunDef::parse("blend", one, ScalarKind::Float, "return x;"));
 }

@@ -1,5 +1,5 @@
 float avg3(float a, float b, float c) {
-  return ((a + b) + c) / 3.0f;
+  return (a + b + c) / 3.0f;
 }
 
 kernel void clamp2d(
