@@ -9,6 +9,7 @@
 #include "api/internal.hpp"
 #include "codegen/runtime/cache_dir.hpp"
 #include "codegen/runtime/launch.hpp"
+#include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
@@ -30,6 +31,10 @@
 #include <optional>
 
 namespace liftx {
+
+// The library measures as the command line does.
+static_assert(TuneOptions{}.warmup == exec::kDefaultWarmup &&
+              TuneOptions{}.repeat == exec::kDefaultRepeat);
 
 namespace {
 

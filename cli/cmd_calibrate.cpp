@@ -3,8 +3,10 @@
 // space), within a time budget and resumably, then train and store the device's cost model where
 // explore and tune() find it (docs/calibrate.md).
 #include "cli/app.hpp"
+#include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
+#include "exec/run.hpp"
 #include "explore/calibrate.hpp"
 #include "explore/db.hpp"
 #include "ir/parse/parser.hpp"
@@ -35,7 +37,8 @@ struct CalibrateCommandOptions {
   std::string output;
   bool restart = false;
   int build_jobs = -1;
-  int repeat = 10;
+  int warmup = exec::kDefaultWarmup;
+  int repeat = exec::kDefaultRepeat;
   int timeout_ms = 60000;
   bool quiet = false;
 };
@@ -83,8 +86,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--sample", o->sample,
                   "variants per stencil and size (default: what the budget allows, 20 to 400)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
-  cmd->add_option("--db", o->db,
-                  "performance database (default: $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db)");
+  add_db_option(cmd, o->db, "to record the runs in");
   cmd->add_option("-o,--output", o->output,
                   "model file (default: <user data>/models/<device key>.json, where explore and "
                   "tune() look first)");
@@ -94,8 +96,7 @@ void add_calibrate_command(CLI::App& app) {
                   "processes building kernels ahead of the measurements (default: the cores "
                   "but one, at most 4)")
       ->check(CLI::Range(0, 256));
-  cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
-      ->check(CLI::Range(1, 100000));
+  add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)")
       ->check(CLI::Range(100, 3600000));
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
@@ -147,6 +148,7 @@ void add_calibrate_command(CLI::App& app) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     options.build_jobs = o->build_jobs >= 0 ? o->build_jobs : std::clamp(cores - 1, 0, 4);
     options.repeat = o->repeat;
+    options.warmup = o->warmup;
     options.timeout = std::chrono::milliseconds(o->timeout_ms);
     options.worker_executable = fs::read_symlink("/proc/self/exe").string();
 

@@ -36,8 +36,8 @@ struct CollectCommandOptions {
   uint64_t seed = 1;
   std::string db;
   bool resume = false;
-  int repeat = 10;
-  int warmup = 3;
+  int repeat = exec::kDefaultRepeat;
+  int warmup = exec::kDefaultWarmup;
   int timeout_ms = 60000;
   int64_t stop_after = 0;
   bool quiet = false;
@@ -100,9 +100,7 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("files", o->files, "high-level .lift files")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
   cmd->add_option("--device", o->device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
-  cmd->add_option("--profile", o->profile,
-                  "device profile of the variant space and the features: detect (the device's "
-                  "own, default), cpu, nvidia or amd");
+  add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--size", o->sizes,
                   "one size set, e.g. M=64,N=128 (repeat for several size sets)")
       ->required();
@@ -111,14 +109,9 @@ void add_collect_command(CLI::App& app) {
                   "a fixed-seed sample of N variants per program and size "
                   "set (default 100)");
   cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
-  cmd->add_option("--db", o->db,
-                  "performance database (default: $LIFTX_DB, else "
-                  "$XDG_DATA_HOME/liftx/perf.db)");
+  add_db_option(cmd, o->db, "to record the runs in");
   cmd->add_flag("--resume", o->resume, "skip configurations already measured on the device");
-  cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")
-      ->check(CLI::Range(0, 1000));
+  add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant (default 60000)")
       ->check(CLI::Range(100, 3600000));
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
@@ -204,9 +197,7 @@ void add_db_command(CLI::App& app) {
   auto o = std::make_shared<DbOptions>();
   CLI::App* cmd =
       app.add_subcommand("db", "Summarise the performance database; export it as CSV or T4 JSON");
-  cmd->add_option("--db", o->db,
-                  "performance database (default: $LIFTX_DB, else "
-                  "$XDG_DATA_HOME/liftx/perf.db)");
+  add_db_option(cmd, o->db, "to read");
   cmd->add_option("--device", o->device, "device key (default: the only one)");
   cmd->add_option("--csv", o->csv, "write one row per measurement to FILE (- for stdout)");
   cmd->add_option("--t4", o->t4, "write the T4 results JSON to FILE (- for stdout)");

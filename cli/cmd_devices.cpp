@@ -7,11 +7,13 @@
 // `launch` does the OpenCL work in a child (`liftx launch-worker`, hidden) through run_isolated,
 // so a kernel that crashes or hangs gives a status instead of a dead command line.
 #include "cli/app.hpp"
+#include "cli/options.hpp"
 #include "codegen/runtime/build_cache.hpp"
 #include "codegen/runtime/device.hpp"
 #include "codegen/runtime/isolate.hpp"
 #include "codegen/runtime/launch.hpp"
 #include "codegen/runtime/roofline.hpp"
+#include "exec/run.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -134,8 +136,8 @@ struct LaunchOptions {
   std::string local;
   std::vector<std::string> args;
   std::string build_options;
-  int repeat = 10;
-  int warmup = 3;
+  int repeat = exec::kDefaultRepeat;
+  int warmup = exec::kDefaultWarmup;
   int timeout_ms = 60000;
   uint64_t seed = 1;
   bool json = false;
@@ -152,9 +154,7 @@ void add_launch_options(CLI::App* cmd, LaunchOptions& o) {
                   "kernel argument, in order: buf:float:N (random floats), int:V, long:V, "
                   "float:V, local:BYTES");
   cmd->add_option("--build-options", o.build_options, "options for the OpenCL C compiler");
-  cmd->add_option("--repeat", o.repeat, "timed runs (default 10)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o.warmup, "untimed runs first (default 3)")
-      ->check(CLI::Range(0, 100000));
+  add_timing_options(cmd, o.warmup, o.repeat);
   cmd->add_option("--seed", o.seed, "seed of the random buffer contents (default 1)");
 }
 

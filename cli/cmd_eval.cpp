@@ -28,7 +28,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--program", options->program, "definition to run (default: the last one)");
   cmd->add_option("--size", options->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--input", options->inputs, "NAME=FILE: float32 binary input for a parameter");
-  cmd->add_option("--output", options->output, "write the result as float32 binary");
+  cmd->add_option("-o,--output", options->output, "write the result as float32 binary");
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
   add_max_memory_option(cmd);
   cmd->callback([options] {

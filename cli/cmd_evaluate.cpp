@@ -1,5 +1,5 @@
 // liftx evaluate: how well a cost model orders the variants it never saw.
-//   liftx evaluate --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] [--out DIR]
+//   liftx evaluate --db DB [--device KEY] [--profile P] [--kind knn|tree|boosted] [--out DIR]
 //       leave one benchmark out with the given setting (the seed's evaluation, with plots);
 //   ... --protocol program|size [--hold-out PREFIX] [--nested [--kinds knn,boosted]]
 //   ... --test-db DB2 [--test-device KEY2]

@@ -1,4 +1,4 @@
-// `liftx features FILE|DIR --device-profile P --size ... [--global X,Y] [--local X,Y]
+// `liftx features FILE|DIR --profile P --size ... [--global X,Y] [--local X,Y]
 // [--format csv|json]`: the static features of lowered programs (docs/features.md), one row per
 // program. A directory gives one row per .lift file in it (sorted); a sidecar `NAME.json` or
 // `NAME.lift.json` beside a file, holding {"global": [...], "local": [...]}, sets its launch.
@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 struct FeaturesOptions {
   std::string path;
   std::string program;
-  std::string profile = "nvidia";
+  std::string profile = "detect";
   std::vector<std::string> sizes;
   std::string global;
   std::string local;
@@ -93,7 +93,7 @@ void add_features_command(CLI::App& app) {
       "features", "Static features of lowered programs (one row per program; docs/features.md)");
   cmd->add_option("path", o->path, ".lift file, or a directory of them")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
-  cmd->add_option("--device-profile", o->profile, "nvidia, amd, cpu or detect (default nvidia)");
+  add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");

@@ -1,14 +1,16 @@
 // Cost-model commands (evaluate: cmd_evaluate.cpp):
-//   liftx train --db DB [--device KEY] [--profile P] [--model knn|tree|boosted] -o FILE
+//   liftx train --db DB [--device KEY] [--profile P] [--kind knn|tree|boosted] -o FILE
 //   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
 //   liftx explore FILE [--device D] [--model M] [--budget K] [--strategy S] [--size ...] [--db DB]
 // explore runs each variant in a worker child (`liftx run --worker`), as `liftx run` does, so a
 // kernel that crashes or hangs the driver is recorded with a status and exploration goes on.
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
+#include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/isolate.hpp"
+#include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
@@ -108,7 +110,7 @@ void add_rank(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition (default: the last one)");
   cmd->add_option("--model", o->model, "model file (liftx train)")->required();
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
-  cmd->add_option("--profile", o->profile, "device profile (default: the model's)");
+  add_profile_option(cmd, o->profile, "the model's");
   cmd->add_option("--top", o->top, "rows to print (0 = all; default 20)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--format", o->format, "table, csv or json")
@@ -210,7 +212,8 @@ struct ExploreCommandOptions {
   std::string db;
   uint64_t seed = 1;
   int64_t sample = -1; // -1: the device's default (explore::defaults_for: the whole space)
-  int repeat = 10;
+  int warmup = exec::kDefaultWarmup;
+  int repeat = exec::kDefaultRepeat;
   int timeout_ms = 60000;
 };
 
@@ -251,14 +254,13 @@ void add_explore(CLI::App& app) {
                   "(the static ranking), random, hillclimb or exhaustive")
       ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
   cmd->add_option("--size", o->sizes, "sizes (default: every size 128 on CPUs, 2048 on GPUs)");
-  cmd->add_option("--db", o->db, "performance database to record every run in");
+  add_db_option(cmd, o->db, "to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
   cmd->add_option("--sample", o->sample,
                   "rank a fixed-seed uniform sample of this many variants (default 0 = the whole "
                   "space)")
       ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
-  cmd->add_option("--repeat", o->repeat, "timed runs per variant (default 10)")
-      ->check(CLI::Range(1, 1000));
+  add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
   cmd->callback([o] {
     const bool auto_budget = o->budget == "auto";
@@ -284,9 +286,7 @@ void add_explore(CLI::App& app) {
     rank_options.sample_seed = o->seed;
     // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
     rank_options.keep =
-        o->strategy == "exhaustive"
-            ? 0
-            : std::max(rank_options.keep, size_t(budget) * 4);
+        o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);
     const explore::RankResult ranking = explore::rank(program, m, rank_options);
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print("program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
@@ -310,7 +310,7 @@ void add_explore(CLI::App& app) {
     explore::PerfDb db(db_path);
     explore::RecordingWorkerMeasure measure(db, device.profile, module, program, sizes, kind,
                                             {fs::read_symlink("/proc/self/exe").string(), o->device,
-                                             3, o->repeat,
+                                             o->warmup, o->repeat,
                                              std::chrono::milliseconds(o->timeout_ms)});
     auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
       const explore::RankedVariant& r = ranked[a.ranked_index];

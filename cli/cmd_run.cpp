@@ -31,8 +31,8 @@ struct RunCommandOptions {
   std::vector<std::string> sizes;
   std::string global;
   std::string local;
-  int repeat = 10;
-  int warmup = 3;
+  int repeat = exec::kDefaultRepeat;
+  int warmup = exec::kDefaultWarmup;
   bool no_check = false;
   bool no_roofline = false;
   uint64_t seed = 1;
@@ -166,9 +166,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
-  cmd->add_option("--repeat", o->repeat, "timed runs (default 10)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->warmup, "untimed runs first (default 3)")
-      ->check(CLI::Range(0, 1000));
+  add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_flag("--no-check", o->no_check, "skip the verification against the interpreter");
   cmd->add_flag(
       "--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");

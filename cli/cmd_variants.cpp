@@ -1,4 +1,4 @@
-// `liftx variants FILE --size ... [--device-profile nvidia|amd|cpu|detect] [--limit N]
+// `liftx variants FILE --size ... [--profile nvidia|amd|cpu|detect] [--limit N]
 // [--sample N --seed S] [--out DIR] [--count]`: the variant space of a high-level stencil.
 // Prints counts per lowering strategy and per rejection reason; `--out` writes each variant as a
 // .lift file plus a .json sidecar with its launch, for `liftx run FILE --launch SIDECAR`.
@@ -24,7 +24,7 @@ struct VariantsOptions {
   std::string file;
   std::string program;
   std::vector<std::string> sizes;
-  std::string profile = "nvidia";
+  std::string profile = "detect";
   int64_t limit = 0;
   int64_t sample = 0;
   uint64_t seed = 1;
@@ -103,9 +103,10 @@ void add_variants_command(CLI::App& app) {
   cmd->add_option("file", o->file, "high-level .lift source file")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one)");
   cmd->add_option("--size", o->sizes, "sizes: M=1024,N=1024")->required();
-  cmd->add_option("--device-profile", o->profile, "nvidia, amd, cpu or detect (default nvidia)");
+  add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--limit", o->limit, "stop after N variants");
-  cmd->add_option("--sample", o->sample, "a uniform random sample of N variants");
+  cmd->add_option("--sample", o->sample,
+                  "a uniform random sample of N variants (of those --where keeps)");
   cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
   cmd->add_option("--out", o->out, "write each variant as DIR/<index>-<strategy>.lift + .json");
   cmd->add_flag("--count", o->count, "only print the counts");
@@ -119,9 +120,6 @@ void add_variants_command(CLI::App& app) {
     std::vector<Filter> filters;
     for (const std::string& w : o->where)
       filters.push_back(parse_filter(w));
-    if (!filters.empty() && o->sample > 0)
-      throw UserError("--where and --sample cannot be combined (the sample is of the whole "
-                      "space)");
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     interp::Sizes sizes = bind_sizes(program, o->sizes);
@@ -133,7 +131,15 @@ void add_variants_command(CLI::App& app) {
     rewrite::VariantStream stream(program, options);
     std::vector<rewrite::Variant> chosen;
     if (o->sample > 0) {
-      chosen = rewrite::sample(stream, o->sample, o->seed);
+      // A uniform sample of the variants that match.
+      int64_t matching = 0;
+      chosen = rewrite::sample(stream, o->sample, o->seed, [&](const rewrite::Variant& v) {
+        const bool kept = matches(v, filters);
+        matching += kept;
+        return kept;
+      });
+      if (!filters.empty())
+        fmt::print("matching  {} variants (--where), {} sampled\n", matching, chosen.size());
     } else {
       rewrite::Variant v;
       int64_t kept = 0;

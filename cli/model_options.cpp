@@ -1,5 +1,6 @@
 #include "cli/model_options.hpp"
 
+#include "cli/options.hpp"
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
 #include "support/error.hpp"
@@ -32,12 +33,26 @@ std::vector<std::string> DataOptions::columns(const std::vector<std::string>& av
 }
 
 void add_data_options(CLI::App* cmd, DataOptions& o) {
-  cmd->add_option("--db", o.db, "performance database (default: $LIFTX_DB or the user data dir)");
+  add_db_option(cmd, o.db, "to read");
   cmd->add_option("--device", o.device,
                   "device key in the database (default: the only device it holds)");
   cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
-  cmd->add_option("--model", o.kind,
-                  "knn (PCA + k nearest neighbours), tree (CART) or boosted (XGBoost)");
+  cmd->add_option("--kind", o.kind,
+                  "model kind: knn (PCA + k nearest neighbours), tree (CART) or boosted "
+                  "(XGBoost); default knn");
+  // `--model` names a model file everywhere else; the older `--model KIND` of these commands
+  // still works (documented command lines stay runnable), anything else is pointed to --kind.
+  cmd->add_option_function<std::string>(
+         "--model",
+         [&o](const std::string& value) {
+           if (value != "knn" && value != "tree" && value != "boosted")
+             throw UserError(fmt::format("--model {}: this command takes the model kind as "
+                                         "--kind knn|tree|boosted (--model is a model file in "
+                                         "explore and rank)",
+                                         value));
+           o.kind = value;
+         })
+      ->group(""); // hidden from --help
   cmd->add_option("--transform", o.transform,
                   "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
                   "relative to the bytes moved (log_relative); default raw");

@@ -3,6 +3,8 @@
 #include "ir/interp/interp.hpp"
 #include "support/error.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -114,6 +116,28 @@ void add_max_memory_option(CLI::App* cmd) {
         ::setenv("LIFTX_MAX_MEMORY", text.c_str(), 1);
       },
       "host memory the run may plan for, e.g. 512M or 8G (default: half the physical memory)");
+}
+
+void add_db_option(CLI::App* cmd, std::string& db, const char* role) {
+  cmd->add_option("--db", db,
+                  fmt::format("performance database {} (default: $LIFTX_DB, else "
+                              "$XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db)",
+                              role));
+}
+
+void add_profile_option(CLI::App* cmd, std::string& profile, const char* default_text) {
+  cmd->add_option("--profile,--device-profile", profile,
+                  fmt::format("device profile of the variant space and the features: nvidia, amd, "
+                              "cpu or detect (the first OpenCL device's own; default {})",
+                              default_text));
+}
+
+void add_timing_options(CLI::App* cmd, int& warmup, int& repeat) {
+  cmd->add_option("--warmup", warmup, fmt::format("untimed runs first (default {})", warmup))
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--repeat", repeat,
+                  fmt::format("timed runs; the median counts (default {})", repeat))
+      ->check(CLI::Range(1, 100000));
 }
 
 } // namespace liftx::cli

@@ -38,4 +38,16 @@ int64_t parse_integer(const std::string& text, const std::string& what, int64_t 
 /// LIFTX_MAX_MEMORY so that worker processes share it (interp::host_memory_limit).
 void add_max_memory_option(CLI::App* cmd);
 
+/// The options every command spells the same way (docs/cli.md, "One vocabulary").
+///
+/// `--db FILE`: the performance database; `role` says what the command does with it. Unset, it is
+/// explore::PerfDb::default_path().
+void add_db_option(CLI::App* cmd, std::string& db, const char* role);
+/// `--profile P`: the device profile of the variant space and the features (nvidia, amd, cpu, or
+/// detect: the first OpenCL device's own). `--device-profile` is its older spelling.
+void add_profile_option(CLI::App* cmd, std::string& profile, const char* default_text);
+/// `--warmup N` and `--repeat N`, with the defaults of explore::ExploreOptions::Measure (and of
+/// liftx::TuneOptions).
+void add_timing_options(CLI::App* cmd, int& warmup, int& repeat);
+
 } // namespace liftx::cli

@@ -33,13 +33,17 @@ private:
   std::map<std::pair<size_t, ir::ScalarKind>, cl::Buffer> buffers_;
 };
 
+/// Untimed and timed runs per measurement, the same in every command and in liftx::tune().
+inline constexpr int kDefaultWarmup = 3;
+inline constexpr int kDefaultRepeat = 10;
+
 struct RunOptions {
   /// Thread counts per dimension; empty = tied to the mapped lengths (see codegen::Options).
   /// Giving only `local` keeps the global size of the launch rule, rounded up to a multiple.
   std::vector<int64_t> global;
   std::vector<int64_t> local;
-  int warmup = 3;
-  int repeat = 10;
+  int warmup = kDefaultWarmup;
+  int repeat = kDefaultRepeat;
   bool check = true;
   bool time = true;
   /// Compare with the float4-copy roofline of the device (measured once, cached).

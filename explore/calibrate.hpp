@@ -58,8 +58,8 @@ struct CalibrateOptions {
   std::filesystem::path state;
   std::chrono::seconds budget{1200}; ///< in all, over every resumed run
   int build_jobs = 0;
-  int repeat = 10;
-  int warmup = 3;
+  int repeat = exec::kDefaultRepeat;
+  int warmup = exec::kDefaultWarmup;
   std::chrono::milliseconds timeout{60000};
   std::string worker_executable;
 };

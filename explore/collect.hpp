@@ -17,6 +17,7 @@
 /// a lowered program (no variant space) is refused before anything is written. Meanwhile
 /// `build_jobs` builder children compile the kernels and compute the reference results ahead of the
 /// worker (into the disk caches), on the other CPU cores.
+#include "exec/run.hpp"
 #include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
 
@@ -49,8 +50,8 @@ struct CollectOptions {
   int64_t sample = 100;
   uint64_t seed = 1;
   bool resume = false; ///< skip configurations already measured on the device
-  int repeat = 10;
-  int warmup = 3;
+  int repeat = exec::kDefaultRepeat;
+  int warmup = exec::kDefaultWarmup;
   uint64_t input_seed = 1; ///< seed of the random inputs of every run
   /// Per variant, including its build (not the worker's opening of the device).
   std::chrono::milliseconds timeout{60000};

@@ -95,8 +95,8 @@ public:
   struct Options {
     std::string executable;  ///< the liftx binary
     std::string device_spec; ///< as the user gave it: the worker opens the same device
-    int warmup = 3;
-    int repeat = 10;
+    int warmup = exec::kDefaultWarmup;
+    int repeat = exec::kDefaultRepeat;
     std::chrono::milliseconds timeout{60000}; ///< per variant, build included
   };
   RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,

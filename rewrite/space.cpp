@@ -576,7 +576,8 @@ const SpaceCounts& VariantStream::counts() const {
   return state_->counts;
 }
 
-std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed) {
+std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,
+                            const std::function<bool(const Variant&)>& keep) {
   std::vector<Variant> reservoir;
   if (n <= 0)
     return reservoir;
@@ -584,6 +585,8 @@ std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed) {
   Variant v;
   int64_t seen = 0;
   while (stream.next(v)) {
+    if (keep && !keep(v))
+      continue;
     ++seen;
     if (static_cast<int64_t>(reservoir.size()) < n) {
       reservoir.push_back(v);

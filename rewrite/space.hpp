@@ -128,9 +128,11 @@ std::variant<ir::Program, std::string> lower(const ir::Program& program,
                                              const std::string& strategy, int64_t parameter,
                                              const Sizes& sizes);
 
-/// A uniform fixed-seed sample of `n` variants of the whole stream (reservoir sampling: the stream
-/// is consumed once, at most `n` variants are held), in stream order.
-std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed);
+/// A uniform fixed-seed sample of `n` variants of the whole stream, or of those `keep` accepts
+/// (reservoir sampling: the stream is consumed once, at most `n` variants are held), in stream
+/// order.
+std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,
+                            const std::function<bool(const Variant&)>& keep = {});
 
 /// The JSON sidecar of a variant (sizes, launch, strategy, parameters), as text.
 std::string sidecar_json(const Variant& v, const Sizes& sizes);

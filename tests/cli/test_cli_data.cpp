@@ -5,9 +5,11 @@
 
 #include "cli_helpers.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +22,7 @@
 using namespace cli_test;
 TEST_CASE("variants --count counts the variants that variants --out writes") {
   TempDir dir("variants");
-  const std::string base =
-      "variants stencils/jacobi2d5pt.lift --size M=16,N=16 --device-profile cpu";
+  const std::string base = "variants stencils/jacobi2d5pt.lift --size M=16,N=16 --profile cpu";
   const std::string where = " --where strategy=global2d_01 --where split=8 --where 'interchange=1' "
                             "--where 'local=4x2|8x1'";
   RunResult count = liftx(base + where + " --count --out '" + dir / "unused" + "'");
@@ -55,6 +56,16 @@ TEST_CASE("variants --count counts the variants that variants --out writes") {
     const nlohmann::json local = sidecar.at("local");
     CHECK((local == nlohmann::json({4, 2}) || local == nlohmann::json({8, 1})));
   }
+
+  // --sample draws from the matching variants only, and the older --device-profile still works.
+  const std::string old_spelling =
+      "variants stencils/jacobi2d5pt.lift --size M=16,N=16 --device-profile cpu";
+  RunResult sampled = liftx(old_spelling + where + " --sample 3 --out '" + dir / "s" + "'");
+  REQUIRE(sampled.exit_code == 0);
+  CHECK(field(sampled.out, "matching  ") == fmt::format("{} variants (--where), 3 sampled", n));
+  CHECK(files_with_extension(dir.path / "s", ".lift") == 3);
+  for (const auto& e : fs::directory_iterator(dir.path / "s"))
+    CHECK(ends_with(e.path().stem().string(), "-global2d_01"));
 
   // --limit stops after that many variants, and writes them.
   RunResult limited = liftx(base + " --limit 7 --out '" + dir / "first7" + "'");
@@ -92,11 +103,49 @@ TEST_CASE("variants --count counts the variants that variants --out writes") {
   CHECK(contains(whole.out, "\nrejections:\n"));
 }
 
+TEST_CASE("every command spells and describes its shared options the same way") {
+  const std::string db_default =
+      "(default: $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db)";
+  // CLI11 wraps long help lines; compare with the whitespace collapsed.
+  auto help = [](const std::string& command) {
+    RunResult r = liftx(command + " --help");
+    CAPTURE(command);
+    CHECK(r.exit_code == 0);
+    std::string flat;
+    for (char c : r.out)
+      if (!std::isspace(static_cast<unsigned char>(c)) || (!flat.empty() && flat.back() != ' '))
+        flat += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+    return flat;
+  };
+  for (const char* command : {"collect", "calibrate", "db", "explore", "train", "evaluate"}) {
+    CAPTURE(command);
+    CHECK(contains(help(command), db_default));
+  }
+  for (const char* command : {"variants", "features", "collect", "rank"}) {
+    CAPTURE(command);
+    const std::string text = help(command);
+    CHECK(contains(text, "--profile,--device-profile"));
+    CHECK(contains(text, "device profile of the variant space and the features"));
+  }
+  for (const char* command : {"run", "collect", "calibrate", "explore", "launch"}) {
+    CAPTURE(command);
+    const std::string text = help(command);
+    CHECK(contains(text, "--warmup INT:INT in [0 - 1000] untimed runs first (default 3)"));
+    CHECK(contains(text, "timed runs; the median counts (default 10)"));
+  }
+  for (const char* command : {"train", "evaluate", "replay"}) {
+    CAPTURE(command);
+    const std::string text = help(command);
+    CHECK(contains(text, "--kind TEXT model kind"));
+    CHECK_FALSE(contains(text, "--model")); // a model file elsewhere; the old spelling is hidden
+  }
+}
+
 TEST_CASE("features prints the documented columns in CSV and in JSON") {
   const std::set<std::string> documented = documented_feature_columns();
   REQUIRE(documented.size() == 30); // program + 29 features
   RunResult csv =
-      liftx("features stencils/variants/jacobi2d5pt --device-profile nvidia --size M=40,N=112");
+      liftx("features stencils/variants/jacobi2d5pt --profile nvidia --size M=40,N=112");
   CAPTURE(csv.err);
   REQUIRE(csv.exit_code == 0);
   const std::vector<std::string> lines = lines_of(csv.out);
@@ -130,7 +179,7 @@ TEST_CASE("features prints the documented columns in CSV and in JSON") {
   CHECK(tiled["bytes_moved"] == std::to_string(2 * 40 * 112 * 4));
 
   RunResult json = liftx("features stencils/variants/jacobi2d5pt/tiled_local.lift "
-                         "--device-profile nvidia --size M=40,N=112 --format json");
+                         "--profile nvidia --size M=40,N=112 --format json");
   REQUIRE(json.exit_code == 0);
   const nlohmann::json rows = nlohmann::json::parse(json.out);
   REQUIRE(rows.is_array());
@@ -156,13 +205,13 @@ TEST_CASE("features prints the documented columns in CSV and in JSON") {
   fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "stencils/variants/jacobi2d5pt/global2d.lift",
                 dir.path / "global2d.lift");
   RunResult free_launch = liftx("features '" + dir / "global2d.lift" +
-                                "' --device-profile amd --size M=40,N=112 --global 64,32 "
+                                "' --profile amd --size M=40,N=112 --global 64,32 "
                                 "--local 16,4 --format json");
   REQUIRE(free_launch.exit_code == 0);
   const nlohmann::json given = nlohmann::json::parse(free_launch.out).at(0);
   std::ofstream(dir.path / "global2d.json") << R"({"global": [64, 32], "local": [16, 4]})";
   RunResult sidecar = liftx("features '" + dir / "global2d.lift" +
-                            "' --device-profile amd --size M=40,N=112 --format json");
+                            "' --profile amd --size M=40,N=112 --format json");
   REQUIRE(sidecar.exit_code == 0);
   const nlohmann::json from_sidecar = nlohmann::json::parse(sidecar.out).at(0);
   CHECK(from_sidecar.at("global_size_0") == 64);
@@ -198,7 +247,7 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   CHECK(rows[0].rfind(kDbCsvPrefix + ",", 0) == 0);
   // The feature columns are `features`' own, in its order.
   RunResult features =
-      liftx("features stencils/variants/jacobi2d5pt/global2d.lift --device-profile cpu --size 16");
+      liftx("features stencils/variants/jacobi2d5pt/global2d.lift --profile cpu --size 16");
   REQUIRE(features.exit_code == 0);
   CHECK(rows[0] == kDbCsvPrefix + lines_of(features.out)[0].substr(std::string("program").size()));
   std::map<std::string, int> per_program;
@@ -278,9 +327,9 @@ TEST_CASE("the model and database commands report bad input with a message and e
       {"features stencils/variants/no_such.lift --size 16",
        "stencils/variants/no_such.lift: no such file or directory"},
       // Unknown device profiles and devices.
-      {"variants stencils/jacobi2d5pt.lift --size 16 --device-profile tpu",
+      {"variants stencils/jacobi2d5pt.lift --size 16 --profile tpu",
        "unknown device profile 'tpu'"},
-      {"features stencils/variants/jacobi2d5pt/global2d.lift --size 16 --device-profile tpu",
+      {"features stencils/variants/jacobi2d5pt/global2d.lift --size 16 --profile tpu",
        "unknown device profile 'tpu'"},
       {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --profile tpu",
        "unknown device profile 'tpu'"},
@@ -301,8 +350,8 @@ TEST_CASE("the model and database commands report bad input with a message and e
        "--size: M is given twice"},
       // Other options.
       {"variants stencils/jacobi2d5pt.lift --size 16 --where strategy", "expected KEY=VALUE"},
-      {"variants stencils/jacobi2d5pt.lift --size 16 --where strategy=window --sample 3",
-       "--where and --sample cannot be combined"},
+      {"evaluate --db '" + missing_db + "' --model my-model.json",
+       "--model my-model.json: this command takes the model kind as --kind knn|tree|boosted"},
       {"explore stencils/jacobi2d5pt.lift --strategy best", "--strategy: best not in"},
       {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --format xml",
        "--format: xml not in"},
@@ -328,7 +377,7 @@ TEST_CASE("the model and database commands report bad input with a message and e
       {"train --db '" + db + "' --profile nvidia -o '" + dir / "m.json" + "'",
        "no measurement of device " + std::string(kPoclDevice) +
            " with features for profile nvidia"},
-      {"train --db '" + db + "' --model forest -o '" + dir / "m.json" + "'",
+      {"train --db '" + db + "' --kind forest -o '" + dir / "m.json" + "'",
        "unknown model kind 'forest'"},
       {"evaluate --db '" + db + "' --transform sqrt", "unknown feature transform 'sqrt'"},
   };

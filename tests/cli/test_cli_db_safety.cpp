@@ -40,8 +40,8 @@ TEST_CASE("read commands work on a read-only database in a read-only folder, byt
       "db --db " + quoted + " --csv -",
       "db --db " + quoted + " --t4 -",
       "train --db " + quoted + " -o '" + dir / "m.json" + "'",
-      "evaluate --db " + quoted + " --model knn",
-      "replay --db " + quoted + " --model knn --strategies static --budget 3 --seeds 1",
+      "evaluate --db " + quoted + " --kind knn",
+      "replay --db " + quoted + " --kind knn --strategies static --budget 3 --seeds 1",
   };
   for (const std::string& command : commands) {
     CAPTURE(command);

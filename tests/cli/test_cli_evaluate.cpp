@@ -25,7 +25,7 @@ std::vector<std::string> table_rows(const std::string& out) {
 TEST_CASE("evaluate --protocol size trains without the largest size and tests on it") {
   TempDir dir("evaluate-size");
   const std::string db = copy_of_pocl_db(dir);
-  RunResult r = liftx("evaluate --db '" + db + "' --protocol size --model knn --transform log");
+  RunResult r = liftx("evaluate --db '" + db + "' --protocol size --kind knn --transform log");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "evaluation: train without the largest input size, test on it; device "));
@@ -68,7 +68,7 @@ TEST_CASE("evaluate --test-db trains on one database and tests on another") {
   TempDir dir("evaluate-transfer");
   const std::string db = copy_of_pocl_db(dir);
   RunResult r = liftx("evaluate --db '" + db + "' --test-db '" + db +
-                      "' --model knn --features size_free --transform log");
+                      "' --kind knn --features size_free --transform log");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "evaluation: train on device "));

@@ -193,7 +193,7 @@ TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every 
   CHECK(files_with_extension(dir.path / "best", ".json") == 3);
   // Named <rank>-<index>-<strategy>; `features` reads their launches from the sidecars.
   RunResult features =
-      liftx("features '" + dir / "best" + "' --device-profile cpu --size M=16,N=16");
+      liftx("features '" + dir / "best" + "' --profile cpu --size M=16,N=16");
   CAPTURE(features.err);
   REQUIRE(features.exit_code == 0);
   const std::vector<std::string> feature_lines = lines_of(features.out);
@@ -246,7 +246,7 @@ TEST_CASE("train writes a model file that rank loads") {
 
   // The choices given on the command line are stored in the file.
   const std::string tree = dir / "tree.json";
-  RunResult t = liftx("train --db '" + db + "' --model tree --transform log -o '" + tree + "'");
+  RunResult t = liftx("train --db '" + db + "' --kind tree --transform log -o '" + tree + "'");
   REQUIRE(t.exit_code == 0);
   CHECK(field(t.out, "trained   ").rfind("tree model on 800 successful measurements", 0) == 0);
   CHECK(contains(field(t.out, "features  "), ", tree of "));
@@ -346,7 +346,7 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
   }
 
   // The tree model is evaluated the same way.
-  RunResult tree = liftx("evaluate --db '" + db + "' --model tree");
+  RunResult tree = liftx("evaluate --db '" + db + "' --kind tree");
   REQUIRE(tree.exit_code == 0);
   CHECK(contains(tree.out, "leave-one-benchmark-out evaluation of the tree model"));
   CHECK(lines_starting(tree.out, "| ").size() == 17);

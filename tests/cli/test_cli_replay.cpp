@@ -13,7 +13,7 @@ TEST_CASE("replay simulates the strategies per input and writes the summary and 
   TempDir dir("replay");
   const std::string db = copy_of_pocl_db(dir);
   RunResult r = liftx("replay --db '" + db +
-                      "' --model knn --transform log --budget 12 --batch 2 --seeds 5 "
+                      "' --kind knn --transform log --budget 12 --batch 2 --seeds 5 "
                       "--strategies static,online,online-knn,random,hillclimb --out '" +
                       (dir.path / "out").string() + "'");
   CAPTURE(r.err);
@@ -30,7 +30,7 @@ TEST_CASE("replay simulates the strategies per input and writes the summary and 
   const std::vector<std::string> groups = lines_of(read_text(dir.path / "out/groups.csv"));
   CHECK(groups.size() == 1 + 16 * 5);
 
-  RunResult bad = liftx("replay --db '" + db + "' --model knn --strategies static,greedy");
+  RunResult bad = liftx("replay --db '" + db + "' --kind knn --strategies static,greedy");
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "unknown replay strategy 'greedy'"));
 }

@@ -76,7 +76,7 @@ TEST_CASE("a synthetic stencil's variant verifies on PoCL through the command li
   REQUIRE(r.exit_code == 0);
   const std::string stencil = dir / "synth_5_0.lift";
   RunResult v = liftx("variants '" + stencil +
-                      "' --size M=16,N=32 --device-profile cpu --where strategy=global2d_10 "
+                      "' --size M=16,N=32 --profile cpu --where strategy=global2d_10 "
                       "--limit 1 --out '" +
                       dir / "variants" + "'");
   CAPTURE(v.err);

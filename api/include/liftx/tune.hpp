@@ -31,8 +31,8 @@ struct TuneOptions {
   /// lowering strategy and launch, then its rewritten forms); 0 = the whole space, which can be
   /// hundreds of thousands of variants and take seconds to minutes.
   int64_t max_variants = 20000;
-  int warmup = 1; ///< untimed runs per variant
-  int repeat = 5; ///< timed runs per variant (the median counts)
+  int warmup = 3;  ///< untimed runs per variant (as the command line's --warmup)
+  int repeat = 10; ///< timed runs per variant, the median counts (as --repeat)
   /// A model file (`liftx train`); empty = the shipped model for the device kind.
   std::string model;
   /// Also check and time the default lowering (what Context::compile gives, with the work-group
