@@ -233,7 +233,7 @@ std::string t4_invalidity(runtime::Status status) {
   case runtime::Status::run_error:
     return "runtime";
   case runtime::Status::out_of_resources:
-    return "constraints";
+    return "runtime"; // as Kernel Tuner files CL_OUT_OF_RESOURCES: the launch failed
   case runtime::Status::timeout:
     return "timeout";
   case runtime::Status::wrong_result:
@@ -658,6 +658,30 @@ nlohmann::json launch_at(const Statement& s) {
           {"tied", s.integer(8) != 0}};
 }
 
+/// A configuration as Kernel Tuner keeps one: a flat map from parameter name to value. A size or
+/// strategy parameter whose name is taken already gets a `size_` or `param_` prefix rather than
+/// hiding the other.
+nlohmann::json flat_t4_configuration(const Statement& s) {
+  nlohmann::json flat = {{"program", s.text(1)}, {"strategy", s.text(3)}, {"variant", s.text(19)}};
+  auto add_all = [&](const nlohmann::json& values, const char* prefix) {
+    if (values.is_object())
+      for (const auto& [name, value] : values.items())
+        flat[flat.contains(name) ? prefix + name : name] = value;
+  };
+  add_all(parse_json(s.text(2)), "size_");
+  add_all(parse_json(s.text(20)), "param_");
+  const nlohmann::json launch = launch_at(s);
+  const char* const axes[] = {"x", "y", "z"};
+  for (const char* what : {"global", "local"}) {
+    const nlohmann::json& sizes_of = launch.at(what);
+    for (size_t d = 0; d < 3; ++d)
+      flat[fmt::format("{}_size_{}", what, axes[d])] =
+          sizes_of.is_array() && d < sizes_of.size() ? sizes_of[d] : nlohmann::json(1);
+  }
+  flat["threads_tied"] = launch.at("tied").get<bool>() ? 1 : 0;
+  return flat;
+}
+
 } // namespace
 
 std::vector<Row> PerfDb::rows(const std::string& device_key, const std::string& profile) const {
@@ -753,15 +777,7 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
   while (s.step()) {
     Measurement m = measurement_at(s);
     bool ok = m.status == runtime::Status::ok;
-    nlohmann::json launch = launch_at(s);
-    nlohmann::json configuration = {{"program", s.text(1)},
-                                    {"sizes", parse_json(s.text(2))},
-                                    {"variant", s.text(19)},
-                                    {"strategy", s.text(3)},
-                                    {"parameters", parse_json(s.text(20))},
-                                    {"global_size", launch.at("global")},
-                                    {"local_size", launch.at("local")},
-                                    {"threads_tied", launch.at("tied")}};
+    const nlohmann::json configuration = flat_t4_configuration(s);
     nlohmann::json runtimes = nlohmann::json::array();
     if (ok)
       runtimes.push_back(m.median_ms);
@@ -779,13 +795,37 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
       result["measurements"].push_back({{"name", "time"}, {"value", m.median_ms}, {"unit", "ms"}});
       result["measurements"].push_back({{"name", "time_min"}, {"value", m.min_ms}, {"unit", "ms"}});
       result["measurements"].push_back({{"name", "time_max"}, {"value", m.max_ms}, {"unit", "ms"}});
+      result["measurements"].push_back({{"name", "time_q1"}, {"value", m.q1_ms}, {"unit", "ms"}});
+      result["measurements"].push_back({{"name", "time_q3"}, {"value", m.q3_ms}, {"unit", "ms"}});
+      result["measurements"].push_back(
+          {{"name", "repetitions"}, {"value", m.repetitions}, {"unit", ""}});
     }
     if (!m.message.empty())
       result["message"] = m.message;
     results.push_back(std::move(result));
   }
+  std::string device_name;
+  {
+    Statement d(impl_->db, "SELECT name FROM devices WHERE key = ?1");
+    d.bind(1, device_key);
+    if (d.step())
+      device_name = d.text(0);
+  }
   nlohmann::json document = {
-      {"schema_version", "1.0.0"}, {"device", device_key}, {"results", std::move(results)}};
+      {"schema_version", "1.0.0"},
+      {"device", device_key},
+      {"metadata",
+       {{"tool", "liftx"},
+        {"device", {{"key", device_key}, {"name", device_name}}},
+        {"time_unit", "ms"},
+        {"runtimes", "times.runtimes holds the median of the timed runs; measurements add "
+                     "time_min, time_q1, time_q3, time_max and repetitions (the database keeps "
+                     "these, not each run)"},
+        {"configuration",
+         "flat: program, each size, strategy, each strategy parameter, global_size_x/y/z, "
+         "local_size_x/y/z (0 = left to the runtime), threads_tied (1 = one work-item per "
+         "output element), variant (the variant's hash)"}}},
+      {"results", std::move(results)}};
   // Text in the file is whatever its writers stored (a device name, a kernel's message): bytes
   // that are not UTF-8 become U+FFFD rather than failing the whole export.
   out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';

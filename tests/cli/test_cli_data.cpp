@@ -275,6 +275,9 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   const nlohmann::json& first = doc.at("results")[0];
   CHECK(first.at("configuration").at("program") == csv_fields(rows[1])[1]);
   CHECK(first.at("configuration").at("variant") == csv_fields(rows[1])[3]);
+  CHECK(first.at("configuration").at("M").is_number());
+  CHECK(first.at("configuration").contains("local_size_x"));
+  CHECK(doc.at("metadata").at("tool") == "liftx");
   CHECK(first.at("objectives") == nlohmann::json({"time"}));
   CHECK(first.at("status") == "ok");
   CHECK(first.at("correctness") == 1);

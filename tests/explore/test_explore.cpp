@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -179,11 +180,23 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(doc.at("schema_version") == "1.0.0");
   REQUIRE(doc.at("results").size() == 3);
   const nlohmann::json& first = doc.at("results")[0];
-  CHECK(first.at("configuration").at("strategy") == "global2d_10");
-  CHECK(first.at("configuration").at("global_size") == nlohmann::json{32, 16});
-  CHECK(first.at("configuration").at("local_size") == nlohmann::json{8, 4});
-  CHECK(first.at("configuration").at("parameters").at("tile_x") == 4);
-  CHECK(first.at("configuration").at("sizes").at("N") == 32);
+  // Kernel Tuner's shape: a flat parameter -> value map (2D launch: z is 1).
+  const nlohmann::json& flat = first.at("configuration");
+  for (const auto& [name, value] : flat.items()) {
+    CAPTURE(name);
+    CHECK((value.is_number() || value.is_string()));
+  }
+  CHECK(flat.at("strategy") == "global2d_10");
+  CHECK(flat.at("global_size_x") == 32);
+  CHECK(flat.at("global_size_y") == 16);
+  CHECK(flat.at("global_size_z") == 1);
+  CHECK(flat.at("local_size_x") == 8);
+  CHECK(flat.at("local_size_y") == 4);
+  CHECK(flat.at("threads_tied") == 1);
+  CHECK(flat.at("tile_x") == 4);
+  CHECK(flat.at("N") == 32);
+  CHECK(doc.at("metadata").at("time_unit") == "ms");
+  CHECK(doc.at("metadata").at("device").at("key") == "test:cpu-device:1.0");
   CHECK(first.at("times").at("compilation_time") == 120.0);
   CHECK(first.at("times").at("runtimes") == nlohmann::json{1.5});
   CHECK(first.at("status") == "ok");
@@ -191,6 +204,15 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(first.at("correctness") == 1);
   CHECK(first.at("measurements")[0].at("value") == 1.5);
   CHECK(first.at("measurements")[0].at("unit") == "ms");
+  std::map<std::string, double> measured;
+  for (const nlohmann::json& m : first.at("measurements"))
+    measured[m.at("name")] = m.at("value").get<double>();
+  CHECK(measured == std::map<std::string, double>{{"time", 1.5},
+                                                  {"time_min", 1.25},
+                                                  {"time_max", 2.5},
+                                                  {"time_q1", 1.375},
+                                                  {"time_q3", 1.75},
+                                                  {"repetitions", 10}});
   const nlohmann::json& second = doc.at("results")[1];
   CHECK(second.at("status") == "failed");
   CHECK(second.at("invalidity") == "compile");
