@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
   add_features_command(app);
   add_variants_command(app);
   add_model_commands(app);
+  add_explore_command(app);
   add_evaluate_command(app);
   add_replay_command(app);
   add_collect_command(app);

@@ -27,7 +27,8 @@ void add_codegen_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_features_command(CLI::App& app);
 void add_variants_command(CLI::App& app);
-void add_model_commands(CLI::App& app); ///< train, rank, explore
+void add_model_commands(CLI::App& app); ///< train, rank
+void add_explore_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_replay_command(CLI::App& app); ///< exploration replayed on measured data
 void add_collect_command(CLI::App& app);

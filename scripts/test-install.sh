@@ -18,6 +18,13 @@ test -f "$prefix/include/liftx/ir/dsl.hpp"
 test ! -e "$prefix/include/liftx/codegen"
 test -f "$prefix/share/liftx/model/cpu-model.json"
 test -x "$prefix/bin/liftx"
+# Installed without debug information (LIFTX_INSTALL_DEBUG_INFO=OFF): well under 60 MB.
+installed_mb=$(du -sm "$prefix" | cut -f1)
+echo "test-install: the installed prefix holds $installed_mb MB"
+if ((installed_mb >= 60)); then
+  echo "test-install: the installed prefix is $installed_mb MB, over the 60 MB it should stay under" >&2
+  exit 1
+fi
 
 cmake -S examples/heat2d -B "$work/heat2d-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }

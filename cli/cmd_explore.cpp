@@ -1,0 +1,390 @@
+// `liftx explore FILE [--device D] [--model M] [--budget K|auto] [--strategy S] [--size ...]
+// [--db DB] [--format table|json|csv] [--out DIR]`: rank the variants with a cost model, then run,
+// verify and time the most promising ones. Each variant runs in a worker child (`liftx run
+// --worker`), as `liftx run` does, so a kernel that crashes or hangs the driver is recorded with a
+// status and exploration goes on.
+#include "cli/app.hpp"
+#include "cli/options.hpp"
+#include "cli/program_options.hpp"
+#include "codegen/kernel.hpp"
+#include "exec/run.hpp"
+#include "explore/collect.hpp"
+#include "explore/db.hpp"
+#include "explore/explore.hpp"
+#include "explore/models.hpp"
+#include "explore/rank.hpp"
+#include "ir/parse/parser.hpp"
+#include "model/online.hpp"
+#include "rewrite/space.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ExploreCommandOptions {
+  std::string file;
+  std::string program;
+  std::string device = "cpu";
+  std::string model;
+  std::string budget = "10"; ///< runs, or "auto"
+  int64_t batch = 4;
+  std::string strategy = "online";
+  std::vector<std::string> sizes;
+  std::string db;
+  uint64_t seed = 1;
+  int64_t sample = -1; // -1: the device's default (explore::defaults_for: the whole space)
+  int warmup = exec::kDefaultWarmup;
+  int repeat = exec::kDefaultRepeat;
+  int timeout_ms = 60000;
+  std::string format = "table";
+  std::string out;
+};
+
+/// A run whose interquartile range exceeds this share of its median is flagged as noisy.
+constexpr double kNoisySpread = 0.10;
+
+bool noisy(const runtime::Timing& t) {
+  return t.median_ms > 0 && t.iqr_ms() > kNoisySpread * t.median_ms;
+}
+
+/// "0.0217 ms ±4%": the median and the interquartile range relative to it.
+std::string describe_time(const exec::RunReport& rep) {
+  if (rep.status != runtime::Status::ok || !rep.timing)
+    return std::string(runtime::to_string(rep.status));
+  const runtime::Timing& t = *rep.timing;
+  const double spread = t.median_ms > 0 ? 100 * t.iqr_ms() / t.median_ms : 0;
+  return fmt::format("{:.4f} ms ±{:.0f}%{}", t.median_ms, spread, noisy(t) ? " noisy" : "");
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_number(const std::optional<double>& value) {
+  return value ? fmt::format("{:.10g}", *value) : "";
+}
+
+/// One attempt as data (the JSON rows and the CSV columns).
+nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVariant& r,
+                            size_t run) {
+  const exec::RunReport& rep = a.report;
+  nlohmann::json row = {{"run", run},
+                        {"rank", r.rank},
+                        {"predicted", r.predicted},
+                        {"strategy", r.variant.strategy},
+                        {"parameters", explore::describe_parameters(r.variant)},
+                        {"launch", codegen::describe(r.variant.launch)},
+                        {"status", std::string(runtime::to_string(rep.status))}};
+  if (rep.status == runtime::Status::ok && rep.timing) {
+    const runtime::Timing& t = *rep.timing;
+    row.update({{"median_ms", t.median_ms},
+                {"q1_ms", t.q1_ms},
+                {"q3_ms", t.q3_ms},
+                {"min_ms", t.min_ms},
+                {"max_ms", t.max_ms},
+                {"repetitions", t.samples_ms.size()}});
+  }
+  if (rep.gb_per_s)
+    row["gb_per_s"] = *rep.gb_per_s;
+  if (rep.roofline_fraction)
+    row["roofline_fraction"] = *rep.roofline_fraction;
+  if (rep.status != runtime::Status::ok && !rep.message.empty())
+    row["message"] = rep.message;
+  return row;
+}
+
+const char* const kCsvColumns[] = {
+    "run",    "rank",   "predicted",   "strategy", "parameters",
+    "launch", "status", "median_ms",   "q1_ms",    "q3_ms",
+    "min_ms", "max_ms", "repetitions", "gb_per_s", "roofline_fraction",
+    "best"};
+
+void print_csv(const nlohmann::json& rows, std::optional<size_t> best) {
+  fmt::print("{}\n", fmt::join(kCsvColumns, ","));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const nlohmann::json& row = rows[i];
+    std::vector<std::string> fields;
+    for (const char* column : kCsvColumns) {
+      const std::string name = column;
+      if (name == "best")
+        fields.push_back(best == i ? "1" : "0");
+      else if (!row.contains(name))
+        fields.push_back("");
+      else if (row.at(name).is_string())
+        fields.push_back(csv_field(row.at(name).get<std::string>()));
+      else if (row.at(name).is_number_float())
+        fields.push_back(csv_number(row.at(name).get<double>()));
+      else
+        fields.push_back(row.at(name).dump());
+    }
+    fmt::print("{}\n", fmt::join(fields, ","));
+  }
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out.flush())
+    throw UserError(fmt::format("cannot write {}", path.string()));
+}
+
+/// `--budget auto`'s hard cap on runs.
+constexpr int64_t kAutoBudgetCap = 50;
+
+/// "stopped after 8 runs: expected gain left 0.40% < 1%", or the runs and the gain left.
+std::string describe_online_stop(const explore::ExploreResult& result,
+                                 const explore::ExploreOptions& options) {
+  if (result.stopped_early)
+    return fmt::format("stopped after {} runs: expected gain left {:.2f}% < {:.0f}%",
+                       result.attempts.size(), *result.remaining_gain * 100,
+                       options.stop_gain * 100);
+  if (result.remaining_gain && std::isfinite(*result.remaining_gain))
+    return fmt::format("{} runs, expected gain left {:.2f}%", result.attempts.size(),
+                       *result.remaining_gain * 100);
+  return fmt::format("{} runs", result.attempts.size());
+}
+
+} // namespace
+
+void add_explore_command(CLI::App& app) {
+  auto o = std::make_shared<ExploreCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "explore", "Rank the variants with a model, then run and verify the most promising ones");
+  cmd->add_option("file", o->file, "high-level .lift stencil")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one)");
+  cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
+  cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
+  cmd->add_option("--budget", o->budget,
+                  fmt::format("variants to run (default 10), or auto: online, stop once the "
+                              "expected gain of the best unmeasured variant is under {:.0f}% "
+                              "(at most {} runs)",
+                              model::kAutoStopGain * 100, kAutoBudgetCap))
+      ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 1000000));
+  cmd->add_option("--batch", o->batch, "online: variants run between re-rankings (default 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--strategy", o->strategy,
+                  "online (default: the model's ranking, re-ranked by the runs so far), model "
+                  "(the static ranking), random, hillclimb or exhaustive")
+      ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
+  cmd->add_option("--size", o->sizes, "sizes (default: every size 128 on CPUs, 2048 on GPUs)");
+  add_db_option(cmd, o->db, "to record every run in");
+  cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
+  cmd->add_option("--sample", o->sample,
+                  "rank a fixed-seed uniform sample of this many variants (default 0 = the whole "
+                  "space)")
+      ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+  add_timing_options(cmd, o->warmup, o->repeat);
+  cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
+  cmd->add_option("--format", o->format,
+                  "table (default), or json / csv: the runs as data on stdout, the report on "
+                  "stderr")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--out", o->out,
+                  "write the winner to DIR: best.lift (the lowered program), best.cl (its "
+                  "kernel) and best.json (its launch, for `liftx run --launch`)");
+  cmd->callback([o] {
+    // With --format json|csv, stdout carries the data alone and the report goes to stderr.
+    std::FILE* const report = o->format == "table" ? stdout : stderr;
+    const bool auto_budget = o->budget == "auto";
+    LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
+                     "--budget auto goes with --strategy online, not {}", o->strategy);
+    const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
+    ir::Module module = parse::parse_file(o->file);
+    const ir::Program& program = select_program(module, o->program, o->file);
+    runtime::Device device = runtime::select_device(o->device);
+    const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
+    interp::Sizes sizes = bind_sizes(
+        program, o->sizes.empty() ? std::vector{std::to_string(defaults.size)} : o->sizes);
+    const std::string kind = explore::profile_name_for(device.profile);
+    const explore::FoundModel found = explore::find_model(o->model, device.profile);
+    const fs::path& model_path = found.path;
+    model::Model m = model::Model::load(model_path);
+
+    explore::RankOptions rank_options;
+    rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    rank_options.profile = kind;
+    rank_options.device = device.profile;
+    rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
+    rank_options.sample_seed = o->seed;
+    // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
+    rank_options.keep =
+        o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);
+    const explore::RankResult ranking = explore::rank(program, m, rank_options);
+    const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
+    fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
+    fmt::print(report, "device    {} ({})\n", device.profile.device_name, device.profile.key);
+    fmt::print(report, "model     {} ({}, trained for profile {})\n", model_path.string(),
+               model::to_string(m.kind()), m.profile);
+    for (const std::string& note : found.notes)
+      fmt::print(report, "note      {}\n", note);
+    const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
+    fmt::print(report, "space     {} variants ranked{}{}; strategy {}{}, budget {}\n",
+               ranking.variants,
+               rank_options.sample > 0
+                   ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
+                   : "",
+               all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
+               o->strategy == "online" ? fmt::format(" (batches of {})", o->batch) : "",
+               o->strategy == "exhaustive" ? fmt::format("{}", ranked.size())
+               : auto_budget               ? fmt::format("auto (at most {})", budget)
+                                           : fmt::format("{}", budget));
+
+    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
+    explore::PerfDb db(db_path);
+    explore::RecordingWorkerMeasure measure(db, device.profile, module, program, sizes, kind,
+                                            {fs::read_symlink("/proc/self/exe").string(), o->device,
+                                             o->warmup, o->repeat,
+                                             std::chrono::milliseconds(o->timeout_ms)});
+    // The table: one row per run, in the order they ran.
+    const size_t planned_runs =
+        o->strategy == "exhaustive" ? ranked.size() : static_cast<size_t>(budget);
+    const size_t run_width = fmt::format("[{:>3}/{}]", planned_runs, planned_runs).size();
+    fmt::print(report, "\n  {:<{}} {:>6} {:>9}  {:<32} {:<30} {}\n", "run", run_width, "rank",
+               "predicted", "parameters", "launch", "median ± interquartile range");
+    auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
+      const explore::RankedVariant& r = ranked[a.ranked_index];
+      const std::string run = fmt::format("[{:>3}/{}]", done, planned);
+      fmt::print(report, "  {:<{}} {:>6} {:>9.3f}  {:<32} {:<30} {}\n", run, run_width, r.rank,
+                 r.predicted, explore::describe_parameters(r.variant),
+                 codegen::describe(r.variant.launch), describe_time(a.report));
+      std::fflush(report);
+    };
+    explore::ExploreOptions options;
+    options.strategy = explore::parse_strategy(o->strategy);
+    options.budget = budget;
+    options.batch = o->batch;
+    options.auto_budget = auto_budget;
+    options.seed = o->seed;
+    explore::ExploreResult result =
+        explore::explore(ranked, options, std::ref(measure), on_attempt);
+
+    fmt::print(report, "\nrecorded  {} measurements in {}\n", result.attempts.size(),
+               db_path.string());
+    const auto noisy_runs = std::count_if(
+        result.attempts.begin(), result.attempts.end(),
+        [](const explore::Attempt& a) { return a.report.timing && noisy(*a.report.timing); });
+    if (noisy_runs > 0)
+      fmt::print(report,
+                 "warning   {} of {} runs spread widely (interquartile range above {:.0f}% of the "
+                 "median): the device was busy or the kernels are short; more --repeat "
+                 "steadies the medians\n",
+                 noisy_runs, result.attempts.size(), kNoisySpread * 100);
+    if (result.model_spearman)
+      fmt::print(report,
+                 "model     Spearman {:.3f} between predicted and measured throughput on the {} "
+                 "variants run\n",
+                 *result.model_spearman, result.attempts.size());
+    else
+      fmt::print(report,
+                 "model     rank correlation not computed (it needs two successful runs with "
+                 "different predictions)\n");
+    if (options.strategy == explore::Strategy::online)
+      fmt::print(report, "online    {}; re-ranked scores when chosen vs measured: {}\n",
+                 describe_online_stop(result, options),
+                 result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
+                                        : std::string("no rank correlation"));
+    // The data, before a failure is reported: what was measured is never lost.
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < result.attempts.size(); ++i)
+      rows.push_back(
+          attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index], i + 1));
+    if (o->format == "csv")
+      print_csv(rows, result.best);
+    if (o->format == "json") {
+      nlohmann::json document = {
+          {"program", program.name},
+          {"file", o->file},
+          {"sizes", sizes},
+          {"device", {{"name", device.profile.device_name}, {"key", device.profile.key}}},
+          {"model",
+           {{"file", model_path.string()},
+            {"kind", model::to_string(m.kind())},
+            {"profile", m.profile}}},
+          {"space", {{"variants", ranking.variants}, {"ranked", ranked.size()}}},
+          {"strategy", o->strategy},
+          {"database", db_path.string()},
+          {"runs", rows},
+          {"best", result.best ? nlohmann::json(*result.best + 1) : nlohmann::json(nullptr)}};
+      if (result.model_spearman)
+        document["model_spearman"] = *result.model_spearman;
+      fmt::print("{}\n", document.dump(2));
+    }
+    if (!result.best) {
+      fmt::print(report, "best      none of the {} variants run succeeded\n",
+                 result.attempts.size());
+      throw RunFailed();
+    }
+    const explore::Attempt& best = result.attempts[*result.best];
+    const explore::RankedVariant& r = ranked[best.ranked_index];
+    const exec::RunReport& rep = best.report;
+    fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
+               explore::describe_parameters(r.variant));
+    fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
+    fmt::print(
+        report, "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms)\n",
+        rep.timing->median_ms, rep.timing->samples_ms.size(), rep.timing->q1_ms, rep.timing->q3_ms);
+    if (rep.gb_per_s) {
+      fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);
+      if (rep.roofline_fraction)
+        fmt::print(report, " = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)",
+                   *rep.roofline_fraction * 100, *rep.roofline_gb_per_s);
+      fmt::print(report, "\n");
+    }
+    std::vector<model::Explanation> reasons = r.reasons;
+    if (reasons.empty()) { // beyond the explained top rows
+      const std::vector<double> all = explore::feature_values(
+          measure.features().compute(*r.program, r.variant, rank_options.sizes),
+          measure.features().profile().throughput());
+      const std::vector<int> columns = m.feature_indices(explore::feature_names());
+      Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
+      for (size_t c = 0; c < columns.size(); ++c)
+        row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
+      reasons = m.explain(row);
+    }
+    fmt::print(report, "why       {}\n", explore::describe_reasons(reasons));
+    const std::string lowered = ir::print(ir::Module{module.userfuns, {*r.program}});
+    const std::string kernel =
+        rep.kernel_source.empty()
+            ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
+            : rep.kernel_source;
+    if (!o->out.empty()) {
+      const fs::path dir(o->out);
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec)
+        throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+      write_file(dir / "best.lift", lowered);
+      write_file(dir / "best.cl", kernel);
+      write_file(dir / "best.json", rewrite::sidecar_json(r.variant, rank_options.sizes));
+      fmt::print(report, "written   {}, best.cl and best.json\n", (dir / "best.lift").string());
+    }
+    if (o->format == "table") {
+      fmt::print(report, "\n--- {}.lift ---\n{}\n", program.name, lowered);
+      fmt::print(report, "--- kernel ---\n{}\n", kernel);
+    }
+  });
+}
+
+} // namespace liftx::cli
