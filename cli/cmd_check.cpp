@@ -22,8 +22,13 @@ void add_check_command(CLI::App& app) {
       fmt::print("{}", ir::print(module));
       return;
     }
-    for (const ir::UserFunPtr& f : module.userfuns)
-      fmt::print("userfun {}\n", f->name());
+    for (const ir::UserFunPtr& f : module.userfuns) {
+      std::string params;
+      for (const ir::UserFunParam& p : f->params())
+        params +=
+            fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, ir::scalar_name(p.kind));
+      fmt::print("userfun {}({}) : {}\n", f->name(), params, ir::scalar_name(f->result()));
+    }
     for (const ir::Program& p : module.programs) {
       std::string params;
       for (const ir::Expr& param : p.params)

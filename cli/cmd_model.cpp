@@ -5,6 +5,7 @@
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
+#include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
@@ -97,6 +98,7 @@ struct RankCommandOptions {
   std::string out;
   int64_t sample = 0;
   uint64_t seed = 1;
+  bool quiet = false;
 };
 
 void add_rank(CLI::App& app) {
@@ -114,6 +116,7 @@ void add_rank(CLI::App& app) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("--sample", o->sample,
                   "rank a fixed-seed uniform sample of this many variants (default 0 = all)");
+  cmd->add_flag("--quiet", o->quiet, "no progress line while ranking");
   cmd->add_option("--seed", o->seed, "seed of --sample (default 1)");
   cmd->add_option("--out", o->out,
                   "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
@@ -121,15 +124,19 @@ void add_rank(CLI::App& app) {
     model::Model m = model::Model::load(o->model);
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
+    explore::refuse_lowered(program, o->file, "rank");
     interp::Sizes sizes = bind_sizes(program, o->sizes);
     explore::RankOptions options;
     options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
     options.profile = o->profile;
+    ActivityPrinter progress(o->quiet);
+    options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
     options.sample = o->sample;
     options.sample_seed = o->seed;
     options.keep = size_t(o->top); // the rows shown; 0 = all
     auto start = std::chrono::steady_clock::now();
     const explore::RankResult result = explore::rank(program, m, options);
+    progress.finish();
     const std::vector<explore::RankedVariant>& ranked = result.ranked;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

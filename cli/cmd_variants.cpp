@@ -5,6 +5,7 @@
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
+#include "cli/progress.hpp"
 #include "codegen/runtime/device.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
@@ -33,6 +34,7 @@ struct VariantsOptions {
   int depth = 2;
   int64_t max_tile = 32;
   std::vector<std::string> where;
+  bool quiet = false;
 };
 
 /// One `--where KEY=V1|V2|...` filter: strategy, tied (true/false), local (32x8), global, or a
@@ -110,6 +112,7 @@ void add_variants_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
   cmd->add_option("--out", o->out, "write each variant as DIR/<index>-<strategy>.lift + .json");
   cmd->add_flag("--count", o->count, "only print the counts");
+  cmd->add_flag("--quiet", o->quiet, "no progress line while the space is enumerated");
   cmd->add_option("--depth", o->depth, "high-level rewrite depth (default 2)");
   cmd->add_option("--max-tile", o->max_tile, "largest tile step / split factor (default 32)");
   cmd->add_option("--where", o->where,
@@ -130,26 +133,36 @@ void add_variants_command(CLI::App& app) {
     options.max_tile = o->max_tile;
     rewrite::VariantStream stream(program, options);
     std::vector<rewrite::Variant> chosen;
+    ActivityPrinter progress(o->quiet);
+    int64_t walked = 0;
+    auto walk = [&] {
+      if (++walked % 4096 == 0)
+        progress.update("enumerating", walked);
+    };
     if (o->sample > 0) {
       // A uniform sample of the variants that match.
       int64_t matching = 0;
       chosen = rewrite::sample(stream, o->sample, o->seed, [&](const rewrite::Variant& v) {
+        walk();
         const bool kept = matches(v, filters);
         matching += kept;
         return kept;
       });
+      progress.finish();
       if (!filters.empty())
         fmt::print("matching  {} variants (--where), {} sampled\n", matching, chosen.size());
     } else {
       rewrite::Variant v;
       int64_t kept = 0;
       while ((o->limit <= 0 || kept < o->limit) && stream.next(v)) {
+        walk();
         if (!matches(v, filters))
           continue;
         ++kept;
         if (!o->out.empty())
           chosen.push_back(v);
       }
+      progress.finish();
       if (!filters.empty())
         fmt::print("matching  {} variants (--where)\n", kept);
     }

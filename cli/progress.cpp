@@ -1,9 +1,11 @@
 #include "cli/progress.hpp"
 
 #include <fmt/format.h>
+
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace liftx::cli {
 
@@ -48,6 +50,37 @@ void ProgressPrinter::update(const explore::CollectProgress& p) {
     fmt::print(stderr, "{}\n", line);
   std::fflush(stderr);
   drew_ = true;
+}
+
+ActivityPrinter::ActivityPrinter(bool quiet)
+    : quiet_(quiet), terminal_(::isatty(2) != 0), start_(std::chrono::steady_clock::now()) {
+  // Tests set the delay to 0 to see the lines of commands that finish in under 2 s.
+  if (const char* after = std::getenv("LIFTX_PROGRESS_AFTER_MS"); after && *after)
+    silent_for_ = std::chrono::milliseconds(std::strtoll(after, nullptr, 10));
+}
+
+void ActivityPrinter::update(std::string_view what, int64_t count) {
+  const auto now = std::chrono::steady_clock::now();
+  if (quiet_ || now - start_ < silent_for_)
+    return;
+  if (drew_ && now - last_print_ <
+                   (terminal_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000)))
+    return;
+  last_print_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const std::string line = fmt::format("{} {} variants, {}", what, count, format_duration(elapsed));
+  if (terminal_)
+    fmt::print(stderr, "\r\033[K{}", line);
+  else
+    fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+  drew_ = true;
+}
+
+void ActivityPrinter::finish() {
+  if (terminal_ && drew_)
+    fmt::print(stderr, "\r\033[K");
+  drew_ = false;
 }
 
 void ProgressPrinter::finish() {

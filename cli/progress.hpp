@@ -1,9 +1,12 @@
 #pragma once
-// The progress line of long commands (collect, calibrate) on stderr.
+// The progress lines of long commands on stderr: a bar where the total is known (collect,
+// calibrate), a running count where it is not (ranking, enumerating).
 #include "explore/collect.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace liftx::cli {
 
@@ -23,6 +26,25 @@ private:
   bool drew_ = false;
   std::chrono::steady_clock::time_point last_print_{};
   std::string last_phase_;
+};
+
+/// Work with no known total ("ranking 122880 variants, 00:12"): redrawn in place on a terminal,
+/// a line every 5 s otherwise; nothing during the first 2 s (quick commands stay quiet;
+/// $LIFTX_PROGRESS_AFTER_MS changes the delay), nothing at all when `quiet`.
+class ActivityPrinter {
+public:
+  explicit ActivityPrinter(bool quiet);
+  void update(std::string_view what, int64_t count);
+  /// Ends the line the count was drawn on.
+  void finish();
+
+private:
+  bool quiet_;
+  bool terminal_;
+  bool drew_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_print_{};
+  std::chrono::milliseconds silent_for_{2000};
 };
 
 } // namespace liftx::cli

@@ -266,17 +266,7 @@ CollectSummary collect(const CollectOptions& options,
     if (!program)
       throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
     programs.push_back(program);
-    bool lowered = true;
-    try {
-      codegen::generate(*program);
-    } catch (const std::exception&) {
-      lowered = false; // high-level primitives: the generator needs them lowered
-    }
-    if (lowered)
-      throw UserError(fmt::format(
-          "{}: '{}' is already lowered (a variant, not a high-level stencil): collect measures "
-          "the variants of high-level stencils; measure this one with `liftx run {}`",
-          target.file, program->name, target.file));
+    refuse_lowered(*program, target.file, "collect");
   }
   // One collection per database at a time (before the device is opened: refused at once).
   const CollectionLock lock(options.db);

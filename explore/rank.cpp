@@ -303,9 +303,19 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
   rewrite::VariantStream stream(program, space);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
+  constexpr int64_t kProgressEvery = 4096;
   std::vector<rewrite::Variant> sampled;
-  if (options.sample > 0)
-    sampled = rewrite::sample(stream, options.sample, options.sample_seed);
+  if (options.sample > 0) {
+    int64_t walked = 0;
+    std::function<bool(const rewrite::Variant&)> count_walked;
+    if (options.on_progress)
+      count_walked = [&](const rewrite::Variant&) {
+        if (++walked % kProgressEvery == 0)
+          options.on_progress("sampling", walked);
+        return true;
+      };
+    sampled = rewrite::sample(stream, options.sample, options.sample_seed, count_walked);
+  }
   size_t next_sampled = 0;
   auto next = [&](rewrite::Variant& out) {
     if (options.sample <= 0)
@@ -348,6 +358,8 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
           break;
         chunk = Chunk{total};
       }
+      if (options.on_progress && total % kProgressEvery == 0)
+        options.on_progress("ranking", total);
     }
     if (!chunk.variants.empty())
       queue.push(std::move(chunk));
@@ -381,6 +393,19 @@ nlohmann::json launch_json(const codegen::Launch& launch) {
       local.push_back(launch.local[size_t(d)]);
   }
   return {{"dims", launch.dims}, {"global", global}, {"local", local}, {"tied", launch.tied}};
+}
+
+void refuse_lowered(const ir::Program& program, const std::string& file,
+                    const std::string& command) {
+  try {
+    codegen::generate(program);
+  } catch (const std::exception&) {
+    return; // high-level primitives: the generator needs them lowered first
+  }
+  throw UserError(fmt::format("{}: '{}' is already lowered (a variant, not a high-level stencil): "
+                              "{} works on the variants of high-level stencils; measure this one "
+                              "with `liftx run {}`",
+                              file, program.name, command, file));
 }
 
 std::string describe_parameters(const rewrite::Variant& v) {

@@ -11,10 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace liftx::explore {
@@ -50,6 +52,9 @@ struct RankOptions {
   /// RankedVariants with their feature rows takes about 1 kB each: keep only what is used.
   size_t keep = 2000;
   unsigned threads = 0; ///< threads computing features and predictions (0 = one per core)
+  /// Called on the calling thread every few thousand variants with the phase ("sampling": the
+  /// space walked to draw the sample; "ranking") and the variants walked so far in it.
+  std::function<void(std::string_view phase, int64_t variants)> on_progress;
 };
 
 struct RankResult {
@@ -94,6 +99,11 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
 nlohmann::json launch_json(const codegen::Launch& launch);
 /// "global2d_10 tile_x=16 tile_y=8" (the launch: codegen::describe).
 std::string describe_parameters(const rewrite::Variant& v);
+
+/// UserError when `program` (from `file`) is already lowered: one variant, with no space to rank,
+/// explore or collect. `command` names the caller in the message.
+void refuse_lowered(const ir::Program& program, const std::string& file,
+                    const std::string& command);
 /// "cache_lines_per_warp_access 1, local_loads_per_thread 0, ..." (raw values).
 std::string describe_reasons(const std::vector<model::Explanation>& reasons);
 

@@ -107,6 +107,8 @@ TEST_CASE("check lists definitions and prints canonical syntax") {
   RunResult r = liftx("check stencils/hotspot2d.lift");
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "def hotspot2d(temp: [[float]N]M, power: [[float]N]M) : [[float]N]M"));
+  CHECK(contains(r.out, "userfun hotspot(c: float, n: float, s: float, e: float, w: float, "
+                        "p: float) : float\n"));
   RunResult printed = liftx("check stencils/hotspot2d.lift --print");
   REQUIRE(printed.exit_code == 0);
   fs::path reprinted = write_file("reprinted.lift", printed.out);
