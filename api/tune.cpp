@@ -33,8 +33,8 @@
 namespace liftx {
 
 // The library measures as the command line does.
-static_assert(TuneOptions{}.warmup == exec::kDefaultWarmup &&
-              TuneOptions{}.repeat == exec::kDefaultRepeat);
+static_assert(kDefaultTuneWarmup == exec::kDefaultWarmup &&
+              kDefaultTuneRepeat == exec::kDefaultRepeat);
 
 namespace {
 
@@ -188,6 +188,10 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     result.notes.insert(result.notes.end(), found.notes.begin(), found.notes.end());
     result.model = found.path.string();
     const model::Model model = model::Model::load(found.path);
+    if (options.on_progress)
+      rank_options.on_progress = [&](std::string_view phase, int64_t done) {
+        options.on_progress({std::string(phase), done, 0, nullptr, seconds_so_far()});
+      };
     try {
       explore::RankResult ranking = explore::rank(program, model, rank_options);
       ranked = std::move(ranking.ranked);
@@ -320,13 +324,21 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     configurations.push_back(configuration_id);
     return report;
   };
+  const int64_t planned =
+      static_cast<int64_t>(std::min(candidates.size(), first_ranked + size_t(options.budget)));
+  auto progress = [&](const explore::Attempt&, int64_t done, int64_t) {
+    if (options.on_progress)
+      options.on_progress(
+          {"measuring", done, std::max(planned, done), &result.trials.back(), seconds_so_far()});
+  };
   explore::ExploreOptions explore_options;
   // The static order: the default lowering goes first and has no feature row for the online
   // ranker, and the replay (docs/results.md, issue 19) found online no better on the stencils.
   explore_options.strategy = explore::Strategy::model;
   explore_options.budget = static_cast<int64_t>(first_ranked) + options.budget;
   explore_options.until_success_limit = static_cast<int64_t>(candidates.size());
-  const explore::ExploreResult explored = explore::explore(candidates, explore_options, measure);
+  const explore::ExploreResult explored =
+      explore::explore(candidates, explore_options, measure, progress);
   if (!explored.best) {
     std::string tried;
     for (const Trial& t : result.trials)
@@ -365,6 +377,9 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   w.configuration_id = configurations[best];
   db.put_winner(w);
   result.seconds = seconds_so_far();
+  if (options.on_progress)
+    options.on_progress({"done", static_cast<int64_t>(result.trials.size()),
+                         static_cast<int64_t>(result.trials.size()), nullptr, result.seconds});
   return result;
 }
 

@@ -44,6 +44,7 @@ struct CollectCommandOptions {
   bool plan_only = false;
   int build_jobs = 0;
   int time_limit_s = 0;
+  std::string format = "table";
 };
 
 std::filesystem::path db_path(const std::string& given) {
@@ -125,6 +126,10 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--time-limit", o->time_limit_s,
                   "stop measuring after this many seconds; --resume continues (default: none)")
       ->check(CLI::Range(0, 10000000));
+  cmd->add_option("--format", o->format,
+                  "table (default), or json / csv: this run's measurements as data on stdout "
+                  "(the columns of `liftx db --csv`), the report on stderr")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--stop-after", o->stop_after, "exit abruptly after K measurements (testing)")
       ->group("");
   cmd->callback([o] {
@@ -158,31 +163,62 @@ void add_collect_command(CLI::App& app) {
     options.build_jobs = o->build_jobs;
     options.time_limit = std::chrono::seconds(o->time_limit_s);
     options.worker_executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    // What this run adds is what comes after the newest measurement the database holds now.
+    int64_t measured_before = 0;
+    if (o->format != "table" && std::filesystem::exists(options.db))
+      measured_before =
+          explore::PerfDb(options.db, explore::PerfDb::Access::read_only).last_measurement_id();
     ProgressPrinter printer;
     std::function<void(const explore::CollectProgress&)> progress;
     if (!o->quiet)
       progress = [&printer](const explore::CollectProgress& p) { printer.update(p); };
     explore::CollectSummary s = explore::collect(options, progress);
     printer.finish();
-    fmt::print("database  {}\n", options.db.string());
-    fmt::print("device    {} (features: profile {})\n",
+    std::FILE* report = o->format == "table" ? stdout : stderr;
+    fmt::print(report, "database  {}\n", options.db.string());
+    fmt::print(report, "device    {} (features: profile {})\n",
                s.device_key.empty() ? "none (planning only)" : s.device_key, s.profile);
-    fmt::print("plans     {} targets, {} enumerated now, the others read from the database\n",
+    fmt::print(report,
+               "plans     {} targets, {} enumerated now, the others read from the database\n",
                options.targets.size(), s.targets_planned);
-    fmt::print("variants  {} planned, {} measured, {} already measured (skipped)\n", s.variants,
-               s.measured, s.skipped);
+    fmt::print(report, "variants  {} planned, {} measured, {} already measured (skipped)\n",
+               s.variants, s.measured, s.skipped);
     if (s.left)
-      fmt::print("left      {} not measured: the time limit was reached (run again with "
+      fmt::print(report,
+                 "left      {} not measured: the time limit was reached (run again with "
                  "--resume)\n",
                  s.left);
     if (s.features_failed)
-      fmt::print("features  {} variants without features\n", s.features_failed);
+      fmt::print(report, "features  {} variants without features\n", s.features_failed);
     std::string counts;
     for (const auto& [status, n] : s.statuses)
       counts += fmt::format(" {} {}", status, n);
-    fmt::print("status   {}\n", counts.empty() ? " (nothing measured)" : counts);
+    fmt::print(report, "status   {}\n", counts.empty() ? " (nothing measured)" : counts);
     if (s.worker_restarts)
-      fmt::print("workers   restarted {} times after a crash or timeout\n", s.worker_restarts);
+      fmt::print(report, "workers   restarted {} times after a crash or timeout\n",
+                 s.worker_restarts);
+    if (o->format != "table" && !s.device_key.empty()) {
+      const explore::PerfDb db(options.db, explore::PerfDb::Access::read_only);
+      if (o->format == "csv") {
+        db.export_csv(std::cout, s.device_key, measured_before);
+      } else {
+        nlohmann::json statuses = nlohmann::json::object();
+        for (const auto& [status, n] : s.statuses)
+          statuses[status] = n;
+        const nlohmann::json document = {
+            {"database", options.db.string()},
+            {"device", s.device_key},
+            {"profile", s.profile},
+            {"planned", s.variants},
+            {"measured", s.measured},
+            {"skipped", s.skipped},
+            {"left", s.left},
+            {"statuses", statuses},
+            {"measurements", db.measurements_json(s.device_key, measured_before)}};
+        std::cout << document.dump(2) << '\n';
+      }
+      std::cout.flush();
+    }
   });
   add_worker_command(app);
 }

@@ -6,6 +6,7 @@
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
+#include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
@@ -54,6 +55,8 @@ struct ExploreCommandOptions {
   int repeat = exec::kDefaultRepeat;
   int timeout_ms = 60000;
   std::string format = "table";
+  bool quiet = false;
+  bool remeasure = false;
   std::string out;
 };
 
@@ -86,9 +89,10 @@ std::string csv_number(const std::optional<double>& value) {
   return value ? fmt::format("{:.10g}", *value) : "";
 }
 
-/// One attempt as data (the JSON rows and the CSV columns).
-nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVariant& r,
-                            size_t run) {
+/// One attempt as data (the JSON rows and the CSV columns); `stored` is the database's
+/// measurement that stood for the run, if one did.
+nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVariant& r, size_t run,
+                            const explore::Measurement* stored) {
   const exec::RunReport& rep = a.report;
   nlohmann::json row = {{"run", run},
                         {"rank", r.rank},
@@ -96,7 +100,8 @@ nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVari
                         {"strategy", r.variant.strategy},
                         {"parameters", explore::describe_parameters(r.variant)},
                         {"launch", codegen::describe(r.variant.launch)},
-                        {"status", std::string(runtime::to_string(rep.status))}};
+                        {"status", std::string(runtime::to_string(rep.status))},
+                        {"stored", stored != nullptr}};
   if (rep.status == runtime::Status::ok && rep.timing) {
     const runtime::Timing& t = *rep.timing;
     row.update({{"median_ms", t.median_ms},
@@ -104,7 +109,7 @@ nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVari
                 {"q3_ms", t.q3_ms},
                 {"min_ms", t.min_ms},
                 {"max_ms", t.max_ms},
-                {"repetitions", t.samples_ms.size()}});
+                {"repetitions", stored ? size_t(stored->repetitions) : t.samples_ms.size()}});
   }
   if (rep.gb_per_s)
     row["gb_per_s"] = *rep.gb_per_s;
@@ -119,7 +124,7 @@ const char* const kCsvColumns[] = {
     "run",    "rank",   "predicted",   "strategy", "parameters",
     "launch", "status", "median_ms",   "q1_ms",    "q3_ms",
     "min_ms", "max_ms", "repetitions", "gb_per_s", "roofline_fraction",
-    "best"};
+    "stored", "best"};
 
 void print_csv(const nlohmann::json& rows, std::optional<size_t> best) {
   fmt::print("{}\n", fmt::join(kCsvColumns, ","));
@@ -197,6 +202,10 @@ void add_explore_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
+  cmd->add_flag("--quiet", o->quiet, "no progress line while the space is ranked");
+  cmd->add_flag("--remeasure", o->remeasure,
+                "run every variant chosen, also those the database has measured on this device "
+                "(by default their latest measurement stands for the run)");
   cmd->add_option("--format", o->format,
                   "table (default), or json / csv: the runs as data on stdout, the report on "
                   "stderr")
@@ -213,6 +222,7 @@ void add_explore_command(CLI::App& app) {
     const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
+    explore::refuse_lowered(program, o->file, "explore");
     runtime::Device device = runtime::select_device(o->device);
     const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
     interp::Sizes sizes = bind_sizes(
@@ -231,7 +241,12 @@ void add_explore_command(CLI::App& app) {
     // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
     rank_options.keep =
         o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);
+    ActivityPrinter ranking_progress(o->quiet);
+    rank_options.on_progress = [&](std::string_view phase, int64_t n) {
+      ranking_progress.update(phase, n);
+    };
     const explore::RankResult ranking = explore::rank(program, m, rank_options);
+    ranking_progress.finish();
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
     fmt::print(report, "device    {} ({})\n", device.profile.device_name, device.profile.key);
@@ -253,10 +268,10 @@ void add_explore_command(CLI::App& app) {
 
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
-    explore::RecordingWorkerMeasure measure(db, device.profile, module, program, sizes, kind,
-                                            {fs::read_symlink("/proc/self/exe").string(), o->device,
-                                             o->warmup, o->repeat,
-                                             std::chrono::milliseconds(o->timeout_ms)});
+    explore::RecordingWorkerMeasure measure(
+        db, device.profile, module, program, sizes, kind,
+        {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
+         std::chrono::milliseconds(o->timeout_ms), o->remeasure});
     // The table: one row per run, in the order they ran.
     const size_t planned_runs =
         o->strategy == "exhaustive" ? ranked.size() : static_cast<size_t>(budget);
@@ -268,7 +283,8 @@ void add_explore_command(CLI::App& app) {
       const std::string run = fmt::format("[{:>3}/{}]", done, planned);
       fmt::print(report, "  {:<{}} {:>6} {:>9.3f}  {:<32} {:<30} {}\n", run, run_width, r.rank,
                  r.predicted, explore::describe_parameters(r.variant),
-                 codegen::describe(r.variant.launch), describe_time(a.report));
+                 codegen::describe(r.variant.launch),
+                 describe_time(a.report) + (measure.stored(r) ? " stored" : ""));
       std::fflush(report);
     };
     explore::ExploreOptions options;
@@ -280,8 +296,16 @@ void add_explore_command(CLI::App& app) {
     explore::ExploreResult result =
         explore::explore(ranked, options, std::ref(measure), on_attempt);
 
-    fmt::print(report, "\nrecorded  {} measurements in {}\n", result.attempts.size(),
-               db_path.string());
+    const int64_t stored_runs = measure.stored_count();
+    if (stored_runs == 0)
+      fmt::print(report, "\nrecorded  {} measurements in {}\n", result.attempts.size(),
+                 db_path.string());
+    else
+      fmt::print(
+          report,
+          "\nrecorded  {} measurements in {}; {} of the runs (marked stored) were measured before "
+          "and taken from it (--remeasure runs them again)\n",
+          int64_t(result.attempts.size()) - stored_runs, db_path.string(), stored_runs);
     const auto noisy_runs = std::count_if(
         result.attempts.begin(), result.attempts.end(),
         [](const explore::Attempt& a) { return a.report.timing && noisy(*a.report.timing); });
@@ -308,8 +332,8 @@ void add_explore_command(CLI::App& app) {
     // The data, before a failure is reported: what was measured is never lost.
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < result.attempts.size(); ++i)
-      rows.push_back(
-          attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index], i + 1));
+      rows.push_back(attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index],
+                                  i + 1, measure.stored(ranked[result.attempts[i].ranked_index])));
     if (o->format == "csv")
       print_csv(rows, result.best);
     if (o->format == "json") {
@@ -342,9 +366,13 @@ void add_explore_command(CLI::App& app) {
     fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
                explore::describe_parameters(r.variant));
     fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
-    fmt::print(
-        report, "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms)\n",
-        rep.timing->median_ms, rep.timing->samples_ms.size(), rep.timing->q1_ms, rep.timing->q3_ms);
+    const explore::Measurement* best_stored = measure.stored(r);
+    fmt::print(report,
+               "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms){}\n",
+               rep.timing->median_ms,
+               best_stored ? size_t(best_stored->repetitions) : rep.timing->samples_ms.size(),
+               rep.timing->q1_ms, rep.timing->q3_ms,
+               best_stored ? ", measured by an earlier run (stored)" : "");
     if (rep.gb_per_s) {
       fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);
       if (rep.roofline_fraction)

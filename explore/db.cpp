@@ -564,6 +564,31 @@ bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const 
   return select.step();
 }
 
+std::optional<Measurement> PerfDb::latest_measurement(int64_t configuration_id,
+                                                      int64_t device_id) const {
+  Statement select(impl_->db,
+                   "SELECT status, median_ms, min_ms, max_ms, q1_ms, q3_ms, repetitions, "
+                   "compile_ms, message FROM measurements WHERE configuration_id = ?1 AND "
+                   "device_id = ?2 ORDER BY id DESC LIMIT 1");
+  select.bind(1, configuration_id).bind(2, device_id);
+  if (!select.step())
+    return std::nullopt;
+  const std::optional<runtime::Status> status = runtime::parse_status(select.text(0));
+  if (!status)
+    return std::nullopt; // written by a newer liftx: measure again rather than guess
+  Measurement m;
+  m.status = *status;
+  m.median_ms = select.real(1);
+  m.min_ms = select.real(2);
+  m.max_ms = select.real(3);
+  m.q1_ms = select.real(4);
+  m.q3_ms = select.real(5);
+  m.repetitions = static_cast<int>(select.integer(6));
+  m.compile_ms = select.real(7);
+  m.message = select.text(8);
+  return m;
+}
+
 std::optional<std::vector<PlannedConfiguration>> PerfDb::plan(int64_t program_id,
                                                               const nlohmann::json& sizes,
                                                               const std::string& profile,
@@ -721,10 +746,11 @@ std::vector<std::string> PerfDb::device_keys() const {
   return keys;
 }
 
-void PerfDb::export_csv(std::ostream& out, const std::string& device_key) const {
-  std::string sql = std::string(Impl::kJoined) + " ORDER BY m.id";
+void PerfDb::export_csv(std::ostream& out, const std::string& device_key,
+                        int64_t after_measurement_id) const {
+  std::string sql = std::string(Impl::kJoined) + " AND m.id > ?2 ORDER BY m.id";
   Statement s(impl_->db, sql.c_str());
-  s.bind(1, device_key);
+  s.bind(1, device_key).bind(2, after_measurement_id);
   const std::vector<features::Column>& columns = features::columns();
   out << "measurement_id,program,sizes,variant,strategy,parameters,dims,global,local,tied,status,"
          "median_ms,min_ms,max_ms,q1_ms,q3_ms,repetitions,compile_ms,timestamp,message,"
@@ -767,6 +793,41 @@ void PerfDb::export_csv(std::ostream& out, const std::string& device_key) const 
     }
     out << '\n';
   }
+}
+
+int64_t PerfDb::last_measurement_id() const {
+  Statement s(impl_->db, "SELECT COALESCE(MAX(id), 0) FROM measurements");
+  return s.step() ? s.integer(0) : 0;
+}
+
+nlohmann::json PerfDb::measurements_json(const std::string& device_key,
+                                         int64_t after_measurement_id) const {
+  std::string sql = std::string(Impl::kJoined) + " AND m.id > ?2 ORDER BY m.id";
+  Statement s(impl_->db, sql.c_str());
+  s.bind(1, device_key).bind(2, after_measurement_id);
+  nlohmann::json rows = nlohmann::json::array();
+  while (s.step()) {
+    const Measurement m = measurement_at(s);
+    nlohmann::json row = {{"measurement_id", s.integer(21)},
+                          {"program", s.text(1)},
+                          {"sizes", parse_json(s.text(2))},
+                          {"strategy", s.text(3)},
+                          {"parameters", parse_json(s.text(20))},
+                          {"configuration", flat_t4_configuration(s)},
+                          {"status", std::string(runtime::to_string(m.status))},
+                          {"timestamp", s.text(18)}};
+    if (m.status == runtime::Status::ok)
+      row.update({{"median_ms", m.median_ms},
+                  {"q1_ms", m.q1_ms},
+                  {"q3_ms", m.q3_ms},
+                  {"min_ms", m.min_ms},
+                  {"max_ms", m.max_ms},
+                  {"repetitions", m.repetitions}});
+    else
+      row["message"] = m.message;
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {

@@ -119,6 +119,8 @@ public:
                     const nlohmann::json& features);
   void put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m);
   bool has_measurement(int64_t configuration_id, int64_t device_id) const;
+  /// The latest measurement of the configuration on the device, or nullopt.
+  std::optional<Measurement> latest_measurement(int64_t configuration_id, int64_t device_id) const;
 
   /// The stored plan of a collection target, or nullopt if none was completed. `selection` names
   /// how the variants were chosen, e.g. "all" or "sample 1000 seed 1".
@@ -143,8 +145,16 @@ public:
   /// Device keys present, for messages ("no data for device X; the database has ...").
   std::vector<std::string> device_keys() const;
 
-  /// One row per measurement: program, sizes, strategy, launch, status, times, features.
-  void export_csv(std::ostream& out, const std::string& device_key) const;
+  /// One row per measurement: program, sizes, strategy, launch, status, times, features. Only
+  /// measurements after `after_measurement_id` (0: all), e.g. those of one collection.
+  void export_csv(std::ostream& out, const std::string& device_key,
+                  int64_t after_measurement_id = 0) const;
+  /// The same measurements as JSON objects (program, sizes, strategy, parameters, the flat
+  /// configuration of the T4 export, status, times, message).
+  nlohmann::json measurements_json(const std::string& device_key,
+                                   int64_t after_measurement_id = 0) const;
+  /// The id of the newest measurement (0 in an empty database).
+  int64_t last_measurement_id() const;
   /// The T4 results format (Kernel Tuner / KTT): {"schema_version": "1.0.0", "results": [...]}
   /// with each result's configuration, times and status.
   void export_t4(std::ostream& out, const std::string& device_key) const;

@@ -282,10 +282,57 @@ void RecordingWorkerMeasure::interpret_reference_once() {
   }
 }
 
+const Measurement* RecordingWorkerMeasure::stored(const RankedVariant& ranked) const {
+  const auto found = stored_.find(ranked.variant.index);
+  return found == stored_.end() ? nullptr : &found->second;
+}
+
+exec::RunReport RecordingWorkerMeasure::report_of(const Measurement& m) const {
+  exec::RunReport report;
+  report.status = m.status;
+  report.message = m.message;
+  report.compile_ms = m.compile_ms;
+  if (m.status == runtime::Status::ok) {
+    runtime::Timing t;
+    t.median_ms = m.median_ms;
+    t.min_ms = m.min_ms;
+    t.max_ms = m.max_ms;
+    t.q1_ms = m.q1_ms;
+    t.q3_ms = m.q3_ms;
+    report.timing = t;
+    if (bytes_moved_ > 0 && m.median_ms > 0) {
+      report.bytes_moved = bytes_moved_;
+      report.gb_per_s = bytes_moved_ / (m.median_ms * 1e6);
+      if (roofline_gb_per_s_) {
+        report.roofline_gb_per_s = roofline_gb_per_s_;
+        report.roofline_fraction = *report.gb_per_s / *roofline_gb_per_s_;
+      }
+    }
+  }
+  return report;
+}
+
 exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
-  interpret_reference_once();
   const rewrite::Variant& v = r.variant;
   const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
+  std::optional<nlohmann::json> features;
+  try {
+    features = feature_json(
+        features_.compute(*r.program, v, rewrite::Sizes(sizes_.begin(), sizes_.end())));
+  } catch (const UserError&) {
+    // Features that cannot be computed do not stop exploration; rows() skips the row.
+  }
+  const int64_t configuration_id = record_configuration(
+      db_, program_id_, nlohmann::json(sizes_),
+      {printed, v.strategy, nlohmann::json(v.parameters), launch_json(v.launch)}, feature_profile_,
+      features);
+  if (!options_.remeasure)
+    if (std::optional<Measurement> known = db_.latest_measurement(configuration_id, device_id_)) {
+      stored_[v.index] = *known;
+      return report_of(*known);
+    }
+
+  interpret_reference_once();
   const std::filesystem::path file = scratch_.path() / fmt::format("variant-{}.lift", v.index);
   write_text(file, printed);
   std::string global, local;
@@ -318,17 +365,10 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
     report.message = child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
   }
-  std::optional<nlohmann::json> features;
-  try {
-    features = feature_json(
-        features_.compute(*r.program, v, rewrite::Sizes(sizes_.begin(), sizes_.end())));
-  } catch (const UserError&) {
-    // Features that cannot be computed do not stop exploration; rows() skips the row.
+  if (report.status == runtime::Status::ok && bytes_moved_ == 0 && report.bytes_moved > 0) {
+    bytes_moved_ = report.bytes_moved;
+    roofline_gb_per_s_ = report.roofline_gb_per_s;
   }
-  const int64_t configuration_id = record_configuration(
-      db_, program_id_, nlohmann::json(sizes_),
-      {printed, v.strategy, nlohmann::json(v.parameters), launch_json(v.launch)}, feature_profile_,
-      features);
   db_.put_measurement(configuration_id, device_id_, measurement_of(report));
   return report;
 }

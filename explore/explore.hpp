@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,7 +90,9 @@ DeviceDefaults defaults_for(const runtime::DeviceProfile& device);
 /// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
 /// crashes or hangs takes down the child, not the exploration), each verified against the
 /// high-level program, and records every run in the performance database (variant,
-/// configuration, features, measurement).
+/// configuration, features, measurement). A configuration the database has already measured on
+/// this device is not run again unless `remeasure`: its latest measurement (verified when it was
+/// recorded) stands for the run, so that exploring again costs no device time for what is known.
 class RecordingWorkerMeasure {
 public:
   struct Options {
@@ -98,6 +101,7 @@ public:
     int warmup = exec::kDefaultWarmup;
     int repeat = exec::kDefaultRepeat;
     std::chrono::milliseconds timeout{60000}; ///< per variant, build included
+    bool remeasure = false; ///< run every variant, also those the database has measured
   };
   RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
                          const ir::Program& program, const interp::Sizes& sizes,
@@ -108,8 +112,15 @@ public:
 
   exec::RunReport operator()(const RankedVariant& ranked);
   FeatureCache& features() { return features_; }
+  /// The stored measurement that stood for this variant's run, or null when it was run.
+  const Measurement* stored(const RankedVariant& ranked) const;
+  int64_t stored_count() const { return static_cast<int64_t>(stored_.size()); }
 
 private:
+  /// A stored measurement as a run report; its bandwidth is known once a run of this session
+  /// has given the bytes the program moves.
+  exec::RunReport report_of(const Measurement& m) const;
+
   /// Interprets the reference once, into the disk cache the workers read, before the first run.
   void interpret_reference_once();
 
@@ -124,6 +135,9 @@ private:
   std::filesystem::path reference_;
   bool reference_ready_ = false;
   FeatureCache features_;
+  std::map<int64_t, Measurement> stored_; ///< by variant index
+  double bytes_moved_ = 0;                ///< from the first successful run
+  std::optional<double> roofline_gb_per_s_;
 };
 
 } // namespace liftx::explore

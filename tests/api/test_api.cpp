@@ -377,6 +377,48 @@ TEST_CASE("api: tune stores the winner; a second tune reuses it without running 
   CHECK(program_identity(heat_program(kAlpha)) == program_identity(p));
 }
 
+TEST_CASE("api: tune reports its progress: ranking, each variant measured, done") {
+  TempDir dir("tune_progress");
+  ContextOptions options;
+  options.tuning_db = (dir.path / "tuning.db").string();
+  std::vector<TuneProgress> events;
+  std::vector<std::string> trial_variants;
+  TuneOptions o;
+  o.budget = 2;
+  o.max_variants = 5000; // past one progress step of the ranking (4096 variants)
+  o.repeat = 2;
+  o.on_progress = [&](const TuneProgress& p) {
+    events.push_back(p);
+    trial_variants.push_back(p.trial ? p.trial->variant : "");
+  };
+  Context ctx("cpu", options);
+  const Sizes sizes = {{"M", 16}, {"N", 32}};
+  const TuneResult result = tune(ctx, heat_program(kAlpha), sizes, o);
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.front().phase == "ranking");
+  CHECK(events.front().done == 4096);
+  std::vector<size_t> measuring;
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].phase == "measuring")
+      measuring.push_back(i);
+  REQUIRE(measuring.size() == result.trials.size());
+  for (size_t k = 0; k < measuring.size(); ++k) {
+    const TuneProgress& e = events[measuring[k]];
+    CHECK(e.done == int64_t(k + 1));
+    CHECK(e.total >= e.done);
+    CHECK(trial_variants[measuring[k]] == result.trials[k].variant);
+    if (k > 0)
+      CHECK(e.seconds >= events[measuring[k - 1]].seconds);
+  }
+  CHECK(events.back().phase == "done");
+  CHECK(events.back().done == int64_t(result.trials.size()));
+
+  // A stored winner is reused without a word.
+  events.clear();
+  CHECK(tune(ctx, heat_program(kAlpha), sizes, o).reused);
+  CHECK(events.empty());
+}
+
 TEST_CASE("api: one Context used from several threads, and a Context per thread") {
   Context shared("cpu");
   Kernel k = shared.compile(heat_program(kAlpha), kSizes);

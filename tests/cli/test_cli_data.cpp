@@ -222,6 +222,79 @@ TEST_CASE("features prints the documented columns in CSV and in JSON") {
   CHECK(from_sidecar == given);
 }
 
+TEST_CASE("enumerating and ranking show a running count on stderr, and nothing with --quiet") {
+  // The count appears after 2 s; these commands take less, so the delay is set to 0.
+  ::setenv("LIFTX_PROGRESS_AFTER_MS", "0", 1);
+  TempDir dir("progress");
+  const std::string model = (fs::path(LIFTX_SOURCE_DIR) / "model/data/cpu-model.json").string();
+  const struct {
+    std::string command, line;
+  } cases[] = {
+      {"variants stencils/jacobi2d5pt.lift --size 16 --count", "enumerating "},
+      {"variants stencils/jacobi2d5pt.lift --size 16 --sample 5", "enumerating "},
+      {"rank stencils/jacobi2d5pt.lift --model '" + model + "' --size 16 --top 3", "ranking "},
+      {"rank stencils/jacobi2d5pt.lift --model '" + model + "' --size 16 --top 3 --sample 10",
+       "sampling "},
+      {"explore stencils/jacobi2d5pt.lift --device cpu --size 16 --budget 1 --repeat 1 --db '" +
+           dir / "e.db" + "'",
+       "ranking "},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.command);
+    RunResult shown = liftx(c.command);
+    CAPTURE(shown.err);
+    REQUIRE(shown.exit_code == 0);
+    // Not a terminal: whole lines ("ranking 4096 variants, 00:00"), no carriage returns.
+    const std::vector<std::string> lines = lines_starting(shown.err, c.line);
+    REQUIRE_FALSE(lines.empty());
+    CHECK(contains(lines.front(), " variants, 00:0"));
+    CHECK_FALSE(contains(shown.err, "\r"));
+    RunResult quiet = liftx(c.command + " --quiet");
+    REQUIRE(quiet.exit_code == 0);
+    CHECK(lines_starting(quiet.err, c.line).empty());
+    CHECK(quiet.out.size() > 0);
+  }
+  ::unsetenv("LIFTX_PROGRESS_AFTER_MS");
+}
+
+TEST_CASE("collect --format json|csv prints this run's measurements, the report on stderr") {
+  TempDir dir("collect_data");
+  const std::string base = "collect stencils/jacobi2d5pt.lift --device cpu --repeat 2 --quiet "
+                           "--db '" +
+                           dir / "c.db" + "'";
+  RunResult json = liftx(base + " --size M=16,N=24 --sample 3 --format json");
+  CAPTURE(json.err);
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out); // stdout is the document alone
+  CHECK(doc.at("measured") == 3);
+  CHECK(doc.at("profile") == "cpu");
+  CHECK(doc.at("device").get<std::string>().rfind("pocl:", 0) == 0);
+  REQUIRE(doc.at("measurements").size() == 3);
+  for (const nlohmann::json& m : doc.at("measurements")) {
+    CHECK(m.at("program") == "jacobi2d5pt");
+    CHECK(m.at("sizes") == nlohmann::json({{"M", 16}, {"N", 24}}));
+    CHECK(m.at("configuration").contains("global_size_x"));
+    if (m.at("status") == "ok") {
+      CHECK(m.at("median_ms").get<double>() > 0);
+      CHECK(m.at("repetitions") == 2);
+    } else {
+      CHECK(m.contains("message"));
+    }
+  }
+  CHECK(contains(json.err, "\nvariants  3 planned, 3 measured"));
+
+  // Another size set: only the two measurements of this run, in `db --csv`'s columns.
+  RunResult csv = liftx(base + " --size M=16,N=32 --sample 2 --format csv");
+  CAPTURE(csv.err);
+  REQUIRE(csv.exit_code == 0);
+  const std::vector<std::string> rows = lines_of(csv.out);
+  REQUIRE(rows.size() == 1 + 2);
+  CHECK(rows[0].rfind(kDbCsvPrefix + ",", 0) == 0);
+  for (size_t i = 1; i < rows.size(); ++i)
+    CHECK(csv_fields(rows[i])[2] == R"({"M":16,"N":32})");
+  CHECK(contains(csv.err, "\nvariants  2 planned, 2 measured"));
+}
+
 TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   TempDir dir("db");
   const std::string db = copy_of_pocl_db(dir);
@@ -353,6 +426,10 @@ TEST_CASE("the model and database commands report bad input with a message and e
        "--size: M is given twice"},
       // Other options.
       {"variants stencils/jacobi2d5pt.lift --size 16 --where strategy", "expected KEY=VALUE"},
+      {"explore stencils/variants/jacobi2d5pt/global2d.lift --size 16 --db '" + explore_db + "'",
+       "is already lowered (a variant, not a high-level stencil): explore works on the variants"},
+      {"rank stencils/variants/jacobi2d5pt/global2d.lift " + model + " --size 16",
+       "is already lowered (a variant, not a high-level stencil): rank works on the variants"},
       {"evaluate --db '" + missing_db + "' --model my-model.json",
        "--model my-model.json: this command takes the model kind as --kind knn|tree|boosted"},
       {"explore stencils/jacobi2d5pt.lift --strategy best", "--strategy: best not in"},

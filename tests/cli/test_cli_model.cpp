@@ -62,10 +62,54 @@ TEST_CASE("explore --format json|csv gives the runs as data on stdout, --out wri
   const std::vector<std::string> rows = lines_of(csv.out);
   REQUIRE(rows.size() == 3);
   CHECK(rows[0] == "run,rank,predicted,strategy,parameters,launch,status,median_ms,q1_ms,q3_ms,"
-                   "min_ms,max_ms,repetitions,gb_per_s,roofline_fraction,best");
+                   "min_ms,max_ms,repetitions,gb_per_s,roofline_fraction,stored,best");
   CHECK(rows[1].rfind("1,", 0) == 0);
   CHECK(contains(rows[1], ",ok,"));
   CHECK(ends_with(rows[1], ",0") != ends_with(rows[2], ",0")); // one best
+}
+
+TEST_CASE("explore takes what the database has measured from it, unless --remeasure") {
+  TempDir dir("explore_stored");
+  const std::string db = dir / "e.db";
+  const std::string base = "explore stencils/jacobi2d5pt.lift --device cpu --size M=16,N=16 "
+                           "--strategy model --budget 2 --sample 20 --repeat 3 --format json "
+                           "--db '" +
+                           db + "'";
+  auto runs_of = [](const RunResult& r) {
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out).at("runs");
+  };
+  const nlohmann::json first = runs_of(liftx(base));
+  REQUIRE(first.size() == 2);
+  for (const nlohmann::json& run : first)
+    CHECK(run.at("stored") == false);
+
+  // The same two variants again (the static order): nothing runs, the stored times stand.
+  RunResult again = liftx(base);
+  const nlohmann::json second = runs_of(again);
+  REQUIRE(second.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(second[i].at("stored") == true);
+    CHECK(second[i].at("parameters") == first[i].at("parameters"));
+    CHECK(second[i].at("launch") == first[i].at("launch"));
+    CHECK(second[i].at("median_ms") == first[i].at("median_ms"));
+    CHECK(second[i].at("repetitions") == 3);
+  }
+  CHECK(contains(again.err, "recorded  0 measurements in " + db +
+                                "; 2 of the runs (marked stored) were measured before"));
+  CHECK(lines_starting(again.err, "  [").size() == 2);
+  for (const std::string& row : lines_starting(again.err, "  ["))
+    CHECK(ends_with(row, " stored"));
+  CHECK(contains(again.err, ", measured by an earlier run (stored)\n"));
+
+  // --remeasure runs them again, and the database keeps every measurement.
+  const nlohmann::json third = runs_of(liftx(base + " --remeasure"));
+  for (const nlohmann::json& run : third)
+    CHECK(run.at("stored") == false);
+  RunResult csv = liftx("db --db '" + db + "' --csv -");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(lines_of(csv.out).size() == 1 + 4);
 }
 
 TEST_CASE("explore runs and verifies the best-ranked variants, reports the best with its kernel, "

@@ -19,11 +19,30 @@
 #include "liftx/runtime.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace liftx {
+
+/// The measuring defaults, the command line's (`--warmup`, `--repeat`).
+inline constexpr int kDefaultTuneWarmup = 3;
+inline constexpr int kDefaultTuneRepeat = 10;
+
+struct Trial;
+
+/// Where tune() is, for an application's progress display.
+struct TuneProgress {
+  /// "ranking": the variant space goes through the cost model (`done` variants so far, `total`
+  /// 0: not known in advance); "measuring": a variant was just checked and timed (`done` of at
+  /// most `total` planned; more only while none has succeeded); "done".
+  std::string phase;
+  int64_t done = 0;
+  int64_t total = 0;
+  const Trial* trial = nullptr; ///< measuring: the variant just tried
+  double seconds = 0;           ///< since tune() was called
+};
 
 struct TuneOptions {
   int budget = 5; ///< variants to check and time, best predicted first (>= 1)
@@ -31,8 +50,8 @@ struct TuneOptions {
   /// lowering strategy and launch, then its rewritten forms); 0 = the whole space, which can be
   /// hundreds of thousands of variants and take seconds to minutes.
   int64_t max_variants = 20000;
-  int warmup = 3;  ///< untimed runs per variant (as the command line's --warmup)
-  int repeat = 10; ///< timed runs per variant, the median counts (as --repeat)
+  int warmup = kDefaultTuneWarmup; ///< untimed runs per variant (as the command line's --warmup)
+  int repeat = kDefaultTuneRepeat; ///< timed runs per variant, the median counts (as --repeat)
   /// A model file (`liftx train`); empty = the shipped model for the device kind.
   std::string model;
   /// Also check and time the default lowering (what Context::compile gives, with the work-group
@@ -42,6 +61,10 @@ struct TuneOptions {
   bool retune = false; ///< ignore (and replace) a stored winner
   uint64_t seed = 1;   ///< random inputs of the checks
   double tolerance = 1e-4;
+  /// Called on the calling thread as tuning goes (every few thousand variants while ranking,
+  /// after each variant measured, and once at the end); not called when a stored winner is
+  /// reused. Empty: silent.
+  std::function<void(const TuneProgress&)> on_progress;
 };
 
 /// One variant tried.
