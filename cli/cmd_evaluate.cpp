@@ -14,10 +14,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace liftx::cli {
 
@@ -60,6 +62,63 @@ void print_summary(const model::Evaluation& ev) {
                "90% summed over inputs: model {:.2f} s, random {:.2f} s, {:.0f}x less\n",
                summary.median_model_runs, summary.worst_model_runs, summary.mean_pearson,
                summary.model_time_ms / 1000, summary.random_time_ms / 1000, summary.time_reduction);
+}
+
+/// predictions.csv and the predicted-vs-measured scatter charts: scatter.svg (every held-out
+/// input, coloured by program; the synthetic programs synth_* share one colour) and
+/// scatter-PROGRAM.svg (its inputs); `write(name, text)` writes a file of the output folder.
+template <typename Write>
+void write_predictions(const model::Evaluation& ev, const std::string& setting,
+                       const std::string& protocol, Write&& write) {
+  std::string csv = "program,input,predicted,measured\n";
+  std::vector<model::PointSeries> all;
+  std::map<std::string, size_t> series_of; // program or "synth_*" -> index in all
+  std::set<std::string> synthetic;
+  size_t benchmarks = 0; // the other programs, each its own colour
+  std::map<std::string, std::vector<model::PointSeries>> per_program;
+  for (const model::GroupResult& g : ev.groups) {
+    const std::string input = short_input(g.input);
+    const bool synth = g.program.rfind("synth_", 0) == 0;
+    if (synth)
+      synthetic.insert(g.program);
+    const std::string key = synth ? "synth_*" : g.program;
+    auto [at, added] = series_of.emplace(key, all.size());
+    if (added)
+      all.push_back({key, synth ? "#c0c0c0" : model::palette(benchmarks++), {}});
+    model::PointSeries& pooled = all[at->second];
+    auto& inputs = per_program[g.program];
+    inputs.push_back({fmt::format("{} (r {:.2f}, \u03c1 {:.2f})", input, g.pearson, g.spearman),
+                      model::palette(inputs.size()),
+                      {}});
+    for (size_t i = 0; i < g.predicted.size() && i < g.measured.size(); ++i) {
+      csv +=
+          fmt::format("{},\"{}\",{:.6g},{:.6g}\n", g.program, input, g.predicted[i], g.measured[i]);
+      pooled.points.emplace_back(g.measured[i], g.predicted[i]);
+      inputs.back().points.emplace_back(g.measured[i], g.predicted[i]);
+    }
+  }
+  // The synthetic programs first, under the benchmarks' points.
+  std::stable_partition(all.begin(), all.end(),
+                        [](const model::PointSeries& s) { return s.label == "synth_*"; });
+  for (model::PointSeries& s : all)
+    s.label += s.label == "synth_*"
+                   ? fmt::format(" ({} programs, {})", synthetic.size(), s.points.size())
+                   : fmt::format(" ({})", s.points.size());
+  write("predictions.csv", csv);
+  const model::EvaluationSummary summary = model::summarize(ev);
+  const std::string x_label = "measured normalised throughput";
+  const std::string y_label = "predicted";
+  write("scatter.svg",
+        model::scatter_chart_svg(
+            fmt::format("Predicted vs measured throughput ({}, {})", setting, protocol), x_label,
+            y_label, all,
+            {fmt::format("per input, mean over the {} inputs: Pearson {:.3f}, Spearman {:.3f}",
+                         summary.inputs, summary.mean_pearson, summary.mean_spearman)}));
+  for (const auto& [program, inputs] : per_program)
+    write("scatter-" + program + ".svg",
+          model::scatter_chart_svg(program + ": predicted vs measured (" + setting + ", " +
+                                       protocol + ")",
+                                   x_label, y_label, inputs));
 }
 
 struct ProtocolCommandOptions {
@@ -150,6 +209,7 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
         best = s.mean_model_runs;
     fmt::print("fold {}: chose {} (inner mean runs to 90% {:.2f})\n", c.fold, c.setting, best);
   }
+  model::sort_groups(result.evaluation.groups);
   const std::string csv = print_groups(result.evaluation.groups);
   print_summary(result.evaluation);
   if (!out_dir.empty()) {
@@ -162,8 +222,18 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
                                name == c.setting ? 1 : 0, s.mean_model_runs, s.worst_model_runs,
                                s.mean_pearson);
     write_text(fs::path(out_dir) / "choices.csv", choices);
-    fmt::print("written   {}, {}\n", (fs::path(out_dir) / "evaluation.csv").string(),
-               (fs::path(out_dir) / "choices.csv").string());
+    std::vector<std::string> written = {"evaluation.csv", "choices.csv"};
+    write_predictions(result.evaluation,
+                      options.candidates.size() == 1 ? options.candidates[0].name
+                                                     : "setting chosen per fold",
+                      described, [&](const std::string& name, const std::string& text) {
+                        write_text(fs::path(out_dir) / name, text);
+                        written.push_back(name);
+                      });
+    fmt::print("written   ");
+    for (size_t i = 0; i < written.size(); ++i)
+      fmt::print("{}{}", i ? ", " : "", (fs::path(out_dir) / written[i]).string());
+    fmt::print("\n");
   }
 }
 
@@ -177,7 +247,8 @@ void add_evaluate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "evaluate", "Leave-one-benchmark-out evaluation of a cost model on the database");
   add_data_options(cmd, *o);
-  cmd->add_option("--out", *out_dir, "write evaluation.csv and SVG plots to this folder");
+  cmd->add_option("--out", *out_dir,
+                  "write evaluation.csv, predictions.csv and SVG plots to this folder");
   cmd->add_option("--orders", *orders, "random orders to average (default 100)")
       ->check(CLI::Range(100, 1000000));
   cmd->add_option("--protocol", p->protocol,
@@ -246,11 +317,10 @@ void add_evaluate_command(CLI::App& app) {
         model::bar_chart_svg("Normalised mutual information of each feature with performance",
                              "NMI", nmi));
     // Best-so-far curves: one chart per benchmark, model and random order for each input.
-    const std::vector<std::string> colours = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98"};
     std::map<std::string, std::vector<model::Series>> per_program;
     for (const model::GroupResult& g : ev.groups) {
       auto& series = per_program[g.program];
-      const std::string colour = colours[(series.size() / 2) % colours.size()];
+      const std::string& colour = model::palette(series.size() / 2);
       series.push_back({"model " + short_input(g.input), g.model_curve, colour, false});
       series.push_back({"random " + short_input(g.input), g.random_curve, colour, true});
     }
@@ -259,6 +329,7 @@ void add_evaluate_command(CLI::App& app) {
           model::line_chart_svg(program + ": best normalised throughput so far (" + o->kind +
                                     " model, left out)",
                                 "runs", "best so far / best", series));
+    write_predictions(ev, o->kind + " model", "leave one benchmark out", svg);
     fmt::print("written   ");
     for (size_t i = 0; i < written.size(); ++i)
       fmt::print("{}{}", i ? ", " : "", (dir / written[i]).string());

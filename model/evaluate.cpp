@@ -5,11 +5,14 @@
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
 #include <numeric>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 namespace liftx::model {
 
@@ -34,7 +37,85 @@ Model train_on(const Dataset& data, const std::vector<std::optional<double>>& ta
   return Model::train(kind, data.feature_names, feature_matrix(data, rows), y, options, &groups);
 }
 
+/// How inputs are ordered: objects of numbers first, by their keys (alphabetical), then their
+/// numbers key by key, then as text; anything else after them, as text.
+struct InputKey {
+  bool numeric = false;
+  std::vector<std::string> keys;
+  std::vector<double> numbers;
+};
+
+InputKey input_key(const std::string& input) {
+  InputKey key;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(input);
+    if (!j.is_object())
+      return key;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_number())
+        return InputKey{};
+      key.keys.push_back(it.key());
+      key.numbers.push_back(it.value().get<double>());
+    }
+    key.numeric = true;
+  } catch (const nlohmann::json::exception&) {
+    return InputKey{};
+  }
+  return key;
+}
+
+/// Text order, except that runs of digits compare as numbers (synth_2 before synth_10).
+bool natural_less(const std::string& a, const std::string& b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei]))
+        ++ei;
+      while (ej < b.size() && digit(b[ej]))
+        ++ej;
+      // Without leading zeros, a shorter run is a smaller number.
+      size_t si = i, sj = j;
+      while (si + 1 < ei && a[si] == '0')
+        ++si;
+      while (sj + 1 < ej && b[sj] == '0')
+        ++sj;
+      const std::string_view na(a.data() + si, ei - si), nb(b.data() + sj, ej - sj);
+      if (na.size() != nb.size())
+        return na.size() < nb.size();
+      if (na != nb)
+        return na < nb;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j])
+        return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if ((i < a.size()) != (j < b.size()))
+    return i >= a.size(); // a prefix first
+  return a < b;           // equal but for leading zeros
+}
+
 } // namespace
+
+bool input_less(const std::string& a, const std::string& b) {
+  const InputKey ka = input_key(a), kb = input_key(b);
+  // Numeric objects (0) before anything else (1).
+  return std::forward_as_tuple(!ka.numeric, ka.keys, ka.numbers, a) <
+         std::forward_as_tuple(!kb.numeric, kb.keys, kb.numbers, b);
+}
+
+void sort_groups(std::vector<GroupResult>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const GroupResult& x, const GroupResult& y) {
+    if (x.program != y.program)
+      return natural_less(x.program, y.program);
+    return input_less(x.input, y.input);
+  });
+}
 
 Matrix feature_matrix(const Dataset& data, const std::vector<size_t>& rows,
                       const std::vector<int>& columns) {
@@ -96,6 +177,7 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
          judge(m, data, test_rows, options.random_orders, options.seed, options.fraction))
       ev.groups.push_back(std::move(g));
   }
+  sort_groups(ev.groups);
   // Fig. 4: how much each feature alone tells about performance.
   std::vector<double> y;
   std::vector<size_t> ok;

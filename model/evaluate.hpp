@@ -47,7 +47,21 @@ struct GroupResult {
   double time_speedup = 0;          ///< random_time / model_time
   std::vector<double> model_curve;  ///< best normalised throughput so far, per run
   std::vector<double> random_curve; ///< the mean over random orders
+  /// The model's prediction and the measured normalised throughput of each successful
+  /// configuration (the pairs behind pearson and spearman), in the same order.
+  std::vector<double> predicted;
+  std::vector<double> measured;
 };
+
+/// Orders inputs (JSON objects of sizes, e.g. {"M":128,"N":64}) by their numbers, key by key in
+/// alphabetical key order: {"M":64} before {"M":128}, {"M":2048,"N":8192} before
+/// {"M":8192,"N":2048}. Objects with other keys are ordered by their key names first; inputs that
+/// are not objects of numbers come after all of them, as text.
+bool input_less(const std::string& a, const std::string& b);
+
+/// Orders groups by program name (runs of digits as numbers: synth_2 before synth_10), then by
+/// input (input_less).
+void sort_groups(std::vector<GroupResult>& groups);
 
 struct Evaluation {
   Kind kind = Kind::knn;

@@ -287,6 +287,8 @@ std::vector<GroupResult> judge(const Model& model, const Dataset& data,
     }
     g.pearson = pearson(pred_ok, meas_ok);
     g.spearman = spearman(pred_ok, meas_ok);
+    g.predicted = std::move(pred_ok);
+    g.measured = std::move(meas_ok);
     // Equal predictions in a seeded random order: the rows' order follows the database's, which
     // is correlated with speed and would flatter a model that predicts ties.
     std::vector<size_t> order(trials.size());

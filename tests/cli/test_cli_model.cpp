@@ -383,7 +383,7 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
       "| program | input | configs | failed | pearson | spearman | runs to 90% model | random | "
       "speedup | time to 90% model (s) | random (s) | speedup |";
   CHECK(contains(r.out, "\n" + header + "\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"));
-  // One row per stencil and size set, in order.
+  // One row per stencil and size set, in order (sizes compared as numbers).
   std::vector<std::string> rows;
   for (const std::string& line : lines_starting(r.out, "| "))
     if (line != header)
@@ -394,7 +394,7 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
     const std::vector<std::string> cells = table_cells(rows[i]);
     REQUIRE(cells.size() == 12);
     CHECK(cells[0] == kStencils[i / 2]);
-    CHECK(cells[1] == (i % 2 == 0 ? "M=128,N=128" : "M=64,N=128"));
+    CHECK(cells[1] == (i % 2 == 0 ? "M=64,N=128" : "M=128,N=128")); // sizes as numbers
     CHECK(cells[2] == "50");
     CHECK(cells[3] == "0");
     for (size_t c : {4, 5}) { // pearson, spearman
