@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
+#include "cli/progress.hpp"
 #include "explore/dataset.hpp"
 #include "model/plot.hpp"
 #include "model/protocol.hpp"
@@ -129,6 +130,7 @@ struct ProtocolCommandOptions {
   std::string test_db;     ///< transfer: the test device's database
   std::string test_device; ///< its device key
   int inner_folds = 4;
+  bool quiet = false;
 };
 
 std::vector<model::Kind> parse_kinds(const std::string& text) {
@@ -144,6 +146,7 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   model::ProtocolOptions options;
   options.random_orders = orders;
   options.inner_folds = p.inner_folds;
+  options.progress = step_lines("evaluate", p.quiet);
   const std::string protocol = p.protocol.empty() ? "program" : p.protocol;
   model::ProtocolResult result;
   std::string described;
@@ -265,6 +268,7 @@ void add_evaluate_command(CLI::App& app) {
       ->check(CLI::Range(2, 100));
   cmd->add_option("--test-db", p->test_db, "transfer: the database of the test device");
   cmd->add_option("--test-device", p->test_device, "transfer: the test device's key");
+  cmd->add_flag("--quiet", p->quiet, "no progress lines (one per fold, on stderr)");
   cmd->callback([o, p, out_dir, orders] {
     if (!p->protocol.empty() || p->nested || !p->test_db.empty())
       return run_protocol(*o, *p, *orders, *out_dir);
@@ -274,6 +278,7 @@ void add_evaluate_command(CLI::App& app) {
     options.kind = model::parse_kind(o->kind);
     options.train = o->train_options();
     options.random_orders = *orders;
+    options.progress = step_lines("evaluate", p->quiet);
     model::Evaluation ev = model::evaluate(loaded.data, options);
     fmt::print("leave-one-benchmark-out evaluation of the {} model: device {}, profile {}, {} "
                "samples, {} features; random = mean of {} seeded orders\n",

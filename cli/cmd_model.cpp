@@ -46,12 +46,19 @@ namespace fs = std::filesystem;
 void add_train(CLI::App& app) {
   auto o = std::make_shared<DataOptions>();
   auto output = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("train", "Train a cost model from the performance database");
   add_data_options(cmd, *o);
   cmd->add_option("-o,--output", *output, "model file to write (JSON)")->required();
-  cmd->callback([o, output] {
+  cmd->add_flag("--quiet", *quiet, "no progress lines (on stderr)");
+  cmd->callback([o, output, quiet] {
+    const auto step = step_lines("train", *quiet);
+    if (step)
+      step("reading the database");
     LoadedData loaded = load_data(*o);
     loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));
+    if (step)
+      step(fmt::format("training a {} model on {} samples", o->kind, loaded.data.samples.size()));
     model::Model m = model::train(loaded.data, model::parse_kind(o->kind), o->train_options());
     m.profile = o->profile;
     std::set<std::string> programs;

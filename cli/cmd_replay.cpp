@@ -4,6 +4,7 @@
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
+#include "cli/progress.hpp"
 #include "model/replay.hpp"
 #include "support/error.hpp"
 
@@ -27,6 +28,7 @@ struct ReplayCommandOptions {
   std::string hold_out; ///< replay only programs whose name starts with this
   std::string except;   ///< do not replay programs whose name starts with this
   std::string out;
+  bool quiet = false;
 };
 
 std::vector<model::ReplayStrategy> parse_strategies(const std::string& text) {
@@ -93,7 +95,7 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
     return program.rfind(r.hold_out, 0) == 0 &&
            (r.except.empty() || program.rfind(r.except, 0) != 0);
   };
-  options.progress = [](const std::string& message) { fmt::print(stderr, "{}\n", message); };
+  options.progress = step_lines("replay", r.quiet);
   fmt::print("replay: device {}, profile {}, {} samples; prior {} on {} columns, trained without "
              "the replayed program (every other program of the database in training); budget {} "
              "runs, online batches of {}, random = mean of {} seeds\n",
@@ -131,6 +133,7 @@ void add_replay_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   cmd->add_option("--batch", r->batch, "online: variants measured between re-rankings (default 4)")
       ->check(CLI::Range(size_t{1}, size_t{1000}));
+  cmd->add_flag("--quiet", r->quiet, "no progress lines (one per prior trained, on stderr)");
   cmd->add_option("--seeds", r->seeds, "random orders to average (default 20)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--hold-out", r->hold_out, "replay only programs whose name starts with this");

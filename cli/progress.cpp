@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -81,6 +83,19 @@ void ActivityPrinter::finish() {
   if (terminal_ && drew_)
     fmt::print(stderr, "\r\033[K");
   drew_ = false;
+}
+
+std::function<void(const std::string&)> step_lines(std::string command, bool quiet) {
+  if (quiet)
+    return {};
+  const auto start = std::chrono::steady_clock::now();
+  command.resize(std::max<size_t>(command.size(), 9), ' ');
+  return [command, start](const std::string& step) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "{} {}, {}\n", command, step, format_duration(elapsed));
+    std::fflush(stderr);
+  };
 }
 
 void ProgressPrinter::finish() {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -46,5 +47,9 @@ private:
   std::chrono::steady_clock::time_point last_print_{};
   std::chrono::milliseconds silent_for_{2000};
 };
+
+/// The coarse steps of a long command ("evaluate  fold 2 of 8: leave out gradient, 00:41"), one
+/// whole line each on stderr with the time since the command began; nothing when `quiet`.
+std::function<void(const std::string& step)> step_lines(std::string command, bool quiet);
 
 } // namespace liftx::cli

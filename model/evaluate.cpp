@@ -169,6 +169,9 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
   ev.kind = options.kind;
   ev.random_orders = options.random_orders;
   for (const std::string& program : programs) {
+    if (options.progress)
+      options.progress(fmt::format("fold {} of {}: leave out {}", &program - programs.data() + 1,
+                                   programs.size(), program));
     std::vector<size_t> train_rows, test_rows;
     for (size_t i = 0; i < data.samples.size(); ++i)
       (data.samples[i].program == program ? test_rows : train_rows).push_back(i);

@@ -5,6 +5,7 @@
 #include "model/metrics.hpp"
 #include "model/model.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -77,6 +78,8 @@ struct EvaluateOptions {
   int random_orders = 100;
   uint64_t seed = 1;
   double fraction = 0.9;
+  /// Told before each program is held out ("fold 2 of 8: leave out gradient"); may be empty.
+  std::function<void(const std::string& message)> progress;
 };
 
 /// Normalised throughput of the successful samples of `data` (per program and input), nullopt for

@@ -202,6 +202,9 @@ ProtocolResult evaluate_folds(const Dataset& data, const std::vector<Fold>& fold
   for (const Fold& fold : folds) {
     LIFTX_USER_CHECK(!fold.train.empty() && !fold.test.empty(),
                      "fold {} has no training or no test rows", fold.name);
+    if (options.progress)
+      options.progress(
+          fmt::format("fold {} of {}: {}", &fold - folds.data() + 1, folds.size(), fold.name));
     FoldChoice choice = choose(data, targets, fold.train, fold.inner, options);
     choice.fold = fold.name;
     const Model m =
@@ -226,6 +229,10 @@ ProtocolResult evaluate_transfer(const Dataset& train, const Dataset& test,
   ProtocolResult result;
   result.evaluation.kind = options.candidates[0].kind;
   result.evaluation.random_orders = options.random_orders;
+  if (options.progress)
+    options.progress(fmt::format("choosing among {} settings on the training data, then judging "
+                                 "on the test data",
+                                 options.candidates.size()));
   FoldChoice choice = choose(train, targets, train_rows, InnerSplit::programs, options);
   choice.fold = "transfer";
   const Model m = train_setting(train, targets, train_rows, setting_named(options, choice.setting));

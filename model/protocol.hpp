@@ -11,6 +11,7 @@
 /// test on another (a second device).
 #include "model/evaluate.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct ProtocolOptions {
   int random_orders = 100;
   uint64_t seed = 1;
   double fraction = 0.9;
+  /// Told before each fold is worked on ("fold 2 of 8: leave out gradient"); may be empty.
+  std::function<void(const std::string& message)> progress;
 };
 
 /// A fold's choice and how the candidates scored inside it (mean runs to the fraction, lower is

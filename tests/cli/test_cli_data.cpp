@@ -257,6 +257,34 @@ TEST_CASE("enumerating and ranking show a running count on stderr, and nothing w
   ::unsetenv("LIFTX_PROGRESS_AFTER_MS");
 }
 
+TEST_CASE("evaluate, replay and train name each step on stderr as they go; --quiet keeps silent") {
+  TempDir dir("steps");
+  const std::string db = copy_of_pocl_db(dir);
+  const struct {
+    std::string command, first_step;
+  } cases[] = {
+      {"evaluate --db '" + db + "' --kind knn", "evaluate  fold 1 of 8: leave out gaussian, 00:"},
+      {"evaluate --db '" + db + "' --kind knn --protocol size", "evaluate  fold 1 of 1: "},
+      {"replay --db '" + db + "' --kind knn --strategies static --budget 3 --seeds 1",
+       "replay    training the prior without gaussian, 00:"},
+      {"train --db '" + db + "' -o '" + dir / "m.json" + "'",
+       "train     reading the database, 00:"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.command);
+    RunResult shown = liftx(c.command);
+    CAPTURE(shown.err);
+    REQUIRE(shown.exit_code == 0);
+    CHECK(shown.err.rfind(c.first_step, 0) == 0);
+    const std::string name = c.command.substr(0, c.command.find(' '));
+    RunResult quiet = liftx(c.command + " --quiet");
+    REQUIRE(quiet.exit_code == 0);
+    CHECK(lines_starting(quiet.err, name + " ").empty());
+    if (name != "train") // its output names the time it took
+      CHECK(quiet.out == shown.out);
+  }
+}
+
 TEST_CASE("collect --format json|csv prints this run's measurements, the report on stderr") {
   TempDir dir("collect_data");
   const std::string base = "collect stencils/jacobi2d5pt.lift --device cpu --repeat 2 --quiet "
