@@ -55,5 +55,12 @@ for path in sys.argv[1:]:
         print(f"{path}: {'/'.join(map(str, e.path))}: {e.message}")
     failed |= bool(errors)
     print(f"{path}: {len(results)} results, {len(errors)} schema errors (Kernel Tuner T4 {version})")
+    # The check must be able to fail: a result whose times are not an object is refused.
+    if results:
+        broken = json.loads(json.dumps(document))
+        broken["results"][0]["times"] = "not an object"
+        if not any(True for _ in validator.iter_errors(broken)):
+            print(f"{path}: the schema accepted a broken result: the check is not checking")
+            failed = True
 sys.exit(1 if failed else 0)
 EOF
