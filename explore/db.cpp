@@ -59,6 +59,8 @@ CREATE INDEX IF NOT EXISTS measurements_by_configuration
 /// Tables added after version 1 was first shipped; created in older files when they are opened
 /// for writing.
 constexpr const char* kAddedSchema = R"sql(
+CREATE TABLE IF NOT EXISTS measurement_samples(
+  measurement_id INTEGER PRIMARY KEY REFERENCES measurements(id), samples_json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tuned_winners(
   key TEXT PRIMARY KEY, program_identity TEXT NOT NULL, program_name TEXT NOT NULL,
   sizes_json TEXT NOT NULL, device_key TEXT NOT NULL, liftx_version TEXT NOT NULL,
@@ -513,6 +515,11 @@ void PerfDb::put_measurement(int64_t configuration_id, int64_t device_id, const 
   insert.bind(4, m.median_ms).bind(5, m.min_ms).bind(6, m.max_ms).bind(7, m.q1_ms);
   insert.bind(8, m.q3_ms).bind(9, int64_t{m.repetitions}).bind(10, m.compile_ms);
   insert.bind(11, m.message).bind(12, utc_timestamp()).step();
+  if (!m.samples_ms.empty()) {
+    Statement samples(impl_->db, "INSERT INTO measurement_samples(measurement_id, samples_json) "
+                                 "VALUES(last_insert_rowid(), ?1)");
+    samples.bind(1, nlohmann::json(m.samples_ms).dump()).step();
+  }
 }
 
 std::optional<TunedWinner> PerfDb::winner(const std::string& key) const {
@@ -834,14 +841,30 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
   std::string sql = std::string(Impl::kJoined) + " ORDER BY m.id";
   Statement s(impl_->db, sql.c_str());
   s.bind(1, device_key);
+  // Each timed run where the database kept them (a table written since liftx keeps them).
+  std::optional<Statement> samples;
+  if (impl_->has_table("measurement_samples"))
+    samples.emplace(impl_->db,
+                    "SELECT samples_json FROM measurement_samples WHERE measurement_id = ?1");
   nlohmann::json results = nlohmann::json::array();
   while (s.step()) {
     Measurement m = measurement_at(s);
     bool ok = m.status == runtime::Status::ok;
     const nlohmann::json configuration = flat_t4_configuration(s);
     nlohmann::json runtimes = nlohmann::json::array();
-    if (ok)
-      runtimes.push_back(m.median_ms);
+    if (ok && samples) {
+      samples->reset();
+      samples->bind(1, s.integer(21));
+      if (samples->step()) {
+        const nlohmann::json kept = parse_json(samples->text(0));
+        if (kept.is_array())
+          for (const nlohmann::json& t : kept)
+            if (t.is_number())
+              runtimes.push_back(t.get<double>());
+      }
+    }
+    if (ok && runtimes.empty())
+      runtimes.push_back(m.median_ms); // an older row: its median stands for its runs
     nlohmann::json result = {
         {"timestamp", s.text(18)},
         {"configuration", configuration},

@@ -44,6 +44,9 @@ struct Measurement {
   int repetitions = 0;
   double compile_ms = 0; ///< build time of the kernel (0 when it came from the build cache)
   std::string message;   ///< why it failed, if it did
+  /// Each timed run in launch order (the T4 export's runtimes); empty when not kept (databases
+  /// written before liftx kept them, and stored measurements read back for reuse).
+  std::vector<double> samples_ms;
 };
 
 /// The current UTC time as ISO 8601 ("2026-11-25T03:09:17Z"), as every timestamp liftx writes.

@@ -79,6 +79,7 @@ Measurement measurement_of(const exec::RunReport& report) {
     m.q1_ms = report.timing->q1_ms;
     m.q3_ms = report.timing->q3_ms;
     m.repetitions = static_cast<int>(report.timing->samples_ms.size());
+    m.samples_ms = report.timing->samples_ms;
   }
   m.compile_ms = report.compile_ms;
   if (report.status != runtime::Status::ok)
@@ -97,6 +98,8 @@ nlohmann::json to_json(const Measurement& m) {
                       {"compile_ms", m.compile_ms}};
   if (!m.message.empty())
     j["message"] = m.message;
+  if (!m.samples_ms.empty())
+    j["samples_ms"] = m.samples_ms;
   return j;
 }
 
@@ -115,6 +118,10 @@ Measurement measurement_from(const nlohmann::json& j) {
   m.repetitions = j.value("repetitions", 0);
   m.compile_ms = j.value("compile_ms", 0.0);
   m.message = j.value("message", "");
+  if (const auto samples = j.find("samples_ms"); samples != j.end() && samples->is_array())
+    for (const nlohmann::json& sample : *samples)
+      if (sample.is_number())
+        m.samples_ms.push_back(sample.get<double>());
   return m;
 }
 

@@ -310,6 +310,23 @@ TEST_CASE("collect --format json|csv prints this run's measurements, the report 
     }
   }
   CHECK(contains(json.err, "\nvariants  3 planned, 3 measured"));
+  // The T4 export keeps every timed run of a measurement (its runtimes), as Kernel Tuner does.
+  RunResult t4 = liftx("db --db '" + dir / "c.db" + "' --t4 -");
+  REQUIRE(t4.exit_code == 0);
+  const nlohmann::json t4_doc = nlohmann::json::parse(t4.out);
+  REQUIRE(t4_doc.at("results").size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& result = t4_doc.at("results")[i];
+    const nlohmann::json& m = doc.at("measurements")[i];
+    if (m.at("status") != "ok")
+      continue;
+    const nlohmann::json& runtimes = result.at("times").at("runtimes");
+    REQUIRE(runtimes.size() == 2);
+    CHECK(std::min(runtimes[0].get<double>(), runtimes[1].get<double>()) ==
+          doctest::Approx(m.at("min_ms").get<double>()));
+    CHECK(std::max(runtimes[0].get<double>(), runtimes[1].get<double>()) ==
+          doctest::Approx(m.at("max_ms").get<double>()));
+  }
 
   // Another size set: only the two measurements of this run, in `db --csv`'s columns.
   RunResult csv = liftx(base + " --size M=16,N=32 --sample 2 --format csv");
