@@ -323,12 +323,11 @@ CollectSummary collect(const CollectOptions& options,
     const std::string source = ir::print(ir::Module{module.userfuns, {*program}});
     const int64_t program_id = db.program(program->name, source);
     const nlohmann::json sizes_json(target.sizes);
-    state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
-    report();
-
     std::optional<std::vector<PlannedConfiguration>> planned =
         db.plan(program_id, sizes_json, summary.profile, selection);
-    if (!planned) {
+    if (!planned) { // said only when it happens: a stored plan is read in an instant
+      state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
+      report();
       ++summary.targets_planned;
       planned = plan_target(db, *program, module, program_id, target.sizes, limits, feature_profile,
                             summary.profile, options, summary.features_failed);
@@ -365,11 +364,11 @@ CollectSummary collect(const CollectOptions& options,
   state.total = static_cast<int64_t>(jobs.size());
 
   // Phase 2: measure in worker children.
+  if (jobs.empty()) // nothing to measure: no bar (the summary says what was skipped)
+    return summary;
   state.phase = "measuring";
   measuring_start = Clock::now();
   report();
-  if (jobs.empty())
-    return summary;
   const ScratchDir scratch("liftx-collect-");
   const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
   {

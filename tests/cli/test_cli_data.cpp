@@ -285,6 +285,32 @@ TEST_CASE("evaluate, replay and train name each step on stderr as they go; --qui
   }
 }
 
+TEST_CASE("collect draws its bar on stderr while it works, says nothing it did not do, and "
+          "nothing with --quiet") {
+  TempDir dir("collect_bar");
+  const std::string base = "collect stencils/jacobi2d5pt.lift --device cpu --size M=16,N=24 "
+                           "--repeat 2 --db '" +
+                           dir / "c.db" + "'";
+  RunResult first = liftx(base + " --sample 3");
+  CAPTURE(first.err);
+  REQUIRE(first.exit_code == 0);
+  // Not a terminal: whole lines. The plan is enumerated, then the bar ends full.
+  CHECK(lines_starting(first.err, "enumerating jacobi2d5pt M=16 N=24").size() == 1);
+  const std::vector<std::string> bars = lines_starting(first.err, "[");
+  REQUIRE_FALSE(bars.empty());
+  CHECK(contains(bars.back(), "] 3/3 100% elapsed "));
+  CHECK_FALSE(contains(first.err, "\r"));
+  // Resumed with everything measured: the plan is read, not enumerated, and there is no bar.
+  RunResult resumed = liftx(base + " --sample 3 --resume");
+  CAPTURE(resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.empty());
+  CHECK(contains(resumed.out, "\nvariants  3 planned, 0 measured, 3 already measured (skipped)\n"));
+  RunResult quiet = liftx(base + " --sample 2 --quiet");
+  REQUIRE(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
+}
+
 TEST_CASE("collect --format json|csv prints this run's measurements, the report on stderr") {
   TempDir dir("collect_data");
   const std::string base = "collect stencils/jacobi2d5pt.lift --device cpu --repeat 2 --quiet "
