@@ -77,42 +77,6 @@ std::vector<std::string> programs_of(const Dataset& data, const std::vector<size
   return {programs.begin(), programs.end()};
 }
 
-/// The inner folds of a fold's training rows (indices into `data`).
-std::vector<Fold> inner_folds(const Dataset& data, const std::vector<size_t>& rows,
-                              InnerSplit split, int max_folds) {
-  std::vector<Fold> folds;
-  if (split == InnerSplit::largest_size) {
-    double largest = 0;
-    for (size_t i : rows)
-      largest = std::max(largest, input_elements(data.samples[i].input));
-    Fold f;
-    f.name = "largest training size";
-    for (size_t i : rows)
-      (input_elements(data.samples[i].input) == largest ? f.test : f.train).push_back(i);
-    if (!f.train.empty() && !f.test.empty()) {
-      folds.push_back(std::move(f));
-      return folds;
-    }
-    // A single training size: fall back to program groups.
-  }
-  const std::vector<std::string> programs = programs_of(data, rows);
-  const size_t count = std::min(programs.size(), static_cast<size_t>(std::max(max_folds, 2)));
-  if (programs.size() < 2)
-    return folds;
-  std::map<std::string, size_t> group; // program -> inner fold, round robin in name order
-  for (size_t p = 0; p < programs.size(); ++p)
-    group[programs[p]] = p % count;
-  folds.resize(count);
-  for (size_t g = 0; g < count; ++g)
-    folds[g].name = fmt::format("program group {}", g);
-  for (size_t i : rows) {
-    const size_t g = group.at(data.samples[i].program);
-    for (size_t f = 0; f < count; ++f)
-      (f == g ? folds[f].test : folds[f].train).push_back(i);
-  }
-  return folds;
-}
-
 bool better(const EvaluationSummary& a, const EvaluationSummary& b) {
   if (a.mean_model_runs != b.mean_model_runs)
     return a.mean_model_runs < b.mean_model_runs;
@@ -157,6 +121,49 @@ const Setting& setting_named(const ProtocolOptions& options, const std::string& 
 
 } // namespace
 
+std::vector<Fold> inner_folds(const Dataset& data, const std::vector<size_t>& rows,
+                              InnerSplit split, int max_folds) {
+  std::vector<Fold> folds;
+  if (split == InnerSplit::size_steps) {
+    std::set<double> sizes;
+    for (size_t i : rows)
+      sizes.insert(input_elements(data.samples[i].input));
+    const size_t steps = std::min(sizes.size() - 1, static_cast<size_t>(std::max(max_folds, 1)));
+    auto held_out = sizes.rbegin();
+    for (size_t step = 0; step < steps; ++step, ++held_out) {
+      Fold f;
+      f.name = fmt::format("training size step {} ({} elements held out)", step + 1, *held_out);
+      for (size_t i : rows) {
+        const double elements = input_elements(data.samples[i].input);
+        if (elements == *held_out)
+          f.test.push_back(i);
+        else if (elements < *held_out)
+          f.train.push_back(i);
+      }
+      folds.push_back(std::move(f));
+    }
+    if (!folds.empty())
+      return folds;
+    // A single training size: fall back to program groups.
+  }
+  const std::vector<std::string> programs = programs_of(data, rows);
+  const size_t count = std::min(programs.size(), static_cast<size_t>(std::max(max_folds, 2)));
+  if (programs.size() < 2)
+    return folds;
+  std::map<std::string, size_t> group; // program -> inner fold, round robin in name order
+  for (size_t p = 0; p < programs.size(); ++p)
+    group[programs[p]] = p % count;
+  folds.resize(count);
+  for (size_t g = 0; g < count; ++g)
+    folds[g].name = fmt::format("program group {}", g);
+  for (size_t i : rows) {
+    const size_t g = group.at(data.samples[i].program);
+    for (size_t f = 0; f < count; ++f)
+      (f == g ? folds[f].test : folds[f].train).push_back(i);
+  }
+  return folds;
+}
+
 std::vector<Fold> leave_one_program_out(const Dataset& data, const std::string& test_prefix) {
   std::vector<size_t> all(data.samples.size());
   std::iota(all.begin(), all.end(), size_t{0});
@@ -185,7 +192,7 @@ std::vector<Fold> leave_largest_size_out(const Dataset& data) {
     }
   Fold f;
   f.name = "largest size " + largest_input;
-  f.inner = InnerSplit::largest_size;
+  f.inner = InnerSplit::size_steps;
   for (size_t i = 0; i < data.samples.size(); ++i)
     (input_elements(data.samples[i].input) == largest ? f.test : f.train).push_back(i);
   LIFTX_USER_CHECK(!f.train.empty(), "leave-one-size-out needs at least two input sizes");

@@ -4,6 +4,7 @@
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <random>
@@ -68,7 +69,7 @@ TEST_CASE("leave the largest size out: the test rows are the largest input, by e
   const Dataset d = synthetic(3);
   const std::vector<Fold> folds = leave_largest_size_out(d);
   REQUIRE(folds.size() == 1);
-  CHECK(folds[0].inner == InnerSplit::largest_size);
+  CHECK(folds[0].inner == InnerSplit::size_steps);
   CHECK(folds[0].test.size() == 120);
   for (size_t i : folds[0].test)
     CHECK(d.samples[i].input == "{\"M\":128,\"N\":256}");
@@ -76,6 +77,45 @@ TEST_CASE("leave the largest size out: the test rows are the largest input, by e
   for (Sample& s : one_size.samples)
     s.input = "{\"N\":8}";
   CHECK_THROWS_AS(leave_largest_size_out(one_size), UserError);
+}
+
+TEST_CASE("size steps: each training size but the smallest held out in turn, trained on smaller") {
+  Dataset d;
+  d.feature_names = {"x"};
+  const std::vector<std::string> inputs = {"{\"M\":512,\"N\":512}", "{\"M\":64,\"N\":64}",
+                                           "{\"M\":128,\"N\":128}", "{\"M\":256,\"N\":128}"};
+  for (const std::string& program : {"a", "b"})
+    for (const std::string& input : inputs)
+      for (int i = 0; i < 3; ++i)
+        d.samples.push_back({program, input, {double(i)}, 1.0 + i, 1, 0, "", "", {}});
+  std::vector<size_t> rows(d.samples.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = i;
+  auto elements = [&](size_t row) {
+    const nlohmann::json sizes = nlohmann::json::parse(d.samples[row].input);
+    return sizes.at("M").get<int>() * sizes.at("N").get<int>();
+  };
+  const std::vector<Fold> folds = inner_folds(d, rows, InnerSplit::size_steps, 4);
+  REQUIRE(folds.size() == 3); // 512x512, 256x128, 128x128 held out; 64x64 only trains
+  const int held_out[] = {512 * 512, 256 * 128, 128 * 128};
+  for (size_t f = 0; f < folds.size(); ++f) {
+    CAPTURE(folds[f].name);
+    CHECK(folds[f].test.size() == 6);
+    for (size_t i : folds[f].test)
+      CHECK(elements(i) == held_out[f]);
+    CHECK(folds[f].train.size() == 6 * (folds.size() - f));
+    for (size_t i : folds[f].train)
+      CHECK(elements(i) < held_out[f]);
+  }
+  CHECK(inner_folds(d, rows, InnerSplit::size_steps, 2).size() == 2);
+  // One training size: nothing to extrapolate to, so program groups.
+  std::vector<size_t> one_size;
+  for (size_t i : rows)
+    if (elements(i) == 64 * 64)
+      one_size.push_back(i);
+  const std::vector<Fold> groups = inner_folds(d, one_size, InnerSplit::size_steps, 4);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].name == "program group 0");
 }
 
 TEST_CASE("nested selection chooses the informative setting inside the training folds") {
