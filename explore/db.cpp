@@ -101,6 +101,7 @@ constexpr RequiredTable kRequiredTables[] = {
      true},
     {"plans", "id, program_id, sizes_json, profile, selection", true},
     {"plan_configurations", "plan_id, position, configuration_id, variant_index", true},
+    {"measurement_samples", "measurement_id, samples_json", true},
 };
 
 /// "file:" and the path with the characters a URI reserves percent-encoded.

@@ -63,7 +63,8 @@ struct TuneOptions {
   double tolerance = 1e-4;
   /// Called on the calling thread as tuning goes (every few thousand variants while ranking,
   /// after each variant measured, and once at the end); not called when a stored winner is
-  /// reused. Empty: silent.
+  /// reused. Empty: silent. It runs while tune() holds the Context, so it must not use the
+  /// Context itself (it is for a progress display).
   std::function<void(const TuneProgress&)> on_progress;
 };
 
