@@ -70,7 +70,7 @@ void add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<CalibrateCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Measure a designed sample of variants on a device and train its cost model");
-  cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
+  add_device_option(cmd, o->device);
   cmd->add_option("--minutes", o->minutes,
                   "time budget in all, over resumed runs (default 20); a run cut short goes on "
                   "where it stopped")

@@ -100,7 +100,7 @@ void add_collect_command(CLI::App& app) {
       "collect", "Measure the variants of high-level stencils into the performance database");
   cmd->add_option("files", o->files, "high-level .lift files")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
-  cmd->add_option("--device", o->device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
+  add_device_option(cmd, o->device);
   add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--size", o->sizes,
                   "one size set, e.g. M=64,N=128 (repeat for several size sets)")

@@ -145,8 +145,7 @@ struct LaunchOptions {
 
 void add_launch_options(CLI::App* cmd, LaunchOptions& o) {
   cmd->add_option("file", o.file, "OpenCL C source file")->required();
-  cmd->add_option("--device", o.device, "device: cpu, gpu, pocl, nvidia, amd, intel, P:D or a name")
-      ->required();
+  add_device_option(cmd, o.device, true);
   cmd->add_option("--kernel", o.kernel, "kernel function to run")->required();
   cmd->add_option("--global", o.global, "global size X[,Y[,Z]]")->required();
   cmd->add_option("--local", o.local, "work-group size X[,Y[,Z]] (default: the runtime chooses)");
@@ -413,9 +412,7 @@ void add_roofline_command(CLI::App& app) {
   auto options = std::make_shared<Options>();
   CLI::App* cmd =
       app.add_subcommand("roofline", "Measure (once per device) the float4-copy bandwidth in GB/s");
-  cmd->add_option("--device", options->device,
-                  "device: cpu, gpu, pocl, nvidia, amd, intel, P:D or a name")
-      ->required();
+  add_device_option(cmd, options->device, true);
   cmd->add_flag("--refresh", options->refresh, "measure again instead of using the cached value");
   cmd->add_flag("--json", options->json, "print JSON");
   cmd->callback([options] {

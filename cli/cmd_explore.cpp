@@ -17,6 +17,7 @@
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
 #include "rewrite/space.hpp"
+#include "support/csv.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -76,15 +77,6 @@ std::string describe_time(const exec::RunReport& rep) {
   return fmt::format("{:.4f} ms ±{:.0f}%{}", t.median_ms, spread, noisy(t) ? " noisy" : "");
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
-  std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 std::string csv_number(const std::optional<double>& value) {
   return value ? fmt::format("{:.10g}", *value) : "";
 }
@@ -138,7 +130,7 @@ void print_csv(const nlohmann::json& rows, std::optional<size_t> best) {
       else if (!row.contains(name))
         fields.push_back("");
       else if (row.at(name).is_string())
-        fields.push_back(csv_field(row.at(name).get<std::string>()));
+        fields.push_back(csv_quote(row.at(name).get<std::string>()));
       else if (row.at(name).is_number_float())
         fields.push_back(csv_number(row.at(name).get<double>()));
       else
@@ -179,7 +171,7 @@ void add_explore_command(CLI::App& app) {
       "explore", "Rank the variants with a model, then run and verify the most promising ones");
   cmd->add_option("file", o->file, "high-level .lift stencil")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one)");
-  cmd->add_option("--device", o->device, "cpu (default), gpu, pocl, nvidia, amd, P:D or a name");
+  add_device_option(cmd, o->device);
   cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
   cmd->add_option("--budget", o->budget,
                   fmt::format("variants to run (default 10), or auto: online, stop once the "

@@ -162,7 +162,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Generate, run, verify and time a lowered program");
   cmd->add_option("file", o->file, ".lift source file")->required();
   cmd->add_option("--program", o->program, "definition to run (default: the last one)");
-  cmd->add_option("--device", o->device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
+  add_device_option(cmd, o->device);
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");

@@ -125,6 +125,16 @@ void add_db_option(CLI::App* cmd, std::string& db, const char* role) {
                               role));
 }
 
+void add_device_option(CLI::App* cmd, std::string& device, bool required) {
+  CLI::Option* option = cmd->add_option(
+      "--device", device,
+      fmt::format("OpenCL device: cpu, gpu, pocl, nvidia, amd, intel, P:D (platform:device, as "
+                  "`liftx devices` lists them) or part of a device name{}",
+                  required ? "" : " (default cpu)"));
+  if (required)
+    option->required();
+}
+
 void add_profile_option(CLI::App* cmd, std::string& profile, const char* default_text) {
   cmd->add_option("--profile,--device-profile", profile,
                   fmt::format("device profile of the variant space and the features: nvidia, amd, "

@@ -43,6 +43,9 @@ void add_max_memory_option(CLI::App* cmd);
 /// `--db FILE`: the performance database; `role` says what the command does with it. Unset, it is
 /// explore::PerfDb::default_path().
 void add_db_option(CLI::App* cmd, std::string& db, const char* role);
+/// `--device D`: the OpenCL device to run on (cpu, gpu, pocl, nvidia, amd, intel, P:D or part of
+/// its name); `required` for commands with no default, else the default is cpu.
+void add_device_option(CLI::App* cmd, std::string& device, bool required = false);
 /// `--profile P`: the device profile of the variant space and the features (nvidia, amd, cpu, or
 /// detect: the first OpenCL device's own). `--device-profile` is its older spelling.
 void add_profile_option(CLI::App* cmd, std::string& profile, const char* default_text);

@@ -19,6 +19,19 @@ std::string format_duration(double seconds) {
                    : fmt::format("{:02}:{:02}", s / 60, s % 60);
 }
 
+namespace {
+
+/// A progress line on stderr: redrawn in place on a terminal, a whole line otherwise.
+void draw_line(bool terminal, const std::string& line) {
+  if (terminal)
+    fmt::print(stderr, "\r\033[K{}", line);
+  else
+    fmt::print(stderr, "{}\n", line);
+  std::fflush(stderr);
+}
+
+} // namespace
+
 ProgressPrinter::ProgressPrinter() : terminal_(::isatty(2) != 0) {}
 
 void ProgressPrinter::update(const explore::CollectProgress& p) {
@@ -46,11 +59,7 @@ void ProgressPrinter::update(const explore::CollectProgress& p) {
                        format_duration(p.elapsed_s), format_duration(eta),
                        p.skipped ? fmt::format(" (skipped {})", p.skipped) : "", counts);
   }
-  if (terminal_)
-    fmt::print(stderr, "\r\033[K{}", line);
-  else
-    fmt::print(stderr, "{}\n", line);
-  std::fflush(stderr);
+  draw_line(terminal_, line);
   drew_ = true;
 }
 
@@ -71,11 +80,7 @@ void ActivityPrinter::update(std::string_view what, int64_t count) {
   last_print_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const std::string line = fmt::format("{} {} variants, {}", what, count, format_duration(elapsed));
-  if (terminal_)
-    fmt::print(stderr, "\r\033[K{}", line);
-  else
-    fmt::print(stderr, "{}\n", line);
-  std::fflush(stderr);
+  draw_line(terminal_, line);
   drew_ = true;
 }
 

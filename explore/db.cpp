@@ -2,6 +2,7 @@
 // transaction), and the journal is in WAL mode, so a process killed at any point leaves every
 // committed row readable and the file consistent.
 #include "explore/db.hpp"
+#include "support/csv.hpp"
 
 #include "features/features.hpp"
 #include "support/error.hpp"
@@ -212,18 +213,6 @@ std::string dims_json(const nlohmann::json& launch, const char* key) {
     for (int d = 0; d < dims && d < static_cast<int>(launch.at(key).size()); ++d)
       values.push_back(launch.at(key).at(d).get<int64_t>());
   return values.dump();
-}
-
-std::string csv_quote(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos)
-    return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"')
-      quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 /// The Kernel Tuner / T4 name of a failure ("correct" for a valid result).
@@ -572,6 +561,29 @@ bool PerfDb::has_measurement(int64_t configuration_id, int64_t device_id) const 
   return select.step();
 }
 
+namespace {
+
+/// The measurement in columns `first`.. of a row: status, median, min, max, q1, q3 (ms),
+/// repetitions, compile_ms, message (the order of the measurements table).
+Measurement measurement_at(const Statement& s, int first = 9) {
+  Measurement m;
+  std::optional<runtime::Status> status = runtime::parse_status(s.text(first));
+  if (!status)
+    throw UserError(fmt::format("performance database: unknown status '{}'", s.text(first)));
+  m.status = *status;
+  m.median_ms = s.real(first + 1);
+  m.min_ms = s.real(first + 2);
+  m.max_ms = s.real(first + 3);
+  m.q1_ms = s.real(first + 4);
+  m.q3_ms = s.real(first + 5);
+  m.repetitions = static_cast<int>(s.integer(first + 6));
+  m.compile_ms = s.real(first + 7);
+  m.message = s.text(first + 8);
+  return m;
+}
+
+} // namespace
+
 std::optional<Measurement> PerfDb::latest_measurement(int64_t configuration_id,
                                                       int64_t device_id) const {
   Statement select(impl_->db,
@@ -581,20 +593,7 @@ std::optional<Measurement> PerfDb::latest_measurement(int64_t configuration_id,
   select.bind(1, configuration_id).bind(2, device_id);
   if (!select.step())
     return std::nullopt;
-  const std::optional<runtime::Status> status = runtime::parse_status(select.text(0));
-  if (!status)
-    return std::nullopt; // written by a newer liftx: measure again rather than guess
-  Measurement m;
-  m.status = *status;
-  m.median_ms = select.real(1);
-  m.min_ms = select.real(2);
-  m.max_ms = select.real(3);
-  m.q1_ms = select.real(4);
-  m.q3_ms = select.real(5);
-  m.repetitions = static_cast<int>(select.integer(6));
-  m.compile_ms = select.real(7);
-  m.message = select.text(8);
-  return m;
+  return measurement_at(select, 0);
 }
 
 std::optional<std::vector<PlannedConfiguration>> PerfDb::plan(int64_t program_id,
@@ -666,23 +665,6 @@ void PerfDb::put_plan(int64_t program_id, const nlohmann::json& sizes, const std
 }
 
 namespace {
-
-Measurement measurement_at(const Statement& s) {
-  Measurement m;
-  std::optional<runtime::Status> status = runtime::parse_status(s.text(9));
-  if (!status)
-    throw UserError(fmt::format("performance database: unknown status '{}'", s.text(9)));
-  m.status = *status;
-  m.median_ms = s.real(10);
-  m.min_ms = s.real(11);
-  m.max_ms = s.real(12);
-  m.q1_ms = s.real(13);
-  m.q3_ms = s.real(14);
-  m.repetitions = static_cast<int>(s.integer(15));
-  m.compile_ms = s.real(16);
-  m.message = s.text(17);
-  return m;
-}
 
 nlohmann::json launch_at(const Statement& s) {
   return {{"dims", s.integer(5)},

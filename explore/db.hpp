@@ -122,7 +122,8 @@ public:
                     const nlohmann::json& features);
   void put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m);
   bool has_measurement(int64_t configuration_id, int64_t device_id) const;
-  /// The latest measurement of the configuration on the device, or nullopt.
+  /// The latest measurement of the configuration on the device, or nullopt (UserError for a
+  /// status this liftx does not know, as every reader of the file).
   std::optional<Measurement> latest_measurement(int64_t configuration_id, int64_t device_id) const;
 
   /// The stored plan of a collection target, or nullopt if none was completed. `selection` names

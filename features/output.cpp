@@ -1,5 +1,6 @@
 /// Feature columns: names, units and CSV/JSON output (docs/features.md documents each column).
 #include "features/features.hpp"
+#include "support/csv.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -91,15 +92,6 @@ std::string format_value(const Column& column, const Features& f) {
   if (column.integer)
     return fmt::format("{}", static_cast<int64_t>(std::llround(v)));
   return fmt::format("{:.6g}", v);
-}
-
-std::string csv_quote(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
-  std::string out = "\"";
-  for (char ch : text)
-    out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
 }
 
 } // namespace

@@ -105,6 +105,15 @@ std::string x_grid(const Axis& axis, double left, double top, double pw, double 
   return svg;
 }
 
+/// The plot area of a two-axis chart: both axes' gridlines and tick labels, and its border.
+std::string plot_area(const Axis& x_axis, const Axis& y_axis, double left, double top, double pw,
+                      double ph) {
+  return x_grid(x_axis, left, top, pw, ph) + y_grid(y_axis, left, top, pw, ph) +
+         fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                     "fill=\"none\" stroke=\"#444\"/>\n",
+                     left, top, pw, ph);
+}
+
 std::string widest_tick(const Axis& axis) {
   std::string out;
   for (double v : axis.ticks)
@@ -288,11 +297,7 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   auto py = [&](double y) { return top + ph - y_axis.fraction(y) * ph; };
 
   std::string svg = header(width, height, title);
-  svg += x_grid(x_axis, left, top, pw, ph);
-  svg += y_grid(y_axis, left, top, pw, ph);
-  svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                     "fill=\"none\" stroke=\"#444\"/>\n",
-                     left, top, pw, ph);
+  svg += plot_area(x_axis, y_axis, left, top, pw, ph);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      left + pw / 2, height - 12, escape(x_axis.label(x_label)));
   svg += y_title(y_label, y_axis, left, top, ph);
@@ -488,11 +493,7 @@ std::string scatter_chart_svg(const std::string& title, const std::string& x_lab
   for (size_t i = 0; i < lines.size(); ++i)
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>\n", left, 40 + 16 * int(i),
                        escape(lines[i]));
-  svg += x_grid(axis, left, top, ps, ps);
-  svg += y_grid(axis, left, top, ps, ps);
-  svg += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                     "fill=\"none\" stroke=\"#444\"/>\n",
-                     left, top, ps, ps);
+  svg += plot_area(axis, axis, left, top, ps, ps);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                      left + ps / 2, top + ps + 38, escape(axis.label(x_label)));
   svg += y_title(axis.label(y_label), axis, left, top, ps);

@@ -133,6 +133,14 @@ TEST_CASE("every command spells and describes its shared options the same way") 
     CHECK(contains(text, "--warmup INT:INT in [0 - 1000] untimed runs first (default 3)"));
     CHECK(contains(text, "timed runs; the median counts (default 10)"));
   }
+  for (const char* command : {"run", "collect", "calibrate", "explore", "launch", "roofline"}) {
+    CAPTURE(command);
+    const std::string text = help(command); // launch and roofline print "TEXT REQUIRED"
+    CHECK(contains(text, "--device TEXT "));
+    CHECK(contains(text,
+                   " OpenCL device: cpu, gpu, pocl, nvidia, amd, intel, P:D (platform:device, "
+                   "as `liftx devices` lists them) or part of a device name"));
+  }
   for (const char* command : {"train", "evaluate", "replay"}) {
     CAPTURE(command);
     const std::string text = help(command);

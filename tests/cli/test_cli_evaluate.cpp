@@ -75,52 +75,6 @@ TEST_CASE("evaluate --test-db trains on one database and tests on another") {
   CHECK(table_rows(r.out).size() == 16);
 }
 
-TEST_CASE("evaluate --out writes the predictions and the predicted-vs-measured scatter") {
-  TempDir dir("evaluate-scatter");
-  const std::string db = copy_of_pocl_db(dir);
-  RunResult r = liftx("evaluate --db '" + db + "' --kind knn --out '" + dir / "ev" + "'");
-  CAPTURE(r.err);
-  REQUIRE(r.exit_code == 0);
-  // predictions.csv: one row per successful configuration (800, none failed), in table order.
-  const std::vector<std::string> rows = lines_of(read_text(dir.path / "ev/predictions.csv"));
-  REQUIRE(rows.size() == 1 + 800);
-  CHECK(rows[0] == "program,input,predicted,measured");
-  std::vector<std::string> groups;
-  for (size_t i = 1; i < rows.size(); ++i) {
-    CAPTURE(rows[i]);
-    const std::vector<std::string> f = csv_fields(rows[i]);
-    REQUIRE(f.size() == 4);
-    if (groups.empty() || groups.back() != f[0] + " " + f[1])
-      groups.push_back(f[0] + " " + f[1]);
-    CHECK(std::stod(f[2]) > 0);
-    CHECK(std::stod(f[3]) > 0);
-    CHECK(std::stod(f[3]) <= 1);
-  }
-  REQUIRE(groups.size() == 16);
-  for (size_t i = 0; i < groups.size(); ++i)
-    CHECK(groups[i] == kStencils[i / 2] + (i % 2 == 0 ? " M=64,N=128" : " M=128,N=128"));
-  // scatter.svg: every pair as a circle, the pooled correlations with their count.
-  const std::string scatter = read_text(dir.path / "ev/scatter.svg");
-  CHECK(scatter.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
-  CHECK(contains(scatter, "</svg>"));
-  size_t circles = 0;
-  for (size_t at = scatter.find("<circle"); at != std::string::npos;
-       at = scatter.find("<circle", at + 1))
-    ++circles;
-  CHECK(circles == 800);
-  CHECK(contains(scatter, "Pearson r = "));
-  CHECK(contains(scatter, " over all 800 points"));
-  CHECK(contains(scatter, "per input, mean over the 16 inputs: Pearson "));
-  CHECK(contains(field(r.out, "written   "), (dir.path / "ev/predictions.csv").string()));
-  CHECK(contains(field(r.out, "written   "), (dir.path / "ev/scatter.svg").string()));
-  for (const std::string& s : kStencils) {
-    CAPTURE(s);
-    const fs::path per_program = dir.path / "ev" / ("scatter-" + s + ".svg");
-    CHECK(contains(read_text(per_program), " over all 100 points"));
-    CHECK(contains(field(r.out, "written   "), per_program.string()));
-  }
-}
-
 TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a message") {
   TempDir dir("evaluate-bad");
   const std::string db = copy_of_pocl_db(dir);

@@ -438,6 +438,44 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
     CHECK(contains(text, "</svg>"));
     CHECK(contains(field(r.out, "written   "), (dir.path / "ev" / svg).string()));
   }
+  // predictions.csv: one row per successful configuration (800, none failed), in table order.
+  const std::vector<std::string> predictions = lines_of(read_text(dir.path / "ev/predictions.csv"));
+  REQUIRE(predictions.size() == 1 + 800);
+  CHECK(predictions[0] == "program,input,predicted,measured");
+  std::vector<std::string> groups;
+  for (size_t i = 1; i < predictions.size(); ++i) {
+    CAPTURE(predictions[i]);
+    const std::vector<std::string> f = csv_fields(predictions[i]);
+    REQUIRE(f.size() == 4);
+    if (groups.empty() || groups.back() != f[0] + " " + f[1])
+      groups.push_back(f[0] + " " + f[1]);
+    CHECK(std::stod(f[2]) > 0);
+    CHECK(std::stod(f[3]) > 0);
+    CHECK(std::stod(f[3]) <= 1);
+  }
+  REQUIRE(groups.size() == 16);
+  for (size_t i = 0; i < groups.size(); ++i)
+    CHECK(groups[i] == kStencils[i / 2] + (i % 2 == 0 ? " M=64,N=128" : " M=128,N=128"));
+  // scatter.svg: every pair as a circle, the pooled correlations with their count.
+  const std::string scatter = read_text(dir.path / "ev/scatter.svg");
+  CHECK(scatter.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(contains(scatter, "</svg>"));
+  size_t circles = 0;
+  for (size_t at = scatter.find("<circle"); at != std::string::npos;
+       at = scatter.find("<circle", at + 1))
+    ++circles;
+  CHECK(circles == 800);
+  CHECK(contains(scatter, "Pearson r = "));
+  CHECK(contains(scatter, " over all 800 points"));
+  CHECK(contains(scatter, "per input, mean over the 16 inputs: Pearson "));
+  CHECK(contains(field(r.out, "written   "), (dir.path / "ev/predictions.csv").string()));
+  CHECK(contains(field(r.out, "written   "), (dir.path / "ev/scatter.svg").string()));
+  for (const std::string& s : kStencils) {
+    CAPTURE(s);
+    const fs::path per_program = dir.path / "ev" / ("scatter-" + s + ".svg");
+    CHECK(contains(read_text(per_program), " over all 100 points"));
+    CHECK(contains(field(r.out, "written   "), per_program.string()));
+  }
 
   // The tree model is evaluated the same way.
   RunResult tree = liftx("evaluate --db '" + db + "' --kind tree");
