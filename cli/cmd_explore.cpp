@@ -237,6 +237,14 @@ void add_explore_command(CLI::App& app) {
     rank_options.on_progress = [&](std::string_view phase, int64_t n) {
       ranking_progress.update(phase, n);
     };
+    // The measuring side first: it interprets the reference on its own thread while the space
+    // is ranked (at 8192² both take tens of seconds).
+    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
+    explore::PerfDb db(db_path);
+    explore::RecordingWorkerMeasure measure(
+        db, device.profile, module, program, sizes, kind,
+        {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
+         std::chrono::milliseconds(o->timeout_ms), o->remeasure});
     const explore::RankResult ranking = explore::rank(program, m, rank_options);
     ranking_progress.finish();
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
@@ -258,12 +266,6 @@ void add_explore_command(CLI::App& app) {
                : auto_budget               ? fmt::format("auto (at most {})", budget)
                                            : fmt::format("{}", budget));
 
-    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
-    explore::PerfDb db(db_path);
-    explore::RecordingWorkerMeasure measure(
-        db, device.profile, module, program, sizes, kind,
-        {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
-         std::chrono::milliseconds(o->timeout_ms), o->remeasure});
     // The table: one row per run, in the order they ran.
     const size_t planned_runs =
         o->strategy == "exhaustive" ? ranked.size() : static_cast<size_t>(budget);

@@ -195,6 +195,10 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
     for (const RankedVariant& r : ranked)
       prior.push_back(r.predicted);
     model::OnlineRanker ranker(prior, rows_of(ranked), options.online);
+    std::vector<int64_t> kernel_of;
+    for (const RankedVariant& r : ranked)
+      kernel_of.push_back(r.variant.kernel_index);
+    ranker.set_kernels(std::move(kernel_of));
     const size_t limit = std::max(
         budget,
         std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));
@@ -259,17 +263,23 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(PerfDb& db, const runtime::Device
   program_id_ = db_.program(program.name, source);
   reference_ = scratch_.path() / "reference.lift";
   write_text(reference_, source);
+  reference_job_ = std::async(std::launch::async, [this] { interpret_reference(); });
 }
 
-RecordingWorkerMeasure::~RecordingWorkerMeasure() = default;
+RecordingWorkerMeasure::~RecordingWorkerMeasure() {
+  wait_for_reference();
+}
 
-void RecordingWorkerMeasure::interpret_reference_once() {
-  if (reference_ready_)
-    return;
-  reference_ready_ = true;
-  // The worker reads the reference result from the disk cache; computing it here first keeps the
+void RecordingWorkerMeasure::wait_for_reference() {
+  if (reference_job_.valid())
+    reference_job_.get(); // interpret_reference() throws nothing
+}
+
+void RecordingWorkerMeasure::interpret_reference() {
+  // The worker reads the reference result from the disk cache; computing it first keeps the
   // interpreter's time (a minute at 8192² for a large stencil) out of the first variant's
-  // timeout. The program is read back from the file the worker reads, so the cache key matches.
+  // timeout, and on this thread it overlaps the ranking. The program is read back from the file
+  // the worker reads, so the cache key matches.
   try {
     const ir::Module module = parse::parse_file(reference_.string());
     const ir::Program& reference = module.main();
@@ -332,7 +342,7 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
       return report_of(*known);
     }
 
-  interpret_reference_once();
+  wait_for_reference();
   const std::filesystem::path file = scratch_.path() / fmt::format("variant-{}.lift", v.index);
   write_text(file, printed);
   std::string global, local;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -121,8 +122,10 @@ private:
   /// has given the bytes the program moves.
   exec::RunReport report_of(const Measurement& m) const;
 
-  /// Interprets the reference once, into the disk cache the workers read, before the first run.
-  void interpret_reference_once();
+  /// Interprets the reference into the disk cache the workers read; runs on its own thread from
+  /// construction, so that it overlaps the ranking, and the first run waits for it.
+  void interpret_reference();
+  void wait_for_reference();
 
   PerfDb& db_;
   const ir::Module& module_;
@@ -133,11 +136,11 @@ private:
   int64_t program_id_ = 0;
   ScratchDir scratch_{"liftx-explore-"};
   std::filesystem::path reference_;
-  bool reference_ready_ = false;
   FeatureCache features_;
   std::map<int64_t, Measurement> stored_; ///< by variant index
   double bytes_moved_ = 0;                ///< from the first successful run
   std::optional<double> roofline_gb_per_s_;
+  std::future<void> reference_job_; ///< last: joined before the files it reads go
 };
 
 } // namespace liftx::explore

@@ -212,7 +212,8 @@ std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
     if (batch.size() == size)
       break;
     const bool duplicate = std::any_of(batch.begin(), batch.end(), [&](size_t b) {
-      return kernel(i, b) > options_.batch_similarity;
+      return (!kernel_of_.empty() && kernel_of_[i] == kernel_of_[b]) ||
+             kernel(i, b) > options_.batch_similarity;
     });
     (duplicate ? skipped : batch).push_back(i);
   }
@@ -220,6 +221,12 @@ std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
     if (batch.size() < size)
       batch.push_back(i);
   return batch;
+}
+
+void OnlineRanker::set_kernels(std::vector<int64_t> kernel_of) {
+  LIFTX_USER_CHECK(kernel_of.empty() || kernel_of.size() == size(),
+                   "online ranking: {} kernel ids for {} candidates", kernel_of.size(), size());
+  kernel_of_ = std::move(kernel_of);
 }
 
 double OnlineRanker::remaining_gain() const {

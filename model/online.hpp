@@ -61,8 +61,14 @@ public:
   /// The unmeasured candidates, best first (ties: lower index first).
   std::vector<size_t> ranking() const;
   /// The next `size` candidates to measure: the ranking, skipping near-duplicates of those
-  /// already chosen (OnlineOptions::batch_similarity) while others are left.
+  /// already chosen (another launch of the same kernel, or OnlineOptions::batch_similarity)
+  /// while others are left.
   std::vector<size_t> next_batch(size_t size) const;
+  /// Which kernel each candidate launches (same id = same generated code, another launch). A
+  /// batch takes one launch per kernel while other kernels are left: the prior's best launches
+  /// of one kernel tend to share its error, so a batch of them teaches little about the rest.
+  /// Without it every candidate is its own kernel.
+  void set_kernels(std::vector<int64_t> kernel_of);
   /// Expected relative improvement of the best unmeasured candidate over the best measured run
   /// (0.01 = 1%); infinity before a run succeeded, 0 when none is left.
   double remaining_gain() const;
@@ -88,8 +94,9 @@ private:
 
   OnlineOptions options_;
   std::vector<double> prior_log_;
-  Matrix rows_;            ///< standardised
-  double inverse_2l2_ = 0; ///< 1 / (2 length_scale^2)
+  Matrix rows_;                    ///< standardised
+  double inverse_2l2_ = 0;         ///< 1 / (2 length_scale^2)
+  std::vector<int64_t> kernel_of_; ///< empty: every candidate its own kernel
   std::vector<State> state_;
   std::vector<double> measured_log_; ///< log(1 / time) of successful candidates (else 0)
   size_t measured_count_ = 0;

@@ -188,6 +188,16 @@ ReplayOutcome online_outcome(ReplayStrategy strategy, const Dataset& data,
   OnlineOptions online = options.online;
   online.method = strategy == ReplayStrategy::online_knn ? OnlineMethod::knn : OnlineMethod::gp;
   OnlineRanker ranker(prior, prior_rows, online);
+  // Samples with the same kernel id (one build) are launches of one kernel; an empty id is a
+  // kernel of its own.
+  std::map<std::string, int64_t> ids;
+  std::vector<int64_t> kernel_of;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::string& k = data.samples[rows[r]].kernel;
+    kernel_of.push_back(k.empty() ? -1 - int64_t(r)
+                                  : ids.emplace(k, int64_t(ids.size())).first->second);
+  }
+  ranker.set_kernels(std::move(kernel_of));
   std::vector<size_t> order;
   int64_t auto_runs = 0;
   const auto budget = std::min<int64_t>(options.budget, int64_t(rows.size()));

@@ -85,6 +85,21 @@ TEST_CASE("online: a batch skips near-duplicates of the variants already in it")
   CHECK(ranker.next_batch(5) == std::vector<size_t>{0, 4, 8, 1, 2}); // then duplicates after all
 }
 
+TEST_CASE("online: a batch takes one launch per kernel while other kernels are left") {
+  // Twelve points of feature space, all equally far apart; candidates 0-5 launch kernel 7,
+  // 6-11 kernel 9.
+  const Matrix apart = Matrix::Identity(12, 12);
+  OnlineRanker ranker(decreasing(12, 0.01), apart);
+  CHECK(ranker.next_batch(3) == std::vector<size_t>{0, 1, 2}); // no kernel ids: the ranking
+  std::vector<int64_t> kernels(12, 7);
+  std::fill(kernels.begin() + 6, kernels.end(), 9);
+  ranker.set_kernels(kernels);
+  CHECK(ranker.next_batch(3) == std::vector<size_t>{0, 6, 1}); // then the same kernels again
+  ranker.observe(0, 1.0);
+  CHECK(ranker.next_batch(2) == std::vector<size_t>{1, 6});
+  CHECK_THROWS_AS(ranker.set_kernels({1, 2}), UserError);
+}
+
 TEST_CASE("online: the kNN method re-ranks too") {
   OnlineOptions options;
   options.method = OnlineMethod::knn;
