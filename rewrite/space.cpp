@@ -223,6 +223,8 @@ std::vector<LoweringStrategy> make_strategies() {
   LoweringStep window = rule_step("slide-window-2d | slide-window-2d-zip", [](int64_t) {
     return std::vector{slide_window_2d(), slide_window_2d_zip()};
   });
+  LoweringStep window_1d =
+      rule_step("slide-window-1d", [](int64_t) { return std::vector{slide_window_1d()}; });
   LoweringStep vectorise = rule_step("vectorise-outputs(w)", [](int64_t w) {
     return std::vector{vectorise_outputs(static_cast<int>(w))};
   });
@@ -232,6 +234,16 @@ std::vector<LoweringStrategy> make_strategies() {
       {"global2d_01", {glb(0), glb(1), sequential()}, "", no_parameter},
       {"global1d", {glb(0), sequential()}, "", no_parameter},
       {"workgroup1d", {wrg(0), lcl(0), sequential()}, "", no_parameter},
+      {"chunks1d",
+       {glb(0), chunk, sequential()},
+       "chunk",
+       [](const SpaceOptions& o) { return powers_of_two(2, o.max_chunk); }},
+      {"window1d",
+       {glb(0), window_1d, sequential(), vectorise},
+       "vector",
+       [](const SpaceOptions&) {
+         return std::vector<int64_t>{1, 2, 4, 8};
+       }},
       {"workgroup2d", {wrg(1), wrg(0), lcl(1), lcl(0), sequential()}, "", no_parameter},
       {"workgroup2d_local",
        {wrg(1), wrg(0), lcl(1), lcl(0), copy_tile, sequential()},
@@ -348,6 +360,17 @@ struct VariantStream::State {
         std::map<std::string, int64_t> params{{"tile_x", ux}, {"tile_y", uy}};
         rules.push_back({kTile, tile_stencil_2d(ux, uy), params, 0});
         rules.push_back({kTile, tile_stencil_2d_zip(ux, uy), params, 0});
+      }
+    // A 1D stencil (a 1D result, or one of reduce's one-element arrays per point): overlapped
+    // tiles of u outputs, the work-group tiles of the workgroup1d strategies (the paper's
+    // Listing 2).
+    if (out_x <= 1 && out_y > 1)
+      for (int64_t u : powers_of_two(2, options.max_tile)) {
+        if (out_y % u != 0 || u >= out_y) {
+          reject("tile does not divide");
+          continue;
+        }
+        rules.push_back({kTile, tile_stencil_1d(u), {{"tile_x", u}}, 0});
       }
     for (int64_t n : powers_of_two(2, options.max_tile))
       rules.push_back({kSplit, split_join(n), {{"split", n}}, n});

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -346,6 +347,57 @@ TEST_CASE("register-window variants of every stencil verify on PoCL") {
       MESSAGE(f);
     CHECK(s.failed == 0);
     CHECK(s.verified == 12);
+  }
+}
+
+TEST_CASE(
+    "1D stencils get work-group tiles, chunks and register windows, and they verify on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  const rewrite::Sizes sizes{{"N", 64}};
+  for (const std::string name : {"smooth1d", "sum5_1d"}) {
+    CAPTURE(name);
+    ir::Module module =
+        parse::parse_file(fmt::format("{}/tests/space/programs/{}.lift", LIFTX_SOURCE_DIR, name));
+    rewrite::SpaceOptions options;
+    options.sizes = sizes;
+    options.device = runtime::named_profile("nvidia").limits();
+    options.depth = 1;
+    options.max_tile = 8;
+    rewrite::VariantStream stream(module.main(), options);
+    // Up to 6 variants of each lowering strategy, a fixed-seed reservoir per strategy.
+    std::map<std::string, std::vector<rewrite::Variant>> picked;
+    std::map<std::string, int64_t> seen;
+    std::mt19937_64 rng(5);
+    // LIFTX_VERIFY_ALL (bench/verify_space.sh) verifies all of them instead.
+    const bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
+    std::vector<rewrite::Variant> all;
+    rewrite::Variant v;
+    while (stream.next(v)) {
+      if (every)
+        all.push_back(v);
+      std::vector<rewrite::Variant>& mine = picked[v.strategy];
+      const int64_t n = ++seen[v.strategy];
+      if (mine.size() < 6)
+        mine.push_back(v);
+      else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < 6)
+        mine[static_cast<size_t>(j)] = v;
+    }
+    // The paper's Listing 2 (tiled1d) is a workgroup1d variant of a tiled program.
+    for (const char* strategy : {"global1d", "workgroup1d", "chunks1d", "window1d"})
+      CHECK_MESSAGE(seen[strategy] > 0, strategy);
+    CHECK(picked["workgroup1d"].front().parameters.count("tile_x") == 1);
+    for (auto& [strategy, variants] : picked)
+      if (!every)
+        all.insert(all.end(), variants.begin(), variants.end());
+    VerifySummary s = verify(device, module, all, sizes, name);
+    if (every)
+      fmt::print("{:<12} N=64: {} variants: {} verified, {} failed\n", name, all.size(), s.verified,
+                 s.failed);
+    for (const std::string& f : s.failures)
+      MESSAGE(f);
+    CHECK(s.failed == 0);
+    CHECK(s.verified == static_cast<int64_t>(all.size()));
   }
 }
 
