@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <optional>
 #include <random>
@@ -129,10 +130,21 @@ std::optional<ir::Program> apply_once(const ir::Program& p, const Rule& rule, bo
   std::vector<Site> all = sites(p);
   if (last)
     std::reverse(all.begin(), all.end());
+  // The tile copy belongs inside every work-group dimension the program maps (Lift's
+  // addIdForMapWrgParam): both for a 2D tile, dimension 0 for a 1D one.
+  std::array<bool, 3> work_group_dims{};
+  for (const Site& s : all)
+    for (int d = 0; d < 3; ++d)
+      work_group_dims[size_t(d)] =
+          work_group_dims[size_t(d)] || s.context.inside_parallel("mapWrg", d);
+  auto inside_every_work_group = [&](const Site& s) {
+    for (int d = 0; d < 3; ++d)
+      if (work_group_dims[size_t(d)] && !s.context.inside_parallel("mapWrg", d))
+        return false;
+    return true;
+  };
   for (const Site& s : all) {
-    // The tile copy belongs inside every work-group dimension (Lift's addIdForMapWrgParam).
-    if (inside_all_work_groups &&
-        !(s.context.inside_parallel("mapWrg", 0) && s.context.inside_parallel("mapWrg", 1)))
+    if (inside_all_work_groups && !inside_every_work_group(s))
       continue;
     auto r = apply_at(p, rule, s);
     if (auto* q = std::get_if<ir::Program>(&r))
@@ -234,6 +246,7 @@ std::vector<LoweringStrategy> make_strategies() {
       {"global2d_01", {glb(0), glb(1), sequential()}, "", no_parameter},
       {"global1d", {glb(0), sequential()}, "", no_parameter},
       {"workgroup1d", {wrg(0), lcl(0), sequential()}, "", no_parameter},
+      {"workgroup1d_local", {wrg(0), lcl(0), copy_tile, sequential()}, "", no_parameter},
       {"chunks1d",
        {glb(0), chunk, sequential()},
        "chunk",

@@ -383,10 +383,16 @@ TEST_CASE(
       else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < 6)
         mine[static_cast<size_t>(j)] = v;
     }
-    // The paper's Listing 2 (tiled1d) is a workgroup1d variant of a tiled program.
-    for (const char* strategy : {"global1d", "workgroup1d", "chunks1d", "window1d"})
+    for (const char* strategy :
+         {"global1d", "workgroup1d", "workgroup1d_local", "chunks1d", "window1d"})
       CHECK_MESSAGE(seen[strategy] > 0, strategy);
     CHECK(picked["workgroup1d"].front().parameters.count("tile_x") == 1);
+    // The seed's Listing 2 (tiled1d): overlapped tiles, one per work-group, copied to local
+    // memory by the work-group's items, the windows slid over the local copy.
+    const rewrite::Variant& tiled = picked["workgroup1d_local"].front();
+    const std::string printed = ir::print(tiled.program);
+    CHECK(printed.find("mapWrg0(tile => mapLcl0(") != std::string::npos);
+    CHECK(printed.find("toLocal(mapLcl0(id), tile)") != std::string::npos);
     for (auto& [strategy, variants] : picked)
       if (!every)
         all.insert(all.end(), variants.begin(), variants.end());
