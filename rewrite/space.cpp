@@ -251,6 +251,13 @@ std::vector<LoweringStrategy> make_strategies() {
        {glb(0), chunk, sequential()},
        "chunk",
        [](const SpaceOptions& o) { return powers_of_two(2, o.max_chunk); }},
+      // One float vector of outputs per work-item: chunks of w outputs stored as a vector of w.
+      {"vector1d",
+       {glb(0), chunk, sequential(), vectorise},
+       "vector",
+       [](const SpaceOptions&) {
+         return std::vector<int64_t>{2, 4, 8};
+       }},
       {"window1d",
        {glb(0), window_1d, sequential(), vectorise},
        "vector",
