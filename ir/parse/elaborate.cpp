@@ -67,6 +67,22 @@ std::string expected_arguments(const Primitive& p) {
   return text;
 }
 
+/// slide2D/3D and pad2D/3D take one (size, step) or (left, right) pair for all dimensions, or one
+/// per dimension (outermost first): their parameter count in the per-dimension form.
+std::optional<size_t> per_dimension_params(const Primitive& p) {
+  if (!is_composite(p) || (p.kind != node_kind<ir::Slide> && p.kind != node_kind<ir::Pad>))
+    return std::nullopt;
+  return p.params.size() + 2 * static_cast<size_t>(p.rank - 1);
+}
+
+/// The parameters (arguments before the data) of `p` applied to `args` arguments, `data` of
+/// them data: the per-dimension form when the count is its own.
+size_t params_given(const Primitive& p, size_t args, size_t data) {
+  if (std::optional<size_t> per_dim = per_dimension_params(p); per_dim && args == *per_dim + data)
+    return *per_dim;
+  return p.params.size();
+}
+
 bool data_count_fits(const Primitive& p, size_t count) {
   if (p.data == kAtLeastTwo)
     return count >= 2;
@@ -520,8 +536,13 @@ private:
   }
 
   [[noreturn]] void arity_error(const Primitive& p, const Spine& spine) const {
-    throw UserError(fmt::format("{} expects {}, got {}", p.name, expected_arguments(p),
-                                plural(spine.args.size(), "argument")),
+    std::string per_dimension;
+    if (std::optional<size_t> n = per_dimension_params(p))
+      per_dimension = fmt::format(" (or {} size arguments, a pair per dimension{})",
+                                  *n - (p.kind == node_kind<ir::Pad> ? 1 : 0),
+                                  p.kind == node_kind<ir::Pad> ? ", then the boundary" : "");
+    throw UserError(fmt::format("{} expects {}{}, got {}", p.name, expected_arguments(p),
+                                per_dimension, plural(spine.args.size(), "argument")),
                     spine.loc);
   }
 
@@ -547,7 +568,7 @@ private:
     const Primitive* p = find_primitive(name);
     if (!p)
       unknown_name(head);
-    size_t n_params = p->params.size();
+    size_t n_params = params_given(*p, spine.args.size(), 1);
     if (is_memory_primitive(*p) && spine.args.size() == n_params)
       return memory_applied(*p, *spine.args[0], spine.loc); // toLocal(f(x))
     if (spine.args.size() < n_params || !data_count_fits(*p, spine.args.size() - n_params))
@@ -675,7 +696,7 @@ private:
     const Primitive* p = find_primitive(name);
     if (!p)
       unknown_name(*spine.head);
-    size_t n_params = p->params.size();
+    size_t n_params = params_given(*p, spine.args.size(), 0);
     if (spine.args.size() != n_params) {
       if (spine.args.size() > n_params && data_count_fits(*p, spine.args.size() - n_params))
         throw UserError(fmt::format("expected a function here, but {} is applied to its data; "
@@ -826,18 +847,23 @@ private:
   /// as the derived form's (`slide2D: map: expected an array, got float`).
   ir::Expr composite_value(const Primitive& p, std::span<const Syntax* const> args,
                            const std::vector<ir::Expr>& data, const SourceLoc& loc) {
-    bool has_sizes = p.params.size() >= 2;
-    arith::Expr first = has_sizes ? size(*args[0]) : arith::Expr();
-    arith::Expr second = has_sizes ? size(*args[1]) : arith::Expr();
-    ir::Boundary b = p.params.size() == 3 ? boundary(*args[2]) : ir::Boundary{};
+    // One pair for every dimension, or one pair each (outermost first); pad's boundary last.
+    const bool per_dimension = args.size() == per_dimension_params(p);
+    const size_t pairs = p.params.size() >= 2 ? (per_dimension ? size_t(p.rank) : 1) : 0;
+    std::vector<ir::DimPair> dims;
+    for (size_t k = 0; k < pairs; ++k)
+      dims.push_back({size(*args[2 * k]), size(*args[2 * k + 1])});
+    while (pairs > 0 && dims.size() < size_t(p.rank))
+      dims.push_back(dims.front());
+    ir::Boundary b = p.kind == node_kind<ir::Pad> ? boundary(*args[2 * pairs]) : ir::Boundary{};
     try {
       switch (p.kind) {
       case node_kind<ir::Slide>:
-        return p.rank == 2 ? ir::slide_2d(first, second, data.at(0), loc)
-                           : ir::slide_3d(first, second, data.at(0), loc);
+        return p.rank == 2 ? ir::slide_2d(dims[0], dims[1], data.at(0), loc)
+                           : ir::slide_3d(dims[0], dims[1], dims[2], data.at(0), loc);
       case node_kind<ir::Pad>:
-        return p.rank == 2 ? ir::pad_2d(first, second, b, data.at(0), loc)
-                           : ir::pad_3d(first, second, b, data.at(0), loc);
+        return p.rank == 2 ? ir::pad_2d(dims[0], dims[1], b, data.at(0), loc)
+                           : ir::pad_3d(dims[0], dims[1], dims[2], b, data.at(0), loc);
       case node_kind<ir::Zip>:
         return p.rank == 2 ? ir::zip_2d(data, loc) : ir::zip_3d(data, loc);
       default:

@@ -410,6 +410,21 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("an anisotropic 2D stencil (a window per dimension) has variants that verify on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  ir::Module module =
+      parse::parse_file(fmt::format("{}/tests/space/programs/aniso2d.lift", LIFTX_SOURCE_DIR));
+  rewrite::VariantStream stream(module.main(), options_for(16, 40));
+  std::vector<rewrite::Variant> picked = rewrite::sample(stream, 24, 7);
+  REQUIRE(picked.size() == 24);
+  VerifySummary s = verify(device, module, picked, {{"M", 16}, {"N", 40}}, "aniso2d");
+  for (const std::string& f : s.failures)
+    MESSAGE(f);
+  CHECK(s.failed == 0);
+  CHECK(stream.counts().variants > 1000);
+}
+
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
 TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
           doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
