@@ -153,6 +153,18 @@ std::optional<ir::Program> apply_once(const ir::Program& p, const Rule& rule, bo
   return std::nullopt;
 }
 
+/// Dimensions of a result grid: its array levels, down to the first of length 1 (a reduction's
+/// one-element result per point).
+int grid_rank_of(const ir::Type& result, const Sizes& sizes) {
+  int rank = 0;
+  for (const ir::Type* t = &result; const auto* a = t->as<ir::ArrayType>(); t = &a->element) {
+    if (evaluate_or(a->length, sizes, -1) == 1)
+      break;
+    ++rank;
+  }
+  return rank;
+}
+
 /// First words of a message, as a rejection reason.
 std::string first_words(std::string text, int words) {
   if (text.rfind("not implemented: ", 0) == 0)
@@ -245,6 +257,9 @@ std::vector<LoweringStrategy> make_strategies() {
       {"global2d_10", {glb(1), glb(0), sequential()}, "", no_parameter},
       {"global2d_01", {glb(0), glb(1), sequential()}, "", no_parameter},
       {"global1d", {glb(0), sequential()}, "", no_parameter},
+      // 3D grids: a work-item per point, x on dimension 0 (coalesced) or on dimension 2.
+      {"global3d_210", {glb(2), glb(1), glb(0), sequential()}, "", no_parameter, 3},
+      {"global3d_012", {glb(0), glb(1), glb(2), sequential()}, "", no_parameter, 3},
       {"workgroup1d", {wrg(0), lcl(0), sequential()}, "", no_parameter},
       {"workgroup1d_local", {wrg(0), lcl(0), copy_tile, sequential()}, "", no_parameter},
       {"chunks1d",
@@ -396,9 +411,11 @@ struct VariantStream::State {
       rules.push_back({kSplit, split_join(n), {{"split", n}}, n});
     rules.push_back({kInterchange, map_map_interchange(), {{"interchange", 1}}, 0});
 
+    const int grid_rank = grid_rank_of(root.result_type(), options.sizes);
     for (const LoweringStrategy& s : lowering_strategies())
-      for (int64_t value : s.parameter_values(options))
-        strategies.push_back({&s, value});
+      if (grid_rank >= s.min_grid_rank)
+        for (int64_t value : s.parameter_values(options))
+          strategies.push_back({&s, value});
     seen_high_level.insert(root);
     queue.push_back({root, 0, 0, {}});
   }

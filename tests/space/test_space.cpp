@@ -425,6 +425,54 @@ TEST_CASE("an anisotropic 2D stencil (a window per dimension) has variants that 
   CHECK(stream.counts().variants > 1000);
 }
 
+TEST_CASE("a 3D stencil gets 3D thread mappings in both orders, and they verify on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  ir::Module module =
+      parse::parse_file(fmt::format("{}/tests/space/programs/j3d7pt.lift", LIFTX_SOURCE_DIR));
+  const rewrite::Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}}; // not a cube
+  rewrite::SpaceOptions options;
+  options.sizes = sizes;
+  options.device = runtime::named_profile("nvidia").limits();
+  options.depth = 1;
+  options.max_tile = 4;
+  rewrite::VariantStream stream(module.main(), options);
+  std::map<std::string, std::vector<rewrite::Variant>> picked;
+  std::map<std::string, int64_t> seen;
+  std::mt19937_64 rng(3);
+  // LIFTX_VERIFY_ALL (bench/verify_space.sh) verifies all of them instead.
+  const bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
+  std::vector<rewrite::Variant> everything;
+  rewrite::Variant v;
+  while (stream.next(v)) {
+    if (!v.strategy.starts_with("global3d"))
+      continue;
+    CHECK(v.launch.dims == 3);
+    if (every)
+      everything.push_back(v);
+    std::vector<rewrite::Variant>& mine = picked[v.strategy];
+    const int64_t n = ++seen[v.strategy];
+    if (mine.size() < 8)
+      mine.push_back(v);
+    else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < 8)
+      mine[static_cast<size_t>(j)] = v;
+  }
+  REQUIRE(picked["global3d_210"].size() == 8);
+  REQUIRE(picked["global3d_012"].size() == 8);
+  std::vector<rewrite::Variant> all = picked["global3d_210"];
+  all.insert(all.end(), picked["global3d_012"].begin(), picked["global3d_012"].end());
+  if (every)
+    all = everything;
+  VerifySummary s = verify(device, module, all, sizes, "j3d7pt");
+  for (const std::string& f : s.failures)
+    MESSAGE(f);
+  if (every)
+    fmt::print("j3d7pt M=8 N=12 O=16: {} 3D-mapped variants: {} verified, {} failed\n", all.size(),
+               s.verified, s.failed);
+  CHECK(s.failed == 0);
+  CHECK(s.verified == static_cast<int64_t>(all.size()));
+}
+
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
 TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
           doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
