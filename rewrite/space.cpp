@@ -261,24 +261,27 @@ std::vector<LoweringStrategy> make_strategies() {
       {"global3d_210", {glb(2), glb(1), glb(0), sequential()}, "", no_parameter, 3},
       {"global3d_012", {glb(0), glb(1), glb(2), sequential()}, "", no_parameter, 3},
       {"workgroup1d", {wrg(0), lcl(0), sequential()}, "", no_parameter},
-      {"workgroup1d_local", {wrg(0), lcl(0), copy_tile, sequential()}, "", no_parameter},
+      // 1D stencils only (on the rows of a 2D one they add lowered programs by the thousand and
+      // variants by the tens).
+      {"workgroup1d_local", {wrg(0), lcl(0), copy_tile, sequential()}, "", no_parameter, 1, 1},
       {"chunks1d",
        {glb(0), chunk, sequential()},
        "chunk",
-       [](const SpaceOptions& o) { return powers_of_two(2, o.max_chunk); }},
+       [](const SpaceOptions& o) { return powers_of_two(2, o.max_chunk); },
+       1,
+       1},
       // One float vector of outputs per work-item: chunks of w outputs stored as a vector of w.
       {"vector1d",
        {glb(0), chunk, sequential(), vectorise},
        "vector",
        [](const SpaceOptions&) {
          return std::vector<int64_t>{2, 4, 8};
-       }},
-      {"window1d",
-       {glb(0), window_1d, sequential(), vectorise},
-       "vector",
-       [](const SpaceOptions&) {
-         return std::vector<int64_t>{1, 2, 4, 8};
-       }},
+       },
+       1,
+       1},
+      // A register window sliding along the tile, scalar stores (a window's outputs come one per
+      // step, so there is no run of outputs to store as a vector).
+      {"window1d", {glb(0), window_1d, sequential()}, "", no_parameter, 1, 1},
       {"workgroup2d", {wrg(1), wrg(0), lcl(1), lcl(0), sequential()}, "", no_parameter},
       {"workgroup2d_local",
        {wrg(1), wrg(0), lcl(1), lcl(0), copy_tile, sequential()},
@@ -413,7 +416,7 @@ struct VariantStream::State {
 
     const int grid_rank = grid_rank_of(root.result_type(), options.sizes);
     for (const LoweringStrategy& s : lowering_strategies())
-      if (grid_rank >= s.min_grid_rank)
+      if (grid_rank >= s.min_grid_rank && grid_rank <= s.max_grid_rank)
         for (int64_t value : s.parameter_values(options))
           strategies.push_back({&s, value});
     seen_high_level.insert(root);

@@ -116,9 +116,10 @@ struct LoweringStrategy {
   /// and the values the space tries (one 0 when there is none).
   std::string parameter;
   std::function<std::vector<int64_t>(const SpaceOptions&)> parameter_values;
-  /// The stencils it is tried on: those whose result grid has at least this many dimensions
-  /// (array levels, a reduction's one-element arrays not counted).
+  /// The stencils it is tried on: those whose result grid has from `min_grid_rank` to
+  /// `max_grid_rank` dimensions (array levels, a reduction's one-element arrays not counted).
   int min_grid_rank = 1;
+  int max_grid_rank = 3;
 };
 /// Every lowering strategy of the space, in the order the space tries them.
 const std::vector<LoweringStrategy>& lowering_strategies();
