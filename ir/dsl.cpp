@@ -389,6 +389,52 @@ Expr pad3D(arith::Expr left, arith::Expr right, Border b, Expr x) {
   return ir::pad_3d(left, right, b.value, x);
 }
 
+Fn slide2D(arith::Expr size_y, arith::Expr step_y, arith::Expr size_x, arith::Expr step_x) {
+  ir::slide(size_y, step_y); // validates now
+  ir::slide(size_x, step_x);
+  return Fn([=](Expr x) { return ir::slide_2d({size_y, step_y}, {size_x, step_x}, x); });
+}
+Expr slide2D(arith::Expr size_y, arith::Expr step_y, arith::Expr size_x, arith::Expr step_x,
+             Expr x) {
+  return ir::slide_2d({size_y, step_y}, {size_x, step_x}, x);
+}
+Fn slide3D(arith::Expr size_z, arith::Expr step_z, arith::Expr size_y, arith::Expr step_y,
+           arith::Expr size_x, arith::Expr step_x) {
+  ir::slide(size_z, step_z);
+  ir::slide(size_y, step_y);
+  ir::slide(size_x, step_x);
+  return Fn([=](Expr x) {
+    return ir::slide_3d({size_z, step_z}, {size_y, step_y}, {size_x, step_x}, x);
+  });
+}
+Expr slide3D(arith::Expr size_z, arith::Expr step_z, arith::Expr size_y, arith::Expr step_y,
+             arith::Expr size_x, arith::Expr step_x, Expr x) {
+  return ir::slide_3d({size_z, step_z}, {size_y, step_y}, {size_x, step_x}, x);
+}
+Fn pad2D(arith::Expr left_y, arith::Expr right_y, arith::Expr left_x, arith::Expr right_x,
+         Border b) {
+  ir::pad(left_y, right_y, b.value);
+  ir::pad(left_x, right_x, b.value);
+  return Fn([=](Expr x) { return ir::pad_2d({left_y, right_y}, {left_x, right_x}, b.value, x); });
+}
+Expr pad2D(arith::Expr left_y, arith::Expr right_y, arith::Expr left_x, arith::Expr right_x,
+           Border b, Expr x) {
+  return ir::pad_2d({left_y, right_y}, {left_x, right_x}, b.value, x);
+}
+Fn pad3D(arith::Expr left_z, arith::Expr right_z, arith::Expr left_y, arith::Expr right_y,
+         arith::Expr left_x, arith::Expr right_x, Border b) {
+  ir::pad(left_z, right_z, b.value);
+  ir::pad(left_y, right_y, b.value);
+  ir::pad(left_x, right_x, b.value);
+  return Fn([=](Expr x) {
+    return ir::pad_3d({left_z, right_z}, {left_y, right_y}, {left_x, right_x}, b.value, x);
+  });
+}
+Expr pad3D(arith::Expr left_z, arith::Expr right_z, arith::Expr left_y, arith::Expr right_y,
+           arith::Expr left_x, arith::Expr right_x, Border b, Expr x) {
+  return ir::pad_3d({left_z, right_z}, {left_y, right_y}, {left_x, right_x}, b.value, x);
+}
+
 // ---- programs
 // --------------------------------------------------------------------------------------
 

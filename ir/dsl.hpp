@@ -244,6 +244,22 @@ Fn pad2D(arith::Expr left, arith::Expr right, Border b);
 Expr pad2D(arith::Expr left, arith::Expr right, Border b, Expr x);
 Fn pad3D(arith::Expr left, arith::Expr right, Border b);
 Expr pad3D(arith::Expr left, arith::Expr right, Border b, Expr x);
+// A pair per dimension, outermost first (as in .lift).
+Fn slide2D(arith::Expr size_y, arith::Expr step_y, arith::Expr size_x, arith::Expr step_x);
+Expr slide2D(arith::Expr size_y, arith::Expr step_y, arith::Expr size_x, arith::Expr step_x,
+             Expr x);
+Fn slide3D(arith::Expr size_z, arith::Expr step_z, arith::Expr size_y, arith::Expr step_y,
+           arith::Expr size_x, arith::Expr step_x);
+Expr slide3D(arith::Expr size_z, arith::Expr step_z, arith::Expr size_y, arith::Expr step_y,
+             arith::Expr size_x, arith::Expr step_x, Expr x);
+Fn pad2D(arith::Expr left_y, arith::Expr right_y, arith::Expr left_x, arith::Expr right_x,
+         Border b);
+Expr pad2D(arith::Expr left_y, arith::Expr right_y, arith::Expr left_x, arith::Expr right_x,
+           Border b, Expr x);
+Fn pad3D(arith::Expr left_z, arith::Expr right_z, arith::Expr left_y, arith::Expr right_y,
+         arith::Expr left_x, arith::Expr right_x, Border b);
+Expr pad3D(arith::Expr left_z, arith::Expr right_z, arith::Expr left_y, arith::Expr right_y,
+           arith::Expr left_x, arith::Expr right_x, Border b, Expr x);
 template <class... E>
 requires(std::convertible_to<E, Expr>&&...) Expr
     zip2D(const Expr& a, const Expr& b, const E&... more) {

@@ -30,6 +30,27 @@ TEST_CASE("jacobi2d5pt from the DSL equals the parsed file") {
   CHECK(parsed.main().result_type() == built.result_type());
 }
 
+TEST_CASE("slide and pad with a pair per dimension: the DSL equals the parsed text") {
+  using namespace liftx::dsl;
+  ir::Program built = program("aniso", {{"g", array_of(Type::float_(), "N", "M")}}, [&](Expr g) {
+    return map2D(Fn({"w"}, [&](Expr w) { return w[1][2]; }),
+                 slide2D(3, 1, 5, 1, pad2D(1, 1, 2, 2, clamp, g)));
+  });
+  ir::Module parsed = parse_module("def aniso(g: [[float]N]M) =\n"
+                                   "  map2D(w => w[1][2], slide2D(3, 1, 5, 1, "
+                                   "pad2D(1, 1, 2, 2, clamp, g)))\n");
+  CHECK(ir::alpha_equal(parsed.main(), built));
+  CHECK(built.result_type().to_string() == "[[float]N]M");
+  ir::Program cube = program("box", {{"c", array_of(Type::float_(), "O", "N", "M")}}, [&](Expr c) {
+    return map3D(Fn({"w"}, [&](Expr w) { return w[0][0][3]; }),
+                 slide3D(3, 1, 1, 1, 7, 1, pad3D(1, 1, 0, 0, 3, 3, wrap, c)));
+  });
+  ir::Module parsed_cube = parse_module("def box(c: [[[float]O]N]M) =\n"
+                                        "  map3D(w => w[0][0][3], slide3D(3, 1, 1, 1, 7, 1, "
+                                        "pad3D(1, 1, 0, 0, 3, 3, wrap, c)))\n");
+  CHECK(ir::alpha_equal(parsed_cube.main(), cube));
+}
+
 TEST_CASE("stencil1d from the DSL equals the parsed file") {
   using namespace liftx::dsl;
   ir::Program built = program("stencil1d", {{"arg", array_of(Type::float_(), "N")}}, [&](Expr arg) {
