@@ -165,6 +165,23 @@ std::string describe_online_stop(const explore::ExploreResult& result,
 
 } // namespace
 
+namespace {
+
+/// Dimensions of the program's result grid: its array levels down to the first of constant
+/// length 1 (a reduction's one-element result per point).
+size_t grid_dimensions(const ir::Program& program) {
+  size_t dimensions = 0;
+  for (const ir::Type* t = &program.result_type(); const auto* a = t->as<ir::ArrayType>();
+       t = &a->element) {
+    if (a->length.as_constant() == 1)
+      break;
+    ++dimensions;
+  }
+  return dimensions;
+}
+
+} // namespace
+
 void add_explore_command(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -185,7 +202,9 @@ void add_explore_command(CLI::App& app) {
                   "online (default: the model's ranking, re-ranked by the runs so far), model "
                   "(the static ranking), random, hillclimb or exhaustive")
       ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
-  cmd->add_option("--size", o->sizes, "sizes (default: every size 128 on CPUs, 2048 on GPUs)");
+  cmd->add_option("--size", o->sizes,
+                  "sizes (default: 128x128 points on CPUs, 2048x2048 on GPUs; as many points on "
+                  "a 1D or 3D grid, a power of two per dimension)");
   add_db_option(cmd, o->db, "to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");
   cmd->add_option("--sample", o->sample,
@@ -218,7 +237,9 @@ void add_explore_command(CLI::App& app) {
     runtime::Device device = runtime::select_device(o->device);
     const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
     interp::Sizes sizes = bind_sizes(
-        program, o->sizes.empty() ? std::vector{std::to_string(defaults.size)} : o->sizes);
+        program, o->sizes.empty()
+                     ? std::vector{std::to_string(defaults.extent(grid_dimensions(program)))}
+                     : o->sizes);
     const std::string kind = explore::profile_name_for(device.profile);
     const explore::FoundModel found = explore::find_model(o->model, device.profile);
     const fs::path& model_path = found.path;

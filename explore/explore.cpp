@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -233,6 +234,17 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
   result.model_spearman = spearman_of(
       result.attempts, [&](const Attempt& a) { return ranked[a.ranked_index].predicted; });
   return result;
+}
+
+int64_t DeviceDefaults::extent(size_t dimensions) const {
+  if (dimensions <= 1)
+    return size * size;
+  const double points = double(size) * double(size);
+  const auto target = static_cast<int64_t>(std::pow(points, 1.0 / double(dimensions)) + 1e-9);
+  int64_t extent = 1;
+  while (extent * 2 <= target)
+    extent *= 2;
+  return extent;
 }
 
 DeviceDefaults defaults_for(const runtime::DeviceProfile& device) {

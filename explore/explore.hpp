@@ -83,8 +83,11 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
 /// launch, inside the NVIDIA model's 512-4096 and quick to interpret for the verification) and
 /// the whole space ranked too (10^6 variants: seconds, streamed over every core by rank()).
 struct DeviceDefaults {
-  int64_t size = 128;
+  int64_t size = 128; ///< per dimension of a 2D grid
   int64_t sample = 0; ///< 0 = the whole space
+  /// The default extent of every dimension of a grid with `dimensions` size variables: about as
+  /// many points as the 2D default (size²), a power of two; `size` itself for a 2D grid.
+  int64_t extent(size_t dimensions) const;
 };
 DeviceDefaults defaults_for(const runtime::DeviceProfile& device);
 

@@ -5,6 +5,7 @@
 #include "codegen/runtime/isolate.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
+#include "explore/explore.hpp"
 #include "explore/record.hpp"
 #include "support/error.hpp"
 
@@ -485,4 +486,14 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   std::ostringstream csv;
   db.export_csv(csv, db.device_keys().at(0));
   CHECK(count_lines(csv.str()) == 9); // header + each configuration once
+}
+
+TEST_CASE("default sizes: as many points as the 2D default, a power of two per dimension") {
+  explore::DeviceDefaults gpu{2048, 0}, cpu{128, 0};
+  CHECK(gpu.extent(2) == 2048);
+  CHECK(cpu.extent(2) == 128);
+  CHECK(gpu.extent(1) == 2048 * 2048);
+  CHECK(cpu.extent(1) == 128 * 128);
+  CHECK(gpu.extent(3) == 128); // 161³ would match 2048²; 128 is the power of two below
+  CHECK(cpu.extent(3) == 16);  // 25³ ~ 128²
 }
