@@ -402,7 +402,8 @@ struct VariantStream::State {
     // A 1D stencil (a 1D result, or one of reduce's one-element arrays per point): overlapped
     // tiles of u outputs, the work-group tiles of the workgroup1d strategies (the paper's
     // Listing 2).
-    if (out_x <= 1 && out_y > 1)
+    const int grid_rank = grid_rank_of(root.result_type(), options.sizes);
+    if (grid_rank == 1)
       for (int64_t u : powers_of_two(2, options.max_tile)) {
         if (out_y % u != 0 || u >= out_y) {
           reject("tile does not divide");
@@ -414,7 +415,6 @@ struct VariantStream::State {
       rules.push_back({kSplit, split_join(n), {{"split", n}}, n});
     rules.push_back({kInterchange, map_map_interchange(), {{"interchange", 1}}, 0});
 
-    const int grid_rank = grid_rank_of(root.result_type(), options.sizes);
     for (const LoweringStrategy& s : lowering_strategies())
       if (grid_rank >= s.min_grid_rank && grid_rank <= s.max_grid_rank)
         for (int64_t value : s.parameter_values(options))
