@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET | --runs N] [TARGET...]     (default: 60 s, every target)
 #
 # Targets: lift arith userfun model launch db. Each runs with its seeds (fuzz/corpus/TARGET, and
-# stencils/ for lift) and a scratch corpus that grows across runs (build-fuzz/fuzz-corpus/TARGET);
+# stencils/, the synthetic stencils and tests/space/programs/ for lift) and a scratch corpus that grows across runs (build-fuzz/fuzz-corpus/TARGET);
 # a crash, a hang over 5 s or more than 2 GB of memory stops it and leaves the input in
 # build-fuzz/fuzz-artifacts/TARGET/. Prints one line per target (executions, executions per
 # second, crashes, time) and exits 1 if any target failed. LIFTX_FUZZ_BUILD_DIR: another build
@@ -43,7 +43,7 @@ CC=clang CXX=clang++ LIFTX_BUILD_DIR="$build_dir" LIFTX_EXTRA_PACKAGES="clang li
 # input mostly multiplies sums out up to the simplifier's term budget, which under the sanitizers
 # takes seconds (fuzz/regressions/arith/timeout-product-of-sums), so the campaign stays on short
 # ones.
-declare -A seeds=([lift]="stencils model/data/synth")
+declare -A seeds=([lift]="stencils model/data/synth tests/space/programs")
 declare -A options=([arith]="-max_len=100" [lift]="-max_len=8192")
 
 status=0
