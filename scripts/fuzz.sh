@@ -5,7 +5,8 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET | --runs N] [TARGET...]     (default: 60 s, every target)
 #
 # Targets: lift arith userfun model launch db. Each runs with its seeds (fuzz/corpus/TARGET, and
-# stencils/, the synthetic stencils and tests/space/programs/ for lift) and a scratch corpus that grows across runs (build-fuzz/fuzz-corpus/TARGET);
+# stencils/, the synthetic stencils and tests/space/programs/ for lift) and a scratch corpus
+# that grows across runs (build-fuzz/fuzz-corpus/TARGET);
 # a crash, a hang over 5 s or more than 2 GB of memory stops it and leaves the input in
 # build-fuzz/fuzz-artifacts/TARGET/. Prints one line per target (executions, executions per
 # second, crashes, time) and exits 1 if any target failed. LIFTX_FUZZ_BUILD_DIR: another build
