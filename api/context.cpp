@@ -82,7 +82,10 @@ std::pair<Program, std::string> default_lowering(const Program& program, const S
   } catch (const UserError& as_written) {
     std::string tried;
     const rewrite::Sizes s(sizes.begin(), sizes.end());
-    for (const char* strategy : {"global2d_10", "global1d", "workgroup2d", "workgroup1d"}) {
+    // A work-item per point with x on dimension 0 (coalesced), for 3D, 2D, then 1D grids (a
+    // strategy refuses a program without that many maps).
+    for (const char* strategy :
+         {"global3d_210", "global2d_10", "global1d", "workgroup2d", "workgroup1d"}) {
       auto lowered = rewrite::lower(program, strategy, 0, s);
       if (const auto* reason = std::get_if<std::string>(&lowered)) {
         tried += fmt::format("\n  {}: {}", strategy, *reason);

@@ -156,6 +156,31 @@ TEST_CASE("api: a DSL stencil compiles, runs on host arrays, and matches a plain
   CHECK(stats.runs == 3);
 }
 
+TEST_CASE("api: a 3D stencil compiles to a 3D NDRange and matches a loop on a non-cubic grid") {
+  Context ctx("cpu");
+  const Program p = load_program(LIFTX_SOURCE_DIR "/tests/space/programs/j3d7pt.lift");
+  const int64_t nz = 6, ny = 8, nx = 12;
+  Kernel k = ctx.compile(p, {{"M", nz}, {"N", ny}, {"O", nx}});
+  CHECK(k.variant().rfind("global3d_210", 0) == 0);
+  const std::vector<float> g = random_grid(size_t(nz * ny * nx), 11);
+  std::vector<float> out;
+  k.run({g}, out);
+  auto at = [&](int64_t z, int64_t y, int64_t x) { // clamp
+    z = std::clamp<int64_t>(z, 0, nz - 1);
+    y = std::clamp<int64_t>(y, 0, ny - 1);
+    x = std::clamp<int64_t>(x, 0, nx - 1);
+    return g[size_t((z * ny + y) * nx + x)];
+  };
+  std::vector<float> want;
+  for (int64_t z = 0; z < nz; ++z)
+    for (int64_t y = 0; y < ny; ++y)
+      for (int64_t x = 0; x < nx; ++x)
+        want.push_back(0.4f * at(z, y, x) +
+                       0.1f * (at(z - 1, y, x) + at(z + 1, y, x) + at(z, y - 1, x) +
+                               at(z, y + 1, x) + at(z, y, x - 1) + at(z, y, x + 1)));
+  CHECK(max_difference(out, want) < 1e-5);
+}
+
 TEST_CASE("api: a .lift stencil loads and runs; a lowered program is used as written") {
   Context ctx("cpu");
   const Program p = load_program(LIFTX_SOURCE_DIR "/stencils/jacobi2d5pt.lift");
