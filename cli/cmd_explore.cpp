@@ -165,23 +165,6 @@ std::string describe_online_stop(const explore::ExploreResult& result,
 
 } // namespace
 
-namespace {
-
-/// Dimensions of the program's result grid: its array levels down to the first of constant
-/// length 1 (a reduction's one-element result per point).
-size_t grid_dimensions(const ir::Program& program) {
-  size_t dimensions = 0;
-  for (const ir::Type* t = &program.result_type(); const auto* a = t->as<ir::ArrayType>();
-       t = &a->element) {
-    if (a->length.as_constant() == 1)
-      break;
-    ++dimensions;
-  }
-  return dimensions;
-}
-
-} // namespace
-
 void add_explore_command(CLI::App& app) {
   auto o = std::make_shared<ExploreCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -236,10 +219,10 @@ void add_explore_command(CLI::App& app) {
     explore::refuse_lowered(program, o->file, "explore");
     runtime::Device device = runtime::select_device(o->device);
     const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
-    interp::Sizes sizes = bind_sizes(
-        program, o->sizes.empty()
-                     ? std::vector{std::to_string(defaults.extent(grid_dimensions(program)))}
-                     : o->sizes);
+    interp::Sizes sizes =
+        bind_sizes(program, o->sizes.empty() ? std::vector{std::to_string(defaults.extent(size_t(
+                                                   rewrite::grid_rank(program.result_type()))))}
+                                             : o->sizes);
     const std::string kind = explore::profile_name_for(device.profile);
     const explore::FoundModel found = explore::find_model(o->model, device.profile);
     const fs::path& model_path = found.path;

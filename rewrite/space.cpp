@@ -153,18 +153,6 @@ std::optional<ir::Program> apply_once(const ir::Program& p, const Rule& rule, bo
   return std::nullopt;
 }
 
-/// Dimensions of a result grid: its array levels, down to the first of length 1 (a reduction's
-/// one-element result per point).
-int grid_rank_of(const ir::Type& result, const Sizes& sizes) {
-  int rank = 0;
-  for (const ir::Type* t = &result; const auto* a = t->as<ir::ArrayType>(); t = &a->element) {
-    if (evaluate_or(a->length, sizes, -1) == 1)
-      break;
-    ++rank;
-  }
-  return rank;
-}
-
 /// First words of a message, as a rejection reason.
 std::string first_words(std::string text, int words) {
   if (text.rfind("not implemented: ", 0) == 0)
@@ -302,6 +290,16 @@ std::vector<LoweringStrategy> make_strategies() {
 
 } // namespace
 
+int grid_rank(const ir::Type& result, const Sizes& sizes) {
+  int rank = 0;
+  for (const ir::Type* t = &result; const auto* a = t->as<ir::ArrayType>(); t = &a->element) {
+    if (evaluate_or(a->length, sizes, -1) == 1)
+      break;
+    ++rank;
+  }
+  return rank;
+}
+
 const std::vector<LoweringStrategy>& lowering_strategies() {
   static const std::vector<LoweringStrategy> strategies = make_strategies();
   return strategies;
@@ -402,8 +400,8 @@ struct VariantStream::State {
     // A 1D stencil (a 1D result, or one of reduce's one-element arrays per point): overlapped
     // tiles of u outputs, the work-group tiles of the workgroup1d strategies (the paper's
     // Listing 2).
-    const int grid_rank = grid_rank_of(root.result_type(), options.sizes);
-    if (grid_rank == 1)
+    const int rank = grid_rank(root.result_type(), options.sizes);
+    if (rank == 1)
       for (int64_t u : powers_of_two(2, options.max_tile)) {
         if (out_y % u != 0 || u >= out_y) {
           reject("tile does not divide");
@@ -416,7 +414,7 @@ struct VariantStream::State {
     rules.push_back({kInterchange, map_map_interchange(), {{"interchange", 1}}, 0});
 
     for (const LoweringStrategy& s : lowering_strategies())
-      if (grid_rank >= s.min_grid_rank && grid_rank <= s.max_grid_rank)
+      if (rank >= s.min_grid_rank && rank <= s.max_grid_rank)
         for (int64_t value : s.parameter_values(options))
           strategies.push_back({&s, value});
     seen_high_level.insert(root);

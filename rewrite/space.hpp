@@ -121,6 +121,9 @@ struct LoweringStrategy {
   int min_grid_rank = 1;
   int max_grid_rank = 3;
 };
+/// Dimensions of a stencil's result grid: its array levels down to the first of length 1 (a
+/// reduction's one-element result per point); a length the sizes do not fix counts.
+int grid_rank(const ir::Type& result, const Sizes& sizes = {});
 /// Every lowering strategy of the space, in the order the space tries them.
 const std::vector<LoweringStrategy>& lowering_strategies();
 /// "map-to-mapGlb1, map-to-mapGlb0, chunk-outputs(n), sequential".

@@ -30,11 +30,21 @@ ir::Module load(const std::string& name) {
   return parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift");
 }
 
-rewrite::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
+rewrite::SpaceOptions options_for(const rewrite::Sizes& sizes,
+                                  const std::string& profile = "nvidia") {
   rewrite::SpaceOptions o;
-  o.sizes = {{"M", m}, {"N", n}};
+  o.sizes = sizes;
   o.device = runtime::named_profile(profile).limits();
   return o;
+}
+
+rewrite::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
+  return options_for({{"M", m}, {"N", n}}, profile);
+}
+
+/// A stencil of tests/space/programs/ (1D, anisotropic and 3D ones).
+ir::Module load_test_program(const std::string& name) {
+  return parse::parse_file(fmt::format("{}/tests/space/programs/{}.lift", LIFTX_SOURCE_DIR, name));
 }
 
 /// Identity of a variant for comparisons: strategy, parameters, launch and the kernel source hash.
@@ -288,6 +298,62 @@ VerifySummary verify(runtime::Device& device, const ir::Module& module,
   return s;
 }
 
+/// One walk of a stream: a fixed-seed reservoir of up to `keep` variants of each lowering
+/// strategy among those `wanted` accepts (all when unset), how many each strategy had, and, with
+/// LIFTX_VERIFY_ALL set (docs/results.md: the whole-space verification runs), every one of them.
+struct StrategySample {
+  std::map<std::string, std::vector<rewrite::Variant>> picked;
+  std::map<std::string, int64_t> seen;
+  bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
+  std::vector<rewrite::Variant> all; ///< with `every`
+
+  /// What to verify: every variant with `every`, else the reservoirs.
+  std::vector<rewrite::Variant> to_verify() const {
+    if (every)
+      return all;
+    std::vector<rewrite::Variant> out;
+    for (const auto& [strategy, variants] : picked)
+      out.insert(out.end(), variants.begin(), variants.end());
+    return out;
+  }
+};
+
+StrategySample
+sample_per_strategy(rewrite::VariantStream& stream, size_t keep, uint64_t seed,
+                    const std::function<bool(const rewrite::Variant&)>& wanted = {}) {
+  StrategySample out;
+  std::mt19937_64 rng(seed);
+  rewrite::Variant v;
+  while (stream.next(v)) {
+    if (wanted && !wanted(v))
+      continue;
+    if (out.every)
+      out.all.push_back(v);
+    std::vector<rewrite::Variant>& mine = out.picked[v.strategy];
+    const int64_t n = ++out.seen[v.strategy];
+    if (mine.size() < keep)
+      mine.push_back(v);
+    else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < int64_t(keep))
+      mine[static_cast<size_t>(j)] = v;
+  }
+  return out;
+}
+
+/// Verifies `variants` on PoCL and checks that every one passed; prints the count when all of a
+/// space are verified.
+void check_all_verify(runtime::Device& device, const ir::Module& module,
+                      const std::vector<rewrite::Variant>& variants, const rewrite::Sizes& sizes,
+                      const std::string& name, bool print) {
+  VerifySummary s = verify(device, module, variants, sizes, name);
+  if (print)
+    fmt::print("{}: {} variants: {} verified, {} failed\n", name, variants.size(), s.verified,
+               s.failed);
+  for (const std::string& f : s.failures)
+    MESSAGE(f);
+  CHECK(s.failed == 0);
+  CHECK(s.verified == static_cast<int64_t>(variants.size()));
+}
+
 } // namespace
 
 TEST_CASE("a fixed-seed sample of 30 variants per stencil verifies on PoCL") {
@@ -357,120 +423,58 @@ TEST_CASE(
   const rewrite::Sizes sizes{{"N", 64}};
   for (const std::string name : {"smooth1d", "sum5_1d"}) {
     CAPTURE(name);
-    ir::Module module =
-        parse::parse_file(fmt::format("{}/tests/space/programs/{}.lift", LIFTX_SOURCE_DIR, name));
-    rewrite::SpaceOptions options;
-    options.sizes = sizes;
-    options.device = runtime::named_profile("nvidia").limits();
+    ir::Module module = load_test_program(name);
+    rewrite::SpaceOptions options = options_for(sizes);
     options.depth = 1;
     options.max_tile = 8;
     rewrite::VariantStream stream(module.main(), options);
-    // Up to 6 variants of each lowering strategy, a fixed-seed reservoir per strategy.
-    std::map<std::string, std::vector<rewrite::Variant>> picked;
-    std::map<std::string, int64_t> seen;
-    std::mt19937_64 rng(5);
-    // LIFTX_VERIFY_ALL (bench/verify_space.sh) verifies all of them instead.
-    const bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
-    std::vector<rewrite::Variant> all;
-    rewrite::Variant v;
-    while (stream.next(v)) {
-      if (every)
-        all.push_back(v);
-      std::vector<rewrite::Variant>& mine = picked[v.strategy];
-      const int64_t n = ++seen[v.strategy];
-      if (mine.size() < 6)
-        mine.push_back(v);
-      else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < 6)
-        mine[static_cast<size_t>(j)] = v;
-    }
+    const StrategySample sample = sample_per_strategy(stream, 6, 5);
     for (const char* strategy :
          {"global1d", "workgroup1d", "workgroup1d_local", "chunks1d", "window1d"})
-      CHECK_MESSAGE(seen[strategy] > 0, strategy);
+      REQUIRE_MESSAGE(sample.seen.count(strategy) == 1, strategy);
     // Vector stores of scalar outputs (reduce's one-element arrays are not vectorised).
     if (name == "smooth1d")
-      CHECK(seen["vector1d"] > 0);
-    CHECK(picked["workgroup1d"].front().parameters.count("tile_x") == 1);
+      CHECK(sample.seen.count("vector1d") == 1);
+    CHECK(sample.picked.at("workgroup1d").front().parameters.count("tile_x") == 1);
     // The seed's Listing 2 (tiled1d): overlapped tiles, one per work-group, copied to local
     // memory by the work-group's items, the windows slid over the local copy.
-    const rewrite::Variant& tiled = picked["workgroup1d_local"].front();
-    const std::string printed = ir::print(tiled.program);
+    const std::string printed = ir::print(sample.picked.at("workgroup1d_local").front().program);
     CHECK(printed.find("mapWrg0(tile => mapLcl0(") != std::string::npos);
     CHECK(printed.find("toLocal(mapLcl0(id), tile)") != std::string::npos);
-    for (auto& [strategy, variants] : picked)
-      if (!every)
-        all.insert(all.end(), variants.begin(), variants.end());
-    VerifySummary s = verify(device, module, all, sizes, name);
-    if (every)
-      fmt::print("{:<12} N=64: {} variants: {} verified, {} failed\n", name, all.size(), s.verified,
-                 s.failed);
-    for (const std::string& f : s.failures)
-      MESSAGE(f);
-    CHECK(s.failed == 0);
-    CHECK(s.verified == static_cast<int64_t>(all.size()));
+    check_all_verify(device, module, sample.to_verify(), sizes, name + " N=64", sample.every);
   }
 }
 
 TEST_CASE("an anisotropic 2D stencil (a window per dimension) has variants that verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  ir::Module module =
-      parse::parse_file(fmt::format("{}/tests/space/programs/aniso2d.lift", LIFTX_SOURCE_DIR));
+  ir::Module module = load_test_program("aniso2d");
   rewrite::VariantStream stream(module.main(), options_for(16, 40));
   std::vector<rewrite::Variant> picked = rewrite::sample(stream, 24, 7);
   REQUIRE(picked.size() == 24);
-  VerifySummary s = verify(device, module, picked, {{"M", 16}, {"N", 40}}, "aniso2d");
-  for (const std::string& f : s.failures)
-    MESSAGE(f);
-  CHECK(s.failed == 0);
+  check_all_verify(device, module, picked, {{"M", 16}, {"N", 40}}, "aniso2d", false);
   CHECK(stream.counts().variants > 1000);
 }
 
 TEST_CASE("a 3D stencil gets 3D thread mappings in both orders, and they verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  ir::Module module =
-      parse::parse_file(fmt::format("{}/tests/space/programs/j3d7pt.lift", LIFTX_SOURCE_DIR));
+  ir::Module module = load_test_program("j3d7pt");
   const rewrite::Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}}; // not a cube
-  rewrite::SpaceOptions options;
-  options.sizes = sizes;
-  options.device = runtime::named_profile("nvidia").limits();
+  rewrite::SpaceOptions options = options_for(sizes);
   options.depth = 1;
   options.max_tile = 4;
   rewrite::VariantStream stream(module.main(), options);
-  std::map<std::string, std::vector<rewrite::Variant>> picked;
-  std::map<std::string, int64_t> seen;
-  std::mt19937_64 rng(3);
-  // LIFTX_VERIFY_ALL (bench/verify_space.sh) verifies all of them instead.
-  const bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
-  std::vector<rewrite::Variant> everything;
-  rewrite::Variant v;
-  while (stream.next(v)) {
+  const StrategySample sample = sample_per_strategy(stream, 8, 3, [](const rewrite::Variant& v) {
     if (!v.strategy.starts_with("global3d"))
-      continue;
+      return false;
     CHECK(v.launch.dims == 3);
-    if (every)
-      everything.push_back(v);
-    std::vector<rewrite::Variant>& mine = picked[v.strategy];
-    const int64_t n = ++seen[v.strategy];
-    if (mine.size() < 8)
-      mine.push_back(v);
-    else if (auto j = std::uniform_int_distribution<int64_t>(0, n - 1)(rng); j < 8)
-      mine[static_cast<size_t>(j)] = v;
-  }
-  REQUIRE(picked["global3d_210"].size() == 8);
-  REQUIRE(picked["global3d_012"].size() == 8);
-  std::vector<rewrite::Variant> all = picked["global3d_210"];
-  all.insert(all.end(), picked["global3d_012"].begin(), picked["global3d_012"].end());
-  if (every)
-    all = everything;
-  VerifySummary s = verify(device, module, all, sizes, "j3d7pt");
-  for (const std::string& f : s.failures)
-    MESSAGE(f);
-  if (every)
-    fmt::print("j3d7pt M=8 N=12 O=16: {} 3D-mapped variants: {} verified, {} failed\n", all.size(),
-               s.verified, s.failed);
-  CHECK(s.failed == 0);
-  CHECK(s.verified == static_cast<int64_t>(all.size()));
+    return true;
+  });
+  REQUIRE(sample.picked.size() == 2);
+  REQUIRE(sample.picked.at("global3d_210").size() == 8);
+  REQUIRE(sample.picked.at("global3d_012").size() == 8);
+  check_all_verify(device, module, sample.to_verify(), sizes, "j3d7pt M=8 N=12 O=16", sample.every);
 }
 
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
