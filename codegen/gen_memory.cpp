@@ -55,6 +55,13 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
 }
 
 TargetPtr Generator::allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+  if (std::vector<ir::Type> components = stored_components(type); components.size() > 1) {
+    // Tuples in memory: one buffer (or private scalar) per component.
+    std::vector<TargetPtr> leaves;
+    for (const ir::Type& c : components)
+      leaves.push_back(allocate(c, space, writer));
+    return zip_targets(type, std::move(leaves));
+  }
   if (space == AddressSpace::Private && type.is_scalar()) {
     ir::ScalarKind kind = type.as<ir::ScalarType>()->kind;
     std::string name = fresh("priv");
@@ -72,6 +79,15 @@ TargetPtr Generator::allocate(const ir::Type& type, AddressSpace space, const st
 
 /// Copies a scalar value into a scalar target; anything else cannot be stored without a map.
 Value Generator::store(const TargetPtr& dest, const Value& v) {
+  if (dest->type.is_tuple()) {
+    const TupleValue* t = as_tuple(v);
+    LIFTX_INTERNAL_CHECK(t && t->elements.size() == dest->fields.size(),
+                         "storing {} into a tuple target of {} fields", type_of(v).to_string(),
+                         dest->fields.size());
+    for (size_t k = 0; k < t->elements.size(); ++k)
+      store(dest->fields[k], t->elements[k]);
+    return target_value(dest);
+  }
   if (dest->type.is_vector())
     return store_vector(dest, v);
   const ScalarValue* s = as_scalar(v);
@@ -123,6 +139,15 @@ TargetPtr Generator::invert(const ir::Fun& f, const TargetPtr& dest, const ir::T
     return split_inverse(dest, s->chunk, x_type);
   if (f.as<ir::Transpose>())
     return transpose_inverse(dest, x_type);
+  if (const auto* tuple = x_type.as<ir::TupleType>(); tuple && f.as<ir::Zip>()) {
+    // zip of one tuple argument (spread): its element k lands in field k of the zip's elements.
+    auto t = std::make_shared<Target>();
+    t->type = x_type;
+    t->space = dest->space;
+    for (size_t k = 0; k < tuple->elements.size(); ++k)
+      t->fields.push_back(unzip_target(dest, k, tuple->elements[k]));
+    return t;
+  }
   if (const auto* m = f.as<ir::Map>()) {
     const auto* array = x_type.as<ir::ArrayType>();
     if (!array)

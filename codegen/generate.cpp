@@ -123,16 +123,21 @@ Kernel Generator::run() {
   blocks_.push_back(&body_);
   bind_parameters();
   ir::Type result = program_.body.type();
-  ir::ScalarKind kind = memory_kind(result, "the program's result");
-  std::string out = fresh("out");
-  kernel_.args.push_back(
-      {KernelArg::Role::Output, out, kind, scalar_count(result), -1, program_.loc});
+  // A result of tuples is stored as one output buffer per component (struct of arrays).
+  std::vector<TargetPtr> outputs;
+  for (const ir::Type& component : stored_components(result)) {
+    ir::ScalarKind kind = memory_kind(component, "the program's result");
+    std::string out = fresh("out");
+    kernel_.args.push_back({KernelArg::Role::Output, out, kind, scalar_count(component), -1,
+                            program_.loc, static_cast<int>(outputs.size())});
+    outputs.push_back(memory_target(out, component, 0, AddressSpace::Global));
+  }
   if (!computes(program_.body))
     throw UserError(fmt::format("{}: the program's result must be computed by a map (it is "
                                 "pure data layout)",
                                 program_.name),
                     program_.loc);
-  eval(program_.body, memory_target(out, result, 0, AddressSpace::Global));
+  eval(program_.body, zip_targets(result, std::move(outputs)));
   if (used_glb_ && used_wrg_)
     throw UserError("a kernel cannot mix mapGlb with mapWrg/mapLcl", program_.loc);
   assemble();
@@ -209,6 +214,22 @@ Value Generator::eval_call(const ir::Call& call, const ir::Type& result, const T
       eval(call.args[0], inner);
       return target_value(dest);
     }
+  }
+  if (dest && f.as<ir::Tuple>()) {
+    // tuple(a, b, ...) landing in a tuple target: each component writes straight into its field.
+    std::vector<Value> parts;
+    for (size_t k = 0; k < call.args.size(); ++k)
+      parts.push_back(eval(call.args[k], dest->fields.at(k)));
+    auto tuple = std::make_shared<TupleValue>();
+    tuple->elements = std::move(parts);
+    return tuple;
+  }
+  if (dest && f.as<ir::Zip>() && call.args.size() >= 2) {
+    // zip(X0, X1, ...) landing in a target: each Xk writes straight into its field.
+    std::vector<Value> parts;
+    for (size_t k = 0; k < call.args.size(); ++k)
+      parts.push_back(eval(call.args[k], unzip_target(dest, k, call.args[k].type())));
+    return zip_view(parts, result);
   }
   std::vector<Value> args;
   for (const ir::Expr& a : call.args)
@@ -327,6 +348,12 @@ Value Generator::apply_node(const ir::Zip&, Args args, const TargetPtr& dest,
                             const ir::Type& result) {
   const size_t arity = result.as<ir::ArrayType>()->element.as<ir::TupleType>()->elements.size();
   return layout_result(zip_view(spread(std::move(args), arity), result), dest);
+}
+
+Value Generator::apply_node(const ir::Tuple&, Args args, const TargetPtr& dest, const ir::Type&) {
+  auto tuple = std::make_shared<TupleValue>();
+  tuple->elements = std::move(args);
+  return layout_result(Value(std::move(tuple)), dest);
 }
 
 Value Generator::apply_node(const ir::Split& n, Args args, const TargetPtr& dest,

@@ -86,6 +86,7 @@ public:
                    const ir::Type& result);
   Value apply_node(const ir::Iterate& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Zip& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::Tuple& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Split& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Join& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Slide& n, Args args, const TargetPtr& dest, const ir::Type& result);

@@ -45,6 +45,10 @@ struct KernelArg {
   arith::Expr elements = arith::Expr(1); ///< buffers: element count over the size variables
   int input_index = -1;                  ///< Input: index of the program parameter
   SourceLoc loc;                         ///< where the buffer's writer was written, if known
+  /// Output: which scalar component of a tuple result this buffer holds (0 for a scalar result).
+  /// A result whose elements are tuples is stored as one buffer per component (struct of
+  /// arrays), in the order of the tuple's scalars, nested tuples flattened.
+  int output_index = 0;
   bool is_buffer() const { return role != Role::Size; }
 };
 

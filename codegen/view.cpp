@@ -93,6 +93,68 @@ ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
   throw NotImplemented(fmt::format("{}: storing tuples ({}) in memory", what, type.to_string()));
 }
 
+std::vector<ir::Type> stored_components(const ir::Type& type) {
+  if (const auto* a = type.as<ir::ArrayType>()) {
+    std::vector<ir::Type> components = stored_components(a->element);
+    if (components.size() == 1 && components.front() == a->element)
+      return {type};
+    for (ir::Type& c : components)
+      c = ir::Type::array(std::move(c), a->length);
+    return components;
+  }
+  if (const auto* t = type.as<ir::TupleType>()) {
+    std::vector<ir::Type> components;
+    for (const ir::Type& e : t->elements)
+      for (ir::Type& c : stored_components(e))
+        components.push_back(std::move(c));
+    return components;
+  }
+  return {type};
+}
+
+TargetPtr zip_targets(const ir::Type& type, std::vector<TargetPtr> leaves) {
+  if (const auto* t = type.as<ir::TupleType>()) {
+    auto target = std::make_shared<Target>();
+    target->type = type;
+    target->space = leaves.front()->space;
+    size_t next = 0;
+    for (const ir::Type& e : t->elements) {
+      const size_t n = stored_components(e).size();
+      LIFTX_INTERNAL_CHECK(next + n <= leaves.size(), "too few targets for {}", type.to_string());
+      target->fields.push_back(zip_targets(
+          e, std::vector<TargetPtr>(leaves.begin() + static_cast<std::ptrdiff_t>(next),
+                                    leaves.begin() + static_cast<std::ptrdiff_t>(next + n))));
+      next += n;
+    }
+    return target;
+  }
+  if (leaves.size() == 1)
+    return leaves.front();
+  const ir::ArrayType& a = array_type(type);
+  auto target = std::make_shared<Target>();
+  target->type = type;
+  target->space = leaves.front()->space;
+  target->at = [element = a.element, leaves](const arith::Expr& i) {
+    std::vector<TargetPtr> at_i;
+    for (const TargetPtr& leaf : leaves)
+      at_i.push_back(leaf->at(i));
+    return zip_targets(element, std::move(at_i));
+  };
+  return target;
+}
+
+TargetPtr unzip_target(const TargetPtr& target, size_t k, const ir::Type& xk_type) {
+  auto t = std::make_shared<Target>();
+  t->type = xk_type;
+  t->space = target->space;
+  t->at = [target, k](const arith::Expr& i) {
+    TargetPtr element = target->at(i);
+    LIFTX_INTERNAL_CHECK(k < element->fields.size(), "unzip of a target without field {}", k);
+    return element->fields[k];
+  };
+  return t;
+}
+
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
                    AddressSpace space) {
   if (const auto* s = type.as<ir::ScalarType>())
@@ -286,6 +348,12 @@ TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type) {
 }
 
 Value target_value(const TargetPtr& target) {
+  if (target->type.is_tuple()) {
+    auto tuple = std::make_shared<TupleValue>();
+    for (const TargetPtr& f : target->fields)
+      tuple->elements.push_back(target_value(f));
+    return tuple;
+  }
   if (target->type.is_vector()) {
     std::vector<ScalarValue> parts;
     for (const TargetPtr& c : target->components)

@@ -65,6 +65,9 @@ struct Target {
   /// `*(global float4*)(p)`) or `pointer` is (stored with vstoreN); otherwise component-wise.
   std::vector<TargetPtr> components;
   std::string pointer;
+  /// Tuple targets: one target per element (their storage need not be adjacent: a tuple result
+  /// lands in one buffer per component).
+  std::vector<TargetPtr> fields;
 };
 
 const ScalarValue* as_scalar(const Value& v);
@@ -81,6 +84,15 @@ TargetPtr memory_target(const std::string& name, const ir::Type& type, const ari
                         AddressSpace space);
 /// Number of scalars in a value of `type` (arrays of scalars, nested).
 arith::Expr scalar_count(const ir::Type& type);
+/// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no
+/// tuple, else one array type per scalar of the tuple (nested tuples flattened, in order), each
+/// with `type`'s array shape: [[(float, int)]N]M -> [[float]N]M, [[int]N]M.
+std::vector<ir::Type> stored_components(const ir::Type& type);
+/// A target of `type` whose tuple elements land in `leaves` (one per stored_components(type)).
+TargetPtr zip_targets(const ir::Type& type, std::vector<TargetPtr> leaves);
+/// The target of element k of zip(X0, X1, ...) when the zip lands in `target`:
+/// Xk[i] lands in field k of target[i].
+TargetPtr unzip_target(const TargetPtr& target, size_t k, const ir::Type& xk_type);
 /// The scalar kind at the bottom of nested arrays; UserError for tuples in memory.
 ir::ScalarKind memory_kind(const ir::Type& type, const char* what);
 

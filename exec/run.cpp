@@ -70,25 +70,31 @@ double read_element(const unsigned char* at, ir::ScalarKind kind, bool* poisoned
   return v;
 }
 
-/// Compares the output buffer's bytes with the interpreter's values in one pass (collection
+/// Compares one output buffer's bytes with the interpreter's values in one pass (collection
 /// verifies every variant; at 4096^2 a separate decode pass costs as much as the comparison).
+/// A tuple result is one buffer per component: buffer `component` of `components` holds every
+/// components-th value of `want` (the interpreter keeps components innermost).
 Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind,
-                    const interp::HostArray& want, double tolerance) {
+                    const interp::HostArray& want, double tolerance, size_t component = 0,
+                    size_t components = 1) {
   Verification v;
   v.checked = true;
-  v.elements = static_cast<int64_t>(want.data.size());
+  const size_t expected = want.data.size() / components;
+  v.elements = static_cast<int64_t>(expected);
   const size_t width = element_bytes(kind);
   const size_t produced = bytes.size() / width;
-  if (produced != want.data.size()) {
+  const std::string which =
+      components > 1 ? fmt::format("output {} of {}, ", component, components) : "";
+  if (produced != expected || want.data.size() % components != 0) {
     v.mismatches = v.elements;
-    v.first_mismatch = fmt::format("the kernel produced {} elements, the interpreter {}", produced,
-                                   want.data.size());
+    v.first_mismatch = fmt::format("{}the kernel produced {} elements, the interpreter {}", which,
+                                   produced, expected);
     return v;
   }
   for (size_t i = 0; i < produced; ++i) {
     bool poisoned = false;
     double g = read_element(bytes.data() + i * width, kind, &poisoned);
-    double w = want.data[i];
+    double w = want.data[i * components + component];
     // Equal infinities are equal (their difference is NaN); NaN matches NaN.
     bool same = !poisoned && (g == w || (std::isnan(g) && std::isnan(w)));
     same = same || std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
@@ -99,8 +105,9 @@ Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind
     if (!same) {
       if (v.mismatches == 0)
         v.first_mismatch =
-            poisoned ? fmt::format("element {} was never written (interpreter {:.9g})", i, w)
-                     : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", i, g, w);
+            poisoned
+                ? fmt::format("{}element {} was never written (interpreter {:.9g})", which, i, w)
+                : fmt::format("{}element {}: kernel {:.9g}, interpreter {:.9g}", which, i, g, w);
       ++v.mismatches;
     }
   }
@@ -109,14 +116,18 @@ Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind
 }
 
 /// A built kernel with every argument set: inputs uploaded, output and temporaries allocated.
+struct OutputBuffer {
+  cl::Buffer buffer;
+  size_t bytes = 0;
+  ir::ScalarKind kind = ir::ScalarKind::Float;
+};
+
 struct BoundKernel {
   runtime::BuildResult build;
   runtime::Kernel kernel;
-  cl::Buffer output;
-  size_t output_bytes = 0;
-  ir::ScalarKind output_kind = ir::ScalarKind::Float;
-  cl::Buffer counts;      ///< instrumented kernels
-  cl::Buffer first_index; ///< instrumented kernels
+  std::vector<OutputBuffer> outputs; ///< one per component of a tuple result, in order
+  cl::Buffer counts;                 ///< instrumented kernels
+  cl::Buffer first_index;            ///< instrumented kernels
   std::vector<cl::Buffer> keep_alive;
   double bytes_moved = 0;
 };
@@ -136,15 +147,7 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
                         const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
                         UploadedInputs* uploaded = nullptr) {
   runtime::BuildResult built = runtime::default_build_cache().build(device, prepared.kernel.source);
-  BoundKernel b{built,
-                runtime::Kernel(built.program, prepared.kernel.name),
-                {},
-                0,
-                ir::ScalarKind::Float,
-                {},
-                {},
-                {},
-                0};
+  BoundKernel b{built, runtime::Kernel(built.program, prepared.kernel.name), {}, {}, {}, {}, 0};
   auto bytes_of = [&](const codegen::KernelArg& a, const char* what) {
     return static_cast<size_t>(evaluate_size(a.elements, sizes, what)) * element_bytes(a.kind);
   };
@@ -160,13 +163,18 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
       b.kernel.arg(buffer);
       break;
     }
-    case codegen::KernelArg::Role::Output:
-      b.output_kind = a.kind;
-      b.output_bytes = bytes_of(a, "output size");
-      b.bytes_moved += static_cast<double>(b.output_bytes);
-      b.output = runtime::allocate(device, std::max<size_t>(b.output_bytes, 4));
-      b.kernel.arg(b.output);
+    case codegen::KernelArg::Role::Output: {
+      LIFTX_INTERNAL_CHECK(static_cast<size_t>(a.output_index) == b.outputs.size(),
+                           "kernel output {} out of order", a.name);
+      OutputBuffer out;
+      out.kind = a.kind;
+      out.bytes = bytes_of(a, "output size");
+      out.buffer = runtime::allocate(device, std::max<size_t>(out.bytes, 4));
+      b.bytes_moved += static_cast<double>(out.bytes);
+      b.kernel.arg(out.buffer);
+      b.outputs.push_back(std::move(out));
       break;
+    }
     case codegen::KernelArg::Role::Temporary:
       b.keep_alive.push_back(
           runtime::allocate(device, std::max<size_t>(bytes_of(a, "temporary size"), 4)));
@@ -210,18 +218,33 @@ std::pair<cl::NDRange, cl::NDRange> ndranges(const codegen::Launch& launch) {
 
 namespace {
 
-/// Runs once with the output poisoned and compares every element with `want`.
+/// Runs once with the outputs poisoned and compares every element with `want` (every output of a
+/// tuple result: the counts add up, the first mismatch is the first output's that has one).
 Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const cl::NDRange& global,
                             const cl::NDRange& local, const interp::HostArray& want,
                             double tolerance) {
-  runtime::poison(device, bound.output, bound.output_bytes);
+  for (const OutputBuffer& out : bound.outputs)
+    runtime::poison(device, out.buffer, out.bytes);
   runtime::run_kernel(device, bound.kernel, global, local);
-  std::vector<unsigned char> bytes(bound.output_bytes);
-  if (bound.output_bytes > 0)
-    runtime::check_cl(
-        device.queue.enqueueReadBuffer(bound.output, CL_TRUE, 0, bound.output_bytes, bytes.data()),
-        "reading the output");
-  return verify(bytes, bound.output_kind, want, tolerance);
+  Verification all;
+  all.checked = true;
+  for (size_t k = 0; k < bound.outputs.size(); ++k) {
+    const OutputBuffer& out = bound.outputs[k];
+    std::vector<unsigned char> bytes(out.bytes);
+    if (out.bytes > 0)
+      runtime::check_cl(
+          device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, 0, out.bytes, bytes.data()),
+          "reading the output");
+    Verification v = verify(bytes, out.kind, want, tolerance, k, bound.outputs.size());
+    all.elements += v.elements;
+    all.unwritten += v.unwritten;
+    all.max_abs_error = std::max(all.max_abs_error, v.max_abs_error);
+    if (all.mismatches == 0)
+      all.first_mismatch = v.first_mismatch;
+    all.mismatches += v.mismatches;
+  }
+  all.passed = all.mismatches == 0;
+  return all;
 }
 
 } // namespace

@@ -183,6 +183,12 @@ requires(std::convertible_to<E, Expr>&&...) Expr
     zip(const Expr& a, const Expr& b, const E&... more) {
   return ir::call(ir::zip(), {a, b, Expr(more)...});
 }
+/// tuple(a, b, ...): several values per point (a tuple result is stored as one output each).
+template <class... E>
+requires(std::convertible_to<E, Expr>&&...) Expr
+    tuple(const Expr& a, const Expr& b, const E&... more) {
+  return ir::call(ir::tuple(), {a, b, Expr(more)...});
+}
 Fn split(arith::Expr chunk);
 Expr split(arith::Expr chunk, Expr x);
 Fn join();

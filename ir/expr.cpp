@@ -392,6 +392,10 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           return result;
         } else if constexpr (std::is_same_v<N, Zip>) {
           return zip_type(fun, args);
+        } else if constexpr (std::is_same_v<N, Tuple>) {
+          if (args.size() < 2)
+            type_error(fun, fmt::format("expected at least 2 arguments, got {}", types_text(args)));
+          return Type::tuple(std::vector<Type>(args.begin(), args.end()));
         } else if constexpr (std::is_same_v<N, Split>) {
           const ArrayType& a = one_array();
           arith::Expr chunks = arith::exact_div(a.length, n.chunk);
@@ -551,6 +555,9 @@ Fun iterate(arith::Expr count, Fun f) {
 }
 Fun zip() {
   return make(Zip{});
+}
+Fun tuple() {
+  return make(Tuple{});
 }
 Fun split(arith::Expr chunk) {
   return make(Split{std::move(chunk)});

@@ -140,6 +140,8 @@ struct Iterate {
   Fun f;
 };
 struct Zip {};
+/// tuple(a, b, ...): the tuple of its arguments (several values per point: tuple results).
+struct Tuple {};
 struct Split {
   arith::Expr chunk;
 };
@@ -197,7 +199,7 @@ struct ToPrivate {
 using FunNode =
     std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce, ReduceSeq, Iterate,
                  Zip, Split, Join, Slide, Pad, At, Get, Transpose, Id, Generate, ToGlobal, ToLocal,
-                 ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide>;
+                 ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide, Tuple>;
 
 struct ExprData {
   ExprNode node;
@@ -248,6 +250,7 @@ Fun reduce(Fun f, Expr init);
 Fun reduce_seq(Fun f, Expr init);
 Fun iterate(arith::Expr count, Fun f); ///< count a non-negative constant
 Fun zip();
+Fun tuple();
 Fun split(arith::Expr chunk); ///< chunk provably >= 1
 Fun join();
 Fun slide(arith::Expr size, arith::Expr step);                   ///< size >= 1, step >= 1

@@ -24,6 +24,7 @@ inline auto fields(const Reduce& n) { return std::tie(n.f, n.init); }
 inline auto fields(const ReduceSeq& n) { return std::tie(n.f, n.init); }
 inline auto fields(const Iterate& n) { return std::tie(n.count, n.f); }
 inline auto fields(const Zip&) { return std::tuple<>(); }
+inline auto fields(const Tuple&) { return std::tuple<>(); }
 inline auto fields(const Split& n) { return std::tie(n.chunk); }
 inline auto fields(const Join&) { return std::tuple<>(); }
 inline auto fields(const Slide& n) { return std::tie(n.size, n.step); }

@@ -27,6 +27,7 @@ constexpr Primitive kPrimitives[] = {
   {"reduceSeq",   node_kind<ReduceSeq>,   L::Seq,       0, 1, "fv",  1,           "array",    P::Reduce,  true},
   {"iterate",     node_kind<Iterate>,     L::None,      0, 1, "sf",  1,           "argument", P::Iterate, true},
   {"zip",         node_kind<Zip>,         L::None,      0, 1, "",    kAtLeastTwo, "array",    P::Other,   false},
+  {"tuple",       node_kind<Tuple>,       L::None,      0, 1, "",    kAtLeastTwo, "argument", P::Other,   false},
   {"split",       node_kind<Split>,       L::None,      0, 1, "s",   1,           "array",    P::Other,   false},
   {"join",        node_kind<Join>,        L::None,      0, 1, "",    1,           "array",    P::Other,   false},
   {"slide",       node_kind<Slide>,       L::None,      0, 1, "ss",  1,           "array",    P::Other,   false},

@@ -39,6 +39,13 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy);
 /// the work lambda receives (tile_a, tile_b, ...) and maps f over zip2D(slide2D(n, s, tile_a),
 /// tile_b, ...).
 Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
+/// zip-of-maps:     zipKD(mapKD(f1, x1), ..., mapKD(fn, xn))
+///                  => mapKD(p => tuple(f1(get(1, p)), ..., fn(get(n, p))), zipKD(x1, ..., xn))
+/// for K = 1, 2, 3 (zip2D/zip3D and map2D/map3D in their expanded forms): several results per
+/// point computed in one map nest (one pass over the inputs) instead of one nest each. Maps over
+/// equal arrays share one input (no zip at all when every xi is the same). Refuses when some
+/// zipped array is not a K-dimensional map.
+Rule zip_of_maps();
 
 // ---- simplification (rewrite/rules/simplification.cpp)
 // -------------------------------------------

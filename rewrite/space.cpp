@@ -376,7 +376,10 @@ struct VariantStream::State {
 
   void reject(const std::string& reason, int64_t n = 1) { counts.rejections[reason] += n; }
 
-  State(ir::Program p, SpaceOptions o) : root(std::move(p)), options(std::move(o)) {
+  // Several results per point (zip2D of map2Ds) are computed in one map nest: the lowering
+  // strategies then map one nest to the threads and read the shared inputs once.
+  State(ir::Program p, SpaceOptions o)
+      : root(apply_until_fixpoint(p, zip_of_maps())), options(std::move(o)) {
     // Output lengths of the stencil: tile steps must divide them.
     int64_t out_y = -1, out_x = -1;
     if (const auto* a = root.result_type().as<ir::ArrayType>()) {

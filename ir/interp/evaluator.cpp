@@ -382,6 +382,11 @@ Value Evaluator::apply_node(const ir::Zip&, std::span<const Value> args) {
   return make_array(make_node<ZipView>(std::move(sources), n));
 }
 
+Value Evaluator::apply_node(const ir::Tuple&, std::span<const Value> args) {
+  LIFTX_INTERNAL_CHECK(args.size() >= 2, "tuple of {} values", args.size());
+  return Tuple{std::vector<Value>(args.begin(), args.end())};
+}
+
 Value Evaluator::apply_node(const ir::Split& n, std::span<const Value> args) {
   const ArrayRef& a = only_array(args, "split");
   const int64_t chunk = size_of(n.chunk);

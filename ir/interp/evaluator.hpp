@@ -49,6 +49,7 @@ public:
   }
   Value apply_node(const ir::Iterate& n, std::span<const Value> args);
   Value apply_node(const ir::Zip& n, std::span<const Value> args);
+  Value apply_node(const ir::Tuple& n, std::span<const Value> args);
   Value apply_node(const ir::Split& n, std::span<const Value> args);
   Value apply_node(const ir::Join& n, std::span<const Value> args);
   Value apply_node(const ir::Slide& n, std::span<const Value> args);

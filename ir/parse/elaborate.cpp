@@ -785,6 +785,8 @@ private:
     }
     case node_kind<ir::Zip>:
       return ir::zip();
+    case node_kind<ir::Tuple>:
+      return ir::tuple();
     case node_kind<ir::Split>:
       return ir::split(size(*args[0]));
     case node_kind<ir::Join>:

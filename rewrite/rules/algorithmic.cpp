@@ -3,6 +3,8 @@
 #include "rewrite/rules.hpp"
 #include "rewrite/rules/match.hpp"
 
+#include <algorithm>
+
 namespace liftx::rewrite {
 
 using namespace match;
@@ -217,6 +219,109 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy) {
               return ir::call(ir::map_2d(f), {ir::slide_2d(slid->size, slid->step, t)});
             });
         return untile(ir::call(ir::map_2d(work), {tiles}));
+      });
+}
+
+namespace {
+
+/// zipKD(x1, ..., xn) in its expanded form: zip(...) for K = 1, map^(K-1)(zip) of a zip(K-1)D.
+struct ZipKD {
+  int rank;
+  std::vector<ir::Expr> arrays;
+};
+
+std::optional<ZipKD> as_zip_kd(const ir::Expr& e) {
+  if (auto z = as_call_of<ir::Zip>(e); z && z->call->args.size() >= 2)
+    return ZipKD{1, z->call->args};
+  auto outer = as_unary_call_of<ir::Map>(e);
+  if (!outer)
+    return std::nullopt;
+  // map^(K-1)(zip) over a zip(K-1)D.
+  int maps = 1;
+  ir::Fun f = outer->fun->f;
+  while (const auto* m = f.as<ir::Map>()) {
+    f = m->f;
+    ++maps;
+  }
+  if (!f.as<ir::Zip>())
+    return std::nullopt;
+  std::optional<ZipKD> inner = as_zip_kd(outer->arg());
+  if (!inner || inner->rank != maps)
+    return std::nullopt;
+  return ZipKD{maps + 1, inner->arrays};
+}
+
+ir::Fun map_k(int rank, ir::Fun f) {
+  for (int k = 0; k < rank; ++k)
+    f = ir::map(std::move(f));
+  return f;
+}
+
+ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays) {
+  if (rank == 1)
+    return ir::call(ir::zip(), std::move(arrays));
+  return rank == 2 ? ir::zip_2d(std::move(arrays)) : ir::zip_3d(std::move(arrays));
+}
+
+/// f when `e` is mapKD(f, x) with plain maps, and x.
+std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int rank) {
+  auto m = as_unary_call_of<ir::Map>(e);
+  if (!m)
+    return std::nullopt;
+  ir::Fun f = m->fun->f;
+  for (int k = 1; k < rank; ++k) {
+    const auto* inner = f.as<ir::Map>();
+    if (!inner)
+      return std::nullopt;
+    f = inner->f;
+  }
+  return std::make_pair(f, m->arg());
+}
+
+} // namespace
+
+Rule zip_of_maps() {
+  return make_rule(
+      "zip-of-maps",
+      "zipKD(mapKD(f1, x1), ..., mapKD(fn, xn)) => mapKD(p => tuple(f1(p.1), ..., fn(p.n)), "
+      "zipKD(x1, ..., xn))",
+      {"algorithmic", "fusion"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        std::optional<ZipKD> zipped = as_zip_kd(site);
+        if (!zipped)
+          return NoMatch{"not a zip, zip2D or zip3D"};
+        // Maps over equal arrays share them (the same windows feed several results, as in
+        // zip2D(map2D(f, slide2D(3, 1, g)), map2D(h, slide2D(3, 1, g)))): the fused nest then
+        // has the form of a one-result stencil, which the tiling rules recognise.
+        std::vector<ir::Fun> fs;
+        std::vector<size_t> input_of;
+        std::vector<ir::Expr> xs;
+        for (const ir::Expr& a : zipped->arrays) {
+          auto m = as_map_kd(a, zipped->rank);
+          if (!m)
+            return NoMatch{
+                fmt::format("a zipped array is not a {}D map: {}", zipped->rank, ir::print(a))};
+          fs.push_back(m->first);
+          auto same = std::find_if(xs.begin(), xs.end(), [&](const ir::Expr& x) {
+            return ir::alpha_equal(x, m->second);
+          });
+          input_of.push_back(static_cast<size_t>(same - xs.begin()));
+          if (same == xs.end())
+            xs.push_back(m->second);
+        }
+        const bool shared = xs.size() == 1;
+        ir::Expr inputs = shared ? xs.front() : zip_k(zipped->rank, xs);
+        ir::Type point = inputs.type();
+        for (int k = 0; k < zipped->rank; ++k)
+          point = element_of(point);
+        ir::Fun each = lambda1(point, "p", [&](const ir::Expr& p) {
+          std::vector<ir::Expr> results;
+          for (size_t i = 0; i < fs.size(); ++i) {
+            ir::Expr input = shared ? p : ir::call(ir::get(static_cast<int>(input_of[i])), {p});
+            results.push_back(ir::call(fs[i], {input}));
+          }
+          return ir::call(ir::tuple(), std::move(results));
+        });
+        return ir::call(map_k(zipped->rank, each), {inputs});
       });
 }
 

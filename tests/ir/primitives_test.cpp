@@ -36,6 +36,8 @@ Fun example(const Primitive& p) {
     return iterate(2, map(neg()));
   case node_kind<Zip>:
     return zip();
+  case node_kind<Tuple>:
+    return tuple();
   case node_kind<Split>:
     return split(4);
   case node_kind<Join>:

@@ -63,6 +63,30 @@ TEST_CASE("map-fission") {
               "does not use the lambda's parameter"}});
 }
 
+TEST_CASE("zip-of-maps") {
+  run_table(zip_of_maps(),
+            {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), map(sq, z))", "#0",
+              "def f(x: [float]N, z: [float]N) = "
+              "map(p => tuple(neg(get(0, p)), sq(get(1, p))), zip(x, z))",
+              n8},
+             {"def f(x: [[float]N]M, z: [[float]N]M) = "
+              "zip2D(map2D(neg, x), map2D(sq, z), map2D(sq, x))",
+              "#0",
+              "def f(x: [[float]N]M, z: [[float]N]M) = map(map(p => tuple(neg(get(0, p)), "
+              "sq(get(1, p)), sq(get(0, p)))), map(zip, zip(x, z)))",
+              mn},
+             {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), map2D(sq, x), map2D(neg, x))", "#0",
+              "def f(x: [[float]N]M) = map(map(p => tuple(neg(p), sq(p), neg(p))), x)", mn},
+             {"def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = zip3D(map3D(neg, x), map3D(sq, z))",
+              "#0",
+              "def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = map(map(map(p => "
+              "tuple(neg(get(0, p)), sq(get(1, p))))), map(map(zip), map(zip, zip(x, z))))",
+              {{"L", 2}, {"M", 3}, {"N", 4}}}},
+            {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), z)", "#0", "not a 1D map"},
+             {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), x)", "#0", "not a 2D map"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a zip"}});
+}
+
 TEST_CASE("map-map-interchange") {
   run_table(map_map_interchange(),
             {{"def f(x: [[float]N]M) = map(map(neg), x)", "#0",
