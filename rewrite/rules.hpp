@@ -35,7 +35,7 @@ Rule tile_stencil_1d(int64_t u);
 Rule tile_stencil_2d(int64_t ux, int64_t uy);
 /// tile-stencil-2d-zip(ux, uy): the same for stencils that zip a slid grid with point-wise grids,
 ///   map(map(f), zip2D(slide2D(n, s, a), b, c, ...))
-/// The slid grid gets overlapping tiles, the point-wise grids non-overlapping tiles of uy x ux;
+/// Every slid grid gets overlapping tiles, the point-wise grids non-overlapping tiles of uy x ux;
 /// the work lambda receives (tile_a, tile_b, ...) and maps f over zip2D(slide2D(n, s, tile_a),
 /// tile_b, ...).
 Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
@@ -44,7 +44,8 @@ Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
 /// for K = 1, 2, 3 (zip2D/zip3D and map2D/map3D in their expanded forms): several results per
 /// point computed in one map nest (one pass over the inputs) instead of one nest each. Maps over
 /// equal arrays share one input (no zip at all when every xi is the same). Refuses when some
-/// zipped array is not a K-dimensional map.
+/// zipped array is not a K-dimensional map, or a map that only rearranges data (slide2D's
+/// map(transpose) is a view, not a computation).
 Rule zip_of_maps();
 
 // ---- simplification (rewrite/rules/simplification.cpp)

@@ -300,6 +300,8 @@ Rule zip_of_maps() {
           if (!m)
             return NoMatch{
                 fmt::format("a zipped array is not a {}D map: {}", zipped->rank, ir::print(a))};
+          if (!computes(m->first))
+            return NoMatch{"a zipped map only rearranges data (a view: nothing to fuse)"};
           fs.push_back(m->first);
           auto same = std::find_if(xs.begin(), xs.end(), [&](const ir::Expr& x) {
             return ir::alpha_equal(x, m->second);
@@ -328,52 +330,58 @@ Rule zip_of_maps() {
 Rule tile_stencil_2d_zip(int64_t ux, int64_t uy) {
   LIFTX_USER_CHECK(ux >= 1 && uy >= 1, "tile-stencil-2d-zip: tile sizes must be >= 1, got {}x{}",
                    ux, uy);
-  return make_rule(fmt::format("tile-stencil-2d-zip({},{})", ux, uy),
-                   "map(map(f), zip2D(slide2D(n, s, a), b, ...)) => map(join, join(map(transpose, "
-                   "map(map((ta, tb, ...) => map(map(f), zip2D(slide2D(n, s, ta), tb, ...))), "
-                   "zip2D(overlapped tiles of a, uy x ux tiles of b, ...)))))",
-                   {"algorithmic", "stencil", "tiling"},
-                   [ux, uy](const ir::Expr& site, const RuleContext&) -> RuleResult {
-                     auto m = as_map_2d(site);
-                     if (auto* no = std::get_if<NoMatch>(&m))
-                       return *no;
-                     const auto& [f, zipped] = std::get<Map2D>(m);
-                     auto grids = as_zip_2d(zipped);
-                     if (!grids)
-                       return NoMatch{"the argument is not a zip2D"};
-                     auto found = find_slide_2d(*grids);
-                     if (!found)
-                       return NoMatch{"no zipped grid is a slide2D"};
-                     const std::optional<Slide2D> slid = found->first;
-                     const size_t slid_index = found->second;
-                     if (auto r = refuse_tile(slid->step, ux, "tile width"))
-                       return *r;
-                     if (auto r = refuse_tile(slid->step, uy, "tile height"))
-                       return *r;
-                     std::vector<ir::Expr> tiled;
-                     for (size_t i = 0; i < grids->size(); ++i) {
-                       if (i == slid_index) {
-                         tiled.push_back(tile_grid(slid->grid, slid->size, slid->step, ux, uy));
-                       } else {
-                         const ir::Type& t = (*grids)[i].type();
-                         if (array_rank(t) < 2)
-                           return NoMatch{fmt::format("zipped grid {} is not 2-dimensional", i)};
-                         tiled.push_back(tile_grid((*grids)[i], 1, 1, ux, uy));
-                       }
-                     }
-                     std::vector<ir::Expr> params;
-                     std::vector<ir::Expr> inner_grids;
-                     for (size_t i = 0; i < tiled.size(); ++i) {
-                       ir::Expr t = ir::param(element_of(element_of(tiled[i].type())),
-                                              i == slid_index ? "tile" : "ptile");
-                       params.push_back(t);
-                       inner_grids.push_back(
-                           i == slid_index ? ir::slide_2d(slid->size, slid->step, t) : t);
-                     }
-                     ir::Expr body = ir::call(ir::map_2d(f), {ir::zip_2d(std::move(inner_grids))});
-                     ir::Fun work = ir::lambda(std::move(params), body);
-                     return untile(ir::call(ir::map_2d(work), {ir::zip_2d(std::move(tiled))}));
-                   });
+  return make_rule(
+      fmt::format("tile-stencil-2d-zip({},{})", ux, uy),
+      "map(map(f), zip2D(slide2D(n, s, a), b, ...)) => map(join, join(map(transpose, "
+      "map(map((ta, tb, ...) => map(map(f), zip2D(slide2D(n, s, ta), tb, ...))), "
+      "zip2D(overlapped tiles of a, uy x ux tiles of b, ...)))))",
+      {"algorithmic", "stencil", "tiling"},
+      [ux, uy](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto m = as_map_2d(site);
+        if (auto* no = std::get_if<NoMatch>(&m))
+          return *no;
+        const auto& [f, zipped] = std::get<Map2D>(m);
+        auto grids = as_zip_2d(zipped);
+        if (!grids)
+          return NoMatch{"the argument is not a zip2D"};
+        // Every slid grid gets overlapped tiles (several fields read with a
+        // neighbourhood each, as a shallow-water step), the others plain tiles.
+        std::vector<std::optional<Slide2D>> slid;
+        for (const ir::Expr& g : *grids)
+          slid.push_back(as_slide_2d(g));
+        if (std::none_of(slid.begin(), slid.end(), [](const auto& s) { return s.has_value(); }))
+          return NoMatch{"no zipped grid is a slide2D"};
+        for (const std::optional<Slide2D>& s : slid) {
+          if (!s)
+            continue;
+          if (auto r = refuse_tile(s->step, ux, "tile width"))
+            return *r;
+          if (auto r = refuse_tile(s->step, uy, "tile height"))
+            return *r;
+        }
+        std::vector<ir::Expr> tiled;
+        for (size_t i = 0; i < grids->size(); ++i) {
+          if (const std::optional<Slide2D>& s = slid[i]) {
+            tiled.push_back(tile_grid(s->grid, s->size, s->step, ux, uy));
+          } else {
+            const ir::Type& t = (*grids)[i].type();
+            if (array_rank(t) < 2)
+              return NoMatch{fmt::format("zipped grid {} is not 2-dimensional", i)};
+            tiled.push_back(tile_grid((*grids)[i], 1, 1, ux, uy));
+          }
+        }
+        std::vector<ir::Expr> params;
+        std::vector<ir::Expr> inner_grids;
+        for (size_t i = 0; i < tiled.size(); ++i) {
+          ir::Expr t =
+              ir::param(element_of(element_of(tiled[i].type())), slid[i] ? "tile" : "ptile");
+          params.push_back(t);
+          inner_grids.push_back(slid[i] ? ir::slide_2d(slid[i]->size, slid[i]->step, t) : t);
+        }
+        ir::Expr body = ir::call(ir::map_2d(f), {ir::zip_2d(std::move(inner_grids))});
+        ir::Fun work = ir::lambda(std::move(params), body);
+        return untile(ir::call(ir::map_2d(work), {ir::zip_2d(std::move(tiled))}));
+      });
 }
 
 } // namespace liftx::rewrite

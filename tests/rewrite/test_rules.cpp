@@ -64,27 +64,30 @@ TEST_CASE("map-fission") {
 }
 
 TEST_CASE("zip-of-maps") {
-  run_table(zip_of_maps(),
-            {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), map(sq, z))", "#0",
-              "def f(x: [float]N, z: [float]N) = "
-              "map(p => tuple(neg(get(0, p)), sq(get(1, p))), zip(x, z))",
-              n8},
-             {"def f(x: [[float]N]M, z: [[float]N]M) = "
-              "zip2D(map2D(neg, x), map2D(sq, z), map2D(sq, x))",
-              "#0",
-              "def f(x: [[float]N]M, z: [[float]N]M) = map(map(p => tuple(neg(get(0, p)), "
-              "sq(get(1, p)), sq(get(0, p)))), map(zip, zip(x, z)))",
-              mn},
-             {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), map2D(sq, x), map2D(neg, x))", "#0",
-              "def f(x: [[float]N]M) = map(map(p => tuple(neg(p), sq(p), neg(p))), x)", mn},
-             {"def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = zip3D(map3D(neg, x), map3D(sq, z))",
-              "#0",
-              "def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = map(map(map(p => "
-              "tuple(neg(get(0, p)), sq(get(1, p))))), map(map(zip), map(zip, zip(x, z))))",
-              {{"L", 2}, {"M", 3}, {"N", 4}}}},
-            {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), z)", "#0", "not a 1D map"},
-             {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), x)", "#0", "not a 2D map"},
-             {"def f(x: [float]N) = map(neg, x)", "#0", "not a zip"}});
+  run_table(
+      zip_of_maps(),
+      {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), map(sq, z))", "#0",
+        "def f(x: [float]N, z: [float]N) = "
+        "map(p => tuple(neg(get(0, p)), sq(get(1, p))), zip(x, z))",
+        n8},
+       {"def f(x: [[float]N]M, z: [[float]N]M) = "
+        "zip2D(map2D(neg, x), map2D(sq, z), map2D(sq, x))",
+        "#0",
+        "def f(x: [[float]N]M, z: [[float]N]M) = map(map(p => tuple(neg(get(0, p)), "
+        "sq(get(1, p)), sq(get(0, p)))), map(zip, zip(x, z)))",
+        mn},
+       {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), map2D(sq, x), map2D(neg, x))", "#0",
+        "def f(x: [[float]N]M) = map(map(p => tuple(neg(p), sq(p), neg(p))), x)", mn},
+       {"def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = zip3D(map3D(neg, x), map3D(sq, z))",
+        "#0",
+        "def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = map(map(map(p => "
+        "tuple(neg(get(0, p)), sq(get(1, p))))), map(map(zip), map(zip, zip(x, z))))",
+        {{"L", 2}, {"M", 3}, {"N", 4}}}},
+      {{"def f(x: [float]N, z: [float]N) = zip(map(neg, x), z)", "#0", "not a 1D map"},
+       {"def f(x: [[float]N]M) = zip2D(map2D(neg, x), x)", "#0", "not a 2D map"},
+       {"def f(x: [[[float]N]M]L, z: [[[float]N]M]L) = zip(map(transpose, x), map(transpose, z))",
+        "#0", "only rearranges data"},
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a zip"}});
 }
 
 TEST_CASE("map-map-interchange") {
@@ -190,6 +193,15 @@ TEST_CASE("tile-stencil-2d-zip") {
         "map2D((p, nbh) => add(nbh[1][1], p), zip2D(q, slide2D(3, 1, t)))), "
         "zip2D(map(transpose, slide(2, 2, map(slide(4, 4), b))), map(transpose, slide(4, 2, "
         "map(slide(6, 4), pad2D(1, 1, clamp, a)))))))))",
+        sizes},
+       // Several slid grids (of different window sizes): overlapped tiles for each.
+       {"def f(a: [[float]N]M, b: [[float]N]M) = map2D((u, v) => add(u[1][1], v[0][0]), "
+        "zip2D(slide2D(3, 1, pad2D(1, 1, clamp, a)), slide2D(1, 1, b)))",
+        "#0",
+        "def f(a: [[float]N]M, b: [[float]N]M) = map(join, join(map(transpose, map(map((t, t1) => "
+        "map2D((u, v) => add(u[1][1], v[0][0]), zip2D(slide2D(3, 1, t), slide2D(1, 1, t1)))), "
+        "zip2D(map(transpose, slide(4, 2, map(slide(6, 4), pad2D(1, 1, clamp, a)))), "
+        "map(transpose, slide(2, 2, map(slide(4, 4), b))))))))",
         sizes}},
       {{kStencil2d, "#0", "not a zip2D"},
        {"def f(a: [[float]N]M, b: [[float]N]M) = map2D(add, zip2D(a, b))", "#0",

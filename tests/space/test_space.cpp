@@ -477,6 +477,27 @@ TEST_CASE("a 3D stencil gets 3D thread mappings in both orders, and they verify 
   check_all_verify(device, module, sample.to_verify(), sizes, "j3d7pt M=8 N=12 O=16", sample.every);
 }
 
+TEST_CASE("multi-output stencils get the whole space as one fused nest, and verify on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  const rewrite::Sizes sizes{{"M", 16}, {"N", 40}};
+  for (const std::string name : {"srad1full", "shallow_water"}) {
+    CAPTURE(name);
+    ir::Module module =
+        parse::parse_file(fmt::format("{}/stencils/{}.lift", LIFTX_SOURCE_DIR, name));
+    rewrite::SpaceOptions options = options_for(sizes);
+    options.max_tile = 8;
+    rewrite::VariantStream stream(module.main(), options);
+    const StrategySample sample =
+        sample_per_strategy(stream, 2, 11, [](const rewrite::Variant&) { return true; });
+    // Tiles in local memory and register windows as for one-output stencils.
+    CHECK(sample.picked.count("workgroup2d_local") == 1);
+    CHECK(sample.picked.count("window") == 1);
+    CHECK(sample.to_verify().size() >= 12);
+    check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=40", sample.every);
+  }
+}
+
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
 TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
           doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
