@@ -28,7 +28,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--program", options->program, "definition to run (default: the last one)");
   cmd->add_option("--size", options->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--input", options->inputs, "NAME=FILE: float32 binary input for a parameter");
-  cmd->add_option("-o,--output", options->output, "write the result as float32 binary");
+  cmd->add_option("-o,--output", options->output,
+                  "write the result as float32 binary (a tuple result: one file per component, "
+                  "FILE.0.ext, FILE.1.ext, ...)");
   cmd->add_option("--seed", options->seed, "seed of the random inputs (default 1)");
   add_max_memory_option(cmd);
   cmd->callback([options] {
@@ -45,8 +47,9 @@ void add_eval_command(CLI::App& app) {
     interp::HostArray result = interp::evaluate(program, arrays, sizes);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<std::string> written;
     if (!options->output.empty())
-      interp::write_output(options->output, result);
+      written = interp::write_result(options->output, result, program.result_type());
 
     interp::Summary summary = interp::summarize(result);
     fmt::print("program   {} ({})\n", program.name, options->file);
@@ -64,8 +67,8 @@ void add_eval_command(CLI::App& app) {
     fmt::print("min/max   {:.9g} / {:.9g}\n", summary.min, summary.max);
     fmt::print("mean      {:.9g}\n", summary.mean);
     fmt::print("time      {:.3f} ms (reference interpreter)\n", seconds * 1e3);
-    if (!options->output.empty())
-      fmt::print("output    {}\n", options->output);
+    if (!written.empty())
+      fmt::print("output    {}\n", fmt::join(written, " "));
   });
 }
 

@@ -43,6 +43,7 @@ struct RunCommandOptions {
   bool worker = false;
   std::string launch;    ///< a variant sidecar (liftx variants --out): its global/local sizes
   std::string reference; ///< verify against this program (e.g. the high-level stencil)
+  std::string output;    ///< write the kernel's result here (float32)
 };
 
 /// Reads a variant sidecar's launch into --global/--local (given ones win).
@@ -73,6 +74,7 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   options.roofline = !o.no_roofline;
   options.seed = o.seed;
   options.tolerance = o.tolerance;
+  options.output_file = o.output;
   std::optional<ir::Module> reference_module;
   if (!o.reference.empty()) {
     reference_module = parse::parse_file(o.reference);
@@ -107,6 +109,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
   add("--tolerance", fmt::format("{}", o.tolerance));
   if (!o.reference.empty())
     add("--reference", o.reference);
+  if (!o.output.empty())
+    add("--output", o.output);
   if (o.no_check)
     argv.push_back("--no-check");
   if (o.no_roofline)
@@ -151,6 +155,8 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
                  *r.roofline_gb_per_s);
     fmt::print("\n");
   }
+  if (!r.output_files.empty())
+    fmt::print("output    {}\n", fmt::join(r.output_files, " "));
   fmt::print("status    {}{}\n", runtime::to_string(r.status),
              r.message.empty() || r.status == runtime::Status::ok ? "" : ": " + r.message);
 }
@@ -189,6 +195,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--reference", o->reference,
                   "verify against this program's interpretation (e.g. the high-level stencil; "
                   "cached per sizes and seed)");
+  cmd->add_option("-o,--output", o->output,
+                  "write the kernel's result as float32 binary (a tuple result: one file per "
+                  "output, FILE.0.ext, FILE.1.ext, ...)");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_flag("--show-kernel", o->show_kernel, "print the generated kernel too");
   cmd->add_option("--launch", o->launch, "a variant's .json sidecar: run with its global/local");

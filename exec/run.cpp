@@ -247,6 +247,30 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
   return all;
 }
 
+/// Reads every output buffer back and writes it as float32 (one file per output).
+std::vector<std::string> write_outputs(runtime::Device& device, const BoundKernel& bound,
+                                       const std::vector<int64_t>& shape, const std::string& path) {
+  std::vector<std::string> paths = interp::component_paths(path, bound.outputs.size());
+  for (size_t k = 0; k < bound.outputs.size(); ++k) {
+    const OutputBuffer& out = bound.outputs[k];
+    std::vector<unsigned char> bytes(out.bytes);
+    if (out.bytes > 0)
+      runtime::check_cl(
+          device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, 0, out.bytes, bytes.data()),
+          "reading the output");
+    interp::HostArray host;
+    host.kind = out.kind;
+    host.shape = shape;
+    const size_t width = element_bytes(out.kind);
+    for (size_t i = 0; i + width <= bytes.size(); i += width) {
+      bool poisoned = false;
+      host.data.push_back(read_element(bytes.data() + i, out.kind, &poisoned));
+    }
+    interp::write_output(paths[k], host);
+  }
+  return paths;
+}
+
 } // namespace
 
 std::string describe_mismatches(const Verification& v) {
@@ -305,6 +329,8 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
         return report;
       }
     }
+    if (!options.output_file.empty() && !options.check && !options.time)
+      runtime::run_kernel(device, bound.kernel, global, local);
     if (options.time) {
       report.timing =
           runtime::time_kernel(device, kernel, global, local, options.warmup, options.repeat);
@@ -313,6 +339,12 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
         report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
         report.roofline_fraction = *report.gb_per_s / *report.roofline_gb_per_s;
       }
+    }
+    if (!options.output_file.empty()) {
+      std::vector<int64_t> shape = interp::concrete_shape(program.result_type(), sizes);
+      if (bound.outputs.size() > 1)
+        shape.pop_back(); // one file per component
+      report.output_files = write_outputs(device, bound, shape, options.output_file);
     }
   } catch (const runtime::BuildError& e) {
     report.status = runtime::Status::build_error;
@@ -360,6 +392,8 @@ nlohmann::json to_json(const RunReport& r) {
                        {"unwritten", v.unwritten},
                        {"max_abs_error", v.max_abs_error},
                        {"first_mismatch", v.first_mismatch}};
+  if (!r.output_files.empty())
+    j["output_files"] = r.output_files;
   return j;
 }
 
@@ -411,6 +445,7 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.verification.max_abs_error = v.value("max_abs_error", 0.0);
     r.verification.first_mismatch = v.value("first_mismatch", "");
   }
+  r.output_files = j.value("output_files", std::vector<std::string>{});
   return r;
 }
 

@@ -66,6 +66,9 @@ struct RunOptions {
   const interp::HostArray* expected = nullptr;
   /// Device copies of `inputs` kept across runs; null = upload in each run.
   UploadedInputs* uploaded = nullptr;
+  /// Write the kernel's result here as float32 (interp::component_paths: one file per output
+  /// of a tuple result), after the check and the timed runs; empty = not written.
+  std::string output_file;
 
   /// The launch these options ask for (codegen::prepare_launch chooses the concrete one).
   codegen::LaunchRequest request() const { return {global, local, instrument}; }
@@ -115,6 +118,7 @@ struct RunReport {
   std::optional<double> roofline_fraction;
   Verification verification;
   std::string kernel_source;
+  std::vector<std::string> output_files; ///< RunOptions::output_file's files, as written
 };
 
 nlohmann::json to_json(const RunReport& report);

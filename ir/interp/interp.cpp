@@ -308,6 +308,42 @@ void write_output(const std::string& path, const HostArray& a) {
     throw UserError(fmt::format("cannot write {}: write error", path));
 }
 
+std::vector<std::string> component_paths(const std::string& path, size_t components) {
+  if (components <= 1)
+    return {path};
+  const std::filesystem::path p(path);
+  std::vector<std::string> paths;
+  for (size_t k = 0; k < components; ++k) {
+    std::filesystem::path named = p;
+    named.replace_filename(fmt::format("{}.{}{}", p.stem().string(), k, p.extension().string()));
+    paths.push_back(named.string());
+  }
+  return paths;
+}
+
+size_t result_components(const ir::Type& t) {
+  return static_cast<size_t>(std::max(1, host_layout(t).second));
+}
+
+std::vector<std::string> write_result(const std::string& path, const HostArray& a,
+                                      const ir::Type& t) {
+  const size_t components = result_components(t);
+  std::vector<std::string> paths = component_paths(path, components);
+  if (components == 1) {
+    write_output(path, a);
+    return paths;
+  }
+  for (size_t k = 0; k < components; ++k) {
+    HostArray part;
+    part.kind = a.kind;
+    part.shape.assign(a.shape.begin(), a.shape.end() - 1);
+    for (size_t i = k; i < a.data.size(); i += components)
+      part.data.push_back(a.data[i]);
+    write_output(paths[k], part);
+  }
+  return paths;
+}
+
 int default_threads() {
   if (const char* text = std::getenv("LIFTX_THREADS"); text && *text) {
     char* end = nullptr;

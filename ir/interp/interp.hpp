@@ -62,6 +62,16 @@ HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& si
 /// Writes the values as float32 binary (native little-endian). UserError if the file cannot be
 /// written.
 void write_output(const std::string& path, const HostArray& a);
+/// The files a result of `components` values per point is written to: `path` itself for one,
+/// else one per component with its number before the extension (out.f32 -> out.0.f32,
+/// out.1.f32, ...; out -> out.0, out.1, ...), as the kernels store them (one buffer each).
+std::vector<std::string> component_paths(const std::string& path, size_t components);
+/// Values per point of a result of type `t`: the tuple's components, 1 without a tuple.
+size_t result_components(const ir::Type& t);
+/// Writes a result of type `t`: one float32 file per component (component_paths). Returns the
+/// files written.
+std::vector<std::string> write_result(const std::string& path, const HostArray& a,
+                                      const ir::Type& t);
 
 struct EvalOptions {
   /// Threads evaluating the outermost map (contiguous chunks of its elements); 0 means

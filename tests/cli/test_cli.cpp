@@ -143,6 +143,33 @@ TEST_CASE("run verifies a kernel on PoCL and reports JSON") {
   CHECK(contains(j.out, "\"passed\": true"));
 }
 
+TEST_CASE("run and eval write a tuple result as one float32 file per output") {
+  const fs::path dir = scratch_dir();
+  const fs::path lowered = write_file("pair.lift", R"(
+userfun dx(l: float, r: float): float { return 0.5f * (r - l); }
+userfun dy(u: float, d: float): float { return 0.5f * (d - u); }
+def pair(g: [[float]N]M) =
+  mapGlb1(mapGlb0(w => tuple(dx(w[1][0], w[1][2]), dy(w[0][1], w[2][1]))),
+          slide2D(3, 1, pad2D(1, 1, clamp, g)))
+)");
+  RunResult run =
+      liftx("run '" + lowered.string() + "' --device cpu --size M=6,N=10 --repeat 1 -o '" +
+            (dir / "kernel.f32").string() + "'");
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("120 of 120 elements match") != std::string::npos);
+  CHECK(run.out.find("kernel.0.f32") != std::string::npos);
+  RunResult eval = liftx("eval '" + lowered.string() + "' --size M=6,N=10 -o '" +
+                         (dir / "interp.f32").string() + "'");
+  REQUIRE(eval.exit_code == 0);
+  for (const char* k : {"0", "1"}) {
+    const std::string kernel = read_text(dir / (std::string("kernel.") + k + ".f32"));
+    CHECK(kernel.size() == 60 * 4);
+    CHECK(kernel == read_text(dir / (std::string("interp.") + k + ".f32")));
+  }
+  CHECK(!fs::exists(dir / "kernel.f32"));
+}
+
 TEST_CASE("run refuses programs that are not lowerable, with the location and exit code 2") {
   fs::path plain = write_file("plain.lift", "userfun f(x: float): float { return x; }\n"
                                             "def p(x: [float]N) =\n  map(f, x)\n");
