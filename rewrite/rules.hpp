@@ -39,6 +39,14 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy);
 /// the work lambda receives (tile_a, tile_b, ...) and maps f over zip2D(slide2D(n, s, tile_a),
 /// tile_b, ...).
 Rule tile_stencil_2d_zip(int64_t ux, int64_t uy);
+/// tile-stencil-3d(ux, uy, uz): a 3D stencil over overlapped tiles of uz x uy x ux windows:
+///   map3D(f, slide3D(n, s, x))
+///   => untile3D(map3D(t => map3D(f, slide3D(n, s, t)),
+///                     slide3D((uz + n - s, uz), (uy + n - s, uy), (ux + n - s, ux), x)))
+/// untile3D reassembles the tiles with maps of transpose and join (writes go straight to the
+/// output). slide3D is recognised in its expanded form with one window and step for every
+/// dimension. Refuses when s does not divide a tile size.
+Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz);
 /// zip-of-maps:     zipKD(mapKD(f1, x1), ..., mapKD(fn, xn))
 ///                  => mapKD(p => tuple(f1(get(1, p)), ..., fn(get(n, p))), zipKD(x1, ..., xn))
 /// for K = 1, 2, 3 (zip2D/zip3D and map2D/map3D in their expanded forms): several results per
@@ -85,6 +93,10 @@ Rule copy_to_private();
 /// slide-window-1d: map(f, slide(n, s, x)) => mapSeqSlide(f, n, s, x)   (also mapSeq): the
 /// window is kept in registers, each step loads s new elements.
 Rule slide_window_1d();
+/// slide-window-3d: a 3D stencil as a register window of planes marching along z (the 2.5D
+/// scheme's register form): map3D(f, slide3D(n, s, x)) => mapSeqSlide(planes => map2D(f,
+/// neighbourhoods of the n planes), n, s, x). The planes must have constant sizes (a tile).
+Rule slide_window_3d();
 /// slide-window-2d: a 2D stencil as a register window sliding down the rows (Lift's
 /// mapSeqSlide2D):
 ///   map(map(f), slide2D(n, s, x)) => mapSeqSlide(rows => map(f, transpose(map(slide(n, s),

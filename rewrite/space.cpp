@@ -235,6 +235,8 @@ std::vector<LoweringStrategy> make_strategies() {
   LoweringStep window = rule_step("slide-window-2d | slide-window-2d-zip", [](int64_t) {
     return std::vector{slide_window_2d(), slide_window_2d_zip()};
   });
+  LoweringStep window_3d =
+      rule_step("slide-window-3d", [](int64_t) { return std::vector{slide_window_3d()}; });
   LoweringStep window_1d =
       rule_step("slide-window-1d", [](int64_t) { return std::vector{slide_window_1d()}; });
   LoweringStep vectorise = rule_step("vectorise-outputs(w)", [](int64_t w) {
@@ -270,6 +272,28 @@ std::vector<LoweringStrategy> make_strategies() {
       // A register window sliding along the tile, scalar stores (a window's outputs come one per
       // step, so there is no run of outputs to store as a vector).
       {"window1d", {glb(0), window_1d, sequential()}, "", no_parameter, 1, 1},
+      // 3D work-group tiles, one work-item per output, with and without a local copy of the
+      // tile and its halo.
+      {"workgroup3d",
+       {wrg(2), wrg(1), wrg(0), lcl(2), lcl(1), lcl(0), sequential()},
+       "",
+       no_parameter,
+       3},
+      {"workgroup3d_local",
+       {wrg(2), wrg(1), wrg(0), lcl(2), lcl(1), lcl(0), copy_tile, sequential()},
+       "",
+       no_parameter,
+       3},
+      // The 2.5D scheme in registers: a work-item per tile column of uy x ux outputs marches its
+      // tile's uz planes along z with a window of the stencil's planes, storing its rows as
+      // vectors of the parameter's width (1: scalar stores).
+      {"window3d",
+       {glb(2), glb(1), glb(0), window_3d, sequential(), vectorise},
+       "vector",
+       [](const SpaceOptions&) {
+         return std::vector<int64_t>{1, 2, 4, 8};
+       },
+       3},
       {"workgroup2d", {wrg(1), wrg(0), lcl(1), lcl(0), sequential()}, "", no_parameter},
       {"workgroup2d_local",
        {wrg(1), wrg(0), lcl(1), lcl(0), copy_tile, sequential()},
@@ -404,6 +428,32 @@ struct VariantStream::State {
     // tiles of u outputs, the work-group tiles of the workgroup1d strategies (the paper's
     // Listing 2).
     const int rank = grid_rank(root.result_type(), options.sizes);
+    // A 3D stencil: overlapped tiles of uz x uy x ux outputs, for work-group tiles (one work-item
+    // per output, up to 1024 per group) and register windows marching along z.
+    if (rank == 3) {
+      std::vector<int64_t> out(3, -1);
+      const ir::Type* level = &root.result_type();
+      for (int64_t& n : out)
+        if (const auto* a = level->as<ir::ArrayType>()) {
+          n = evaluate_or(a->length, options.sizes, -1);
+          level = &a->element;
+        }
+      for (int64_t uz : powers_of_two(1, options.max_tile))
+        for (int64_t uy : powers_of_two(1, options.max_tile))
+          for (int64_t ux : powers_of_two(2, options.max_tile)) {
+            if (ux * uy * uz > 1024)
+              continue;
+            if (out[0] % uz != 0 || out[1] % uy != 0 || out[2] % ux != 0 || uz >= out[0] ||
+                uy >= out[1] || ux >= out[2]) {
+              reject("tile does not divide");
+              continue;
+            }
+            rules.push_back({kTile,
+                             tile_stencil_3d(ux, uy, uz),
+                             {{"tile_x", ux}, {"tile_y", uy}, {"tile_z", uz}},
+                             0});
+          }
+    }
     if (rank == 1)
       for (int64_t u : powers_of_two(2, options.max_tile)) {
         if (out_y % u != 0 || u >= out_y) {

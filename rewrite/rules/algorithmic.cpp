@@ -37,6 +37,19 @@ ir::Expr untile(const ir::Expr& tiled_outputs) {
   return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
 }
 
+/// Reassembles a 3D grid of 3D tiles [[[ [[[U]ux]uy]uz ]tx]ty]tz into
+/// [[[U](ux*tx)](uy*ty)](uz*tz): maps of transpose and join only, so the code generator writes
+/// the tiles' outputs straight to their places (writes through invertible layout).
+ir::Expr untile_3d(const ir::Expr& tiled_outputs) {
+  // [tz][ty][tx][z][y][x] -> [tz][ty][z][tx][y][x] -> [tz][z][ty][tx][y][x] -> [Z][ty][tx][y][x]
+  ir::Expr a = ir::call(ir::map(ir::map(ir::transpose())), {tiled_outputs});
+  ir::Expr b = ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {a})});
+  // -> [Z][ty][y][tx][x] -> [Z][Y][tx][x] -> [Z][Y][X]
+  ir::Expr c = ir::call(ir::map(ir::map(ir::transpose())), {b});
+  ir::Expr d = ir::call(ir::map(ir::join()), {c});
+  return ir::call(ir::map(ir::map(ir::join())), {d});
+}
+
 template <class M>
 RuleResult fuse(const CallOf<M>& outer, ir::Fun (*rebuild)(ir::Fun)) {
   auto inner = as_unary_call_of<M>(outer.arg());
@@ -279,6 +292,64 @@ std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int ran
 }
 
 } // namespace
+
+Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz) {
+  LIFTX_USER_CHECK(ux >= 1 && uy >= 1 && uz >= 1,
+                   "tile-stencil-3d: tile sizes must be >= 1, got {}x{}x{}", ux, uy, uz);
+  return make_rule(
+      fmt::format("tile-stencil-3d({},{},{})", ux, uy, uz),
+      "map3D(f, slide3D(n, s, x)) => untile3D(map3D(t => map3D(f, slide3D(n, s, t)), "
+      "slide3D((uz + n - s, uz), (uy + n - s, uy), (ux + n - s, ux), x)))   (also "
+      "map3D(f, zip3D(slide3D(n, s, a), b, ...)): overlapped tiles of every slid grid, plain tiles "
+      "of the others)",
+      {"algorithmic", "stencil", "tiling"},
+      [ux, uy, uz](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        std::optional<ir::Fun> f = as_map_3d_fun(site);
+        if (!f)
+          return NoMatch{"not a call of map3D"};
+        const ir::Expr& arg = site.as<ir::Call>()->args.at(0);
+        std::optional<ZipKD> zipped = as_zip_kd(arg);
+        if (zipped && zipped->rank != 3)
+          zipped.reset();
+        const std::vector<ir::Expr> grids = zipped ? zipped->arrays : std::vector{arg};
+        std::vector<std::optional<Slide3D>> slid;
+        for (const ir::Expr& g : grids)
+          slid.push_back(as_slide_3d(g));
+        if (std::none_of(slid.begin(), slid.end(), [](const auto& s) { return s.has_value(); }))
+          return NoMatch{zipped ? "no zipped grid is a slide3D" : "the argument is not a slide3D"};
+        std::vector<ir::Expr> tiled;
+        for (size_t i = 0; i < grids.size(); ++i) {
+          if (const std::optional<Slide3D>& s = slid[i]) {
+            for (auto [u, what] : {std::pair{ux, "tile width"}, std::pair{uy, "tile height"},
+                                   std::pair{uz, "tile depth"}})
+              if (auto r = refuse_tile(s->step, u, what))
+                return *r;
+            // Overlapped tiles are the windows of a slide3D with the tile's extent and step.
+            const arith::Expr& n = s->size;
+            const arith::Expr& st = s->step;
+            tiled.push_back(
+                ir::slide_3d({uz + n - st, uz}, {uy + n - st, uy}, {ux + n - st, ux}, s->grid));
+          } else {
+            if (array_rank(grids[i].type()) < 3)
+              return NoMatch{fmt::format("zipped grid {} is not 3-dimensional", i)};
+            tiled.push_back(ir::slide_3d({uz, uz}, {uy, uy}, {ux, ux}, grids[i]));
+          }
+        }
+        std::vector<ir::Expr> params;
+        std::vector<ir::Expr> inner;
+        for (size_t i = 0; i < tiled.size(); ++i) {
+          ir::Expr t = ir::param(element_of(element_of(element_of(tiled[i].type()))),
+                                 slid[i] ? "tile" : "ptile");
+          params.push_back(t);
+          inner.push_back(slid[i] ? ir::slide_3d(slid[i]->size, slid[i]->step, t) : t);
+        }
+        ir::Expr body =
+            ir::call(ir::map_3d(*f), {zipped ? zip_k(3, std::move(inner)) : inner.front()});
+        ir::Fun work = ir::lambda(std::move(params), body);
+        return untile_3d(
+            ir::call(ir::map_3d(work), {zipped ? zip_k(3, std::move(tiled)) : tiled.front()}));
+      });
+}
 
 Rule zip_of_maps() {
   return make_rule(

@@ -66,6 +66,49 @@ std::optional<std::pair<Slide2D, size_t>> find_slide_2d(const std::vector<ir::Ex
   return std::nullopt;
 }
 
+std::optional<Slide3D> as_slide_3d(const ir::Expr& e) {
+  auto swap_inner = as_unary_call_of<ir::Map>(e);
+  if (!swap_inner)
+    return std::nullopt;
+  const auto* inner_map = swap_inner->fun->f.as<ir::Map>();
+  if (!inner_map || !inner_map->f.as<ir::Transpose>())
+    return std::nullopt;
+  auto swap_outer = as_unary_call_of<ir::Map>(swap_inner->arg());
+  if (!swap_outer || !swap_outer->fun->f.as<ir::Transpose>())
+    return std::nullopt;
+  auto planes = as_unary_call_of<ir::Slide>(swap_outer->arg());
+  if (!planes)
+    return std::nullopt;
+  auto per_plane = as_unary_call_of<ir::Map>(planes->arg());
+  if (!per_plane)
+    return std::nullopt;
+  const auto* l = per_plane->fun->f.as<ir::Lambda>();
+  if (!l || l->params.size() != 1)
+    return std::nullopt;
+  auto slid = as_slide_2d(l->body);
+  if (!slid || !ir::alpha_equal(slid->grid, l->params[0]) || slid->size != planes->fun->size ||
+      slid->step != planes->fun->step)
+    return std::nullopt;
+  return Slide3D{slid->size, slid->step, per_plane->arg()};
+}
+
+std::optional<std::vector<ir::Expr>> as_zip_3d(const ir::Expr& e) {
+  auto spread = as_unary_call_of<ir::Map>(e);
+  const auto* inner = spread ? spread->fun->f.as<ir::Map>() : nullptr;
+  if (!inner || !inner->f.as<ir::Zip>())
+    return std::nullopt;
+  return as_zip_2d(spread->arg());
+}
+
+std::optional<ir::Fun> as_map_3d_fun(const ir::Expr& site) {
+  auto m = as_unary_call_of<ir::Map>(site);
+  const auto* m2 = m ? m->fun->f.as<ir::Map>() : nullptr;
+  const auto* m3 = m2 ? m2->f.as<ir::Map>() : nullptr;
+  if (!m3)
+    return std::nullopt;
+  return m3->f;
+}
+
 std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {
   auto outer = as_unary_call_of<ir::Map>(site);
   if (!outer)

@@ -51,6 +51,22 @@ struct Slide2D {
 };
 std::optional<Slide2D> as_slide_2d(const ir::Expr& e);
 
+/// `slide3D(size, step, x)` in its expanded form (ir/derived.hpp), one window and step for every
+/// dimension: map(map(transpose))(map(transpose)(slide(size, step)(map(p => slide2D(size, step,
+/// p))(x)))).
+struct Slide3D {
+  arith::Expr size;
+  arith::Expr step;
+  ir::Expr grid;
+};
+std::optional<Slide3D> as_slide_3d(const ir::Expr& e);
+
+/// `zip3D(a, b, ...)` expanded: map(map(zip))(zip2D(a, b, ...)); the zipped grids.
+std::optional<std::vector<ir::Expr>> as_zip_3d(const ir::Expr& e);
+
+/// `map(map(map(f)), x)` (plain maps): f, or nullopt.
+std::optional<ir::Fun> as_map_3d_fun(const ir::Expr& site);
+
 /// `map(map(f), x)` (plain maps): the inner function f and x, or why not.
 struct Map2D {
   ir::Fun f;

@@ -1,5 +1,6 @@
 // Register and vector rules: sliding windows kept in registers (Lift's mapSeqSlide rules) and
 // vector loads/stores (Lift's vectorize rules).
+#include "ir/derived.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/rules/match.hpp"
 
@@ -134,6 +135,76 @@ Rule slide_window_2d_zip() {
           return ir::call(ir::map(f), {ir::call(ir::zip(), parts)});
         });
         return ir::call(ir::map_seq_slide(per_step, n, 1), {rows});
+      });
+}
+
+Rule slide_window_3d() {
+  return make_rule(
+      "slide-window-3d",
+      "map3D(f, slide3D(n, s, x)) => mapSeqSlide(planes => map2D(f, map(transpose, "
+      "transpose(map(p => slide2D(n, s, p), planes)))), n, s, x)   (also map3D(f, "
+      "zip3D(slide3D(n, 1, a), b, ...)): the point-wise grids enter the window padded by n - 1 "
+      "planes in front, read from its newest plane)",
+      {"opencl", "registers", "stencil"},
+      [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        std::optional<ir::Fun> f = as_map_3d_fun(site);
+        if (!f)
+          return NoMatch{"not a call of map3D"};
+        const ir::Expr& arg = site.as<ir::Call>()->args.at(0);
+        std::optional<std::vector<ir::Expr>> zipped = as_zip_3d(arg);
+        const std::vector<ir::Expr> grids = zipped ? *zipped : std::vector{arg};
+        std::vector<std::optional<Slide3D>> slid;
+        std::optional<Slide3D> first;
+        for (const ir::Expr& g : grids) {
+          slid.push_back(as_slide_3d(g));
+          if (slid.back() && !first)
+            first = slid.back();
+        }
+        if (!first)
+          return NoMatch{zipped ? "no zipped grid is a slide3D" : "the argument is not a slide3D"};
+        const arith::Expr n = first->size;
+        const arith::Expr s = first->step;
+        for (const std::optional<Slide3D>& other : slid)
+          if (other && (other->size != n || other->step != s))
+            return NoMatch{"the zipped slide3Ds have different windows"};
+        if (zipped && s != arith::Expr(1))
+          return NoMatch{"the slide3D's step is not 1"};
+        // What the window slides over: the slid grids, and the point-wise ones padded by n - 1
+        // planes in front so that plane z of them enters with the window of output z.
+        std::vector<ir::Expr> slid_over;
+        for (size_t i = 0; i < grids.size(); ++i) {
+          if (slid[i]) {
+            slid_over.push_back(slid[i]->grid);
+            continue;
+          }
+          if (array_rank(grids[i].type()) < 3)
+            return NoMatch{fmt::format("zipped grid {} is not 3-dimensional", i)};
+          slid_over.push_back(ir::call(
+              ir::pad(n - 1, 0, ir::Boundary{ir::Boundary::Kind::Clamp, 0.0f}), {grids[i]}));
+        }
+        ir::Expr x = zipped ? ir::call(ir::zip(), slid_over) : slid_over.front();
+        // A step's n planes [n][y][x] of a slid grid become the y x x neighbourhoods
+        // [y][x][n][n][n].
+        auto neighbourhoods = [&](const ir::Expr& planes) {
+          const ir::Type plane = element_of(planes.type());
+          ir::Fun plane_windows =
+              lambda1(plane, "p", [&](const ir::Expr& p) { return ir::slide_2d(n, s, p); });
+          ir::Expr windows = ir::call(ir::map(plane_windows), {planes});
+          return ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {windows})});
+        };
+        ir::Type window_type = ir::Type::array(element_of(x.type()), n);
+        ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
+          if (!zipped)
+            return ir::call(ir::map_2d(*f), {neighbourhoods(w)});
+          std::vector<ir::Expr> parts;
+          for (size_t i = 0; i < grids.size(); ++i) {
+            ir::Fun component = ir::get(static_cast<int>(i));
+            parts.push_back(slid[i] ? neighbourhoods(ir::call(ir::map(component), {w}))
+                                    : ir::call(component, {ir::call(ir::at(n - 1), {w})}));
+          }
+          return ir::call(ir::map_2d(*f), {ir::zip_2d(std::move(parts))});
+        });
+        return ir::call(ir::map_seq_slide(per_step, n, s), {x});
       });
 }
 

@@ -208,6 +208,58 @@ TEST_CASE("tile-stencil-2d-zip") {
         "no zipped grid is a slide2D"}});
 }
 
+namespace {
+const char* const kStencil3d = "def f(x: [[[float]O]N]M) = map3D(nbh => add(nbh[0][1][1], "
+                               "nbh[1][1][2]), slide3D(3, 1, pad3D(1, 1, clamp, x)))";
+const char* const kZipStencil3d =
+    "def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = map3D((nbh, p) => add(nbh[1][2][1], p), "
+    "zip3D(slide3D(3, 1, pad3D(1, 1, clamp, a)), b))";
+const interp::Sizes kCube{{"M", 4}, {"N", 6}, {"O", 8}};
+} // namespace
+
+TEST_CASE("tile-stencil-3d") {
+  run_table(
+      tile_stencil_3d(4, 2, 2),
+      {{kStencil3d, "#0",
+        "def f(x: [[[float]O]N]M) = map(map(join), map(join, map(map(transpose), join(map("
+        "transpose, map(map(transpose), map3D(t => map3D(nbh => add(nbh[0][1][1], nbh[1][1][2]), "
+        "slide3D(3, 1, t)), slide3D(4, 2, 4, 2, 6, 4, pad3D(1, 1, clamp, x)))))))))",
+        kCube},
+       // Zipped grids: overlapped tiles of the slid one, plain tiles of the point-wise one.
+       {kZipStencil3d, "#0",
+        "def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = map(map(join), map(join, "
+        "map(map(transpose), join(map(transpose, map(map(transpose), map3D((t, q) => "
+        "map3D((nbh, p) => add(nbh[1][2][1], p), zip3D(slide3D(3, 1, t), q)), "
+        "zip3D(slide3D(4, 2, 4, 2, 6, 4, pad3D(1, 1, clamp, a)), "
+        "slide3D(2, 2, 2, 2, 4, 4, b)))))))))",
+        kCube}},
+      {{kStencil2d, "#0", "not a call of map3D"},
+       {"def f(x: [[[float]O]N]M) = map3D(neg, x)", "#0", "the argument is not a slide3D"},
+       {"def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = map3D(add, zip3D(a, b))", "#0",
+        "no zipped grid is a slide3D"}});
+  CHECK_THROWS_AS(tile_stencil_3d(4, 0, 2), UserError);
+}
+
+TEST_CASE("slide-window-3d") {
+  run_table(
+      slide_window_3d(),
+      {{kStencil3d, "#0",
+        "def f(x: [[[float]O]N]M) = mapSeqSlide(planes => map2D(nbh => add(nbh[0][1][1], "
+        "nbh[1][1][2]), map(transpose, transpose(map(p => slide2D(3, 1, p), planes)))), 3, 1, "
+        "pad3D(1, 1, clamp, x))",
+        kCube},
+       {kZipStencil3d, "#0",
+        "def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = mapSeqSlide(w => map2D((nbh, p) => "
+        "add(nbh[1][2][1], p), zip2D(map(transpose, transpose(map(p => slide2D(3, 1, p), "
+        "map(get(0), w)))), get(1, w[2]))), 3, 1, zip(pad3D(1, 1, clamp, a), pad(2, 0, clamp, "
+        "b)))",
+        kCube}},
+      {{kStencil2d, "#0", "not a call of map3D"},
+       {"def f(x: [[[float]O]N]M) = map3D(neg, x)", "#0", "the argument is not a slide3D"},
+       {"def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = map3D(add, zip3D(a, b))", "#0",
+        "no zipped grid is a slide3D"}});
+}
+
 TEST_CASE("transpose-transpose-id") {
   run_table(
       transpose_transpose_id(),

@@ -456,7 +456,7 @@ TEST_CASE("an anisotropic 2D stencil (a window per dimension) has variants that 
   CHECK(stream.counts().variants > 1000);
 }
 
-TEST_CASE("a 3D stencil gets 3D thread mappings in both orders, and they verify on PoCL") {
+TEST_CASE("a 3D stencil gets 3D thread mappings, 3D tiles and z-windows, and they verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   ir::Module module = load_test_program("j3d7pt");
@@ -465,16 +465,45 @@ TEST_CASE("a 3D stencil gets 3D thread mappings in both orders, and they verify 
   options.depth = 1;
   options.max_tile = 4;
   rewrite::VariantStream stream(module.main(), options);
-  const StrategySample sample = sample_per_strategy(stream, 8, 3, [](const rewrite::Variant& v) {
-    if (!v.strategy.starts_with("global3d"))
+  const StrategySample sample = sample_per_strategy(stream, 6, 3, [](const rewrite::Variant& v) {
+    if (!v.strategy.starts_with("global3d") && !v.strategy.starts_with("workgroup3d") &&
+        v.strategy != "window3d")
       return false;
     CHECK(v.launch.dims == 3);
     return true;
   });
-  REQUIRE(sample.picked.size() == 2);
-  REQUIRE(sample.picked.at("global3d_210").size() == 8);
-  REQUIRE(sample.picked.at("global3d_012").size() == 8);
+  REQUIRE(sample.picked.size() == 5);
+  for (const char* strategy :
+       {"global3d_210", "global3d_012", "workgroup3d", "workgroup3d_local", "window3d"})
+    REQUIRE(sample.picked.at(strategy).size() == 6);
+  // The local tile is a 3D copy; the window marches planes along z in registers.
+  const std::string local = ir::print(sample.picked.at("workgroup3d_local").front().program);
+  CHECK(local.find("toLocal(mapLcl2(mapLcl1(mapLcl0(id)))") != std::string::npos);
+  const std::string window = ir::print(sample.picked.at("window3d").front().program);
+  CHECK(window.find("mapSeqSlide(") != std::string::npos);
   check_all_verify(device, module, sample.to_verify(), sizes, "j3d7pt M=8 N=12 O=16", sample.every);
+}
+
+TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-windows") {
+  for (const std::string name :
+       {"heat3d", "j3d7pt", "j3d13pt", "j3d27pt", "poisson3d", "hotspot3d"}) {
+    CAPTURE(name);
+    ir::Module module =
+        parse::parse_file(fmt::format("{}/stencils/3d/{}.lift", LIFTX_SOURCE_DIR, name));
+    rewrite::SpaceOptions options = options_for({{"M", 32}, {"N", 32}, {"O", 64}});
+    options.depth = 1;
+    options.max_tile = 8;
+    rewrite::VariantStream stream(module.main(), options);
+    rewrite::Variant v;
+    while (stream.next(v)) {
+    }
+    const rewrite::SpaceCounts& counts = stream.counts();
+    CHECK(counts.variants >= 1000);
+    for (const char* strategy : {"global3d_210", "workgroup3d", "workgroup3d_local", "window3d"}) {
+      CAPTURE(strategy);
+      CHECK(counts.per_strategy.count(strategy) == 1);
+    }
+  }
 }
 
 TEST_CASE("multi-output stencils get the whole space as one fused nest, and verify on PoCL") {
