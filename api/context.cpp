@@ -4,7 +4,9 @@
 #include "codegen/runtime/launch.hpp"
 #include "explore/rank.hpp"
 #include "ir/interp/interp.hpp"
+#include "rewrite/rules.hpp"
 #include "rewrite/space.hpp"
+#include "rewrite/walk.hpp"
 
 #include <fmt/format.h>
 
@@ -61,8 +63,9 @@ ArrayInfo array_of_type(const std::string& name, const ir::Type& type, const Siz
   const ir::Type base = ir::array_base(type);
   const auto* scalar = base.as<ir::ScalarType>();
   if (!scalar)
-    throw NotImplemented(fmt::format("{} has type {}: arrays of tuples cannot be passed through "
-                                     "the API yet (pass one array per component and zip them)",
+    throw NotImplemented(fmt::format("{} has type {}: parameters holding tuples cannot be "
+                                     "passed through the API (pass one array per component and "
+                                     "zip them)",
                                      name, type.to_string()));
   a.kind = scalar->kind;
   interp::Sizes s(sizes.begin(), sizes.end());
@@ -82,11 +85,16 @@ std::pair<Program, std::string> default_lowering(const Program& program, const S
   } catch (const UserError& as_written) {
     std::string tried;
     const rewrite::Sizes s(sizes.begin(), sizes.end());
+    // Several results per point written as zipND(mapND(f1, x), mapND(f2, x), ...) are fused into
+    // one map nest first, as the variant space does: otherwise the nests' maps add up and a 2D
+    // zip of two 2D nests is lowered by the 3D strategy (the first nest on two thread
+    // dimensions, the second on the third, each of its rows recomputed by every work-item).
+    const Program fused = rewrite::apply_until_fixpoint(program, rewrite::zip_of_maps());
     // A work-item per point with x on dimension 0 (coalesced), for 3D, 2D, then 1D grids (a
     // strategy refuses a program without that many maps).
     for (const char* strategy :
          {"global3d_210", "global2d_10", "global1d", "workgroup2d", "workgroup1d"}) {
-      auto lowered = rewrite::lower(program, strategy, 0, s);
+      auto lowered = rewrite::lower(fused, strategy, 0, s);
       if (const auto* reason = std::get_if<std::string>(&lowered)) {
         tried += fmt::format("\n  {}: {}", strategy, *reason);
         continue;
@@ -112,8 +120,44 @@ std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& siz
   return out;
 }
 
-ArrayInfo result_array(const Program& program, const Sizes& sizes) {
-  return array_of_type("the result", program.result_type(), sizes);
+namespace {
+
+/// The scalar kinds of a tuple's components in the order the kernel stores them (nested tuples
+/// flattened, as codegen::KernelArg::output_index counts them).
+void flatten_components(const ir::Type& element, const ir::Type& result,
+                        std::vector<ScalarKind>& kinds) {
+  if (const auto* s = element.as<ir::ScalarType>()) {
+    kinds.push_back(s->kind);
+    return;
+  }
+  const auto* tuple = element.as<ir::TupleType>();
+  if (!tuple)
+    throw NotImplemented(fmt::format("the result has type {}: only results of scalars or of "
+                                     "tuples of scalars can be passed through the API",
+                                     result.to_string()));
+  for (const ir::Type& c : tuple->elements)
+    flatten_components(c, result, kinds);
+}
+
+} // namespace
+
+std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes) {
+  const ir::Type type = program.result_type();
+  const ir::Type base = ir::array_base(type);
+  if (!base.is_tuple())
+    return {array_of_type("the result", type, sizes)};
+  std::vector<ScalarKind> kinds;
+  flatten_components(base, type, kinds);
+  interp::Sizes s(sizes.begin(), sizes.end());
+  std::vector<int64_t> shape = interp::concrete_shape(type, s);
+  shape.pop_back(); // the interpreter's innermost tuple dimension: one output per component
+  size_t elements = 1;
+  for (int64_t d : shape)
+    elements *= static_cast<size_t>(d);
+  std::vector<ArrayInfo> out;
+  for (size_t k = 0; k < kinds.size(); ++k)
+    out.push_back({fmt::format("component {} of the result", k), kinds[k], shape, elements});
+  return out;
 }
 
 std::vector<DeviceInfo> devices() {
@@ -270,6 +314,9 @@ Kernel Context::compile(const Program& program, const Sizes& sizes, const Compil
 Kernel Context::compile_checked(const Program& program, const Sizes& sizes,
                                 const CompileOptions& options) {
   interp::check_sizes(program, sizes);
+  // What cannot be passed through the API is refused before anything is lowered or checked.
+  parameter_arrays(program, sizes);
+  result_arrays(program, sizes);
   auto [lowered, strategy] = default_lowering(program, sizes);
   exec::RunOptions run;
   run.global = options.global;

@@ -45,8 +45,10 @@ struct ArrayInfo {
 
 /// The parameters of `program` at `sizes`, in order. NotImplemented for tuple-typed arrays.
 std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& sizes);
-/// The result of `program` at `sizes`.
-ArrayInfo result_array(const Program& program, const Sizes& sizes);
+/// The outputs of `program` at `sizes`: the result, or for a result holding a tuple per point
+/// one array per scalar component (nested tuples flattened, in order), each of the result's
+/// shape without the tuple. NotImplemented for other element types (arrays inside tuples).
+std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes);
 
 struct Kernel::Impl {
   std::shared_ptr<Context::Impl> context;
@@ -61,9 +63,9 @@ struct Kernel::Impl {
   std::vector<ArrayInfo> params;
   std::vector<int> param_args;     ///< kernel argument index of each parameter (-1: unused)
   std::vector<cl::Buffer> staging; ///< per parameter, for host inputs (allocated on first use)
-  ArrayInfo result;
-  int result_arg = -1;
-  cl::Buffer result_staging; ///< for host outputs
+  std::vector<ArrayInfo> results;  ///< one per output (tuple component), in order
+  std::vector<int> result_args;    ///< kernel argument index of each output
+  std::vector<cl::Buffer> result_staging; ///< per output, for host outputs (on first use)
   std::vector<cl::Buffer> temporaries;
 };
 
@@ -91,9 +93,9 @@ struct KernelFactory {
   /// The input as a device array: its Buffer, or a new one holding a copy of its host data
   /// (caller holds the lock).
   static Buffer to_device(const std::shared_ptr<Context::Impl>& context, const Input& input);
-  /// Kernel::run without taking the lock (the caller holds it).
+  /// Kernel::run without taking the lock (the caller holds it): one Output per output.
   static RunStats run_locked(const Kernel& kernel, const std::vector<Input>& inputs,
-                             const Output& output);
+                             const std::vector<Output>& outputs);
 };
 
 /// A high-level program lowered by the first strategy that gives a kernel (global 2D, global 1D,

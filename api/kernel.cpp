@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace liftx {
@@ -77,7 +78,7 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
   k->sizes = sizes;
   k->lowered = print_program(lowered);
   k->params = parameter_arrays(lowered, sizes);
-  k->result = result_array(lowered, sizes);
+  k->results = result_arrays(lowered, sizes);
   k->launch = codegen::prepare_launch(lowered, sizes, launch_options.request(),
                                       context->device.profile.limits());
   k->variant = fmt::format("{} | {}", variant, codegen::describe(k->launch.launch));
@@ -108,11 +109,22 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
                            "kernel input {} is {}, its parameter {}", a.name, to_string(a.kind),
                            to_string(k->params[size_t(a.input_index)].kind));
       break;
-    case codegen::KernelArg::Role::Output:
-      k->result_arg = static_cast<int>(i);
-      LIFTX_INTERNAL_CHECK(a.kind == k->result.kind, "kernel output {} is {}, the result {}",
-                           a.name, to_string(a.kind), to_string(k->result.kind));
+    case codegen::KernelArg::Role::Output: {
+      const auto component = static_cast<size_t>(a.output_index);
+      LIFTX_INTERNAL_CHECK(a.output_index >= 0 && component == k->result_args.size() &&
+                               component < k->results.size(),
+                           "kernel output {} (component {}) is out of order or beyond the {} "
+                           "outputs of the result",
+                           a.name, a.output_index, k->results.size());
+      const ArrayInfo& r = k->results[component];
+      LIFTX_INTERNAL_CHECK(a.kind == r.kind, "kernel output {} is {}, {} {}", a.name,
+                           to_string(a.kind), r.name, to_string(r.kind));
+      LIFTX_INTERNAL_CHECK(static_cast<size_t>(evaluate_size(a.elements, sizes)) == r.elements,
+                           "kernel output {} has {} elements, {} {}", a.name,
+                           evaluate_size(a.elements, sizes), r.name, r.elements);
+      k->result_args.push_back(static_cast<int>(i));
       break;
+    }
     case codegen::KernelArg::Role::Temporary: {
       const auto bytes =
           static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
@@ -136,7 +148,10 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
       LIFTX_UNREACHABLE("instrumented kernel in the API");
     }
   }
-  LIFTX_INTERNAL_CHECK(k->result_arg >= 0, "the kernel of {} has no output", k->program_name);
+  LIFTX_INTERNAL_CHECK(k->result_args.size() == k->results.size(),
+                       "the kernel of {} has {} outputs, its result {} components", k->program_name,
+                       k->result_args.size(), k->results.size());
+  k->result_staging.resize(k->results.size());
   ++context->stats.compiles;
   Kernel kernel;
   kernel.impl_ = std::move(k);
@@ -144,7 +159,7 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
 }
 
 RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input>& inputs,
-                                   const Output& output) {
+                                   const std::vector<Output>& outputs) {
   LIFTX_USER_CHECK(kernel.impl_, "run of an empty Kernel (compile or tune one first)");
   Kernel::Impl& k = *kernel.impl_;
   const auto start = std::chrono::steady_clock::now();
@@ -155,6 +170,14 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
     throw UserError(fmt::format("{} takes {} input{} ({}), got {}", k.program_name, k.params.size(),
                                 k.params.size() == 1 ? "" : "s", names, inputs.size()));
   }
+  const size_t count = k.results.size();
+  LIFTX_USER_CHECK(outputs.size() == count, "{} has {} output{}{}, got {}", k.program_name, count,
+                   count == 1 ? "" : "s", count == 1 ? "" : " (one per tuple component)",
+                   outputs.size());
+  auto which_output = [&](size_t c) {
+    return count == 1 ? fmt::format("the output of {}", k.program_name)
+                      : fmt::format("output {} ({}) of {}", c, k.results[c].name, k.program_name);
+  };
   std::vector<cl_mem> bound;
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -164,22 +187,30 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       if (k.param_args[i] >= 0)
         set_arg(k.kernel, k.param_args[i], b, k.params[i].name);
     }
-    const ArrayInfo& r = k.result;
-    const std::string which = fmt::format("the output of {}", k.program_name);
-    const size_t bytes = r.elements * element_bytes(r.kind);
-    const cl::Buffer* out = nullptr;
-    if (!output.device_.empty()) {
-      const Buffer::Impl& b = *output.device_.impl_;
-      LIFTX_USER_CHECK(b.context == k.context, "{} is a Buffer of another Context", which);
-      LIFTX_USER_CHECK(b.kind == r.kind && b.elements == r.elements,
-                       "{} needs {} {} elements ({}), got a Buffer of {} {} elements", which,
-                       r.elements, to_string(r.kind), shape_text(r), b.elements, to_string(b.kind));
-      LIFTX_USER_CHECK(std::find(bound.begin(), bound.end(), b.buffer()) == bound.end(),
-                       "{} is also one of its inputs: a stencil reads neighbours the kernel "
-                       "may already have overwritten; use two buffers and swap them",
-                       which);
-      out = &b.buffer;
-    } else {
+    // Every output is checked before anything runs.
+    std::vector<const cl::Buffer*> targets(count, nullptr);
+    for (size_t c = 0; c < count; ++c) {
+      const Output& output = outputs[c];
+      const ArrayInfo& r = k.results[c];
+      const std::string which = which_output(c);
+      if (!output.device_.empty()) {
+        const Buffer::Impl& b = *output.device_.impl_;
+        LIFTX_USER_CHECK(b.context == k.context, "{} is a Buffer of another Context", which);
+        LIFTX_USER_CHECK(b.kind == r.kind && b.elements == r.elements,
+                         "{} needs {} {} elements ({}), got a Buffer of {} {} elements", which,
+                         r.elements, to_string(r.kind), shape_text(r), b.elements,
+                         to_string(b.kind));
+        LIFTX_USER_CHECK(std::find(bound.begin(), bound.end(), b.buffer()) == bound.end(),
+                         "{} is also one of its inputs: a stencil reads neighbours the kernel "
+                         "may already have overwritten; use two buffers and swap them",
+                         which);
+        for (size_t e = 0; e < c; ++e)
+          LIFTX_USER_CHECK(
+              outputs[e].device_.empty() || outputs[e].device_.impl_->buffer() != b.buffer(),
+              "{} is the same Buffer as output {}: each output needs its own", which, e);
+        targets[c] = &b.buffer;
+        continue;
+      }
       if (output.vector_ == nullptr)
         LIFTX_USER_CHECK(output.kind_ == r.kind && output.count_ == r.elements,
                          "{} needs {} {} elements ({}), got room for {} {} elements", which,
@@ -188,20 +219,37 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       else
         LIFTX_USER_CHECK(output.kind_ == r.kind, "{} has {} elements, got a vector of {}", which,
                          to_string(r.kind), to_string(output.kind_));
-      if (k.result_staging() == nullptr)
-        k.result_staging = runtime::allocate(k.context->device, std::max<size_t>(bytes, 4));
-      out = &k.result_staging;
+      for (size_t e = 0; e < c; ++e) {
+        const Output& other = outputs[e];
+        const bool same = output.vector_ ? other.vector_ == output.vector_
+                                         : other.host_ != nullptr && other.host_ == output.host_;
+        LIFTX_USER_CHECK(!same, "{} is the same host array as output {}: each output needs its own",
+                         which, e);
+      }
+      cl::Buffer& staging = k.result_staging[c];
+      if (staging() == nullptr)
+        staging = runtime::allocate(k.context->device,
+                                    std::max<size_t>(r.elements * element_bytes(r.kind), 4));
+      targets[c] = &staging;
     }
-    set_arg(k.kernel, k.result_arg, *out, "output");
+    for (size_t c = 0; c < count; ++c)
+      set_arg(k.kernel, k.result_args[c], *targets[c],
+              count == 1 ? std::string("output") : fmt::format("output {}", c));
     RunStats stats;
     stats.kernel_ms = runtime::run_kernel(k.context->device, k.kernel, k.global, k.local);
     ++k.context->stats.runs;
-    if (output.device_.empty() && bytes > 0) {
-      void* host = output.vector_ ? output.resize_(output.vector_, r.elements) : output.host_;
-      runtime::check_cl(k.context->device.queue.enqueueReadBuffer(*out, CL_TRUE, 0, bytes, host),
-                        fmt::format("reading {}", which));
-    } else if (output.vector_) {
-      output.resize_(output.vector_, r.elements);
+    for (size_t c = 0; c < count; ++c) {
+      const Output& output = outputs[c];
+      const ArrayInfo& r = k.results[c];
+      const size_t bytes = r.elements * element_bytes(r.kind);
+      if (output.device_.empty() && bytes > 0) {
+        void* host = output.vector_ ? output.resize_(output.vector_, r.elements) : output.host_;
+        runtime::check_cl(
+            k.context->device.queue.enqueueReadBuffer(*targets[c], CL_TRUE, 0, bytes, host),
+            fmt::format("reading {}", which_output(c)));
+      } else if (output.vector_) {
+        output.resize_(output.vector_, r.elements);
+      }
     }
     stats.total_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -214,8 +262,18 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
 
 RunStats Kernel::run(const std::vector<Input>& inputs, const Output& output) const {
   LIFTX_USER_CHECK(impl_, "run of an empty Kernel (compile or tune one first)");
+  LIFTX_USER_CHECK(impl_->results.size() == 1,
+                   "{} has {} outputs (one per tuple component): pass a vector of Outputs, one "
+                   "per component, in order",
+                   impl_->program_name, impl_->results.size());
   std::lock_guard lock(impl_->context->mutex);
-  return KernelFactory::run_locked(*this, inputs, output);
+  return KernelFactory::run_locked(*this, inputs, std::vector<Output>{output});
+}
+
+RunStats Kernel::run(const std::vector<Input>& inputs, const std::vector<Output>& outputs) const {
+  LIFTX_USER_CHECK(impl_, "run of an empty Kernel (compile or tune one first)");
+  std::lock_guard lock(impl_->context->mutex);
+  return KernelFactory::run_locked(*this, inputs, outputs);
 }
 
 namespace {
@@ -228,6 +286,12 @@ const ArrayInfo& param(const std::shared_ptr<Kernel::Impl>& impl, size_t index) 
   LIFTX_USER_CHECK(index < k.params.size(), "{} has {} inputs; there is no input {}",
                    k.program_name, k.params.size(), index);
   return k.params[index];
+}
+const ArrayInfo& result(const std::shared_ptr<Kernel::Impl>& impl, size_t index) {
+  const Kernel::Impl& k = checked(impl);
+  LIFTX_USER_CHECK(index < k.results.size(), "{} has {} output{}; there is no output {}",
+                   k.program_name, k.results.size(), k.results.size() == 1 ? "" : "s", index);
+  return k.results[index];
 }
 } // namespace
 
@@ -258,14 +322,26 @@ std::vector<int64_t> Kernel::input_shape(size_t index) const {
 ScalarKind Kernel::input_kind(size_t index) const {
   return param(impl_, index).kind;
 }
+size_t Kernel::outputs() const {
+  return checked(impl_).results.size();
+}
+size_t Kernel::output_size(size_t index) const {
+  return result(impl_, index).elements;
+}
+std::vector<int64_t> Kernel::output_shape(size_t index) const {
+  return result(impl_, index).shape;
+}
+ScalarKind Kernel::output_kind(size_t index) const {
+  return result(impl_, index).kind;
+}
 size_t Kernel::output_size() const {
-  return checked(impl_).result.elements;
+  return output_size(0);
 }
 std::vector<int64_t> Kernel::output_shape() const {
-  return checked(impl_).result.shape;
+  return output_shape(0);
 }
 ScalarKind Kernel::output_kind() const {
-  return checked(impl_).result.kind;
+  return output_kind(0);
 }
 
 } // namespace liftx

@@ -274,12 +274,16 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
         if (device_inputs.empty()) // host inputs go to the device once
           for (const Input& in : inputs)
             device_inputs.emplace_back(KernelFactory::to_device(ctx, in));
-        Buffer scratch = KernelFactory::new_buffer(ctx, kernel.output_kind(), kernel.output_size());
+        std::vector<Buffer> scratch; // one per output (tuple component)
+        for (size_t o = 0; o < kernel.outputs(); ++o)
+          scratch.push_back(
+              KernelFactory::new_buffer(ctx, kernel.output_kind(o), kernel.output_size(o)));
+        const std::vector<Output> outputs(scratch.begin(), scratch.end());
         std::vector<double> samples;
         for (int w = 0; w < options.warmup; ++w)
-          KernelFactory::run_locked(kernel, device_inputs, scratch);
+          KernelFactory::run_locked(kernel, device_inputs, outputs);
         for (int t = 0; t < options.repeat; ++t)
-          samples.push_back(KernelFactory::run_locked(kernel, device_inputs, scratch).kernel_ms);
+          samples.push_back(KernelFactory::run_locked(kernel, device_inputs, outputs).kernel_ms);
         report.timing = runtime::summarize_samples(samples);
       }
       if (report.status == runtime::Status::ok)

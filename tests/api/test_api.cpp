@@ -598,3 +598,277 @@ TEST_CASE("api: the DSL examples of docs/library.md build and compute what they 
   CHECK(toPrivate(id())(lit(1.0f)).type() == Type::float_());
   CHECK(reduceSeq(mult, lit(1.0f), ir::param(vec, "v")).type() == array_of(Type::float_(), 1));
 }
+
+// ---- Programs whose result holds a tuple per point: one output per component --------------------
+
+namespace {
+
+/// Differences and the Laplacian of a clamp-padded grid, per point, in two forms: a tuple of
+/// three per point, and a zip2D of two map2D nests over the same windows.
+const char* const kGradientSource = R"(
+userfun ddx(e: float, w: float): float { return 0.5f * (e - w); }
+userfun ddy(s: float, n: float): float { return 0.5f * (s - n); }
+userfun lap(c: float, n: float, s: float, e: float, w: float): float {
+  return n + s + e + w - 4.0f * c;
+}
+def grad3(x: [[float]N]M) =
+  map2D(w => tuple(ddx(w[1][2], w[1][0]), ddy(w[2][1], w[0][1]),
+                   lap(w[1][1], w[0][1], w[2][1], w[1][2], w[1][0])),
+        slide2D(3, 1, pad2D(1, 1, clamp, x)))
+def grad_zip(x: [[float]N]M) =
+  zip2D(map2D(w => ddx(w[1][2], w[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))),
+        map2D(w => ddy(w[2][1], w[0][1]), slide2D(3, 1, pad2D(1, 1, clamp, x))))
+)";
+
+constexpr int64_t kGm = 13, kGn = 21; // not square: a transposition would show
+const Sizes kGradSizes = {{"M", kGm}, {"N", kGn}};
+
+/// ddx, ddy and lap of an m x n row-major grid as plain loops (clamped borders).
+std::vector<std::vector<float>> gradient_loops(const std::vector<float>& g, int64_t m, int64_t n) {
+  auto at = [&](int64_t y, int64_t x) {
+    return g[size_t(std::clamp<int64_t>(y, 0, m - 1) * n + std::clamp<int64_t>(x, 0, n - 1))];
+  };
+  std::vector<std::vector<float>> out(3, std::vector<float>(size_t(m * n)));
+  for (int64_t y = 0; y < m; ++y)
+    for (int64_t x = 0; x < n; ++x) {
+      const size_t i = size_t(y * n + x);
+      out[0][i] = 0.5f * (at(y, x + 1) - at(y, x - 1));
+      out[1][i] = 0.5f * (at(y + 1, x) - at(y - 1, x));
+      out[2][i] = at(y - 1, x) + at(y + 1, x) + at(y, x + 1) + at(y, x - 1) - 4.0f * at(y, x);
+    }
+  return out;
+}
+
+/// Random values of magnitude in [0.5, 1.5) with random signs: no zeros, no two neighbours equal
+/// by construction, so an unwritten or misplaced element shows.
+std::vector<float> nonzero_grid(size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> magnitude(0.5f, 1.5f);
+  std::bernoulli_distribution negative(0.5);
+  std::vector<float> v(count);
+  for (float& x : v)
+    x = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  return v;
+}
+
+/// Elements of `got` that differ from `want` by more than 1e-5 (a NaN counts); a wrong length
+/// counts every element.
+size_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size())
+    return std::max(got.size(), want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    bad += !(std::fabs(double(got[i]) - double(want[i])) <= 1e-5);
+  return bad;
+}
+
+} // namespace
+
+TEST_CASE("api: a tuple result runs as one output per component, on host arrays and Buffers") {
+  Context ctx("cpu");
+  const Program p = parse_program(kGradientSource, "grad3", "grad.lift");
+  Kernel k = ctx.compile(p, kGradSizes); // verified, every component, against the interpreter
+  CHECK(ctx.stats().verifications == 1);
+  CHECK(k.variant().rfind("global2d_10", 0) == 0);
+  REQUIRE(k.outputs() == 3);
+  for (size_t c = 0; c < 3; ++c) {
+    CHECK(k.output_size(c) == size_t(kGm * kGn));
+    CHECK(k.output_shape(c) == std::vector<int64_t>{kGm, kGn});
+    CHECK(k.output_kind(c) == ScalarKind::Float);
+  }
+  CHECK(k.output_shape() == std::vector<int64_t>{kGm, kGn}); // output 0
+  CHECK(contains(message_of<UserError>([&] { k.output_size(3); }),
+                 "grad3 has 3 outputs; there is no output 3"));
+
+  const size_t n = size_t(kGm * kGn);
+  for (uint32_t seed : {41u, 42u}) { // the second run reuses the staging buffers
+    const std::vector<float> grid = nonzero_grid(n, seed);
+    const std::vector<std::vector<float>> want = gradient_loops(grid, kGm, kGn);
+    // Host vectors (resized by the run).
+    std::vector<float> dx, dy, lp;
+    const RunStats stats = k.run({grid}, {dx, dy, lp});
+    CHECK(stats.kernel_ms > 0);
+    CHECK(mismatches(dx, want[0]) == 0);
+    CHECK(mismatches(dy, want[1]) == 0);
+    CHECK(mismatches(lp, want[2]) == 0);
+    // Fixed-size spans poisoned with NaN: every element must be written.
+    std::vector<std::vector<float>> spans(3, std::vector<float>(n, std::nanf("")));
+    k.run({grid},
+          {std::span<float>(spans[0]), std::span<float>(spans[1]), std::span<float>(spans[2])});
+    for (size_t c = 0; c < 3; ++c)
+      CHECK(mismatches(spans[c], want[c]) == 0);
+    // Buffers, the input on the device too.
+    Buffer in = ctx.upload(grid);
+    std::vector<Buffer> outs;
+    for (size_t c = 0; c < 3; ++c)
+      outs.push_back(ctx.upload(std::vector<float>(n, std::nanf(""))));
+    k.run({in}, {outs[0], outs[1], outs[2]});
+    for (size_t c = 0; c < 3; ++c)
+      CHECK(mismatches(outs[c].read<float>(), want[c]) == 0);
+    // Mixed: a Buffer and host arrays.
+    std::vector<float> first, last;
+    Buffer middle = ctx.buffer<float>(n);
+    k.run({grid}, {first, middle, last});
+    CHECK(mismatches(first, want[0]) == 0);
+    CHECK(mismatches(middle.read<float>(), want[1]) == 0);
+    CHECK(mismatches(last, want[2]) == 0);
+  }
+
+  // zip2D(map2D(f, g), map2D(h, g)): two outputs.
+  const Program zipped = parse_program(kGradientSource, "grad_zip", "grad.lift");
+  Kernel kz = ctx.compile(zipped, kGradSizes);
+  // Fused into one 2D nest (zip-of-maps), as the variant space does, before it is lowered.
+  CHECK(kz.variant().rfind("global2d_10", 0) == 0);
+  REQUIRE(kz.outputs() == 2);
+  CHECK(kz.output_shape(1) == std::vector<int64_t>{kGm, kGn});
+  const std::vector<float> grid = nonzero_grid(n, 43);
+  const std::vector<std::vector<float>> want = gradient_loops(grid, kGm, kGn);
+  std::vector<float> dx, dy;
+  kz.run({grid}, {dx, dy});
+  CHECK(mismatches(dx, want[0]) == 0);
+  CHECK(mismatches(dy, want[1]) == 0);
+  Buffer bx = ctx.buffer<float>(n), by = ctx.buffer<float>(n);
+  kz.run({ctx.upload(grid)}, {bx, by});
+  CHECK(mismatches(bx.read<float>(), want[0]) == 0);
+  CHECK(mismatches(by.read<float>(), want[1]) == 0);
+  CHECK(ctx.stats().verifications == 2);
+
+  // A program with one output takes a vector of one Output as well.
+  Kernel heat = ctx.compile(heat_program(kAlpha), kSizes);
+  CHECK(heat.outputs() == 1);
+  const std::vector<float> hgrid = random_grid(24 * 40, 44);
+  std::vector<float> hout;
+  heat.run({hgrid}, std::vector<Output>{hout});
+  CHECK(max_difference(hout, heat_step(hgrid, 24, 40, kAlpha)) < 1e-5);
+  std::vector<float> braced;
+  heat.run({hgrid}, {braced}); // a braced list of one
+  CHECK(max_difference(braced, heat_step(hgrid, 24, 40, kAlpha)) < 1e-5);
+}
+
+TEST_CASE("api: misusing the outputs of a tuple result is a UserError that says what to pass") {
+  Context ctx("cpu");
+  Kernel k = ctx.compile(parse_program(kGradientSource, "grad3", "grad.lift"), kGradSizes);
+  const size_t n = size_t(kGm * kGn);
+  const std::vector<float> grid = nonzero_grid(n, 51);
+  std::vector<float> a, b, c;
+  CHECK(contains(message_of<UserError>([&] { k.run({grid}, a); }),
+                 "grad3 has 3 outputs (one per tuple component): pass a vector of Outputs"));
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({grid}, {a, b});
+                 }),
+                 "grad3 has 3 outputs (one per tuple component), got 2"));
+  CHECK(contains(message_of<UserError>([&] { k.run({grid}, std::vector<Output>{}); }),
+                 "grad3 has 3 outputs (one per tuple component), got 0"));
+  CHECK(contains(message_of<UserError>([&] { k.run({grid}, {a}); }),
+                 "grad3 has 3 outputs (one per tuple component), got 1"));
+  std::vector<float> small(5);
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({grid}, {a, std::span<float>(small), c});
+                 }),
+                 "output 1 (component 1 of the result) of grad3 needs 273 float elements (13x21), "
+                 "got room for 5"));
+  std::vector<int32_t> ints;
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({grid}, {a, b, ints});
+                 }),
+                 "output 2 (component 2 of the result) of grad3 has float elements, got a "
+                 "vector of int"));
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({grid}, {a, b, a});
+                 }),
+                 "output 2 (component 2 of the result) of grad3 is the same host array as "
+                 "output 0"));
+  Buffer in = ctx.upload(grid);
+  Buffer x = ctx.buffer<float>(n), y = ctx.buffer<float>(n);
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({in}, {x, y, x});
+                 }),
+                 "is the same Buffer as output 0"));
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({in}, {x, y, in});
+                 }),
+                 "output 2 (component 2 of the result) of grad3 is also one of its inputs"));
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({in}, {in, x, y});
+                 }),
+                 "also one of its inputs"));
+  Buffer wrong = ctx.buffer<float>(n + 1);
+  CHECK(contains(message_of<UserError>([&] {
+                   k.run({in}, {x, wrong, y});
+                 }),
+                 "output 1 (component 1 of the result) of grad3 needs 273 float elements"));
+  CHECK(ctx.stats().runs == 0); // nothing launched
+
+  // A one-output program given several outputs.
+  Kernel heat = ctx.compile(heat_program(kAlpha), kSizes);
+  CHECK(contains(message_of<UserError>([&] {
+                   heat.run({random_grid(24 * 40, 1)}, {a, b});
+                 }),
+                 "heat2d has 1 output, got 2"));
+  CHECK(contains(message_of<UserError>([&] { heat.output_kind(1); }),
+                 "heat2d has 1 output; there is no output 1"));
+  // Parameters holding tuples are still refused.
+  CHECK(contains(
+      message_of<NotImplemented>([&] {
+        ctx.compile(parse_program("def f(a: [(float, float)]N) = map(p => p, a)"), {{"N", 8}});
+      }),
+      "parameters holding tuples"));
+}
+
+TEST_CASE("api: tune finds, stores and reuses a winner for a tuple result") {
+  TempDir dir("tune_tuples");
+  ContextOptions options;
+  options.tuning_db = (dir.path / "tuning.db").string();
+  TuneOptions o;
+  o.budget = 2;
+  o.max_variants = 300;
+  o.repeat = 2;
+  o.warmup = 1;
+  const size_t n = size_t(kGm * kGn);
+  const std::vector<float> grid = nonzero_grid(n, 61);
+  const std::vector<std::vector<float>> want = gradient_loops(grid, kGm, kGn);
+  Context ctx("cpu", options);
+
+  // Timed on the application's inputs (the variants run through the API's outputs).
+  const Program p = parse_program(kGradientSource, "grad3", "grad.lift");
+  const TuneResult first = tune(ctx, p, kGradSizes, o, {grid});
+  INFO(first.report());
+  CHECK_FALSE(first.reused);
+  CHECK(first.ranked > 0);
+  REQUIRE(first.trials.size() >= 2);
+  CHECK(first.timed_on == "application inputs");
+  size_t succeeded = 0;
+  for (const Trial& t : first.trials)
+    succeeded += t.status == "ok";
+  CHECK(succeeded >= 2);
+  REQUIRE(first.kernel.outputs() == 3);
+  std::vector<float> dx, dy, lp;
+  first.kernel.run({grid}, {dx, dy, lp});
+  CHECK(mismatches(dx, want[0]) == 0);
+  CHECK(mismatches(dy, want[1]) == 0);
+  CHECK(mismatches(lp, want[2]) == 0);
+
+  // The stored winner is reused, with its three outputs.
+  const TuneResult again = tune(ctx, p, kGradSizes, o, {grid});
+  CHECK(again.reused);
+  REQUIRE(again.kernel.outputs() == 3);
+  std::vector<Buffer> outs = {ctx.buffer<float>(n), ctx.buffer<float>(n), ctx.buffer<float>(n)};
+  again.kernel.run({grid}, {outs[0], outs[1], outs[2]});
+  for (size_t c = 0; c < 3; ++c)
+    CHECK(mismatches(outs[c].read<float>(), want[c]) == 0);
+
+  // The zip form, timed on random inputs.
+  const TuneResult zipped =
+      tune(ctx, parse_program(kGradientSource, "grad_zip", "grad.lift"), kGradSizes, o);
+  INFO(zipped.report());
+  CHECK_FALSE(zipped.reused);
+  CHECK(zipped.timed_on == "random inputs");
+  REQUIRE_FALSE(zipped.trials.empty());
+  CHECK(zipped.trials[0].variant.rfind("default global2d_10", 0) == 0);
+  REQUIRE(zipped.kernel.outputs() == 2);
+  dx.clear();
+  dy.clear();
+  zipped.kernel.run({grid}, {dx, dy});
+  CHECK(mismatches(dx, want[0]) == 0);
+  CHECK(mismatches(dy, want[1]) == 0);
+}

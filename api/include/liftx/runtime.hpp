@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -146,7 +147,9 @@ private:
 };
 
 /// Where a run writes the program's result: host memory (copied back after the run; a
-/// std::vector is resized to the result's length) or a Buffer (written in place).
+/// std::vector is resized to the result's length) or a Buffer (written in place). A program whose
+/// result holds a tuple per point has one output per scalar component (struct of arrays), each
+/// of the result's shape; a run then takes one Output per component, in order.
 class Output {
 public:
   template <Element T>
@@ -188,8 +191,17 @@ public:
   /// Runs once and waits for the result. `inputs`: one per program parameter, in order, each
   /// with exactly the parameter's element count (row-major, outermost dimension first) and kind.
   /// UserError for a wrong count, length or kind, a Buffer of another Context, or an output
-  /// Buffer that is also an input; KernelError if the device fails.
+  /// Buffer that is also an input; KernelError if the device fails. For programs with one
+  /// output (outputs() == 1); a UserError for a program whose result is a tuple per point.
   RunStats run(const std::vector<Input>& inputs, const Output& output) const;
+  /// The same with one Output per output (outputs() of them, in order: for a result of tuples,
+  /// component k of every point goes to outputs[k]), e.g. `k.run({grid}, {dx, dy})`. Also a
+  /// UserError for a wrong number of outputs, or the same Buffer or vector given twice.
+  RunStats run(const std::vector<Input>& inputs, const std::vector<Output>& outputs) const;
+  /// `k.run(inputs, {a, b})`, and `{out}` for one output (a braced list is always outputs).
+  RunStats run(const std::vector<Input>& inputs, std::initializer_list<Output> outputs) const {
+    return run(inputs, std::vector<Output>(outputs));
+  }
 
   const std::string& program_name() const;
   const Sizes& sizes() const;
@@ -206,6 +218,15 @@ public:
   size_t input_size(size_t index) const;
   std::vector<int64_t> input_shape(size_t index) const;
   ScalarKind input_kind(size_t index) const;
+  /// Arrays a run writes: 1 for a result of scalars; for a result holding a tuple per point,
+  /// one per scalar component (nested tuples flattened), in the order of the tuple.
+  size_t outputs() const;
+  /// Elements of output `index` (UserError if out of range), its shape outermost first (the
+  /// result's grid, the same for every output), and its kind.
+  size_t output_size(size_t index) const;
+  std::vector<int64_t> output_shape(size_t index) const;
+  ScalarKind output_kind(size_t index) const;
+  /// Of output 0: the result's for a program with one output.
   size_t output_size() const;
   std::vector<int64_t> output_shape() const;
   ScalarKind output_kind() const;
