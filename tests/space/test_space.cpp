@@ -485,8 +485,14 @@ TEST_CASE("a 3D stencil gets 3D thread mappings, 3D tiles and z-windows, and the
 }
 
 TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-windows") {
-  for (const std::string name :
-       {"heat3d", "j3d7pt", "j3d13pt", "j3d27pt", "poisson3d", "hotspot3d"}) {
+#ifdef __SANITIZE_ADDRESS__
+  // Under the sanitizers (10x slower) the two shapes of the suite: one grid, zipped grids.
+  const std::vector<std::string> stencils{"j3d13pt", "hotspot3d"};
+#else
+  const std::vector<std::string> stencils{"heat3d",  "j3d7pt",    "j3d13pt",
+                                          "j3d27pt", "poisson3d", "hotspot3d"};
+#endif
+  for (const std::string& name : stencils) {
     CAPTURE(name);
     ir::Module module =
         parse::parse_file(fmt::format("{}/stencils/3d/{}.lift", LIFTX_SOURCE_DIR, name));
