@@ -278,12 +278,16 @@ std::vector<LoweringStrategy> make_strategies() {
        {wrg(2), wrg(1), wrg(0), lcl(2), lcl(1), lcl(0), sequential()},
        "",
        no_parameter,
-       3},
+       3,
+       3,
+       true},
       {"workgroup3d_local",
        {wrg(2), wrg(1), wrg(0), lcl(2), lcl(1), lcl(0), copy_tile, sequential()},
        "",
        no_parameter,
-       3},
+       3,
+       3,
+       true},
       // The 2.5D scheme in registers: a work-item per tile column of uy x ux outputs marches its
       // tile's uz planes along z with a window of the stencil's planes, storing its rows as
       // vectors of the parameter's width (1: scalar stores).
@@ -293,7 +297,9 @@ std::vector<LoweringStrategy> make_strategies() {
        [](const SpaceOptions&) {
          return std::vector<int64_t>{1, 2, 4, 8};
        },
-       3},
+       3,
+       3,
+       true},
       {"workgroup2d", {wrg(1), wrg(0), lcl(1), lcl(0), sequential()}, "", no_parameter},
       {"workgroup2d_local",
        {wrg(1), wrg(0), lcl(1), lcl(0), copy_tile, sequential()},
@@ -476,7 +482,7 @@ struct VariantStream::State {
 
   /// Children of a high-level program: one more rewrite of a family not used yet.
   void expand(const HighLevel& h) {
-    if (h.depth >= options.depth)
+    if (h.depth >= options.depth || h.parameters.contains("tile_z"))
       return;
     std::vector<Site> all = sites(h.program);
     for (const RuleInstance& r : rules) {
@@ -601,6 +607,8 @@ struct VariantStream::State {
     // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
     const auto& strategy = strategies[strategy_pos].first;
     const auto& parameter = strategies[strategy_pos++].second;
+    if (strategy->tiles_3d != current->parameters.contains("tile_z"))
+      return; // 3D tiles for the 3D tile strategies only, and only them
     auto lowered = lower(current->program, strategy->name, parameter, options.sizes);
     if (auto* why = std::get_if<std::string>(&lowered)) {
       reject(*why);
@@ -637,7 +645,7 @@ struct VariantStream::State {
       pending.push_back(std::move(pend));
     };
     queue_kernel(*tied, true);
-    if (options.free_threads) {
+    if (options.free_threads && !strategy->tiles_3d) {
       if (auto free = generate(p, false)) {
         ++counts.kernels;
         queue_kernel(*free, false);

@@ -120,6 +120,11 @@ struct LoweringStrategy {
   /// `max_grid_rank` dimensions (array levels, a reduction's one-element arrays not counted).
   int min_grid_rank = 1;
   int max_grid_rank = 3;
+  /// A strategy of 3D tiles (tile-stencil-3d): it lowers the 3D-tiled programs, which no other
+  /// strategy lowers, and its threads are tied to the tiles (free 3D launches would multiply a
+  /// kernel's variants by the thousand, three dimensions of global and local choices, for
+  /// work-items that loop over tiles). 3D-tiled programs get no further high-level rewrite.
+  bool tiles_3d = false;
 };
 /// Dimensions of a stencil's result grid: its array levels down to the first of length 1 (a
 /// reduction's one-element result per point); a length the sizes do not fix counts.
