@@ -484,7 +484,10 @@ TEST_CASE("a 3D stencil gets 3D thread mappings, 3D tiles and z-windows, and the
   check_all_verify(device, module, sample.to_verify(), sizes, "j3d7pt M=8 N=12 O=16", sample.every);
 }
 
-TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-windows") {
+TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-windows, and a "
+          "sample of 20 verifies on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
 #ifdef __SANITIZE_ADDRESS__
   // Under the sanitizers (10x slower) the two shapes of the suite: one grid, zipped grids.
   const std::vector<std::string> stencils{"j3d13pt", "hotspot3d"};
@@ -492,23 +495,28 @@ TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-
   const std::vector<std::string> stencils{"heat3d",  "j3d7pt",    "j3d13pt",
                                           "j3d27pt", "poisson3d", "hotspot3d"};
 #endif
+  const rewrite::Sizes sizes{{"M", 16}, {"N", 24}, {"O", 32}}; // not a cube
   for (const std::string& name : stencils) {
     CAPTURE(name);
     ir::Module module =
         parse::parse_file(fmt::format("{}/stencils/3d/{}.lift", LIFTX_SOURCE_DIR, name));
-    rewrite::SpaceOptions options = options_for({{"M", 32}, {"N", 32}, {"O", 64}});
+    rewrite::SpaceOptions options = options_for(sizes);
     options.depth = 1;
     options.max_tile = 8;
     rewrite::VariantStream stream(module.main(), options);
-    rewrite::Variant v;
-    while (stream.next(v)) {
-    }
+    // Four of each 3D strategy, a fixed-seed reservoir over the whole stream.
+    const StrategySample sample = sample_per_strategy(
+        stream, 4, 5, [](const rewrite::Variant& v) { return v.launch.dims == 3; });
     const rewrite::SpaceCounts& counts = stream.counts();
     CHECK(counts.variants >= 1000);
-    for (const char* strategy : {"global3d_210", "workgroup3d", "workgroup3d_local", "window3d"}) {
+    for (const char* strategy :
+         {"global3d_210", "global3d_012", "workgroup3d", "workgroup3d_local", "window3d"}) {
       CAPTURE(strategy);
-      CHECK(counts.per_strategy.count(strategy) == 1);
+      REQUIRE(sample.picked.count(strategy) == 1);
+      CHECK(sample.picked.at(strategy).size() == 4);
     }
+    check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=24 O=32",
+                     sample.every);
   }
 }
 
