@@ -68,7 +68,15 @@ TEST_CASE("every stencil: 1, 3, 4 and 7 threads give bit-identical results") {
     for (const ir::Expr& param : program.params)
       inputs.push_back(random_input(param.type(), sizes, rng));
     const HostArray sequential = evaluate(program, inputs, sizes, EvalOptions{1});
-    REQUIRE(sequential.shape == std::vector<int64_t>{37, 53});
+    // A tuple result (srad1full, shallow_water) has its components innermost.
+    REQUIRE(sequential.shape.size() >= 2);
+    REQUIRE(std::vector<int64_t>(sequential.shape.begin(), sequential.shape.begin() + 2) ==
+            std::vector<int64_t>{37, 53});
+    CHECK(
+        sequential.shape.size() ==
+        (program.result_type().as<ir::ArrayType>()->element.as<ir::ArrayType>()->element.is_tuple()
+             ? 3u
+             : 2u));
     bool any_nonzero = false;
     for (double x : sequential.data)
       any_nonzero = any_nonzero || x != 0.0;
