@@ -7,8 +7,9 @@
 #                                        verified against the interpreter
 #   bench/gpu-issue22.sh files DIR OUT   every variant file DIR/<stencil>--<what>--<id>.lift (from
 #                                        `liftx variants --where ... --out`, with its .json launch)
-#                                        run at 512^3 against stencils/3d/<stencil>.lift, one JSON
-#                                        report each, OUT/<same name>.json
+#                                        run at 512^3 (or SIZE, e.g. M=256,N=512,O=768) against
+#                                        stencils/3d/<stencil>.lift, one JSON report each,
+#                                        OUT/<same name>.json
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh).
 set -euo pipefail
@@ -34,7 +35,7 @@ files)
   dir=$2
   for file in "$dir"/*.lift; do
     name=$(basename "${file%.lift}")
-    "$liftx" run "$file" --launch "${file%.lift}.json" --device nvidia --size 512 \
+    "$liftx" run "$file" --launch "${file%.lift}.json" --device nvidia --size "${SIZE:-512}" \
       --reference "stencils/3d/${name%%--*}.lift" --json >"$out/$name.json" || true
   done
   ;;
