@@ -120,43 +120,16 @@ std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& siz
   return out;
 }
 
-namespace {
-
-/// The scalar kinds of a tuple's components in the order the kernel stores them (nested tuples
-/// flattened, as codegen::KernelArg::output_index counts them).
-void flatten_components(const ir::Type& element, const ir::Type& result,
-                        std::vector<ScalarKind>& kinds) {
-  if (const auto* s = element.as<ir::ScalarType>()) {
-    kinds.push_back(s->kind);
-    return;
-  }
-  const auto* tuple = element.as<ir::TupleType>();
-  if (!tuple)
-    throw NotImplemented(fmt::format("the result has type {}: only results of scalars or of "
-                                     "tuples of scalars can be passed through the API",
-                                     result.to_string()));
-  for (const ir::Type& c : tuple->elements)
-    flatten_components(c, result, kinds);
-}
-
-} // namespace
-
 std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes) {
   const ir::Type type = program.result_type();
-  const ir::Type base = ir::array_base(type);
-  if (!base.is_tuple())
+  // One output per stored component, as the kernel has them (KernelArg::output_index).
+  const std::vector<ir::Type> components = codegen::stored_components(type);
+  if (components.size() == 1)
     return {array_of_type("the result", type, sizes)};
-  std::vector<ScalarKind> kinds;
-  flatten_components(base, type, kinds);
-  interp::Sizes s(sizes.begin(), sizes.end());
-  std::vector<int64_t> shape = interp::concrete_shape(type, s);
-  shape.pop_back(); // the interpreter's innermost tuple dimension: one output per component
-  size_t elements = 1;
-  for (int64_t d : shape)
-    elements *= static_cast<size_t>(d);
   std::vector<ArrayInfo> out;
-  for (size_t k = 0; k < kinds.size(); ++k)
-    out.push_back({fmt::format("component {} of the result", k), kinds[k], shape, elements});
+  for (size_t k = 0; k < components.size(); ++k)
+    out.push_back(
+        array_of_type(fmt::format("component {} of the result", k), components[k], sizes));
   return out;
 }
 

@@ -46,8 +46,8 @@ struct ArrayInfo {
 /// The parameters of `program` at `sizes`, in order. NotImplemented for tuple-typed arrays.
 std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& sizes);
 /// The outputs of `program` at `sizes`: the result, or for a result holding a tuple per point
-/// one array per scalar component (nested tuples flattened, in order), each of the result's
-/// shape without the tuple. NotImplemented for other element types (arrays inside tuples).
+/// one array per scalar component (codegen::stored_components: nested tuples flattened, in
+/// order), each of the result's shape without the tuple.
 std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes);
 
 struct Kernel::Impl {

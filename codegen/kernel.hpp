@@ -170,6 +170,12 @@ struct Options {
   bool instrument = false;
 };
 
+/// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no
+/// tuple, else one array type per scalar of the tuple (nested tuples flattened, in order), each
+/// with `type`'s array shape: [[(float, int)]N]M -> [[float]N]M, [[int]N]M. A program's result is
+/// stored so: one Output argument per component (KernelArg::output_index).
+std::vector<ir::Type> stored_components(const ir::Type& type);
+
 /// Generates the kernel. A program that is not lowered or not lowerable (a plain map or reduce
 /// left, mapLcl outside mapWrg, toLocal outside mapWrg, parallel maps nested in the same
 /// dimension, ...) is a UserError naming the primitive and its source location.

@@ -84,10 +84,6 @@ TargetPtr memory_target(const std::string& name, const ir::Type& type, const ari
                         AddressSpace space);
 /// Number of scalars in a value of `type` (arrays of scalars, nested).
 arith::Expr scalar_count(const ir::Type& type);
-/// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no
-/// tuple, else one array type per scalar of the tuple (nested tuples flattened, in order), each
-/// with `type`'s array shape: [[(float, int)]N]M -> [[float]N]M, [[int]N]M.
-std::vector<ir::Type> stored_components(const ir::Type& type);
 /// A target of `type` whose tuple elements land in `leaves` (one per stored_components(type)).
 TargetPtr zip_targets(const ir::Type& type, std::vector<TargetPtr> leaves);
 /// The target of element k of zip(X0, X1, ...) when the zip lands in `target`:

@@ -115,13 +115,14 @@ Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind
   return v;
 }
 
-/// A built kernel with every argument set: inputs uploaded, output and temporaries allocated.
+/// One output buffer of a kernel (a tuple result has one per component).
 struct OutputBuffer {
   cl::Buffer buffer;
   size_t bytes = 0;
   ir::ScalarKind kind = ir::ScalarKind::Float;
 };
 
+/// A built kernel with every argument set: inputs uploaded, outputs and temporaries allocated.
 struct BoundKernel {
   runtime::BuildResult build;
   runtime::Kernel kernel;
@@ -218,6 +219,16 @@ std::pair<cl::NDRange, cl::NDRange> ndranges(const codegen::Launch& launch) {
 
 namespace {
 
+/// The bytes an output buffer holds now.
+std::vector<unsigned char> read_output(runtime::Device& device, const OutputBuffer& out) {
+  std::vector<unsigned char> bytes(out.bytes);
+  if (out.bytes > 0)
+    runtime::check_cl(
+        device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, 0, out.bytes, bytes.data()),
+        "reading the output");
+  return bytes;
+}
+
 /// Runs once with the outputs poisoned and compares every element with `want` (every output of a
 /// tuple result: the counts add up, the first mismatch is the first output's that has one).
 Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const cl::NDRange& global,
@@ -230,12 +241,8 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
   all.checked = true;
   for (size_t k = 0; k < bound.outputs.size(); ++k) {
     const OutputBuffer& out = bound.outputs[k];
-    std::vector<unsigned char> bytes(out.bytes);
-    if (out.bytes > 0)
-      runtime::check_cl(
-          device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, 0, out.bytes, bytes.data()),
-          "reading the output");
-    Verification v = verify(bytes, out.kind, want, tolerance, k, bound.outputs.size());
+    Verification v =
+        verify(read_output(device, out), out.kind, want, tolerance, k, bound.outputs.size());
     all.elements += v.elements;
     all.unwritten += v.unwritten;
     all.max_abs_error = std::max(all.max_abs_error, v.max_abs_error);
@@ -253,11 +260,7 @@ std::vector<std::string> write_outputs(runtime::Device& device, const BoundKerne
   std::vector<std::string> paths = interp::component_paths(path, bound.outputs.size());
   for (size_t k = 0; k < bound.outputs.size(); ++k) {
     const OutputBuffer& out = bound.outputs[k];
-    std::vector<unsigned char> bytes(out.bytes);
-    if (out.bytes > 0)
-      runtime::check_cl(
-          device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, 0, out.bytes, bytes.data()),
-          "reading the output");
+    const std::vector<unsigned char> bytes = read_output(device, out);
     interp::HostArray host;
     host.kind = out.kind;
     host.shape = shape;

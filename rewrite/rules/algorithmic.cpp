@@ -235,64 +235,6 @@ Rule tile_stencil_2d(int64_t ux, int64_t uy) {
       });
 }
 
-namespace {
-
-/// zipKD(x1, ..., xn) in its expanded form: zip(...) for K = 1, map^(K-1)(zip) of a zip(K-1)D.
-struct ZipKD {
-  int rank;
-  std::vector<ir::Expr> arrays;
-};
-
-std::optional<ZipKD> as_zip_kd(const ir::Expr& e) {
-  if (auto z = as_call_of<ir::Zip>(e); z && z->call->args.size() >= 2)
-    return ZipKD{1, z->call->args};
-  auto outer = as_unary_call_of<ir::Map>(e);
-  if (!outer)
-    return std::nullopt;
-  // map^(K-1)(zip) over a zip(K-1)D.
-  int maps = 1;
-  ir::Fun f = outer->fun->f;
-  while (const auto* m = f.as<ir::Map>()) {
-    f = m->f;
-    ++maps;
-  }
-  if (!f.as<ir::Zip>())
-    return std::nullopt;
-  std::optional<ZipKD> inner = as_zip_kd(outer->arg());
-  if (!inner || inner->rank != maps)
-    return std::nullopt;
-  return ZipKD{maps + 1, inner->arrays};
-}
-
-ir::Fun map_k(int rank, ir::Fun f) {
-  for (int k = 0; k < rank; ++k)
-    f = ir::map(std::move(f));
-  return f;
-}
-
-ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays) {
-  if (rank == 1)
-    return ir::call(ir::zip(), std::move(arrays));
-  return rank == 2 ? ir::zip_2d(std::move(arrays)) : ir::zip_3d(std::move(arrays));
-}
-
-/// f when `e` is mapKD(f, x) with plain maps, and x.
-std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int rank) {
-  auto m = as_unary_call_of<ir::Map>(e);
-  if (!m)
-    return std::nullopt;
-  ir::Fun f = m->fun->f;
-  for (int k = 1; k < rank; ++k) {
-    const auto* inner = f.as<ir::Map>();
-    if (!inner)
-      return std::nullopt;
-    f = inner->f;
-  }
-  return std::make_pair(f, m->arg());
-}
-
-} // namespace
-
 Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz) {
   LIFTX_USER_CHECK(ux >= 1 && uy >= 1 && uz >= 1,
                    "tile-stencil-3d: tile sizes must be >= 1, got {}x{}x{}", ux, uy, uz);
@@ -304,10 +246,11 @@ Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz) {
       "of the others)",
       {"algorithmic", "stencil", "tiling"},
       [ux, uy, uz](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        std::optional<ir::Fun> f = as_map_3d_fun(site);
-        if (!f)
+        auto mapped = as_map_kd(site, 3);
+        if (!mapped)
           return NoMatch{"not a call of map3D"};
-        const ir::Expr& arg = site.as<ir::Call>()->args.at(0);
+        const ir::Fun& f = mapped->first;
+        const ir::Expr& arg = mapped->second;
         std::optional<ZipKD> zipped = as_zip_kd(arg);
         if (zipped && zipped->rank != 3)
           zipped.reset();
@@ -344,7 +287,7 @@ Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz) {
           inner.push_back(slid[i] ? ir::slide_3d(slid[i]->size, slid[i]->step, t) : t);
         }
         ir::Expr body =
-            ir::call(ir::map_3d(*f), {zipped ? zip_k(3, std::move(inner)) : inner.front()});
+            ir::call(ir::map_3d(f), {zipped ? zip_k(3, std::move(inner)) : inner.front()});
         ir::Fun work = ir::lambda(std::move(params), body);
         return untile_3d(
             ir::call(ir::map_3d(work), {zipped ? zip_k(3, std::move(tiled)) : tiled.front()}));

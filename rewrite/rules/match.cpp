@@ -1,5 +1,6 @@
 #include "rewrite/rules/match.hpp"
 
+#include "ir/derived.hpp"
 #include "support/error.hpp"
 
 namespace liftx::rewrite::match {
@@ -92,21 +93,51 @@ std::optional<Slide3D> as_slide_3d(const ir::Expr& e) {
   return Slide3D{slid->size, slid->step, per_plane->arg()};
 }
 
-std::optional<std::vector<ir::Expr>> as_zip_3d(const ir::Expr& e) {
-  auto spread = as_unary_call_of<ir::Map>(e);
-  const auto* inner = spread ? spread->fun->f.as<ir::Map>() : nullptr;
-  if (!inner || !inner->f.as<ir::Zip>())
+std::optional<ZipKD> as_zip_kd(const ir::Expr& e) {
+  if (auto z = as_call_of<ir::Zip>(e); z && z->call->args.size() >= 2)
+    return ZipKD{1, z->call->args};
+  auto outer = as_unary_call_of<ir::Map>(e);
+  if (!outer)
     return std::nullopt;
-  return as_zip_2d(spread->arg());
+  // map^(K-1)(zip) over a zip(K-1)D.
+  int maps = 1;
+  ir::Fun f = outer->fun->f;
+  while (const auto* m = f.as<ir::Map>()) {
+    f = m->f;
+    ++maps;
+  }
+  if (!f.as<ir::Zip>())
+    return std::nullopt;
+  std::optional<ZipKD> inner = as_zip_kd(outer->arg());
+  if (!inner || inner->rank != maps)
+    return std::nullopt;
+  return ZipKD{maps + 1, inner->arrays};
 }
 
-std::optional<ir::Fun> as_map_3d_fun(const ir::Expr& site) {
-  auto m = as_unary_call_of<ir::Map>(site);
-  const auto* m2 = m ? m->fun->f.as<ir::Map>() : nullptr;
-  const auto* m3 = m2 ? m2->f.as<ir::Map>() : nullptr;
-  if (!m3)
+ir::Fun map_k(int rank, ir::Fun f) {
+  for (int k = 0; k < rank; ++k)
+    f = ir::map(std::move(f));
+  return f;
+}
+
+ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays) {
+  if (rank == 1)
+    return ir::call(ir::zip(), std::move(arrays));
+  return rank == 2 ? ir::zip_2d(std::move(arrays)) : ir::zip_3d(std::move(arrays));
+}
+
+std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int rank) {
+  auto m = as_unary_call_of<ir::Map>(e);
+  if (!m)
     return std::nullopt;
-  return m3->f;
+  ir::Fun f = m->fun->f;
+  for (int k = 1; k < rank; ++k) {
+    const auto* inner = f.as<ir::Map>();
+    if (!inner)
+      return std::nullopt;
+    f = inner->f;
+  }
+  return std::make_pair(f, m->arg());
 }
 
 std::variant<Map2D, NoMatch> as_map_2d(const ir::Expr& site) {

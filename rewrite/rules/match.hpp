@@ -61,11 +61,19 @@ struct Slide3D {
 };
 std::optional<Slide3D> as_slide_3d(const ir::Expr& e);
 
-/// `zip3D(a, b, ...)` expanded: map(map(zip))(zip2D(a, b, ...)); the zipped grids.
-std::optional<std::vector<ir::Expr>> as_zip_3d(const ir::Expr& e);
-
-/// `map(map(map(f)), x)` (plain maps): f, or nullopt.
-std::optional<ir::Fun> as_map_3d_fun(const ir::Expr& site);
+/// zipKD(x1, ..., xn) in its expanded form (ir/derived.hpp): zip(...) for K = 1,
+/// map^(K-1)(zip) of a zip(K-1)D; its rank K and the zipped arrays.
+struct ZipKD {
+  int rank;
+  std::vector<ir::Expr> arrays;
+};
+std::optional<ZipKD> as_zip_kd(const ir::Expr& e);
+/// zip, zip2D or zip3D of `arrays` for rank 1, 2 or 3.
+ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays);
+/// map^rank(f).
+ir::Fun map_k(int rank, ir::Fun f);
+/// f and x when `e` is mapKD(f, x) with plain maps (K = rank).
+std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int rank);
 
 /// `map(map(f), x)` (plain maps): the inner function f and x, or why not.
 struct Map2D {

@@ -147,12 +147,15 @@ Rule slide_window_3d() {
       "planes in front, read from its newest plane)",
       {"opencl", "registers", "stencil"},
       [](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        std::optional<ir::Fun> f = as_map_3d_fun(site);
-        if (!f)
+        auto mapped = as_map_kd(site, 3);
+        if (!mapped)
           return NoMatch{"not a call of map3D"};
-        const ir::Expr& arg = site.as<ir::Call>()->args.at(0);
-        std::optional<std::vector<ir::Expr>> zipped = as_zip_3d(arg);
-        const std::vector<ir::Expr> grids = zipped ? *zipped : std::vector{arg};
+        const ir::Fun f = mapped->first;
+        const ir::Expr& arg = mapped->second;
+        std::optional<ZipKD> zipped = as_zip_kd(arg);
+        if (zipped && zipped->rank != 3)
+          zipped.reset();
+        const std::vector<ir::Expr> grids = zipped ? zipped->arrays : std::vector{arg};
         std::vector<std::optional<Slide3D>> slid;
         std::optional<Slide3D> first;
         for (const ir::Expr& g : grids) {
@@ -195,14 +198,14 @@ Rule slide_window_3d() {
         ir::Type window_type = ir::Type::array(element_of(x.type()), n);
         ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
           if (!zipped)
-            return ir::call(ir::map_2d(*f), {neighbourhoods(w)});
+            return ir::call(ir::map_2d(f), {neighbourhoods(w)});
           std::vector<ir::Expr> parts;
           for (size_t i = 0; i < grids.size(); ++i) {
             ir::Fun component = ir::get(static_cast<int>(i));
             parts.push_back(slid[i] ? neighbourhoods(ir::call(ir::map(component), {w}))
                                     : ir::call(component, {ir::call(ir::at(n - 1), {w})}));
           }
-          return ir::call(ir::map_2d(*f), {ir::zip_2d(std::move(parts))});
+          return ir::call(ir::map_2d(f), {ir::zip_2d(std::move(parts))});
         });
         return ir::call(ir::map_seq_slide(per_step, n, s), {x});
       });
