@@ -67,6 +67,9 @@ struct Kernel::Impl {
   std::vector<int> result_args;    ///< kernel argument index of each output
   std::vector<cl::Buffer> result_staging; ///< per output, for host outputs (on first use)
   std::vector<cl::Buffer> temporaries;
+  /// An iterated program (codegen::Kernel::launches > 1): the buffer its launches alternate with
+  /// the output (allocated on first use).
+  cl::Buffer iteration_buffer;
 };
 
 /// How the implementation makes and runs Kernels.

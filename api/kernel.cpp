@@ -179,10 +179,13 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
                       : fmt::format("output {} ({}) of {}", c, k.results[c].name, k.program_name);
   };
   std::vector<cl_mem> bound;
+  const cl::Buffer* iterated_input = nullptr;
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Input& in = inputs[i];
       const cl::Buffer& b = bind_input(k, i, in);
+      if (static_cast<int>(i) == k.launch.kernel.iterated_input)
+        iterated_input = &b;
       bound.push_back(b());
       if (k.param_args[i] >= 0)
         set_arg(k.kernel, k.param_args[i], b, k.params[i].name);
@@ -236,7 +239,30 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       set_arg(k.kernel, k.result_args[c], *targets[c],
               count == 1 ? std::string("output") : fmt::format("output {}", c));
     RunStats stats;
-    stats.kernel_ms = runtime::run_kernel(k.context->device, k.kernel, k.global, k.local);
+    const int64_t launches = k.launch.kernel.launches;
+    if (launches == 1) {
+      stats.kernel_ms = runtime::run_kernel(k.context->device, k.kernel, k.global, k.local);
+    } else {
+      // An iterated program: launch j reads what launch j - 1 wrote; the launches alternate
+      // between the output and a buffer of the kernel's own so that the last writes the output
+      // (the inputs stay untouched).
+      LIFTX_INTERNAL_CHECK(count == 1 && iterated_input, "an iterated kernel with {} outputs",
+                           count);
+      if (k.iteration_buffer() == nullptr)
+        k.iteration_buffer = runtime::allocate(
+            k.context->device,
+            std::max<size_t>(k.results[0].elements * element_bytes(k.results[0].kind), 4));
+      auto destination = [&](int64_t j) -> const cl::Buffer& {
+        return (launches - 1 - j) % 2 == 0 ? *targets[0] : k.iteration_buffer;
+      };
+      const int input_arg = k.param_args[size_t(k.launch.kernel.iterated_input)];
+      stats.kernel_ms = runtime::run_kernel_sequence(
+          k.context->device, k.kernel, k.global, k.local, launches, [&](int64_t j) {
+            set_arg(k.kernel, input_arg, j == 0 ? *iterated_input : destination(j - 1),
+                    k.params[size_t(k.launch.kernel.iterated_input)].name);
+            set_arg(k.kernel, k.result_args[0], destination(j), "output");
+          });
+    }
     ++k.context->stats.runs;
     for (size_t c = 0; c < count; ++c) {
       const Output& output = outputs[c];

@@ -14,6 +14,7 @@
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
+#include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
 #include "rewrite/space.hpp"
@@ -43,6 +44,7 @@ namespace fs = std::filesystem;
 struct ExploreCommandOptions {
   std::string file;
   std::string program;
+  int64_t steps = 0;
   std::string device = "cpu";
   std::string model;
   std::string budget = "10"; ///< runs, or "auto"
@@ -171,6 +173,9 @@ void add_explore_command(CLI::App& app) {
       "explore", "Rank the variants with a model, then run and verify the most promising ones");
   cmd->add_option("file", o->file, "high-level .lift stencil")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one)");
+  cmd->add_option("--steps", o->steps,
+                  "iterate the program T times (a step function: its result has the type of one "
+                  "of its parameters; runs as T launches)");
   add_device_option(cmd, o->device);
   cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
   cmd->add_option("--budget", o->budget,
@@ -215,7 +220,8 @@ void add_explore_command(CLI::App& app) {
                      "--budget auto goes with --strategy online, not {}", o->strategy);
     const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     ir::Module module = parse::parse_file(o->file);
-    const ir::Program& program = select_program(module, o->program, o->file);
+    const ir::Program program =
+        iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
     explore::refuse_lowered(program, o->file, "explore");
     runtime::Device device = runtime::select_device(o->device);
     const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
@@ -371,6 +377,11 @@ void add_explore_command(CLI::App& app) {
                best_stored ? size_t(best_stored->repetitions) : rep.timing->samples_ms.size(),
                rep.timing->q1_ms, rep.timing->q3_ms,
                best_stored ? ", measured by an earlier run (stored)" : "");
+    if (std::optional<ir::HostIteration> steps = ir::host_iteration(*r.program))
+      fmt::print(report,
+                 "per step  {:.4f} ms ({} launches of the step's kernel, two buffers "
+                 "swapped)\n",
+                 rep.timing->median_ms / static_cast<double>(steps->count), steps->count);
     if (rep.gb_per_s) {
       fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);
       if (rep.roofline_fraction)

@@ -27,6 +27,7 @@ namespace {
 struct RunCommandOptions {
   std::string file;
   std::string program;
+  int64_t steps = 0;
   std::string device = "cpu";
   std::vector<std::string> sizes;
   std::string global;
@@ -63,7 +64,8 @@ void apply_launch_file(RunCommandOptions& o) {
 
 exec::RunReport run_here(const RunCommandOptions& o) {
   ir::Module module = parse::parse_file(o.file);
-  const ir::Program& program = select_program(module, o.program, o.file);
+  const ir::Program program =
+      iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
   interp::Sizes sizes = bind_sizes(program, o.sizes);
   exec::RunOptions options;
   options.global = parse_dims(o.global, "global");
@@ -97,6 +99,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
   };
   if (!o.program.empty())
     add("--program", o.program);
+  if (o.steps != 0)
+    add("--steps", std::to_string(o.steps));
   for (const std::string& s : o.sizes)
     add("--size", s);
   if (!o.global.empty())
@@ -136,6 +140,10 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
   fmt::print("launch    global {}, local {} ({}), local memory {} bytes\n", dims(r.launch.global),
              dims(r.launch.local),
              r.launch.tied ? "threads tied to the mapped lengths" : "free threads", r.local_bytes);
+  if (r.launches > 1)
+    fmt::print("launches  {} (an iterated program: one launch per step, two buffers swapped; the "
+               "time covers all of them)\n",
+               r.launches);
   if (r.build_ms > 0 || r.cache_hit)
     fmt::print("build     {:.1f} ms{}\n", r.build_ms, r.cache_hit ? " (cached)" : "");
   const exec::Verification& v = r.verification;
@@ -148,6 +156,9 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
     fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
                r.timing->median_ms, r.timing->samples_ms.size(), r.timing->min_ms, r.timing->max_ms,
                r.timing->q3_ms - r.timing->q1_ms);
+  if (r.timing && r.launches > 1)
+    fmt::print("per step  {:.4f} ms median\n",
+               r.timing->median_ms / static_cast<double>(r.launches));
   if (r.gb_per_s) {
     fmt::print("bandwidth {:.2f} GB/s", *r.gb_per_s);
     if (r.roofline_fraction)
@@ -168,6 +179,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Generate, run, verify and time a lowered program");
   cmd->add_option("file", o->file, ".lift source file")->required();
   cmd->add_option("--program", o->program, "definition to run (default: the last one)");
+  cmd->add_option("--steps", o->steps, "iterate the program T times (see explore)");
   add_device_option(cmd, o->device);
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");

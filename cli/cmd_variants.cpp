@@ -24,6 +24,7 @@ namespace {
 struct VariantsOptions {
   std::string file;
   std::string program;
+  int64_t steps = 0;
   std::vector<std::string> sizes;
   std::string profile = "detect";
   int64_t limit = 0;
@@ -104,6 +105,7 @@ void add_variants_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("variants", "Enumerate the variant space of a stencil");
   cmd->add_option("file", o->file, "high-level .lift source file")->required();
   cmd->add_option("--program", o->program, "definition (default: the last one)");
+  cmd->add_option("--steps", o->steps, "iterate the program T times (see explore)");
   cmd->add_option("--size", o->sizes, "sizes: M=1024,N=1024")->required();
   add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--limit", o->limit, "stop after N variants");
@@ -124,7 +126,8 @@ void add_variants_command(CLI::App& app) {
     for (const std::string& w : o->where)
       filters.push_back(parse_filter(w));
     ir::Module module = parse::parse_file(o->file);
-    const ir::Program& program = select_program(module, o->program, o->file);
+    const ir::Program program =
+        iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
     interp::Sizes sizes = bind_sizes(program, o->sizes);
     rewrite::SpaceOptions options;
     options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());

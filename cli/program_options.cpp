@@ -1,5 +1,6 @@
 #include "cli/program_options.hpp"
 
+#include "ir/host_iteration.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +37,21 @@ const ir::Program& select_program(const ir::Module& module, const std::string& n
   throw UserError(
       fmt::format("{}: no definition named '{}' (the file defines {})", file, name,
                   names.empty() ? "nothing" : fmt::format("{}", fmt::join(names, ", "))));
+}
+
+ir::Program iterate_steps(const ir::Program& step, int64_t steps, const std::string& file) {
+  if (steps == 0)
+    return step;
+  LIFTX_USER_CHECK(steps >= 1, "--steps must be at least 1 (got {})", steps);
+  LIFTX_USER_CHECK(!ir::host_iteration(step),
+                   "{}: {} already iterates its steps; drop --steps or give a step function", file,
+                   step.name);
+  for (size_t i = 0; i < step.params.size(); ++i)
+    if (step.params[i].type() == step.result_type())
+      return ir::iterate_step(step, steps, i);
+  throw UserError(fmt::format("{}: --steps needs a step function: {}'s result ({}) has the type of "
+                              "none of its parameters",
+                              file, step.name, step.result_type().to_string()));
 }
 
 interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values) {

@@ -15,6 +15,11 @@ namespace liftx::cli {
 const ir::Program& select_program(const ir::Module& module, const std::string& name,
                                   const std::string& file);
 
+/// `step` iterated `steps` times (`--steps T`): `iterate(T, step, p)` over its first parameter p
+/// of the step's result type; `step` itself when `steps` is 0. UserError when no parameter has
+/// the result's type, or when the program already iterates.
+ir::Program iterate_steps(const ir::Program& step, int64_t steps, const std::string& file);
+
 /// Binds every size variable of `program` from `--size` values: named sizes must exist in the
 /// program; a bare value applies to the rest; anything left unbound is an error.
 interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values);

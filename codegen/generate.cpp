@@ -3,6 +3,7 @@
 // launch rule, the second emits); the concerns each node needs live in the gen_*.cpp files
 // (generator.hpp lists them).
 #include "codegen/generator.hpp"
+#include "ir/host_iteration.hpp"
 
 #include "support/error.hpp"
 
@@ -452,12 +453,35 @@ Value Generator::apply_node(const ir::MapSeqSlide& n, Args args, const TargetPtr
 
 // ---- entry point --------------------------------------------------------------------------------
 
-Kernel generate(const ir::Program& program, const Options& options) {
+namespace {
+
+Kernel generate_one(const ir::Program& program, const Options& options) {
   // First pass: which lengths each parallel level maps over (decides the launch rule).
   Generator census_pass(program, options, nullptr);
   census_pass.run();
   LengthCensus lengths = census_pass.census();
   return Generator(program, options, &lengths).run();
+}
+
+} // namespace
+
+Kernel generate(const ir::Program& program, const Options& options) {
+  std::optional<ir::HostIteration> iteration = ir::host_iteration(program);
+  if (!iteration)
+    return generate_one(program, options);
+  const ir::Type& iterated = program.params[iteration->input].type();
+  if (stored_components(iterated).size() != 1)
+    throw NotImplemented("iterate over several grids at once (a tuple of arrays) on the host");
+  Kernel kernel = generate_one(iteration->step, options);
+  kernel.launches = iteration->count;
+  kernel.iterated_input = static_cast<int>(iteration->input);
+  const bool binds_iterated =
+      std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
+        return a.role == KernelArg::Role::Input && a.input_index == kernel.iterated_input;
+      });
+  LIFTX_INTERNAL_CHECK(binds_iterated, "the step kernel of {} has no argument for its input",
+                       program.name);
+  return kernel;
 }
 
 } // namespace liftx::codegen

@@ -144,6 +144,12 @@ struct Kernel {
   int64_t window_bytes = 0;
   /// Local memory per work-group in bytes (over the size variables).
   arith::Expr local_bytes() const;
+  /// Host-side iteration (ir/host_iteration.hpp): the program runs as `launches` launches of
+  /// this kernel (its step), each launch after the first reading the previous one's output in
+  /// place of input `iterated_input` (two buffers swapped between launches); the last launch's
+  /// output is the program's result. A plain kernel: 1 and -1.
+  int64_t launches = 1;
+  int iterated_input = -1;
 };
 
 using SizeBindings = std::map<std::string, int64_t, std::less<>>;
@@ -176,7 +182,9 @@ struct Options {
 /// stored so: one Output argument per component (KernelArg::output_index).
 std::vector<ir::Type> stored_components(const ir::Type& type);
 
-/// Generates the kernel. A program that is not lowered or not lowerable (a plain map or reduce
+/// Generates the kernel. A program whose body is `iterate(T, f, p)` over a parameter p gets f's
+/// kernel with Kernel::launches = T (f's result must be stored as one buffer of p's type). A
+/// program that is not lowered or not lowerable (a plain map or reduce
 /// left, mapLcl outside mapWrg, toLocal outside mapWrg, parallel maps nested in the same
 /// dimension, ...) is a UserError naming the primitive and its source location.
 Kernel generate(const ir::Program& program, const Options& options = {});

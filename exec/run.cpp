@@ -131,7 +131,48 @@ struct BoundKernel {
   cl::Buffer first_index;            ///< instrumented kernels
   std::vector<cl::Buffer> keep_alive;
   double bytes_moved = 0;
+  /// Host-side iteration (codegen::Kernel::launches > 1): the argument positions of the iterated
+  /// input and of the output, the input as uploaded (never written) and the second buffer the
+  /// launches alternate with the output.
+  int64_t launches = 1;
+  cl_uint iterated_arg = 0;
+  cl_uint output_arg = 0;
+  cl::Buffer iterated_input;
+  cl::Buffer ping;
 };
+
+/// The buffer launch `k` of a host iteration writes: the output for the last launch, and
+/// alternately the second buffer before it, so that launch k reads what launch k - 1 wrote.
+const cl::Buffer& iteration_destination(const BoundKernel& b, int64_t k) {
+  return (b.launches - 1 - k) % 2 == 0 ? b.outputs[0].buffer : b.ping;
+}
+
+/// Sets the buffers of launch `k` of a host iteration: the first reads the input.
+void set_iteration_buffers(BoundKernel& b, int64_t k) {
+  const cl::Buffer& source = k == 0 ? b.iterated_input : iteration_destination(b, k - 1);
+  runtime::check_cl(b.kernel.get().setArg(b.iterated_arg, source), "setting the iterated input");
+  runtime::check_cl(b.kernel.get().setArg(b.output_arg, iteration_destination(b, k)),
+                    "setting the iterated output");
+}
+
+/// Runs the whole program once: one launch, or every launch of a host iteration. Returns its
+/// profiled time in ms.
+double run_once(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
+                const cl::NDRange& local) {
+  if (b.launches == 1)
+    return runtime::run_kernel(device, b.kernel, global, local);
+  return runtime::run_kernel_sequence(device, b.kernel.get(), global, local, b.launches,
+                                      [&](int64_t k) { set_iteration_buffers(b, k); });
+}
+
+runtime::Timing time_runs(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
+                          const cl::NDRange& local, int warmup, int repeat) {
+  if (b.launches == 1)
+    return runtime::time_kernel(device, b.kernel, global, local, warmup, repeat);
+  return runtime::time_kernel_sequence(
+      device, b.kernel.get(), global, local, b.launches,
+      [&](int64_t k) { set_iteration_buffers(b, k); }, warmup, repeat);
+}
 
 cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,
                   const std::string& name) {
@@ -161,6 +202,10 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
       cl::Buffer buffer = uploaded ? uploaded->buffer(device, inputs, a.input_index, a.kind)
                                    : upload(device, host, a.kind, a.name);
       b.keep_alive.push_back(buffer);
+      if (a.input_index == prepared.kernel.iterated_input) {
+        b.iterated_arg = b.kernel.next_index();
+        b.iterated_input = buffer;
+      }
       b.kernel.arg(buffer);
       break;
     }
@@ -172,6 +217,7 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
       out.bytes = bytes_of(a, "output size");
       out.buffer = runtime::allocate(device, std::max<size_t>(out.bytes, 4));
       b.bytes_moved += static_cast<double>(out.bytes);
+      b.output_arg = b.kernel.next_index();
       b.kernel.arg(out.buffer);
       b.outputs.push_back(std::move(out));
       break;
@@ -201,6 +247,13 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
       break;
     }
     }
+  }
+  if (prepared.kernel.launches > 1) {
+    LIFTX_INTERNAL_CHECK(b.outputs.size() == 1 && b.iterated_input() != nullptr,
+                         "a host iteration needs one output and its iterated input");
+    b.launches = prepared.kernel.launches;
+    b.ping = runtime::allocate(device, std::max<size_t>(b.outputs[0].bytes, 4));
+    b.bytes_moved *= static_cast<double>(b.launches); // every launch reads and writes it all
   }
   return b;
 }
@@ -236,7 +289,9 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
                             double tolerance) {
   for (const OutputBuffer& out : bound.outputs)
     runtime::poison(device, out.buffer, out.bytes);
-  runtime::run_kernel(device, bound.kernel, global, local);
+  if (bound.launches > 1)
+    runtime::poison(device, bound.ping, bound.outputs[0].bytes);
+  run_once(device, bound, global, local);
   Verification all;
   all.checked = true;
   for (size_t k = 0; k < bound.outputs.size(); ++k) {
@@ -304,6 +359,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   report.launch = launch.launch;
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
+  report.launches = launch.kernel.launches;
 
   std::vector<interp::HostArray> drawn;
   if (!options.inputs)
@@ -316,7 +372,6 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
     report.cache_hit = bound.build.cache_hit;
     report.compile_ms = bound.build.compile_ms;
     report.bytes_moved = bound.bytes_moved;
-    runtime::Kernel& kernel = bound.kernel;
     auto [global, local] = ndranges(launch.launch);
 
     if (options.check) {
@@ -333,10 +388,9 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
       }
     }
     if (!options.output_file.empty() && !options.check && !options.time)
-      runtime::run_kernel(device, bound.kernel, global, local);
+      run_once(device, bound, global, local);
     if (options.time) {
-      report.timing =
-          runtime::time_kernel(device, kernel, global, local, options.warmup, options.repeat);
+      report.timing = time_runs(device, bound, global, local, options.warmup, options.repeat);
       report.gb_per_s = report.bytes_moved / (report.timing->median_ms * 1e6);
       if (options.roofline) {
         report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
@@ -376,6 +430,7 @@ nlohmann::json to_json(const RunReport& r) {
   j["cache_hit"] = r.cache_hit;
   j["compile_ms"] = r.compile_ms;
   j["bytes_moved"] = r.bytes_moved;
+  j["launches"] = r.launches;
   if (r.timing) {
     j["time_ms"] = {{"median", r.timing->median_ms}, {"min", r.timing->min_ms},
                     {"max", r.timing->max_ms},       {"q1", r.timing->q1_ms},
@@ -421,6 +476,7 @@ RunReport report_from_json(const nlohmann::json& j) {
   r.cache_hit = j.value("cache_hit", false);
   r.compile_ms = j.value("compile_ms", 0.0);
   r.bytes_moved = j.value("bytes_moved", 0.0);
+  r.launches = j.value("launches", int64_t{1});
   if (j.contains("time_ms")) {
     const auto& t = j["time_ms"];
     runtime::Timing timing;

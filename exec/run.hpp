@@ -112,7 +112,10 @@ struct RunReport {
   /// it loaded from disk; 0 when this process had built it already (see runtime::BuildResult).
   double compile_ms = 0;
   std::optional<runtime::Timing> timing;
-  double bytes_moved = 0; ///< each input read once, the output written once
+  double bytes_moved = 0; ///< each input read once, the output written once, per launch
+  /// Launches of the kernel per run of the program (codegen::Kernel::launches): an iterated
+  /// program's timing covers all of them, first start to last end.
+  int64_t launches = 1;
   std::optional<double> gb_per_s;
   std::optional<double> roofline_gb_per_s;
   std::optional<double> roofline_fraction;

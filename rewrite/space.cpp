@@ -1,5 +1,7 @@
 #include "rewrite/space.hpp"
 
+#include "ir/host_iteration.hpp"
+
 #include "rewrite/rules.hpp"
 #include "rewrite/walk.hpp"
 #include "support/error.hpp"
@@ -350,6 +352,12 @@ std::variant<ir::Program, std::string> lower(const ir::Program& program,
                             [&](const LoweringStrategy& s) { return s.name == strategy; });
   if (found == all.end())
     throw InternalError(fmt::format("unknown lowering strategy {}", strategy), __FILE__, __LINE__);
+  if (std::optional<ir::HostIteration> iteration = ir::host_iteration(program)) {
+    auto step = lower(iteration->step, strategy, parameter, sizes);
+    if (const auto* lowered = std::get_if<ir::Program>(&step))
+      return ir::iterate_step(*lowered, iteration->count, iteration->input);
+    return step;
+  }
   ir::Program p = program;
   for (const LoweringStep& step : found->steps) {
     if (step.kind == LoweringStep::Kind::sequentialise) {
@@ -380,6 +388,9 @@ std::variant<ir::Program, std::string> lower(const ir::Program& program,
 // ----------------------------------------------------------------------------------
 
 struct VariantStream::State {
+  // An iterated program (iterate(T, f, p) over a parameter) explores its step f: each lowered
+  // step is wrapped back into the iteration, which runs as T launches of its kernel.
+  std::optional<ir::HostIteration> iteration;
   ir::Program root;
   SpaceOptions options;
   SpaceCounts counts;
@@ -408,8 +419,14 @@ struct VariantStream::State {
 
   // Several results per point (zip2D of map2Ds) are computed in one map nest: the lowering
   // strategies then map one nest to the threads and read the shared inputs once.
+  ir::Program iterated(const ir::Program& step) const {
+    return iteration ? ir::iterate_step(step, iteration->count, iteration->input) : step;
+  }
+
   State(ir::Program p, SpaceOptions o)
-      : root(apply_until_fixpoint(p, zip_of_maps())), options(std::move(o)) {
+      : iteration(ir::host_iteration(p)),
+        root(apply_until_fixpoint(iteration ? iteration->step : p, zip_of_maps())),
+        options(std::move(o)) {
     // Output lengths of the stencil: tile steps must divide them.
     int64_t out_y = -1, out_x = -1;
     if (const auto* a = root.result_type().as<ir::ArrayType>()) {
@@ -614,7 +631,7 @@ struct VariantStream::State {
       reject(*why);
       return;
     }
-    const ir::Program& p = std::get<ir::Program>(lowered);
+    const ir::Program p = iterated(std::get<ir::Program>(lowered));
     if (!seen_lowered.insert(p).second) {
       reject("duplicate lowered program");
       return;

@@ -90,6 +90,26 @@ Timing summarize_samples(std::vector<double> samples_ms) {
   return timing;
 }
 
+namespace {
+
+void check_timing_counts(int warmup, int repeat) {
+  if (repeat < 1 || warmup < 0)
+    throw UserError(
+        fmt::format("timing needs repeat >= 1 and warmup >= 0 (got {} and {})", repeat, warmup));
+}
+
+/// Waits for `event` and reports a failed execution as a LaunchError.
+void wait_for(cl::Event& event) {
+  cl_int err = event.wait();
+  cl_int execution = CL_COMPLETE;
+  cl_int info_err = event.getInfo(CL_EVENT_COMMAND_EXECUTION_STATUS, &execution);
+  if (info_err == CL_SUCCESS && execution < 0)
+    err = execution;
+  check_cl(err, "the kernel failed");
+}
+
+} // namespace
+
 double run_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                   const cl::NDRange& local) {
   LIFTX_INTERNAL_CHECK(global.dimensions() >= 1, "a launch needs a global size");
@@ -98,23 +118,55 @@ double run_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
       device.queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event);
   check_cl(err, fmt::format("cannot launch the kernel (global {}, local {})", to_string(global),
                             to_string(local)));
-  err = event.wait();
-  cl_int execution = CL_COMPLETE;
-  cl_int info_err = event.getInfo(CL_EVENT_COMMAND_EXECUTION_STATUS, &execution);
-  if (info_err == CL_SUCCESS && execution < 0)
-    err = execution;
-  check_cl(err, "the kernel failed");
+  wait_for(event);
   cl_ulong start = 0, end = 0;
   check_cl(event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "no profiling start time");
   check_cl(event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "no profiling end time");
   return end >= start ? static_cast<double>(end - start) * 1e-6 : 0.0;
 }
 
+double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                           const cl::NDRange& local, int64_t launches,
+                           const std::function<void(int64_t)>& before) {
+  LIFTX_INTERNAL_CHECK(launches >= 1, "a sequence of {} launches", launches);
+  cl::Event first, last;
+  for (int64_t k = 0; k < launches; ++k) {
+    before(k);
+    cl::Event event;
+    check_cl(
+        device.queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event),
+        fmt::format("cannot launch the kernel (global {}, local {}, launch {} of {})",
+                    to_string(global), to_string(local), k + 1, launches));
+    if (k == 0)
+      first = event;
+    last = event;
+  }
+  // The queue is in order: the last launch ending means every one ended, but a failure of an
+  // earlier one must not pass unnoticed.
+  wait_for(last);
+  wait_for(first);
+  cl_ulong start = 0, end = 0;
+  check_cl(first.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "no profiling start time");
+  check_cl(last.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "no profiling end time");
+  return end >= start ? static_cast<double>(end - start) * 1e-6 : 0.0;
+}
+
+Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                            const cl::NDRange& local, int64_t launches,
+                            const std::function<void(int64_t)>& before, int warmup, int repeat) {
+  check_timing_counts(warmup, repeat);
+  for (int i = 0; i < warmup; ++i)
+    run_kernel_sequence(device, kernel, global, local, launches, before);
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(repeat));
+  for (int i = 0; i < repeat; ++i)
+    samples.push_back(run_kernel_sequence(device, kernel, global, local, launches, before));
+  return summarize_samples(std::move(samples));
+}
+
 Timing time_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                    const cl::NDRange& local, int warmup, int repeat) {
-  if (repeat < 1 || warmup < 0)
-    throw UserError(
-        fmt::format("timing needs repeat >= 1 and warmup >= 0 (got {} and {})", repeat, warmup));
+  check_timing_counts(warmup, repeat);
   for (int i = 0; i < warmup; ++i)
     run_kernel(device, kernel, global, local);
   std::vector<double> samples;

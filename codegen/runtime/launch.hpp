@@ -4,6 +4,7 @@
 #include "codegen/runtime/status.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -87,6 +88,14 @@ inline double run_kernel(Device& device, Kernel& kernel, const cl::NDRange& glob
   return run_kernel(device, kernel.get(), global, local);
 }
 
+/// `launches` (>= 1) launches of one kernel in order, `before(k)` called before launch k (to set
+/// the arguments that change: host-side iteration swaps two buffers), waited for once at the end;
+/// returns the profiled time from the first launch's start to the last one's end in ms.
+/// LaunchError on failure.
+double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                           const cl::NDRange& local, int64_t launches,
+                           const std::function<void(int64_t)>& before);
+
 /// `warmup` untimed launches, then `repeat` (>= 1) timed ones, each waited for.
 Timing time_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                    const cl::NDRange& local, int warmup, int repeat);
@@ -94,6 +103,11 @@ inline Timing time_kernel(Device& device, Kernel& kernel, const cl::NDRange& glo
                           const cl::NDRange& local, int warmup, int repeat) {
   return time_kernel(device, kernel.get(), global, local, warmup, repeat);
 }
+
+/// time_kernel for sequences of `launches` launches (run_kernel_sequence): one sample per sequence.
+Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                            const cl::NDRange& local, int64_t launches,
+                            const std::function<void(int64_t)>& before, int warmup, int repeat);
 
 /// A device buffer of `bytes` (> 0). LaunchError(out_of_resources) if the device refuses.
 cl::Buffer allocate(Device& device, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);

@@ -872,3 +872,57 @@ TEST_CASE("api: tune finds, stores and reuses a winner for a tuple result") {
   CHECK(mismatches(dx, want[0]) == 0);
   CHECK(mismatches(dy, want[1]) == 0);
 }
+
+TEST_CASE("api: an iterated stencil runs as one launch per step, compiled and tuned") {
+  using namespace liftx::dsl;
+  Fn heat = userfun("heat_point",
+                    {{"c", ScalarKind::Float},
+                     {"n", ScalarKind::Float},
+                     {"s", ScalarKind::Float},
+                     {"e", ScalarKind::Float},
+                     {"w", ScalarKind::Float}},
+                    ScalarKind::Float, "return c + 0.2f * (n + s + e + w - 4.0f * c);");
+  // heat_program's step iterated 5 times over the grid: iterate(5, g => step(g), grid).
+  Fn one_step({"g"}, [&](Expr g) {
+    return map2D(
+        Fn({"nbh"},
+           [&](Expr nbh) { return heat(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]); }),
+        slide2D(3, 1, pad2D(1, 1, constant(0.0f), g)));
+  });
+  const Program iterated = program("heat5", {{"grid", array_of(Type::float_(), "N", "M")}},
+                                   [&](Expr grid) { return iterate(5, one_step, grid); });
+  const std::vector<float> grid = random_grid(24 * 40, 7);
+  std::vector<float> want = grid;
+  for (int s = 0; s < 5; ++s)
+    want = heat_step(want, 24, 40, kAlpha);
+
+  Context ctx("cpu");
+  Kernel k = ctx.compile(iterated, kSizes);
+  std::vector<float> out;
+  k.run({grid}, out);
+  CHECK(max_difference(out, want) < 1e-5);
+  // A device input is read, never written: the launches alternate between the output and a
+  // buffer of the kernel's own.
+  Buffer input = ctx.buffer<float>(grid.size());
+  input.write(std::span<const float>(grid));
+  Buffer result = ctx.buffer<float>(grid.size());
+  k.run({input}, result);
+  CHECK(max_difference(result.read<float>(), want) < 1e-5);
+  CHECK(max_difference(input.read<float>(), grid) == 0);
+
+  TempDir dir("tune_iterated");
+  ContextOptions options;
+  options.tuning_db = (dir.path / "tuning.db").string();
+  Context tuning("cpu", options);
+  TuneOptions o;
+  o.budget = 2;
+  o.max_variants = 300;
+  o.repeat = 2;
+  o.warmup = 1;
+  const TuneResult tuned = tune(tuning, iterated, kSizes, o, {grid});
+  INFO(tuned.report());
+  REQUIRE_FALSE(tuned.trials.empty());
+  out.clear();
+  tuned.kernel.run({grid}, out);
+  CHECK(max_difference(out, want) < 1e-5);
+}

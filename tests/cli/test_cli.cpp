@@ -221,3 +221,33 @@ TEST_CASE("run --reference verifies a variant against the high-level stencil") {
   CHECK(mismatch.exit_code == 2);
   CHECK(contains(mismatch.err, "does not have the parameter and result types"));
 }
+
+TEST_CASE("run and explore take iterated programs and --steps; a step that cannot iterate is "
+          "refused") {
+  // A hand-lowered step iterated with --steps: one launch per step, verified.
+  RunResult r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --steps 3 --device cpu "
+                      "--size M=16,N=24 --repeat 2 --warmup 1 --no-roofline");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "launches  3"));
+  CHECK(contains(r.out, "check     passed"));
+  CHECK(contains(r.out, "per step"));
+  // The program written with iterate: explored, its winner printed as the whole iteration.
+  fs::path db = scratch_dir() / "iterated.db";
+  RunResult e = liftx("explore stencils/iterated/heat2d.lift --device cpu --size M=16,N=32 "
+                      "--budget 2 --quiet --db '" +
+                      db.string() + "'");
+  INFO(e.out << e.err);
+  REQUIRE(e.exit_code == 0);
+  CHECK(contains(e.out, "per step"));
+  CHECK(contains(e.out, "iterate(6, "));
+  // --steps on a program that already iterates, and on a step whose result is no parameter's type.
+  RunResult twice = liftx("explore stencils/iterated/heat2d.lift --steps 2 --device cpu --size 16");
+  CHECK(twice.exit_code == 2);
+  CHECK(contains(twice.err, "already iterates"));
+  fs::path reduce =
+      write_file("rowsum.lift", "def rowsum(g: [[float]N]M) = map(reduce(add, 0.0f), g)\n");
+  RunResult bad = liftx("variants '" + reduce.string() + "' --steps 2 --size 16 --count");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "--steps needs a step function"));
+}

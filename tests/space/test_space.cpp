@@ -2,6 +2,7 @@
 // fixed-seed sample of variants built and verified on the OpenCL CPU device (PoCL).
 #include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
+#include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 
@@ -544,6 +545,44 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
     CHECK(sample.picked.count("window") == 1);
     CHECK(sample.to_verify().size() >= 12);
     check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=40", sample.every);
+  }
+}
+
+TEST_CASE("iterated stencils run as launches of each lowered step and verify on PoCL, for every "
+          "pad mode and a launch count of either parity") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  struct Case {
+    std::string file;
+    rewrite::Sizes sizes;
+    size_t keep; ///< variants per strategy
+  };
+  const std::vector<Case> cases{
+      {"stencils/iterated/heat2d", {{"M", 16}, {"N", 40}}, 2},                 // wrap, 6 steps
+      {"tests/space/programs/iter_jacobi_clamp", {{"M", 24}, {"N", 16}}, 2},   // clamp, 5
+      {"tests/space/programs/iter_box_mirror", {{"M", 8}, {"N", 24}}, 1},      // mirror, 2
+      {"tests/space/programs/iter_source_constant", {{"M", 16}, {"N", 8}}, 1}, // constant, 3
+      {"tests/space/programs/iter_smooth1d", {{"N", 48}}, 2},                  // 1D, 4
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    ir::Module module = parse::parse_file(fmt::format("{}/{}.lift", LIFTX_SOURCE_DIR, c.file));
+    const std::optional<ir::HostIteration> iteration = ir::host_iteration(module.main());
+    REQUIRE(iteration);
+    rewrite::SpaceOptions options = options_for(c.sizes, "cpu");
+    options.max_tile = 8;
+    rewrite::VariantStream stream(module.main(), options);
+    const StrategySample sample = sample_per_strategy(stream, c.keep, 5);
+    CHECK(stream.counts().variants > 1000);
+    // Every strategy of the step's grid rank, work-group tiles and register windows included.
+    CHECK(sample.picked.size() >= (c.sizes.size() == 2 ? 8u : 4u));
+    for (const rewrite::Variant& v : sample.to_verify()) {
+      const std::optional<ir::HostIteration> lowered = ir::host_iteration(v.program);
+      REQUIRE(lowered);
+      CHECK(lowered->count == iteration->count);
+      CHECK(lowered->input == iteration->input);
+    }
+    check_all_verify(device, module, sample.to_verify(), c.sizes, c.file, sample.every);
   }
 }
 
