@@ -184,9 +184,9 @@ std::vector<ir::Type> stored_components(const ir::Type& type);
 
 /// Generates the kernel. A program whose body is `iterate(T, f, p)` over a parameter p gets f's
 /// kernel with Kernel::launches = T (f's result must be stored as one buffer of p's type). A
-/// program that is not lowered or not lowerable (a plain map or reduce
-/// left, mapLcl outside mapWrg, toLocal outside mapWrg, parallel maps nested in the same
-/// dimension, ...) is a UserError naming the primitive and its source location.
+/// program that is not lowered or not lowerable (a plain map or reduce left, mapLcl outside
+/// mapWrg, toLocal outside mapWrg, parallel maps nested in the same dimension, ...) is a
+/// UserError naming the primitive and its source location.
 Kernel generate(const ir::Program& program, const Options& options = {});
 
 } // namespace liftx::codegen
