@@ -1,26 +1,32 @@
 // stencil_roofline_bench: liftx's stencil variants against hand-written OpenCL kernels and a
 // float4 copy, all in one process on one OpenCL device (issue 7).
 //
-// For each size, the float4 copy of M*N floats is timed first; it is the roofline every other row
-// is a fraction of. Then, for each stencil: the hand-written kernels of bench/handwritten/ (a naive
-// one-work-item-per-point kernel; for jacobi2d5pt also the float4 sliding-window kernel, one row
-// per --window-rows value) and the liftx variants given, each verified element by element against
-// the reference interpreter's result for stencils/<stencil>.lift on random inputs (seed --seed,
+// A size of two numbers (--size 8192, --size 4096x8192) runs the 2D stencils (stencils/*.lift), one
+// of three (--size 512x512x512, --size 256x512x768: M planes z, N rows y, O columns x) the 3D suite
+// (stencils/3d/*.lift). For each size, the float4 copy of as many floats as the grid holds is timed
+// first; it is the roofline every other row is a fraction of. Then, for each stencil of the size's
+// rank: the hand-written kernels of bench/handwritten/ (a naive one-work-item-per-point kernel, a
+// 2D or 3D NDRange; for jacobi2d5pt also the float4 sliding-window kernel, one row per
+// --window-rows value) and the liftx variants given, each verified element by element against the
+// reference interpreter's result for the stencil's .lift program on random inputs (seed --seed,
 // drawn as `liftx run` draws them; the reference is cached on disk, LIFTX_CACHE_DIR/references),
 // then timed by profiling events: --warmup runs, then the median of --repeat runs. Bandwidth
 // counts each input read once and the output written once. A kernel that fails to build, run or
 // verify is a row with its status; the run goes on.
 //
 // Usage:
-//   stencil_roofline_bench [--device SPEC] [--size N|MxN]... [--stencil NAME]...
+//   stencil_roofline_bench [--device SPEC] [--size N|MxN|MxNxO]... [--stencil NAME]...
 //                          [--variants-dir DIR]... [VARIANT...] [--window-rows R]...
-//                          [--local X,Y|auto] [--repeat R] [--warmup W] [--seed S]
-//                          [--json FILE] [--source-dir DIR]
-//   VARIANT = [STENCIL=]FILE.lift[@LAUNCH.json]   (the stencil defaults to FILE's folder name)
-//   --variants-dir DIR runs DIR/<stencil>/*.lift; a variant's launch comes from the sidecar
-//   beside it, <stem>.json (as `liftx variants --out` writes it) or <stem>.launch.json, else from
-//   the variant's launch rule. A sidecar written for other sizes gives only its local size (a tied
-//   one nothing): the global size follows the launch rule at the size run.
+//                          [--local X,Y|auto] [--local3d X,Y,Z|auto] [--repeat R] [--warmup W]
+//                          [--seed S] [--json FILE] [--source-dir DIR]
+//   VARIANT = [STENCIL=]FILE.lift[@LAUNCH.json]   (the stencil defaults to FILE's folder name, or
+//   to the part of its name before "--" when the folder is not named after a stencil:
+//   heat3d--wA--46583-window3d.lift, as `bench/gpu-issue22.sh files` takes them)
+//   --variants-dir DIR runs DIR/<stencil>/*.lift and DIR/<stencil>--*.lift; a variant's launch
+//   comes from the sidecar beside it, <stem>.json (as `liftx variants --out` writes it) or
+//   <stem>.launch.json, else from the variant's launch rule. A sidecar written for other sizes
+//   gives only its local size (a tied one nothing): the global size follows the launch rule at the
+//   size run.
 //
 // Examples:
 //   # PoCL, every stencil, the hand-lowered variants of stencils/variants/:
@@ -29,6 +35,10 @@
 //   # exploration copied to best/<stencil>/ with their sidecars:
 //   build/stencil_roofline_bench --device nvidia --size 8192 --variants-dir best --json h200.json
 //   # (the float4-window kernel runs with 2, 4, 8 and 16 rows unless --window-rows says)
+//   # The 3D suite at 512^3 and at 256x512x768 (z, y, x), with the liftx 3D variants of issue 22
+//   # (files <stencil>--*.lift with .json sidecars in one folder):
+//   build/stencil_roofline_bench --device nvidia --size 512x512x512 --size 256x512x768
+//       --variants-dir docs/results/carry/h200-issue22/512-variants
 #include "bench/handwritten.hpp"
 #include "codegen/runtime/roofline.hpp"
 #include "exec/run.hpp"
@@ -41,10 +51,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -63,6 +75,7 @@ struct Options {
   std::vector<std::string> variants;
   std::vector<int> window_rows;
   std::string local;
+  std::string local3d;
   int repeat = 20;
   int warmup = 3;
   uint64_t seed = 1;
@@ -72,10 +85,17 @@ struct Options {
   bool references_only = false;
 };
 
+/// A grid size, outermost first: {M, N} runs the 2D stencils, {M, N, O} the 3D ones.
 struct Size {
-  int64_t rows = 0;
-  int64_t columns = 0;
-  std::string text() const { return fmt::format("{}x{}", rows, columns); }
+  std::vector<int64_t> extents;
+  int rank() const { return static_cast<int>(extents.size()); }
+  int64_t points() const {
+    int64_t n = 1;
+    for (int64_t e : extents)
+      n *= e;
+    return n;
+  }
+  std::string text() const { return fmt::format("{}", fmt::join(extents, "x")); }
 };
 
 struct VariantFile {
@@ -100,38 +120,55 @@ struct Row {
   std::optional<double> fraction; ///< of the float4 copy of the same size
 };
 
-Size parse_size(const std::string& text) {
-  auto number = [&](const std::string& part) {
+/// The positive integers of `text` separated by `separator` ("4096x8192", "32,4,2"); nothing when
+/// a part is not one.
+std::optional<std::vector<int64_t>> positive_numbers(const std::string& text, char separator) {
+  std::vector<int64_t> numbers;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    const std::string part = text.substr(start, end == std::string::npos ? end : end - start);
     try {
       size_t used = 0;
-      long long v = std::stoll(part, &used);
-      if (used == part.size() && v >= 1 && v <= 46340)
-        return static_cast<int64_t>(v);
-    } catch (const std::exception&) {
+      const long long v = std::stoll(part, &used);
+      if (used != part.size() || v < 1)
+        return std::nullopt;
+      numbers.push_back(v);
+    } catch (const std::logic_error&) { // std::stoll's invalid_argument and out_of_range
+      return std::nullopt;
     }
-    throw UserError(
-        fmt::format("--size: expected N or MxN with values from 1 to 46340, got '{}'", text));
-  };
-  size_t x = text.find('x');
-  if (x == std::string::npos)
-    return {number(text), number(text)};
-  return {number(text.substr(0, x)), number(text.substr(x + 1))};
+    if (end == std::string::npos)
+      return numbers;
+    start = end + 1;
+  }
 }
 
-std::vector<int64_t> parse_local(const std::string& text) {
+/// "N" (N x N), "MxN" or "MxNxO"; every kernel indexes the grid with int, so the points must fit
+/// in one.
+Size parse_size(const std::string& text) {
+  std::optional<std::vector<int64_t>> extents = positive_numbers(text, 'x');
+  if (extents && extents->size() == 1)
+    extents->push_back(extents->front());
+  Size size{extents.value_or(std::vector<int64_t>{})};
+  double points = 1; // in double: the product of int64 extents may overflow
+  for (int64_t e : size.extents)
+    points *= static_cast<double>(e);
+  if (size.rank() < 2 || size.rank() > 3 || points > std::numeric_limits<int32_t>::max())
+    throw UserError(fmt::format("--size: expected N, MxN or MxNxO with values of at least 1 and "
+                                "at most 2^31 - 1 points in all, got '{}'",
+                                text));
+  return size;
+}
+
+/// "X,Y" (dims 2) or "X,Y,Z" (dims 3); "auto" or nothing is empty (the OpenCL runtime chooses).
+std::vector<int64_t> parse_local(const std::string& text, size_t dims, const char* option) {
   if (text.empty() || text == "auto")
     return {};
-  size_t comma = text.find(',');
-  try {
-    if (comma != std::string::npos) {
-      std::vector<int64_t> local{std::stoll(text.substr(0, comma)),
-                                 std::stoll(text.substr(comma + 1))};
-      if (local[0] >= 1 && local[1] >= 1)
-        return local;
-    }
-  } catch (const std::exception&) {
-  }
-  throw UserError(fmt::format("--local: expected X,Y (positive) or auto, got '{}'", text));
+  std::optional<std::vector<int64_t>> local = positive_numbers(text, ',');
+  if (!local || local->size() != dims)
+    throw UserError(fmt::format("{}: expected {} (positive) or auto, got '{}'", option,
+                                dims == 3 ? "X,Y,Z" : "X,Y", text));
+  return *local;
 }
 
 /// The sidecar beside `lift`: <stem>.json as `liftx variants --out` writes it, or
@@ -143,6 +180,25 @@ std::optional<fs::path> sidecar_of(const fs::path& lift) {
       return candidate;
   }
   return std::nullopt;
+}
+
+bool is_handwritten_stencil(const std::string& name) {
+  const auto& known = bench::handwritten_stencils();
+  return std::find(known.begin(), known.end(), name) != known.end();
+}
+
+/// The stencil a variant file is of when the command line does not say: its folder's name
+/// (DIR/<stencil>/FILE.lift), else the part of its name before "--" (<stencil>--WHAT--ID.lift, as
+/// `liftx variants --out` names files in one folder), else the folder's name all the same.
+std::string stencil_of(const fs::path& lift) {
+  const std::string folder = lift.parent_path().filename().string();
+  if (is_handwritten_stencil(folder))
+    return folder;
+  const std::string stem = lift.stem().string();
+  const size_t dashes = stem.find("--");
+  if (dashes != std::string::npos && is_handwritten_stencil(stem.substr(0, dashes)))
+    return stem.substr(0, dashes);
+  return folder;
 }
 
 VariantFile parse_variant_argument(const std::string& text) {
@@ -158,20 +214,25 @@ VariantFile parse_variant_argument(const std::string& text) {
   }
   v.lift = rest;
   if (v.stencil.empty())
-    v.stencil = v.lift.parent_path().filename().string();
+    v.stencil = stencil_of(v.lift);
   if (!v.launch)
     v.launch = sidecar_of(v.lift);
   return v;
 }
 
+/// DIR/<stencil>/*.lift and DIR/<stencil>--*.lift, sorted.
 std::vector<VariantFile> variants_in(const fs::path& dir, const std::string& stencil) {
   std::vector<VariantFile> found;
-  const fs::path folder = dir / stencil;
-  if (!fs::is_directory(folder))
-    return found;
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.is_regular_file() && entry.path().extension() == ".lift")
-      found.push_back(VariantFile{stencil, entry.path(), sidecar_of(entry.path())});
+  auto add_lift_files = [&](const fs::path& folder, const std::string& prefix) {
+    if (!fs::is_directory(folder))
+      return;
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.is_regular_file() && entry.path().extension() == ".lift" &&
+          entry.path().filename().string().rfind(prefix, 0) == 0)
+        found.push_back(VariantFile{stencil, entry.path(), sidecar_of(entry.path())});
+  };
+  add_lift_files(dir / stencil, "");
+  add_lift_files(dir, stencil + "--");
   std::sort(found.begin(), found.end(),
             [](const VariantFile& a, const VariantFile& b) { return a.lift < b.lift; });
   return found;
@@ -300,17 +361,16 @@ public:
   Bench(const Options& o, runtime::Device& device)
       : o_(o), device_(device),
         source_dir_(o.source_dir.empty() ? default_source_dir() : fs::path(o.source_dir)),
-        local_(o.local.empty()
-                   ? (device.profile.type == runtime::DeviceType::gpu ? std::vector<int64_t>{32, 8}
-                                                                      : std::vector<int64_t>{})
-                   : parse_local(o.local)),
+        local_(local_or_default(o.local, 2, "--local", {32, 8})),
+        local3d_(local_or_default(o.local3d, 3, "--local3d", {32, 4, 2})),
         window_rows_(o.window_rows.empty() ? std::vector<int>{2, 4, 8, 16} : o.window_rows) {}
 
+  /// The copy, then every stencil of `stencils` of the size's rank.
   void run_size(const Size& size, const std::vector<std::string>& stencils,
                 const std::vector<VariantFile>& variants) {
     copy_ = std::nullopt;
     Row copy{size.text(), "-", "copy float4", "", "ok"};
-    const size_t floats = static_cast<size_t>((size.rows * size.columns + 3) / 4 * 4);
+    const size_t floats = static_cast<size_t>((size.points() + 3) / 4 * 4);
     copy.launch = fmt::format("global {} local auto", floats / 4);
     copy.bytes_moved = 2.0 * static_cast<double>(floats) * sizeof(float);
     try {
@@ -328,12 +388,25 @@ public:
     print_header(size, device_.profile.device_name, copy_.value_or(0));
     add(copy);
     for (const std::string& stencil : stencils)
-      run_stencil(size, stencil, variants);
+      if (bench::stencil_rank(stencil) == size.rank())
+        run_stencil(size, stencil, variants);
   }
 
   const std::vector<Row>& rows() const { return rows_; }
 
 private:
+  /// The work-group size of the hand-written kernels of `dims` dimensions: `text`, else
+  /// `gpu_default` on GPUs (32 work-items along x: whole warps read whole rows) and the OpenCL
+  /// runtime's choice elsewhere.
+  std::vector<int64_t> local_or_default(const std::string& text, size_t dims, const char* option,
+                                        std::vector<int64_t> gpu_default) const {
+    if (!text.empty())
+      return parse_local(text, dims, option);
+    if (device_.profile.type == runtime::DeviceType::gpu)
+      return gpu_default;
+    return {};
+  }
+
   void add(Row row) {
     if (row.gb_per_s && copy_)
       row.fraction = *row.gb_per_s / *copy_;
@@ -343,12 +416,12 @@ private:
 
   void run_stencil(const Size& size, const std::string& stencil,
                    const std::vector<VariantFile>& variants) {
-    const fs::path lift = source_dir_ / "stencils" / (stencil + ".lift");
+    const fs::path lift = bench::stencil_file(source_dir_, stencil);
     progress(
         fmt::format("{} {}: inputs and the reference interpreter's result", stencil, size.text()));
     std::optional<bench::StencilCase> c;
     try {
-      c = bench::load_stencil_case(lift, size.rows, size.columns, o_.seed);
+      c = bench::load_stencil_case(lift, size.extents, o_.seed);
     } catch (const std::exception& e) {
       Row row{size.text(), stencil, "reference", "", "error", error_text(e)};
       add(row);
@@ -362,7 +435,7 @@ private:
 
   void run_handwritten(const Size& size, const bench::StencilCase& c) {
     bench::HandwrittenOptions options;
-    options.local = local_;
+    options.local = c.rank() == 3 ? local3d_ : local_;
     options.warmup = o_.warmup;
     options.repeat = o_.repeat;
     options.tolerance = o_.tolerance;
@@ -373,8 +446,9 @@ private:
       row.bytes_moved = c.bytes_moved();
       try {
         bench::HandwrittenReport r = bench::run_handwritten(device_, k, c, options);
-        row.launch = fmt::format("global {} local {}", dims_text({r.global[0], r.global[1]}),
-                                 dims_text({r.local[0], r.local[1]}));
+        row.launch = fmt::format("global {} local {}",
+                                 dims_text({r.global.begin(), r.global.begin() + r.dims}),
+                                 dims_text({r.local.begin(), r.local.begin() + r.dims}));
         row.status = std::string(runtime::to_string(r.status));
         row.message = r.message;
         row.verified = r.verification.checked ? (r.verification.passed ? "yes" : "no") : "-";
@@ -422,7 +496,8 @@ private:
   const Options& o_;
   runtime::Device& device_;
   fs::path source_dir_;
-  std::vector<int64_t> local_;
+  std::vector<int64_t> local_;   ///< of the 2D hand-written kernels
+  std::vector<int64_t> local3d_; ///< of the 3D ones
   std::vector<int> window_rows_;
   std::optional<double> copy_;
   std::vector<Row> rows_;
@@ -444,24 +519,55 @@ void write_json(const std::string& path, const runtime::Device& device, const Op
     throw UserError(fmt::format("cannot write {}", path));
 }
 
-int run(const Options& o) {
-  std::vector<Size> sizes;
-  for (const std::string& s : o.sizes.empty() ? std::vector<std::string>{"8192"} : o.sizes)
-    sizes.push_back(parse_size(s));
-  std::vector<std::string> stencils =
-      o.stencils.empty() ? bench::handwritten_stencils() : o.stencils;
-  for (const std::string& s : stencils) {
-    const auto& known = bench::handwritten_stencils();
-    if (std::find(known.begin(), known.end(), s) == known.end())
-      throw UserError(
-          fmt::format("--stencil: unknown stencil '{}' (known: {})", s, fmt::join(known, ", ")));
-  }
-  for (int rows : o.window_rows)
-    if (rows < 1 || rows > 64)
-      throw UserError(fmt::format("--window-rows: expected 1 to 64, got {}", rows));
-  if (!o.local.empty())
-    parse_local(o.local);
+bool has_size_of_rank(const std::vector<Size>& sizes, int rank) {
+  return std::any_of(sizes.begin(), sizes.end(), [&](const Size& s) { return s.rank() == rank; });
+}
 
+/// --size, else 8192^2 (the 2D suite), or, when --stencil names stencils, the default size of each
+/// of their ranks (8192^2 in 2D, 512^3 in 3D).
+std::vector<Size> sizes_to_run(const Options& o) {
+  std::vector<Size> sizes;
+  for (const std::string& s : o.sizes)
+    sizes.push_back(parse_size(s));
+  if (!sizes.empty())
+    return sizes;
+  if (o.stencils.empty())
+    return {parse_size("8192")};
+  for (const auto& [rank, text] : {std::pair{2, "8192"}, std::pair{3, "512x512x512"}})
+    if (std::any_of(o.stencils.begin(), o.stencils.end(),
+                    [&](const std::string& s) { return bench::stencil_rank(s) == rank; }))
+      sizes.push_back(parse_size(text));
+  return sizes;
+}
+
+void check_stencil_names(const std::vector<std::string>& stencils) {
+  for (const std::string& s : stencils)
+    if (!is_handwritten_stencil(s))
+      throw UserError(fmt::format("--stencil: unknown stencil '{}' (known: {})", s,
+                                  fmt::join(bench::handwritten_stencils(), ", ")));
+}
+
+/// --stencil, else every hand-written stencil of a rank some size has. A stencil named whose rank
+/// no size has would silently not run: refused.
+std::vector<std::string> stencils_to_run(const Options& o, const std::vector<Size>& sizes) {
+  if (o.stencils.empty()) {
+    std::vector<std::string> stencils;
+    for (const std::string& s : bench::handwritten_stencils())
+      if (has_size_of_rank(sizes, bench::stencil_rank(s)))
+        stencils.push_back(s);
+    return stencils;
+  }
+  for (const std::string& s : o.stencils) {
+    const int rank = bench::stencil_rank(s);
+    if (!has_size_of_rank(sizes, rank))
+      throw UserError(fmt::format("--stencil {} is {}D but no --size is (e.g. --size {})", s, rank,
+                                  rank == 3 ? "512x512x512" : "8192"));
+  }
+  return o.stencils;
+}
+
+std::vector<VariantFile> variants_to_run(const Options& o,
+                                         const std::vector<std::string>& stencils) {
   std::vector<VariantFile> variants;
   for (const std::string& dir : o.variants_dirs) {
     if (!fs::is_directory(dir))
@@ -478,18 +584,35 @@ int run(const Options& o) {
                                   text, v.stencil, v.stencil));
     variants.push_back(std::move(v));
   }
+  return variants;
+}
 
-  if (o.references_only) {
-    // Interpreting 8192^2 takes minutes per stencil: one process per stencil fills the disk cache
-    // in parallel before the (sequential) timing run.
-    for (const Size& size : sizes)
-      for (const std::string& s : stencils) {
-        bench::load_stencil_case(
-            (o.source_dir.empty() ? default_source_dir() : fs::path(o.source_dir)) / "stencils" /
-                (s + ".lift"),
-            size.rows, size.columns, o.seed);
+/// Interpreting 8192^2 or 512^3 takes minutes per stencil: one process per stencil fills the disk
+/// cache in parallel before the (sequential) timing run.
+void cache_references(const Options& o, const std::vector<Size>& sizes,
+                      const std::vector<std::string>& stencils) {
+  const fs::path source_dir = o.source_dir.empty() ? default_source_dir() : fs::path(o.source_dir);
+  for (const Size& size : sizes)
+    for (const std::string& s : stencils)
+      if (bench::stencil_rank(s) == size.rank()) {
+        bench::load_stencil_case(bench::stencil_file(source_dir, s), size.extents, o.seed);
         fmt::print("{} {}: reference cached\n", s, size.text());
       }
+}
+
+int run(const Options& o) {
+  check_stencil_names(o.stencils);
+  const std::vector<Size> sizes = sizes_to_run(o);
+  const std::vector<std::string> stencils = stencils_to_run(o, sizes);
+  for (int rows : o.window_rows)
+    if (rows < 1 || rows > 64)
+      throw UserError(fmt::format("--window-rows: expected 1 to 64, got {}", rows));
+  parse_local(o.local, 2, "--local"); // refused before the device is opened
+  parse_local(o.local3d, 3, "--local3d");
+  const std::vector<VariantFile> variants = variants_to_run(o, stencils);
+
+  if (o.references_only) {
+    cache_references(o, sizes, stencils);
     return 0;
   }
   runtime::Device device = runtime::select_device(o.device);
@@ -522,9 +645,12 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"liftx stencil variants vs hand-written OpenCL kernels vs a float4 copy"};
   app.add_option("--device", o.device, "cpu, gpu, pocl, nvidia, amd, intel, P:D or a name");
-  app.add_option("--size", o.sizes, "N (N x N) or MxN, repeatable (default 8192)")
+  app.add_option("--size", o.sizes,
+                 "N (N x N) or MxN for the 2D stencils, MxNxO (z, y, x) for the 3D ones, "
+                 "repeatable (default 8192, or 512x512x512 for a 3D --stencil)")
       ->allow_extra_args(false);
-  app.add_option("--stencil", o.stencils, "stencil name, repeatable (default: all eight)")
+  app.add_option("--stencil", o.stencils,
+                 "stencil name, repeatable (default: every one of the sizes' dimensions)")
       ->allow_extra_args(false);
   app.add_option("--variants-dir", o.variants_dirs,
                  "run DIR/<stencil>/*.lift (sidecars <stem>.json or <stem>.launch.json)")
@@ -536,8 +662,11 @@ int main(int argc, char** argv) {
          "16)")
       ->allow_extra_args(false);
   app.add_option("--local", o.local,
-                 "work-group X,Y of the hand-written kernels, or auto (default 32,8 on GPUs, "
+                 "work-group X,Y of the 2D hand-written kernels, or auto (default 32,8 on GPUs, "
                  "auto elsewhere)");
+  app.add_option("--local3d", o.local3d,
+                 "work-group X,Y,Z of the 3D hand-written kernels, or auto (default 32,4,2 on "
+                 "GPUs, auto elsewhere)");
   app.add_option("--repeat", o.repeat, "timed runs (default 20)")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", o.warmup, "untimed runs first (default 3)")
       ->check(CLI::Range(0, 1000));
@@ -547,7 +676,7 @@ int main(int argc, char** argv) {
                "only compute and cache the reference results (no device)");
   app.add_option("--json", o.json, "also write every row to this JSON file");
   app.add_option("--source-dir", o.source_dir,
-                 "the liftx checkout holding stencils/ and bench/handwritten/");
+                 "the liftx checkout holding stencils/, stencils/3d/ and bench/handwritten/");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);
