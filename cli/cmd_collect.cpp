@@ -1,6 +1,7 @@
 // `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S]
 // [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of high-level stencils
-// into the performance database, in a worker child (`collect-worker`, hidden).
+// into the performance database, in a worker child (`collect-worker`, hidden); with `--mpi`, across
+// the ranks of an MPI job (explore/mpi/).
 // `liftx db [--db PATH] [--device KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
 // its exports.
 #include "cli/app.hpp"
@@ -10,6 +11,7 @@
 #include "explore/collect.hpp"
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
+#include "explore/mpi/collect_mpi.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
@@ -45,7 +47,35 @@ struct CollectCommandOptions {
   int build_jobs = 0;
   int time_limit_s = 0;
   std::string format = "table";
+  bool mpi = false;
+  int mpi_batch = 16;
+  int mpi_silence_s = 30;
+  std::string mpi_test_die; ///< "RANK:K" (testing)
 };
+
+/// `--mpi-test-die RANK:K` as MpiOptions' die_rank and die_after.
+void parse_test_die(const std::string& text, explore::mpi::MpiOptions& mpi) {
+  if (text.empty())
+    return;
+  const size_t colon = text.find(':');
+  try {
+    mpi.die_rank = std::stoi(text.substr(0, colon));
+    mpi.die_after = colon == std::string::npos ? 0 : std::stoll(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw UserError(fmt::format("--mpi-test-die: RANK:K, not '{}'", text));
+  }
+  if (mpi.die_rank < 1 || mpi.die_after < 1)
+    throw UserError("--mpi-test-die: RANK must be > 0 (rank 0 writes the database) and K >= 1");
+}
+
+/// Each rank's device and share, and the ranks given up for lost.
+void print_ranks(std::FILE* out, const std::vector<explore::mpi::RankReport>& ranks) {
+  for (const explore::mpi::RankReport& r : ranks)
+    fmt::print(out, "rank {:<4}  {} on {}: {} measured{}\n", r.rank, r.host,
+               r.device_key.empty() ? "no device" : r.device_key, r.measured,
+               r.problem.empty() ? ""
+                                 : fmt::format(" ({}: {})", r.lost ? "lost" : "failed", r.problem));
+}
 
 std::filesystem::path db_path(const std::string& given) {
   return given.empty() ? explore::PerfDb::default_path() : std::filesystem::path(given);
@@ -130,7 +160,21 @@ void add_collect_command(CLI::App& app) {
                   "table (default), or json / csv: this run's measurements as data on stdout "
                   "(the columns of `liftx db --csv`), the report on stderr")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_flag("--mpi", o->mpi,
+                "under mpirun or srun: rank 0 plans and writes the database, every rank measures "
+                "batches on its own device (docs/mpi.md)");
+  cmd->add_option("--mpi-batch", o->mpi_batch,
+                  "with --mpi: jobs handed to a rank at a time; a rank that dies loses at most "
+                  "these (default 16)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--mpi-silence", o->mpi_silence_s,
+                  "with --mpi: seconds after which a silent rank is given up for lost and its jobs "
+                  "go to the others (default 30)")
+      ->check(CLI::Range(2, 86400));
   cmd->add_option("--stop-after", o->stop_after, "exit abruptly after K measurements (testing)")
+      ->group("");
+  cmd->add_option("--mpi-test-die", o->mpi_test_die,
+                  "RANK:K: rank RANK kills itself after K results (testing)")
       ->group("");
   cmd->callback([o] {
     explore::CollectOptions options;
@@ -172,7 +216,21 @@ void add_collect_command(CLI::App& app) {
     std::function<void(const explore::CollectProgress&)> progress;
     if (!o->quiet)
       progress = [&printer](const explore::CollectProgress& p) { printer.update(p); };
-    explore::CollectSummary s = explore::collect(options, progress);
+    explore::CollectSummary s;
+    std::vector<explore::mpi::RankReport> ranks;
+    if (o->mpi) {
+      explore::mpi::MpiOptions mpi;
+      mpi.batch = o->mpi_batch;
+      mpi.silence_limit = std::chrono::seconds(o->mpi_silence_s);
+      parse_test_die(o->mpi_test_die, mpi);
+      explore::mpi::MpiCollectResult result = explore::mpi::collect(options, mpi, progress);
+      if (!result.summary) // not rank 0: rank 0 reports for the job
+        return;
+      s = std::move(*result.summary);
+      ranks = std::move(result.rank_reports);
+    } else {
+      s = explore::collect(options, progress);
+    }
     printer.finish();
     std::FILE* report = o->format == "table" ? stdout : stderr;
     fmt::print(report, "database  {}\n", options.db.string());
@@ -197,6 +255,7 @@ void add_collect_command(CLI::App& app) {
     if (s.worker_restarts)
       fmt::print(report, "workers   restarted {} times after a crash or timeout\n",
                  s.worker_restarts);
+    print_ranks(report, ranks);
     if (o->format != "table" && !s.device_key.empty()) {
       const explore::PerfDb db(options.db, explore::PerfDb::Access::read_only);
       if (o->format == "csv") {

@@ -49,14 +49,6 @@ std::string format_sizes(const interp::Sizes& sizes) {
   return text;
 }
 
-/// The run options of a launch: its global and local sizes (local left to the runtime when the
-/// launch leaves any dimension to it).
-struct Job {
-  int64_t configuration_id = 0;
-  nlohmann::json json; ///< what the worker reads
-  std::string label;   ///< for progress
-};
-
 // ---- the worker child ---------------------------------------------------------------------------
 
 /// A running worker: its process (group) and the read end of its stdout.
@@ -244,14 +236,130 @@ std::string profile_name_for(const runtime::DeviceProfile& device) {
   return std::string(runtime::to_string(device.type));
 }
 
+LocalMeasurer::LocalMeasurer(const CollectOptions& options)
+    : executable_(options.worker_executable), device_(options.device), timeout_(options.timeout),
+      build_jobs_(options.build_jobs) {
+  if (executable_.empty())
+    throw InternalError("collect: no worker executable", __FILE__, __LINE__);
+}
+
+std::vector<runtime::DeviceProfile> LocalMeasurer::devices() {
+  return {runtime::select_device(device_).profile};
+}
+
+void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& record,
+                            const std::function<bool()>& out_of_time) {
+  if (jobs.empty())
+    return;
+  const ScratchDir scratch("liftx-collect-");
+  const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
+  {
+    std::ofstream out(jobs_path);
+    for (const CollectJob& job : jobs)
+      out << job.json.dump() << '\n';
+    if (!out)
+      throw UserError(fmt::format("cannot write {}", jobs_path.string()));
+  }
+  const std::filesystem::path stderr_path = scratch.path() / "worker.stderr";
+
+  // Builders run ahead of the worker; they are killed when measuring ends (scope exit).
+  std::vector<std::unique_ptr<WorkerProcess>> builders;
+  for (int b = 0; b < build_jobs_; ++b)
+    builders.push_back(std::make_unique<WorkerProcess>(
+        std::vector<std::string>{executable_, "collect-builder", "--jobs", jobs_path.string(),
+                                 "--shard", std::to_string(b), "--shards",
+                                 std::to_string(build_jobs_), "--device", device_},
+        scratch.path() / fmt::format("builder-{}.stderr", b)));
+
+  size_t next = 0;
+  bool first_worker = true;
+  while (next < jobs.size() && !out_of_time()) {
+    if (!first_worker)
+      ++restarts_;
+    const size_t first_job = next;
+    WorkerProcess worker({executable_, "collect-worker", "--jobs", jobs_path.string(), "--from",
+                          std::to_string(next), "--device", device_},
+                         stderr_path);
+    // Opening the device is the worker's, not a job's: the first job's deadline starts when the
+    // worker says it is ready, and opening has its own bound.
+    const auto open_deadline = Clock::now() + kDeviceOpenAllowance;
+    bool worker_alive = true;
+    while (true) {
+      std::string line;
+      const WorkerProcess::Read r = worker.read_line(line, open_deadline);
+      if (r == WorkerProcess::Read::line) {
+        if (line == kWorkerReady)
+          break;
+        continue; // a driver writing to stdout
+      }
+      const int status = r == WorkerProcess::Read::timeout
+                             ? worker.stop()
+                             : worker.wait_exit(std::chrono::milliseconds(5000));
+      const std::string err = clip_message(read_text(stderr_path));
+      if (r == WorkerProcess::Read::timeout)
+        throw UserError(fmt::format("the collect worker did not open the device '{}' within {} s; "
+                                    "what is measured is stored (--resume continues){}",
+                                    device_, kDeviceOpenAllowance.count() / 1000,
+                                    err.empty() ? "" : ": " + err));
+      throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
+                                  describe_wait_status(status), err.empty() ? "" : ": " + err));
+    }
+    while (worker_alive && next < jobs.size() && !out_of_time()) {
+      const CollectJob& job = jobs[next];
+      std::string line;
+      const auto deadline = Clock::now() + timeout_;
+      WorkerProcess::Read r = worker.read_line(line, deadline);
+      if (r == WorkerProcess::Read::line) {
+        nlohmann::json result;
+        try {
+          result = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::exception&) {
+          continue; // not a result line (a driver writing to stdout)
+        }
+        if (!result.is_object() || result.value("id", int64_t{-1}) != job.configuration_id)
+          continue;
+        const Measurement m = measurement_from(result);
+        record(next++, 0, m);
+        // A kernel that failed at run time can leave the context unusable (the NVIDIA driver then
+        // fails every later build and launch with CL_ERROR(-9999)): measure on in a new worker.
+        if (m.status == runtime::Status::run_error) {
+          worker.stop();
+          worker_alive = false;
+        }
+      } else if (r == WorkerProcess::Read::timeout) {
+        worker.stop();
+        Measurement m;
+        m.status = runtime::Status::timeout;
+        m.message = fmt::format("no result within {} ms; worker killed", timeout_.count());
+        record(next++, 0, m);
+        worker_alive = false;
+      } else {
+        int status = worker.wait_exit(std::chrono::milliseconds(5000));
+        std::string err = clip_message(read_text(stderr_path));
+        // A worker that cannot read its jobs would fail for every job.
+        if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+          throw UserError(fmt::format("the collect worker failed: {}", err));
+        Measurement m;
+        m.status = runtime::Status::run_error;
+        m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
+        record(next++, 0, m);
+        worker_alive = false;
+      }
+    }
+    first_worker = false;
+  }
+}
+
 CollectSummary collect(const CollectOptions& options,
-                       const std::function<void(const CollectProgress&)>& progress) {
+                       const std::function<void(const CollectProgress&)>& progress,
+                       Measurer* measurer) {
   if (options.targets.empty())
     throw UserError("collect: no programs to collect");
   if (!options.all && options.sample <= 0)
     throw UserError("collect: --sample must be positive (or use --all)");
-  if (options.worker_executable.empty())
-    throw InternalError("collect: no worker executable", __FILE__, __LINE__);
+  std::optional<LocalMeasurer> local;
+  if (!measurer && !options.plan_only)
+    measurer = &local.emplace(options);
   const Clock::time_point start = Clock::now();
   // Every target parsed once, up front. A lowered program has no variant space: collecting it
   // would measure nothing. Checked for every target before the database is opened, so that
@@ -282,21 +390,20 @@ CollectSummary collect(const CollectOptions& options,
       progress(state);
   };
 
-  // The device measured on, and the profile that limits the space and computes features.
+  // The devices measured on (the first one is what `detect` means), and the profile that limits
+  // the space and computes features.
   runtime::DeviceProfile feature_profile;
   DeviceLimits limits;
-  std::optional<runtime::DeviceProfile> device_profile;
-  if (!options.plan_only) {
-    runtime::Device device = runtime::select_device(options.device);
-    device_profile = device.profile;
-  }
+  std::vector<runtime::DeviceProfile> devices;
+  if (!options.plan_only)
+    devices = measurer->devices();
   if (options.profile == "detect") {
-    if (!device_profile)
+    if (devices.empty())
       throw UserError("collect: planning without a device needs a named --profile (cpu, nvidia "
                       "or amd), not detect");
-    feature_profile = *device_profile;
-    limits = device_profile->limits();
-    summary.profile = profile_name_for(*device_profile);
+    feature_profile = devices.front();
+    limits = devices.front().limits();
+    summary.profile = profile_name_for(devices.front());
   } else {
     feature_profile = runtime::named_profile(options.profile);
     limits = feature_profile.limits();
@@ -304,18 +411,24 @@ CollectSummary collect(const CollectOptions& options,
   }
 
   PerfDb db(options.db);
-  std::optional<int64_t> device_id;
-  if (device_profile) {
-    summary.device_key = device_profile->key;
-    device_id = db.device(*device_profile);
-  }
+  std::vector<int64_t> device_ids;
+  for (const runtime::DeviceProfile& device : devices)
+    device_ids.push_back(db.device(device));
+  if (!devices.empty())
+    summary.device_key = devices.front().key;
+  auto measured_before = [&](int64_t configuration_id) {
+    for (int64_t device_id : device_ids)
+      if (db.has_measurement(configuration_id, device_id))
+        return true;
+    return false;
+  };
   const std::string selection =
       options.all ? std::string("all")
                   : fmt::format("sample {} seed {}", options.sample, options.seed);
 
   // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";
-  std::vector<Job> jobs;
+  std::vector<CollectJob> jobs;
   for (size_t t = 0; t < options.targets.size(); ++t) {
     const CollectTarget& target = options.targets[t];
     const ir::Module& module = modules[t];
@@ -340,11 +453,11 @@ CollectSummary collect(const CollectOptions& options,
     if (options.plan_only)
       continue;
     for (PlannedConfiguration& p : *planned) {
-      if (options.resume && db.has_measurement(p.configuration_id, *device_id)) {
+      if (options.resume && measured_before(p.configuration_id)) {
         ++summary.skipped;
         continue;
       }
-      Job job;
+      CollectJob job;
       job.configuration_id = p.configuration_id;
       job.label = fmt::format("{} {} #{} {}", program->name, format_sizes(target.sizes),
                               p.variant_index, p.strategy);
@@ -363,38 +476,29 @@ CollectSummary collect(const CollectOptions& options,
   summary.skipped = state.skipped = summary.skipped;
   state.total = static_cast<int64_t>(jobs.size());
 
-  // Phase 2: measure in worker children.
+  // Phase 2: measure. Each job is recorded once, as its result arrives (committed at once), so
+  // that a run cut off anywhere loses nothing measured and a resumed one measures nothing twice.
   if (jobs.empty()) // nothing to measure: no bar (the summary says what was skipped)
     return summary;
   state.phase = "measuring";
   measuring_start = Clock::now();
   report();
-  const ScratchDir scratch("liftx-collect-");
-  const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
-  {
-    std::ofstream out(jobs_path);
-    for (const Job& job : jobs)
-      out << job.json.dump() << '\n';
-    if (!out)
-      throw UserError(fmt::format("cannot write {}", jobs_path.string()));
-  }
-  const std::filesystem::path stderr_path = scratch.path() / "worker.stderr";
-
-  // Builders run ahead of the worker; they are killed when measuring ends (scope exit).
-  std::vector<std::unique_ptr<WorkerProcess>> builders;
-  for (int b = 0; b < options.build_jobs; ++b)
-    builders.push_back(std::make_unique<WorkerProcess>(
-        std::vector<std::string>{options.worker_executable, "collect-builder", "--jobs",
-                                 jobs_path.string(), "--shard", std::to_string(b), "--shards",
-                                 std::to_string(options.build_jobs), "--device", options.device},
-        scratch.path() / fmt::format("builder-{}.stderr", b)));
   auto out_of_time = [&] {
     return options.time_limit.count() > 0 && Clock::now() - start >= options.time_limit;
   };
-
+  std::vector<bool> recorded(jobs.size(), false);
   int64_t stored = 0;
-  auto store = [&](const Job& job, const Measurement& m) {
-    db.put_measurement(job.configuration_id, *device_id, m);
+  auto record = [&](size_t job_index, size_t device, const Measurement& m) {
+    if (job_index >= jobs.size() || device >= device_ids.size())
+      throw InternalError(fmt::format("collect: a result for job {} on device {} of {} jobs and "
+                                      "{} devices",
+                                      job_index, device, jobs.size(), device_ids.size()),
+                          __FILE__, __LINE__);
+    if (recorded[job_index])
+      return; // a second answer (a rank given up for lost came back): the first one stands
+    recorded[job_index] = true;
+    const CollectJob& job = jobs[job_index];
+    db.put_measurement(job.configuration_id, device_ids[device], m);
     ++summary.measured;
     ++stored;
     std::string status(runtime::to_string(m.status));
@@ -406,88 +510,9 @@ CollectSummary collect(const CollectOptions& options,
     if (options.stop_after > 0 && stored >= options.stop_after)
       std::_Exit(75); // simulates an interrupted run: nothing flushed beyond what is committed
   };
-
-  size_t next = 0;
-  bool first_worker = true;
-  while (next < jobs.size() && !out_of_time()) {
-    if (!first_worker)
-      ++summary.worker_restarts;
-    const size_t first_job = next;
-    WorkerProcess worker({options.worker_executable, "collect-worker", "--jobs", jobs_path.string(),
-                          "--from", std::to_string(next), "--device", options.device},
-                         stderr_path);
-    // Opening the device is the worker's, not a job's: the first job's deadline starts when the
-    // worker says it is ready, and opening has its own bound.
-    const auto open_deadline = Clock::now() + kDeviceOpenAllowance;
-    bool worker_alive = true;
-    while (true) {
-      std::string line;
-      const WorkerProcess::Read r = worker.read_line(line, open_deadline);
-      if (r == WorkerProcess::Read::line) {
-        if (line == kWorkerReady)
-          break;
-        continue; // a driver writing to stdout
-      }
-      const int status = r == WorkerProcess::Read::timeout
-                             ? worker.stop()
-                             : worker.wait_exit(std::chrono::milliseconds(5000));
-      const std::string err = clip_message(read_text(stderr_path));
-      if (r == WorkerProcess::Read::timeout)
-        throw UserError(fmt::format("the collect worker did not open the device '{}' within {} s; "
-                                    "what is measured is stored (--resume continues){}",
-                                    options.device, kDeviceOpenAllowance.count() / 1000,
-                                    err.empty() ? "" : ": " + err));
-      throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
-                                  describe_wait_status(status), err.empty() ? "" : ": " + err));
-    }
-    while (worker_alive && next < jobs.size() && !out_of_time()) {
-      const Job& job = jobs[next];
-      std::string line;
-      const auto deadline = Clock::now() + options.timeout;
-      WorkerProcess::Read r = worker.read_line(line, deadline);
-      if (r == WorkerProcess::Read::line) {
-        nlohmann::json result;
-        try {
-          result = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception&) {
-          continue; // not a result line (a driver writing to stdout)
-        }
-        if (!result.is_object() || result.value("id", int64_t{-1}) != job.configuration_id)
-          continue;
-        const Measurement m = measurement_from(result);
-        store(job, m);
-        ++next;
-        // A kernel that failed at run time can leave the context unusable (the NVIDIA driver then
-        // fails every later build and launch with CL_ERROR(-9999)): measure on in a new worker.
-        if (m.status == runtime::Status::run_error) {
-          worker.stop();
-          worker_alive = false;
-        }
-      } else if (r == WorkerProcess::Read::timeout) {
-        worker.stop();
-        Measurement m;
-        m.status = runtime::Status::timeout;
-        m.message = fmt::format("no result within {} ms; worker killed", options.timeout.count());
-        store(job, m);
-        ++next;
-        worker_alive = false;
-      } else {
-        int status = worker.wait_exit(std::chrono::milliseconds(5000));
-        std::string err = clip_message(read_text(stderr_path));
-        // A worker that cannot read its jobs would fail for every job.
-        if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
-          throw UserError(fmt::format("the collect worker failed: {}", err));
-        Measurement m;
-        m.status = runtime::Status::run_error;
-        m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
-        store(job, m);
-        ++next;
-        worker_alive = false;
-      }
-    }
-    first_worker = false;
-  }
-  summary.left = static_cast<int64_t>(jobs.size() - next);
+  measurer->measure(jobs, record, out_of_time);
+  summary.worker_restarts = measurer->worker_restarts();
+  summary.left = static_cast<int64_t>(jobs.size()) - stored;
   return summary;
 }
 

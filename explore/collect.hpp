@@ -21,6 +21,8 @@
 #include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -94,10 +96,59 @@ struct CollectSummary {
   std::string profile; ///< the features' profile name ("cpu", "nvidia", ...)
 };
 
+/// One configuration to measure: what a worker reads, and a label for progress.
+struct CollectJob {
+  int64_t configuration_id = 0;
+  nlohmann::json json;
+  std::string label; ///< "jacobi2d5pt M=64 N=128 #17 workgroup2d_local"
+};
+
+/// Where a collection's jobs are measured. collect() plans, skips and records (the one path into
+/// the database); a Measurer only produces results. LocalMeasurer measures in this process's
+/// worker children; explore/mpi/ measures across the ranks of an MPI job.
+class Measurer {
+public:
+  virtual ~Measurer() = default;
+  /// The devices results come from, opened before planning: `detect` means the first one's
+  /// profile, and `resume` skips what any of them has measured.
+  virtual std::vector<runtime::DeviceProfile> devices() = 0;
+  /// Called once per result, on the thread that called measure(): the job's index in `jobs`, the
+  /// index in devices() of the device it was measured on, and the measurement.
+  using Record = std::function<void(size_t job, size_t device, const Measurement&)>;
+  /// Measures `jobs`; returns when each has been recorded or once `out_of_time()` (what is not
+  /// recorded is left for a later `resume`).
+  virtual void measure(const std::vector<CollectJob>& jobs, const Record& record,
+                       const std::function<bool()>& out_of_time) = 0;
+  /// Worker children restarted after a crash or timeout, so far.
+  virtual int64_t worker_restarts() const = 0;
+};
+
+/// Measures jobs in order in worker children (`collect-worker`) on options.device, with
+/// options.build_jobs builders ahead of them: a crashed or hung worker costs its one job (recorded
+/// as run_error / timeout) and a new worker goes on with the next.
+class LocalMeasurer : public Measurer {
+public:
+  explicit LocalMeasurer(const CollectOptions& options);
+  std::vector<runtime::DeviceProfile> devices() override;
+  void measure(const std::vector<CollectJob>& jobs, const Record& record,
+               const std::function<bool()>& out_of_time) override;
+  int64_t worker_restarts() const override { return restarts_; }
+
+private:
+  std::string executable_;
+  std::string device_;
+  std::chrono::milliseconds timeout_;
+  int build_jobs_ = 0;
+  int64_t restarts_ = 0;
+};
+
 /// Runs a collection; `progress` (if set) is called after each stored measurement and at phase
-/// changes. UserError for unreadable programs, unknown devices or profiles.
+/// changes. The jobs are measured by `measurer` (default: a LocalMeasurer of `options`); each
+/// job is recorded once, whatever the measurer sends. UserError for unreadable programs, unknown
+/// devices or profiles.
 CollectSummary collect(const CollectOptions& options,
-                       const std::function<void(const CollectProgress&)>& progress = {});
+                       const std::function<void(const CollectProgress&)>& progress = {},
+                       Measurer* measurer = nullptr);
 
 /// The worker's side: opens the device `device_spec` and writes {"ready":true}, then reads jobs
 /// (one JSON object per line, as `collect` writes them) from `jobs`, skips the first `from`, runs

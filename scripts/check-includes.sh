@@ -21,7 +21,8 @@ declare -A allowed=(
   [model]=""
   [synth]=""
   [explore]="rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
-  [cli]="explore synth rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
+  [explore/mpi]="explore rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
+  [cli]="explore/mpi explore synth rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
   [api]="explore rewrite features exec model ir/parse codegen codegen/runtime ir/interp ir ir/arith ir/userfun"
 )
 

@@ -11,6 +11,7 @@ packages=(
   libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libclblast-dev libsqlite3-dev libxgboost-dev clang-format
+  libopenmpi-dev openmpi-bin sqlite3
   ${LIFTX_EXTRA_PACKAGES:-}
 )
 missing=()

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Wall time of one collection plan measured by `liftx collect --mpi` with different rank counts,
+# e.g. 2-4 ranks sharing one GPU (builds and reference checks of some ranks overlap with the runs
+# of others) or one rank per GPU.
+#
+#   bench/mpi-collect.sh RANKS PLAN_SIZE OUT_DIR
+#     RANKS      comma-separated rank counts, e.g. 1,2,3,4 (the first is the baseline)
+#     PLAN_SIZE  variants in the plan, shared evenly by the stencils (e.g. 2000)
+#     OUT_DIR    where the databases, logs and results.md go (created)
+#   Environment: LIFTX (default build/liftx), DEVICE (default cpu), PROFILE (default: nvidia for
+#   DEVICE nvidia or gpu, else cpu), SIZE (default 2048 on a GPU, 64 on a CPU), STENCILS (default
+#   jacobi2d5pt jacobi2d9pt gradient hotspot2d), MPIRUN_ARGS (more mpirun options, e.g.
+#   "--map-by ppr:4:node"), BATCH (--mpi-batch, default 16), REPEAT (default 10).
+#
+# The plan is made once (--plan-only) and copied for each run, so every run measures the same
+# configurations; each run has a fresh kernel and reference cache (LIFTX_CACHE_DIR), so builds
+# count. Afterwards each database is checked: every planned configuration measured exactly once.
+# Prints a table: ranks, wall s, measurements/s, speedup and efficiency (speedup / ranks, against
+# the first rank count).
+set -euo pipefail
+if [ $# -ne 3 ]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+fi
+IFS=, read -r -a rank_counts <<< "$1"
+plan_size=$2
+out=$(mkdir -p "$3" && realpath "$3")
+cd "$(dirname "$0")/.."
+liftx=$(realpath "${LIFTX:-build/liftx}")
+device=${DEVICE:-cpu}
+case "$device" in nvidia | gpu) default_profile=nvidia default_size=2048 ;;
+                  *) default_profile=cpu default_size=64 ;; esac
+profile=${PROFILE:-$default_profile}
+size=${SIZE:-$default_size}
+read -r -a stencils <<< "${STENCILS:-jacobi2d5pt jacobi2d9pt gradient hotspot2d}"
+files=()
+for s in "${stencils[@]}"; do files+=("stencils/$s.lift"); done
+per_stencil=$(( (plan_size + ${#files[@]} - 1) / ${#files[@]} ))
+[ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+collect=(collect "${files[@]}" --device "$device" --profile "$profile" --size "$size"
+         --sample "$per_stencil" --seed 1 --repeat "${REPEAT:-10}" --quiet)
+
+echo "planning ${#files[@]} stencils x $per_stencil variants at size $size (profile $profile)" >&2
+rm -f "$out/plan.db"
+"$liftx" "${collect[@]}" --plan-only --db "$out/plan.db" > "$out/plan.log"
+planned=$(sqlite3 "$out/plan.db" "SELECT COUNT(*) FROM plan_configurations")
+
+# Every planned configuration measured exactly once (on any device of the run), nothing else.
+check_db() {
+  sqlite3 "$1" "
+    SELECT CASE WHEN
+      (SELECT COUNT(*) FROM measurements) = $planned AND
+      (SELECT COUNT(DISTINCT configuration_id) FROM measurements) = $planned AND
+      NOT EXISTS (SELECT configuration_id FROM plan_configurations
+                  EXCEPT SELECT configuration_id FROM measurements)
+    THEN 'ok' ELSE 'FAILED' END;"
+}
+
+printf '%-6s %9s %15s %8s %11s %6s %s\n' ranks "wall s" measurements/s speedup efficiency check \
+  "ok/failed" | tee "$out/results.txt"
+baseline=""
+status=0
+for ranks in "${rank_counts[@]}"; do
+  db=$out/ranks-$ranks.db
+  cp "$out/plan.db" "$db"
+  rm -rf "$out/cache-$ranks"
+  start=$(date +%s.%N)
+  LIFTX_CACHE_DIR=$out/cache-$ranks mpirun --oversubscribe --bind-to none -np "$ranks" \
+    -x LIFTX_CACHE_DIR ${MPIRUN_ARGS:-} "$liftx" "${collect[@]}" --mpi \
+    --mpi-batch "${BATCH:-16}" --db "$db" > "$out/ranks-$ranks.log" 2>&1 ||
+    { echo "ranks $ranks: mpirun failed, see $out/ranks-$ranks.log" >&2; status=1; continue; }
+  wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
+  [ -n "$baseline" ] || baseline="$ranks $wall"
+  read -r base_ranks base_wall <<< "$baseline"
+  check=$(check_db "$db")
+  [ "$check" = ok ] || status=1
+  outcome=$(sqlite3 "$db" "SELECT SUM(status = 'ok') || '/' || SUM(status != 'ok') FROM measurements")
+  awk -v r="$ranks" -v w="$wall" -v n="$planned" -v bw="$base_wall" -v br="$base_ranks" \
+    -v c="$check" -v o="$outcome" \
+    'BEGIN { printf "%-6s %9.1f %15.2f %8.2f %11.2f %6s %s\n", r, w, n / w, bw / w,
+             bw * br / (w * r), c, o }' | tee -a "$out/results.txt"
+done
+echo "($planned configurations; device $device; $(hostname); logs and databases in $out)" |
+  tee -a "$out/results.txt"
+exit $status
