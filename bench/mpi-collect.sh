@@ -13,8 +13,8 @@
 #   "--map-by ppr:4:node"), BATCH (--mpi-batch, default 16), REPEAT (default 10).
 #
 # The plan is made once (--plan-only) and copied for each run, so every run measures the same
-# configurations; each run has a fresh kernel and reference cache (LIFTX_CACHE_DIR), so builds
-# count. Afterwards each database is checked: every planned configuration measured exactly once.
+# configurations; each run has a fresh kernel and reference cache (LIFTX_CACHE_DIR), and the
+# drivers' own kernel caches are off (POCL_KERNEL_CACHE=0, CUDA_CACHE_DISABLE=1), so builds count. Afterwards each database is checked: every planned configuration measured exactly once.
 # Prints a table: ranks, wall s, measurements/s, speedup and efficiency (speedup / ranks, against
 # the first rank count).
 set -euo pipefail
@@ -66,8 +66,9 @@ for ranks in "${rank_counts[@]}"; do
   cp "$out/plan.db" "$db"
   rm -rf "$out/cache-$ranks"
   start=$(date +%s.%N)
-  LIFTX_CACHE_DIR=$out/cache-$ranks mpirun --oversubscribe --bind-to none -np "$ranks" \
-    -x LIFTX_CACHE_DIR ${MPIRUN_ARGS:-} "$liftx" "${collect[@]}" --mpi \
+  LIFTX_CACHE_DIR=$out/cache-$ranks POCL_KERNEL_CACHE=0 CUDA_CACHE_DISABLE=1 \
+    mpirun --oversubscribe --bind-to none -np "$ranks" -x LIFTX_CACHE_DIR -x POCL_KERNEL_CACHE \
+    -x CUDA_CACHE_DISABLE ${MPIRUN_ARGS:-} "$liftx" "${collect[@]}" --mpi \
     --mpi-batch "${BATCH:-16}" --db "$db" > "$out/ranks-$ranks.log" 2>&1 ||
     { echo "ranks $ranks: mpirun failed, see $out/ranks-$ranks.log" >&2; status=1; continue; }
   wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
