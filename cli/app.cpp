@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
   add_variants_command(app);
   add_model_commands(app);
   add_explore_command(app);
+  add_adapt_command(app);
   add_evaluate_command(app);
   add_replay_command(app);
   add_collect_command(app);

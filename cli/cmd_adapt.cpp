@@ -1,0 +1,321 @@
+// liftx adapt: input-adaptive variant selection (explore/adapt.hpp). Ranks the space at each
+// training shape, measures the best-ranked variants of every shape at every shape (each run
+// verified and recorded in the performance database), keeps a greedy portfolio and its selector,
+// writes them as a JSON artifact, and optionally evaluates the selector on held-out shapes
+// against a broad search there, the portfolio's best single member and the variant tuned at one
+// typical shape.
+#include "cli/app.hpp"
+#include "cli/options.hpp"
+#include "cli/program_options.hpp"
+#include "cli/progress.hpp"
+#include "explore/adapt.hpp"
+#include "explore/collect.hpp"
+#include "explore/db.hpp"
+#include "explore/explore.hpp"
+#include "explore/models.hpp"
+#include "explore/rank.hpp"
+#include "ir/parse/parser.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AdaptOptions {
+  std::string file;
+  std::string program;
+  std::string device = "cpu";
+  std::vector<std::string> shapes;
+  std::vector<std::string> evaluate;
+  std::string typical;
+  size_t top = 4;
+  size_t portfolio = 4;
+  size_t evaluate_top = 16;
+  std::string model;
+  std::string db;
+  std::string out;
+  int warmup = exec::kDefaultWarmup;
+  int repeat = exec::kDefaultRepeat;
+  int64_t timeout_ms = 60000;
+  bool quiet = false;
+};
+
+/// Measures variants of one program at one shape (verified, recorded) through a worker.
+class ShapeMeasure {
+public:
+  ShapeMeasure(explore::PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
+               const ir::Program& program, const rewrite::Sizes& shape, const std::string& kind,
+               const AdaptOptions& o)
+      : shape_(shape),
+        measure_(db, device, module, program, interp::Sizes(shape.begin(), shape.end()), kind,
+                 {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, o.repeat,
+                  std::chrono::milliseconds(o.timeout_ms), false}) {}
+
+  /// The median time of `variant` (its index must be unique in this shape), nullopt if it failed.
+  std::optional<double> operator()(rewrite::Variant variant, int64_t index) {
+    variant.index = index;
+    explore::RankedVariant r;
+    r.program = std::make_shared<const ir::Program>(variant.program);
+    r.variant = std::move(variant);
+    const exec::RunReport report = measure_(r);
+    if (report.status != runtime::Status::ok || !report.timing)
+      return std::nullopt;
+    return report.timing->median_ms;
+  }
+
+private:
+  rewrite::Sizes shape_;
+  explore::RecordingWorkerMeasure measure_;
+};
+
+/// The `top` best-ranked tied variants at `shape`, as candidates not already in `into`.
+void add_ranked_candidates(const ir::Module& module, const ir::Program& program,
+                           const model::Model& model, const runtime::DeviceProfile& device,
+                           const std::string& kind, const rewrite::Sizes& shape, size_t top,
+                           bool quiet, std::vector<explore::AdaptiveCandidate>& into) {
+  explore::RankOptions options;
+  options.sizes = shape;
+  options.profile = kind;
+  options.device = device;
+  options.keep = std::max<size_t>(top * 8, 64);
+  ActivityPrinter progress(quiet);
+  options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
+  const explore::RankResult ranking = explore::rank(program, model, options);
+  progress.finish();
+  size_t added = 0;
+  for (const explore::RankedVariant& r : ranking.ranked) {
+    if (added == top)
+      break;
+    if (!r.variant.launch.tied)
+      continue; // a free-thread launch is tied to this shape's global size
+    rewrite::Variant v = r.variant;
+    v.program = *r.program;
+    explore::AdaptiveCandidate c = explore::candidate_of(v, module);
+    if (std::find(into.begin(), into.end(), c) != into.end())
+      continue;
+    into.push_back(std::move(c));
+    ++added;
+  }
+}
+
+std::string percent(double fraction) {
+  return fraction > 0 ? fmt::format("{:.1f}%", fraction * 100) : "-";
+}
+
+} // namespace
+
+void add_adapt_command(CLI::App& app) {
+  auto o = std::make_shared<AdaptOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "adapt", "Tune a program for many input shapes: a portfolio of variants and a selector");
+  cmd->add_option("file", o->file, "high-level .lift stencil")->required();
+  cmd->add_option("--program", o->program, "definition (default: the last one)");
+  add_device_option(cmd, o->device);
+  cmd->add_option("--shapes", o->shapes,
+                  "training shapes, e.g. 256x256 1024x128 (sizes in the order of their names) "
+                  "or M=256,N=512")
+      ->required();
+  cmd->add_option("--top", o->top, "best-ranked variants taken from each training shape (4)");
+  cmd->add_option("--portfolio", o->portfolio, "at most this many variants kept (4, <= 8)")
+      ->check(CLI::Range(1, 8));
+  cmd->add_option("--evaluate", o->evaluate,
+                  "held-out shapes: compare the selector with a broad search at each");
+  cmd->add_option("--evaluate-top", o->evaluate_top,
+                  "variants measured per held-out shape for its best known (16)");
+  cmd->add_option("--typical", o->typical,
+                  "the training shape whose tuned variant is compared (default: the one nearest "
+                  "2048 per size)");
+  cmd->add_option("--model", o->model, "model file (default: the shipped one for the device kind)");
+  add_db_option(cmd, o->db, "where every run is recorded");
+  add_timing_options(cmd, o->warmup, o->repeat);
+  cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
+  cmd->add_option("--out", o->out, "write the adaptive program (JSON) here");
+  cmd->add_flag("--quiet", o->quiet, "no progress line while the spaces are ranked");
+  cmd->callback([o] {
+    const ir::Module module = parse::parse_file(o->file);
+    const ir::Program program = select_program(module, o->program, o->file);
+    explore::refuse_lowered(program, o->file, "adapt");
+    std::vector<std::string> names;
+    for (const arith::Expr& v : program.size_vars())
+      names.push_back(v.node().name);
+    std::vector<rewrite::Sizes> shapes;
+    for (const std::string& s : o->shapes)
+      shapes.push_back(explore::parse_shape(s, names));
+    std::vector<rewrite::Sizes> held_out;
+    for (const std::string& s : o->evaluate)
+      held_out.push_back(explore::parse_shape(s, names));
+
+    runtime::Device device = runtime::select_device(o->device);
+    const std::string kind = explore::profile_name_for(device.profile);
+    const explore::FoundModel found = explore::find_model(o->model, device.profile);
+    const model::Model model = model::Model::load(found.path);
+    const DeviceLimits limits = device.profile.limits();
+    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
+    explore::PerfDb db(db_path);
+
+    fmt::print("program   {} ({})\n", program.name, o->file);
+    fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
+    fmt::print("model     {}\n", found.path.string());
+    for (const std::string& note : found.notes)
+      fmt::print("note      {}\n", note);
+
+    // Candidates: the best-ranked tied variants of every training shape.
+    explore::AdaptiveTable table;
+    table.shapes = shapes;
+    for (const rewrite::Sizes& shape : shapes)
+      add_ranked_candidates(module, program, model, device.profile, kind, shape, o->top, o->quiet,
+                            table.candidates);
+    fmt::print("candidates {} (the best {} ranked at each of {} training shapes)\n",
+               table.candidates.size(), o->top, shapes.size());
+
+    // Every candidate at every training shape where it applies.
+    for (const rewrite::Sizes& shape : shapes) {
+      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
+      std::vector<std::optional<double>> row;
+      for (size_t c = 0; c < table.candidates.size(); ++c) {
+        std::optional<rewrite::Variant> v =
+            explore::candidate_at(table.candidates[c], shape, limits);
+        row.push_back(v ? measure(std::move(*v), int64_t(c)) : std::nullopt);
+      }
+      table.ms.push_back(std::move(row));
+      fmt::print("measured  {}: {} of {} candidates ran\n", explore::shape_text(shape),
+                 std::count_if(table.ms.back().begin(), table.ms.back().end(),
+                               [](const auto& t) { return t.has_value(); }),
+                 table.candidates.size());
+    }
+
+    explore::AdaptiveArtifact artifact;
+    artifact.program_name = program.name;
+    artifact.program_source = ir::print(ir::Module{module.userfuns, {program}});
+    artifact.device = device.profile.device_name;
+    artifact.profile = device.profile.key;
+    const std::vector<size_t> members = explore::choose_portfolio(table, o->portfolio);
+    LIFTX_USER_CHECK(!members.empty(), "no candidate ran at any training shape: nothing to adapt");
+    for (size_t c : members)
+      artifact.portfolio.push_back(table.candidates[c]);
+    artifact.selector = explore::fit_selector(table, members);
+    artifact.training = table;
+
+    fmt::print("\nportfolio (fraction of the best candidate at each training shape)\n");
+    fmt::print("  {:<3} {:<48}", "#", "variant");
+    for (const rewrite::Sizes& shape : shapes)
+      fmt::print(" {:>10}", explore::shape_text(shape));
+    fmt::print("\n");
+    for (size_t p = 0; p < members.size(); ++p) {
+      fmt::print("  {:<3} {:<48}", p, table.candidates[members[p]].describe());
+      for (size_t s = 0; s < shapes.size(); ++s)
+        fmt::print(" {:>10}", percent(table.fraction(s, members[p])));
+      fmt::print("\n");
+    }
+    if (!o->out.empty()) {
+      std::ofstream out(o->out);
+      out << to_json(artifact).dump(1) << "\n";
+      LIFTX_USER_CHECK(out.good(), "cannot write {}", o->out);
+      fmt::print("written   {}\n", o->out);
+    }
+    if (held_out.empty())
+      return;
+
+    // Held-out shapes: the selector's pick against a broad search at each shape.
+    size_t typical = 0;
+    if (!o->typical.empty()) {
+      const rewrite::Sizes t = explore::parse_shape(o->typical, names);
+      const auto it = std::find(shapes.begin(), shapes.end(), t);
+      LIFTX_USER_CHECK(it != shapes.end(), "--typical {} is not one of the training shapes",
+                       o->typical);
+      typical = size_t(it - shapes.begin());
+    } else {
+      double nearest = 1e300;
+      for (size_t s = 0; s < shapes.size(); ++s) {
+        double d = 0;
+        for (const auto& [name, value] : shapes[s])
+          d += std::pow(std::log2(double(value)) - 11.0, 2);
+        if (d < nearest) {
+          nearest = d;
+          typical = s;
+        }
+      }
+    }
+    std::optional<size_t> typical_candidate;
+    for (size_t c = 0; c < table.candidates.size(); ++c)
+      if (table.ms[typical][c] &&
+          (!typical_candidate || *table.ms[typical][c] < *table.ms[typical][*typical_candidate]))
+        typical_candidate = c;
+    // The portfolio's best single member: the highest mean fraction over the training shapes.
+    size_t single = 0;
+    double single_mean = -1;
+    for (size_t p = 0; p < members.size(); ++p) {
+      double sum = 0;
+      for (size_t s = 0; s < shapes.size(); ++s)
+        sum += table.fraction(s, members[p]);
+      if (sum > single_mean) {
+        single_mean = sum;
+        single = p;
+      }
+    }
+    fmt::print("\nheld-out shapes (fraction of the best known: the fastest of the selector's pick, "
+               "the portfolio, the {} tuned at {} and the {} best ranked there)\n",
+               "variant", explore::shape_text(shapes[typical]), o->evaluate_top);
+    fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", "shape", "best ms", "pick",
+               "adaptive", "single", "typical", "pick's variant");
+    double sum_adaptive = 0, worst_adaptive = 1;
+    size_t shown = 0;
+    for (const rewrite::Sizes& shape : held_out) {
+      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
+      int64_t index = 0;
+      auto time_of = [&](const explore::AdaptiveCandidate& c) -> std::optional<double> {
+        std::optional<rewrite::Variant> v = explore::candidate_at(c, shape, limits);
+        return v ? measure(std::move(*v), index++) : std::nullopt;
+      };
+      std::vector<std::optional<double>> portfolio_ms;
+      for (const explore::AdaptiveCandidate& c : artifact.portfolio)
+        portfolio_ms.push_back(time_of(c));
+      const std::optional<double> typical_ms =
+          typical_candidate ? time_of(table.candidates[*typical_candidate]) : std::nullopt;
+      std::vector<explore::AdaptiveCandidate> broad;
+      add_ranked_candidates(module, program, model, device.profile, kind, shape, o->evaluate_top,
+                            o->quiet, broad);
+      std::optional<double> best;
+      auto consider = [&](const std::optional<double>& t) {
+        if (t && (!best || *t < *best))
+          best = t;
+      };
+      for (const auto& t : portfolio_ms)
+        consider(t);
+      consider(typical_ms);
+      for (const explore::AdaptiveCandidate& c : broad)
+        consider(time_of(c));
+      const std::optional<size_t> pick = artifact.choose(shape, limits);
+      auto fraction = [&](const std::optional<double>& t) {
+        return best && t && *t > 0 ? *best / *t : 0.0;
+      };
+      const double adaptive = pick ? fraction(portfolio_ms[*pick]) : 0.0;
+      sum_adaptive += adaptive;
+      worst_adaptive = std::min(worst_adaptive, adaptive);
+      ++shown;
+      fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", explore::shape_text(shape),
+                 best ? fmt::format("{:.4f}", *best) : "-",
+                 pick ? fmt::format("#{}", *pick) : "none", percent(adaptive),
+                 percent(fraction(portfolio_ms[single])), percent(fraction(typical_ms)),
+                 pick ? artifact.portfolio[*pick].describe() : "no member applies");
+    }
+    fmt::print("\nadaptive  mean {:.1f}%, worst {:.1f}% of the best known over {} held-out "
+               "shapes\n",
+               100 * sum_adaptive / double(std::max<size_t>(shown, 1)), 100 * worst_adaptive,
+               shown);
+  });
+}
+
+} // namespace liftx::cli

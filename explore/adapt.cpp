@@ -1,0 +1,403 @@
+#include "explore/adapt.hpp"
+
+#include "codegen/launch.hpp"
+#include "ir/interp/interp.hpp"
+#include "ir/parse/parser.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace liftx::explore {
+
+std::string AdaptiveCandidate::describe() const {
+  std::string text = strategy;
+  for (const auto& [name, value] : parameters)
+    text += fmt::format(" {}={}", name, value);
+  return fmt::format("{}, local {}", text, fmt::join(local, "x"));
+}
+
+AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module) {
+  LIFTX_INTERNAL_CHECK(variant.launch.tied, "an adaptive candidate needs tied threads");
+  AdaptiveCandidate c;
+  c.printed = ir::print(ir::Module{module.userfuns, {variant.program}});
+  c.strategy = variant.strategy;
+  c.parameters = variant.parameters;
+  c.local.assign(variant.launch.local.begin(), variant.launch.local.begin() + variant.launch.dims);
+  return c;
+}
+
+std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
+                                             const rewrite::Sizes& sizes,
+                                             const DeviceLimits& device) {
+  // A member runs at small shapes too: the space's pruning of launches with few work-groups
+  // (DeviceLimits::min_work_groups) is about ranking, not about what a device can run.
+  DeviceLimits limits = device;
+  limits.min_work_groups = 1;
+  const ir::Module module = parse::parse_module(candidate.printed, "<adaptive candidate>");
+  rewrite::Variant v;
+  v.strategy = candidate.strategy;
+  v.parameters = candidate.parameters;
+  v.program = module.main();
+  try {
+    const interp::Sizes bound(sizes.begin(), sizes.end());
+    interp::check_sizes(v.program, bound); // tiles and splits divide these sizes
+    const codegen::PreparedLaunch prepared =
+        codegen::prepare_launch(v.program, codegen::SizeBindings(sizes.begin(), sizes.end()),
+                                {{}, candidate.local, false}, limits);
+    if (!prepared.launch.tied || prepared.launch.dims != static_cast<int>(candidate.local.size()))
+      return std::nullopt;
+    for (int d = 0; d < prepared.launch.dims; ++d)
+      if (prepared.launch.local[d] != candidate.local[size_t(d)] ||
+          prepared.launch.global[d] % prepared.launch.local[d] != 0)
+        return std::nullopt; // rounded up: extra work-items, not the variant measured
+    if (codegen::launch_refusal(prepared.kernel, prepared.launch,
+                                codegen::SizeBindings(sizes.begin(), sizes.end()), limits,
+                                prepared.local_bytes))
+      return std::nullopt;
+    v.launch = prepared.launch;
+    v.kernel_source = prepared.kernel.source;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<double> AdaptiveTable::best_ms(size_t s) const {
+  std::optional<double> best;
+  for (const std::optional<double>& t : ms.at(s))
+    if (t && (!best || *t < *best))
+      best = t;
+  return best;
+}
+
+double AdaptiveTable::fraction(size_t s, size_t c) const {
+  const std::optional<double> best = best_ms(s);
+  const std::optional<double>& t = ms.at(s).at(c);
+  return best && t && *t > 0 ? *best / *t : 0.0;
+}
+
+namespace {
+
+/// Worst and mean over the shapes of the best fraction any member of `members` reaches.
+std::pair<double, double> portfolio_score(const AdaptiveTable& table,
+                                          const std::vector<size_t>& members) {
+  double worst = 1, sum = 0;
+  for (size_t s = 0; s < table.shapes.size(); ++s) {
+    double best = 0;
+    for (size_t c : members)
+      best = std::max(best, table.fraction(s, c));
+    worst = std::min(worst, best);
+    sum += best;
+  }
+  return {worst, table.shapes.empty() ? 0.0 : sum / double(table.shapes.size())};
+}
+
+double log_distance(const rewrite::Sizes& a, const rewrite::Sizes& b) {
+  double d = 0;
+  for (const auto& [name, value] : a) {
+    const auto other = b.find(name);
+    LIFTX_INTERNAL_CHECK(other != b.end(), "shape without size {}", name);
+    const double delta = std::log2(double(value)) - std::log2(double(other->second));
+    d += delta * delta;
+  }
+  return d;
+}
+
+} // namespace
+
+namespace {
+
+/// Portfolios compare by their worst shape, then their mean, then their size (smaller is better).
+bool better(std::pair<double, double> score, size_t size, std::pair<double, double> than,
+            size_t than_size) {
+  constexpr double kTie = 1e-12;
+  if (std::fabs(score.first - than.first) > kTie)
+    return score.first > than.first;
+  if (std::fabs(score.second - than.second) > kTie)
+    return score.second > than.second;
+  return size < than_size;
+}
+
+/// Every subset of at most `k` of `n` candidates, when there are few enough to try them all.
+constexpr double kMaxSubsets = 200000;
+
+double subsets_up_to(size_t n, size_t k) {
+  double total = 0, choose = 1;
+  for (size_t i = 1; i <= k && i <= n; ++i) {
+    choose = choose * double(n - i + 1) / double(i);
+    total += choose;
+  }
+  return total;
+}
+
+std::vector<size_t> best_subset(const AdaptiveTable& table, size_t k) {
+  const size_t n = table.candidates.size();
+  std::vector<size_t> best, current;
+  std::pair<double, double> best_score{-1, -1};
+  std::function<void(size_t)> extend = [&](size_t from) {
+    if (!current.empty()) {
+      const std::pair<double, double> score = portfolio_score(table, current);
+      if (best.empty() || better(score, current.size(), best_score, best.size())) {
+        best = current;
+        best_score = score;
+      }
+    }
+    if (current.size() == k)
+      return;
+    for (size_t c = from; c < n; ++c) {
+      current.push_back(c);
+      extend(c + 1);
+      current.pop_back();
+    }
+  };
+  extend(0);
+  return best;
+}
+
+std::vector<size_t> greedy(const AdaptiveTable& table, size_t k) {
+  std::vector<size_t> members;
+  std::pair<double, double> score{-1, -1};
+  while (members.size() < k) {
+    std::optional<size_t> pick;
+    std::pair<double, double> pick_score = score;
+    for (size_t c = 0; c < table.candidates.size(); ++c) {
+      if (std::find(members.begin(), members.end(), c) != members.end())
+        continue;
+      std::vector<size_t> with = members;
+      with.push_back(c);
+      const std::pair<double, double> s = portfolio_score(table, with);
+      if (s > pick_score) { // worst first, then mean; the first index wins ties
+        pick = c;
+        pick_score = s;
+      }
+    }
+    if (!pick)
+      break; // nobody raises the worst or the mean
+    members.push_back(*pick);
+    score = pick_score;
+  }
+  return members;
+}
+
+} // namespace
+
+std::vector<size_t> choose_portfolio(const AdaptiveTable& table, size_t k) {
+  std::vector<size_t> members = subsets_up_to(table.candidates.size(), k) <= kMaxSubsets
+                                    ? best_subset(table, k)
+                                    : greedy(table, k);
+  // Members in order of their mean fraction, best first (the selector breaks no ties by it, but
+  // a reader of the portfolio expects the broadest member first).
+  auto mean = [&](size_t c) {
+    double sum = 0;
+    for (size_t s = 0; s < table.shapes.size(); ++s)
+      sum += table.fraction(s, c);
+    return sum;
+  };
+  std::stable_sort(members.begin(), members.end(),
+                   [&](size_t a, size_t b) { return mean(a) > mean(b); });
+  // A member that adds nothing (no shape where it is the portfolio's best) goes.
+  std::vector<size_t> useful;
+  for (size_t c : members) {
+    bool best_somewhere = false;
+    for (size_t s = 0; s < table.shapes.size() && !best_somewhere; ++s) {
+      double others = 0;
+      for (size_t o : useful)
+        others = std::max(others, table.fraction(s, o));
+      best_somewhere = table.fraction(s, c) > others;
+    }
+    if (best_somewhere)
+      useful.push_back(c);
+  }
+  return useful;
+}
+
+AdaptiveSelector fit_selector(const AdaptiveTable& table, const std::vector<size_t>& portfolio) {
+  AdaptiveSelector selector;
+  if (!table.shapes.empty())
+    for (const auto& [name, value] : table.shapes.front())
+      selector.size_names.push_back(name);
+  selector.shapes = table.shapes;
+  for (size_t s = 0; s < table.shapes.size(); ++s) {
+    std::vector<size_t> ran;
+    for (size_t p = 0; p < portfolio.size(); ++p)
+      if (table.ms[s][portfolio[p]])
+        ran.push_back(p);
+    std::stable_sort(ran.begin(), ran.end(), [&](size_t a, size_t b) {
+      return *table.ms[s][portfolio[a]] < *table.ms[s][portfolio[b]];
+    });
+    selector.order.push_back(std::move(ran));
+  }
+  return selector;
+}
+
+std::optional<size_t> AdaptiveSelector::choose(const rewrite::Sizes& sizes,
+                                               const std::function<bool(size_t)>& applies) const {
+  std::vector<size_t> nearest(shapes.size());
+  std::iota(nearest.begin(), nearest.end(), size_t{0});
+  std::stable_sort(nearest.begin(), nearest.end(), [&](size_t a, size_t b) {
+    return log_distance(sizes, shapes[a]) < log_distance(sizes, shapes[b]);
+  });
+  for (size_t s : nearest)
+    for (size_t p : order[s])
+      if (applies(p))
+        return p;
+  return std::nullopt;
+}
+
+std::optional<size_t> AdaptiveArtifact::choose(const rewrite::Sizes& sizes,
+                                               const DeviceLimits& limits) const {
+  return selector.choose(
+      sizes, [&](size_t p) { return candidate_at(portfolio.at(p), sizes, limits).has_value(); });
+}
+
+namespace {
+
+nlohmann::json candidate_json(const AdaptiveCandidate& c) {
+  return {{"module", c.printed},
+          {"strategy", c.strategy},
+          {"parameters", c.parameters},
+          {"local", c.local}};
+}
+
+AdaptiveCandidate candidate_from(const nlohmann::json& j) {
+  AdaptiveCandidate c;
+  c.printed = j.at("module").get<std::string>();
+  c.strategy = j.at("strategy").get<std::string>();
+  c.parameters = j.at("parameters").get<std::map<std::string, int64_t>>();
+  c.local = j.at("local").get<std::vector<int64_t>>();
+  return c;
+}
+
+nlohmann::json times_json(const std::vector<std::optional<double>>& row) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::optional<double>& t : row)
+    out.push_back(t ? nlohmann::json(*t) : nlohmann::json(nullptr));
+  return out;
+}
+
+} // namespace
+
+nlohmann::json to_json(const AdaptiveArtifact& a) {
+  nlohmann::json portfolio = nlohmann::json::array();
+  for (const AdaptiveCandidate& c : a.portfolio)
+    portfolio.push_back(candidate_json(c));
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const AdaptiveCandidate& c : a.training.candidates)
+    candidates.push_back(candidate_json(c));
+  nlohmann::json ms = nlohmann::json::array();
+  for (const auto& row : a.training.ms)
+    ms.push_back(times_json(row));
+  return {{"format", "liftx-adaptive-1"},
+          {"program", a.program_name},
+          {"source", a.program_source},
+          {"device", a.device},
+          {"profile", a.profile},
+          {"portfolio", portfolio},
+          {"selector",
+           {{"size_names", a.selector.size_names},
+            {"shapes", a.selector.shapes},
+            {"order", a.selector.order}}},
+          {"training", {{"shapes", a.training.shapes}, {"candidates", candidates}, {"ms", ms}}}};
+}
+
+AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::string& origin) {
+  try {
+    if (j.value("format", "") != "liftx-adaptive-1")
+      throw UserError(
+          fmt::format("{}: not a liftx adaptive program (written by `liftx adapt`)", origin));
+    AdaptiveArtifact a;
+    a.program_name = j.at("program").get<std::string>();
+    a.program_source = j.at("source").get<std::string>();
+    a.device = j.at("device").get<std::string>();
+    a.profile = j.at("profile").get<std::string>();
+    for (const nlohmann::json& c : j.at("portfolio"))
+      a.portfolio.push_back(candidate_from(c));
+    const nlohmann::json& sel = j.at("selector");
+    a.selector.size_names = sel.at("size_names").get<std::vector<std::string>>();
+    a.selector.shapes = sel.at("shapes").get<std::vector<rewrite::Sizes>>();
+    a.selector.order = sel.at("order").get<std::vector<std::vector<size_t>>>();
+    const nlohmann::json& tr = j.at("training");
+    a.training.shapes = tr.at("shapes").get<std::vector<rewrite::Sizes>>();
+    for (const nlohmann::json& c : tr.at("candidates"))
+      a.training.candidates.push_back(candidate_from(c));
+    for (const nlohmann::json& row : tr.at("ms")) {
+      std::vector<std::optional<double>> times;
+      for (const nlohmann::json& t : row)
+        times.push_back(t.is_null() ? std::nullopt : std::optional<double>(t.get<double>()));
+      a.training.ms.push_back(std::move(times));
+    }
+    LIFTX_USER_CHECK(a.selector.order.size() == a.selector.shapes.size(),
+                     "{}: the selector has {} shapes and {} orders", origin,
+                     a.selector.shapes.size(), a.selector.order.size());
+    for (const std::vector<size_t>& order : a.selector.order)
+      for (size_t p : order)
+        LIFTX_USER_CHECK(p < a.portfolio.size(), "{}: the selector names member {} of {}", origin,
+                         p, a.portfolio.size());
+    return a;
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: not a liftx adaptive program: {}", origin, e.what()));
+  }
+}
+
+std::string shape_text(const rewrite::Sizes& sizes) {
+  std::vector<int64_t> values;
+  for (const auto& [name, value] : sizes)
+    values.push_back(value);
+  return fmt::format("{}", fmt::join(values, "x"));
+}
+
+rewrite::Sizes parse_shape(const std::string& text, const std::vector<std::string>& names) {
+  rewrite::Sizes sizes;
+  auto bad = [&](const std::string& why) {
+    return UserError(fmt::format("shape '{}': {} (write {} as {} or {}=..)", text, why,
+                                 fmt::join(names, ", "), fmt::join(names, "x"),
+                                 fmt::join(names, "=..,")));
+  };
+  auto number = [&](const std::string& part) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      throw bad(fmt::format("'{}' is not a number", part));
+    }
+    if (used != part.size() || v < 1)
+      throw bad(fmt::format("'{}' is not a positive integer", part));
+    return v;
+  };
+  std::vector<std::string> parts;
+  const char separator = text.find('=') != std::string::npos ? ',' : 'x';
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(separator, start), text.size());
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (separator == 'x') {
+    if (parts.size() != names.size())
+      throw bad(fmt::format("{} numbers for {} sizes", parts.size(), names.size()));
+    for (size_t i = 0; i < names.size(); ++i)
+      sizes[names[i]] = number(parts[i]);
+  } else {
+    for (const std::string& part : parts) {
+      const size_t eq = part.find('=');
+      if (eq == std::string::npos)
+        throw bad(fmt::format("'{}' is not NAME=VALUE", part));
+      const std::string name = part.substr(0, eq);
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        throw bad(fmt::format("no size named {}", name));
+      sizes[name] = number(part.substr(eq + 1));
+    }
+    if (sizes.size() != names.size())
+      throw bad("every size needs a value");
+  }
+  return sizes;
+}
+
+} // namespace liftx::explore

@@ -1,0 +1,106 @@
+#pragma once
+/// Input-adaptive variant selection (after G-ADAPT, seeds 000/001): one tuned program that picks
+/// a variant per input shape. A handful of lowered variants (a portfolio) is measured on a
+/// designed set of training shapes; a selector maps a new shape to the portfolio member measured
+/// fastest at the nearest training shape (log2 of each size: a shape twice as wide is as far as
+/// one twice as tall) among the members that apply at the new shape.
+///
+/// A portfolio member is a lowered program and a work-group, with the threads tied to the mapped
+/// lengths: its global size follows the shape, so one member runs at every shape its tiles and
+/// work-group divide.
+#include "ir/expr.hpp"
+#include "rewrite/space.hpp"
+#include "support/device_limits.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liftx::explore {
+
+struct AdaptiveCandidate {
+  std::string printed; ///< the lowered program as a .lift module (its main definition)
+  std::string strategy;
+  std::map<std::string, int64_t> parameters;
+  std::vector<int64_t> local; ///< the work-group, one size per launch dimension
+  /// "window tile_x=16 tile_y=4 vector=4, local 4x8"
+  std::string describe() const;
+  bool operator==(const AdaptiveCandidate&) const = default;
+};
+
+/// A tied variant as a candidate (its lowered program printed with `module`'s user functions).
+AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module);
+
+/// The candidate as a variant at `sizes` (the program parsed from `printed`, the launch for these
+/// sizes with the candidate's work-group), or nullopt when it does not apply there: a tile or
+/// split that does not divide a size, a work-group that does not divide the global size or does
+/// not fit the device.
+std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
+                                             const rewrite::Sizes& sizes,
+                                             const DeviceLimits& device);
+
+/// Measured times of candidates at shapes: ms[s][c], nullopt where the candidate does not apply
+/// or its run failed.
+struct AdaptiveTable {
+  std::vector<rewrite::Sizes> shapes;
+  std::vector<AdaptiveCandidate> candidates;
+  std::vector<std::vector<std::optional<double>>> ms;
+
+  /// The fastest time at shape s over the candidates (nullopt when none ran).
+  std::optional<double> best_ms(size_t s) const;
+  /// best_ms(s) / ms[s][c]: 1 for the fastest, 0 where c does not run.
+  double fraction(size_t s, size_t c) const;
+};
+
+/// A portfolio of at most `k` candidates: the subset whose worst shape reaches the highest
+/// fraction of the per-shape best (a shape's fraction is its best member's), then the highest
+/// mean, then the fewest members. Every subset is tried when there are at most 200,000 of them
+/// (24 candidates, k = 4: 12,950); beyond, a greedy search adds the member that raises the worst
+/// (then the mean) most. Members that are nowhere the portfolio's best are dropped. Positions in
+/// the table, the member with the highest mean fraction first.
+std::vector<size_t> choose_portfolio(const AdaptiveTable& table, size_t k);
+
+struct AdaptiveSelector {
+  std::vector<std::string> size_names; ///< the program's size variables, sorted
+  std::vector<rewrite::Sizes> shapes;  ///< the training shapes
+  /// Per training shape, the portfolio positions that ran there, fastest first.
+  std::vector<std::vector<size_t>> order;
+
+  /// The portfolio position for `sizes`: the fastest member at the nearest training shape that
+  /// `applies` at `sizes`, else the next nearest shape's; nullopt when no member applies.
+  std::optional<size_t> choose(const rewrite::Sizes& sizes,
+                               const std::function<bool(size_t)>& applies) const;
+};
+
+/// The selector of a portfolio (positions into table.candidates) from its measurements.
+AdaptiveSelector fit_selector(const AdaptiveTable& table, const std::vector<size_t>& portfolio);
+
+/// What `liftx adapt` stores (a JSON file) and liftx::AdaptiveProgram reads: the program, the
+/// device it was measured on, the portfolio, its selector and the training measurements.
+struct AdaptiveArtifact {
+  std::string program_name;
+  std::string program_source; ///< the high-level program as a .lift module
+  std::string device;         ///< device name
+  std::string profile;        ///< device profile key
+  std::vector<AdaptiveCandidate> portfolio;
+  AdaptiveSelector selector;
+  AdaptiveTable training; ///< every candidate measured, not only the portfolio
+
+  /// The member for `sizes` on a device with `limits` (nullopt: none applies).
+  std::optional<size_t> choose(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
+};
+
+nlohmann::json to_json(const AdaptiveArtifact& artifact);
+/// UserError naming `origin` when the JSON is not an adaptive artifact.
+AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& json, const std::string& origin);
+
+/// "512x1024" (sizes in the order of their names) and its inverse for `names`: "512x1024" or
+/// "M=512,N=1024"; UserError naming `text` otherwise.
+std::string shape_text(const rewrite::Sizes& sizes);
+rewrite::Sizes parse_shape(const std::string& text, const std::vector<std::string>& names);
+
+} // namespace liftx::explore

@@ -1,0 +1,137 @@
+// Input-adaptive selection (explore/adapt.hpp): the greedy portfolio on tables whose answer is
+// known, the selector's nearest shape and its fallback when a member does not apply, candidates
+// that apply only where their tiles divide, shapes as text, and the artifact's JSON round trip.
+#include "codegen/runtime/device.hpp"
+#include "explore/adapt.hpp"
+#include "ir/parse/parser.hpp"
+#include "support/error.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace liftx;
+using explore::AdaptiveTable;
+
+namespace {
+
+explore::AdaptiveCandidate named(const std::string& name) {
+  explore::AdaptiveCandidate c;
+  c.printed = "def " + name + "(x: [float]N) = mapGlb0(id, x)\n";
+  c.strategy = name;
+  c.local = {1};
+  return c;
+}
+
+/// Shapes 1..n along N; times[s][c] in ms, 0 = did not run.
+AdaptiveTable table_of(const std::vector<std::vector<double>>& times) {
+  AdaptiveTable t;
+  for (size_t s = 0; s < times.size(); ++s) {
+    t.shapes.push_back({{"N", int64_t(1) << (4 + s)}});
+    std::vector<std::optional<double>> row;
+    for (double ms : times[s])
+      row.push_back(ms > 0 ? std::optional<double>(ms) : std::nullopt);
+    t.ms.push_back(row);
+  }
+  for (size_t c = 0; c < times.at(0).size(); ++c)
+    t.candidates.push_back(named(fmt::format("c{}", c)));
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("the portfolio maximises the worst shape, then the mean, with as few members as "
+          "that takes") {
+  // c0 is best on shapes 0-1, c1 on shape 2, c2 is good everywhere but best nowhere.
+  const AdaptiveTable t = table_of({{1.0, 4.0, 1.25}, {1.0, 4.0, 1.25}, {4.0, 1.0, 1.25}});
+  CHECK(t.best_ms(2) == 1.0);
+  CHECK(t.fraction(0, 2) == doctest::Approx(0.8));
+  // One member: c2's worst (0.8) beats c0's and c1's (0.25).
+  CHECK(explore::choose_portfolio(t, 1) == std::vector<size_t>{2});
+  // Two: c0 and c1 make every shape 100% (c0 first: the higher mean).
+  CHECK(explore::choose_portfolio(t, 2) == std::vector<size_t>{0, 1});
+  // More room changes nothing: c2 would add a member and no shape.
+  CHECK(explore::choose_portfolio(t, 8) == std::vector<size_t>{0, 1});
+  // A candidate that never ran is never chosen.
+  const AdaptiveTable dead = table_of({{1.0, 0}, {2.0, 0}});
+  CHECK(explore::choose_portfolio(dead, 4) == std::vector<size_t>{0});
+  // Where a greedy search fails: c0 is the best single member (30% everywhere), but c1 and c2,
+  // each the best at one shape and not running at the other, together reach 100%.
+  const AdaptiveTable split = table_of({{1.0 / 0.3, 1.0, 0}, {1.0 / 0.3, 0, 1.0}});
+  CHECK(explore::choose_portfolio(split, 1) == std::vector<size_t>{0});
+  const std::vector<size_t> two = explore::choose_portfolio(split, 2);
+  CHECK(std::set<size_t>(two.begin(), two.end()) == std::set<size_t>{1, 2});
+}
+
+TEST_CASE("the selector takes the nearest training shape in log2 sizes and falls back") {
+  const AdaptiveTable t = table_of({{1.0, 2.0}, {3.0, 1.0}}); // shapes N=16, N=32
+  const explore::AdaptiveSelector sel = explore::fit_selector(t, {0, 1});
+  CHECK(sel.size_names == std::vector<std::string>{"N"});
+  CHECK(sel.order == std::vector<std::vector<size_t>>{{0, 1}, {1, 0}});
+  auto everyone = [](size_t) { return true; };
+  CHECK(sel.choose({{"N", 8}}, everyone) == 0u);
+  CHECK(sel.choose({{"N", 20}}, everyone) == 0u); // log2 20 is nearer 16 than 32
+  CHECK(sel.choose({{"N", 24}}, everyone) == 1u);
+  CHECK(sel.choose({{"N", 4096}}, everyone) == 1u);
+  // Member 1 does not apply: the next fastest at the nearest shape.
+  CHECK(sel.choose({{"N", 4096}}, [](size_t p) { return p != 1; }) == 0u);
+  CHECK_FALSE(sel.choose({{"N", 4096}}, [](size_t) { return false; }));
+}
+
+TEST_CASE("a candidate applies where its tiles and work-group divide the shape") {
+  const DeviceLimits limits = runtime::named_profile("cpu").limits();
+  explore::AdaptiveCandidate c;
+  // Tiles of 8 outputs over a 1D smoother: N must be a multiple of 8.
+  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
+              "def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => avg3(w[0], w[1], w[2]), "
+              "slide(3, 1, t)), slide(10, 8, pad(1, 1, clamp, xs))))\n";
+  c.strategy = "workgroup1d";
+  c.local = {8};
+  const std::optional<rewrite::Variant> at64 = explore::candidate_at(c, {{"N", 64}}, limits);
+  REQUIRE(at64);
+  CHECK(at64->launch.tied);
+  CHECK(at64->launch.global[0] == 64);
+  CHECK(at64->launch.local[0] == 8);
+  CHECK_FALSE(explore::candidate_at(c, {{"N", 60}}, limits)); // 60 is no multiple of 8
+  c.local = {16};                                             // 8 work-items per group only
+  CHECK_FALSE(explore::candidate_at(c, {{"N", 64}}, limits));
+}
+
+TEST_CASE("shapes as text") {
+  const std::vector<std::string> names{"M", "N"};
+  CHECK(explore::parse_shape("256x512", names) == rewrite::Sizes{{"M", 256}, {"N", 512}});
+  CHECK(explore::parse_shape("N=512,M=256", names) == rewrite::Sizes{{"M", 256}, {"N", 512}});
+  CHECK(explore::shape_text({{"M", 256}, {"N", 512}}) == "256x512");
+  CHECK_THROWS_AS(explore::parse_shape("256", names), UserError);
+  CHECK_THROWS_AS(explore::parse_shape("256x0", names), UserError);
+  CHECK_THROWS_AS(explore::parse_shape("256xq", names), UserError);
+  CHECK_THROWS_AS(explore::parse_shape("M=2,K=3", names), UserError);
+  CHECK_THROWS_AS(explore::parse_shape("M=2", names), UserError);
+}
+
+TEST_CASE("the adaptive artifact round-trips through JSON; other JSON is refused") {
+  explore::AdaptiveArtifact a;
+  a.program_name = "p";
+  a.program_source = "def p(x: [float]N) = map(id, x)\n";
+  a.device = "dev";
+  a.profile = "cpu";
+  a.training = table_of({{1.0, 2.0}, {3.0, 0}});
+  a.portfolio = {a.training.candidates[1], a.training.candidates[0]};
+  a.selector = explore::fit_selector(a.training, {1, 0});
+  const explore::AdaptiveArtifact b =
+      explore::adaptive_artifact_from(explore::to_json(a), "test.json");
+  CHECK(b.portfolio == a.portfolio);
+  CHECK(b.selector.order == a.selector.order);
+  CHECK(b.selector.shapes == a.selector.shapes);
+  CHECK(b.training.ms == a.training.ms);
+  CHECK(b.training.candidates == a.training.candidates);
+  CHECK(explore::to_json(b) == explore::to_json(a));
+  CHECK_THROWS_AS(explore::adaptive_artifact_from(nlohmann::json{{"format", "x"}}, "x.json"),
+                  UserError);
+  nlohmann::json broken = explore::to_json(a);
+  broken["selector"]["order"][0] = {7};
+  CHECK_THROWS_AS(explore::adaptive_artifact_from(broken, "broken.json"), UserError);
+}
