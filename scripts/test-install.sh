@@ -2,7 +2,9 @@
 # Installs the liftx build into a temporary prefix, builds examples/heat2d against the installed
 # package (find_package(liftx) through CMAKE_PREFIX_PATH, nothing from the source tree), and runs
 # it on PoCL for a few steps on a small grid: tuned at its first run, the winner reused at the
-# second, verified against a plain C++ loop both times.
+# second, verified against a plain C++ loop both times. Then examples/adaptive: the installed
+# `liftx adapt` tunes its stencil at two small shapes on PoCL, and the application runs it through
+# liftx::AdaptiveProgram on several shapes, each checked against a plain C++ loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${LIFTX_BUILD_DIR:-build}
@@ -41,4 +43,22 @@ grep -q "$prefix/share/liftx/model/cpu-model.json" "$work/first.txt"
 "${run[@]}" | tee "$work/second.txt"
 grep -q "^reused " "$work/second.txt"
 "$prefix/bin/liftx" devices > /dev/null
+
+# The adaptive example: the application prints its stencil, the installed liftx adapts it (a
+# performance database of its own; short timings: the test is that the chosen kernels verify,
+# not which is fastest), and the application runs the artifact at training, held-out and
+# unfitting shapes.
+cmake -S examples/adaptive -B "$work/adaptive-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  > "$work/configure-adaptive.log" || { cat "$work/configure-adaptive.log"; exit 1; }
+cmake --build "$work/adaptive-build" -j "$(nproc)" > "$work/build-adaptive.log" \
+  || { cat "$work/build-adaptive.log"; exit 1; }
+adaptive=$work/adaptive-build/adaptive
+"$adaptive" --print-stencil > "$work/jacobi.lift"
+"$prefix/bin/liftx" adapt "$work/jacobi.lift" --device cpu --shapes 32x64 64x32 --top 2 \
+  --portfolio 2 --repeat 2 --warmup 1 --quiet --db "$work/adapt.db" --out "$work/adaptive.json" \
+  > "$work/adapt.log" || { cat "$work/adapt.log"; exit 1; }
+"$adaptive" "$work/adaptive.json" --shapes 32x64,64x32,128x128,64x256,40x72 --steps 3 \
+  | tee "$work/adaptive.txt"
+test "$(grep -c '^ok ' "$work/adaptive.txt")" -eq 5
+grep -q "member #" "$work/adaptive.txt"
 echo "test-install: OK"
