@@ -36,13 +36,15 @@ struct AdaptiveProgram::Impl {
   /// Guards the caches below. Held while a member is chosen and compiled, so that two threads
   /// asking for the same new shape compile it once.
   std::mutex mutex;
-  std::map<Sizes, std::optional<size_t>> chosen;
+  std::map<Sizes, std::optional<explore::AdaptiveArtifact::Pick>> chosen;
   std::map<std::pair<size_t, Sizes>, Kernel> kernels;
 
   /// The member for `sizes` (cached), nullopt when none applies. UserError for bad sizes.
-  std::optional<size_t> try_choose_locked(const Sizes& sizes);
+  std::optional<explore::AdaptiveArtifact::Pick> try_choose_locked(const Sizes& sizes);
   /// The same, a UserError listing the members when none applies.
-  size_t choose_locked(const Sizes& sizes);
+  explore::AdaptiveArtifact::Pick choose_locked(const Sizes& sizes);
+  /// "window tile_x=16 ..., local 2x8", or with the work-group fitted to the shape.
+  std::string describe(const explore::AdaptiveArtifact::Pick& pick) const;
   Kernel kernel_locked(const Sizes& sizes);
 };
 
@@ -168,7 +170,8 @@ AdaptiveProgram AdaptiveProgram::load(Context& context, const std::string& path,
   return out;
 }
 
-std::optional<size_t> AdaptiveProgram::Impl::try_choose_locked(const Sizes& sizes) {
+std::optional<explore::AdaptiveArtifact::Pick>
+AdaptiveProgram::Impl::try_choose_locked(const Sizes& sizes) {
   interp::check_sizes(program, sizes);
   if (const auto it = chosen.find(sizes); it != chosen.end())
     return it->second;
@@ -177,14 +180,21 @@ std::optional<size_t> AdaptiveProgram::Impl::try_choose_locked(const Sizes& size
   // and is no reason to refuse a small grid (codegen::prepare_launch drops it too).
   DeviceLimits limits = context->device.profile.limits();
   limits.min_work_groups = 1;
-  const std::optional<size_t> member = artifact.choose(sizes, limits);
-  chosen.emplace(sizes, member);
-  return member;
+  const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(sizes, limits);
+  chosen.emplace(sizes, pick);
+  return pick;
 }
 
-size_t AdaptiveProgram::Impl::choose_locked(const Sizes& sizes) {
-  const std::optional<size_t> member = try_choose_locked(sizes);
-  if (!member) {
+std::string AdaptiveProgram::Impl::describe(const explore::AdaptiveArtifact::Pick& pick) const {
+  if (pick.as_measured)
+    return descriptions[pick.member];
+  return fmt::format("{} (work-group fitted to the shape: {})", descriptions[pick.member],
+                     fmt::join(pick.local, "x"));
+}
+
+explore::AdaptiveArtifact::Pick AdaptiveProgram::Impl::choose_locked(const Sizes& sizes) {
+  const std::optional<explore::AdaptiveArtifact::Pick> pick = try_choose_locked(sizes);
+  if (!pick) {
     std::string members;
     for (size_t m = 0; m < descriptions.size(); ++m)
       members += fmt::format("\n  #{} {}", m, descriptions[m]);
@@ -194,26 +204,27 @@ size_t AdaptiveProgram::Impl::choose_locked(const Sizes& sizes) {
         "shape to `liftx adapt --shapes`):{}",
         artifact.program_name, path, sizes_text(sizes), context->info.name, members));
   }
-  return *member;
+  return *pick;
 }
 
 Kernel AdaptiveProgram::Impl::kernel_locked(const Sizes& sizes) {
-  const size_t member = choose_locked(sizes);
+  const explore::AdaptiveArtifact::Pick pick = choose_locked(sizes);
+  const size_t member = pick.member;
   auto key = std::make_pair(member, sizes);
   if (const auto it = kernels.find(key); it != kernels.end())
     return it->second;
   const Program& lowered = members[member];
-  // The member's work-group with the threads tied to the mapped lengths, as it was measured
-  // (choose() checked that the work-group divides the global size at these sizes).
+  // The member's work-group with the threads tied to the mapped lengths, as it was measured, or
+  // fitted to the shape where it does not divide the global size (pick() checked it does now).
   exec::RunOptions run;
-  run.local = artifact.portfolio[member].local;
+  run.local = pick.local;
   run.check = true;
   run.time = false;
   run.roofline = false;
   run.seed = options.seed;
   run.tolerance = options.tolerance;
   run.reference = &program; // the high-level stencil: the member must compute what it means
-  const std::string variant = fmt::format("adaptive #{} {}", member, descriptions[member]);
+  const std::string variant = fmt::format("adaptive #{} {}", member, describe(pick));
   Kernel kernel = translating_opencl_errors([&] {
     std::lock_guard device_lock(context->mutex);
     if (options.verify) {
@@ -244,8 +255,8 @@ RunStats AdaptiveProgram::run(const Sizes& sizes, const std::vector<Input>& inpu
 AdaptiveChoice AdaptiveProgram::choice(const Sizes& sizes) const {
   Impl& p = checked(impl_);
   std::lock_guard lock(p.mutex);
-  const size_t member = p.choose_locked(sizes);
-  return {member, p.descriptions[member]};
+  const explore::AdaptiveArtifact::Pick pick = p.choose_locked(sizes);
+  return {pick.member, p.describe(pick)};
 }
 
 bool AdaptiveProgram::applies(const Sizes& sizes) const {

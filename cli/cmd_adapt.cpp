@@ -297,19 +297,34 @@ void add_adapt_command(CLI::App& app) {
       consider(typical_ms);
       for (const explore::AdaptiveCandidate& c : broad)
         consider(time_of(c));
-      const std::optional<size_t> pick = artifact.choose(shape, limits);
+      const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
+      // A pick with its work-group fitted to the shape is a launch of its own: measured too.
+      std::optional<double> pick_ms;
+      if (pick && pick->as_measured) {
+        pick_ms = portfolio_ms[pick->member];
+      } else if (pick) {
+        explore::AdaptiveCandidate fitted = artifact.portfolio[pick->member];
+        fitted.local = pick->local;
+        pick_ms = time_of(fitted);
+        consider(pick_ms);
+      }
       auto fraction = [&](const std::optional<double>& t) {
         return best && t && *t > 0 ? *best / *t : 0.0;
       };
-      const double adaptive = pick ? fraction(portfolio_ms[*pick]) : 0.0;
+      const double adaptive = fraction(pick_ms);
       sum_adaptive += adaptive;
       worst_adaptive = std::min(worst_adaptive, adaptive);
       ++shown;
       fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", explore::shape_text(shape),
                  best ? fmt::format("{:.4f}", *best) : "-",
-                 pick ? fmt::format("#{}", *pick) : "none", percent(adaptive),
-                 percent(fraction(portfolio_ms[single])), percent(fraction(typical_ms)),
-                 pick ? artifact.portfolio[*pick].describe() : "no member applies");
+                 pick ? fmt::format("#{}{}", pick->member, pick->as_measured ? "" : "*") : "none",
+                 percent(adaptive), percent(fraction(portfolio_ms[single])),
+                 percent(fraction(typical_ms)),
+                 !pick               ? std::string("no member applies")
+                 : pick->as_measured ? artifact.portfolio[pick->member].describe()
+                                     : fmt::format("{} (* work-group fitted: {})",
+                                                   artifact.portfolio[pick->member].describe(),
+                                                   fmt::join(pick->local, "x")));
     }
     fmt::print("\nadaptive  mean {:.1f}%, worst {:.1f}% of the best known over {} held-out "
                "shapes\n",

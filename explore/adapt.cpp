@@ -68,6 +68,35 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
   return v;
 }
 
+std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
+                                                    const rewrite::Sizes& sizes,
+                                                    const DeviceLimits& device, bool* adjusted) {
+  *adjusted = false;
+  if (std::optional<rewrite::Variant> as_measured = candidate_at(candidate, sizes, device))
+    return as_measured;
+  // The tied launch's global size at these sizes (the runtime's work-group), then the largest
+  // work-group within the candidate's that divides it.
+  DeviceLimits limits = device;
+  limits.min_work_groups = 1;
+  try {
+    const ir::Module module = parse::parse_module(candidate.printed, "<adaptive candidate>");
+    const interp::Sizes bound(sizes.begin(), sizes.end());
+    interp::check_sizes(module.main(), bound);
+    const codegen::PreparedLaunch rule = codegen::prepare_launch(
+        module.main(), codegen::SizeBindings(sizes.begin(), sizes.end()), {}, limits);
+    if (!rule.launch.tied || rule.launch.dims != static_cast<int>(candidate.local.size()))
+      return std::nullopt;
+    AdaptiveCandidate fitted = candidate;
+    for (size_t d = 0; d < fitted.local.size(); ++d)
+      fitted.local[d] = std::gcd(fitted.local[d], rule.launch.global[d]);
+    std::optional<rewrite::Variant> v = candidate_at(fitted, sizes, device);
+    *adjusted = v.has_value();
+    return v;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<double> AdaptiveTable::best_ms(size_t s) const {
   std::optional<double> best;
   for (const std::optional<double>& t : ms.at(s))
@@ -254,6 +283,24 @@ std::optional<size_t> AdaptiveArtifact::choose(const rewrite::Sizes& sizes,
                                                const DeviceLimits& limits) const {
   return selector.choose(
       sizes, [&](size_t p) { return candidate_at(portfolio.at(p), sizes, limits).has_value(); });
+}
+
+std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const rewrite::Sizes& sizes,
+                                                             const DeviceLimits& limits) const {
+  if (std::optional<size_t> member = choose(sizes, limits))
+    return Pick{*member, portfolio[*member].local, true};
+  std::map<size_t, std::vector<int64_t>> fitted;
+  const std::optional<size_t> member = selector.choose(sizes, [&](size_t p) {
+    bool adjusted = false;
+    std::optional<rewrite::Variant> v =
+        candidate_at_fitted(portfolio.at(p), sizes, limits, &adjusted);
+    if (v)
+      fitted[p].assign(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims);
+    return v.has_value();
+  });
+  if (!member)
+    return std::nullopt;
+  return Pick{*member, fitted.at(*member), false};
 }
 
 namespace {

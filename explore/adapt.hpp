@@ -43,6 +43,14 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                              const rewrite::Sizes& sizes,
                                              const DeviceLimits& device);
 
+/// candidate_at, and where the candidate's work-group does not divide the global size at `sizes`
+/// (or is too large there), the same kernel with each dimension of the work-group shrunk to its
+/// greatest common divisor with the global size: a launch nobody measured, for shapes where no
+/// member applies as measured. `adjusted` says whether the work-group changed.
+std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
+                                                    const rewrite::Sizes& sizes,
+                                                    const DeviceLimits& device, bool* adjusted);
+
 /// Measured times of candidates at shapes: ms[s][c], nullopt where the candidate does not apply
 /// or its run failed.
 struct AdaptiveTable {
@@ -92,6 +100,15 @@ struct AdaptiveArtifact {
 
   /// The member for `sizes` on a device with `limits` (nullopt: none applies).
   std::optional<size_t> choose(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
+
+  struct Pick {
+    size_t member = 0;
+    std::vector<int64_t> local; ///< the work-group to run it with
+    bool as_measured = true;    ///< false: the work-group was shrunk to fit (not measured so)
+  };
+  /// choose(); where no member applies as measured, the selector's order again with each
+  /// member's work-group fitted to the sizes (candidate_at_fitted). nullopt: still none.
+  std::optional<Pick> pick(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
 };
 
 nlohmann::json to_json(const AdaptiveArtifact& artifact);

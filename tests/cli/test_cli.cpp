@@ -251,3 +251,27 @@ TEST_CASE("run and explore take iterated programs and --steps; a step that canno
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "--steps needs a step function"));
 }
+
+TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluates held-out "
+          "shapes; bad shapes are refused") {
+  fs::path dir = scratch_dir();
+  fs::path out = dir / "jacobi.adaptive.json";
+  fs::path db = dir / "adapt.db";
+  RunResult r = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 32x16 --top 2 "
+                      "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 --evaluate-top 2 "
+                      "--quiet --db '" +
+                      db.string() + "' --out '" + out.string() + "'");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "measured  16x32"));
+  CHECK(contains(r.out, "portfolio"));
+  CHECK(contains(r.out, "24x40"));
+  CHECK(contains(r.out, "adaptive  mean"));
+  const std::string artifact = read_text(out);
+  CHECK(contains(artifact, "\"format\": \"liftx-adaptive-1\""));
+  CHECK(contains(artifact, "\"portfolio\""));
+  // Shapes must give every size: M and N here.
+  RunResult bad = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "shape '16'"));
+}

@@ -100,6 +100,45 @@ TEST_CASE("a candidate applies where its tiles and work-group divide the shape")
   CHECK_FALSE(explore::candidate_at(c, {{"N", 64}}, limits));
 }
 
+TEST_CASE("a member's work-group is fitted to a shape it does not divide, and says so") {
+  const DeviceLimits limits = runtime::named_profile("cpu").limits();
+  explore::AdaptiveCandidate c;
+  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
+              "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
+              "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  c.strategy = "global1d";
+  c.local = {16};
+  bool adjusted = true;
+  std::optional<rewrite::Variant> v =
+      explore::candidate_at_fitted(c, {{"N", 64}}, limits, &adjusted);
+  REQUIRE(v);
+  CHECK_FALSE(adjusted);
+  CHECK(v->launch.local[0] == 16);
+  CHECK_FALSE(explore::candidate_at(c, {{"N", 40}}, limits)); // 16 does not divide 40
+  v = explore::candidate_at_fitted(c, {{"N", 40}}, limits, &adjusted);
+  REQUIRE(v);
+  CHECK(adjusted);
+  CHECK(v->launch.local[0] == 8);
+  v = explore::candidate_at_fitted(c, {{"N", 37}}, limits, &adjusted);
+  REQUIRE(v);
+  CHECK(v->launch.local[0] == 1);
+
+  // The artifact picks as measured where it can, fitted where it must.
+  explore::AdaptiveArtifact a;
+  a.portfolio = {c};
+  a.training.shapes = {{{"N", 64}}};
+  a.training.candidates = {c};
+  a.training.ms = {{1.0}};
+  a.selector = explore::fit_selector(a.training, {0});
+  const std::optional<explore::AdaptiveArtifact::Pick> at64 = a.pick({{"N", 64}}, limits);
+  REQUIRE(at64);
+  CHECK(at64->as_measured);
+  const std::optional<explore::AdaptiveArtifact::Pick> at40 = a.pick({{"N", 40}}, limits);
+  REQUIRE(at40);
+  CHECK_FALSE(at40->as_measured);
+  CHECK(at40->local == std::vector<int64_t>{8});
+}
+
 TEST_CASE("shapes as text") {
   const std::vector<std::string> names{"M", "N"};
   CHECK(explore::parse_shape("256x512", names) == rewrite::Sizes{{"M", 256}, {"N", 512}});
