@@ -89,7 +89,9 @@ void add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   options.sizes = shape;
   options.profile = kind;
   options.device = device;
-  options.keep = std::max<size_t>(top * 8, 64);
+  // Free-thread launches often rank first (at odd shapes, all of the first hundreds): keep
+  // enough of the ranking to find `top` tied ones.
+  options.keep = std::max<size_t>(top * 64, 5000);
   ActivityPrinter progress(quiet);
   options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
   const explore::RankResult ranking = explore::rank(program, model, options);
