@@ -59,6 +59,12 @@ void add_codegen_command(CLI::App& app) {
         "\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
         launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),
         launch_text(kernel.launch.local, kernel.launch.dims, sizes ? &*sizes : nullptr));
+    if (kernel.launches > 1)
+      text += fmt::format("// launched {} times (iterate over the whole grid): each launch reads "
+                          "the previous one's output in place of parameter {}, two buffers "
+                          "swapped\n",
+                          kernel.launches,
+                          program.params[size_t(kernel.iterated_input)].as<ir::Param>()->name);
     arith::Expr local_bytes = kernel.local_bytes();
     text += fmt::format("// local memory per work-group: {} bytes\n",
                         sizes ? fmt::format("{}", arith::evaluate(local_bytes, *sizes))

@@ -241,6 +241,14 @@ TEST_CASE("run and explore take iterated programs and --steps; a step that canno
   REQUIRE(e.exit_code == 0);
   CHECK(contains(e.out, "per step"));
   CHECK(contains(e.out, "iterate(6, "));
+  // codegen prints the step's kernel and says how often it is launched.
+  fs::path lowered = write_file(
+      "iterated.lift", "def twice3(xs: [float]N) = iterate(3, x => mapGlb0(v => mult(v, 2.0f), x), "
+                       "xs)\n");
+  RunResult c = liftx("codegen '" + lowered.string() + "'");
+  INFO(c.out << c.err);
+  REQUIRE(c.exit_code == 0);
+  CHECK(contains(c.out, "launched 3 times"));
   // --steps on a program that already iterates, and on a step whose result is no parameter's type.
   RunResult twice = liftx("explore stencils/iterated/heat2d.lift --steps 2 --device cpu --size 16");
   CHECK(twice.exit_code == 2);
