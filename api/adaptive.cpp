@@ -77,7 +77,7 @@ nlohmann::json read_json(const std::string& path) {
   std::error_code ec;
   LIFTX_USER_CHECK(fs::exists(path, ec),
                    "cannot read the adaptive program {}: no such file (`liftx adapt STENCIL.lift "
-                   "--device D --shapes ... --out {}` writes one)",
+                   "--device D --shapes ... -o {}` writes one)",
                    path, path);
   LIFTX_USER_CHECK(!fs::is_directory(path, ec),
                    "cannot read the adaptive program {}: it is a directory", path);

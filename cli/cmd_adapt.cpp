@@ -80,11 +80,13 @@ private:
   explore::RecordingWorkerMeasure measure_;
 };
 
-/// The `top` best-ranked tied variants at `shape`, as candidates not already in `into`.
-void add_ranked_candidates(const ir::Module& module, const ir::Program& program,
-                           const model::Model& model, const runtime::DeviceProfile& device,
-                           const std::string& kind, const rewrite::Sizes& shape, size_t top,
-                           bool quiet, std::vector<explore::AdaptiveCandidate>& into) {
+/// The `top` best-ranked tied variants at `shape`, as candidates not already in `into`; returns
+/// the best-ranked tied variant that is shape-free (explore::is_shape_free), if any.
+std::optional<explore::AdaptiveCandidate>
+add_ranked_candidates(const ir::Module& module, const ir::Program& program,
+                      const model::Model& model, const runtime::DeviceProfile& device,
+                      const std::string& kind, const rewrite::Sizes& shape, size_t top, bool quiet,
+                      std::vector<explore::AdaptiveCandidate>& into) {
   explore::RankOptions options;
   options.sizes = shape;
   options.profile = kind;
@@ -97,19 +99,23 @@ void add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   const explore::RankResult ranking = explore::rank(program, model, options);
   progress.finish();
   size_t added = 0;
+  std::optional<explore::AdaptiveCandidate> shape_free;
   for (const explore::RankedVariant& r : ranking.ranked) {
-    if (added == top)
+    if (added == top && shape_free)
       break;
     if (!r.variant.launch.tied)
       continue; // a free-thread launch is tied to this shape's global size
     rewrite::Variant v = r.variant;
     v.program = *r.program;
     explore::AdaptiveCandidate c = explore::candidate_of(v, module);
-    if (std::find(into.begin(), into.end(), c) != into.end())
+    if (!shape_free && explore::is_shape_free(c.parameters))
+      shape_free = c;
+    if (added == top || std::find(into.begin(), into.end(), c) != into.end())
       continue;
     into.push_back(std::move(c));
     ++added;
   }
+  return shape_free;
 }
 
 std::string percent(double fraction) {
@@ -143,7 +149,7 @@ void add_adapt_command(CLI::App& app) {
   add_db_option(cmd, o->db, "where every run is recorded");
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
-  cmd->add_option("--out", o->out, "write the adaptive program (JSON) here");
+  cmd->add_option("-o,--output", o->out, "write the adaptive program (JSON) to this file");
   cmd->add_flag("--quiet", o->quiet, "no progress line while the spaces are ranked");
   cmd->callback([o] {
     const ir::Module module = parse::parse_file(o->file);
@@ -176,9 +182,21 @@ void add_adapt_command(CLI::App& app) {
     // Candidates: the best-ranked tied variants of every training shape.
     explore::AdaptiveTable table;
     table.shapes = shapes;
-    for (const rewrite::Sizes& shape : shapes)
-      add_ranked_candidates(module, program, model, device.profile, kind, shape, o->top, o->quiet,
-                            table.candidates);
+    std::optional<explore::AdaptiveCandidate> fallback;
+    for (const rewrite::Sizes& shape : shapes) {
+      std::optional<explore::AdaptiveCandidate> shape_free = add_ranked_candidates(
+          module, program, model, device.profile, kind, shape, o->top, o->quiet, table.candidates);
+      if (!fallback)
+        fallback = shape_free;
+    }
+    // The last resort of shapes no tiled member divides: measured like every candidate.
+    std::optional<size_t> fallback_candidate;
+    if (fallback) {
+      const auto it = std::find(table.candidates.begin(), table.candidates.end(), *fallback);
+      fallback_candidate = size_t(it - table.candidates.begin());
+      if (it == table.candidates.end())
+        table.candidates.push_back(*fallback);
+    }
     fmt::print("candidates {} (the best {} ranked at each of {} training shapes)\n",
                table.candidates.size(), o->top, shapes.size());
 
@@ -209,17 +227,26 @@ void add_adapt_command(CLI::App& app) {
       artifact.portfolio.push_back(table.candidates[c]);
     artifact.selector = explore::fit_selector(table, members);
     artifact.training = table;
+    if (fallback_candidate) {
+      const auto it = std::find(members.begin(), members.end(), *fallback_candidate);
+      artifact.fallback = size_t(it - members.begin());
+      if (it == members.end())
+        artifact.portfolio.push_back(table.candidates[*fallback_candidate]);
+    }
 
     fmt::print("\nportfolio (fraction of the best candidate at each training shape)\n");
     fmt::print("  {:<3} {:<48}", "#", "variant");
     for (const rewrite::Sizes& shape : shapes)
       fmt::print(" {:>10}", explore::shape_text(shape));
     fmt::print("\n");
-    for (size_t p = 0; p < members.size(); ++p) {
-      fmt::print("  {:<3} {:<48}", p, table.candidates[members[p]].describe());
+    std::vector<size_t> listed = members;
+    if (artifact.fallback && *artifact.fallback == members.size())
+      listed.push_back(*fallback_candidate);
+    for (size_t p = 0; p < listed.size(); ++p) {
+      fmt::print("  {:<3} {:<48}", p, table.candidates[listed[p]].describe());
       for (size_t s = 0; s < shapes.size(); ++s)
-        fmt::print(" {:>10}", percent(table.fraction(s, members[p])));
-      fmt::print("\n");
+        fmt::print(" {:>10}", percent(table.fraction(s, listed[p])));
+      fmt::print("{}\n", artifact.fallback == p ? "  (fallback)" : "");
     }
     if (!o->out.empty()) {
       std::ofstream out(o->out);
@@ -287,8 +314,8 @@ void add_adapt_command(CLI::App& app) {
       const std::optional<double> typical_ms =
           typical_candidate ? time_of(table.candidates[*typical_candidate]) : std::nullopt;
       std::vector<explore::AdaptiveCandidate> broad;
-      add_ranked_candidates(module, program, model, device.profile, kind, shape, o->evaluate_top,
-                            o->quiet, broad);
+      (void)add_ranked_candidates(module, program, model, device.profile, kind, shape,
+                                  o->evaluate_top, o->quiet, broad);
       std::optional<double> best;
       auto consider = [&](const std::optional<double>& t) {
         if (t && (!best || *t < *best))

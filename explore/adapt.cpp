@@ -32,6 +32,13 @@ AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module
   return c;
 }
 
+bool is_shape_free(const std::map<std::string, int64_t>& parameters) {
+  for (const char* key : {"tile_x", "tile_y", "tile_z", "split", "chunk", "vector"})
+    if (const auto it = parameters.find(key); it != parameters.end() && it->second > 1)
+      return false;
+  return true;
+}
+
 std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                              const rewrite::Sizes& sizes,
                                              const DeviceLimits& device) {
@@ -298,9 +305,18 @@ std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const rewrite::Size
       fitted[p].assign(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims);
     return v.has_value();
   });
-  if (!member)
-    return std::nullopt;
-  return Pick{*member, fitted.at(*member), false};
+  if (member)
+    return Pick{*member, fitted.at(*member), false};
+  if (fallback) {
+    bool adjusted = false;
+    if (std::optional<rewrite::Variant> v =
+            candidate_at_fitted(portfolio.at(*fallback), sizes, limits, &adjusted))
+      return Pick{
+          *fallback,
+          std::vector<int64_t>(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims),
+          !adjusted};
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -346,6 +362,7 @@ nlohmann::json to_json(const AdaptiveArtifact& a) {
           {"device", a.device},
           {"profile", a.profile},
           {"portfolio", portfolio},
+          {"fallback", a.fallback ? nlohmann::json(*a.fallback) : nlohmann::json(nullptr)},
           {"selector",
            {{"size_names", a.selector.size_names},
             {"shapes", a.selector.shapes},
@@ -365,6 +382,11 @@ AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::stri
     a.profile = j.at("profile").get<std::string>();
     for (const nlohmann::json& c : j.at("portfolio"))
       a.portfolio.push_back(candidate_from(c));
+    if (j.contains("fallback") && !j.at("fallback").is_null()) {
+      a.fallback = j.at("fallback").get<size_t>();
+      LIFTX_USER_CHECK(*a.fallback < a.portfolio.size(), "{}: the fallback names member {} of {}",
+                       origin, *a.fallback, a.portfolio.size());
+    }
     const nlohmann::json& sel = j.at("selector");
     a.selector.size_names = sel.at("size_names").get<std::vector<std::string>>();
     a.selector.shapes = sel.at("shapes").get<std::vector<rewrite::Sizes>>();

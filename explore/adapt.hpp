@@ -35,6 +35,10 @@ struct AdaptiveCandidate {
 /// A tied variant as a candidate (its lowered program printed with `module`'s user functions).
 AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module);
 
+/// Whether a variant's lowering has no parameter that must divide the sizes (tile, split,
+/// chunk, vector width): with its work-group fitted, it runs at any shape.
+bool is_shape_free(const std::map<std::string, int64_t>& parameters);
+
 /// The candidate as a variant at `sizes` (the program parsed from `printed`, the launch for these
 /// sizes with the candidate's work-group), or nullopt when it does not apply there: a tile or
 /// split that does not divide a size, a work-group that does not divide the global size or does
@@ -97,6 +101,10 @@ struct AdaptiveArtifact {
   std::vector<AdaptiveCandidate> portfolio;
   AdaptiveSelector selector;
   AdaptiveTable training; ///< every candidate measured, not only the portfolio
+  /// A member with no tile, split, chunk or vector (it applies at any shape, its work-group
+  /// fitted): the last resort where no other member applies. Its position in the portfolio
+  /// (it may also be an ordinary member); nullopt when the space had none.
+  std::optional<size_t> fallback;
 
   /// The member for `sizes` on a device with `limits` (nullopt: none applies).
   std::optional<size_t> choose(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
@@ -107,7 +115,8 @@ struct AdaptiveArtifact {
     bool as_measured = true;    ///< false: the work-group was shrunk to fit (not measured so)
   };
   /// choose(); where no member applies as measured, the selector's order again with each
-  /// member's work-group fitted to the sizes (candidate_at_fitted). nullopt: still none.
+  /// member's work-group fitted to the sizes (candidate_at_fitted); then the fallback member.
+  /// nullopt: still none.
   std::optional<Pick> pick(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
 };
 

@@ -55,7 +55,7 @@ cmake --build "$work/adaptive-build" -j "$(nproc)" > "$work/build-adaptive.log" 
 adaptive=$work/adaptive-build/adaptive
 "$adaptive" --print-stencil > "$work/jacobi.lift"
 "$prefix/bin/liftx" adapt "$work/jacobi.lift" --device cpu --shapes 32x64 64x32 --top 2 \
-  --portfolio 2 --repeat 2 --warmup 1 --quiet --db "$work/adapt.db" --out "$work/adaptive.json" \
+  --portfolio 2 --repeat 2 --warmup 1 --quiet --db "$work/adapt.db" -o "$work/adaptive.json" \
   > "$work/adapt.log" || { cat "$work/adapt.log"; exit 1; }
 "$adaptive" "$work/adaptive.json" --shapes 32x64,64x32,128x128,64x256,40x72 --steps 3 \
   | tee "$work/adaptive.txt"

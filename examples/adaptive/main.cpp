@@ -3,7 +3,7 @@
 // shape. Each shape's result after a few steps is checked against a plain C++ loop.
 //
 //   adaptive --print-stencil > jacobi.lift          # the application's stencil, for liftx adapt
-//   liftx adapt jacobi.lift --device cpu --shapes 64x64 256x64 64x256 --out adaptive.json
+//   liftx adapt jacobi.lift --device cpu --shapes 64x64 256x64 64x256 -o adaptive.json
 //   adaptive adaptive.json [--device D] [--shapes 64x64,128x512,...] [--steps S]
 //
 // A shape where no portfolio member applies (its tiles or work-group do not divide the grid) is
@@ -91,7 +91,7 @@ Options parse(int argc, char** argv) {
       usage("unknown argument '" + arg + "'");
   }
   if (!o.print_stencil && o.artifact.empty())
-    usage("give the adaptive program written by `liftx adapt --out`");
+    usage("give the adaptive program written by `liftx adapt -o`");
   return o;
 }
 

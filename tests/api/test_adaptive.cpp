@@ -53,7 +53,7 @@ struct Artifact {
         std::string("'") + LIFTX_BINARY + "' adapt '" + LIFTX_SOURCE_DIR +
         "/stencils/jacobi2d5pt.lift' --device cpu --shapes 32x64 64x32 --top 2 --portfolio 2 "
         "--repeat 2 --warmup 1 --quiet --db '" +
-        (dir / "perf.db").string() + "' --out '" + path.string() + "' > '" +
+        (dir / "perf.db").string() + "' -o '" + path.string() + "' > '" +
         (dir / "adapt.log").string() + "' 2>&1";
     const int status = std::system(command.c_str());
     if (status != 0 || !fs::exists(path))

@@ -268,7 +268,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   RunResult r = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 32x16 --top 2 "
                       "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 --evaluate-top 2 "
                       "--quiet --db '" +
-                      db.string() + "' --out '" + out.string() + "'");
+                      db.string() + "' -o '" + out.string() + "'");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "measured  16x32"));

@@ -117,7 +117,8 @@ TEST_CASE("every command spells and describes its shared options the same way") 
         flat += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
     return flat;
   };
-  for (const char* command : {"collect", "calibrate", "db", "explore", "train", "evaluate"}) {
+  for (const char* command :
+       {"collect", "calibrate", "db", "explore", "train", "evaluate", "adapt"}) {
     CAPTURE(command);
     CHECK(contains(help(command), db_default));
   }
@@ -127,13 +128,14 @@ TEST_CASE("every command spells and describes its shared options the same way") 
     CHECK(contains(text, "--profile,--device-profile"));
     CHECK(contains(text, "device profile of the variant space and the features"));
   }
-  for (const char* command : {"run", "collect", "calibrate", "explore", "launch"}) {
+  for (const char* command : {"run", "collect", "calibrate", "explore", "launch", "adapt"}) {
     CAPTURE(command);
     const std::string text = help(command);
     CHECK(contains(text, "--warmup INT:INT in [0 - 1000] untimed runs first (default 3)"));
     CHECK(contains(text, "timed runs; the median counts (default 10)"));
   }
-  for (const char* command : {"run", "collect", "calibrate", "explore", "launch", "roofline"}) {
+  for (const char* command :
+       {"run", "collect", "calibrate", "explore", "launch", "roofline", "adapt"}) {
     CAPTURE(command);
     const std::string text = help(command); // launch and roofline print "TEXT REQUIRED"
     CHECK(contains(text, "--device TEXT "));

@@ -139,6 +139,46 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
   CHECK(at40->local == std::vector<int64_t>{8});
 }
 
+TEST_CASE("the fallback member runs where no tiled member divides the shape") {
+  const DeviceLimits limits = runtime::named_profile("cpu").limits();
+  const std::string avg3 =
+      "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n";
+  explore::AdaptiveCandidate tiled;
+  tiled.printed = avg3 + "def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => avg3(w[0], w[1], "
+                         "w[2]), slide(3, 1, t)), slide(10, 8, pad(1, 1, clamp, xs))))\n";
+  tiled.strategy = "workgroup1d";
+  tiled.parameters = {{"tile_x", 8}};
+  tiled.local = {8};
+  explore::AdaptiveCandidate plain;
+  plain.printed = avg3 + "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
+                         "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  plain.strategy = "global1d";
+  plain.local = {16};
+  CHECK_FALSE(explore::is_shape_free(tiled.parameters));
+  CHECK(explore::is_shape_free(plain.parameters));
+  CHECK(explore::is_shape_free({{"interchange", 1}, {"vector", 1}}));
+
+  explore::AdaptiveArtifact a;
+  a.training.shapes = {{{"N", 64}}};
+  a.training.candidates = {tiled, plain};
+  a.training.ms = {{1.0, 2.0}};
+  a.portfolio = {tiled};
+  a.selector = explore::fit_selector(a.training, {0});
+  CHECK_FALSE(a.pick({{"N", 60}}, limits)); // 8 does not divide 60, and no fallback
+  a.portfolio.push_back(plain);
+  a.fallback = 1;
+  const std::optional<explore::AdaptiveArtifact::Pick> at64 = a.pick({{"N", 64}}, limits);
+  REQUIRE(at64);
+  CHECK(at64->member == 0); // the tiled member where it applies
+  const std::optional<explore::AdaptiveArtifact::Pick> at60 = a.pick({{"N", 60}}, limits);
+  REQUIRE(at60);
+  CHECK(at60->member == 1);
+  CHECK(at60->local == std::vector<int64_t>{4}); // gcd(16, 60)
+  CHECK_FALSE(at60->as_measured);
+  // The fallback survives the JSON round trip.
+  CHECK(explore::adaptive_artifact_from(explore::to_json(a), "a.json").fallback == 1u);
+}
+
 TEST_CASE("shapes as text") {
   const std::vector<std::string> names{"M", "N"};
   CHECK(explore::parse_shape("256x512", names) == rewrite::Sizes{{"M", 256}, {"N", 512}});

@@ -1,7 +1,7 @@
 #pragma once
 /// Input-adaptive programs: one stencil, many grid shapes, the variant picked per shape.
 ///
-/// `liftx adapt FILE --device D --shapes 256x256 1024x128 ... --out adaptive.json` measures the
+/// `liftx adapt FILE --device D --shapes 256x256 1024x128 ... -o adaptive.json` measures the
 /// best-ranked variants of a stencil at a set of training shapes and keeps a small portfolio of
 /// them with a selector. An AdaptiveProgram loads that file and runs the stencil at any shape:
 ///
@@ -58,7 +58,7 @@ public:
   AdaptiveProgram() = default; ///< nothing loaded; run() is a UserError
   bool empty() const { return !impl_; }
 
-  /// Reads the JSON artifact `liftx adapt --out` wrote. UserError for a missing or unreadable
+  /// Reads the JSON artifact `liftx adapt -o` wrote. UserError for a missing or unreadable
   /// file, a file that is not such an artifact (or is damaged), or an artifact measured on
   /// another device (see AdaptiveOptions::allow_other_device).
   static AdaptiveProgram load(Context& context, const std::string& path,
