@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
+#include "codegen/kernel.hpp"
 #include "explore/adapt.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
@@ -15,6 +16,8 @@
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
+#include "rewrite/rules.hpp"
+#include "rewrite/walk.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -118,6 +121,36 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   return shape_free;
 }
 
+/// A work-item per point (the library's default lowering: 3D, 2D, then 1D thread mappings, x
+/// on dimension 0) with a work-group of 32x4x2, 16x4 or 64 (fitted to each shape): the fallback
+/// when the ranking kept no shape-free tied variant.
+std::optional<explore::AdaptiveCandidate> default_fallback(const ir::Module& module,
+                                                           const ir::Program& program,
+                                                           const rewrite::Sizes& shape) {
+  const ir::Program fused = rewrite::apply_until_fixpoint(program, rewrite::zip_of_maps());
+  for (const auto& [strategy, local] :
+       {std::pair<const char*, std::vector<int64_t>>{"global3d_210", {32, 4, 2}},
+        {"global2d_10", {16, 4}},
+        {"global1d", {64}}}) {
+    auto lowered = rewrite::lower(fused, strategy, 0, shape);
+    const auto* p = std::get_if<ir::Program>(&lowered);
+    if (!p)
+      continue;
+    try {
+      if (codegen::generate(*p).launch.dims != static_cast<int>(local.size()))
+        continue;
+    } catch (const UserError&) {
+      continue;
+    }
+    explore::AdaptiveCandidate c;
+    c.printed = ir::print(ir::Module{module.userfuns, {*p}});
+    c.strategy = strategy;
+    c.local = local;
+    return c;
+  }
+  return std::nullopt;
+}
+
 std::string percent(double fraction) {
   return fraction > 0 ? fmt::format("{:.1f}%", fraction * 100) : "-";
 }
@@ -189,7 +222,10 @@ void add_adapt_command(CLI::App& app) {
       if (!fallback)
         fallback = shape_free;
     }
-    // The last resort of shapes no tiled member divides: measured like every candidate.
+    if (!fallback)
+      fallback = default_fallback(module, program, shapes.front());
+    // The last resort of shapes no tiled member divides: measured like every candidate (with its
+    // work-group fitted where it does not divide).
     std::optional<size_t> fallback_candidate;
     if (fallback) {
       const auto it = std::find(table.candidates.begin(), table.candidates.end(), *fallback);
@@ -205,8 +241,11 @@ void add_adapt_command(CLI::App& app) {
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
       std::vector<std::optional<double>> row;
       for (size_t c = 0; c < table.candidates.size(); ++c) {
+        bool fitted = false;
         std::optional<rewrite::Variant> v =
-            explore::candidate_at(table.candidates[c], shape, limits);
+            c == fallback_candidate
+                ? explore::candidate_at_fitted(table.candidates[c], shape, limits, &fitted)
+                : explore::candidate_at(table.candidates[c], shape, limits);
         row.push_back(v ? measure(std::move(*v), int64_t(c)) : std::nullopt);
       }
       table.ms.push_back(std::move(row));

@@ -94,8 +94,13 @@ std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& can
     if (!rule.launch.tied || rule.launch.dims != static_cast<int>(candidate.local.size()))
       return std::nullopt;
     AdaptiveCandidate fitted = candidate;
-    for (size_t d = 0; d < fitted.local.size(); ++d)
-      fitted.local[d] = std::gcd(fitted.local[d], rule.launch.global[d]);
+    for (size_t d = 0; d < fitted.local.size(); ++d) {
+      // The largest divisor of the global size within the measured work-group.
+      int64_t local = std::min(fitted.local[d], rule.launch.global[d]);
+      while (local > 1 && rule.launch.global[d] % local != 0)
+        --local;
+      fitted.local[d] = std::max<int64_t>(local, 1);
+    }
     std::optional<rewrite::Variant> v = candidate_at(fitted, sizes, device);
     *adjusted = v.has_value();
     return v;

@@ -48,8 +48,8 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                              const DeviceLimits& device);
 
 /// candidate_at, and where the candidate's work-group does not divide the global size at `sizes`
-/// (or is too large there), the same kernel with each dimension of the work-group shrunk to its
-/// greatest common divisor with the global size: a launch nobody measured, for shapes where no
+/// (or is too large there), the same kernel with each dimension of the work-group shrunk to the
+/// largest divisor of the global size within it: a launch nobody measured, for shapes where no
 /// member applies as measured. `adjusted` says whether the work-group changed.
 std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
                                                     const rewrite::Sizes& sizes,
