@@ -533,10 +533,14 @@ std::vector<Size> sizes_to_run(const Options& o) {
     return sizes;
   if (o.stencils.empty())
     return {parse_size("8192")};
-  for (const auto& [rank, text] : {std::pair{2, "8192"}, std::pair{3, "512x512x512"}})
+  // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
+  for (const std::pair<int, const char*>& rank_size :
+       {std::pair{2, "8192"}, std::pair{3, "512x512x512"}}) {
+    const int rank = rank_size.first;
     if (std::any_of(o.stencils.begin(), o.stencils.end(),
                     [&](const std::string& s) { return bench::stencil_rank(s) == rank; }))
-      sizes.push_back(parse_size(text));
+      sizes.push_back(parse_size(rank_size.second));
+  }
   return sizes;
 }
 
