@@ -278,9 +278,8 @@ const Program& AdaptiveProgram::program() const {
   return checked(impl_).program;
 }
 bool AdaptiveProgram::is_for(const Program& other) const {
-  // Both sides go through one print-and-parse first: a DSL user function keeps its body text as
-  // given (padded with blanks), the .lift lexer trims it, so the same program written in the DSL
-  // and read back from its printed text print differently once.
+  // Both sides go through one print-and-parse first, so that programs whose user functions were
+  // written with other blanks around their bodies (an artifact of an older liftx) compare alike.
   auto canonical = [](const Program& q) {
     return print_program(parse_program(print_program(q), "", "<adaptive program>"));
   };

@@ -144,10 +144,9 @@ Expr lit(bool v) {
 
 Fn userfun(std::string name, std::vector<ir::UserFunParam> params, ScalarKind result,
            std::string_view body) {
-  // One space inside the braces, as `{ body }` is written in .lift: the printed and re-parsed
-  // function then has the same body text.
-  return Fn(
-      ir::UserFunDef::parse(std::move(name), std::move(params), result, " " + trim(body) + " "));
+  // The body trimmed, as the .lift lexer keeps it: a DSL program and the same program read back
+  // from its printed text print alike (and so have one identity, e.g. for tuned winners).
+  return Fn(ir::UserFunDef::parse(std::move(name), std::move(params), result, trim(body)));
 }
 
 const Fn add = builtin_by_type("add");

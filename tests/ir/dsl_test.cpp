@@ -42,8 +42,8 @@ TEST_CASE("dsl: jacobi2d5pt") {
       "map(pad(1, 1, clamp), pad(1, 1, clamp, grid))))))";
   CHECK(ir::print(p) == def);
   CHECK(ir::print(module({p})) ==
-        "userfun jacobi5(c: float, n: float, s: float, e: float, w: float): float { return 0.2f "
-        "* (c + n + s + e + w); }\n\n" +
+        "userfun jacobi5(c: float, n: float, s: float, e: float, w: float): float {return 0.2f "
+        "* (c + n + s + e + w);}\n\n" +
             def + "\n");
   // Built twice: alpha-equal, same hash; equal to the same program written with ir:: calls.
   ir::Program q = jacobi2d5pt();
