@@ -64,15 +64,6 @@ std::string sizes_text(const Sizes& sizes) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
-bool same_signature(const Program& a, const Program& b) {
-  if (a.params.size() != b.params.size() || a.result_type() != b.result_type())
-    return false;
-  for (size_t i = 0; i < a.params.size(); ++i)
-    if (a.params[i].type() != b.params[i].type())
-      return false;
-  return true;
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::error_code ec;
   LIFTX_USER_CHECK(fs::exists(path, ec),

@@ -120,6 +120,15 @@ std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& siz
   return out;
 }
 
+bool same_signature(const Program& a, const Program& b) {
+  if (a.params.size() != b.params.size() || a.result_type() != b.result_type())
+    return false;
+  for (size_t i = 0; i < a.params.size(); ++i)
+    if (a.params[i].type() != b.params[i].type())
+      return false;
+  return true;
+}
+
 std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes) {
   const ir::Type type = program.result_type();
   // One output per stored component, as the kernel has them (KernelArg::output_index).

@@ -49,6 +49,9 @@ std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& siz
 /// one array per scalar component (codegen::stored_components: nested tuples flattened, in
 /// order), each of the result's shape without the tuple.
 std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes);
+/// Whether `a` and `b` take parameters of the same types and give results of the same type (a
+/// lowered program stands for a high-level one only then).
+bool same_signature(const Program& a, const Program& b);
 
 struct Kernel::Impl {
   std::shared_ptr<Context::Impl> context;

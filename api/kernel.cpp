@@ -253,7 +253,7 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
             k.context->device,
             std::max<size_t>(k.results[0].elements * element_bytes(k.results[0].kind), 4));
       auto destination = [&](int64_t j) -> const cl::Buffer& {
-        return (launches - 1 - j) % 2 == 0 ? *targets[0] : k.iteration_buffer;
+        return codegen::launch_writes_output(j, launches) ? *targets[0] : k.iteration_buffer;
       };
       const int input_arg = k.param_args[size_t(k.launch.kernel.iterated_input)];
       stats.kernel_ms = runtime::run_kernel_sequence(

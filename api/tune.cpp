@@ -64,15 +64,6 @@ void check_inputs(const std::shared_ptr<Context::Impl>& context, const Program& 
         fmt::format("tune: input {} ({}) of {}", i, params[i].name, program.name));
 }
 
-bool same_signature(const Program& a, const Program& b) {
-  if (a.params.size() != b.params.size() || a.result_type() != b.result_type())
-    return false;
-  for (size_t i = 0; i < a.params.size(); ++i)
-    if (a.params[i].type() != b.params[i].type())
-      return false;
-  return true;
-}
-
 } // namespace
 
 std::string TuneResult::report() const {

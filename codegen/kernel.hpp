@@ -152,6 +152,13 @@ struct Kernel {
   int iterated_input = -1;
 };
 
+/// Host-side iteration: whether launch `k` (0-based) of `launches` writes the program's output
+/// rather than the second buffer. The launches alternate so that the last one writes the
+/// output; launch k reads what launch k - 1 wrote (the first reads the input).
+inline bool launch_writes_output(int64_t k, int64_t launches) {
+  return (launches - 1 - k) % 2 == 0;
+}
+
 using SizeBindings = std::map<std::string, int64_t, std::less<>>;
 
 /// Why launching `kernel` with these local sizes would let the work-items of a group disagree on

@@ -144,7 +144,7 @@ struct BoundKernel {
 /// The buffer launch `k` of a host iteration writes: the output for the last launch, and
 /// alternately the second buffer before it, so that launch k reads what launch k - 1 wrote.
 const cl::Buffer& iteration_destination(const BoundKernel& b, int64_t k) {
-  return (b.launches - 1 - k) % 2 == 0 ? b.outputs[0].buffer : b.ping;
+  return codegen::launch_writes_output(k, b.launches) ? b.outputs[0].buffer : b.ping;
 }
 
 /// Sets the buffers of launch `k` of a host iteration: the first reads the input.
@@ -155,23 +155,25 @@ void set_iteration_buffers(BoundKernel& b, int64_t k) {
                     "setting the iterated output");
 }
 
+/// What runs before launch k of the program: a host iteration's buffer swap, else nothing.
+std::function<void(int64_t)> before_each_launch(BoundKernel& b) {
+  if (b.launches == 1)
+    return [](int64_t) {};
+  return [&b](int64_t k) { set_iteration_buffers(b, k); };
+}
+
 /// Runs the whole program once: one launch, or every launch of a host iteration. Returns its
 /// profiled time in ms.
 double run_once(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
                 const cl::NDRange& local) {
-  if (b.launches == 1)
-    return runtime::run_kernel(device, b.kernel, global, local);
   return runtime::run_kernel_sequence(device, b.kernel.get(), global, local, b.launches,
-                                      [&](int64_t k) { set_iteration_buffers(b, k); });
+                                      before_each_launch(b));
 }
 
 runtime::Timing time_runs(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
                           const cl::NDRange& local, int warmup, int repeat) {
-  if (b.launches == 1)
-    return runtime::time_kernel(device, b.kernel, global, local, warmup, repeat);
-  return runtime::time_kernel_sequence(
-      device, b.kernel.get(), global, local, b.launches,
-      [&](int64_t k) { set_iteration_buffers(b, k); }, warmup, repeat);
+  return runtime::time_kernel_sequence(device, b.kernel.get(), global, local, b.launches,
+                                       before_each_launch(b), warmup, repeat);
 }
 
 cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,

@@ -142,7 +142,9 @@ struct DynamicCounts {
 };
 /// Runs the instrumented kernel once on random inputs with the launch `options` chooses (as
 /// run_program would) and reads back the counters. Its result is verified too (wrong_result
-/// throws InternalError: instrumentation must not change what the kernel computes).
+/// throws InternalError: instrumentation must not change what the kernel computes). An iterated
+/// program (codegen::Kernel::launches > 1) runs all its launches: its counts add up over them,
+/// while static features describe one launch.
 DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
                                const interp::Sizes& sizes, const RunOptions& options);
 

@@ -108,26 +108,20 @@ void wait_for(cl::Event& event) {
   check_cl(err, "the kernel failed");
 }
 
-} // namespace
-
-double run_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
-                  const cl::NDRange& local) {
-  LIFTX_INTERNAL_CHECK(global.dimensions() >= 1, "a launch needs a global size");
-  cl::Event event;
-  cl_int err =
-      device.queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event);
-  check_cl(err, fmt::format("cannot launch the kernel (global {}, local {})", to_string(global),
-                            to_string(local)));
-  wait_for(event);
+/// Milliseconds from the start of `first` to the end of `last` (profiling events).
+double elapsed_ms(cl::Event& first, cl::Event& last) {
   cl_ulong start = 0, end = 0;
-  check_cl(event.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "no profiling start time");
-  check_cl(event.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "no profiling end time");
+  check_cl(first.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "no profiling start time");
+  check_cl(last.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "no profiling end time");
   return end >= start ? static_cast<double>(end - start) * 1e-6 : 0.0;
 }
+
+} // namespace
 
 double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                            const cl::NDRange& local, int64_t launches,
                            const std::function<void(int64_t)>& before) {
+  LIFTX_INTERNAL_CHECK(global.dimensions() >= 1, "a launch needs a global size");
   LIFTX_INTERNAL_CHECK(launches >= 1, "a sequence of {} launches", launches);
   cl::Event first, last;
   for (int64_t k = 0; k < launches; ++k) {
@@ -135,8 +129,9 @@ double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange
     cl::Event event;
     check_cl(
         device.queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event),
-        fmt::format("cannot launch the kernel (global {}, local {}, launch {} of {})",
-                    to_string(global), to_string(local), k + 1, launches));
+        fmt::format("cannot launch the kernel (global {}, local {}{})", to_string(global),
+                    to_string(local),
+                    launches == 1 ? "" : fmt::format(", launch {} of {}", k + 1, launches)));
     if (k == 0)
       first = event;
     last = event;
@@ -145,10 +140,7 @@ double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange
   // earlier one must not pass unnoticed.
   wait_for(last);
   wait_for(first);
-  cl_ulong start = 0, end = 0;
-  check_cl(first.getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "no profiling start time");
-  check_cl(last.getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "no profiling end time");
-  return end >= start ? static_cast<double>(end - start) * 1e-6 : 0.0;
+  return elapsed_ms(first, last);
 }
 
 Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
@@ -164,16 +156,15 @@ Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRang
   return summarize_samples(std::move(samples));
 }
 
+double run_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                  const cl::NDRange& local) {
+  return run_kernel_sequence(device, kernel, global, local, 1, [](int64_t) {});
+}
+
 Timing time_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                    const cl::NDRange& local, int warmup, int repeat) {
-  check_timing_counts(warmup, repeat);
-  for (int i = 0; i < warmup; ++i)
-    run_kernel(device, kernel, global, local);
-  std::vector<double> samples;
-  samples.reserve(static_cast<size_t>(repeat));
-  for (int i = 0; i < repeat; ++i)
-    samples.push_back(run_kernel(device, kernel, global, local));
-  return summarize_samples(std::move(samples));
+  return time_kernel_sequence(
+      device, kernel, global, local, 1, [](int64_t) {}, warmup, repeat);
 }
 
 cl::Buffer allocate(Device& device, size_t bytes, cl_mem_flags flags) {

@@ -5,6 +5,8 @@
 // included.
 #include <liftx/liftx.hpp>
 
+#include "api_test_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -23,6 +25,7 @@
 
 namespace fs = std::filesystem;
 using namespace liftx;
+using namespace liftx_api_test;
 
 namespace {
 
@@ -84,38 +87,6 @@ std::vector<float> jacobi_step(const std::vector<float>& g, int64_t m, int64_t n
                                 5.0f * at(y + 1, x) + 12.0f * at(y, x + 1)) /
                                118.0f;
   return out;
-}
-
-std::vector<float> random_grid(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& x : v)
-    x = uniform(rng);
-  return v;
-}
-
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
-  return d;
-}
-
-template <class E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL_CHECK("no exception of the expected type was thrown");
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// Runs `program` at m x n on a random grid and checks the result against the loop.

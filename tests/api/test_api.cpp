@@ -4,6 +4,8 @@
 // several threads. Only the public headers are included.
 #include <liftx/liftx.hpp>
 
+#include "api_test_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -19,6 +21,7 @@
 
 namespace fs = std::filesystem;
 using namespace liftx;
+using namespace liftx_api_test;
 
 namespace {
 
@@ -71,39 +74,6 @@ std::vector<float> heat_step(const std::vector<float>& g, int64_t m, int64_t n, 
           c + alpha * (at(y - 1, x) + at(y + 1, x) + at(y, x + 1) + at(y, x - 1) - 4.0f * c);
     }
   return out;
-}
-
-std::vector<float> random_grid(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& x : v)
-    x = uniform(rng);
-  return v;
-}
-
-double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, std::fabs(double(a[i]) - double(b[i])));
-  return d;
-}
-
-/// The message of the exception of type E that `f` throws ("" and a failed check otherwise).
-template <class E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL_CHECK("no exception of the expected type was thrown");
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 constexpr float kAlpha = 0.2f;
