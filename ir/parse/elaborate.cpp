@@ -357,26 +357,32 @@ private:
       return located(s.loc, [&] { return -operand; });
     }
     case Kind::Binary: {
-      arith::Expr lhs = size(*s.operands[0], declare);
-      arith::Expr rhs = size(*s.operands[1], declare);
-      bool division = s.text == "/" || s.text == "%" || s.text == "/^";
-      if (division && rhs.as_constant() == int64_t{0})
-        throw UserError(fmt::format("division by zero in size expression ('{}' 0)", s.text), s.loc);
-      return located(s.loc, [&]() -> arith::Expr {
-        if (s.text == "+")
-          return lhs + rhs;
-        if (s.text == "-")
-          return lhs - rhs;
-        if (s.text == "*")
-          return lhs * rhs;
-        if (s.text == "/")
-          return lhs / rhs;
-        if (s.text == "%")
-          return lhs % rhs;
-        if (s.text == "/^")
-          return arith::exact_div(lhs, rhs);
-        LIFTX_UNREACHABLE("unknown operator {}", s.text);
-      });
+      // Folded left to right, as written: `a - b + c` is (a - b) + c.
+      arith::Expr result = size(*s.operands[0], declare);
+      for (size_t i = 0; i < s.ops.size(); ++i) {
+        const NameLoc& op = s.ops[i];
+        arith::Expr rhs = size(*s.operands[i + 1], declare);
+        bool division = op.name == "/" || op.name == "%" || op.name == "/^";
+        if (division && rhs.as_constant() == int64_t{0})
+          throw UserError(fmt::format("division by zero in size expression ('{}' 0)", op.name),
+                          op.loc);
+        result = located(op.loc, [&]() -> arith::Expr {
+          if (op.name == "+")
+            return result + rhs;
+          if (op.name == "-")
+            return result - rhs;
+          if (op.name == "*")
+            return result * rhs;
+          if (op.name == "/")
+            return result / rhs;
+          if (op.name == "%")
+            return result % rhs;
+          if (op.name == "/^")
+            return arith::exact_div(result, rhs);
+          LIFTX_UNREACHABLE("unknown operator {}", op.name);
+        });
+      }
+      return result;
     }
     case Kind::Select: {
       arith::Expr lhs = size(*s.operands[0], declare);

@@ -9,10 +9,35 @@
 #include <memory>
 
 namespace liftx::parse {
+namespace {
+
+/// What is accepted must print to text that parses again (`liftx check --print`, variant files).
+/// Shorthands expand when elaborated (pad2D into two nested pads, slide3D into several
+/// primitives), so a definition within the nesting limits as written can exceed them once
+/// printed: it is refused here, at its `def`, instead of printed to text that cannot be read back.
+void check_printed_nesting(const ir::Module& module) {
+  for (const ir::Program& program : module.programs) {
+    try {
+      parse_syntax(ir::print(program), "<printed>");
+    } catch (const UserError& e) {
+      if (e.message().find("too deeply nested") == std::string::npos)
+        LIFTX_UNREACHABLE("the printed definition '{}' does not parse: {}", program.name, e.what());
+      throw UserError(fmt::format("definition '{}' nests too deeply once its shorthands are "
+                                  "expanded (map2D, slide2D, pad2D, ... into nested primitives) "
+                                  "and its sizes simplified: {}",
+                                  program.name, e.message()),
+                      program.loc);
+    }
+  }
+}
+
+} // namespace
 
 ir::Module parse_module(std::string_view source, std::string file) {
   ModuleSyntax syntax = parse_syntax(source, file);
-  return elaborate(syntax);
+  ir::Module module = elaborate(syntax);
+  check_printed_nesting(module);
+  return module;
 }
 
 ir::Module parse_file(const std::string& path) {

@@ -35,12 +35,14 @@ struct Syntax {
     Apply,     ///< operands[0] applied to operands[1..]
     Index,     ///< operands[0][operands[1]]
     Lambda,    ///< params => operands[0]
-    Binary,    ///< operands[0] text operands[1]; text is the operator (`+`, `/^`, `<`, ...)
+    Binary,    ///< operands[0] ops[0] operands[1] ops[1] ...: a left-to-right chain of one
+               ///< precedence (`a + b - c`, `a * b /^ c`); text is ops[0]
     Negate,    ///< -operands[0]
     Select,    ///< (operands[0] text operands[1] ? operands[2] : operands[3]), text a comparison
   };
   Kind kind;
-  SourceLoc loc; ///< first token; for Apply the callee's; for Index the '['; Binary: the operator
+  SourceLoc
+      loc; ///< first token; for Apply the callee's; for Index the '['; Binary: its first operator
   std::string text;
   int64_t int_value = 0;
   double real_value = 0;
@@ -48,6 +50,7 @@ struct Syntax {
   bool bool_value = false;
   std::vector<SyntaxPtr> operands;
   std::vector<NameLoc> params; ///< Lambda
+  std::vector<NameLoc> ops;    ///< Binary: the operators between the operands, with locations
   int depth = 1;               ///< height of this subtree (bounded by the parser)
 };
 

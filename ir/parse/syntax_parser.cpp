@@ -30,7 +30,7 @@ namespace {
 
 /// Limits that keep recursion (parser, elaboration, destruction) far from the stack's end.
 constexpr int kMaxNesting = 200;   ///< nested parentheses, lambdas, arguments, types, unary '-'
-constexpr int kMaxTreeDepth = 500; /// syntax tree depth, e.g. long chains `x[1][1]...` or `a+b+...`
+constexpr int kMaxTreeDepth = 500; ///< syntax tree depth, e.g. long chains `x[1][1]...`
 
 /// Appends `child` to `parent`'s operands, keeping the tree depth bounded.
 void attach(Syntax& parent, SyntaxPtr child) {
@@ -328,30 +328,35 @@ private:
     return node;
   }
 
-  SyntaxPtr binary(SyntaxPtr lhs, const Token& op, SyntaxPtr rhs) {
-    auto node = make_node(Syntax::Kind::Binary, op.loc, op.text);
-    attach(*node, std::move(lhs));
-    attach(*node, std::move(rhs));
+  // A chain of operators of one precedence is one node, however long: the tree stays shallow
+  // for sums and products of many terms (printed sizes can have hundreds after multiplying out).
+  template <typename IsOperator, typename Operand>
+  SyntaxPtr chain(IsOperator is_operator, Operand operand) {
+    SyntaxPtr first = operand();
+    if (!is_operator(peek().kind))
+      return first;
+    auto node = make_node(Syntax::Kind::Binary, peek().loc, peek().text);
+    attach(*node, std::move(first));
+    while (is_operator(peek().kind)) {
+      const Token& op = take();
+      node->ops.push_back(NameLoc{op.text, op.loc});
+      attach(*node, operand());
+    }
     return node;
   }
 
   SyntaxPtr additive() {
-    SyntaxPtr lhs = multiplicative();
-    while (at(TokenKind::Plus) || at(TokenKind::Minus)) {
-      const Token& op = take();
-      lhs = binary(std::move(lhs), op, multiplicative());
-    }
-    return lhs;
+    return chain([](TokenKind k) { return k == TokenKind::Plus || k == TokenKind::Minus; },
+                 [this] { return multiplicative(); });
   }
 
   SyntaxPtr multiplicative() {
-    SyntaxPtr lhs = unary();
-    while (at(TokenKind::Star) || at(TokenKind::Slash) || at(TokenKind::Percent) ||
-           at(TokenKind::ExactDiv)) {
-      const Token& op = take();
-      lhs = binary(std::move(lhs), op, unary());
-    }
-    return lhs;
+    return chain(
+        [](TokenKind k) {
+          return k == TokenKind::Star || k == TokenKind::Slash || k == TokenKind::Percent ||
+                 k == TokenKind::ExactDiv;
+        },
+        [this] { return unary(); });
   }
 
   SyntaxPtr unary() {

@@ -1,0 +1,22 @@
+#pragma once
+/// Sample sizes for tests that build and verify generated kernels on PoCL. The sanitizer build
+/// (LIFTX_SANITIZE, CI's second pass) runs several times slower; there such a test verifies a
+/// smaller fixed-seed sample: the sanitizers look for memory errors in liftx's host code, which
+/// a few kernels of each kind exercise, while the plain build verifies the whole sample.
+#include <algorithm>
+#include <cstddef>
+
+namespace liftx::test {
+
+#ifdef __SANITIZE_ADDRESS__
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+/// `n` in the plain build; a quarter of it (at least 2) under the sanitizers.
+constexpr size_t verified_sample(size_t n) {
+  return kSanitized ? std::max<size_t>(2, n / 4) : n;
+}
+
+} // namespace liftx::test
