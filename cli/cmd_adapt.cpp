@@ -16,6 +16,7 @@
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
+#include "model/plot.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/walk.hpp"
 #include "support/error.hpp"
@@ -49,6 +50,7 @@ struct AdaptOptions {
   std::string model;
   std::string db;
   std::string out;
+  std::string plot;
   int warmup = exec::kDefaultWarmup;
   int repeat = exec::kDefaultRepeat;
   int64_t timeout_ms = 60000;
@@ -183,6 +185,9 @@ void add_adapt_command(CLI::App& app) {
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
   cmd->add_option("-o,--output", o->out, "write the adaptive program (JSON) to this file");
+  cmd->add_option("--plot", o->plot,
+                  "with --evaluate: an SVG chart of the held-out shapes (adaptive, single, "
+                  "typical as fractions of each shape's best known)");
   cmd->add_flag("--quiet", o->quiet, "no progress line while the spaces are ranked");
   cmd->callback([o] {
     const ir::Module module = parse::parse_file(o->file);
@@ -197,6 +202,8 @@ void add_adapt_command(CLI::App& app) {
     std::vector<rewrite::Sizes> held_out;
     for (const std::string& s : o->evaluate)
       held_out.push_back(explore::parse_shape(s, names));
+    LIFTX_USER_CHECK(o->plot.empty() || !held_out.empty(),
+                     "--plot charts the held-out shapes: give them with --evaluate");
 
     runtime::Device device = runtime::select_device(o->device);
     const std::string kind = explore::profile_name_for(device.profile);
@@ -340,6 +347,11 @@ void add_adapt_command(CLI::App& app) {
                "adaptive", "single", "typical", "pick's variant");
     double sum_adaptive = 0, worst_adaptive = 1;
     size_t shown = 0;
+    std::vector<std::string> plotted_shapes;
+    std::vector<model::Series> plotted{
+        {"adaptive pick", {}, model::palette(0), false},
+        {"best single member", {}, model::palette(1), false},
+        {"tuned at " + explore::shape_text(shapes[typical]), {}, model::palette(2), false}};
     for (const rewrite::Sizes& shape : held_out) {
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
       int64_t index = 0;
@@ -380,6 +392,10 @@ void add_adapt_command(CLI::App& app) {
         return best && t && *t > 0 ? *best / *t : 0.0;
       };
       const double adaptive = fraction(pick_ms);
+      plotted_shapes.push_back(explore::shape_text(shape));
+      plotted[0].y.push_back(100 * adaptive);
+      plotted[1].y.push_back(100 * fraction(portfolio_ms[single]));
+      plotted[2].y.push_back(100 * fraction(typical_ms));
       sum_adaptive += adaptive;
       worst_adaptive = std::min(worst_adaptive, adaptive);
       ++shown;
@@ -398,6 +414,14 @@ void add_adapt_command(CLI::App& app) {
                "shapes\n",
                100 * sum_adaptive / double(std::max<size_t>(shown, 1)), 100 * worst_adaptive,
                shown);
+    if (!o->plot.empty()) {
+      std::ofstream out(o->plot);
+      out << model::grouped_bar_chart_svg(
+          fmt::format("{} on {}: held-out shapes", program.name, device.profile.device_name),
+          "% of the shape's best known", plotted_shapes, plotted);
+      LIFTX_USER_CHECK(out.good(), "cannot write {}", o->plot);
+      fmt::print("plot      {}\n", o->plot);
+    }
   });
 }
 

@@ -268,10 +268,15 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   RunResult r = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 32x16 --top 2 "
                       "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 --evaluate-top 2 "
                       "--quiet --db '" +
-                      db.string() + "' -o '" + out.string() + "'");
+                      db.string() + "' -o '" + out.string() + "' --plot '" +
+                      (dir / "held-out.svg").string() + "'");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "measured  16x32"));
+  const std::string svg = read_text(dir / "held-out.svg");
+  CHECK(svg.starts_with("<svg"));
+  CHECK(contains(svg, "24x40"));
+  CHECK(contains(svg, "adaptive pick"));
   CHECK(contains(r.out, "portfolio"));
   CHECK(contains(r.out, "24x40"));
   CHECK(contains(r.out, "adaptive  mean"));
@@ -282,4 +287,8 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   RunResult bad = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "shape '16'"));
+  RunResult plot_alone =
+      liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 --plot x.svg");
+  CHECK(plot_alone.exit_code == 2);
+  CHECK(contains(plot_alone.err, "--plot charts the held-out shapes"));
 }
