@@ -10,6 +10,7 @@
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
 #include "explore/adapt.hpp"
+#include "explore/adapt_header.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
@@ -50,6 +51,7 @@ struct AdaptOptions {
   std::string model;
   std::string db;
   std::string out;
+  std::string emit = "json";
   std::string plot;
   int warmup = exec::kDefaultWarmup;
   int repeat = exec::kDefaultRepeat;
@@ -184,7 +186,11 @@ void add_adapt_command(CLI::App& app) {
   add_db_option(cmd, o->db, "where every run is recorded");
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
-  cmd->add_option("-o,--output", o->out, "write the adaptive program (JSON) to this file");
+  cmd->add_option("-o,--output", o->out, "write the adaptive program to this file");
+  cmd->add_option("--emit", o->emit,
+                  "what -o writes: json (the artifact liftx::AdaptiveProgram loads) or header (a "
+                  "standalone C++17 header: the kernels and the choice per shape, no liftx needed)")
+      ->check(CLI::IsMember({"json", "header"}));
   cmd->add_option("--plot", o->plot,
                   "with --evaluate: an SVG chart of the held-out shapes (adaptive, single, "
                   "typical as fractions of each shape's best known)");
@@ -202,6 +208,8 @@ void add_adapt_command(CLI::App& app) {
     std::vector<rewrite::Sizes> held_out;
     for (const std::string& s : o->evaluate)
       held_out.push_back(explore::parse_shape(s, names));
+    LIFTX_USER_CHECK(o->emit == "json" || !o->out.empty(),
+                     "--emit header writes the header to the file given with -o");
     LIFTX_USER_CHECK(o->plot.empty() || !held_out.empty(),
                      "--plot charts the held-out shapes: give them with --evaluate");
 
@@ -296,7 +304,8 @@ void add_adapt_command(CLI::App& app) {
     }
     if (!o->out.empty()) {
       std::ofstream out(o->out);
-      out << to_json(artifact).dump(1) << "\n";
+      out << (o->emit == "header" ? explore::adaptive_header(artifact)
+                                  : to_json(artifact).dump(1) + "\n");
       LIFTX_USER_CHECK(out.good(), "cannot write {}", o->out);
       fmt::print("written   {}\n", o->out);
     }

@@ -287,6 +287,22 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   RunResult bad = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "shape '16'"));
+  // The same portfolio as a header: compiled by an application that does not link liftx.
+  const fs::path header = dir / "jacobi_adaptive.hpp";
+  RunResult h = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 --top 1 "
+                      "--portfolio 1 --repeat 1 --warmup 0 --quiet --db '" +
+                      db.string() + "' --emit header -o '" + header.string() + "'");
+  INFO(h.out << h.err);
+  REQUIRE(h.exit_code == 0);
+  const std::string text = read_text(header);
+  CHECK(contains(text, "namespace jacobi2d5pt"));
+  CHECK(contains(text, "kernel void jacobi2d5pt("));
+  CHECK(std::system(("c++ -std=c++17 -fsyntax-only -x c++ '" + header.string() + "'").c_str()) ==
+        0);
+  RunResult no_file = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 --emit "
+                            "header");
+  CHECK(no_file.exit_code == 2);
+  CHECK(contains(no_file.err, "--emit header writes the header to the file given with -o"));
   RunResult plot_alone =
       liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 --plot x.svg");
   CHECK(plot_alone.exit_code == 2);
