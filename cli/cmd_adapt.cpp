@@ -87,8 +87,10 @@ private:
   explore::RecordingWorkerMeasure measure_;
 };
 
-/// The `top` best-ranked tied variants at `shape`, as candidates not already in `into`; returns
-/// the best-ranked tied variant that is shape-free (explore::is_shape_free), if any.
+/// The `top` best-ranked tied variants at `shape`, and for each coverage probe of the shape
+/// (explore::coverage_probes) the best-ranked one that runs there, as candidates not already in
+/// `into`; returns the best-ranked tied variant that is shape-free (explore::is_shape_free), if
+/// any.
 std::optional<explore::AdaptiveCandidate>
 add_ranked_candidates(const ir::Module& module, const ir::Program& program,
                       const model::Model& model, const runtime::DeviceProfile& device,
@@ -107,20 +109,36 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   progress.finish();
   size_t added = 0;
   std::optional<explore::AdaptiveCandidate> shape_free;
+  std::vector<rewrite::Sizes> uncovered = explore::coverage_probes(shape);
+  // Looking for a probe's candidate costs a kernel generation per variant: within the first
+  // ranked tied variants only.
+  constexpr size_t kCoverageSearch = 400;
+  size_t tied = 0;
   for (const explore::RankedVariant& r : ranking.ranked) {
-    if (added == top && shape_free)
+    if (added == top && shape_free && (uncovered.empty() || tied >= kCoverageSearch))
       break;
     if (!r.variant.launch.tied)
       continue; // a free-thread launch is tied to this shape's global size
+    ++tied;
     rewrite::Variant v = r.variant;
     v.program = *r.program;
     explore::AdaptiveCandidate c = explore::candidate_of(v, module);
     if (!shape_free && explore::is_shape_free(c.parameters))
       shape_free = c;
-    if (added == top || std::find(into.begin(), into.end(), c) != into.end())
+    bool wanted = added < top;
+    if (!wanted && tied <= kCoverageSearch) {
+      const auto covered = std::remove_if(uncovered.begin(), uncovered.end(), [&](const auto& p) {
+        bool fitted = false;
+        return explore::candidate_at_fitted(c, p, device.limits(), &fitted).has_value();
+      });
+      wanted = covered != uncovered.end();
+      uncovered.erase(covered, uncovered.end());
+    }
+    if (!wanted || std::find(into.begin(), into.end(), c) != into.end())
       continue;
     into.push_back(std::move(c));
-    ++added;
+    if (added < top)
+      ++added;
   }
   return shape_free;
 }
@@ -248,7 +266,8 @@ void add_adapt_command(CLI::App& app) {
       if (it == table.candidates.end())
         table.candidates.push_back(*fallback);
     }
-    fmt::print("candidates {} (the best {} ranked at each of {} training shapes)\n",
+    fmt::print("candidates {} (the best {} ranked at each of {} training shapes, and the "
+               "best-ranked that runs at shapes nearby that fewer tiles divide)\n",
                table.candidates.size(), o->top, shapes.size());
 
     // Every candidate at every training shape where it applies.
@@ -275,7 +294,10 @@ void add_adapt_command(CLI::App& app) {
     artifact.program_source = ir::print(ir::Module{module.userfuns, {program}});
     artifact.device = device.profile.device_name;
     artifact.profile = device.profile.key;
-    const std::vector<size_t> members = explore::choose_portfolio(table, o->portfolio);
+    // Chosen over the training shapes and, estimated from them, shapes nearby that fewer tiles
+    // divide (explore::with_coverage_probes).
+    const explore::AdaptiveTable probed = explore::with_coverage_probes(table, limits);
+    const std::vector<size_t> members = explore::choose_portfolio(probed, o->portfolio);
     LIFTX_USER_CHECK(!members.empty(), "no candidate ran at any training shape: nothing to adapt");
     for (size_t c : members)
       artifact.portfolio.push_back(table.candidates[c]);
@@ -288,7 +310,10 @@ void add_adapt_command(CLI::App& app) {
         artifact.portfolio.push_back(table.candidates[*fallback_candidate]);
     }
 
-    fmt::print("\nportfolio (fraction of the best candidate at each training shape)\n");
+    fmt::print("\nportfolio (chosen over the {} training shapes and {} nearby shapes that "
+               "fewer tiles divide, estimated from them; fraction of the best candidate at each "
+               "training shape)\n",
+               shapes.size(), probed.shapes.size() - shapes.size());
     fmt::print("  {:<3} {:<48}", "#", "variant");
     for (const rewrite::Sizes& shape : shapes)
       fmt::print(" {:>10}", explore::shape_text(shape));

@@ -258,6 +258,43 @@ std::vector<size_t> choose_portfolio(const AdaptiveTable& table, size_t k) {
   return useful;
 }
 
+std::vector<rewrite::Sizes> coverage_probes(const rewrite::Sizes& shape) {
+  std::vector<rewrite::Sizes> probes;
+  for (int64_t k : {2, 4, 8, 16}) {
+    rewrite::Sizes probe;
+    for (const auto& [name, value] : shape) {
+      int64_t v = std::max<int64_t>(value, 1);
+      while (v % k != 0 || v % (2 * k) == 0)
+        ++v;
+      probe[name] = v;
+    }
+    if (probe != shape)
+      probes.push_back(std::move(probe));
+  }
+  return probes;
+}
+
+AdaptiveTable with_coverage_probes(const AdaptiveTable& table, const DeviceLimits& device) {
+  AdaptiveTable out = table;
+  for (size_t s = 0; s < table.shapes.size(); ++s)
+    for (const rewrite::Sizes& probe : coverage_probes(table.shapes[s])) {
+      std::vector<std::optional<double>> row;
+      bool any = false;
+      for (size_t c = 0; c < table.candidates.size(); ++c) {
+        bool fitted = false;
+        const bool applies =
+            table.ms[s][c] && candidate_at_fitted(table.candidates[c], probe, device, &fitted);
+        row.push_back(applies ? table.ms[s][c] : std::nullopt);
+        any = any || applies;
+      }
+      if (!any)
+        continue; // no candidate runs there: the row would not tell portfolios apart
+      out.shapes.push_back(probe);
+      out.ms.push_back(std::move(row));
+    }
+  return out;
+}
+
 AdaptiveSelector fit_selector(const AdaptiveTable& table, const std::vector<size_t>& portfolio) {
   AdaptiveSelector selector;
   if (!table.shapes.empty())

@@ -76,6 +76,21 @@ struct AdaptiveTable {
 /// the table, the member with the highest mean fraction first.
 std::vector<size_t> choose_portfolio(const AdaptiveTable& table, size_t k);
 
+/// Shapes near `shape` whose sizes are divisible by k but not by 2k, for k = 2, 4, 8, 16 (each
+/// size raised to the next such value: 64 -> 66, 68, 72, 80): what a held-out shape that is no
+/// power of two looks like to a member's tiles and vectors. The portfolio is chosen to cover
+/// them too, so that a shape such as 200x40 (8 x 25 by 8 x 5) finds a fast member that divides
+/// it instead of the shape-free fallback.
+std::vector<rewrite::Sizes> coverage_probes(const rewrite::Sizes& shape);
+
+/// `table` with one more row per coverage probe of each training shape: the training shape's
+/// times of the candidates that apply at the probe (candidate_at_fitted with `device`: as
+/// AdaptiveArtifact::pick runs them), none for the others; probes where none applies are left
+/// out. The estimate is that a member runs a nearby shape about as fast, relative to the
+/// others, as the training shape it was measured at; choose_portfolio on it weighs covering
+/// the probes like the training shapes.
+AdaptiveTable with_coverage_probes(const AdaptiveTable& table, const DeviceLimits& device);
+
 struct AdaptiveSelector {
   std::vector<std::string> size_names; ///< the program's size variables, sorted
   std::vector<rewrite::Sizes> shapes;  ///< the training shapes

@@ -179,6 +179,48 @@ TEST_CASE("the fallback member runs where no tiled member divides the shape") {
   CHECK(explore::adaptive_artifact_from(explore::to_json(a), "a.json").fallback == 1u);
 }
 
+TEST_CASE("coverage probes are nearby shapes that 2, 4, 8 and 16 divide but not twice that") {
+  const std::vector<rewrite::Sizes> probes = explore::coverage_probes({{"M", 64}, {"N", 100}});
+  REQUIRE(probes.size() == 4);
+  CHECK(probes[0] == rewrite::Sizes{{"M", 66}, {"N", 102}});
+  CHECK(probes[1] == rewrite::Sizes{{"M", 68}, {"N", 100}});
+  CHECK(probes[2] == rewrite::Sizes{{"M", 72}, {"N", 104}});
+  CHECK(probes[3] == rewrite::Sizes{{"M", 80}, {"N", 112}});
+  // A probe equal to the shape is no probe.
+  CHECK(explore::coverage_probes({{"N", 8}}).size() == 3);
+}
+
+TEST_CASE("the portfolio covers the probes: a member that divides fewer shapes gives way") {
+  const DeviceLimits limits = runtime::named_profile("cpu").limits();
+  const std::string avg3 =
+      "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n";
+  auto tiled = [&](int tile) {
+    explore::AdaptiveCandidate c;
+    c.printed = avg3 + fmt::format("def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => "
+                                   "avg3(w[0], w[1], w[2]), slide(3, 1, t)), slide({}, {}, "
+                                   "pad(1, 1, clamp, xs))))\n",
+                                   tile + 2, tile);
+    c.strategy = "workgroup1d";
+    c.parameters = {{"tile_x", tile}};
+    c.local = {tile};
+    return c;
+  };
+  explore::AdaptiveTable t;
+  t.shapes = {{{"N", 256}}};
+  t.candidates = {tiled(32), tiled(4)};
+  t.ms = {{1.0, 1.1}}; // tiles of 32 a little faster at 256
+  // On the training shape alone, one member: the faster.
+  CHECK(explore::choose_portfolio(t, 1) == std::vector<size_t>{0});
+  // With the probes (258, 260, 264, 272: 32 divides none of them, 4 divides two), the member
+  // that runs at more of them.
+  const AdaptiveTable probed = explore::with_coverage_probes(t, limits);
+  REQUIRE(probed.shapes.size() == 4); // the training shape and three probes: at 258 neither runs
+  CHECK(probed.shapes[1] == rewrite::Sizes{{"N", 260}});
+  CHECK(probed.ms[1] == std::vector<std::optional<double>>{std::nullopt, 1.1});
+  CHECK(explore::choose_portfolio(probed, 1) == std::vector<size_t>{1});
+  CHECK(explore::choose_portfolio(probed, 2) == std::vector<size_t>{1, 0});
+}
+
 TEST_CASE("shapes as text") {
   const std::vector<std::string> names{"M", "N"};
   CHECK(explore::parse_shape("256x512", names) == rewrite::Sizes{{"M", 256}, {"N", 512}});
