@@ -328,36 +328,24 @@ std::optional<size_t> AdaptiveSelector::choose(const rewrite::Sizes& sizes,
   return std::nullopt;
 }
 
-std::optional<size_t> AdaptiveArtifact::choose(const rewrite::Sizes& sizes,
-                                               const DeviceLimits& limits) const {
-  return selector.choose(
-      sizes, [&](size_t p) { return candidate_at(portfolio.at(p), sizes, limits).has_value(); });
-}
-
 std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const rewrite::Sizes& sizes,
                                                              const DeviceLimits& limits) const {
-  if (std::optional<size_t> member = choose(sizes, limits))
-    return Pick{*member, portfolio[*member].local, true};
-  std::map<size_t, std::vector<int64_t>> fitted;
-  const std::optional<size_t> member = selector.choose(sizes, [&](size_t p) {
+  // The faster member first, with its work-group fitted if need be: a member that runs only
+  // with another work-group is still nearly always faster than a slower one as measured.
+  std::optional<Pick> picked;
+  auto runs = [&](size_t member) {
     bool adjusted = false;
     std::optional<rewrite::Variant> v =
-        candidate_at_fitted(portfolio.at(p), sizes, limits, &adjusted);
+        candidate_at_fitted(portfolio.at(member), sizes, limits, &adjusted);
     if (v)
-      fitted[p].assign(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims);
-    return v.has_value();
-  });
-  if (member)
-    return Pick{*member, fitted.at(*member), false};
-  if (fallback) {
-    bool adjusted = false;
-    if (std::optional<rewrite::Variant> v =
-            candidate_at_fitted(portfolio.at(*fallback), sizes, limits, &adjusted))
-      return Pick{
-          *fallback,
+      picked = Pick{
+          member,
           std::vector<int64_t>(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims),
           !adjusted};
-  }
+    return v.has_value();
+  };
+  if (selector.choose(sizes, runs) || (fallback && runs(*fallback)))
+    return picked;
   return std::nullopt;
 }
 

@@ -121,17 +121,15 @@ struct AdaptiveArtifact {
   /// (it may also be an ordinary member); nullopt when the space had none.
   std::optional<size_t> fallback;
 
-  /// The member for `sizes` on a device with `limits` (nullopt: none applies).
-  std::optional<size_t> choose(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
-
   struct Pick {
     size_t member = 0;
     std::vector<int64_t> local; ///< the work-group to run it with
     bool as_measured = true;    ///< false: the work-group was shrunk to fit (not measured so)
   };
-  /// choose(); where no member applies as measured, the selector's order again with each
-  /// member's work-group fitted to the sizes (candidate_at_fitted); then the fallback member.
-  /// nullopt: still none.
+  /// The member for `sizes` on a device with `limits`: in the selector's order, the first
+  /// member that runs there, with its measured work-group where that divides the global size
+  /// and fits the device, else with it fitted (candidate_at_fitted); then the fallback member
+  /// likewise. nullopt: none runs.
   std::optional<Pick> pick(const rewrite::Sizes& sizes, const DeviceLimits& limits) const;
 };
 

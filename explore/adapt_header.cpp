@@ -478,16 +478,13 @@ struct Eval {{
   for (size_t m = 0; m < kernels.size(); ++m)
     add(fmt::format("  case {0}:\n    return launch_{0}(s, request_local, limits, out);\n", m));
   add("  default:\n    return false;\n  }\n}\n\n");
-  add(R"(/// The member with its measured work-group; else, if `fit`, with each dimension of the
-/// work-group shrunk to the largest divisor of the global size within it.
-inline std::optional<Launch> member_at(int member, const std::int64_t* s, const Limits& limits,
-                                       bool fit) {
+  add(R"(/// The member with its measured work-group; else with each dimension of the work-group shrunk
+/// to the largest divisor of the global size within it.
+inline std::optional<Launch> member_at(int member, const std::int64_t* s, const Limits& limits) {
   Launch launch;
   const Member& m = kMembers[member];
   if (launch_at(member, s, m.local.data(), limits, launch))
     return launch;
-  if (!fit)
-    return std::nullopt;
   Launch rule;
   if (!launch_at(member, s, nullptr, limits, rule))
     return std::nullopt;
@@ -522,12 +519,11 @@ inline std::array<int, (kShapeCount > 0 ? kShapeCount : 1)> nearest_shapes(const
   return order;
 }
 
-inline std::optional<Launch> first_in_order(const std::int64_t* s, const Limits& limits,
-                                            bool fit) {
+inline std::optional<Launch> first_in_order(const std::int64_t* s, const Limits& limits) {
   const auto shapes = nearest_shapes(s);
   for (int i = 0; i < kShapeCount; ++i)
     for (const int* p = kOrder[shapes[i]]; *p >= 0; ++p)
-      if (std::optional<Launch> launch = member_at(*p, s, limits, fit))
+      if (std::optional<Launch> launch = member_at(*p, s, limits))
         return launch;
   return std::nullopt;
 }
@@ -541,19 +537,17 @@ inline std::int64_t buffer_elements(int member, int arg, const std::int64_t* s) 
 }
 
 /// The member and launch for sizes `s` (kSizeCount values, each at least 1): the fastest member
-/// at the nearest training shape that applies as measured, else the next nearest shape's; else
-/// the same order with work-groups fitted to the shape; else the fallback member. nullopt: none
-/// applies.
+/// at the nearest training shape that runs at `s`, else the next nearest shape's; a member runs
+/// with its measured work-group where that divides the global size and fits, else with it
+/// fitted (as_measured false); else the fallback member likewise. nullopt: none runs.
 inline std::optional<Launch> choose(const std::int64_t* s, const Limits& limits) {
   for (int k = 0; k < kSizeCount; ++k)
     if (s[k] < 1)
       return std::nullopt;
-  if (std::optional<Launch> launch = detail::first_in_order(s, limits, false))
-    return launch;
-  if (std::optional<Launch> launch = detail::first_in_order(s, limits, true))
+  if (std::optional<Launch> launch = detail::first_in_order(s, limits))
     return launch;
   if (detail::kFallback >= 0)
-    return detail::member_at(detail::kFallback, s, limits, true);
+    return detail::member_at(detail::kFallback, s, limits);
   return std::nullopt;
 }
 

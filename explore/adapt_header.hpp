@@ -8,7 +8,8 @@
 /// the buffer lengths, the alignment the kernel assumes, the work-group dividing the global size,
 /// the device's work-group and local-memory limits, and barriers reached by every work-item of a
 /// group. Its `choose` is AdaptiveArtifact::pick: the selector's order from the nearest training
-/// shape, then the members' work-groups fitted to the shape, then the fallback member. Not
+/// shape, each member with its measured work-group or else one fitted to the shape, then the
+/// fallback member. Not
 /// re-checked: that the kernel's 32-bit index arithmetic fits (liftx refuses a launch whose
 /// indices could pass 2^31 - 1; the header says so).
 #include "explore/adapt.hpp"
