@@ -172,24 +172,6 @@ Enumerated enumerate() {
   return out;
 }
 
-std::optional<std::pair<int, int>> parse_index_spec(std::string_view spec) {
-  size_t colon = spec.find(':');
-  if (colon == std::string_view::npos)
-    return std::nullopt;
-  auto parse = [](std::string_view text) -> std::optional<int> {
-    int value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-      return std::nullopt;
-    return value;
-  };
-  auto p = parse(spec.substr(0, colon));
-  auto d = parse(spec.substr(colon + 1));
-  if (!p || !d)
-    return std::nullopt;
-  return std::pair{*p, *d};
-}
-
 bool matches(const DeviceProfile& p, std::string_view spec) {
   std::string word = lowercase(spec);
   if (word == "cpu")
@@ -428,6 +410,57 @@ Device open_device(const DeviceProfile& profile) {
   return open(all.devices[p][d], profile);
 }
 
+std::optional<std::pair<int, int>> parse_index_spec(std::string_view spec) {
+  size_t colon = spec.find(':');
+  if (colon == std::string_view::npos)
+    return std::nullopt;
+  auto parse = [](std::string_view text) -> std::optional<int> {
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+      return std::nullopt;
+    return value;
+  };
+  auto p = parse(spec.substr(0, colon));
+  auto d = parse(spec.substr(colon + 1));
+  if (!p || !d)
+    return std::nullopt;
+  return std::pair{*p, *d};
+}
+
+namespace {
+
+/// The (platform, device) indices of the devices `spec` names, in enumeration order.
+std::vector<std::pair<size_t, size_t>> matching_indices(const Enumerated& all,
+                                                        std::string_view spec) {
+  std::vector<std::pair<size_t, size_t>> found;
+  if (auto index = parse_index_spec(spec)) {
+    auto [p, d] = *index;
+    if (p >= 0 && d >= 0 && static_cast<size_t>(p) < all.platforms.size() &&
+        static_cast<size_t>(d) < all.devices[static_cast<size_t>(p)].size())
+      found.emplace_back(static_cast<size_t>(p), static_cast<size_t>(d));
+  } else if (!spec.empty()) {
+    for (size_t p = 0; p < all.platforms.size(); ++p)
+      for (size_t d = 0; d < all.devices[p].size(); ++d)
+        if (matches(make_profile(all.platforms[p], all.devices[p][d], static_cast<int>(p),
+                                 static_cast<int>(d)),
+                    spec))
+          found.emplace_back(p, d);
+  }
+  return found;
+}
+
+} // namespace
+
+std::vector<DeviceProfile> matching_devices(std::string_view spec) {
+  Enumerated all = enumerate();
+  std::vector<DeviceProfile> profiles;
+  for (auto [p, d] : matching_indices(all, spec))
+    profiles.push_back(make_profile(all.platforms[p], all.devices[p][d], static_cast<int>(p),
+                                    static_cast<int>(d)));
+  return profiles;
+}
+
 Device select_device(std::string_view spec) {
   Enumerated all = enumerate();
   if (all.platforms.empty())
@@ -436,21 +469,11 @@ Device select_device(std::string_view spec) {
         "one: put a file containing the driver library's path (e.g. /usr/lib/libnvidia-opencl.so) "
         "into a folder as NAME.icd and set OCL_ICD_VENDORS to that folder",
         spec));
-  if (auto index = parse_index_spec(spec)) {
-    auto [p, d] = *index;
-    if (p >= 0 && d >= 0 && static_cast<size_t>(p) < all.platforms.size() &&
-        static_cast<size_t>(d) < all.devices[static_cast<size_t>(p)].size()) {
-      const cl::Device& device = all.devices[static_cast<size_t>(p)][static_cast<size_t>(d)];
-      return open(device, make_profile(all.platforms[static_cast<size_t>(p)], device, p, d));
-    }
-  } else if (!spec.empty()) {
-    for (size_t p = 0; p < all.platforms.size(); ++p)
-      for (size_t d = 0; d < all.devices[p].size(); ++d) {
-        DeviceProfile profile = make_profile(all.platforms[p], all.devices[p][d],
-                                             static_cast<int>(p), static_cast<int>(d));
-        if (matches(profile, spec))
-          return open(all.devices[p][d], std::move(profile));
-      }
+  const std::vector<std::pair<size_t, size_t>> found = matching_indices(all, spec);
+  if (!found.empty()) {
+    auto [p, d] = found.front();
+    return open(all.devices[p][d], make_profile(all.platforms[p], all.devices[p][d],
+                                                static_cast<int>(p), static_cast<int>(d)));
   }
   std::vector<DeviceProfile> profiles = list_devices();
   throw UserError(fmt::format(

@@ -6,8 +6,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace liftx::runtime {
@@ -96,7 +98,15 @@ struct Device {
   DeviceProfile profile;
 };
 
-/// Opens the first device that matches `spec`:
+/// The devices `spec` names, in list_devices() order (the rule select_device opens the first of):
+/// the one device of a `P:D` spec (none if it does not exist), or every device whose type,
+/// vendor word or name matches. Empty when nothing matches (or `spec` is empty).
+std::vector<DeviceProfile> matching_devices(std::string_view spec);
+
+/// `P:D` as its platform and device indices; nullopt for any other spec.
+std::optional<std::pair<int, int>> parse_index_spec(std::string_view spec);
+
+/// Opens the first device that matches `spec` (the first of matching_devices(spec)):
 /// - `cpu`, `gpu`, `accelerator`: by device type;
 /// - `pocl`, `nvidia`, `amd`, `intel`: by the platform's (or the device vendor's) name;
 /// - `P:D`: platform and device indices, as `liftx devices` lists them;

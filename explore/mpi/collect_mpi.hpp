@@ -61,8 +61,9 @@ MpiCollectResult collect(const CollectOptions& options, const MpiOptions& mpi,
                          const std::function<void(const CollectProgress&)>& progress = {});
 
 /// The device spec ("P:D") a rank measures on: `spec` itself when it is a P:D spec; otherwise the
-/// `local_rank`-th, modulo their number, of the OpenCL devices `spec` matches (as
-/// runtime::select_device matches: type, vendor, or a part of the device or platform name).
+/// `local_rank`-th, modulo their number, of runtime::matching_devices(spec) (the rule
+/// runtime::select_device opens the first of: type, vendor, or a part of the device or platform
+/// name).
 /// UserError when none matches.
 std::string device_for_local_rank(std::string_view spec, int local_rank);
 

@@ -14,7 +14,7 @@ using namespace liftx;
 TEST_CASE("device_for_local_rank: a P:D spec as given, else the local rank's matching device, "
           "in turn") {
   CHECK(explore::mpi::device_for_local_rank("7:3", 2) == "7:3"); // not opened: the rank's own
-  // The CPU devices (PoCL's one here), as select_device's rule matches them.
+  // The CPU devices (PoCL's one here), as runtime::matching_devices gives them.
   std::set<std::string> cpus;
   for (const runtime::DeviceProfile& device : runtime::list_devices())
     if (device.type == runtime::DeviceType::cpu)
@@ -28,4 +28,17 @@ TEST_CASE("device_for_local_rank: a P:D spec as given, else the local rank's mat
   CHECK(explore::mpi::device_for_local_rank("pocl", 0) ==
         runtime::select_device("pocl").profile.index_spec());
   CHECK_THROWS_AS(explore::mpi::device_for_local_rank("no-such-device-name", 0), UserError);
+}
+
+TEST_CASE("runtime::matching_devices: what select_device opens the first of") {
+  for (const char* spec : {"cpu", "pocl", "0:0"}) {
+    CAPTURE(spec);
+    const std::vector<runtime::DeviceProfile> matching = runtime::matching_devices(spec);
+    REQUIRE_FALSE(matching.empty());
+    CHECK(matching.front().index_spec() == runtime::select_device(spec).profile.index_spec());
+  }
+  CHECK(runtime::matching_devices("0:0").size() == 1);
+  CHECK(runtime::matching_devices("7:3").empty());
+  CHECK(runtime::matching_devices("no-such-device-name").empty());
+  CHECK(runtime::matching_devices("").empty());
 }
