@@ -5,6 +5,7 @@
 // `liftx db [--db PATH] [--device KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
 // its exports.
 #include "cli/app.hpp"
+#include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
@@ -47,35 +48,8 @@ struct CollectCommandOptions {
   int build_jobs = 0;
   int time_limit_s = 0;
   std::string format = "table";
-  bool mpi = false;
-  int mpi_batch = 16;
-  int mpi_silence_s = 30;
-  std::string mpi_test_die; ///< "RANK:K" (testing)
+  MpiCommandOptions mpi;
 };
-
-/// `--mpi-test-die RANK:K` as MpiOptions' die_rank and die_after.
-void parse_test_die(const std::string& text, explore::mpi::MpiOptions& mpi) {
-  if (text.empty())
-    return;
-  const size_t colon = text.find(':');
-  try {
-    mpi.die_rank = std::stoi(text.substr(0, colon));
-    mpi.die_after = colon == std::string::npos ? 0 : std::stoll(text.substr(colon + 1));
-  } catch (const std::exception&) {
-    throw UserError(fmt::format("--mpi-test-die: RANK:K, not '{}'", text));
-  }
-  if (mpi.die_rank < 1 || mpi.die_after < 1)
-    throw UserError("--mpi-test-die: RANK must be > 0 (rank 0 writes the database) and K >= 1");
-}
-
-/// Each rank's device and share, and the ranks given up for lost.
-void print_ranks(std::FILE* out, const std::vector<explore::mpi::RankReport>& ranks) {
-  for (const explore::mpi::RankReport& r : ranks)
-    fmt::print(out, "rank {:<4}  {} on {}: {} measured{}\n", r.rank, r.host,
-               r.device_key.empty() ? "no device" : r.device_key, r.measured,
-               r.problem.empty() ? ""
-                                 : fmt::format(" ({}: {})", r.lost ? "lost" : "failed", r.problem));
-}
 
 std::filesystem::path db_path(const std::string& given) {
   return given.empty() ? explore::PerfDb::default_path() : std::filesystem::path(given);
@@ -160,21 +134,11 @@ void add_collect_command(CLI::App& app) {
                   "table (default), or json / csv: this run's measurements as data on stdout "
                   "(the columns of `liftx db --csv`), the report on stderr")
       ->check(CLI::IsMember({"table", "json", "csv"}));
-  cmd->add_flag("--mpi", o->mpi,
-                "under mpirun or srun: rank 0 plans and writes the database, every rank measures "
-                "batches on its own device (docs/mpi.md)");
-  cmd->add_option("--mpi-batch", o->mpi_batch,
-                  "with --mpi: jobs handed to a rank at a time; a rank that dies loses at most "
-                  "these (default 16)")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--mpi-silence", o->mpi_silence_s,
-                  "with --mpi: seconds after which a silent rank is given up for lost and its jobs "
-                  "go to the others (default 30)")
-      ->check(CLI::Range(2, 86400));
+  add_mpi_options(cmd, o->mpi,
+                  "under mpirun or srun: rank 0 plans and writes the database, every rank measures "
+                  "batches on its own device (docs/mpi.md)",
+                  true);
   cmd->add_option("--stop-after", o->stop_after, "exit abruptly after K measurements (testing)")
-      ->group("");
-  cmd->add_option("--mpi-test-die", o->mpi_test_die,
-                  "RANK:K: rank RANK kills itself after K results (testing)")
       ->group("");
   cmd->callback([o] {
     explore::CollectOptions options;
@@ -218,12 +182,9 @@ void add_collect_command(CLI::App& app) {
       progress = [&printer](const explore::CollectProgress& p) { printer.update(p); };
     explore::CollectSummary s;
     std::vector<explore::mpi::RankReport> ranks;
-    if (o->mpi) {
-      explore::mpi::MpiOptions mpi;
-      mpi.batch = o->mpi_batch;
-      mpi.silence_limit = std::chrono::seconds(o->mpi_silence_s);
-      parse_test_die(o->mpi_test_die, mpi);
-      explore::mpi::MpiCollectResult result = explore::mpi::collect(options, mpi, progress);
+    if (o->mpi.mpi) {
+      explore::mpi::MpiCollectResult result =
+          explore::mpi::collect(options, mpi_options(o->mpi, "collect"), progress);
       if (!result.summary) // not rank 0: rank 0 reports for the job
         return;
       s = std::move(*result.summary);

@@ -1,4 +1,4 @@
-#include "explore/mpi/collect_mpi.hpp"
+#include "explore/mpi/rank_farm.hpp"
 
 #include "codegen/runtime/device.hpp"
 

@@ -1,5 +1,5 @@
 // Built when CMake found no MPI: `--mpi` is refused with a message that says how to get it.
-#include "explore/mpi/collect_mpi.hpp"
+#include "explore/mpi/rank_farm.hpp"
 
 #include "support/error.hpp"
 
@@ -9,10 +9,34 @@ bool available() {
   return false;
 }
 
-MpiCollectResult collect(const CollectOptions&, const MpiOptions&,
-                         const std::function<void(const CollectProgress&)>&) {
+struct RankFarm::State {};
+
+RankFarm::RankFarm(const CollectOptions&, const MpiOptions&) {
   throw UserError("--mpi: this liftx was built without MPI; install Open MPI (Debian: "
                   "libopenmpi-dev openmpi-bin) and configure the build again");
+}
+
+RankFarm::~RankFarm() = default;
+
+// Never reached: the constructor refuses.
+int RankFarm::rank() const {
+  return 0;
+}
+
+int RankFarm::ranks() const {
+  return 1;
+}
+
+RankReport RankFarm::serve() {
+  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
+}
+
+Measurer& RankFarm::measurer() {
+  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
+}
+
+std::vector<RankReport> RankFarm::finish() {
+  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
 }
 
 } // namespace liftx::explore::mpi

@@ -1,7 +1,7 @@
 // explore/mpi/ without mpirun: a rank's device choice. `collect --mpi` itself runs under mpirun
 // in tests/explore/test_mpi_collect.sh (ctest: mpi_collect).
 #include "codegen/runtime/device.hpp"
-#include "explore/mpi/collect_mpi.hpp"
+#include "explore/mpi/rank_farm.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>

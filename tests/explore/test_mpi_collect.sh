@@ -11,8 +11,7 @@ work=${2:-$(mktemp -d -t liftx-mpi-test-XXXXXX)}
 mkdir -p "$work"
 trap '[ -n "${2:-}" ] || rm -rf "$work"' EXIT
 
-# Root in CI containers: Open MPI refuses to run as root unless told.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source tests/explore/mpi_test_common.sh
 # Kernels built once into a cache of this test's own (the runs below share it: the test is about
 # where results go, not about build times).
 export LIFTX_CACHE_DIR=$work/cache
@@ -21,18 +20,6 @@ collect=(collect stencils/jacobi2d5pt.lift stencils/gradient.lift --device cpu -
          --sample 12 --seed 3 --repeat 2 --warmup 1 --timeout-ms 20000 --quiet)
 mpirun_=(mpirun --oversubscribe --bind-to none -np 3)
 planned=24
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# The configuration rows of a database, one line per measured configuration with its status and
-# how many times it was measured: equal files mean the same rows, no duplicates.
-rows() {
-  sqlite3 "$1" "SELECT p.name, c.sizes_json, v.hash, c.global_json, c.local_json, c.tied,
-                       m.status, COUNT(*)
-                FROM measurements m JOIN configurations c ON c.id = m.configuration_id
-                JOIN variants v ON v.id = c.variant_id JOIN programs p ON p.id = v.program_id
-                GROUP BY m.configuration_id, m.device_id ORDER BY 1, 2, 3, 4, 5, 6;"
-}
 
 check_same_as_single() {
   local db=$1 what=$2
