@@ -2,8 +2,10 @@
 // [--db DB] [--format table|json|csv] [--out DIR]`: rank the variants with a cost model, then run,
 // verify and time the most promising ones. Each variant runs in a worker child (`liftx run
 // --worker`), as `liftx run` does, so a kernel that crashes or hangs the driver is recorded with a
-// status and exploration goes on.
+// status and exploration goes on. With `--mpi` (under mpirun or srun) rank 0 ranks, re-ranks and
+// reports, and every rank measures the variants of each batch on its own device (explore/mpi/).
 #include "cli/app.hpp"
+#include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
@@ -13,6 +15,7 @@
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
+#include "explore/mpi/rank_farm.hpp"
 #include "explore/rank.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
@@ -61,6 +64,7 @@ struct ExploreCommandOptions {
   bool quiet = false;
   bool remeasure = false;
   std::string out;
+  MpiCommandOptions mpi;
 };
 
 /// A run whose interquartile range exceeds this share of its median is flagged as noisy.
@@ -212,6 +216,12 @@ void add_explore_command(CLI::App& app) {
   cmd->add_option("--out", o->out,
                   "write the winner to DIR: best.lift (the lowered program), best.cl (its "
                   "kernel) and best.json (its launch, for `liftx run --launch`)");
+  add_mpi_options(cmd, o->mpi,
+                  "under mpirun or srun: rank 0 ranks, re-ranks, reports and writes the "
+                  "database; each batch's variants (--batch with online, the whole budget with "
+                  "model, random and exhaustive) are measured across the ranks, each on its own "
+                  "device (docs/mpi.md)",
+                  false);
   cmd->callback([o] {
     // With --format json|csv, stdout carries the data alone and the report goes to stderr.
     std::FILE* const report = o->format == "table" ? stdout : stderr;
@@ -219,25 +229,43 @@ void add_explore_command(CLI::App& app) {
     LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
                      "--budget auto goes with --strategy online, not {}", o->strategy);
     const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
+    // --mpi: the other ranks only measure what rank 0 hands them, one variant at a time.
+    std::optional<explore::mpi::RankFarm> farm;
+    std::vector<runtime::DeviceProfile> farm_devices;
+    if (o->mpi.mpi) {
+      explore::CollectOptions measuring;
+      measuring.device = o->device;
+      measuring.worker_executable = fs::read_symlink("/proc/self/exe").string();
+      measuring.timeout = std::chrono::milliseconds(o->timeout_ms);
+      explore::mpi::MpiOptions mpi = mpi_options(o->mpi, "explore");
+      mpi.batch = 1;
+      farm.emplace(measuring, mpi);
+      if (farm->rank() != 0) {
+        farm->serve(); // rank 0 reports for the job
+        return;
+      }
+      farm_devices = farm->measurer().devices(); // rank 0's first, as it measures on it
+    }
     ir::Module module = parse::parse_file(o->file);
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
     explore::refuse_lowered(program, o->file, "explore");
-    runtime::Device device = runtime::select_device(o->device);
-    const explore::DeviceDefaults defaults = explore::defaults_for(device.profile);
+    const runtime::DeviceProfile device =
+        farm ? farm_devices.front() : runtime::select_device(o->device).profile;
+    const explore::DeviceDefaults defaults = explore::defaults_for(device);
     interp::Sizes sizes =
         bind_sizes(program, o->sizes.empty() ? std::vector{std::to_string(defaults.extent(size_t(
                                                    rewrite::grid_rank(program.result_type()))))}
                                              : o->sizes);
-    const std::string kind = explore::profile_name_for(device.profile);
-    const explore::FoundModel found = explore::find_model(o->model, device.profile);
+    const std::string kind = explore::profile_name_for(device);
+    const explore::FoundModel found = explore::find_model(o->model, device);
     const fs::path& model_path = found.path;
     model::Model m = model::Model::load(model_path);
 
     explore::RankOptions rank_options;
     rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
     rank_options.profile = kind;
-    rank_options.device = device.profile;
+    rank_options.device = device;
     rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
     rank_options.sample_seed = o->seed;
     // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
@@ -252,14 +280,16 @@ void add_explore_command(CLI::App& app) {
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
     explore::RecordingWorkerMeasure measure(
-        db, device.profile, module, program, sizes, kind,
+        db, device, module, program, sizes, kind,
         {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
          std::chrono::milliseconds(o->timeout_ms), o->remeasure});
+    if (farm)
+      measure.measure_through(farm->measurer(), farm_devices);
     const explore::RankResult ranking = explore::rank(program, m, rank_options);
     ranking_progress.finish();
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
-    fmt::print(report, "device    {} ({})\n", device.profile.device_name, device.profile.key);
+    fmt::print(report, "device    {} ({})\n", device.device_name, device.key);
     fmt::print(report, "model     {} ({}, trained for profile {})\n", model_path.string(),
                model::to_string(m.kind()), m.profile);
     for (const std::string& note : found.notes)
@@ -297,8 +327,17 @@ void add_explore_command(CLI::App& app) {
     options.batch = o->batch;
     options.auto_budget = auto_budget;
     options.seed = o->seed;
-    explore::ExploreResult result =
-        explore::explore(ranked, options, std::ref(measure), on_attempt);
+    if (farm) // each batch at once, across the ranks
+      options.parallel = std::max<int64_t>(static_cast<int64_t>(ranked.size()), 1);
+    explore::ExploreResult result = explore::explore_batches(
+        ranked, options,
+        [&](const std::vector<const explore::RankedVariant*>& variants) {
+          return measure.measure_batch(variants);
+        },
+        on_attempt);
+    std::vector<explore::mpi::RankReport> rank_reports;
+    if (farm)
+      rank_reports = farm->finish(); // the other ranks end while rank 0 reports
 
     const int64_t stored_runs = measure.stored_count();
     if (stored_runs == 0)
@@ -310,6 +349,7 @@ void add_explore_command(CLI::App& app) {
           "\nrecorded  {} measurements in {}; {} of the runs (marked stored) were measured before "
           "and taken from it (--remeasure runs them again)\n",
           int64_t(result.attempts.size()) - stored_runs, db_path.string(), stored_runs);
+    print_ranks(report, rank_reports);
     const auto noisy_runs = std::count_if(
         result.attempts.begin(), result.attempts.end(),
         [](const explore::Attempt& a) { return a.report.timing && noisy(*a.report.timing); });
@@ -345,7 +385,7 @@ void add_explore_command(CLI::App& app) {
           {"program", program.name},
           {"file", o->file},
           {"sizes", sizes},
-          {"device", {{"name", device.profile.device_name}, {"key", device.profile.key}}},
+          {"device", {{"name", device.device_name}, {"key", device.key}}},
           {"model",
            {{"file", model_path.string()},
             {"kind", model::to_string(m.kind())},

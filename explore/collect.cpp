@@ -518,14 +518,20 @@ CollectSummary collect(const CollectOptions& options,
 
 namespace {
 
-/// The high-level stencils jobs are checked against, parsed once per file.
+/// The high-level stencils jobs are checked against, parsed once per file (`reference_file`) or
+/// text (`reference_module`: explore's jobs carry the program itself, e.g. iterated by --steps).
 class References {
 public:
   const ir::Program& of(const nlohmann::json& job) {
-    const std::string file = job.at("reference_file").get<std::string>();
-    auto it = modules_.find(file);
+    const bool inline_text = job.contains("reference_module");
+    const std::string key = inline_text ? "\n" + job.at("reference_module").get<std::string>()
+                                        : job.at("reference_file").get<std::string>();
+    auto it = modules_.find(key);
     if (it == modules_.end())
-      it = modules_.emplace(file, parse::parse_file(file)).first;
+      it = modules_
+               .emplace(key, inline_text ? parse::parse_module(key.substr(1), "<reference>")
+                                         : parse::parse_file(key))
+               .first;
     const ir::Program* reference = it->second.find(job.at("reference_program").get<std::string>());
     if (!reference)
       throw UserError("the reference program is missing");
@@ -538,7 +544,10 @@ private:
 
 /// What identifies a job's inputs and expected result: the stencil, the sizes and the seed.
 std::string target_key(const nlohmann::json& job) {
-  return fmt::format("{}\n{}\n{}\n{}", job.at("reference_file").get<std::string>(),
+  return fmt::format("{}\n{}\n{}\n{}",
+                     job.contains("reference_module")
+                         ? job.at("reference_module").get<std::string>()
+                         : job.at("reference_file").get<std::string>(),
                      job.at("reference_program").get<std::string>(), job.at("sizes").dump(),
                      job.value("seed", uint64_t{1}));
 }

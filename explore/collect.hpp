@@ -99,6 +99,9 @@ struct CollectSummary {
 /// One configuration to measure: what a worker reads, and a label for progress.
 struct CollectJob {
   int64_t configuration_id = 0;
+  /// id (the configuration's), module (the lowered program's text), reference_file (the
+  /// high-level .lift file) or reference_module (its text), reference_program (the definition),
+  /// sizes, launch (launch_json), repeat, warmup, seed (of the random inputs).
   nlohmann::json json;
   std::string label; ///< "jacobi2d5pt M=64 N=128 #17 workgroup2d_local"
 };

@@ -2,6 +2,7 @@
 
 #include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
+#include "explore/collect.hpp"
 #include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/metrics.hpp"
@@ -127,6 +128,20 @@ std::vector<size_t> neighbours(const std::vector<RankedVariant>& ranked, size_t 
 
 ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOptions& options,
                       const Measure& measure, const OnAttempt& on_attempt) {
+  return explore_batches(
+      ranked, options,
+      [&](const std::vector<const RankedVariant*>& variants) {
+        std::vector<exec::RunReport> reports;
+        for (const RankedVariant* variant : variants)
+          reports.push_back(measure(*variant));
+        return reports;
+      },
+      on_attempt);
+}
+
+ExploreResult explore_batches(const std::vector<RankedVariant>& ranked,
+                              const ExploreOptions& options, const MeasureBatch& measure,
+                              const OnAttempt& on_attempt) {
   ExploreResult result;
   const size_t n = ranked.size();
   const auto budget =
@@ -140,15 +155,37 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
       return std::nullopt;
     return r.timing->median_ms;
   };
+  const auto parallel = static_cast<size_t>(std::max<int64_t>(options.parallel, 1));
+  // Measures `indices` in one call of `measure`, then appends their attempts in this order:
+  // `predicted_of(i)` just before variant i's attempt is appended, `observe(i)` just after (the
+  // online strategy's scores and observations interleave as if each ran alone).
+  auto run_batch = [&](const std::vector<size_t>& indices,
+                       const std::function<double(size_t)>& predicted_of,
+                       const std::function<void(size_t)>& observe = {}) {
+    std::vector<const RankedVariant*> variants;
+    for (size_t index : indices) {
+      measured[index] = true;
+      variants.push_back(&ranked[index]);
+    }
+    std::vector<exec::RunReport> reports = measure(variants);
+    if (reports.size() != indices.size())
+      throw InternalError(
+          fmt::format("explore: {} reports for {} variants", reports.size(), indices.size()),
+          __FILE__, __LINE__);
+    for (size_t k = 0; k < indices.size(); ++k) {
+      result.attempts.push_back({indices[k], predicted_of(indices[k]), std::move(reports[k])});
+      const size_t a = result.attempts.size() - 1;
+      if (auto t = time_of(a); t && (!result.best || *t < *time_of(*result.best)))
+        result.best = a;
+      if (observe)
+        observe(indices[k]);
+      if (on_attempt)
+        on_attempt(result.attempts.back(), static_cast<int64_t>(result.attempts.size()),
+                   static_cast<int64_t>(budget));
+    }
+  };
   auto run_one = [&](size_t index, double predicted) {
-    measured[index] = true;
-    result.attempts.push_back({index, predicted, measure(ranked[index])});
-    const size_t a = result.attempts.size() - 1;
-    if (auto t = time_of(a); t && (!result.best || *t < *time_of(*result.best)))
-      result.best = a;
-    if (on_attempt)
-      on_attempt(result.attempts.back(), static_cast<int64_t>(result.attempts.size()),
-                 static_cast<int64_t>(budget));
+    run_batch({index}, [&](size_t) { return predicted; });
   };
 
   std::vector<size_t> order(n);
@@ -209,10 +246,13 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
       const std::vector<size_t> batch = ranker.next_batch(std::min(batch_size, room));
       if (batch.empty())
         break;
-      for (size_t i : batch) {
-        run_one(i, ranker.score(i));
-        ranker.observe(i, time_of(result.attempts.size() - 1));
-      }
+      auto score = [&](size_t i) { return ranker.score(i); };
+      auto observe = [&](size_t i) { ranker.observe(i, time_of(result.attempts.size() - 1)); };
+      if (parallel > 1)
+        run_batch(batch, score, observe);
+      else
+        for (size_t i : batch)
+          run_batch({i}, score, observe);
       result.remaining_gain = ranker.remaining_gain();
       if (options.auto_budget && result.best && *result.remaining_gain < options.stop_gain) {
         result.stopped_early = result.attempts.size() < budget;
@@ -228,8 +268,15 @@ ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOpt
     const size_t limit = std::max(
         budget,
         std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));
-    for (size_t i = 0; i < limit && (i < budget || !result.best); ++i)
-      run_one(order[i], ranked[order[i]].predicted);
+    auto predicted = [&](size_t i) { return ranked[i].predicted; };
+    for (size_t i = 0; i < limit && (i < budget || !result.best);) {
+      // Within the budget `parallel` at a time; past it one at a time, until one succeeds.
+      const size_t end = i < budget ? std::min(budget, i + parallel) : i + 1;
+      run_batch(std::vector<size_t>(order.begin() + static_cast<std::ptrdiff_t>(i),
+                                    order.begin() + static_cast<std::ptrdiff_t>(end)),
+                predicted);
+      i = end;
+    }
   }
   result.model_spearman = spearman_of(
       result.attempts, [&](const Attempt& a) { return ranked[a.ranked_index].predicted; });
@@ -270,11 +317,12 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(PerfDb& db, const runtime::Device
                                                std::string feature_profile, Options options)
     : db_(db), module_(module), sizes_(sizes), feature_profile_(std::move(feature_profile)),
       options_(std::move(options)), features_(device) {
-  device_id_ = db_.device(device);
-  const std::string source = ir::print(ir::Module{module.userfuns, {program}});
-  program_id_ = db_.program(program.name, source);
+  device_ids_.push_back(db_.device(device));
+  reference_source_ = ir::print(ir::Module{module.userfuns, {program}});
+  reference_name_ = program.name;
+  program_id_ = db_.program(program.name, reference_source_);
   reference_ = scratch_.path() / "reference.lift";
-  write_text(reference_, source);
+  write_text(reference_, reference_source_);
   reference_job_ = std::async(std::launch::async, [this] { interpret_reference(); });
 }
 
@@ -321,6 +369,7 @@ exec::RunReport RecordingWorkerMeasure::report_of(const Measurement& m) const {
     t.max_ms = m.max_ms;
     t.q1_ms = m.q1_ms;
     t.q3_ms = m.q3_ms;
+    t.samples_ms = m.samples_ms;
     report.timing = t;
     if (bytes_moved_ > 0 && m.median_ms > 0) {
       report.bytes_moved = bytes_moved_;
@@ -334,9 +383,8 @@ exec::RunReport RecordingWorkerMeasure::report_of(const Measurement& m) const {
   return report;
 }
 
-exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
+int64_t RecordingWorkerMeasure::record_variant(const RankedVariant& r, const std::string& printed) {
   const rewrite::Variant& v = r.variant;
-  const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
   std::optional<nlohmann::json> features;
   try {
     features = feature_json(
@@ -344,15 +392,95 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
   } catch (const UserError&) {
     // Features that cannot be computed do not stop exploration; rows() skips the row.
   }
-  const int64_t configuration_id = record_configuration(
+  return record_configuration(
       db_, program_id_, nlohmann::json(sizes_),
       {printed, v.strategy, nlohmann::json(v.parameters), launch_json(v.launch)}, feature_profile_,
       features);
+}
+
+std::optional<Measurement> RecordingWorkerMeasure::known(int64_t configuration_id) const {
   if (!options_.remeasure)
-    if (std::optional<Measurement> known = db_.latest_measurement(configuration_id, device_id_)) {
-      stored_[v.index] = *known;
-      return report_of(*known);
+    for (int64_t device_id : device_ids_)
+      if (std::optional<Measurement> m = db_.latest_measurement(configuration_id, device_id))
+        return m;
+  return std::nullopt;
+}
+
+void RecordingWorkerMeasure::measure_through(Measurer& measurer,
+                                             const std::vector<runtime::DeviceProfile>& devices) {
+  if (devices.empty())
+    throw InternalError("explore: a measurer without devices", __FILE__, __LINE__);
+  measurer_ = &measurer;
+  device_ids_.clear();
+  for (const runtime::DeviceProfile& device : devices)
+    device_ids_.push_back(db_.device(device));
+}
+
+std::vector<exec::RunReport>
+RecordingWorkerMeasure::measure_batch(const std::vector<const RankedVariant*>& variants) {
+  std::vector<exec::RunReport> reports(variants.size());
+  if (!measurer_) {
+    for (size_t k = 0; k < variants.size(); ++k)
+      reports[k] = (*this)(*variants[k]);
+    return reports;
+  }
+  // Stored measurements stand for their runs; the others become collect's jobs.
+  std::vector<CollectJob> jobs;
+  std::vector<size_t> job_variant; // job -> index in variants
+  for (size_t k = 0; k < variants.size(); ++k) {
+    const RankedVariant& r = *variants[k];
+    const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
+    const int64_t configuration_id = record_variant(r, printed);
+    if (std::optional<Measurement> m = known(configuration_id)) {
+      stored_[r.variant.index] = *m;
+      reports[k] = report_of(*m);
+      continue;
     }
+    CollectJob job;
+    job.configuration_id = configuration_id;
+    job.label = fmt::format("{} #{} {}", reference_name_, r.variant.index, r.variant.strategy);
+    job.json = {{"id", configuration_id},
+                {"module", printed},
+                {"reference_module", reference_source_},
+                {"reference_program", reference_name_},
+                {"sizes", nlohmann::json(sizes_)},
+                {"launch", launch_json(r.variant.launch)},
+                {"repeat", options_.repeat},
+                {"warmup", options_.warmup},
+                {"seed", exec::RunOptions{}.seed}};
+    jobs.push_back(std::move(job));
+    job_variant.push_back(k);
+  }
+  if (jobs.empty())
+    return reports;
+  wait_for_reference(); // in the disk cache for this node's workers
+  std::vector<bool> recorded(jobs.size(), false);
+  measurer_->measure(
+      jobs,
+      [&](size_t job, size_t device, const Measurement& m) {
+        if (job >= jobs.size() || device >= device_ids_.size() || recorded[job])
+          return;
+        recorded[job] = true;
+        db_.put_measurement(jobs[job].configuration_id, device_ids_[device], m);
+        reports[job_variant[job]] = report_of(m);
+      },
+      [] { return false; });
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (!recorded[j]) { // not expected: measure() returns once every job is recorded
+      reports[job_variant[j]].status = runtime::Status::run_error;
+      reports[job_variant[j]].message = "not measured";
+    }
+  return reports;
+}
+
+exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
+  const rewrite::Variant& v = r.variant;
+  const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
+  const int64_t configuration_id = record_variant(r, printed);
+  if (std::optional<Measurement> m = known(configuration_id)) {
+    stored_[v.index] = *m;
+    return report_of(*m);
+  }
 
   wait_for_reference();
   const std::filesystem::path file = scratch_.path() / fmt::format("variant-{}.lift", v.index);
@@ -391,7 +519,7 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     bytes_moved_ = report.bytes_moved;
     roofline_gb_per_s_ = report.roofline_gb_per_s;
   }
-  db_.put_measurement(configuration_id, device_id_, measurement_of(report));
+  db_.put_measurement(configuration_id, device_ids_.front(), measurement_of(report));
   return report;
 }
 

@@ -19,6 +19,8 @@
 
 namespace liftx::explore {
 
+class Measurer; // explore/collect.hpp
+
 /// model: the ranked order; online: the ranked order re-ranked after each batch by what the runs
 /// so far measured (model::OnlineRanker); random; hillclimb (seed 000); exhaustive.
 enum class Strategy { model, online, random, hillclimb, exhaustive };
@@ -40,6 +42,13 @@ struct ExploreOptions {
   bool auto_budget = false;
   double stop_gain = model::kAutoStopGain;
   model::OnlineOptions online;
+  /// How many variants explore_batches() may hand its measure at once (so that it can measure
+  /// them in parallel: `explore --mpi`). 1: one at a time, each attempt reported as it ends. More:
+  /// the online strategy hands over each batch whole; model, random and exhaustive this many of
+  /// the budget at a time (past the budget, while no run has succeeded, one at a time);
+  /// hillclimb always one. The variants chosen, the attempts' order and their predicted scores do
+  /// not depend on it.
+  int64_t parallel = 1;
 };
 
 struct Attempt {
@@ -71,11 +80,18 @@ std::vector<size_t> neighbours(const std::vector<RankedVariant>& ranked, size_t 
 
 /// Measures one variant: build, run, verify, time.
 using Measure = std::function<exec::RunReport(const RankedVariant&)>;
+/// Measures several variants (possibly at once): one report per variant, in their order.
+using MeasureBatch =
+    std::function<std::vector<exec::RunReport>(const std::vector<const RankedVariant*>&)>;
 /// Called after each attempt (progress output).
 using OnAttempt = std::function<void(const Attempt&, int64_t done, int64_t planned)>;
 
 ExploreResult explore(const std::vector<RankedVariant>& ranked, const ExploreOptions& options,
                       const Measure& measure, const OnAttempt& on_attempt = {});
+/// explore() with a measure that takes up to `options.parallel` variants at a time.
+ExploreResult explore_batches(const std::vector<RankedVariant>& ranked,
+                              const ExploreOptions& options, const MeasureBatch& measure,
+                              const OnAttempt& on_attempt = {});
 
 /// What explore and tune() do when the user does not say, per kind of device. CPUs (PoCL): every
 /// size 128 (runs take milliseconds, inside the shipped CPU model's training sizes) and the whole
@@ -115,6 +131,15 @@ public:
   RecordingWorkerMeasure& operator=(const RecordingWorkerMeasure&) = delete;
 
   exec::RunReport operator()(const RankedVariant& ranked);
+  /// From now on, measures through `measurer` rather than a worker child per variant: the
+  /// variants the database has not measured become collect's jobs (`collect-worker`: the same
+  /// build, run, check against the reference and timing), handed over a batch at a time
+  /// (`explore --mpi`: to the ranks of an MPI job). `devices` are measurer.devices(), the first
+  /// being this object's device: each measurement is recorded under the device it was measured
+  /// on, and what any of them has measured is stored.
+  void measure_through(Measurer& measurer, const std::vector<runtime::DeviceProfile>& devices);
+  /// Measures `variants` (reports in their order): at once through the measurer, else one by one.
+  std::vector<exec::RunReport> measure_batch(const std::vector<const RankedVariant*>& variants);
   FeatureCache& features() { return features_; }
   /// The stored measurement that stood for this variant's run, or null when it was run.
   const Measurement* stored(const RankedVariant& ranked) const;
@@ -124,6 +149,10 @@ private:
   /// A stored measurement as a run report; its bandwidth is known once a run of this session
   /// has given the bytes the program moves.
   exec::RunReport report_of(const Measurement& m) const;
+  /// Records the variant's configuration (and features) in the database: its id.
+  int64_t record_variant(const RankedVariant& ranked, const std::string& printed);
+  /// The latest measurement of a configuration on one of the devices (none with `remeasure`).
+  std::optional<Measurement> known(int64_t configuration_id) const;
 
   /// Interprets the reference into the disk cache the workers read; runs on its own thread from
   /// construction, so that it overlaps the ranking, and the first run waits for it.
@@ -135,8 +164,11 @@ private:
   interp::Sizes sizes_;
   std::string feature_profile_;
   Options options_;
-  int64_t device_id_ = 0;
+  std::vector<int64_t> device_ids_; ///< the first: the device of the constructor
   int64_t program_id_ = 0;
+  std::string reference_source_; ///< the high-level program as a .lift module
+  std::string reference_name_;
+  Measurer* measurer_ = nullptr;
   ScratchDir scratch_{"liftx-explore-"};
   std::filesystem::path reference_;
   FeatureCache features_;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -496,4 +497,57 @@ TEST_CASE("default sizes: as many points as the 2D default, a power of two per d
   CHECK(cpu.extent(1) == 128 * 128);
   CHECK(gpu.extent(3) == 128); // 161³ would match 2048²; 128 is the power of two below
   CHECK(cpu.extent(3) == 16);  // 25³ ~ 128²
+}
+
+TEST_CASE("explore_batches: variants measured several at a time are the ones, in the order and "
+          "with the scores, of one at a time") {
+  // 40 variants on a line, predicted 0.9^i; the fast ones near 30 (the online strategy finds them
+  // by re-ranking); variant 0 fails (the static strategies' until-success rule).
+  std::vector<explore::RankedVariant> ranked(40);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    ranked[i].variant.index = int64_t(i);
+    ranked[i].predicted = std::pow(0.9, double(i));
+    ranked[i].rank = int(i) + 1;
+    ranked[i].columns = {double(i)};
+  }
+  auto report_of = [](const explore::RankedVariant& r) {
+    exec::RunReport report;
+    const auto i = double(r.variant.index);
+    if (r.variant.index < 3) {
+      report.status = runtime::Status::run_error;
+      return report;
+    }
+    runtime::Timing t;
+    t.median_ms = std::abs(i - 30) < 4 ? 0.1 : 1 / std::pow(0.9, i);
+    t.samples_ms = {t.median_ms};
+    report.timing = t;
+    return report;
+  };
+  for (const explore::Strategy strategy :
+       {explore::Strategy::online, explore::Strategy::model, explore::Strategy::random}) {
+    CAPTURE(explore::to_string(strategy));
+    explore::ExploreOptions options;
+    options.strategy = strategy;
+    options.budget = strategy == explore::Strategy::online ? 14 : 2; // the model's 2 fail
+    options.until_success_limit = 6;
+    options.batch = 4;
+    const explore::ExploreResult alone = explore::explore(ranked, options, report_of);
+    options.parallel = 100;
+    std::vector<size_t> batch_sizes;
+    const explore::ExploreResult batched = explore::explore_batches(
+        ranked, options, [&](const std::vector<const explore::RankedVariant*>& variants) {
+          batch_sizes.push_back(variants.size());
+          std::vector<exec::RunReport> reports;
+          for (auto it = variants.rbegin(); it != variants.rend(); ++it) // any order inside
+            reports.insert(reports.begin(), report_of(**it));
+          return reports;
+        });
+    REQUIRE(batched.attempts.size() == alone.attempts.size());
+    for (size_t a = 0; a < alone.attempts.size(); ++a) {
+      CHECK(batched.attempts[a].ranked_index == alone.attempts[a].ranked_index);
+      CHECK(batched.attempts[a].predicted == doctest::Approx(alone.attempts[a].predicted));
+    }
+    CHECK(batched.best == alone.best);
+    CHECK(batch_sizes.size() < alone.attempts.size()); // some measured together
+  }
 }
