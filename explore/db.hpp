@@ -47,6 +47,9 @@ struct Measurement {
   /// Each timed run in launch order (the T4 export's runtimes); empty when not kept (databases
   /// written before liftx kept them, and stored measurements read back for reuse).
   std::vector<double> samples_ms;
+  /// Bytes the run moved (exec::RunReport::bytes_moved), passed from a worker to the report's
+  /// bandwidth; not stored in the database (0 when read back).
+  double bytes_moved = 0;
 };
 
 /// The current UTC time as ISO 8601 ("2026-11-25T03:09:17Z"), as every timestamp liftx writes.

@@ -411,6 +411,9 @@ void RecordingWorkerMeasure::measure_through(Measurer& measurer,
   if (devices.empty())
     throw InternalError("explore: a measurer without devices", __FILE__, __LINE__);
   measurer_ = &measurer;
+  // Collect workers measure no roofline: the cached one of the first device, if any.
+  if (devices.front().memory_gbs > 0)
+    roofline_gb_per_s_ = devices.front().memory_gbs;
   device_ids_.clear();
   for (const runtime::DeviceProfile& device : devices)
     device_ids_.push_back(db_.device(device));
@@ -462,6 +465,8 @@ RecordingWorkerMeasure::measure_batch(const std::vector<const RankedVariant*>& v
           return;
         recorded[job] = true;
         db_.put_measurement(jobs[job].configuration_id, device_ids_[device], m);
+        if (m.status == runtime::Status::ok && bytes_moved_ == 0 && m.bytes_moved > 0)
+          bytes_moved_ = m.bytes_moved; // the same for every variant of the program
         reports[job_variant[job]] = report_of(m);
       },
       [] { return false; });

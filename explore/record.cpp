@@ -82,6 +82,7 @@ Measurement measurement_of(const exec::RunReport& report) {
     m.samples_ms = report.timing->samples_ms;
   }
   m.compile_ms = report.compile_ms;
+  m.bytes_moved = report.bytes_moved;
   if (report.status != runtime::Status::ok)
     m.message = clip_message(report.message);
   return m;
@@ -100,6 +101,8 @@ nlohmann::json to_json(const Measurement& m) {
     j["message"] = m.message;
   if (!m.samples_ms.empty())
     j["samples_ms"] = m.samples_ms;
+  if (m.bytes_moved > 0)
+    j["bytes_moved"] = m.bytes_moved;
   return j;
 }
 
@@ -118,6 +121,7 @@ Measurement measurement_from(const nlohmann::json& j) {
   m.repetitions = j.value("repetitions", 0);
   m.compile_ms = j.value("compile_ms", 0.0);
   m.message = j.value("message", "");
+  m.bytes_moved = j.value("bytes_moved", 0.0);
   if (const auto samples = j.find("samples_ms"); samples != j.end() && samples->is_array())
     for (const nlohmann::json& sample : *samples)
       if (sample.is_number())

@@ -460,8 +460,12 @@ public:
     }
     if (!pending_.empty() && !out_of_time() && live_slots() == 0)
       throw UserError(fmt::format("{} --mpi: every rank failed; what was measured is stored "
-                                  "(--resume continues).{}",
-                                  mpi_.command, problems()));
+                                  "({}).{}",
+                                  mpi_.command,
+                                  mpi_.command == "collect"
+                                      ? "--resume continues"
+                                      : "the same command again does not measure it again",
+                                  problems()));
   }
 
   int64_t worker_restarts() const override {

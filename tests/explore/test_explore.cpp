@@ -551,3 +551,20 @@ TEST_CASE("explore_batches: variants measured several at a time are the ones, in
     CHECK(batch_sizes.size() < alone.attempts.size()); // some measured together
   }
 }
+
+TEST_CASE("a worker's measurement survives JSON, the bytes it moved included") {
+  explore::Measurement m;
+  m.median_ms = 1.5;
+  m.q1_ms = 1.25;
+  m.repetitions = 2;
+  m.samples_ms = {1.25, 1.75};
+  m.bytes_moved = 8192;
+  const explore::Measurement back = explore::measurement_from(explore::to_json(m));
+  CHECK(back.status == runtime::Status::ok);
+  CHECK(back.median_ms == 1.5);
+  CHECK(back.q1_ms == 1.25);
+  CHECK(back.repetitions == 2);
+  CHECK(back.samples_ms == m.samples_ms);
+  CHECK(back.bytes_moved == 8192);
+  CHECK_FALSE(explore::to_json(explore::Measurement{}).contains("bytes_moved"));
+}

@@ -2,9 +2,9 @@
 # `liftx explore --mpi` under `mpirun -np 3 --oversubscribe`, PoCL on every rank, against a
 # single-process explore with the same options: with the static ranking (--strategy model) it
 # runs the same variants in the same order, each verified (status ok) and recorded once, with
-# several ranks measuring; with the online strategy (batches of 4, re-ranked in between) it runs
-# the budget, each verified and recorded once, its first batch the single process's; and when
-# rank 1 dies under --enable-recovery, the others finish the exploration.
+# several ranks measuring and the bandwidth reported; with the online strategy (batches of 4,
+# re-ranked in between) it runs the budget, each verified and recorded once, its first batch the
+# single process's; and when rank 1 dies under --enable-recovery, the others finish.
 # Usage: test_mpi_explore.sh LIFTX [WORKDIR]
 set -euo pipefail
 liftx=$(realpath "$1")
@@ -58,6 +58,8 @@ diff <(ranks_run "$work/single.csv") <(ranks_run "$work/mpi.csv") > /dev/null ||
   fail "mpi: other variants than the single process's: $(ranks_run "$work/mpi.csv" | xargs)"
 diff "$work/single.rows" "$work/mpi.rows" > /dev/null || fail "mpi: other rows: $(cat "$work/mpi.rows")"
 [ "$(grep -c '^rank ' "$work/mpi.err")" -eq 3 ] || fail "mpi: three rank lines expected"
+grep -q '^bandwidth .* GB/s = .* of the float4-copy roofline' "$work/mpi.err" ||
+  fail "mpi: no bandwidth line: $(cat "$work/mpi.err")"
 [ "$(grep '^rank ' "$work/mpi.err" | awk '{ n += $(NF-1) } END { print n }')" -eq "$budget" ] ||
   fail "mpi: the ranks' measurements do not add up: $(grep '^rank ' "$work/mpi.err")"
 [ "$(grep -c '^rank .*: [1-9][0-9]* measured' "$work/mpi.err")" -ge 2 ] ||
