@@ -409,17 +409,24 @@ struct Eval {{
   for (size_t m = 0; m < kernels.size(); ++m)
     add(launch_function(m, artifact.portfolio[m], kernels[m], emitter, names) + "\n");
 
-  // Buffer lengths.
-  add("inline std::int64_t elements_of(int member, int arg, const std::int64_t* s) {\n"
-      "  Eval e{s};\n  std::int64_t n = -1;\n  switch (member * 1000 + arg) {\n");
-  for (size_t m = 0; m < kernels.size(); ++m)
+  // Buffer lengths: per member a switch over its arguments, then one over the members.
+  for (size_t m = 0; m < kernels.size(); ++m) {
+    add(fmt::format("inline std::int64_t elements_{}(int arg, const std::int64_t* s) {{\n"
+                    "  Eval e{{s}};\n  std::int64_t n = -1;\n  switch (arg) {{\n",
+                    m));
     for (size_t a = 0; a < kernels[m].args.size(); ++a) {
       const codegen::KernelArg& arg = kernels[m].args[a];
       if (arg.is_buffer())
-        add(fmt::format("  case {}:\n    n = e.size({});\n    break;\n", m * 1000 + a,
+        add(fmt::format("  case {}:\n    n = e.size({});\n    break;\n", a,
                         emitter.sizes_only(arg.elements, "buffer length")));
     }
-  add("  default:\n    return -1;\n  }\n  return e.ok ? n : -1;\n}\n\n} // namespace detail\n\n");
+    add("  default:\n    return -1;\n  }\n  return e.ok ? n : -1;\n}\n\n");
+  }
+  add("inline std::int64_t elements_of(int member, int arg, const std::int64_t* s) {\n"
+      "  switch (member) {\n");
+  for (size_t m = 0; m < kernels.size(); ++m)
+    add(fmt::format("  case {0}:\n    return elements_{0}(arg, s);\n", m));
+  add("  default:\n    return -1;\n  }\n}\n\n} // namespace detail\n\n");
 
   // The members.
   for (size_t m = 0; m < kernels.size(); ++m) {
