@@ -179,6 +179,8 @@ AdaptiveProgram::Impl::try_choose_locked(const Sizes& sizes) {
 std::string AdaptiveProgram::Impl::describe(const explore::AdaptiveArtifact::Pick& pick) const {
   if (pick.as_measured)
     return descriptions[pick.member];
+  if (pick.rounded)
+    return fmt::format("{} (global size rounded up to its work-group)", descriptions[pick.member]);
   return fmt::format("{} (work-group fitted to the shape: {})", descriptions[pick.member],
                      fmt::join(pick.local, "x"));
 }

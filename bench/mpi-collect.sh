@@ -8,9 +8,12 @@
 #     PLAN_SIZE  variants in the plan, shared evenly by the stencils (e.g. 2000)
 #     OUT_DIR    where the databases, logs and results.md go (created)
 #   Environment: LIFTX (default build/liftx), DEVICE (default cpu), PROFILE (default: nvidia for
-#   DEVICE nvidia or gpu, else cpu), SIZE (default 2048 on a GPU, 64 on a CPU), STENCILS (default
-#   jacobi2d5pt jacobi2d9pt gradient hotspot2d), MPIRUN_ARGS (more mpirun options, e.g.
-#   "--map-by ppr:4:node"), BATCH (--mpi-batch, default 16), REPEAT (default 10).
+#   DEVICE nvidia or gpu, else cpu), SIZE (default 2048 on a GPU, 64 on a CPU; several sizes
+#   separated by spaces share the plan), STENCILS (default jacobi2d5pt jacobi2d9pt gradient
+#   hotspot2d), MPIRUN_ARGS (more mpirun options, e.g. "--map-by ppr:4:node"), BATCH (--mpi-batch,
+#   default 16), REPEAT (default 10), BUILD_JOBS (--build-jobs of every rank, default 0),
+#   CORES_PER_RANK (run N ranks on the first N x CORES_PER_RANK cores only, so that each rank has
+#   the same share of the host whatever the rank count; default: every core).
 #
 # The plan is made once (--plan-only) and copied for each run, so every run measures the same
 # configurations; each run has a fresh kernel and reference cache (LIFTX_CACHE_DIR), and the
@@ -31,17 +34,19 @@ device=${DEVICE:-cpu}
 case "$device" in nvidia | gpu) default_profile=nvidia default_size=2048 ;;
                   *) default_profile=cpu default_size=64 ;; esac
 profile=${PROFILE:-$default_profile}
-size=${SIZE:-$default_size}
+read -r -a sizes <<< "${SIZE:-$default_size}"
 read -r -a stencils <<< "${STENCILS:-jacobi2d5pt jacobi2d9pt gradient hotspot2d}"
 files=()
 for s in "${stencils[@]}"; do files+=("stencils/$s.lift"); done
-per_stencil=$(( (plan_size + ${#files[@]} - 1) / ${#files[@]} ))
+per_stencil=$(( (plan_size + ${#files[@]} * ${#sizes[@]} - 1) / (${#files[@]} * ${#sizes[@]}) ))
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-collect=(collect "${files[@]}" --device "$device" --profile "$profile" --size "$size"
-         --sample "$per_stencil" --seed 1 --repeat "${REPEAT:-10}" --quiet)
+collect=(collect "${files[@]}" --device "$device" --profile "$profile" --size "${sizes[@]}"
+         --sample "$per_stencil" --seed 1 --repeat "${REPEAT:-10}" --quiet
+         --build-jobs "${BUILD_JOBS:-0}")
 
-echo "planning ${#files[@]} stencils x $per_stencil variants at size $size (profile $profile)" >&2
+echo "planning ${#files[@]} stencils x ${#sizes[@]} sizes (${sizes[*]}) x $per_stencil variants" \
+  "(profile $profile)" >&2
 rm -f "$out/plan.db"
 "$liftx" "${collect[@]}" --plan-only --db "$out/plan.db" > "$out/plan.log"
 planned=$(sqlite3 "$out/plan.db" "SELECT COUNT(*) FROM plan_configurations")
@@ -65,9 +70,11 @@ for ranks in "${rank_counts[@]}"; do
   db=$out/ranks-$ranks.db
   cp "$out/plan.db" "$db"
   rm -rf "$out/cache-$ranks"
+  cores=()
+  [ -z "${CORES_PER_RANK:-}" ] || cores=(taskset -c "0-$((ranks * CORES_PER_RANK - 1))")
   start=$(date +%s.%N)
   LIFTX_CACHE_DIR=$out/cache-$ranks POCL_KERNEL_CACHE=0 CUDA_CACHE_DISABLE=1 \
-    mpirun --oversubscribe --bind-to none -np "$ranks" -x LIFTX_CACHE_DIR -x POCL_KERNEL_CACHE \
+    "${cores[@]}" mpirun --oversubscribe --bind-to none -np "$ranks" -x LIFTX_CACHE_DIR -x POCL_KERNEL_CACHE \
     -x CUDA_CACHE_DISABLE ${MPIRUN_ARGS:-} "$liftx" "${collect[@]}" --mpi \
     --mpi-batch "${BATCH:-16}" --db "$db" > "$out/ranks-$ranks.log" 2>&1 ||
     { echo "ranks $ranks: mpirun failed, see $out/ranks-$ranks.log" >&2; status=1; continue; }

@@ -56,35 +56,54 @@ struct AdaptOptions {
   int warmup = exec::kDefaultWarmup;
   int repeat = exec::kDefaultRepeat;
   int64_t timeout_ms = 60000;
+  int build_jobs = 0;
   bool quiet = false;
 };
 
-/// Measures variants of one program at one shape (verified, recorded) through a worker.
+/// Measures variants of one program at one shape (verified, recorded), a batch at a time through
+/// `measurer` (one worker per batch, builders ahead of it): measured configurations stand in.
 class ShapeMeasure {
 public:
   ShapeMeasure(explore::PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
                const ir::Program& program, const rewrite::Sizes& shape, const std::string& kind,
-               const AdaptOptions& o)
+               const AdaptOptions& o, explore::Measurer& measurer,
+               const std::vector<runtime::DeviceProfile>& devices)
       : shape_(shape),
         measure_(db, device, module, program, interp::Sizes(shape.begin(), shape.end()), kind,
                  {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, o.repeat,
-                  std::chrono::milliseconds(o.timeout_ms), false}) {}
+                  std::chrono::milliseconds(o.timeout_ms), false}) {
+    measure_.measure_through(measurer, devices);
+  }
 
-  /// The median time of `variant` (its index must be unique in this shape), nullopt if it failed.
-  std::optional<double> operator()(rewrite::Variant variant, int64_t index) {
-    variant.index = index;
-    explore::RankedVariant r;
-    r.program = std::make_shared<const ir::Program>(variant.program);
-    r.variant = std::move(variant);
-    const exec::RunReport report = measure_(r);
-    if (report.status != runtime::Status::ok || !report.timing)
-      return std::nullopt;
-    return report.timing->median_ms;
+  /// The median time of each variant (nullopt where it failed or is absent), measured together.
+  std::vector<std::optional<double>> operator()(std::vector<std::optional<rewrite::Variant>> all) {
+    std::vector<explore::RankedVariant> ranked;
+    std::vector<size_t> slot;
+    for (size_t k = 0; k < all.size(); ++k) {
+      if (!all[k])
+        continue;
+      explore::RankedVariant r;
+      r.program = std::make_shared<const ir::Program>(all[k]->program);
+      r.variant = std::move(*all[k]);
+      r.variant.index = next_index_++; // unique in this shape: the measurer's key
+      ranked.push_back(std::move(r));
+      slot.push_back(k);
+    }
+    std::vector<const explore::RankedVariant*> pointers;
+    for (const explore::RankedVariant& r : ranked)
+      pointers.push_back(&r);
+    const std::vector<exec::RunReport> reports = measure_.measure_batch(pointers);
+    std::vector<std::optional<double>> times(all.size());
+    for (size_t j = 0; j < reports.size(); ++j)
+      if (reports[j].status == runtime::Status::ok && reports[j].timing)
+        times[slot[j]] = reports[j].timing->median_ms;
+    return times;
   }
 
 private:
   rewrite::Sizes shape_;
   explore::RecordingWorkerMeasure measure_;
+  int64_t next_index_ = 0;
 };
 
 /// The `top` best-ranked tied variants at `shape`, and for each coverage probe of the shape
@@ -95,7 +114,8 @@ std::optional<explore::AdaptiveCandidate>
 add_ranked_candidates(const ir::Module& module, const ir::Program& program,
                       const model::Model& model, const runtime::DeviceProfile& device,
                       const std::string& kind, const rewrite::Sizes& shape, size_t top, bool quiet,
-                      std::vector<explore::AdaptiveCandidate>& into) {
+                      std::vector<explore::AdaptiveCandidate>& into,
+                      std::vector<rewrite::Variant>* free_threads = nullptr) {
   explore::RankOptions options;
   options.sizes = shape;
   options.profile = kind;
@@ -115,10 +135,18 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   constexpr size_t kCoverageSearch = 400;
   size_t tied = 0;
   for (const explore::RankedVariant& r : ranking.ranked) {
-    if (added == top && shape_free && (uncovered.empty() || tied >= kCoverageSearch))
+    const bool want_free = free_threads && free_threads->size() < top;
+    if (added == top && shape_free && (uncovered.empty() || tied >= kCoverageSearch) && !want_free)
       break;
-    if (!r.variant.launch.tied)
-      continue; // a free-thread launch is tied to this shape's global size
+    if (!r.variant.launch.tied) {
+      // A free-thread launch's global size was chosen for this shape: no candidate, but part
+      // of a broad search here.
+      if (want_free) {
+        free_threads->push_back(r.variant);
+        free_threads->back().program = *r.program;
+      }
+      continue;
+    }
     ++tied;
     rewrite::Variant v = r.variant;
     v.program = *r.program;
@@ -128,8 +156,8 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     bool wanted = added < top;
     if (!wanted && tied <= kCoverageSearch) {
       const auto covered = std::remove_if(uncovered.begin(), uncovered.end(), [&](const auto& p) {
-        bool fitted = false;
-        return explore::candidate_at_fitted(c, p, device.limits(), &fitted).has_value();
+        explore::Fit fit = explore::Fit::as_measured;
+        return explore::candidate_at_fitted(c, p, device.limits(), &fit).has_value();
       });
       wanted = covered != uncovered.end();
       uncovered.erase(covered, uncovered.end());
@@ -204,6 +232,10 @@ void add_adapt_command(CLI::App& app) {
   add_db_option(cmd, o->db, "where every run is recorded");
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
+  cmd->add_option("--build-jobs", o->build_jobs,
+                  "processes compiling kernels and interpreting references ahead of the "
+                  "measurements of each shape (default 0)")
+      ->check(CLI::Range(0, 256));
   cmd->add_option("-o,--output", o->out, "write the adaptive program to this file");
   cmd->add_option("--emit", o->emit,
                   "what -o writes: json (the artifact liftx::AdaptiveProgram loads) or header (a "
@@ -238,6 +270,15 @@ void add_adapt_command(CLI::App& app) {
     const DeviceLimits limits = device.profile.limits();
     const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
     explore::PerfDb db(db_path);
+    // The variants of a shape are measured as one batch by a worker child (a crash or hang costs
+    // its one variant), with builders ahead of it.
+    explore::CollectOptions measuring;
+    measuring.device = o->device;
+    measuring.timeout = std::chrono::milliseconds(o->timeout_ms);
+    measuring.worker_executable = fs::read_symlink("/proc/self/exe").string();
+    measuring.build_jobs = o->build_jobs;
+    explore::LocalMeasurer measurer(measuring);
+    const std::vector<runtime::DeviceProfile> measured_on{device.profile};
 
     fmt::print("program   {} ({})\n", program.name, o->file);
     fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
@@ -272,17 +313,17 @@ void add_adapt_command(CLI::App& app) {
 
     // Every candidate at every training shape where it applies.
     for (const rewrite::Sizes& shape : shapes) {
-      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
-      std::vector<std::optional<double>> row;
+      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
+                           measured_on);
+      std::vector<std::optional<rewrite::Variant>> variants;
       for (size_t c = 0; c < table.candidates.size(); ++c) {
-        bool fitted = false;
-        std::optional<rewrite::Variant> v =
+        explore::Fit fit = explore::Fit::as_measured;
+        variants.push_back(
             c == fallback_candidate
-                ? explore::candidate_at_fitted(table.candidates[c], shape, limits, &fitted)
-                : explore::candidate_at(table.candidates[c], shape, limits);
-        row.push_back(v ? measure(std::move(*v), int64_t(c)) : std::nullopt);
+                ? explore::candidate_at_fitted(table.candidates[c], shape, limits, &fit)
+                : explore::candidate_at(table.candidates[c], shape, limits));
       }
-      table.ms.push_back(std::move(row));
+      table.ms.push_back(measure(std::move(variants)));
       fmt::print("measured  {}: {} of {} candidates ran\n", explore::shape_text(shape),
                  std::count_if(table.ms.back().begin(), table.ms.back().end(),
                                [](const auto& t) { return t.has_value(); }),
@@ -375,7 +416,8 @@ void add_adapt_command(CLI::App& app) {
       }
     }
     fmt::print("\nheld-out shapes (fraction of the best known: the fastest of the selector's pick, "
-               "the portfolio, the {} tuned at {} and the {} best ranked there)\n",
+               "the portfolio, the {} tuned at {} and the {} best ranked there, tied and "
+               "free-thread launches each)\n",
                "variant", explore::shape_text(shapes[typical]), o->evaluate_top);
     fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", "shape", "best ms", "pick",
                "adaptive", "single", "typical", "pick's variant");
@@ -387,62 +429,72 @@ void add_adapt_command(CLI::App& app) {
         {"best single member", {}, model::palette(1), false},
         {"tuned at " + explore::shape_text(shapes[typical]), {}, model::palette(2), false}};
     for (const rewrite::Sizes& shape : held_out) {
-      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o);
-      int64_t index = 0;
-      auto time_of = [&](const explore::AdaptiveCandidate& c) -> std::optional<double> {
-        std::optional<rewrite::Variant> v = explore::candidate_at(c, shape, limits);
-        return v ? measure(std::move(*v), index++) : std::nullopt;
-      };
-      std::vector<std::optional<double>> portfolio_ms;
-      for (const explore::AdaptiveCandidate& c : artifact.portfolio)
-        portfolio_ms.push_back(time_of(c));
-      const std::optional<double> typical_ms =
-          typical_candidate ? time_of(table.candidates[*typical_candidate]) : std::nullopt;
+      ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
+                           measured_on);
       std::vector<explore::AdaptiveCandidate> broad;
+      std::vector<rewrite::Variant> broad_free;
       (void)add_ranked_candidates(module, program, model, device.profile, kind, shape,
-                                  o->evaluate_top, o->quiet, broad);
+                                  o->evaluate_top, o->quiet, broad, &broad_free);
+      const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
+      // Everything this shape compares, measured as one batch, each distinct candidate once:
+      // the portfolio, the typical shape's variant, the broad search (the best-ranked tied
+      // candidates and free-thread launches here), and a pick fitted to the shape (a launch of
+      // its own).
+      std::vector<explore::AdaptiveCandidate> compared = artifact.portfolio;
+      auto slot_of = [&](const explore::AdaptiveCandidate& c) {
+        const auto it = std::find(compared.begin(), compared.end(), c);
+        if (it != compared.end())
+          return size_t(it - compared.begin());
+        compared.push_back(c);
+        return compared.size() - 1;
+      };
+      constexpr size_t kNone = size_t(-1);
+      const size_t typical_slot =
+          typical_candidate ? slot_of(table.candidates[*typical_candidate]) : kNone;
+      for (const explore::AdaptiveCandidate& c : broad)
+        (void)slot_of(c);
+      std::vector<std::optional<rewrite::Variant>> variants;
+      for (const explore::AdaptiveCandidate& c : compared)
+        variants.push_back(explore::candidate_at(c, shape, limits));
+      for (rewrite::Variant& v : broad_free)
+        variants.push_back(std::move(v));
+      size_t pick_slot = kNone;
+      if (pick && pick->as_measured) {
+        pick_slot = pick->member;
+      } else if (pick) {
+        explore::Fit fit = explore::Fit::as_measured;
+        pick_slot = variants.size();
+        variants.push_back(
+            explore::candidate_at_fitted(artifact.portfolio[pick->member], shape, limits, &fit));
+      }
+      const std::vector<std::optional<double>> ms = measure(std::move(variants));
       std::optional<double> best;
-      auto consider = [&](const std::optional<double>& t) {
+      for (const std::optional<double>& t : ms)
         if (t && (!best || *t < *best))
           best = t;
+      // The portfolio's members are the first slots.
+      auto fraction = [&](size_t slot) {
+        return best && slot != kNone && ms[slot] && *ms[slot] > 0 ? *best / *ms[slot] : 0.0;
       };
-      for (const auto& t : portfolio_ms)
-        consider(t);
-      consider(typical_ms);
-      for (const explore::AdaptiveCandidate& c : broad)
-        consider(time_of(c));
-      const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
-      // A pick with its work-group fitted to the shape is a launch of its own: measured too.
-      std::optional<double> pick_ms;
-      if (pick && pick->as_measured) {
-        pick_ms = portfolio_ms[pick->member];
-      } else if (pick) {
-        explore::AdaptiveCandidate fitted = artifact.portfolio[pick->member];
-        fitted.local = pick->local;
-        pick_ms = time_of(fitted);
-        consider(pick_ms);
-      }
-      auto fraction = [&](const std::optional<double>& t) {
-        return best && t && *t > 0 ? *best / *t : 0.0;
-      };
-      const double adaptive = fraction(pick_ms);
+      const double adaptive = fraction(pick_slot);
       plotted_shapes.push_back(explore::shape_text(shape));
       plotted[0].y.push_back(100 * adaptive);
-      plotted[1].y.push_back(100 * fraction(portfolio_ms[single]));
-      plotted[2].y.push_back(100 * fraction(typical_ms));
+      plotted[1].y.push_back(100 * fraction(single));
+      plotted[2].y.push_back(100 * fraction(typical_slot));
       sum_adaptive += adaptive;
       worst_adaptive = std::min(worst_adaptive, adaptive);
       ++shown;
       fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", explore::shape_text(shape),
                  best ? fmt::format("{:.4f}", *best) : "-",
                  pick ? fmt::format("#{}{}", pick->member, pick->as_measured ? "" : "*") : "none",
-                 percent(adaptive), percent(fraction(portfolio_ms[single])),
-                 percent(fraction(typical_ms)),
+                 percent(adaptive), percent(fraction(single)), percent(fraction(typical_slot)),
                  !pick               ? std::string("no member applies")
                  : pick->as_measured ? artifact.portfolio[pick->member].describe()
-                                     : fmt::format("{} (* work-group fitted: {})",
-                                                   artifact.portfolio[pick->member].describe(),
-                                                   fmt::join(pick->local, "x")));
+                 : pick->rounded ? fmt::format("{} (* global size rounded up to the work-group)",
+                                               artifact.portfolio[pick->member].describe())
+                                 : fmt::format("{} (* work-group fitted: {})",
+                                               artifact.portfolio[pick->member].describe(),
+                                               fmt::join(pick->local, "x")));
     }
     fmt::print("\nadaptive  mean {:.1f}%, worst {:.1f}% of the best known over {} held-out "
                "shapes\n",

@@ -75,10 +75,44 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
   return v;
 }
 
+namespace {
+
+/// The candidate's kernel launched with its work-group and the global size rounded up to a
+/// multiple of it (codegen::prepare_launch generates the free-thread kernel for such a launch).
+std::optional<rewrite::Variant> candidate_rounded(const AdaptiveCandidate& candidate,
+                                                  const rewrite::Sizes& sizes,
+                                                  const DeviceLimits& limits) {
+  const ir::Module module = parse::parse_module(candidate.printed, "<adaptive candidate>");
+  rewrite::Variant v;
+  v.strategy = candidate.strategy;
+  v.parameters = candidate.parameters;
+  v.program = module.main();
+  const codegen::SizeBindings bound(sizes.begin(), sizes.end());
+  codegen::PreparedLaunch prepared;
+  try {
+    prepared = codegen::prepare_launch(v.program, bound, {{}, candidate.local, false}, limits);
+  } catch (const UserError&) {
+    return std::nullopt; // refused (e.g. a barrier the extra work-items would not reach)
+  }
+  if (prepared.launch.dims != static_cast<int>(candidate.local.size()))
+    return std::nullopt;
+  for (int d = 0; d < prepared.launch.dims; ++d)
+    if (prepared.launch.local[d] != candidate.local[size_t(d)])
+      return std::nullopt;
+  if (codegen::launch_refusal(prepared.kernel, prepared.launch, bound, limits,
+                              prepared.local_bytes))
+    return std::nullopt;
+  v.launch = prepared.launch;
+  v.kernel_source = prepared.kernel.source;
+  return v;
+}
+
+} // namespace
+
 std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
                                                     const rewrite::Sizes& sizes,
-                                                    const DeviceLimits& device, bool* adjusted) {
-  *adjusted = false;
+                                                    const DeviceLimits& device, Fit* fit) {
+  *fit = Fit::as_measured;
   if (std::optional<rewrite::Variant> as_measured = candidate_at(candidate, sizes, device))
     return as_measured;
   // The tied launch's global size at these sizes (the runtime's work-group), then the largest
@@ -94,15 +128,24 @@ std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& can
     if (!rule.launch.tied || rule.launch.dims != static_cast<int>(candidate.local.size()))
       return std::nullopt;
     AdaptiveCandidate fitted = candidate;
+    int64_t kept = 1, measured = 1;
     for (size_t d = 0; d < fitted.local.size(); ++d) {
       // The largest divisor of the global size within the measured work-group.
       int64_t local = std::min(fitted.local[d], rule.launch.global[d]);
       while (local > 1 && rule.launch.global[d] % local != 0)
         --local;
       fitted.local[d] = std::max<int64_t>(local, 1);
+      kept *= fitted.local[d];
+      measured *= candidate.local[d];
     }
+    if (2 * kept < measured)
+      if (std::optional<rewrite::Variant> v = candidate_rounded(candidate, sizes, limits)) {
+        *fit = Fit::rounded;
+        return v;
+      }
     std::optional<rewrite::Variant> v = candidate_at(fitted, sizes, device);
-    *adjusted = v.has_value();
+    if (v)
+      *fit = Fit::shrunk;
     return v;
   } catch (const UserError&) {
     return std::nullopt;
@@ -281,9 +324,9 @@ AdaptiveTable with_coverage_probes(const AdaptiveTable& table, const DeviceLimit
       std::vector<std::optional<double>> row;
       bool any = false;
       for (size_t c = 0; c < table.candidates.size(); ++c) {
-        bool fitted = false;
+        Fit fit = Fit::as_measured;
         const bool applies =
-            table.ms[s][c] && candidate_at_fitted(table.candidates[c], probe, device, &fitted);
+            table.ms[s][c] && candidate_at_fitted(table.candidates[c], probe, device, &fit);
         row.push_back(applies ? table.ms[s][c] : std::nullopt);
         any = any || applies;
       }
@@ -334,14 +377,14 @@ std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const rewrite::Size
   // with another work-group is still nearly always faster than a slower one as measured.
   std::optional<Pick> picked;
   auto runs = [&](size_t member) {
-    bool adjusted = false;
+    Fit fit = Fit::as_measured;
     std::optional<rewrite::Variant> v =
-        candidate_at_fitted(portfolio.at(member), sizes, limits, &adjusted);
+        candidate_at_fitted(portfolio.at(member), sizes, limits, &fit);
     if (v)
       picked = Pick{
           member,
           std::vector<int64_t>(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims),
-          !adjusted};
+          fit == Fit::as_measured, fit == Fit::rounded};
     return v.has_value();
   };
   if (selector.choose(sizes, runs) || (fallback && runs(*fallback)))

@@ -47,13 +47,23 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                              const rewrite::Sizes& sizes,
                                              const DeviceLimits& device);
 
+/// How candidate_at_fitted launches a candidate at a shape.
+enum class Fit {
+  as_measured, ///< its work-group divides the global size: the launch that was measured
+  shrunk,      ///< each dimension of the work-group shrunk to a divisor of the global size
+  rounded,     ///< its work-group kept, the global size rounded up to a multiple of it: the
+               ///< free-thread kernel, whose loops leave the extra work-items idle
+};
+
 /// candidate_at, and where the candidate's work-group does not divide the global size at `sizes`
-/// (or is too large there), the same kernel with each dimension of the work-group shrunk to the
-/// largest divisor of the global size within it: a launch nobody measured, for shapes where no
-/// member applies as measured. `adjusted` says whether the work-group changed.
+/// (or is too large there), a launch nobody measured, for shapes where no member applies as
+/// measured: the same kernel with each dimension of the work-group shrunk to the largest divisor
+/// of the global size within it while that keeps at least half of its work-items, else the
+/// work-group kept and the global size rounded up (at 2047x2049 the divisors are 3x23: a
+/// work-group that small starves a GPU). `fit` says which.
 std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
                                                     const rewrite::Sizes& sizes,
-                                                    const DeviceLimits& device, bool* adjusted);
+                                                    const DeviceLimits& device, Fit* fit);
 
 /// Measured times of candidates at shapes: ms[s][c], nullopt where the candidate does not apply
 /// or its run failed.
@@ -124,7 +134,8 @@ struct AdaptiveArtifact {
   struct Pick {
     size_t member = 0;
     std::vector<int64_t> local; ///< the work-group to run it with
-    bool as_measured = true;    ///< false: the work-group was shrunk to fit (not measured so)
+    bool as_measured = true;    ///< false: fitted to the shape (a launch nobody measured)
+    bool rounded = false;       ///< the global size rounded up to the work-group (Fit::rounded)
   };
   /// The member for `sizes` on a device with `limits`: in the selector's order, the first
   /// member that runs there, with its measured work-group where that divides the global size

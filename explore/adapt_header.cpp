@@ -150,10 +150,16 @@ const char* role_name(codegen::KernelArg::Role role) {
 }
 
 /// The launch function of member `m` (see launch_at in the header's comments).
+/// launch_<m> (the tied kernel, as codegen::prepare_launch launches it for a requested
+/// work-group or the rule's own) or, with `free_kernel`, launch_rounded_<m>: the requested
+/// work-group with the rule's global size rounded up to it, which prepare_launch runs as the
+/// free-thread kernel (refused here where the tied kernel would serve).
 std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
                             const codegen::Kernel& kernel, const ExprEmitter& emitter,
-                            const std::vector<std::string>& names) {
+                            const std::vector<std::string>& names,
+                            const codegen::Kernel* free_kernel = nullptr) {
   const codegen::LaunchRule& rule = kernel.launch;
+  const codegen::Kernel& launched = free_kernel ? *free_kernel : kernel;
   std::string body;
   auto line = [&](const std::string& text) { body += "  " + text + "\n"; };
   if (rule.dims != static_cast<int>(candidate.local.size())) {
@@ -183,11 +189,23 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
     line(fmt::format("const bool has_rule_local[3] = {{{}}};", fmt::join(has_rule_local, ", ")));
     line("if (!e.ok) return false;");
     line("std::array<std::int64_t, 3> local{1, 1, 1};");
+    if (free_kernel) {
+      line("if (!request_local) return false;");
+      line("bool tied = true;");
+      line("for (int d = 0; d < dims; ++d) {");
+      line("  if (request_local[d] < 1) return false;");
+      line("  if (has_rule_local[d] && request_local[d] != rule_local[d]) tied = false;");
+      line("  if (global[d] % request_local[d] != 0) tied = false;");
+      line("}");
+      line("if (tied) return false; // the tied kernel's launch: launch_" + std::to_string(m));
+    }
     line("for (int d = 0; d < dims; ++d) {");
-    line("  if (request_local) {");
+    line(free_kernel ? "  if (true) {" : "  if (request_local) {");
     line("    if (request_local[d] < 1) return false;");
-    line("    if (has_rule_local[d] && request_local[d] != rule_local[d]) return false;");
-    line("    if (global[d] % request_local[d] != 0) return false; // not the tied kernel");
+    if (!free_kernel) {
+      line("    if (has_rule_local[d] && request_local[d] != rule_local[d]) return false;");
+      line("    if (global[d] % request_local[d] != 0) return false; // not the tied kernel");
+    }
     line("    local[d] = request_local[d];");
     line("  } else {");
     line("    local[d] = rule_local[d]; // 0: the runtime chooses");
@@ -204,9 +222,9 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
     line("}");
     line("if (group > limits.max_work_group_size) return false;");
     line(fmt::format("const std::int64_t local_bytes = e.size({});",
-                     emitter.sizes_only(kernel.local_bytes(), "local memory")));
+                     emitter.sizes_only(launched.local_bytes(), "local memory")));
     line("if (!e.ok || local_bytes > limits.local_memory_bytes) return false;");
-    for (const codegen::BarrierRecord& barrier : kernel.barriers)
+    for (const codegen::BarrierRecord& barrier : launched.barriers)
       for (const codegen::LoopContext& loop : barrier.loops) {
         if (!loop.primitive.starts_with("mapLcl") || loop.kind == codegen::cl::LoopKind::Block ||
             loop.kind == codegen::cl::LoopKind::None)
@@ -223,12 +241,13 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
                          "return false; // a barrier in {2}",
                          dim, *trip, loop.primitive));
       }
-    line("out = Launch{static_cast<int>(" + std::to_string(m) + "), dims, global, local, true};");
+    line(fmt::format("out = Launch{{{}, dims, global, local, {}, {}}};", m,
+                     free_kernel ? "false" : "true", free_kernel ? "true" : "false"));
     line("return true;");
   }
-  return fmt::format("inline bool launch_{}(const std::int64_t* s, const std::int64_t* "
+  return fmt::format("inline bool launch_{}{}(const std::int64_t* s, const std::int64_t* "
                      "request_local, const Limits& limits, Launch& out) {{\n{}}}\n",
-                     m, body);
+                     free_kernel ? "rounded_" : "", m, body);
 }
 
 } // namespace
@@ -236,10 +255,21 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
 std::string adaptive_header(const AdaptiveArtifact& artifact) {
   const std::vector<std::string>& names = artifact.selector.size_names;
   const ExprEmitter emitter(names);
-  std::vector<codegen::Kernel> kernels;
+  std::vector<codegen::Kernel> kernels, free_kernels;
   for (const AdaptiveCandidate& c : artifact.portfolio) {
     const ir::Module module = parse::parse_module(c.printed, "<adaptive member>");
     kernels.push_back(codegen::generate(module.main(), codegen::Options{true, false}));
+    free_kernels.push_back(codegen::generate(module.main(), codegen::Options{false, false}));
+    // One argument table serves both kernels of a member.
+    const auto& tied_args = kernels.back().args;
+    const auto& free_args = free_kernels.back().args;
+    LIFTX_INTERNAL_CHECK(tied_args.size() == free_args.size() &&
+                             std::equal(tied_args.begin(), tied_args.end(), free_args.begin(),
+                                        [](const auto& a, const auto& b) {
+                                          return a.name == b.name && a.role == b.role &&
+                                                 a.kind == b.kind;
+                                        }),
+                         "the free-thread kernel of an adaptive member takes other arguments");
   }
 
   std::string out;
@@ -250,8 +280,8 @@ std::string adaptive_header(const AdaptiveArtifact& artifact) {
 //
 // Per call: fill Limits from clGetDeviceInfo (CL_DEVICE_MAX_WORK_GROUP_SIZE,
 // CL_DEVICE_MAX_WORK_ITEM_SIZES, CL_DEVICE_LOCAL_MEM_SIZE), call choose(sizes, limits) with the
-// sizes in the order of kSizeNames, then build kMembers[c->member].source (cache one program per
-// member), set the arguments in the order of kMembers[m].args (buffers of buffer_elements(...)
+// sizes in the order of kSizeNames, then build kMembers[c->member].source (rounded_source where
+// c->rounded; cache one program per member and kind), set the arguments in the order of kMembers[m].args (buffers of buffer_elements(...)
 // elements of their kind; Local: that many elements of local memory, a null pointer; Size: the
 // size as a cl_int), and enqueue the launch's dims, global and local sizes.
 // Not re-checked here: liftx refuses a launch whose 32-bit index arithmetic could pass
@@ -286,6 +316,10 @@ struct Member {{
   const char* description;
   const char* kernel_name;
   const char* source; ///< OpenCL C, one program for every shape
+  /// The same kernel with its maps as loops over their ranges: for launches whose global size is
+  /// rounded up to the work-group (Launch::rounded); the same arguments.
+  const char* rounded_kernel_name;
+  const char* rounded_source;
   int dims;
   std::array<std::int64_t, 3> local; ///< the work-group it was measured with
   const Arg* args;
@@ -304,8 +338,10 @@ struct Launch {{
   int dims = 1;
   std::array<std::int64_t, 3> global{{1, 1, 1}};
   std::array<std::int64_t, 3> local{{1, 1, 1}};
-  /// false: the member's work-group was shrunk to fit this shape (a launch nobody measured).
+  /// false: fitted to this shape (a launch nobody measured): the work-group shrunk, or rounded.
   bool as_measured = true;
+  /// The work-group kept and the global size rounded up to it: build rounded_source, not source.
+  bool rounded = false;
 }};
 
 namespace detail {{
@@ -406,8 +442,11 @@ struct Eval {{
 
   // Per member: its launch at given sizes, as codegen::prepare_launch computes it with a
   // requested work-group (request_local) or the kernel's own rule (null), and refuses it.
-  for (size_t m = 0; m < kernels.size(); ++m)
+  for (size_t m = 0; m < kernels.size(); ++m) {
     add(launch_function(m, artifact.portfolio[m], kernels[m], emitter, names) + "\n");
+    add(launch_function(m, artifact.portfolio[m], kernels[m], emitter, names, &free_kernels[m]) +
+        "\n");
+  }
 
   // Buffer lengths: per member a switch over its arguments, then one over the members.
   for (size_t m = 0; m < kernels.size(); ++m) {
@@ -442,16 +481,19 @@ struct Eval {{
     add("};\n\n");
     add(fmt::format("inline constexpr const char* kSource{} =\n    {};\n\n", m,
                     cpp_string(kernels[m].source)));
+    add(fmt::format("inline constexpr const char* kRoundedSource{} =\n    {};\n\n", m,
+                    cpp_string(free_kernels[m].source)));
   }
   add("inline constexpr Member kMembers[] = {\n");
   for (size_t m = 0; m < kernels.size(); ++m) {
     std::array<int64_t, 3> local{1, 1, 1};
     for (size_t d = 0; d < artifact.portfolio[m].local.size() && d < 3; ++d)
       local[d] = artifact.portfolio[m].local[d];
-    add(fmt::format("    {{{}, {}, kSource{}, {}, {{{}, {}, {}}}, kArgs{}, {}}},\n",
+    add(fmt::format("    {{{}, {}, kSource{}, {}, kRoundedSource{}, {}, {{{}, {}, {}}}, kArgs{}, "
+                    "{}}},\n",
                     cpp_string(artifact.portfolio[m].describe()), cpp_string(kernels[m].name), m,
-                    artifact.portfolio[m].local.size(), local[0], local[1], local[2], m,
-                    kernels[m].args.size()));
+                    cpp_string(free_kernels[m].name), m, artifact.portfolio[m].local.size(),
+                    local[0], local[1], local[2], m, kernels[m].args.size()));
   }
   add(fmt::format("}};\ninline constexpr int kMemberCount = {};\n\n", kernels.size()));
 
@@ -485,8 +527,16 @@ struct Eval {{
   for (size_t m = 0; m < kernels.size(); ++m)
     add(fmt::format("  case {0}:\n    return launch_{0}(s, request_local, limits, out);\n", m));
   add("  default:\n    return false;\n  }\n}\n\n");
+  add("inline bool launch_rounded_at(int member, const std::int64_t* s, const std::int64_t* "
+      "request_local,\n"
+      "                              const Limits& limits, Launch& out) {\n  switch (member) {\n");
+  for (size_t m = 0; m < kernels.size(); ++m)
+    add(fmt::format("  case {0}:\n    return launch_rounded_{0}(s, request_local, limits, out);\n",
+                    m));
+  add("  default:\n    return false;\n  }\n}\n\n");
   add(R"(/// The member with its measured work-group; else with each dimension of the work-group shrunk
-/// to the largest divisor of the global size within it.
+/// to the largest divisor of the global size within it while that keeps at least half of its
+/// work-items, else with its work-group and the global size rounded up (the rounded kernel).
 inline std::optional<Launch> member_at(int member, const std::int64_t* s, const Limits& limits) {
   Launch launch;
   const Member& m = kMembers[member];
@@ -496,12 +546,17 @@ inline std::optional<Launch> member_at(int member, const std::int64_t* s, const 
   if (!launch_at(member, s, nullptr, limits, rule))
     return std::nullopt;
   std::array<std::int64_t, 3> fitted{1, 1, 1};
+  std::int64_t kept = 1, measured = 1;
   for (int d = 0; d < m.dims; ++d) {
     std::int64_t local = std::min(m.local[d], rule.global[d]);
     while (local > 1 && rule.global[d] % local != 0)
       --local;
     fitted[d] = std::max<std::int64_t>(local, 1);
+    kept *= fitted[d];
+    measured *= m.local[d];
   }
+  if (2 * kept < measured && launch_rounded_at(member, s, m.local.data(), limits, launch))
+    return launch;
   if (!launch_at(member, s, fitted.data(), limits, launch))
     return std::nullopt;
   launch.as_measured = false;

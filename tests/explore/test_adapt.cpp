@@ -108,20 +108,35 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
               "slide(3, 1, pad(1, 1, clamp, xs)))\n";
   c.strategy = "global1d";
   c.local = {16};
-  bool adjusted = true;
-  std::optional<rewrite::Variant> v =
-      explore::candidate_at_fitted(c, {{"N", 64}}, limits, &adjusted);
+  explore::Fit fit = explore::Fit::rounded;
+  std::optional<rewrite::Variant> v = explore::candidate_at_fitted(c, {{"N", 64}}, limits, &fit);
   REQUIRE(v);
-  CHECK_FALSE(adjusted);
+  CHECK(fit == explore::Fit::as_measured);
   CHECK(v->launch.local[0] == 16);
   CHECK_FALSE(explore::candidate_at(c, {{"N", 40}}, limits)); // 16 does not divide 40
-  v = explore::candidate_at_fitted(c, {{"N", 40}}, limits, &adjusted);
+  v = explore::candidate_at_fitted(c, {{"N", 40}}, limits, &fit);
   REQUIRE(v);
-  CHECK(adjusted);
-  CHECK(v->launch.local[0] == 10); // the largest divisor of 40 within 16
-  v = explore::candidate_at_fitted(c, {{"N", 37}}, limits, &adjusted);
+  CHECK(fit == explore::Fit::shrunk);
+  CHECK(v->launch.tied);
+  CHECK(v->launch.local[0] == 10); // the largest divisor of 40 within 16: more than half of 16
+  // 37 is prime: a divisor would leave a work-group of 1; the work-group of 16 is kept and the
+  // global size rounded up to 48 (the free-thread kernel, which guards the last 11 work-items).
+  v = explore::candidate_at_fitted(c, {{"N", 37}}, limits, &fit);
   REQUIRE(v);
-  CHECK(v->launch.local[0] == 1);
+  CHECK(fit == explore::Fit::rounded);
+  CHECK_FALSE(v->launch.tied);
+  CHECK(v->launch.local[0] == 16);
+  CHECK(v->launch.global[0] == 48);
+  // 36: the divisor 12 keeps 12 of 16 work-items.
+  v = explore::candidate_at_fitted(c, {{"N", 36}}, limits, &fit);
+  REQUIRE(v);
+  CHECK(fit == explore::Fit::shrunk);
+  CHECK(v->launch.local[0] == 12);
+  // 34 = 2 x 17: the divisor 2 keeps fewer than half: rounded up to 48.
+  v = explore::candidate_at_fitted(c, {{"N", 34}}, limits, &fit);
+  REQUIRE(v);
+  CHECK(fit == explore::Fit::rounded);
+  CHECK(v->launch.global[0] == 48);
 
   // The artifact picks as measured where it can, fitted where it must.
   explore::AdaptiveArtifact a;
@@ -136,7 +151,13 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
   const std::optional<explore::AdaptiveArtifact::Pick> at40 = a.pick({{"N", 40}}, limits);
   REQUIRE(at40);
   CHECK_FALSE(at40->as_measured);
+  CHECK_FALSE(at40->rounded);
   CHECK(at40->local == std::vector<int64_t>{10});
+  const std::optional<explore::AdaptiveArtifact::Pick> at37 = a.pick({{"N", 37}}, limits);
+  REQUIRE(at37);
+  CHECK_FALSE(at37->as_measured);
+  CHECK(at37->rounded);
+  CHECK(at37->local == std::vector<int64_t>{16});
 }
 
 TEST_CASE("the fallback member runs where no tiled member divides the shape") {

@@ -77,7 +77,9 @@ std::string pick_text(const std::optional<explore::AdaptiveArtifact::Pick>& pick
   std::vector<int64_t> local = pick->local;
   local.resize(3, 1);
   return fmt::format("{} {}x{}x{} {}", pick->member, local[0], local[1], local[2],
-                     pick->as_measured ? 1 : 0);
+                     pick->as_measured ? 1
+                     : pick->rounded   ? 2
+                                       : 0);
 }
 
 } // namespace
@@ -151,8 +153,10 @@ int main() {
       std::printf("none\n");
       continue;
     }
-    std::printf("%d %lldx%lldx%lld %d", launch->member, (long long)launch->local[0],
-                (long long)launch->local[1], (long long)launch->local[2], launch->as_measured ? 1 : 0);
+    std::printf("%d %lldx%lldx%lld %d %lldx%lldx%lld", launch->member, (long long)launch->local[0],
+                (long long)launch->local[1], (long long)launch->local[2],
+                launch->as_measured ? 1 : launch->rounded ? 2 : 0, (long long)launch->global[0],
+                (long long)launch->global[1], (long long)launch->global[2]);
     for (int arg = 0; arg < j::kMembers[launch->member].arg_count; ++arg)
       std::printf(" %lld", (long long)j::buffer_elements(launch->member, arg, s));
     std::printf("\n");
@@ -174,6 +178,15 @@ int main() {
       const std::optional<explore::AdaptiveArtifact::Pick> pick = a.pick(sizes, limits);
       std::string line = pick_text(pick);
       if (pick) {
+        // The launch liftx runs for that pick: its global size.
+        explore::Fit fit = explore::Fit::as_measured;
+        const std::optional<rewrite::Variant> v =
+            explore::candidate_at_fitted(a.portfolio[pick->member], sizes, limits, &fit);
+        REQUIRE(v);
+        std::array<int64_t, 3> global{1, 1, 1};
+        for (int d = 0; d < v->launch.dims; ++d)
+          global[size_t(d)] = v->launch.global[d];
+        line += fmt::format(" {}x{}x{}", global[0], global[1], global[2]);
         // The buffer lengths liftx computes for that member.
         const ir::Module member =
             parse::parse_module(a.portfolio[pick->member].printed, "<member>");
@@ -198,16 +211,17 @@ int main() {
     const size_t space = line.find(' ');
     ++seen[line == "none" ? "none" : line.substr(line.find(' ', space + 1) + 1, 1)];
   }
-  // Both kinds of pick came up: as measured and with a fitted work-group; and the small
-  // device's limits changed some choices.
+  // Every kind of pick came up: as measured, with the work-group shrunk and with the global size
+  // rounded up; and the small device's limits changed some choices.
   CHECK(seen["1"] > 0);
   CHECK(seen["0"] > 0);
+  CHECK(seen["2"] > 0);
   size_t changed = 0;
   for (size_t i = 0; i < shapes.size(); ++i)
     changed += expected[i] != expected[i + shapes.size()] ? 1 : 0;
   CHECK(changed > 0);
-  MESSAGE(fmt::format("{} shapes x 2 limit sets: {} as measured, {} fitted, {} none; {} changed "
-                      "by the small limits",
-                      shapes.size(), seen["1"], seen["0"], seen["none"], changed));
+  MESSAGE(fmt::format("{} shapes x 2 limit sets: {} as measured, {} shrunk, {} rounded, {} none; "
+                      "{} changed by the small limits",
+                      shapes.size(), seen["1"], seen["0"], seen["2"], seen["none"], changed));
   fs::remove_all(dir);
 }
