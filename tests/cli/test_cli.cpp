@@ -284,6 +284,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   // rounds the global size up (the free-thread kernel, verified like every run).
   CHECK(contains(r.out, "23x41"));
   CHECK(contains(r.out, "global size rounded up"));
+  CHECK(contains(r.out, "measured again, 30 runs")); // the fractions' second measurement
   const std::string artifact = read_text(out);
   CHECK(contains(artifact, "\"format\": \"liftx-adaptive-1\""));
   CHECK(contains(artifact, "\"portfolio\""));
