@@ -266,8 +266,8 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   fs::path out = dir / "jacobi.adaptive.json";
   fs::path db = dir / "adapt.db";
   RunResult r = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 32x16 --top 2 "
-                      "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 23x41 --evaluate-top 2 "
-                      "--build-jobs 1 --quiet --db '" +
+                      "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 23x41 --evaluate-top 1 "
+                      "--build-jobs 1 --confirm-repeat 3 --quiet --db '" +
                       db.string() + "' -o '" + out.string() + "' --plot '" +
                       (dir / "held-out.svg").string() + "'");
   INFO(r.out << r.err);
@@ -284,7 +284,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   // rounds the global size up (the free-thread kernel, verified like every run).
   CHECK(contains(r.out, "23x41"));
   CHECK(contains(r.out, "global size rounded up"));
-  CHECK(contains(r.out, "measured again, 30 runs")); // the fractions' second measurement
+  CHECK(contains(r.out, "measured again, 3 runs")); // the fractions' second measurement
   const std::string artifact = read_text(out);
   CHECK(contains(artifact, "\"format\": \"liftx-adaptive-1\""));
   CHECK(contains(artifact, "\"portfolio\""));
