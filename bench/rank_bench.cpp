@@ -2,8 +2,10 @@
 // variant stream (rewrite + lowering + code generation of each distinct kernel), static features
 // with one KernelModel per kernel and the model's predictions, streamed in chunks over every core,
 // keeping the 2,000 best. One ranking per process, so that the peak resident memory is its own.
-//   build/rank_bench [model.json] [size] [threads]
+//   build/rank_bench [model.json] [size] [threads] [top.tsv]
 // Defaults: model/data/nvidia-model.json (profile nvidia), M = N = 4096, one thread per core.
+// top.tsv: every kept variant (rank, index, prediction as an exact hex float, feature row), so
+// that two builds' rankings can be compared byte for byte (`cmp`).
 // The CPU comparison: build/rank_bench model/data/cpu-model.json 256
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
@@ -14,6 +16,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -64,5 +67,21 @@ int main(int argc, char** argv) {
   fmt::print("best predicted: index {} {} | {} ({:.3f})\n", best.variant.index,
              explore::describe_parameters(best.variant), codegen::describe(best.variant.launch),
              best.predicted);
+  if (argc > 4) {
+    // %a prints a double exactly: equal files mean equal rankings, bit for bit.
+    std::FILE* out = std::fopen(argv[4], "w");
+    if (!out) {
+      fmt::print(stderr, "rank_bench: cannot write {}\n", argv[4]);
+      return 1;
+    }
+    for (const explore::RankedVariant& row : result.ranked) {
+      std::fprintf(out, "%d\t%lld\t%a", row.rank, static_cast<long long>(row.variant.index),
+                   row.predicted);
+      for (double c : row.columns)
+        std::fprintf(out, "\t%a", c);
+      std::fprintf(out, "\n");
+    }
+    std::fclose(out);
+  }
   return 0;
 }

@@ -48,14 +48,25 @@ std::vector<std::string> feature_names() {
   return names;
 }
 
+namespace {
+
+/// feature_values() into `values` (cleared first; no allocation once it has room).
+void feature_values_into(const features::Features& f,
+                         const runtime::DeviceProfile::Throughput& device,
+                         std::vector<double>& values) {
+  values.clear();
+  for (const features::Column& c : features::columns())
+    values.push_back(c.value(f));
+  features::append_derived_values(f, device, values);
+}
+
+} // namespace
+
 std::vector<double> feature_values(const features::Features& f,
                                    const runtime::DeviceProfile::Throughput& device) {
   std::vector<double> values;
   values.reserve(features::columns().size() + features::derived_columns().size());
-  for (const features::Column& c : features::columns())
-    values.push_back(c.value(f));
-  for (double v : features::derived_values(f, device))
-    values.push_back(v);
+  feature_values_into(f, device, values);
   return values;
 }
 
@@ -94,11 +105,39 @@ private:
   std::unique_ptr<const features::KernelModel> model_;
 };
 
+/// Consecutive variants of the stream that differ only in their launch (and index): one lowering
+/// strategy with its parameters, one kernel. Held once, not per variant.
+struct VariantRun {
+  std::string strategy;
+  std::map<std::string, int64_t> parameters;
+  int64_t kernel_index = 0;
+  std::shared_ptr<StreamKernel> kernel;
+};
+
+/// What a variant adds to its run.
+struct StreamedVariant {
+  codegen::Launch launch;
+  int64_t index = 0;
+  const VariantRun* run = nullptr; ///< kept alive by Chunk::runs
+};
+
+/// The variant of the stream again, without its program and kernel source (as ranked rows keep
+/// it).
+rewrite::Variant variant_of(const StreamedVariant& v) {
+  rewrite::Variant out;
+  out.strategy = v.run->strategy;
+  out.parameters = v.run->parameters;
+  out.launch = v.launch;
+  out.index = v.index;
+  out.kernel_index = v.run->kernel_index;
+  return out;
+}
+
 /// Consecutive variants of the stream, stripped of their program and source.
 struct Chunk {
   int64_t first = 0; ///< position in the ranking of the first variant
-  std::vector<rewrite::Variant> variants;
-  std::vector<std::shared_ptr<StreamKernel>> kernels; ///< per variant
+  std::vector<StreamedVariant> variants;
+  std::vector<std::shared_ptr<const VariantRun>> runs; ///< the runs of `variants`
 };
 
 /// A ranked row and its position in the ranking order (stream or sample order).
@@ -219,16 +258,25 @@ struct RankContext {
   interp::Sizes sizes;
 };
 
+/// A ranking thread's buffers, reused from chunk to chunk.
+struct RankScratch {
+  explicit RankScratch(const runtime::DeviceProfile& profile) : analysis(profile) {}
+  features::AnalysisScratch analysis;
+  std::vector<double> values, rows;
+};
+
 /// Features, model row and prediction of every variant of `chunk`; the rows `top` wants join it.
-void rank_chunk(const RankContext& ctx, Chunk& chunk, TopK& top) {
+void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScratch& scratch) {
   const size_t n = chunk.variants.size(), width = ctx.columns.size();
-  std::vector<double> rows(n * width);
+  std::vector<double>& rows = scratch.rows;
+  rows.resize(n * width);
   for (size_t r = 0; r < n; ++r) {
+    const StreamedVariant& v = chunk.variants[r];
     const features::Features f =
-        chunk.kernels[r]->model().compute(chunk.variants[r].launch, ctx.sizes, ctx.profile);
-    const std::vector<double> values = feature_values(f, ctx.throughput);
+        v.run->kernel->model().compute(v.launch, ctx.sizes, scratch.analysis);
+    feature_values_into(f, ctx.throughput, scratch.values);
     for (size_t c = 0; c < width; ++c)
-      rows[r * width + c] = values[size_t(ctx.columns[c])];
+      rows[r * width + c] = scratch.values[size_t(ctx.columns[c])];
   }
   const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> x(
       rows.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(width));
@@ -238,7 +286,8 @@ void rank_chunk(const RankContext& ctx, Chunk& chunk, TopK& top) {
     const int64_t position = chunk.first + static_cast<int64_t>(r);
     if (!top.wants(p, position))
       continue;
-    RankedVariant row{std::move(chunk.variants[r]), chunk.kernels[r]->program(), p, {}, 0, {}};
+    const StreamedVariant& v = chunk.variants[r];
+    RankedVariant row{variant_of(v), v.run->kernel->program(), p, {}, 0, {}};
     row.columns.assign(rows.begin() + ptrdiff_t(r * width),
                        rows.begin() + ptrdiff_t((r + 1) * width));
     top.add({position, std::move(row)});
@@ -247,9 +296,10 @@ void rank_chunk(const RankContext& ctx, Chunk& chunk, TopK& top) {
 
 /// Ranks chunks from `queue` until it is empty or failed.
 void rank_worker(const RankContext& ctx, ChunkQueue& queue, TopK& top) {
+  RankScratch scratch(ctx.profile);
   while (std::optional<Chunk> chunk = queue.pop()) {
     try {
-      rank_chunk(ctx, *chunk, top);
+      rank_chunk(ctx, *chunk, top, scratch);
     } catch (...) {
       queue.fail(chunk->first, std::current_exception());
     }
@@ -333,30 +383,38 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
   for (unsigned t = 0; t < threads; ++t)
     workers.emplace_back([&, t] { rank_worker(ctx, queue, tops[t]); });
 
-  // This thread walks the stream, strips each variant of its program and source (the kernel
-  // holds them once) and hands the chunks out.
+  // This thread walks the stream and hands the chunks out. A chunk holds only what differs
+  // between variants (launch, index); what a run of them shares (strategy, parameters, kernel
+  // with its program) is held once. `v` is reused: the stream copies into its strings and
+  // containers without allocating, where moving it out would make it allocate them afresh.
   int64_t total = 0;
   try {
     Chunk chunk;
     std::shared_ptr<StreamKernel> kernel;
+    std::shared_ptr<const VariantRun> run;
     int64_t kernel_index = -1;
     rewrite::Variant v;
     while ((options.max_variants == 0 || total < options.max_variants) && next(v)) {
       if (v.kernel_index != kernel_index || !kernel) {
-        kernel = std::make_shared<StreamKernel>(
-            std::make_shared<const ir::Program>(std::move(v.program)), v.launch.tied);
+        kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(v.program),
+                                                v.launch.tied);
         kernel_index = v.kernel_index;
+        run.reset();
       }
-      v.program = ir::Program{"", {}, ir::literal(0.0f), {}};
-      v.kernel_source.clear();
-      chunk.variants.push_back(std::move(v));
-      chunk.kernels.push_back(kernel);
-      v = rewrite::Variant{};
+      if (!run || run->strategy != v.strategy || run->parameters != v.parameters) {
+        run = std::make_shared<const VariantRun>(
+            VariantRun{v.strategy, v.parameters, v.kernel_index, kernel});
+        chunk.runs.push_back(run);
+      } else if (chunk.runs.empty()) {
+        chunk.runs.push_back(run);
+      }
+      chunk.variants.push_back({v.launch, v.index, run.get()});
       ++total;
       if (chunk.variants.size() == kChunkRows) {
         if (!queue.push(std::move(chunk)))
           break;
         chunk = Chunk{total};
+        chunk.variants.reserve(kChunkRows);
       }
       if (options.on_progress && total % kProgressEvery == 0)
         options.on_progress("ranking", total);

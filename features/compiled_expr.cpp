@@ -30,6 +30,9 @@ int SlotTable::slot(const arith::Expr& var) {
 CompiledExpr::CompiledExpr(const arith::Expr& e, SlotTable& slots) : source_(e) {
   std::unordered_map<arith::Expr, int> memo;
   root_ = flatten(e, slots, memo);
+  integer_only_ = std::none_of(nodes_.begin(), nodes_.end(), [](const FlatNode& n) {
+    return (n.kind == arith::Kind::Cst && n.den != 1) || (n.kind == arith::Kind::Pow && n.num < 0);
+  });
 }
 
 int CompiledExpr::flatten(const arith::Expr& e, SlotTable& slots,
@@ -74,6 +77,125 @@ int64_t CompiledExpr::evaluate(const std::vector<int64_t>& values) const {
   if (nodes_.empty())
     return 0;
   return integer(root_, values);
+}
+
+bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active,
+                                  int64_t* out, std::vector<int64_t>& scratch) const {
+  if (nodes_.empty()) {
+    std::fill(out, out + lanes, 0);
+    return true;
+  }
+  if (!integer_only_)
+    return false;
+  // Nodes are stored children first (flatten appends a node after its operands), so one pass in
+  // storage order evaluates every node for every lane; row k of `scratch` holds node k's lanes.
+  // Unlike evaluate(), both branches of a select are evaluated, so a failure only marks its lane.
+  scratch.resize(nodes_.size() * lanes);
+  std::fill(out, out + lanes, 0); // reused below as the per-lane failure flags
+  int64_t* failed = out;
+  auto row = [&](int node) { return scratch.data() + static_cast<size_t>(node) * lanes; };
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const FlatNode& n = nodes_[k];
+    int64_t* r = scratch.data() + k * lanes;
+    auto child = [&](int c) { return row(children_[static_cast<size_t>(n.first + c)]); };
+    switch (n.kind) {
+    case arith::Kind::Cst:
+      std::fill(r, r + lanes, n.num);
+      break;
+    case arith::Kind::Var:
+      std::copy_n(values + static_cast<size_t>(n.slot) * lanes, lanes, r);
+      break;
+    case arith::Kind::Sum:
+    case arith::Kind::Prod: {
+      const bool sum = n.kind == arith::Kind::Sum;
+      std::copy_n(child(0), lanes, r);
+      for (int c = 1; c < n.count; ++c) {
+        const int64_t* x = child(c);
+        for (size_t l = 0; l < lanes; ++l)
+          failed[l] |= sum ? __builtin_add_overflow(r[l], x[l], &r[l])
+                           : __builtin_mul_overflow(r[l], x[l], &r[l]);
+      }
+      break;
+    }
+    case arith::Kind::Pow: {
+      const int64_t* base = child(0);
+      std::fill(r, r + lanes, 1);
+      for (int64_t i = 0; i < n.num; ++i)
+        for (size_t l = 0; l < lanes; ++l)
+          failed[l] |= __builtin_mul_overflow(r[l], base[l], &r[l]);
+      break;
+    }
+    case arith::Kind::IntDiv:
+    case arith::Kind::Mod: {
+      const int64_t *a = child(0), *b = child(1);
+      const bool div = n.kind == arith::Kind::IntDiv;
+      const FlatNode& divisor = nodes_[static_cast<size_t>(children_[size_t(n.first + 1)])];
+      if (divisor.kind == arith::Kind::Cst && divisor.num > 0 &&
+          (divisor.num & (divisor.num - 1)) == 0) {
+        // A constant power-of-two divisor (tile and vector widths): C's truncating division and
+        // remainder by shifts, without a hardware division per lane.
+        const int shift = __builtin_ctzll(static_cast<uint64_t>(divisor.num));
+        const int64_t mask = divisor.num - 1;
+        for (size_t l = 0; l < lanes; ++l) {
+          const int64_t q = (a[l] + ((a[l] >> 63) & mask)) >> shift; // rounds towards zero
+          r[l] = div ? q : a[l] - (q << shift);
+        }
+        break;
+      }
+      for (size_t l = 0; l < lanes; ++l) {
+        // b == -1 is left to evaluate() (INT64_MIN / -1 overflows in hardware).
+        if (b[l] == 0 || b[l] == -1) {
+          failed[l] = 1;
+          r[l] = 0;
+        } else {
+          r[l] = div ? a[l] / b[l] : a[l] % b[l];
+        }
+      }
+      break;
+    }
+    case arith::Kind::Min:
+    case arith::Kind::Max: {
+      const int64_t *a = child(0), *b = child(1);
+      const bool min = n.kind == arith::Kind::Min;
+      for (size_t l = 0; l < lanes; ++l)
+        r[l] = min == (a[l] <= b[l]) ? a[l] : b[l];
+      break;
+    }
+    case arith::Kind::Select: {
+      const int64_t *x = child(0), *y = child(1), *then = child(2), *other = child(3);
+      for (size_t l = 0; l < lanes; ++l) {
+        bool holds = false;
+        switch (n.cmp) {
+        case arith::CmpOp::Lt:
+          holds = x[l] < y[l];
+          break;
+        case arith::CmpOp::Le:
+          holds = x[l] <= y[l];
+          break;
+        case arith::CmpOp::Gt:
+          holds = x[l] > y[l];
+          break;
+        case arith::CmpOp::Ge:
+          holds = x[l] >= y[l];
+          break;
+        case arith::CmpOp::Eq:
+          holds = x[l] == y[l];
+          break;
+        case arith::CmpOp::Ne:
+          holds = x[l] != y[l];
+          break;
+        }
+        r[l] = holds ? then[l] : other[l];
+      }
+      break;
+    }
+    }
+  }
+  for (size_t l = 0; l < lanes; ++l)
+    if (active[l] && failed[l])
+      return false;
+  std::copy_n(row(root_), lanes, out);
+  return true;
 }
 
 int64_t CompiledExpr::integer(int node, const std::vector<int64_t>& values) const {

@@ -3,6 +3,10 @@
 /// for many threads and launches): an expression is flattened once into an array of nodes whose
 /// variables are slots of a shared table, then evaluated from slot values without any lookup by
 /// name. Semantics are those of arith::evaluate (exact rationals, C division and remainder).
+///
+/// A warp's lanes evaluate the same expression with different loop variables: evaluate_lanes
+/// walks the nodes once over arrays of lanes instead of once per lane (the per-lane walk was a
+/// third of ranking a whole variant space).
 #include "ir/arith/expr.hpp"
 
 #include <cstdint>
@@ -33,6 +37,15 @@ public:
   /// The integer value with variables taken from `values` (indexed by slot). UserError on a
   /// division by zero, an inexact exact division or an int64 overflow.
   int64_t evaluate(const std::vector<int64_t>& values) const;
+  /// The value for each of `lanes` lanes at once: slot s of lane l is `values[s * lanes + l]`,
+  /// lane l's result goes to `out[l]`. Only lanes with `active[l] != 0` count. True when every
+  /// active lane's value is exactly evaluate()'s; false (out unspecified) when any active lane
+  /// would need more than int64 arithmetic or may fail (a rational constant or negative power,
+  /// an overflow, a division by zero, even in a select branch the lane does not take): the
+  /// caller then evaluates those lanes with evaluate(), which returns or throws as always.
+  /// `scratch` is reused across calls so that the batch allocates nothing once warmed up.
+  bool evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active, int64_t* out,
+                      std::vector<int64_t>& scratch) const;
   bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
   /// Does the expression read a slot flagged in `slots` (indexed by slot; missing = unflagged)?
   bool uses_any(const std::vector<bool>& slots) const;
@@ -60,6 +73,9 @@ private:
   std::vector<FlatNode> nodes_;
   std::vector<int> children_;
   int root_ = 0;
+  /// No rational constant and no negative power: every value of every node is an integer, so
+  /// evaluate_lanes may use int64 arithmetic throughout.
+  bool integer_only_ = true;
 };
 
 } // namespace liftx::features

@@ -53,6 +53,13 @@ const std::vector<DerivedColumn>& derived_columns() {
 
 std::vector<double> derived_values(const Features& f,
                                    const runtime::DeviceProfile::Throughput& device) {
+  std::vector<double> values;
+  append_derived_values(f, device, values);
+  return values;
+}
+
+void append_derived_values(const Features& f, const runtime::DeviceProfile::Throughput& device,
+                           std::vector<double>& out) {
   const double bytes = std::max<double>(double(f.bytes_moved), 1);
   const double items = double(f.work_items);
   const double warp = double(std::max<int64_t>(device.warp_width, 1));
@@ -92,7 +99,7 @@ std::vector<double> derived_values(const Features& f,
                                  f.private_loads_per_thread + f.private_stores_per_thread);
   const double issue_time = issued / device.gops * per_ideal;
   const double bound = std::max({1.0, cache_time, local_time, compute_time, issue_time});
-  return {
+  const double values[] = {
       line_bytes / bytes,
       useful_bytes / bytes,
       line_bytes > 0 ? std::min(1.0, useful_bytes / line_bytes) : 1.0,
@@ -114,6 +121,7 @@ std::vector<double> derived_values(const Features& f,
       issue_time,
       bound / std::max(parallel * std::max(saturation, 1e-3), 1e-6),
   };
+  out.insert(out.end(), std::begin(values), std::end(values));
 }
 
 Features features_from_columns(const nlohmann::json& columns) {

@@ -35,6 +35,10 @@ const std::vector<DerivedColumn>& derived_columns();
 
 std::vector<double> derived_values(const Features& features,
                                    const runtime::DeviceProfile::Throughput& device);
+/// derived_values() appended to `out` (no allocation once `out` has room: ranking's inner loop).
+void append_derived_values(const Features& features,
+                           const runtime::DeviceProfile::Throughput& device,
+                           std::vector<double>& out);
 
 /// The features of one launch from its column values (names of columns(), as the performance
 /// database stores them). UserError naming the first missing or non-numeric column.

@@ -266,51 +266,114 @@ int64_t RepresentativeWarp::work_item(size_t lane, const std::array<int64_t, 3>&
   return g[0] + global[0] * (g[1] + global[1] * g[2]);
 }
 
-int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
-                       int64_t line_bytes, int64_t width) {
+namespace {
+
+/// distinct_lines over lanes given as values and activity flags; `lines` is reused scratch.
+int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t lanes,
+                          int64_t element_bytes, int64_t line_bytes, int64_t width,
+                          std::vector<int64_t>& lines) {
+  lines.clear();
   std::optional<int64_t> first;
-  std::vector<int64_t> lines;
-  for (const std::optional<int64_t>& index : indices) {
-    if (!index)
+  bool sorted = true; // a warp usually touches its lines in order: no sort needed then
+  // Lines are powers of two: floor division is then an arithmetic shift, not two hardware
+  // divisions per lane.
+  const bool power_of_two = line_bytes > 0 && (line_bytes & (line_bytes - 1)) == 0;
+  const int shift = power_of_two ? __builtin_ctzll(static_cast<uint64_t>(line_bytes)) : 0;
+  auto line_of = [&](int64_t byte) {
+    return power_of_two ? byte >> shift : floor_div(byte, line_bytes);
+  };
+  for (size_t l = 0; l < lanes; ++l) {
+    if (!active[l])
       continue;
     if (!first)
-      first = *index;
+      first = index[l];
     // A vector access spans `width` elements: every line from its first to its last byte.
-    const int64_t begin = checked_mul(*index - *first, element_bytes);
+    const int64_t begin = checked_mul(index[l] - *first, element_bytes);
     const int64_t end = begin + checked_mul(width, element_bytes) - 1;
-    for (int64_t line = floor_div(begin, line_bytes); line <= floor_div(end, line_bytes); ++line)
+    for (int64_t line = line_of(begin); line <= line_of(end); ++line) {
+      sorted = sorted && (lines.empty() || lines.back() <= line);
       lines.push_back(line);
+    }
   }
-  std::sort(lines.begin(), lines.end());
-  return std::unique(lines.begin(), lines.end()) - lines.begin();
+  if (!sorted)
+    std::sort(lines.begin(), lines.end());
+  int64_t distinct = 0;
+  for (size_t k = 0; k < lines.size(); ++k)
+    distinct += k == 0 || lines[k] != lines[k - 1];
+  return distinct;
 }
 
-double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
-                            int64_t element_bytes, int64_t banks) {
+/// bank_conflict_degree over lanes given as values and activity flags; `words` and `banks_hit`
+/// are reused scratch.
+double bank_conflict_degree_of(const int64_t* index, const uint8_t* active, size_t lanes,
+                               int64_t element_bytes, int64_t banks, std::vector<int64_t>& words,
+                               std::vector<int64_t>& banks_hit) {
   if (banks <= 0)
     banks = 32;
   double sum = 0;
   int groups = 0;
-  for (size_t start = 0; start < indices.size(); start += static_cast<size_t>(banks)) {
-    std::vector<int64_t> words;
-    size_t stop = std::min(indices.size(), start + static_cast<size_t>(banks));
+  for (size_t start = 0; start < lanes; start += static_cast<size_t>(banks)) {
+    words.clear();
+    size_t stop = std::min(lanes, start + static_cast<size_t>(banks));
     for (size_t k = start; k < stop; ++k)
-      if (indices[k])
-        words.push_back(floor_div(checked_mul(*indices[k], element_bytes), 4));
+      if (active[k])
+        words.push_back(floor_div(checked_mul(index[k], element_bytes), 4));
     if (words.empty())
       continue;
-    std::sort(words.begin(), words.end());
+    if (!std::is_sorted(words.begin(), words.end()))
+      std::sort(words.begin(), words.end());
     words.erase(std::unique(words.begin(), words.end()), words.end());
-    std::unordered_map<int64_t, int> per_bank;
-    int worst = 0;
-    for (int64_t w : words) {
-      int64_t bank = ((w % banks) + banks) % banks;
-      worst = std::max(worst, ++per_bank[bank]);
+    int worst = 1;
+    // Distinct words spanning fewer than `banks` words fall in distinct banks: the usual case
+    // needs no count per bank.
+    int64_t span = 0;
+    if (__builtin_sub_overflow(words.back(), words.front(), &span) || span >= banks) {
+      banks_hit.clear();
+      for (int64_t w : words)
+        banks_hit.push_back(((w % banks) + banks) % banks);
+      std::sort(banks_hit.begin(), banks_hit.end());
+      int run = 0;
+      for (size_t k = 0; k < banks_hit.size(); ++k) {
+        run = k > 0 && banks_hit[k] == banks_hit[k - 1] ? run + 1 : 1;
+        worst = std::max(worst, run);
+      }
     }
     sum += worst;
     ++groups;
   }
   return groups == 0 ? 0.0 : sum / groups;
+}
+
+/// The lanes of `indices` as values and activity flags.
+void split_lanes(const std::vector<std::optional<int64_t>>& indices, std::vector<int64_t>& index,
+                 std::vector<uint8_t>& active) {
+  index.assign(indices.size(), 0);
+  active.assign(indices.size(), 0);
+  for (size_t l = 0; l < indices.size(); ++l)
+    if (indices[l]) {
+      index[l] = *indices[l];
+      active[l] = 1;
+    }
+}
+
+} // namespace
+
+int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                       int64_t line_bytes, int64_t width) {
+  std::vector<int64_t> index, lines;
+  std::vector<uint8_t> active;
+  split_lanes(indices, index, active);
+  return distinct_lines_of(index.data(), active.data(), index.size(), element_bytes, line_bytes,
+                           width, lines);
+}
+
+double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
+                            int64_t element_bytes, int64_t banks) {
+  std::vector<int64_t> index, words, banks_hit;
+  std::vector<uint8_t> active;
+  split_lanes(indices, index, active);
+  return bank_conflict_degree_of(index.data(), active.data(), index.size(), element_bytes, banks,
+                                 words, banks_hit);
 }
 
 KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
@@ -335,6 +398,18 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
   for (const codegen::MemoryAccess& a : kernel_.accesses) {
     access_chains_.push_back(compile_chain(a.loops, nullptr, slots_, trips));
     access_index_.emplace_back(a.index, slots_);
+  }
+  for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
+    // The loop variables not yet set when a trip or the index is evaluated (their values would
+    // be left over from other accesses or lanes): none, for every access the generator makes.
+    std::vector<bool> unset = trips.loop_var;
+    bool exact = true;
+    for (const Loop& l : access_chains_[k]->loops) {
+      if (l.var_slot >= 0 && static_cast<size_t>(l.var_slot) < unset.size())
+        unset[static_cast<size_t>(l.var_slot)] = false; // set before the loop's trip is evaluated
+      exact = exact && (l.trip_id >= 0 || !l.trip.uses_any(unset));
+    }
+    access_lanes_exact_.push_back(exact && !access_index_[k].uses_any(unset));
   }
   for (const codegen::BarrierRecord& b : kernel_.barriers)
     barrier_chains_.push_back(compile_chain(b.loops, nullptr, slots_, trips));
@@ -401,16 +476,114 @@ std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::Device
   return local;
 }
 
+struct AnalysisScratch::Buffers {
+  explicit Buffers(const runtime::DeviceProfile& profile)
+      : device(profile),
+        resident_work_items_per_cu(profile.throughput().resident_work_items_per_cu) {}
+  runtime::DeviceProfile device;
+  int64_t resident_work_items_per_cu;
+  LaunchState state;
+  RecordCounts counts; ///< when no Analysis records them
+  /// The warp's lanes: [dimension][lane] global and local ids.
+  std::array<std::vector<int64_t>, 3> lane_global, lane_local;
+  /// Slot-major values of every lane: slot s of lane l at [s * lanes + l].
+  std::vector<int64_t> lane_values;
+  std::vector<uint8_t> active; ///< per lane: executes the access
+  std::vector<int64_t> index, trip, eval, lines, words, banks_hit;
+};
+
+AnalysisScratch::AnalysisScratch(const runtime::DeviceProfile& device)
+    : buffers_(std::make_unique<Buffers>(device)) {}
+AnalysisScratch::~AnalysisScratch() = default;
+AnalysisScratch::AnalysisScratch(AnalysisScratch&&) noexcept = default;
+AnalysisScratch& AnalysisScratch::operator=(AnalysisScratch&&) noexcept = default;
+
+namespace {
+
+/// enter_first_iteration for every lane of the warp at once: sets the chain's loop variables in
+/// b.lane_values and leaves in b.active the lanes that execute a statement inside the chain.
+/// False when a trip that depends on the lane cannot be evaluated in batch
+/// (CompiledExpr::evaluate_lanes): the caller then takes the lane-by-lane path, which gives the
+/// same lanes or throws the same error.
+bool enter_first_iteration_lanes(const Chain& chain, const std::array<int64_t, 3>& group,
+                                 AnalysisScratch::Buffers& b, size_t lanes) {
+  using codegen::cl::LoopKind;
+  std::fill_n(b.active.begin(), lanes, 1);
+  for (const Loop& loop : chain.loops) {
+    const auto d = static_cast<size_t>(loop.dim);
+    const int64_t* ids = nullptr; // per lane, or `uniform` for every lane
+    int64_t uniform = 0;
+    switch (loop.level) {
+    case Level::Glb:
+      ids = b.lane_global[d].data();
+      break;
+    case Level::Wrg:
+      uniform = group[d];
+      break;
+    case Level::Lcl:
+      ids = b.lane_local[d].data();
+      break;
+    case Level::Seq:
+      break;
+    }
+    if (loop.var_slot >= 0) {
+      int64_t* var = b.lane_values.data() + static_cast<size_t>(loop.var_slot) * lanes;
+      if (ids)
+        std::copy_n(ids, lanes, var);
+      else
+        std::fill_n(var, lanes, uniform);
+    }
+    if (loop.kind == LoopKind::None) {
+      std::fill_n(b.active.begin(), lanes, 0);
+      return true;
+    }
+    if (loop.kind == LoopKind::Block || (loop.kind == LoopKind::Unrolled && loop.var_slot < 0))
+      continue;
+    if (std::find(b.active.begin(), b.active.begin() + ptrdiff_t(lanes), 1) ==
+        b.active.begin() + ptrdiff_t(lanes))
+      return true; // no lane gets this far: nothing more to evaluate
+    if (loop.trip_id >= 0) {
+      const int64_t trip = trip_of(loop, b.state);
+      for (size_t l = 0; l < lanes; ++l)
+        b.active[l] &= (ids ? ids[l] : uniform) < trip;
+    } else {
+      b.trip.resize(lanes);
+      if (!loop.trip.evaluate_lanes(b.lane_values.data(), lanes, b.active.data(), b.trip.data(),
+                                    b.eval))
+        return false;
+      for (size_t l = 0; l < lanes; ++l)
+        b.active[l] &= (ids ? ids[l] : uniform) < b.trip[l];
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
                               const runtime::DeviceProfile& device) const {
+  AnalysisScratch scratch(device);
+  Analysis out;
+  out.features = features_of(launch, sizes, *scratch.buffers_, &out);
+  return out;
+}
+
+Features KernelModel::compute(const Launch& launch, const interp::Sizes& sizes,
+                              AnalysisScratch& scratch) const {
+  return features_of(launch, sizes, *scratch.buffers_, nullptr);
+}
+
+Features KernelModel::features_of(const Launch& launch, const interp::Sizes& sizes,
+                                  AnalysisScratch::Buffers& b, Analysis* detail) const {
+  const runtime::DeviceProfile& device = b.device;
   if (launch.dims < 1 || launch.dims > 3)
     throw UserError(fmt::format("a launch has 1 to 3 dimensions, got {}", launch.dims));
   if (launch.dims < kernel_.launch.dims)
     throw UserError(fmt::format("kernel {} uses {} dimension(s), the launch gives {}", kernel_.name,
                                 kernel_.launch.dims, launch.dims));
-  Analysis out;
-  Features& f = out.features;
-  LaunchState s;
+  Features f;
+  LaunchState& s = b.state;
+  s.global = s.local = s.groups = {1, 1, 1};
   bool any_local_missing = false;
   for (int d = 0; d < launch.dims; ++d) {
     auto k = static_cast<size_t>(d);
@@ -449,17 +622,17 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   }
 
   // Exact totals over all work-items.
-  auto totals = [&](const std::vector<std::shared_ptr<const Chain>>& chains) {
-    std::vector<int64_t> t;
-    t.reserve(chains.size());
+  RecordCounts& counts = detail ? detail->counts : b.counts;
+  auto totals = [&](const std::vector<std::shared_ptr<const Chain>>& chains,
+                    std::vector<int64_t>& t) {
+    t.clear();
     for (const auto& c : chains)
       t.push_back(total_executions(*c, c->loops.size(), s));
-    return t;
   };
-  out.counts.accesses = totals(access_chains_);
-  out.counts.barriers = totals(barrier_chains_);
-  out.counts.loops = totals(loop_chains_);
-  out.counts.calls = totals(call_chains_);
+  totals(access_chains_, counts.accesses);
+  totals(barrier_chains_, counts.barriers);
+  totals(loop_chains_, counts.loops);
+  totals(call_chains_, counts.calls);
   const auto items = static_cast<double>(f.work_items);
   auto per_thread = [&](int64_t total) { return static_cast<double>(total) / items; };
 
@@ -467,7 +640,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
     auto& slot = loads_stores[static_cast<size_t>(a.space)][a.is_store ? 1 : 0];
-    slot = checked_add(slot, out.counts.accesses[k]);
+    slot = checked_add(slot, counts.accesses[k]);
   }
   using codegen::AddressSpace;
   f.global_loads_per_thread = per_thread(loads_stores[size_t(AddressSpace::Global)][0]);
@@ -477,18 +650,18 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   f.private_loads_per_thread = per_thread(loads_stores[size_t(AddressSpace::Private)][0]);
   f.private_stores_per_thread = per_thread(loads_stores[size_t(AddressSpace::Private)][1]);
   int64_t barriers = 0;
-  for (int64_t b : out.counts.barriers)
-    barriers = checked_add(barriers, b);
+  for (int64_t c : counts.barriers)
+    barriers = checked_add(barriers, c);
   f.barriers_per_thread = per_thread(barriers);
   int64_t if_reached = 0, if_taken = 0, for_bodies = 0;
   for (size_t k = 0; k < kernel_.loops.size(); ++k) {
     const codegen::LoopRecord& l = kernel_.loops[k];
     if (l.kind == codegen::cl::LoopKind::If) {
-      if_taken = checked_add(if_taken, out.counts.loops[k]);
+      if_taken = checked_add(if_taken, counts.loops[k]);
       const Chain& c = *loop_chains_[k];
       if_reached = checked_add(if_reached, total_executions(c, c.loops.size() - 1, s));
     } else if (l.kind == codegen::cl::LoopKind::For) {
-      for_bodies = checked_add(for_bodies, out.counts.loops[k]);
+      for_bodies = checked_add(for_bodies, counts.loops[k]);
     }
   }
   f.if_statements_per_thread = per_thread(if_reached);
@@ -496,7 +669,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   f.for_bodies_per_thread = per_thread(for_bodies);
   double ops = 0;
   for (size_t k = 0; k < call_ops_.size(); ++k)
-    ops += static_cast<double>(call_ops_[k]) * static_cast<double>(out.counts.calls[k]);
+    ops += static_cast<double>(call_ops_[k]) * static_cast<double>(counts.calls[k]);
   f.arith_ops_per_thread = ops / items;
 
   // Memory sizes.
@@ -510,9 +683,9 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   }
 
   // The representative warp.
-  RepresentativeWarp& warp = out.warp;
   const int64_t group_size = s.local[0] * s.local[1] * s.local[2];
   const int64_t width = std::min<int64_t>(std::max<uint32_t>(device.warp_width, 1), group_size);
+  const auto lanes = static_cast<size_t>(width);
   // The middle of the work-groups that have work: a free launch may have more groups than a
   // dimension's iterations (mapGlb over fewer items than work-items, mapWrg over fewer tiles).
   std::array<int64_t, 3> busy_groups = s.groups;
@@ -527,53 +700,94 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
                          : std::min(trip, s.groups[d]);
     busy_groups[d] = std::min(busy_groups[d], groups);
   }
+  std::array<int64_t, 3> group{};
   for (size_t d = 0; d < 3; ++d)
-    warp.group[d] = busy_groups[d] / 2;
-  std::vector<std::array<int64_t, 3>> lane_local;
-  for (int64_t t = 0; t < width; ++t) {
-    std::array<int64_t, 3> lid{t % s.local[0], (t / s.local[0]) % s.local[1],
-                               t / (s.local[0] * s.local[1])};
-    lane_local.push_back(lid);
-    warp.lanes.push_back({warp.group[0] * s.local[0] + lid[0], warp.group[1] * s.local[1] + lid[1],
-                          warp.group[2] * s.local[2] + lid[2]});
+    group[d] = busy_groups[d] / 2;
+  for (size_t d = 0; d < 3; ++d) {
+    b.lane_global[d].resize(lanes);
+    b.lane_local[d].resize(lanes);
   }
+  for (int64_t t = 0; t < width; ++t) {
+    const std::array<int64_t, 3> lid{t % s.local[0], (t / s.local[0]) % s.local[1],
+                                     t / (s.local[0] * s.local[1])};
+    for (size_t d = 0; d < 3; ++d) {
+      b.lane_local[d][size_t(t)] = lid[d];
+      b.lane_global[d][size_t(t)] = group[d] * s.local[d] + lid[d];
+    }
+  }
+  if (detail) {
+    detail->warp.group = group;
+    for (size_t l = 0; l < lanes; ++l)
+      detail->warp.lanes.push_back({b.lane_global[0][l], b.lane_global[1][l], b.lane_global[2][l]});
+    detail->accesses.resize(kernel_.accesses.size());
+  }
+  // Every lane starts from the sizes; the loop variables are set per access.
+  b.lane_values.resize(s.values.size() * lanes);
+  for (size_t slot = 0; slot < s.values.size(); ++slot)
+    std::fill_n(b.lane_values.begin() + ptrdiff_t(slot * lanes), lanes, s.values[slot]);
+  b.active.resize(lanes);
+  b.index.resize(lanes);
+
   const int64_t line_bytes = device.cache_line_bytes > 0 ? device.cache_line_bytes : 64;
   const int64_t banks = device.local_mem_banks > 0 ? device.local_mem_banks : 32;
   double lines_weighted = 0, lines_weight = 0, banks_weighted = 0, banks_weight = 0;
   double width_weighted = 0;
-  out.accesses.resize(kernel_.accesses.size());
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
-    AccessDetail& detail = out.accesses[k];
-    detail.first_index.resize(static_cast<size_t>(width));
-    bool any = false;
-    for (size_t lane = 0; lane < static_cast<size_t>(width); ++lane) {
-      if (!enter_first_iteration(*access_chains_[k], warp.group, lane_local[lane], warp.lanes[lane],
-                                 s))
-        continue;
-      detail.first_index[lane] = access_index_[k].evaluate(s.values);
-      any = true;
+    // All lanes at once; lane by lane (as the features were first defined) where the batch
+    // cannot be exact. Both give the same lanes and indices.
+    bool batched = access_lanes_exact_[k];
+    if (batched) {
+      try {
+        batched = enter_first_iteration_lanes(*access_chains_[k], group, b, lanes) &&
+                  access_index_[k].evaluate_lanes(b.lane_values.data(), lanes, b.active.data(),
+                                                  b.index.data(), b.eval);
+      } catch (...) {
+        batched = false; // the lane-by-lane path meets the same error at the same point
+      }
     }
-    if (!any)
+    if (!batched) {
+      for (size_t lane = 0; lane < lanes; ++lane) {
+        const std::array<int64_t, 3> lid{b.lane_local[0][lane], b.lane_local[1][lane],
+                                         b.lane_local[2][lane]};
+        const std::array<int64_t, 3> gid{b.lane_global[0][lane], b.lane_global[1][lane],
+                                         b.lane_global[2][lane]};
+        b.active[lane] = enter_first_iteration(*access_chains_[k], group, lid, gid, s);
+        if (b.active[lane])
+          b.index[lane] = access_index_[k].evaluate(s.values);
+      }
+    }
+    if (detail) {
+      auto& first_index = detail->accesses[k].first_index;
+      first_index.assign(lanes, std::nullopt);
+      for (size_t lane = 0; lane < lanes; ++lane)
+        if (b.active[lane])
+          first_index[lane] = b.index[lane];
+    }
+    if (std::find(b.active.begin(), b.active.end(), 1) == b.active.end())
       continue;
-    const auto weight = static_cast<double>(out.counts.accesses[k]);
+    const auto weight = static_cast<double>(counts.accesses[k]);
+    double value = 0;
     switch (a.space) {
     case AddressSpace::Global:
-      detail.value = static_cast<double>(
-          distinct_lines(detail.first_index, element_bytes(a.kind), line_bytes, a.width));
-      lines_weighted += weight * *detail.value;
+      value = static_cast<double>(distinct_lines_of(b.index.data(), b.active.data(), lanes,
+                                                    element_bytes(a.kind), line_bytes, a.width,
+                                                    b.lines));
+      lines_weighted += weight * value;
       lines_weight += weight;
       width_weighted += weight * static_cast<double>(a.width);
       break;
     case AddressSpace::Local:
-      detail.value = bank_conflict_degree(detail.first_index, element_bytes(a.kind), banks);
-      banks_weighted += weight * *detail.value;
+      value = bank_conflict_degree_of(b.index.data(), b.active.data(), lanes, element_bytes(a.kind),
+                                      banks, b.words, b.banks_hit);
+      banks_weighted += weight * value;
       banks_weight += weight;
       break;
     case AddressSpace::Private:
-      detail.value = 0;
       break;
     }
+    if (detail)
+      detail->accesses[k].value = value;
   }
   f.cache_lines_per_warp_access = lines_weight > 0 ? lines_weighted / lines_weight : 0;
   f.global_access_width = lines_weight > 0 ? width_weighted / lines_weight : 1;
@@ -581,11 +795,10 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
 
   // Occupancy: resident work-groups per compute unit, limited by local memory, by the threads a
   // compute unit holds and by a cap on resident groups.
-  const int64_t cu_threads =
-      std::max<int64_t>(device.throughput().resident_work_items_per_cu, group_size);
+  const int64_t cu_threads = std::max<int64_t>(b.resident_work_items_per_cu, group_size);
   const int64_t cu_groups = 32;
-  const int64_t lanes = std::max<int64_t>(device.warp_width, 1);
-  const int64_t group_threads = (group_size + lanes - 1) / lanes * lanes;
+  const int64_t warp_lanes = std::max<int64_t>(device.warp_width, 1);
+  const int64_t group_threads = (group_size + warp_lanes - 1) / warp_lanes * warp_lanes;
   int64_t resident = std::min(cu_groups, cu_threads / std::max<int64_t>(group_threads, 1));
   if (f.local_memory_bytes > 0 && device.local_mem_bytes > 0)
     resident =
@@ -593,7 +806,7 @@ Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
   f.work_groups_per_cu = resident;
   f.occupancy = std::min(1.0, static_cast<double>(resident * group_threads) /
                                   static_cast<double>(std::max<int64_t>(cu_threads, 1)));
-  return out;
+  return f;
 }
 
 Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,

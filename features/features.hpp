@@ -116,6 +116,23 @@ int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64
 double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
                             int64_t element_bytes, int64_t banks);
 
+/// Buffers of KernelModel analyses (value tables, the warp's lanes, per-record totals), kept from
+/// one launch to the next so that ranking a whole space allocates nothing per launch. Not shared
+/// between threads: one per thread. Made for one device profile, whose throughput (a few string
+/// operations) it computes once.
+class AnalysisScratch {
+public:
+  explicit AnalysisScratch(const runtime::DeviceProfile& device);
+  ~AnalysisScratch();
+  AnalysisScratch(AnalysisScratch&&) noexcept;
+  AnalysisScratch& operator=(AnalysisScratch&&) noexcept;
+  struct Buffers; ///< defined in features.cpp
+
+private:
+  friend class KernelModel;
+  std::unique_ptr<Buffers> buffers_;
+};
+
 /// Everything that depends only on the kernel, precomputed once (compiled index expressions,
 /// loop factors); analysing a launch then costs a few evaluations per record and warp lane.
 class KernelModel {
@@ -131,11 +148,20 @@ public:
                    const runtime::DeviceProfile& device) const {
     return analyze(launch, sizes, device).features;
   }
+  /// The same features as compute() for the scratch's device, in its buffers (the ranking's inner
+  /// loop).
+  Features compute(const Launch& launch, const interp::Sizes& sizes,
+                   AnalysisScratch& scratch) const;
 
   struct Loop; ///< a compiled LoopContext
   struct Chain;
 
 private:
+  /// The features of a launch; `detail` (when given) also gets the counts, the warp and the
+  /// accesses' lanes.
+  Features features_of(const Launch& launch, const interp::Sizes& sizes,
+                       AnalysisScratch::Buffers& b, Analysis* detail) const;
+
   codegen::Kernel kernel_;
   SlotTable slots_;
   std::vector<std::pair<int, std::string>> size_slots_; ///< slot and name of each size variable
@@ -146,6 +172,9 @@ private:
   std::vector<int> call_ops_;
   CompiledExpr local_bytes_;
   std::vector<std::pair<const codegen::KernelArg*, CompiledExpr>> buffer_elements_;
+  /// Per access: its index and its loops' trips read only sizes and the variables of its own
+  /// loops, so that its lanes may be evaluated in one batch (every access the generator makes).
+  std::vector<bool> access_lanes_exact_;
   bool uses_work_groups_ = false;
   int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
 };
