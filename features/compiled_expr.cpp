@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -80,7 +81,8 @@ int64_t CompiledExpr::evaluate(const std::vector<int64_t>& values) const {
 }
 
 bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active,
-                                  int64_t* out, std::vector<int64_t>& scratch) const {
+                                  int64_t* out, std::vector<int64_t>& scratch,
+                                  const uint8_t* uniform_slots) const {
   if (nodes_.empty()) {
     std::fill(out, out + lanes, 0);
     return true;
@@ -88,61 +90,89 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
   if (!integer_only_)
     return false;
   // Nodes are stored children first (flatten appends a node after its operands), so one pass in
-  // storage order evaluates every node for every lane; row k of `scratch` holds node k's lanes.
-  // Unlike evaluate(), both branches of a select are evaluated, so a failure only marks its lane.
-  scratch.resize(nodes_.size() * lanes);
+  // storage order evaluates every node for every lane; row k of `scratch` holds node k's lanes,
+  // and after the rows one flag per node: the same value in every lane. Such a node (sizes,
+  // work-group ids, constants) is computed for lane 0 and copied to the others. Unlike
+  // evaluate(), both branches of a select are evaluated, so a failure only marks its lane.
+  const size_t rows = nodes_.size() * lanes;
+  scratch.resize(rows + nodes_.size());
+  int64_t* uniform = scratch.data() + rows;
   std::fill(out, out + lanes, 0); // reused below as the per-lane failure flags
-  int64_t* failed = out;
+  int64_t uniform_failed = 0;     // a failure of a uniform node: every lane's
   auto row = [&](int node) { return scratch.data() + static_cast<size_t>(node) * lanes; };
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const FlatNode& n = nodes_[k];
     int64_t* r = scratch.data() + k * lanes;
-    auto child = [&](int c) { return row(children_[static_cast<size_t>(n.first + c)]); };
+    auto child = [&](int c) { return children_[static_cast<size_t>(n.first + c)]; };
+    if (n.kind == arith::Kind::Cst) {
+      std::fill(r, r + lanes, n.num);
+      uniform[k] = 1;
+      continue;
+    }
+    if (n.kind == arith::Kind::Var) {
+      std::copy_n(values + static_cast<size_t>(n.slot) * lanes, lanes, r);
+      uniform[k] = uniform_slots != nullptr && uniform_slots[n.slot] != 0;
+      continue;
+    }
+    bool same = true;
+    for (int c = 0; c < n.count; ++c)
+      same = same && uniform[child(c)] != 0;
+    uniform[k] = same;
+    const size_t m = same ? 1 : lanes; // lanes computed
+    int64_t* failed = same ? &uniform_failed : out;
     switch (n.kind) {
     case arith::Kind::Cst:
-      std::fill(r, r + lanes, n.num);
-      break;
     case arith::Kind::Var:
-      std::copy_n(values + static_cast<size_t>(n.slot) * lanes, lanes, r);
       break;
-    case arith::Kind::Sum:
-    case arith::Kind::Prod: {
-      const bool sum = n.kind == arith::Kind::Sum;
-      std::copy_n(child(0), lanes, r);
+    case arith::Kind::Sum: {
+      std::copy_n(row(child(0)), m, r);
       for (int c = 1; c < n.count; ++c) {
-        const int64_t* x = child(c);
-        for (size_t l = 0; l < lanes; ++l)
-          failed[l] |= sum ? __builtin_add_overflow(r[l], x[l], &r[l])
-                           : __builtin_mul_overflow(r[l], x[l], &r[l]);
+        const int64_t* x = row(child(c));
+        for (size_t l = 0; l < m; ++l) {
+          // Wrapping addition; it overflowed when the sum's sign differs from both operands'.
+          const auto sum =
+              static_cast<int64_t>(static_cast<uint64_t>(r[l]) + static_cast<uint64_t>(x[l]));
+          failed[l] |= static_cast<int64_t>(((r[l] ^ sum) & (x[l] ^ sum)) < 0);
+          r[l] = sum;
+        }
+      }
+      break;
+    }
+    case arith::Kind::Prod: {
+      std::copy_n(row(child(0)), m, r);
+      for (int c = 1; c < n.count; ++c) {
+        const int64_t* x = row(child(c));
+        for (size_t l = 0; l < m; ++l)
+          failed[l] |= __builtin_mul_overflow(r[l], x[l], &r[l]);
       }
       break;
     }
     case arith::Kind::Pow: {
-      const int64_t* base = child(0);
-      std::fill(r, r + lanes, 1);
+      const int64_t* base = row(child(0));
+      std::fill(r, r + m, 1);
       for (int64_t i = 0; i < n.num; ++i)
-        for (size_t l = 0; l < lanes; ++l)
+        for (size_t l = 0; l < m; ++l)
           failed[l] |= __builtin_mul_overflow(r[l], base[l], &r[l]);
       break;
     }
     case arith::Kind::IntDiv:
     case arith::Kind::Mod: {
-      const int64_t *a = child(0), *b = child(1);
+      const int64_t *a = row(child(0)), *b = row(child(1));
       const bool div = n.kind == arith::Kind::IntDiv;
-      const FlatNode& divisor = nodes_[static_cast<size_t>(children_[size_t(n.first + 1)])];
+      const FlatNode& divisor = nodes_[static_cast<size_t>(child(1))];
       if (divisor.kind == arith::Kind::Cst && divisor.num > 0 &&
           (divisor.num & (divisor.num - 1)) == 0) {
         // A constant power-of-two divisor (tile and vector widths): C's truncating division and
         // remainder by shifts, without a hardware division per lane.
         const int shift = __builtin_ctzll(static_cast<uint64_t>(divisor.num));
         const int64_t mask = divisor.num - 1;
-        for (size_t l = 0; l < lanes; ++l) {
+        for (size_t l = 0; l < m; ++l) {
           const int64_t q = (a[l] + ((a[l] >> 63) & mask)) >> shift; // rounds towards zero
-          r[l] = div ? q : a[l] - (q << shift);
+          r[l] = div ? q : a[l] - q * divisor.num;
         }
         break;
       }
-      for (size_t l = 0; l < lanes; ++l) {
+      for (size_t l = 0; l < m; ++l) {
         // b == -1 is left to evaluate() (INT64_MIN / -1 overflows in hardware).
         if (b[l] == 0 || b[l] == -1) {
           failed[l] = 1;
@@ -155,44 +185,50 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
     }
     case arith::Kind::Min:
     case arith::Kind::Max: {
-      const int64_t *a = child(0), *b = child(1);
-      const bool min = n.kind == arith::Kind::Min;
-      for (size_t l = 0; l < lanes; ++l)
-        r[l] = min == (a[l] <= b[l]) ? a[l] : b[l];
+      const int64_t *a = row(child(0)), *b = row(child(1));
+      if (n.kind == arith::Kind::Min)
+        for (size_t l = 0; l < m; ++l)
+          r[l] = a[l] <= b[l] ? a[l] : b[l];
+      else
+        for (size_t l = 0; l < m; ++l)
+          r[l] = a[l] <= b[l] ? b[l] : a[l];
       break;
     }
     case arith::Kind::Select: {
-      const int64_t *x = child(0), *y = child(1), *then = child(2), *other = child(3);
-      for (size_t l = 0; l < lanes; ++l) {
-        bool holds = false;
-        switch (n.cmp) {
-        case arith::CmpOp::Lt:
-          holds = x[l] < y[l];
-          break;
-        case arith::CmpOp::Le:
-          holds = x[l] <= y[l];
-          break;
-        case arith::CmpOp::Gt:
-          holds = x[l] > y[l];
-          break;
-        case arith::CmpOp::Ge:
-          holds = x[l] >= y[l];
-          break;
-        case arith::CmpOp::Eq:
-          holds = x[l] == y[l];
-          break;
-        case arith::CmpOp::Ne:
-          holds = x[l] != y[l];
-          break;
-        }
-        r[l] = holds ? then[l] : other[l];
+      const int64_t *x = row(child(0)), *y = row(child(1));
+      const int64_t *then = row(child(2)), *other = row(child(3));
+      auto select = [&](auto holds) {
+        for (size_t l = 0; l < m; ++l)
+          r[l] = holds(x[l], y[l]) ? then[l] : other[l];
+      };
+      switch (n.cmp) {
+      case arith::CmpOp::Lt:
+        select(std::less<int64_t>());
+        break;
+      case arith::CmpOp::Le:
+        select(std::less_equal<int64_t>());
+        break;
+      case arith::CmpOp::Gt:
+        select(std::greater<int64_t>());
+        break;
+      case arith::CmpOp::Ge:
+        select(std::greater_equal<int64_t>());
+        break;
+      case arith::CmpOp::Eq:
+        select(std::equal_to<int64_t>());
+        break;
+      case arith::CmpOp::Ne:
+        select(std::not_equal_to<int64_t>());
+        break;
       }
       break;
     }
     }
+    if (same)
+      std::fill(r + 1, r + lanes, r[0]);
   }
   for (size_t l = 0; l < lanes; ++l)
-    if (active[l] && failed[l])
+    if (active[l] && (out[l] || uniform_failed))
       return false;
   std::copy_n(row(root_), lanes, out);
   return true;

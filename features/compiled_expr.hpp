@@ -44,8 +44,10 @@ public:
   /// an overflow, a division by zero, even in a select branch the lane does not take): the
   /// caller then evaluates those lanes with evaluate(), which returns or throws as always.
   /// `scratch` is reused across calls so that the batch allocates nothing once warmed up.
+  /// `uniform_slots` (indexed by slot; optional) flags the slots whose value is the same in every
+  /// lane: what depends only on them is computed once, not per lane.
   bool evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active, int64_t* out,
-                      std::vector<int64_t>& scratch) const;
+                      std::vector<int64_t>& scratch, const uint8_t* uniform_slots = nullptr) const;
   bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
   /// Does the expression read a slot flagged in `slots` (indexed by slot; missing = unflagged)?
   bool uses_any(const std::vector<bool>& slots) const;

@@ -455,6 +455,15 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
   for (size_t k = 0; k < is_loop_var.size(); ++k)
     if (!is_loop_var[k])
       size_slots_.emplace_back(static_cast<int>(k), slots_.vars()[k].node().name);
+  for (const auto& chain : access_chains_) {
+    std::vector<uint8_t> uniform(is_loop_var.size(), 0);
+    for (size_t k = 0; k < is_loop_var.size(); ++k)
+      uniform[k] = !is_loop_var[k];
+    for (const Loop& l : chain->loops)
+      if (l.var_slot >= 0)
+        uniform[static_cast<size_t>(l.var_slot)] = l.level == Level::Wrg || l.level == Level::Seq;
+    access_uniform_slots_.push_back(std::move(uniform));
+  }
 }
 
 std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device) {
@@ -506,7 +515,8 @@ namespace {
 /// (CompiledExpr::evaluate_lanes): the caller then takes the lane-by-lane path, which gives the
 /// same lanes or throws the same error.
 bool enter_first_iteration_lanes(const Chain& chain, const std::array<int64_t, 3>& group,
-                                 AnalysisScratch::Buffers& b, size_t lanes) {
+                                 AnalysisScratch::Buffers& b, size_t lanes,
+                                 const uint8_t* uniform_slots) {
   using codegen::cl::LoopKind;
   std::fill_n(b.active.begin(), lanes, 1);
   for (const Loop& loop : chain.loops) {
@@ -549,7 +559,7 @@ bool enter_first_iteration_lanes(const Chain& chain, const std::array<int64_t, 3
     } else {
       b.trip.resize(lanes);
       if (!loop.trip.evaluate_lanes(b.lane_values.data(), lanes, b.active.data(), b.trip.data(),
-                                    b.eval))
+                                    b.eval, uniform_slots))
         return false;
       for (size_t l = 0; l < lanes; ++l)
         b.active[l] &= (ids ? ids[l] : uniform) < b.trip[l];
@@ -739,9 +749,10 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     bool batched = access_lanes_exact_[k];
     if (batched) {
       try {
-        batched = enter_first_iteration_lanes(*access_chains_[k], group, b, lanes) &&
+        const uint8_t* uniform = access_uniform_slots_[k].data();
+        batched = enter_first_iteration_lanes(*access_chains_[k], group, b, lanes, uniform) &&
                   access_index_[k].evaluate_lanes(b.lane_values.data(), lanes, b.active.data(),
-                                                  b.index.data(), b.eval);
+                                                  b.index.data(), b.eval, uniform);
       } catch (...) {
         batched = false; // the lane-by-lane path meets the same error at the same point
       }

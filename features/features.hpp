@@ -175,6 +175,9 @@ private:
   /// Per access: its index and its loops' trips read only sizes and the variables of its own
   /// loops, so that its lanes may be evaluated in one batch (every access the generator makes).
   std::vector<bool> access_lanes_exact_;
+  /// Per access, per slot: the same in every lane of the warp at the access (sizes, work-group
+  /// and sequential loop variables), for CompiledExpr::evaluate_lanes.
+  std::vector<std::vector<uint8_t>> access_uniform_slots_;
   bool uses_work_groups_ = false;
   int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
 };

@@ -159,12 +159,21 @@ TEST_CASE("evaluate_lanes equals evaluate lane by lane on random expressions") {
         values[s * lanes + l] = huge ? std::uniform_int_distribution<int64_t>(-(int64_t(1) << 62),
                                                                               int64_t(1) << 62)(rng)
                                      : std::uniform_int_distribution<int64_t>(-40, 300)(rng);
+    // Half the trials give some slots one value in every lane and say so (sizes, work-group
+    // ids): the nodes over them are computed once.
+    std::vector<uint8_t> uniform(n_slots, 0);
+    if (trial % 2 == 0)
+      for (size_t s = 0; s < n_slots; ++s)
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
+          uniform[s] = 1;
+          std::fill_n(values.begin() + ptrdiff_t(s * lanes), lanes, values[s * lanes]);
+        }
     std::vector<uint8_t> active(lanes);
     for (size_t l = 0; l < lanes; ++l)
       active[l] = std::uniform_int_distribution<int>(0, 4)(rng) != 0;
     std::vector<int64_t> out(lanes, 0);
-    const bool ok =
-        compiled.evaluate_lanes(values.data(), lanes, active.data(), out.data(), scratch);
+    const bool ok = compiled.evaluate_lanes(values.data(), lanes, active.data(), out.data(),
+                                            scratch, trial % 2 == 0 ? uniform.data() : nullptr);
     ok ? ++batched : ++refused;
     for (size_t l = 0; l < lanes; ++l) {
       if (!active[l])
@@ -262,7 +271,8 @@ TEST_CASE("compute with a reused scratch equals analyze on every hand-lowered va
         }
       for (const Launch& launch : tried)
         for (const auto* profile : {&nvidia, &cpu}) {
-          INFO(file.path().string() << " " << codegen::describe(launch) << " " << profile->device_name);
+          INFO(file.path().string()
+               << " " << codegen::describe(launch) << " " << profile->device_name);
           std::string expected;
           try {
             expected = csv_row("v", model.analyze(launch, sizes, *profile).features);
