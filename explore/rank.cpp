@@ -84,16 +84,19 @@ namespace {
 constexpr size_t kChunkRows = 4096;
 
 /// The kernel of a run of variants: its lowered program (shared with the ranked variants) and its
-/// feature model, built once by whichever thread needs it first.
+/// feature model, built once by whichever thread needs it first (from the kernel the stream
+/// generated, when it hands one over).
 class StreamKernel {
 public:
-  StreamKernel(std::shared_ptr<const ir::Program> program, bool tied)
-      : program_(std::move(program)), tied_(tied) {}
+  StreamKernel(std::shared_ptr<const ir::Program> program, bool tied,
+               std::shared_ptr<const codegen::Kernel> kernel)
+      : program_(std::move(program)), tied_(tied), kernel_(std::move(kernel)) {}
   const std::shared_ptr<const ir::Program>& program() const { return program_; }
   const features::KernelModel& model() {
     std::call_once(built_, [&] {
       model_ = std::make_unique<const features::KernelModel>(
-          codegen::generate(*program_, codegen::Options{tied_}));
+          kernel_ ? *kernel_ : codegen::generate(*program_, codegen::Options{tied_}));
+      kernel_.reset(); // the model holds its own copy
     });
     return *model_;
   }
@@ -101,6 +104,7 @@ public:
 private:
   std::shared_ptr<const ir::Program> program_;
   bool tied_;
+  std::shared_ptr<const codegen::Kernel> kernel_;
   std::once_flag built_;
   std::unique_ptr<const features::KernelModel> model_;
 };
@@ -397,7 +401,7 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
     while ((options.max_variants == 0 || total < options.max_variants) && next(v)) {
       if (v.kernel_index != kernel_index || !kernel) {
         kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(v.program),
-                                                v.launch.tied);
+                                                v.launch.tied, v.kernel);
         kernel_index = v.kernel_index;
         run.reset();
       }

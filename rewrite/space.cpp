@@ -408,7 +408,7 @@ struct VariantStream::State {
     ir::Program program;
     std::string strategy;
     std::map<std::string, int64_t> parameters;
-    std::string source;
+    std::shared_ptr<const codegen::Kernel> kernel;
     std::vector<Launch> launches;
     size_t pos = 0;
     int64_t kernel_index = 0;
@@ -652,20 +652,21 @@ struct VariantStream::State {
     for (int d = 0; d < std::clamp(tied->launch.dims, 1, 3); ++d)
       if (tied->launch.global[d])
         lengths[d] = evaluate_or(*tied->launch.global[d], options.sizes, 1);
-    auto queue_kernel = [&](const codegen::Kernel& k, bool is_tied) {
-      Pending pend{p, strategy->name, params, k.source, launches(k, is_tied, lengths), 0, 0};
-      if (pend.launches.empty())
+    auto queue_kernel = [&](codegen::Kernel k, bool is_tied) {
+      std::vector<Launch> kernel_launches = launches(k, is_tied, lengths);
+      if (kernel_launches.empty())
         return;
-      pend.kernel_index = counts.kernels - 1;
       if (sources.insert(k.source).second)
         ++counts.distinct_sources;
-      pending.push_back(std::move(pend));
+      pending.push_back(Pending{p, strategy->name, params,
+                                std::make_shared<const codegen::Kernel>(std::move(k)),
+                                std::move(kernel_launches), 0, counts.kernels - 1});
     };
-    queue_kernel(*tied, true);
+    queue_kernel(std::move(*tied), true);
     if (options.free_threads && !strategy->tiles_3d) {
       if (auto free = generate(p, false)) {
         ++counts.kernels;
-        queue_kernel(*free, false);
+        queue_kernel(std::move(*free), false);
       }
     }
   }
@@ -681,7 +682,8 @@ struct VariantStream::State {
           out.launch = front.launches[front.pos++];
           out.index = counts.variants++;
           out.kernel_index = front.kernel_index;
-          out.kernel_source = front.source;
+          out.kernel_source = front.kernel->source;
+          out.kernel = front.kernel;
           ++counts.per_strategy[front.strategy];
           return true;
         }

@@ -47,6 +47,9 @@ struct Variant {
   int64_t index = 0;         ///< position in the stream
   int64_t kernel_index = 0;  ///< distinct (lowered program, tied) pairs in stream order
   std::string kernel_source; ///< the generated OpenCL source
+  /// The generated kernel, shared by the variants of one kernel (so that ranking does not
+  /// generate it again); null for a variant made elsewhere.
+  std::shared_ptr<const codegen::Kernel> kernel;
 };
 
 struct SpaceOptions {
