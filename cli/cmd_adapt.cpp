@@ -125,6 +125,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   // Free-thread launches often rank first (at odd shapes, all of the first hundreds): keep
   // enough of the ranking to find `top` tied ones.
   options.keep = std::max<size_t>(top * 64, 5000);
+  options.explain_top = 0; // no reasons are shown: TreeSHAP of the best rows would cost seconds
   ActivityPrinter progress(quiet);
   options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
   const explore::RankResult ranking = explore::rank(program, model, options);

@@ -271,6 +271,9 @@ void add_explore_command(CLI::App& app) {
     // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
     rank_options.keep =
         o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);
+    // Reasons for the first budget's worth; a variant measured from further down gets its own
+    // when it is reported (TreeSHAP of a thousand rows costs seconds on a small machine).
+    rank_options.explain_top = size_t(budget);
     ActivityPrinter ranking_progress(o->quiet);
     rank_options.on_progress = [&](std::string_view phase, int64_t n) {
       ranking_progress.update(phase, n);
