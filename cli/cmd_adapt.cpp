@@ -70,8 +70,7 @@ public:
                const AdaptOptions& o, explore::Measurer& measurer,
                const std::vector<runtime::DeviceProfile>& devices, int repeat,
                bool remeasure = false)
-      : shape_(shape),
-        measure_(db, device, module, program, interp::Sizes(shape.begin(), shape.end()), kind,
+      : measure_(db, device, module, program, interp::Sizes(shape.begin(), shape.end()), kind,
                  {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, repeat,
                   std::chrono::milliseconds(o.timeout_ms), remeasure}) {
     measure_.measure_through(measurer, devices);
@@ -103,7 +102,6 @@ public:
   }
 
 private:
-  rewrite::Sizes shape_;
   explore::RecordingWorkerMeasure measure_;
   int64_t next_index_ = 0;
 };
