@@ -206,17 +206,12 @@ std::pair<std::string, bool> c_scaled_term(const Expr& term, const std::vector<F
 /// (a*k + b*j) /^ (j*k), where neither term is an integer alone.
 std::optional<std::string> c_sum_over_denominators(const Expr& e) {
   std::vector<Factor> common; // the least common multiple of the denominators
-  std::optional<Expr> first_denominator;
-  bool one_denominator = true;
+  bool any_denominator = false;
   for (const Expr& t : e.node().operands) {
     const std::vector<Factor> below = denominator_factors(t);
     if (below.empty())
       continue;
-    const Expr denominator = make_prod(Rational{1, 1}, below);
-    if (!first_denominator)
-      first_denominator = denominator;
-    else if (compare_expr(denominator, *first_denominator) != 0)
-      one_denominator = false;
+    any_denominator = true;
     for (const Factor& f : below) {
       auto same = std::find_if(common.begin(), common.end(),
                                [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
@@ -226,15 +221,17 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
         same->exponent = std::max(same->exponent, f.exponent);
     }
   }
-  if (!first_denominator)
+  if (!any_denominator)
     return std::nullopt;
-  // With one denominator the terms without it stay outside the division: they are integers,
-  // so the terms over it sum to an integer too. Each numerator is printed as the term's factors
-  // times the powers of the common denominator it lacks, without simplifying: multiplying out
-  // denominators that are sums would expand products of sums.
+  // The terms without a denominator stay outside the division: they are integers, so the terms
+  // over it sum to an integer too (and are not multiplied by every denominator, which overflowed
+  // int64 where the input did not: fuzz/regressions/arith/to-c-integer-term-over-denominators).
+  // Each numerator is printed as the term's factors times the powers of the common denominator
+  // it lacks, without simplifying: multiplying out denominators that are sums would expand
+  // products of sums.
   std::string over, rest;
   for (const Expr& t : e.node().operands) {
-    const bool outside = one_denominator && denominator_factors(t).empty();
+    const bool outside = denominator_factors(t).empty();
     const auto [text, negative] = c_scaled_term(t, outside ? std::vector<Factor>{} : common);
     std::string& out = outside ? rest : over;
     out += out.empty() ? (negative ? "-" : "") : (negative ? " - " : " + ");
