@@ -149,8 +149,8 @@ const char* role_name(codegen::KernelArg::Role role) {
   LIFTX_UNREACHABLE("an instrumented kernel in a header");
 }
 
-/// The launch function of member `m` (see launch_at in the header's comments).
-/// launch_<m> (the tied kernel, as codegen::prepare_launch launches it for a requested
+/// The launch function of member `m` (see launch_at in the header's comments): launch_<m> (the
+/// tied kernel, as codegen::prepare_launch launches it for a requested
 /// work-group or the rule's own) or, with `free_kernel`, launch_rounded_<m>: the requested
 /// work-group with the rule's global size rounded up to it, which prepare_launch runs as the
 /// free-thread kernel (refused here where the tied kernel would serve).
@@ -198,18 +198,19 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
       line("  if (global[d] % request_local[d] != 0) tied = false;");
       line("}");
       line("if (tied) return false; // the tied kernel's launch: launch_" + std::to_string(m));
-    }
-    line("for (int d = 0; d < dims; ++d) {");
-    line(free_kernel ? "  if (true) {" : "  if (request_local) {");
-    line("    if (request_local[d] < 1) return false;");
-    if (!free_kernel) {
+      line("for (int d = 0; d < dims; ++d) {");
+      line("  local[d] = request_local[d];");
+    } else {
+      line("for (int d = 0; d < dims; ++d) {");
+      line("  if (request_local) {");
+      line("    if (request_local[d] < 1) return false;");
       line("    if (has_rule_local[d] && request_local[d] != rule_local[d]) return false;");
       line("    if (global[d] % request_local[d] != 0) return false; // not the tied kernel");
+      line("    local[d] = request_local[d];");
+      line("  } else {");
+      line("    local[d] = rule_local[d]; // 0: the runtime chooses");
+      line("  }");
     }
-    line("    local[d] = request_local[d];");
-    line("  } else {");
-    line("    local[d] = rule_local[d]; // 0: the runtime chooses");
-    line("  }");
     line("  if (local[d] > 0) global[d] = (global[d] + local[d] - 1) / local[d] * local[d];");
     line("  global[d] = std::max<std::int64_t>(global[d], 1);");
     line("}");
@@ -281,9 +282,10 @@ std::string adaptive_header(const AdaptiveArtifact& artifact) {
 // Per call: fill Limits from clGetDeviceInfo (CL_DEVICE_MAX_WORK_GROUP_SIZE,
 // CL_DEVICE_MAX_WORK_ITEM_SIZES, CL_DEVICE_LOCAL_MEM_SIZE), call choose(sizes, limits) with the
 // sizes in the order of kSizeNames, then build kMembers[c->member].source (rounded_source where
-// c->rounded; cache one program per member and kind), set the arguments in the order of kMembers[m].args (buffers of buffer_elements(...)
-// elements of their kind; Local: that many elements of local memory, a null pointer; Size: the
-// size as a cl_int), and enqueue the launch's dims, global and local sizes.
+// c->rounded; cache one program per member and kind), set the arguments in the order of
+// kMembers[m].args (buffers of buffer_elements(...) elements of their kind; Local: that many
+// elements of local memory, a null pointer; Size: the size as a cl_int), and enqueue the
+// launch's dims, global and local sizes.
 // Not re-checked here: liftx refuses a launch whose 32-bit index arithmetic could pass
 // 2^31 - 1 (grids beyond about 2^31 elements); choose() does not.
 #pragma once
