@@ -81,7 +81,10 @@ int main(int argc, char** argv) {
         std::fprintf(out, "\t%a", c);
       std::fprintf(out, "\n");
     }
-    std::fclose(out);
+    if (std::fclose(out) != 0) {
+      fmt::print(stderr, "rank_bench: cannot write {}\n", argv[4]);
+      return 1;
+    }
   }
   return 0;
 }

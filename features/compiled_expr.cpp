@@ -19,6 +19,27 @@ __extension__ typedef __int128 i128;
   throw UserError(fmt::format("integer overflow while evaluating {}", e.to_string()));
 }
 
+/// Calls `f` with the standard comparison object of `cmp` (std::less<> for Lt, ...): one switch
+/// for the scalar and the lane-batched evaluators.
+template <class F>
+decltype(auto) with_comparison(arith::CmpOp cmp, F&& f) {
+  switch (cmp) {
+  case arith::CmpOp::Lt:
+    return f(std::less<>());
+  case arith::CmpOp::Le:
+    return f(std::less_equal<>());
+  case arith::CmpOp::Gt:
+    return f(std::greater<>());
+  case arith::CmpOp::Ge:
+    return f(std::greater_equal<>());
+  case arith::CmpOp::Eq:
+    return f(std::equal_to<>());
+  case arith::CmpOp::Ne:
+    break;
+  }
+  return f(std::not_equal_to<>());
+}
+
 } // namespace
 
 int SlotTable::slot(const arith::Expr& var) {
@@ -197,30 +218,11 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
     case arith::Kind::Select: {
       const int64_t *x = row(child(0)), *y = row(child(1));
       const int64_t *then = row(child(2)), *other = row(child(3));
-      auto select = [&](auto holds) {
+      // The comparison chosen once, outside the lane loop.
+      with_comparison(n.cmp, [&](auto holds) {
         for (size_t l = 0; l < m; ++l)
           r[l] = holds(x[l], y[l]) ? then[l] : other[l];
-      };
-      switch (n.cmp) {
-      case arith::CmpOp::Lt:
-        select(std::less<int64_t>());
-        break;
-      case arith::CmpOp::Le:
-        select(std::less_equal<int64_t>());
-        break;
-      case arith::CmpOp::Gt:
-        select(std::greater<int64_t>());
-        break;
-      case arith::CmpOp::Ge:
-        select(std::greater_equal<int64_t>());
-        break;
-      case arith::CmpOp::Eq:
-        select(std::equal_to<int64_t>());
-        break;
-      case arith::CmpOp::Ne:
-        select(std::not_equal_to<int64_t>());
-        break;
-      }
+      });
       break;
     }
     }
@@ -344,27 +346,7 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
   case arith::Kind::Select: {
     Value l = eval(child(0), values), r = eval(child(1), values);
     i128 x = i128(l.num) * r.den, y = i128(r.num) * l.den;
-    bool holds = false;
-    switch (n.cmp) {
-    case arith::CmpOp::Lt:
-      holds = x < y;
-      break;
-    case arith::CmpOp::Le:
-      holds = x <= y;
-      break;
-    case arith::CmpOp::Gt:
-      holds = x > y;
-      break;
-    case arith::CmpOp::Ge:
-      holds = x >= y;
-      break;
-    case arith::CmpOp::Eq:
-      holds = x == y;
-      break;
-    case arith::CmpOp::Ne:
-      holds = x != y;
-      break;
-    }
+    const bool holds = with_comparison(n.cmp, [&](auto cmp) { return cmp(x, y); });
     return eval(child(holds ? 2 : 3), values);
   }
   }
