@@ -56,6 +56,21 @@ Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz);
 /// map(transpose) is a view, not a computation).
 Rule zip_of_maps();
 
+// ---- temporal blocking (rewrite/rules/temporal.cpp, rewrite/temporal.hpp) ---------------------
+/// unroll-iterate(t): iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)   (t applications)
+/// Refuses counts that are not constants or that t does not divide.
+Rule unroll_iterate(int64_t t);
+/// pad-of-map:      pad(l, r, b, map(f, x)) => map(f, pad(l, r, b, x))
+/// An index-remapping pad (clamp, mirror, wrap) of computed points is the computation at the
+/// remapped points. Refuses a constant boundary (f of the constant is not the constant).
+Rule pad_of_map();
+/// hoist-wrap-padding: pad2D(a, wrap, map2D(f, slide2D(n, 1, pad2D(b, wrap, x))))
+///                     => map2D(f, slide2D(n, 1, pad2D(a + b, wrap, x)))
+/// A periodic grid's stencil step commutes with the periodic extension, so the padding of every
+/// fused step moves to the input. Refuses other boundaries, steps other than 1 and stencils that
+/// change the grid's shape.
+Rule hoist_wrap_padding();
+
 // ---- simplification (rewrite/rules/simplification.cpp)
 // -------------------------------------------
 /// transpose-transpose: transpose(transpose(x)) => x

@@ -1,0 +1,254 @@
+// Temporal blocking: the rules that fuse time steps (unroll-iterate, pad-of-map,
+// hoist-wrap-padding) and the fused, tiled lowering of an iterated 2D stencil step.
+#include "ir/derived.hpp"
+#include "rewrite/rules.hpp"
+#include "rewrite/rules/match.hpp"
+#include "rewrite/temporal.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+namespace liftx::rewrite {
+
+using namespace match;
+
+namespace {
+
+bool remaps_indices(const ir::Boundary& b) {
+  return b.kind != ir::Boundary::Kind::Constant;
+}
+
+/// pad2D(l_y, r_y, l_x, r_x, b, x) in its expanded form map(pad(l_x, r_x, b))(pad(l_y, r_y, b)(x)).
+struct Pad2D {
+  arith::Expr low_y, high_y, low_x, high_x;
+  ir::Boundary boundary;
+  ir::Expr grid;
+};
+
+std::optional<Pad2D> as_pad_2d(const ir::Expr& e) {
+  auto columns = as_unary_call_of<ir::Map>(e);
+  if (!columns)
+    return std::nullopt;
+  const auto* x = columns->fun->f.as<ir::Pad>();
+  auto rows = as_unary_call_of<ir::Pad>(columns->arg());
+  if (!x || !rows || !(x->boundary == rows->fun->boundary))
+    return std::nullopt;
+  return Pad2D{rows->fun->left, rows->fun->right, x->left, x->right, x->boundary, rows->arg()};
+}
+
+std::optional<int64_t> constant(const arith::Expr& e) {
+  return e.as_constant();
+}
+
+/// [[s]N]M with s a scalar.
+bool is_scalar_grid_2d(const ir::Type& t) {
+  const auto* rows = t.as<ir::ArrayType>();
+  const auto* row = rows ? rows->element.as<ir::ArrayType>() : nullptr;
+  return row && row->element.is_scalar();
+}
+
+} // namespace
+
+// ---- rules -----------------------------------------------------------------------------------
+
+Rule unroll_iterate(int64_t t) {
+  LIFTX_USER_CHECK(t >= 2, "unroll-iterate needs a degree of at least 2, got {}", t);
+  return make_rule(
+      fmt::format("unroll-iterate({})", t), "iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)",
+      {"algorithmic", "temporal"}, [t](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto it = as_unary_call_of<ir::Iterate>(site);
+        if (!it)
+          return NoMatch{"not a call of iterate"};
+        std::optional<int64_t> count = constant(it->fun->count);
+        if (!count)
+          return NoMatch{"the iteration count is not a constant"};
+        if (*count % t != 0)
+          return NoMatch{fmt::format("{} does not divide the iteration count {}", t, *count)};
+        const ir::Fun f = it->fun->f;
+        ir::Fun fused = lambda1(it->arg().type(), "x", [&](const ir::Expr& x) {
+          ir::Expr e = x;
+          for (int64_t k = 0; k < t; ++k)
+            e = ir::call(f, {e});
+          return e;
+        });
+        return ir::call(ir::iterate(arith::Expr(*count / t), fused), {it->arg()});
+      });
+}
+
+Rule pad_of_map() {
+  return make_rule(
+      "pad-of-map", "pad(l, r, b, map(f, x)) => map(f, pad(l, r, b, x))   (b not constant)",
+      {"algorithmic", "temporal"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto p = as_unary_call_of<ir::Pad>(site);
+        if (!p)
+          return NoMatch{"not a call of pad"};
+        if (!remaps_indices(p->fun->boundary))
+          return NoMatch{"a constant boundary is not a computed point"};
+        auto m = as_unary_call_of<ir::Map>(p->arg());
+        if (!m)
+          return NoMatch{"the padded array is not a map"};
+        ir::Expr padded = ir::call(ir::pad(p->fun->left, p->fun->right, p->fun->boundary),
+                                   {m->arg()});
+        return ir::call(m->call->fun, {padded});
+      });
+}
+
+Rule hoist_wrap_padding() {
+  return make_rule(
+      "hoist-wrap-padding",
+      "pad2D(a, wrap, map2D(f, slide2D(n, 1, pad2D(b, wrap, x)))) => "
+      "map2D(f, slide2D(n, 1, pad2D(a + b, wrap, x)))   (the grid keeps its shape)",
+      {"algorithmic", "temporal"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto outer = as_pad_2d(site);
+        if (!outer)
+          return NoMatch{"not a pad2D"};
+        if (outer->boundary.kind != ir::Boundary::Kind::Wrap)
+          return NoMatch{"the boundary is not wrap"};
+        auto mapped = as_map_kd(outer->grid, 2);
+        if (!mapped)
+          return NoMatch{"the padded grid is not a map2D"};
+        auto slid = as_slide_2d(mapped->second);
+        if (!slid)
+          return NoMatch{"the mapped grid is not a slide2D"};
+        if (constant(slid->step) != 1)
+          return NoMatch{"the slide's step is not 1"};
+        auto inner = as_pad_2d(slid->grid);
+        if (!inner || inner->boundary.kind != ir::Boundary::Kind::Wrap)
+          return NoMatch{"the slid grid is not a wrap pad2D"};
+        // The stencil keeps the grid's shape (window - 1 = padding per dimension), so that its
+        // result repeats with the grid's period.
+        const arith::Expr reach = slid->size - 1;
+        if (!(inner->low_y + inner->high_y == reach) || !(inner->low_x + inner->high_x == reach))
+          return NoMatch{"the stencil does not keep the grid's shape"};
+        ir::Expr padded = ir::pad_2d({outer->low_y + inner->low_y, outer->high_y + inner->high_y},
+                                     {outer->low_x + inner->low_x, outer->high_x + inner->high_x},
+                                     outer->boundary, inner->grid);
+        return ir::call(map_k(2, mapped->first),
+                        {ir::slide_2d(slid->size, slid->step, padded)});
+      });
+}
+
+// ---- the fused lowering ----------------------------------------------------------------------
+
+std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& step) {
+  if (step.params.size() != 1)
+    return std::string("the step has parameters besides the iterated grid");
+  auto mapped = as_map_kd(step.body, 2);
+  if (!mapped)
+    return std::string("the step is not a map2D");
+  auto slid = as_slide_2d(mapped->second);
+  if (!slid)
+    return std::string("the step does not map over a slide2D");
+  std::optional<int64_t> window = constant(slid->size);
+  if (!window || constant(slid->step) != 1)
+    return std::string("the step's window is not a constant with step 1");
+  auto padded = as_pad_2d(slid->grid);
+  if (!padded || !padded->grid.as<ir::Param>())
+    return std::string("the step does not slide over the padded grid");
+  std::optional<int64_t> low = constant(padded->low_y), high = constant(padded->high_y);
+  if (!low || !high || constant(padded->low_x) != low || constant(padded->high_x) != high ||
+      *low + *high != *window - 1)
+    return std::string("the step's padding is not the same constant reach on both dimensions");
+  if (padded->grid.as<ir::Param>()->id != step.params[0].as<ir::Param>()->id)
+    return std::string("the step does not pad its parameter");
+  if (!is_scalar_grid_2d(step.params[0].type()))
+    return std::string("the iterated grid is not a 2D grid of scalars");
+  return StencilStep2D{mapped->first, *window, *low, *high, padded->boundary, padded->grid};
+}
+
+int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree) {
+  switch (boundary.kind) {
+  case ir::Boundary::Kind::Wrap:
+    return max_degree;
+  case ir::Boundary::Kind::Clamp:
+  case ir::Boundary::Kind::Mirror:
+    return std::min<int64_t>(2, max_degree);
+  case ir::Boundary::Kind::Constant:
+    return 1;
+  }
+  return 1;
+}
+
+double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& tiling) {
+  const int64_t reach = step.window - 1;
+  double computed = 0;
+  for (int64_t k = 1; k <= tiling.degree; ++k)
+    computed += static_cast<double>(tiling.tile_x + (tiling.degree - k) * reach) *
+                static_cast<double>(tiling.tile_y + (tiling.degree - k) * reach);
+  return computed / (static_cast<double>(tiling.tile_x * tiling.tile_y) *
+                     static_cast<double>(tiling.degree));
+}
+
+std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
+                                                        const TemporalTiling& tiling) {
+  auto recognised = as_stencil_step_2d(program);
+  if (auto* why = std::get_if<std::string>(&recognised))
+    return *why;
+  const StencilStep2D& step = std::get<StencilStep2D>(recognised);
+  const int64_t t = tiling.degree;
+  if (t < 2)
+    return std::string("a temporal degree below 2 fuses nothing");
+  if (step.boundary.kind == ir::Boundary::Kind::Constant)
+    return std::string("a constant boundary does not fuse steps (a step of constant windows is "
+                       "not the constant)");
+  if (t > max_temporal_degree(step.boundary, t))
+    return fmt::format("a {} boundary fuses at most {} steps (the intermediate steps would need "
+                       "re-clamping at the grid's edge in local memory)",
+                       ir::boundary_text(step.boundary), max_temporal_degree(step.boundary, t));
+  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap;
+  if (tiling.stage_input && !hoisted)
+    return std::string("only the hoisted (wrap) form reads a plain input tile to stage");
+  const int64_t reach = step.window - 1;
+  const arith::Expr one(1), n(step.window);
+
+  // The array the tiles are cut from, and the halo each tile carries on top of its outputs.
+  ir::Expr source = step.grid;
+  int64_t halo = 0;
+  if (hoisted) {
+    // t valid steps over the grid padded by t reaches (hoist-wrap-padding, t - 1 times).
+    source = ir::pad_2d(arith::Expr(t * step.pad_low), arith::Expr(t * step.pad_high),
+                        step.boundary, step.grid, program.loc);
+    halo = t * reach;
+  } else {
+    // f(f(x)) = map2D(g, slide2D(n, 1, pad2D(b, map2D(g, slide2D(n, 1, pad2D(b, x))))))
+    //         = map2D(g, slide2D(n, 1, map2D(g, pad2D(b, slide2D(n, 1, pad2D(b, x))))))
+    // (pad-of-map): the tiles are cut from the windows of the first step, padded once more.
+    ir::Expr first_windows = ir::slide_2d(
+        n, one,
+        ir::pad_2d(arith::Expr(step.pad_low), arith::Expr(step.pad_high), step.boundary, step.grid),
+        program.loc);
+    source = ir::pad_2d(arith::Expr(step.pad_low), arith::Expr(step.pad_high), step.boundary,
+                        first_windows, program.loc);
+    halo = reach;
+  }
+  const arith::Expr tile_w(tiling.tile_x + halo), tile_h(tiling.tile_y + halo);
+  ir::Expr tiles = ir::call(
+      ir::map(ir::transpose()),
+      {ir::call(ir::slide(tile_h, arith::Expr(tiling.tile_y)),
+                {ir::call(ir::map(ir::slide(tile_w, arith::Expr(tiling.tile_x))), {source})})});
+  const ir::Type& tile_type = element_of(element_of(tiles.type()));
+
+  auto local_points = [](ir::Fun f) { return ir::map_lcl(1, ir::map_lcl(0, std::move(f))); };
+  ir::Fun per_tile = lambda1(tile_type, "tile", [&](const ir::Expr& tile) {
+    ir::Expr level = tile;
+    int64_t local_steps = t - 1; // steps whose region goes to local memory
+    if (hoisted) {
+      if (tiling.stage_input)
+        level = ir::call(ir::to_local(local_points(ir::id())), {level});
+      for (int64_t k = 0; k < local_steps; ++k)
+        level = ir::call(ir::to_local(local_points(step.point)), {ir::slide_2d(n, one, level)});
+    } else {
+      // The tile holds the first step's windows: its points go to local memory directly.
+      level = ir::call(ir::to_local(local_points(step.point)), {level});
+    }
+    return ir::call(local_points(step.point), {ir::slide_2d(n, one, level)});
+  });
+  ir::Expr per_tiles = ir::call(ir::map_wrg(1, ir::map_wrg(0, per_tile)), {tiles});
+  ir::Expr grid = ir::call(
+      ir::map(ir::join()), {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});
+  ir::Program fused = program;
+  fused.body = grid;
+  return fused;
+}
+
+} // namespace liftx::rewrite

@@ -1,0 +1,72 @@
+#pragma once
+/// Temporal blocking of iterated 2D stencils: one launch computes `degree` time steps of a tile,
+/// the intermediate steps of the tile (and of a halo that shrinks by the stencil's reach per step)
+/// in local memory, so that a trip through DRAM is paid once per `degree` steps instead of once
+/// per step. The fused step is built from the recognised step by the rewrites below (each a rule
+/// of rewrite/rules.hpp, checked by the interpreter on its own) followed by overlapped tiling:
+///
+///  - time unrolling:  iterate(T, f) => iterate(T / t, f o ... o f)            (unroll-iterate(t))
+///  - every step of f o f is map2D(g, slide2D(n, 1, pad2D(l, r, b, .))). The inner steps are made
+///    tile-local in one of two ways, both exact at the grid's edges:
+///      * pushed padding (t = 2, clamp/mirror/wrap): pad2D(b, map2D(g, W)) = map2D(g, pad2D(b, W))
+///        (pad-of-map: an index-remapping pad of computed points is the computation at the
+///        remapped points), so the first step's points are computed from the input read through
+///        the composed views, the second step from local memory;
+///      * hoisted padding (wrap, any t): pad2D(a, wrap, map2D(g, slide2D(n, 1, pad2D(b, wrap, x))))
+///        = map2D(g, slide2D(n, 1, pad2D(a + b, wrap, x))) (a periodic grid's steps commute with
+///        the periodic extension), so t steps are t valid stencils over the input padded by t
+///        reaches, each computed over a shrinking region of the tile in local memory.
+///    Clamp and mirror need the second form's region to be re-clamped at the grid edge after
+///    every intermediate step (a view of a tile-local buffer in the grid's coordinates, which the
+///    IR has no primitive for yet), so they fuse at most two steps; a constant boundary does not
+///    commute with a computation (g of constant windows is not the constant) and does not fuse.
+///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
+///    group to the points of each intermediate region (toLocal, a barrier between steps).
+#include "ir/expr.hpp"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace liftx::rewrite {
+
+/// A 2D stencil step as temporal blocking needs it: the step program's body is
+/// map2D(point, slide2D(window, 1, pad2D(pad_y, pad_x, boundary, p))) with p the step's only
+/// parameter, a square window and padding that keeps the grid's shape.
+struct StencilStep2D {
+  ir::Fun point; ///< the function of one window
+  int64_t window = 0;
+  int64_t pad_low = 0;  ///< padding before each dimension (the stencil's reach up and left)
+  int64_t pad_high = 0; ///< after (down and right); pad_low + pad_high = window - 1
+  ir::Boundary boundary;
+  ir::Expr grid; ///< the step's parameter
+};
+
+/// The recognised step, or why `step` (a step program as ir::host_iteration makes it) is not one.
+std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& step);
+
+/// How one fused launch is tiled.
+struct TemporalTiling {
+  int64_t degree = 2; ///< time steps per launch (t)
+  int64_t tile_x = 16;
+  int64_t tile_y = 8;
+  /// Hoisted form only: copy the input tile (with its t reaches of halo) to local memory before
+  /// the first step, rather than reading it through the caches.
+  bool stage_input = false;
+};
+
+/// The largest temporal degree the step's boundary allows (wrap: unbounded, reported as
+/// `max_degree`; clamp and mirror: 2; constant: 1).
+int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
+
+/// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
+/// of it computed by work-groups of tile_y x tile_x outputs. Why not, when the step is not a
+/// recognised 2D stencil step, the boundary does not allow the degree, or a tile does not divide.
+std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
+                                                        const TemporalTiling& tiling);
+
+/// Redundant work of a fused launch: points computed by all of its steps per output point and
+/// step (1 when nothing is recomputed), a cost the tiles' halos pay for the DRAM trips saved.
+double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& tiling);
+
+} // namespace liftx::rewrite

@@ -1,0 +1,133 @@
+// Temporal blocking: fused, tiled steps of iterated 2D stencils run on PoCL and verify against the
+// interpreter's iterate of the unfused step, for every boundary that fuses, at the grid's edges
+// of non-square grids; what does not fuse is refused with its reason.
+#include "exec/run.hpp"
+#include "ir/host_iteration.hpp"
+#include "ir/parse/parser.hpp"
+#include "rewrite/space.hpp"
+#include "rewrite/temporal.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <string>
+
+using namespace liftx;
+
+namespace {
+
+runtime::Device& cpu() {
+  static runtime::Device device = runtime::select_device("cpu");
+  return device;
+}
+
+/// A 5-point star with unequal weights (a transposed or shifted window would not verify), or a
+/// 3 x 3 box with the reach split unevenly (padding 0 before, 2 after) when `skewed`.
+ir::Program heat(int64_t steps, const std::string& boundary, bool skewed = false) {
+  const std::string uf = R"(
+userfun star(c: float, n: float, s: float, e: float, w: float): float {
+  return 0.5f * c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w;
+}
+)";
+  const std::string pad = skewed ? "pad2D(0, 2, 0, 2, " : "pad2D(1, 1, ";
+  return parse::parse_module(
+             uf + fmt::format("def heat(grid: [[float]N]M) = iterate({}, x => map2D(nbh => "
+                              "star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]), "
+                              "slide2D(3, 1, {}{}, x))), grid)",
+                              steps, pad, boundary),
+             "<test>")
+      .main();
+}
+
+exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling,
+                          const interp::Sizes& sizes) {
+  const std::optional<ir::HostIteration> h = ir::host_iteration(program);
+  REQUIRE(h);
+  auto fused = rewrite::fuse_steps_tiled(h->step, tiling);
+  if (const auto* why = std::get_if<std::string>(&fused))
+    FAIL("not fused: " << *why);
+  REQUIRE(h->count % tiling.degree == 0);
+  const ir::Program lowered =
+      ir::iterate_step(std::get<ir::Program>(fused), h->count / tiling.degree, h->input);
+  exec::RunOptions o;
+  o.time = false;
+  o.roofline = false;
+  o.reference = &program;
+  return exec::run_program(cpu(), lowered, sizes, o);
+}
+
+} // namespace
+
+TEST_CASE("fused steps verify against iterate at the edges of non-square grids") {
+  const interp::Sizes sizes{{"M", 20}, {"N", 24}};
+  struct Row {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y;
+    bool stage, skewed;
+  };
+  const Row rows[] = {
+      {"clamp", 4, 2, 8, 4, false, false},  {"clamp", 2, 2, 4, 10, false, true},
+      {"mirror", 6, 2, 8, 5, false, false}, {"wrap", 4, 2, 8, 4, false, false},
+      {"wrap", 6, 3, 4, 4, false, false},   {"wrap", 6, 3, 8, 5, true, true},
+      {"wrap", 8, 4, 12, 10, true, false},  {"wrap", 6, 6, 6, 4, false, false},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.boundary);
+    CAPTURE(row.degree);
+    CAPTURE(row.tile_x);
+    CAPTURE(row.tile_y);
+    CAPTURE(row.stage);
+    CAPTURE(row.skewed);
+    const exec::RunReport r =
+        run_fused(heat(row.steps, row.boundary, row.skewed),
+                  {row.degree, row.tile_x, row.tile_y, row.stage}, sizes);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+    CHECK(r.verification.elements == 20 * 24);
+    CHECK(r.launches == row.steps / row.degree);
+  }
+}
+
+TEST_CASE("a fused launch of the wrong degree is caught by the check") {
+  // Two fused launches of three steps against the reference's four steps must fail.
+  const ir::Program four = heat(4, "wrap");
+  const std::optional<ir::HostIteration> h = ir::host_iteration(heat(6, "wrap"));
+  REQUIRE(h);
+  auto fused = rewrite::fuse_steps_tiled(h->step, {3, 8, 4, false});
+  REQUIRE(std::holds_alternative<ir::Program>(fused));
+  exec::RunOptions o;
+  o.time = false;
+  o.roofline = false;
+  o.reference = &four;
+  const exec::RunReport r = exec::run_program(
+      cpu(), ir::iterate_step(std::get<ir::Program>(fused), 2, h->input), {{"M", 16}, {"N", 16}},
+      o);
+  CHECK(r.status == runtime::Status::wrong_result);
+}
+
+TEST_CASE("what does not fuse is refused with its reason") {
+  auto refusal = [](const ir::Program& p, const rewrite::TemporalTiling& t) {
+    auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(p)->step, t);
+    REQUIRE(std::holds_alternative<std::string>(fused));
+    return std::get<std::string>(fused);
+  };
+  CHECK(refusal(heat(4, "constant(0.0f)"), {2, 8, 4, false}) ==
+        "a constant boundary does not fuse steps (a step of constant windows is not the constant)");
+  CHECK(refusal(heat(6, "clamp"), {3, 8, 4, false}).starts_with(
+      "a clamp boundary fuses at most 2 steps"));
+  CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
+        "only the hoisted (wrap) form reads a plain input tile to stage");
+  const ir::Program two_grids =
+      parse::parse_module("userfun plus(a: float, b: float): float { return a + b; }\n"
+                          "def s(q: [[float]N]M, g: [[float]N]M) = iterate(2, x => map2D((a, b) "
+                          "=> plus(a, b), zip2D(x, q)), g)",
+                          "<test>")
+          .main();
+  CHECK(refusal(two_grids, {2, 8, 4, false}) ==
+        "the step has parameters besides the iterated grid");
+  CHECK(rewrite::redundant_work_ratio(
+            std::get<rewrite::StencilStep2D>(
+                rewrite::as_stencil_step_2d(ir::host_iteration(heat(4, "wrap"))->step)),
+            {2, 8, 4, false}) == doctest::Approx((10.0 * 6 + 8 * 4) / (2.0 * 8 * 4)));
+}
