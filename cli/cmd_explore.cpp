@@ -420,11 +420,15 @@ void add_explore_command(CLI::App& app) {
                best_stored ? size_t(best_stored->repetitions) : rep.timing->samples_ms.size(),
                rep.timing->q1_ms, rep.timing->q3_ms,
                best_stored ? ", measured by an earlier run (stored)" : "");
-    if (std::optional<ir::HostIteration> steps = ir::host_iteration(*r.program))
+    if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
+      // A fused launch (temporal blocking) computes several steps.
+      const auto fused = r.variant.parameters.find("steps_per_launch");
+      const int64_t per_launch = fused == r.variant.parameters.end() ? 1 : fused->second;
       fmt::print(report,
-                 "per step  {:.4f} ms ({} launches of the step's kernel, two buffers "
-                 "swapped)\n",
-                 rep.timing->median_ms / static_cast<double>(steps->count), steps->count);
+                 "per step  {:.4f} ms ({} launches of {} step{} each, two buffers swapped)\n",
+                 rep.timing->median_ms / static_cast<double>(launches->count * per_launch),
+                 launches->count, per_launch, per_launch == 1 ? "" : "s");
+    }
     if (rep.gb_per_s) {
       fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);
       if (rep.roofline_fraction)

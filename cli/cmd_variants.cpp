@@ -10,6 +10,7 @@
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "rewrite/temporal.hpp"
 
 #include <fmt/format.h>
 
@@ -190,7 +191,7 @@ void add_variants_command(CLI::App& app) {
     fmt::print("per lowering strategy:\n");
     // Each strategy with the steps that lowered its variants (the same data lower() runs).
     for (const auto& [k, n] : c.per_strategy) {
-      std::string steps;
+      std::string steps = k == rewrite::kTemporalStrategy ? rewrite::kTemporalSteps : "";
       for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
         if (strategy.name == k)
           steps = rewrite::describe(strategy);

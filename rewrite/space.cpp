@@ -3,6 +3,7 @@
 #include "ir/host_iteration.hpp"
 
 #include "rewrite/rules.hpp"
+#include "rewrite/temporal.hpp"
 #include "rewrite/walk.hpp"
 #include "support/error.hpp"
 
@@ -18,6 +19,10 @@
 namespace liftx::rewrite {
 
 namespace {
+
+/// Fused tiles whose halos would recompute more than this many points per useful one are not
+/// worth a trip to DRAM saved.
+constexpr double kMaxRedundantWork = 2.0;
 
 struct ProgramHash {
   size_t operator()(const ir::Program& p) const { return p.body.hash(); }
@@ -400,6 +405,10 @@ struct VariantStream::State {
   ProgramSet seen_lowered;
   std::unordered_set<std::string> sources;
 
+  /// Fused launches of an iterated 2D stencil step (temporal blocking), lowered after the
+  /// step's own variants: (degree, tile) choices not tried yet.
+  std::deque<TemporalTiling> temporal;
+
   std::optional<HighLevel> current;
   std::vector<std::pair<const LoweringStrategy*, int64_t>> strategies; // (strategy, parameter)
   size_t strategy_pos = 0;
@@ -495,6 +504,60 @@ struct VariantStream::State {
           strategies.push_back({&s, value});
     seen_high_level.insert(root);
     queue.push_back({root, 0, 0, {}});
+    if (iteration)
+      plan_temporal(out_x, out_y);
+  }
+
+  /// Temporal degrees t dividing the step count (a launch does t steps: every launch the same),
+  /// tiles of powers of two dividing the grid, both forms of the input tile where the boundary
+  /// allows; tiles that recompute more than twice the useful work are left out.
+  void plan_temporal(int64_t out_x, int64_t out_y) {
+    auto step = as_stencil_step_2d(iteration->step);
+    if (!std::holds_alternative<StencilStep2D>(step))
+      return;
+    const StencilStep2D& s = std::get<StencilStep2D>(step);
+    for (int64_t t : {2, 3, 4, 6, 8}) {
+      if (iteration->count % t != 0 || t > max_temporal_degree(s.boundary, t))
+        continue;
+      for (int64_t ty : powers_of_two(2, options.max_tile))
+        for (int64_t tx : powers_of_two(4, 2 * options.max_tile))
+          for (bool stage : {false, true}) {
+            if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
+              continue;
+            if (out_x % tx != 0 || out_y % ty != 0 || tx >= out_x || ty >= out_y) {
+              reject("tile does not divide");
+              continue;
+            }
+            const TemporalTiling tiling{t, tx, ty, stage};
+            if (redundant_work_ratio(s, tiling) > kMaxRedundantWork) {
+              reject("temporal tile recomputes too much");
+              continue;
+            }
+            temporal.push_back(tiling);
+          }
+    }
+  }
+
+  void lower_next_temporal() {
+    const TemporalTiling tiling = temporal.front();
+    temporal.pop_front();
+    auto fused = fuse_steps_tiled(iteration->step, tiling);
+    if (auto* why = std::get_if<std::string>(&fused)) {
+      reject("temporal: " + first_words(*why, 6));
+      return;
+    }
+    if (!lengths_exact(std::get<ir::Program>(fused), options.sizes)) {
+      reject("tile does not divide");
+      return;
+    }
+    queue_lowered(ir::iterate_step(std::get<ir::Program>(fused), iteration->count / tiling.degree,
+                                   iteration->input),
+                  kTemporalStrategy,
+                  {{"steps_per_launch", tiling.degree},
+                   {"tile_x", tiling.tile_x},
+                   {"tile_y", tiling.tile_y},
+                   {"stage", tiling.stage_input ? 1 : 0}},
+                  true);
   }
 
   /// Children of a high-level program: one more rewrite of a family not used yet.
@@ -631,15 +694,22 @@ struct VariantStream::State {
       reject(*why);
       return;
     }
-    const ir::Program p = iterated(std::get<ir::Program>(lowered));
+    std::map<std::string, int64_t> params = current->parameters;
+    if (!strategy->parameter.empty())
+      params[strategy->parameter] = parameter;
+    queue_lowered(iterated(std::get<ir::Program>(lowered)), strategy->name, std::move(params),
+                  !strategy->tiles_3d);
+  }
+
+  /// Generates a lowered program's kernels (tied, and free-thread ones when `free_threads`) and
+  /// queues their launches.
+  void queue_lowered(const ir::Program& p, const std::string& strategy,
+                     std::map<std::string, int64_t> params, bool free_threads) {
     if (!seen_lowered.insert(p).second) {
       reject("duplicate lowered program");
       return;
     }
     ++counts.lowered_programs;
-    std::map<std::string, int64_t> params = current->parameters;
-    if (!strategy->parameter.empty())
-      params[strategy->parameter] = parameter;
     auto tied = generate(p, true);
     if (!tied)
       return;
@@ -658,12 +728,12 @@ struct VariantStream::State {
         return;
       if (sources.insert(k.source).second)
         ++counts.distinct_sources;
-      pending.push_back(Pending{p, strategy->name, params,
+      pending.push_back(Pending{p, strategy, params,
                                 std::make_shared<const codegen::Kernel>(std::move(k)),
                                 std::move(kernel_launches), 0, counts.kernels - 1});
     };
     queue_kernel(std::move(*tied), true);
-    if (options.free_threads && !strategy->tiles_3d) {
+    if (options.free_threads && free_threads) {
       if (auto free = generate(p, false)) {
         ++counts.kernels;
         queue_kernel(std::move(*free), false);
@@ -696,7 +766,10 @@ struct VariantStream::State {
       }
       if (queue.empty()) {
         current.reset();
-        return false;
+        if (temporal.empty())
+          return false;
+        lower_next_temporal();
+        continue;
       }
       current = std::move(queue.front());
       queue.pop_front();

@@ -30,6 +30,13 @@
 
 namespace liftx::rewrite {
 
+/// The lowering strategy name of fused launches in the variant space, and its steps as
+/// `liftx variants` prints them.
+inline constexpr const char* kTemporalStrategy = "temporal2d";
+inline constexpr const char* kTemporalSteps =
+    "unroll-iterate(t), pad-of-map | hoist-wrap-padding, tile-stencil-2d, map-to-mapWrg1/0, "
+    "map-to-mapLcl1/0, to-local per intermediate step";
+
 /// A 2D stencil step as temporal blocking needs it: the step program's body is
 /// map2D(point, slide2D(window, 1, pad2D(pad_y, pad_x, boundary, p))) with p the step's only
 /// parameter, a square window and padding that keeps the grid's shape.

@@ -1,9 +1,9 @@
 // Temporal blocking: the rules that fuse time steps (unroll-iterate, pad-of-map,
 // hoist-wrap-padding) and the fused, tiled lowering of an iterated 2D stencil step.
+#include "rewrite/temporal.hpp"
 #include "ir/derived.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/rules/match.hpp"
-#include "rewrite/temporal.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -54,8 +54,9 @@ bool is_scalar_grid_2d(const ir::Type& t) {
 Rule unroll_iterate(int64_t t) {
   LIFTX_USER_CHECK(t >= 2, "unroll-iterate needs a degree of at least 2, got {}", t);
   return make_rule(
-      fmt::format("unroll-iterate({})", t), "iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)",
-      {"algorithmic", "temporal"}, [t](const ir::Expr& site, const RuleContext&) -> RuleResult {
+      fmt::format("unroll-iterate({})", t),
+      "iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)", {"algorithmic", "temporal"},
+      [t](const ir::Expr& site, const RuleContext&) -> RuleResult {
         auto it = as_unary_call_of<ir::Iterate>(site);
         if (!it)
           return NoMatch{"not a call of iterate"};
@@ -87,8 +88,8 @@ Rule pad_of_map() {
         auto m = as_unary_call_of<ir::Map>(p->arg());
         if (!m)
           return NoMatch{"the padded array is not a map"};
-        ir::Expr padded = ir::call(ir::pad(p->fun->left, p->fun->right, p->fun->boundary),
-                                   {m->arg()});
+        ir::Expr padded =
+            ir::call(ir::pad(p->fun->left, p->fun->right, p->fun->boundary), {m->arg()});
         return ir::call(m->call->fun, {padded});
       });
 }
@@ -123,8 +124,7 @@ Rule hoist_wrap_padding() {
         ir::Expr padded = ir::pad_2d({outer->low_y + inner->low_y, outer->high_y + inner->high_y},
                                      {outer->low_x + inner->low_x, outer->high_x + inner->high_x},
                                      outer->boundary, inner->grid);
-        return ir::call(map_k(2, mapped->first),
-                        {ir::slide_2d(slid->size, slid->step, padded)});
+        return ir::call(map_k(2, mapped->first), {ir::slide_2d(slid->size, slid->step, padded)});
       });
 }
 
@@ -175,8 +175,8 @@ double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& til
   for (int64_t k = 1; k <= tiling.degree; ++k)
     computed += static_cast<double>(tiling.tile_x + (tiling.degree - k) * reach) *
                 static_cast<double>(tiling.tile_y + (tiling.degree - k) * reach);
-  return computed / (static_cast<double>(tiling.tile_x * tiling.tile_y) *
-                     static_cast<double>(tiling.degree));
+  return computed /
+         (static_cast<double>(tiling.tile_x * tiling.tile_y) * static_cast<double>(tiling.degree));
 }
 
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
@@ -244,8 +244,9 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return ir::call(local_points(step.point), {ir::slide_2d(n, one, level)});
   });
   ir::Expr per_tiles = ir::call(ir::map_wrg(1, ir::map_wrg(0, per_tile)), {tiles});
-  ir::Expr grid = ir::call(
-      ir::map(ir::join()), {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});
+  ir::Expr grid =
+      ir::call(ir::map(ir::join()),
+               {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});
   ir::Program fused = program;
   fused.body = grid;
   return fused;

@@ -498,4 +498,71 @@ TEST_CASE("vectorize-map") {
              {"def f(x: [[float]N]M) = map(map(neg), x)", "#0", "not a user function"}});
 }
 
+TEST_CASE("unroll-iterate") {
+  run_table(unroll_iterate(2),
+            {{"def f(x: [float]N) = iterate(4, y => map(neg, y), x)", "#0",
+              "def f(x: [float]N) = iterate(2, y => map(neg, map(neg, y)), x)", n8},
+             {"def f(x: [[float]N]M) = iterate(6, g => map2D(nbh => add(nbh[0][1], nbh[1][0]), "
+              "slide2D(2, 1, pad2D(0, 1, wrap, g))), x)",
+              "#0",
+              "def f(x: [[float]N]M) = iterate(3, y => (g => map2D(nbh => add(nbh[0][1], "
+              "nbh[1][0]), slide2D(2, 1, pad2D(0, 1, wrap, g))))((g => map2D(nbh => add(nbh[0][1], "
+              "nbh[1][0]), slide2D(2, 1, pad2D(0, 1, wrap, g))))(y)), x)",
+              {{"M", 3}, {"N", 5}}}},
+            {{"def f(x: [float]N) = iterate(3, y => map(neg, y), x)", "#0",
+              "2 does not divide the iteration count 3"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of iterate"}});
+  CHECK(unroll_iterate(3).name == "unroll-iterate(3)");
+  CHECK_THROWS_AS(unroll_iterate(1), UserError);
+}
+
+TEST_CASE("pad-of-map") {
+  run_table(
+      pad_of_map(),
+      {{"def f(x: [float]N) = pad(1, 2, clamp, map(neg, x))",
+        "#0",
+        "def f(x: [float]N) = map(neg, pad(1, 2, clamp, x))",
+        {{"N", 5}}},
+       {"def f(x: [float]N) = pad(2, 1, mirror, map(sq, x))",
+        "#0",
+        "def f(x: [float]N) = map(sq, pad(2, 1, mirror, x))",
+        {{"N", 5}}},
+       {"def f(x: [float]N) = pad(3, 0, wrap, map(neg, x))",
+        "#0",
+        "def f(x: [float]N) = map(neg, pad(3, 0, wrap, x))",
+        {{"N", 2}}}},
+      {{"def f(x: [float]N) = pad(1, 1, constant(1.0f), map(neg, x))", "#0", "a constant boundary"},
+       {"def f(x: [float]N) = pad(1, 1, clamp, x)", "#0", "not a map"},
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of pad"}});
+}
+
+TEST_CASE("hoist-wrap-padding") {
+  const char* const two_steps =
+      "def f(x: [[float]N]M) = pad2D(1, 1, wrap, map2D(nbh => add(nbh[0][1], nbh[2][2]), "
+      "slide2D(3, 1, pad2D(1, 1, wrap, x))))";
+  run_table(hoist_wrap_padding(),
+            {{two_steps,
+              "#0",
+              "def f(x: [[float]N]M) = map2D(nbh => add(nbh[0][1], nbh[2][2]), slide2D(3, 1, "
+              "pad2D(2, 2, wrap, x)))",
+              {{"M", 3}, {"N", 4}}},
+             {"def f(x: [[float]N]M) = pad2D(0, 2, wrap, map2D(nbh => add(nbh[0][0], nbh[1][1]), "
+              "slide2D(2, 1, pad2D(0, 1, wrap, x))))",
+              "#0",
+              "def f(x: [[float]N]M) = map2D(nbh => add(nbh[0][0], nbh[1][1]), slide2D(2, 1, "
+              "pad2D(0, 3, wrap, x)))",
+              {{"M", 2}, {"N", 5}}}},
+            {{"def f(x: [[float]N]M) = pad2D(1, 1, clamp, map2D(nbh => add(nbh[0][1], nbh[2][2]), "
+              "slide2D(3, 1, pad2D(1, 1, clamp, x))))",
+              "#0", "the boundary is not wrap"},
+             {"def f(x: [[float]N]M) = pad2D(1, 1, wrap, map2D(nbh => add(nbh[0][1], nbh[2][2]), "
+              "slide2D(3, 1, pad2D(1, 1, clamp, x))))",
+              "#0", "not a wrap pad2D"},
+             {"def f(x: [[float]N]M) = pad2D(1, 1, wrap, map2D(nbh => add(nbh[0][1], nbh[2][2]), "
+              "slide2D(3, 1, pad2D(2, 2, wrap, x))))",
+              "#0", "does not keep the grid's shape"},
+             {"def f(x: [[float]N]M) = pad2D(1, 1, wrap, map2D(neg, x))", "#0", "not a slide2D"},
+             {"def f(x: [[float]N]M) = map2D(neg, x)", "#0", "not a pad2D"}});
+}
+
 } // namespace liftx::rewrite::test

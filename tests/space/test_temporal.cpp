@@ -1,6 +1,8 @@
 // Temporal blocking: fused, tiled steps of iterated 2D stencils run on PoCL and verify against the
 // interpreter's iterate of the unfused step, for every boundary that fuses, at the grid's edges
 // of non-square grids; what does not fuse is refused with its reason.
+#include "../sanitized.hpp"
+#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
@@ -10,7 +12,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 using namespace liftx;
 
@@ -78,9 +82,8 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.tile_y);
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
-    const exec::RunReport r =
-        run_fused(heat(row.steps, row.boundary, row.skewed),
-                  {row.degree, row.tile_x, row.tile_y, row.stage}, sizes);
+    const exec::RunReport r = run_fused(heat(row.steps, row.boundary, row.skewed),
+                                        {row.degree, row.tile_x, row.tile_y, row.stage}, sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
@@ -100,9 +103,9 @@ TEST_CASE("a fused launch of the wrong degree is caught by the check") {
   o.time = false;
   o.roofline = false;
   o.reference = &four;
-  const exec::RunReport r = exec::run_program(
-      cpu(), ir::iterate_step(std::get<ir::Program>(fused), 2, h->input), {{"M", 16}, {"N", 16}},
-      o);
+  const exec::RunReport r =
+      exec::run_program(cpu(), ir::iterate_step(std::get<ir::Program>(fused), 2, h->input),
+                        {{"M", 16}, {"N", 16}}, o);
   CHECK(r.status == runtime::Status::wrong_result);
 }
 
@@ -114,8 +117,8 @@ TEST_CASE("what does not fuse is refused with its reason") {
   };
   CHECK(refusal(heat(4, "constant(0.0f)"), {2, 8, 4, false}) ==
         "a constant boundary does not fuse steps (a step of constant windows is not the constant)");
-  CHECK(refusal(heat(6, "clamp"), {3, 8, 4, false}).starts_with(
-      "a clamp boundary fuses at most 2 steps"));
+  CHECK(refusal(heat(6, "clamp"), {3, 8, 4, false})
+            .starts_with("a clamp boundary fuses at most 2 steps"));
   CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
         "only the hoisted (wrap) form reads a plain input tile to stage");
   const ir::Program two_grids =
@@ -126,8 +129,64 @@ TEST_CASE("what does not fuse is refused with its reason") {
           .main();
   CHECK(refusal(two_grids, {2, 8, 4, false}) ==
         "the step has parameters besides the iterated grid");
-  CHECK(rewrite::redundant_work_ratio(
-            std::get<rewrite::StencilStep2D>(
-                rewrite::as_stencil_step_2d(ir::host_iteration(heat(4, "wrap"))->step)),
-            {2, 8, 4, false}) == doctest::Approx((10.0 * 6 + 8 * 4) / (2.0 * 8 * 4)));
+  CHECK(rewrite::redundant_work_ratio(std::get<rewrite::StencilStep2D>(rewrite::as_stencil_step_2d(
+                                          ir::host_iteration(heat(4, "wrap"))->step)),
+                                      {2, 8, 4, false}) ==
+        doctest::Approx((10.0 * 6 + 8 * 4) / (2.0 * 8 * 4)));
+}
+
+TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
+  rewrite::SpaceOptions o;
+  o.sizes = {{"M", 16}, {"N", 32}};
+  o.device = runtime::named_profile("nvidia").limits();
+  o.max_tile = 8;
+  o.depth = 0;
+  auto fused_variants = [&](const ir::Program& p) {
+    rewrite::VariantStream stream(p, o);
+    std::vector<rewrite::Variant> fused;
+    rewrite::Variant v;
+    while (stream.next(v))
+      if (v.strategy == rewrite::kTemporalStrategy)
+        fused.push_back(v);
+    return fused;
+  };
+  // Clamp: two steps per launch only; wrap: 2 and 4 (dividing 4 steps), the input tile staged
+  // or not.
+  const std::vector<rewrite::Variant> clamp = fused_variants(heat(4, "clamp"));
+  REQUIRE_FALSE(clamp.empty());
+  for (const rewrite::Variant& v : clamp) {
+    CHECK(v.parameters.at("steps_per_launch") == 2);
+    CHECK(v.parameters.at("stage") == 0);
+    CHECK(ir::host_iteration(v.program)->count == 2);
+  }
+  const std::vector<rewrite::Variant> wrap = fused_variants(heat(4, "wrap"));
+  std::set<int64_t> degrees, stages;
+  for (const rewrite::Variant& v : wrap) {
+    degrees.insert(v.parameters.at("steps_per_launch"));
+    stages.insert(v.parameters.at("stage"));
+  }
+  CHECK(degrees == std::set<int64_t>{2, 4});
+  CHECK(stages == std::set<int64_t>{0, 1});
+  CHECK(fused_variants(heat(4, "constant(0.0f)")).empty());
+  CHECK(fused_variants(heat(3, "wrap")).size() > 0); // 3 steps per launch
+  CHECK(fused_variants(heat(5, "wrap")).empty());    // no degree divides 5
+
+  // Sampled fused variants, tied and free, verify against the unfused iterate.
+  const ir::Program reference = heat(4, "clamp");
+  for (size_t i = 0; i < clamp.size();
+       i += std::max<size_t>(1, clamp.size() / test::verified_sample(6))) {
+    const rewrite::Variant& v = clamp[i];
+    CAPTURE(v.index);
+    exec::RunOptions run;
+    run.time = false;
+    run.roofline = false;
+    run.reference = &reference;
+    const auto dims = static_cast<size_t>(v.launch.dims);
+    run.local.assign(v.launch.local.begin(), v.launch.local.begin() + dims);
+    if (!v.launch.tied)
+      run.global.assign(v.launch.global.begin(), v.launch.global.begin() + dims);
+    const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+  }
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Issue 23, temporal blocking on an NVIDIA GPU: the fused (temporal2d) variants of Jacobi 2D
+# 5-point and 9-point (clamp: two steps per launch) and of heat 2D (wrap: 2, 4 or 8 steps per
+# launch) at SIZE^2 (default 8192) x STEPS (default 64), next to the hand-lowered single-step
+# kernels (naive global2d, register window) launched STEPS times. THREADS=tied (default): every
+# variant with threads tied to the points of each step's region; THREADS=free: free-thread
+# launches (each work-item loops over several points of a region) with the largest global size,
+# local sizes LOCALS (default 32x4|32x8|64x4|32x16) and tiles TILES_X (32|64) x TILES_Y (8|16|32).
+# Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
+# tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
+# not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
+# 8192^2 take minutes). A variant that fails the check is not timed. One JSON report per run
+# under OUT; OUT/summary.tsv: stencil, variant, steps per launch, tile, check status, median ms.
+# LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
+# (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at once.
+set -euo pipefail
+liftx=${LIFTX:-build/liftx}
+out=$1
+size=${SIZE:-8192}
+steps=${STEPS:-64}
+check_size=${CHECK_SIZE:-M=96,N=128}
+jobs=${JOBS:-8}
+device=${DEVICE:-nvidia}
+threads=${THREADS:-tied}
+if [ "$threads" = tied ]; then
+  select=(--where tied=true)
+else
+  select=(--where tied=false --where "global=${size}x$size" --where "local=${LOCALS:-32x4|32x8|64x4|32x16}"
+    --where "tile_x=${TILES_X:-32|64}" --where "tile_y=${TILES_Y:-8|16|32}")
+fi
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
+
+# The stencils as STEPS-step programs: the step files with --steps, heat 2D with its count.
+heat="$out/heat2d-$steps.lift"
+sed "s/iterate(6,/iterate($steps,/" stencils/iterated/heat2d.lift >"$heat"
+declare -A source=([jacobi2d5pt]=stencils/jacobi2d5pt.lift [jacobi2d9pt]=stencils/jacobi2d9pt.lift
+  [heat2d]="$heat")
+declare -A steps_option=([jacobi2d5pt]="--steps $steps" [jacobi2d9pt]="--steps $steps" [heat2d]="")
+
+for stencil in jacobi2d5pt jacobi2d9pt heat2d; do
+  # shellcheck disable=SC2086
+  "$liftx" variants "${source[$stencil]}" ${steps_option[$stencil]} --size "$size" \
+    --profile nvidia --where strategy=temporal2d "${select[@]}" --out "$out/$stencil" --quiet \
+    >"$out/$stencil-variants.txt"
+done
+
+# Checks (CPU-bound interpreter, tiny kernels) in parallel.
+find "$out" -mindepth 2 -name '*-temporal2d.lift' | sort >"$out/variants.list"
+# Free-thread variants are checked with their work-group size and four work-groups, which loop
+# over the tiles of the small grid.
+xargs -P "$jobs" -I{} sh -c 'launch=""
+  if grep -q "\"tied\": false" "${1%.lift}.json"; then
+    local=$(tr -d "\n " <"${1%.lift}.json" | grep -o "\"local\":\[[0-9,]*\]" | grep -o "[0-9,]*$(printf "\\]")" | tr -d "]")
+    lx=${local%,*}; ly=${local#*,}
+    launch="--local $lx,$ly --global $((2 * lx)),$((2 * ly))"
+  fi
+  "$0" run "$1" --device "$3" --size "$2" $launch --repeat 1 --json \
+  >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
+  <"$out/variants.list"
+
+# Timings one at a time.
+printf 'stencil\tvariant\tsteps_per_launch\ttile\tstage\tcheck\tmedian_ms\n' >"$out/summary.tsv"
+while read -r file; do
+  stencil=$(basename "$(dirname "$file")")
+  base=${file%.lift}
+  status=$(tr -d '\n ' <"$base.check.json" | grep -o '"status":"[a-z_]*"' | cut -d'"' -f4 || true)
+  params=$(tr -d '\n ' <"$base.json" | grep -o '"parameters":{[^}]*}')
+  t=$(echo "$params" | grep -o '"steps_per_launch":[0-9]*' | cut -d: -f2)
+  tx=$(echo "$params" | grep -o '"tile_x":[0-9]*' | cut -d: -f2)
+  ty=$(echo "$params" | grep -o '"tile_y":[0-9]*' | cut -d: -f2)
+  stage=$(echo "$params" | grep -o '"stage":[0-9]*' | cut -d: -f2)
+  median=""
+  if [ "$status" = ok ]; then
+    "$liftx" run "$file" --device "$device" --size "$size" --launch "$base.json" --no-check \
+      --repeat 10 --json >"$base.time.json" 2>"$base.time.err" || true
+    median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
+      grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
+  fi
+  printf '%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" "$tx" "$ty" \
+    "$stage" "$status" "$median" >>"$out/summary.tsv"
+done <"$out/variants.list"
+
+# Single-step baselines, STEPS launches of one step (verified with two launches first).
+[ "${BASELINES:-1}" = 1 ] || exit 0
+for stencil in jacobi2d5pt jacobi2d9pt; do
+  for variant in global2d window; do
+    file=stencils/variants/$stencil/$variant.lift
+    "$liftx" run "$file" --device "$device" --size "$size" --steps 2 --repeat 3 --json \
+      >"$out/baseline-$stencil-$variant-check2.json" || true
+    "$liftx" run "$file" --device "$device" --size "$size" --steps "$steps" --no-check --repeat 10 \
+      --json >"$out/baseline-$stencil-$variant-$steps.json" || true
+  done
+done
