@@ -3,14 +3,17 @@
 # 5-point and 9-point (clamp: two steps per launch) and of heat 2D (wrap: 2, 4 or 8 steps per
 # launch) at SIZE^2 (default 8192) x STEPS (default 64), next to the hand-lowered single-step
 # kernels (naive global2d, register window) launched STEPS times. THREADS=tied (default): every
-# variant with threads tied to the points of each step's region; THREADS=free: free-thread
-# launches (each work-item loops over several points of a region) with the largest global size,
-# local sizes LOCALS (default 32x4|32x8|64x4|32x16) and tiles TILES_X (32|64) x TILES_Y (8|16|32).
+# variant with work-group tiles and threads tied to the points of each step's region;
+# THREADS=free: free-thread launches (each work-item loops over several points of a region) with
+# the largest global size, local sizes LOCALS (default 32x4|32x8|64x4|32x16) and tiles TILES_X
+# (32|64) x TILES_Y (8|16|32); THREADS=registers: every register-tile variant (a work-item per
+# tile, its steps in registers) with local sizes LOCALS (default 32x4|32x8|64x4|16x16).
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
 # 8192^2 take minutes). A variant that fails the check is not timed. One JSON report per run
-# under OUT; OUT/summary.tsv: stencil, variant, steps per launch, tile, check status, median ms.
+# under OUT; OUT/summary.tsv: stencil, variant, steps per launch, tile, staged input, register
+# tile, work-group size, check status, median ms of the STEPS steps.
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at once.
 set -euo pipefail
@@ -23,7 +26,9 @@ jobs=${JOBS:-8}
 device=${DEVICE:-nvidia}
 threads=${THREADS:-tied}
 if [ "$threads" = tied ]; then
-  select=(--where tied=true)
+  select=(--where tied=true --where registers=0)
+elif [ "$threads" = registers ]; then
+  select=(--where registers=1 --where "local=${LOCALS:-32x4|32x8|64x4|16x16}")
 else
   select=(--where tied=false --where "global=${size}x$size" --where "local=${LOCALS:-32x4|32x8|64x4|32x16}"
     --where "tile_x=${TILES_X:-32|64}" --where "tile_y=${TILES_Y:-8|16|32}")
@@ -48,9 +53,12 @@ done
 # Checks (CPU-bound interpreter, tiny kernels) in parallel.
 find "$out" -mindepth 2 -name '*-temporal2d.lift' | sort >"$out/variants.list"
 # Free-thread variants are checked with their work-group size and four work-groups, which loop
-# over the tiles of the small grid.
+# over the tiles of the small grid; register tiles with their work-group size.
 xargs -P "$jobs" -I{} sh -c 'launch=""
-  if grep -q "\"tied\": false" "${1%.lift}.json"; then
+  if grep -q "\"registers\": 1" "${1%.lift}.json"; then
+    local=$(tr -d "\n " <"${1%.lift}.json" | grep -o "\"local\":\[[0-9,]*\]" | grep -o "[0-9,]*$(printf "\\]")" | tr -d "]")
+    launch="--local $local"
+  elif grep -q "\"tied\": false" "${1%.lift}.json"; then
     local=$(tr -d "\n " <"${1%.lift}.json" | grep -o "\"local\":\[[0-9,]*\]" | grep -o "[0-9,]*$(printf "\\]")" | tr -d "]")
     lx=${local%,*}; ly=${local#*,}
     launch="--local $lx,$ly --global $((2 * lx)),$((2 * ly))"
@@ -60,7 +68,7 @@ xargs -P "$jobs" -I{} sh -c 'launch=""
   <"$out/variants.list"
 
 # Timings one at a time.
-printf 'stencil\tvariant\tsteps_per_launch\ttile\tstage\tcheck\tmedian_ms\n' >"$out/summary.tsv"
+printf 'stencil\tvariant\tsteps_per_launch\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\n' >"$out/summary.tsv"
 while read -r file; do
   stencil=$(basename "$(dirname "$file")")
   base=${file%.lift}
@@ -70,6 +78,8 @@ while read -r file; do
   tx=$(echo "$params" | grep -o '"tile_x":[0-9]*' | cut -d: -f2)
   ty=$(echo "$params" | grep -o '"tile_y":[0-9]*' | cut -d: -f2)
   stage=$(echo "$params" | grep -o '"stage":[0-9]*' | cut -d: -f2)
+  registers=$(echo "$params" | grep -o '"registers":[0-9]*' | cut -d: -f2)
+  local_size=$(tr -d '\n ' <"$base.json" | grep -o '"local":\[[0-9,]*' | cut -d[ -f2 | tr , x)
   median=""
   if [ "$status" = ok ]; then
     "$liftx" run "$file" --device "$device" --size "$size" --launch "$base.json" --no-check \
@@ -77,8 +87,8 @@ while read -r file; do
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi
-  printf '%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" "$tx" "$ty" \
-    "$stage" "$status" "$median" >>"$out/summary.tsv"
+  printf '%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" "$tx" \
+    "$ty" "$stage" "$registers" "$local_size" "$status" "$median" >>"$out/summary.tsv"
 done <"$out/variants.list"
 
 # Single-step baselines, STEPS launches of one step (verified with two launches first).

@@ -21,8 +21,13 @@ namespace liftx::rewrite {
 namespace {
 
 /// Fused tiles whose halos would recompute more than this many points per useful one are not
-/// worth a trip to DRAM saved.
+/// worth a trip to DRAM saved. Register tiles recompute without loads from local memory or
+/// barriers, and narrow ones read coalesced: they may recompute more (on an H100, Jacobi 2D's
+/// fastest fused launches recompute 1.5-2x; docs/codegen.md).
 constexpr double kMaxRedundantWork = 2.0;
+constexpr double kMaxRedundantRegisterWork = 4.0;
+/// Outputs of a register tile: a work-item keeps every step's region of it in registers.
+constexpr int64_t kMaxRegisterTile = 64;
 
 struct ProgramHash {
   size_t operator()(const ir::Program& p) const { return p.body.hash(); }
@@ -509,38 +514,47 @@ struct VariantStream::State {
   }
 
   /// Temporal degrees t dividing the step count (a launch does t steps: every launch the same),
-  /// tiles of powers of two dividing the grid, both forms of the input tile where the boundary
-  /// allows; tiles that recompute more than twice the useful work are left out.
+  /// both forms of a tile (work-group tiles of powers of two in local memory; work-item tiles of
+  /// up to 64 outputs, 8 wide, in registers) dividing the grid, the input tile staged or not where the
+  /// boundary allows; tiles that recompute more than twice the useful work are left out.
   void plan_temporal(int64_t out_x, int64_t out_y) {
     auto step = as_stencil_step_2d(iteration->step);
     if (!std::holds_alternative<StencilStep2D>(step))
       return;
     const StencilStep2D& s = std::get<StencilStep2D>(step);
+    using Memory = TemporalTiling::Memory;
     for (int64_t t : {2, 3, 4, 6, 8}) {
       if (iteration->count % t != 0 || t > max_temporal_degree(s.boundary, t))
         continue;
-      for (int64_t ty : powers_of_two(2, options.max_tile))
-        for (int64_t tx : powers_of_two(4, 2 * options.max_tile))
-          for (bool stage : {false, true}) {
-            if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
-              continue;
-            if (out_x % tx != 0 || out_y % ty != 0 || tx >= out_x || ty >= out_y) {
-              reject("tile does not divide");
-              continue;
+      for (Memory memory : {Memory::local, Memory::registers}) {
+        const bool registers = memory == Memory::registers;
+        for (int64_t ty : powers_of_two(registers ? 1 : 2, registers ? 32 : options.max_tile))
+          for (int64_t tx : powers_of_two(registers ? 1 : 4, registers ? 8 : 2 * options.max_tile))
+            for (bool stage : {false, true}) {
+              if (registers && tx * ty > kMaxRegisterTile)
+                continue;
+              if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
+                continue;
+              if (out_x % tx != 0 || out_y % ty != 0 || tx >= out_x || ty >= out_y) {
+                reject("tile does not divide");
+                continue;
+              }
+              const TemporalTiling tiling{t, tx, ty, stage, memory};
+              if (redundant_work_ratio(s, tiling) >
+                  (registers ? kMaxRedundantRegisterWork : kMaxRedundantWork)) {
+                reject("temporal tile recomputes too much");
+                continue;
+              }
+              temporal.push_back(tiling);
             }
-            const TemporalTiling tiling{t, tx, ty, stage};
-            if (redundant_work_ratio(s, tiling) > kMaxRedundantWork) {
-              reject("temporal tile recomputes too much");
-              continue;
-            }
-            temporal.push_back(tiling);
-          }
+      }
     }
   }
 
   void lower_next_temporal() {
     const TemporalTiling tiling = temporal.front();
     temporal.pop_front();
+    const bool registers = tiling.memory == TemporalTiling::Memory::registers;
     auto fused = fuse_steps_tiled(iteration->step, tiling);
     if (auto* why = std::get_if<std::string>(&fused)) {
       reject("temporal: " + first_words(*why, 6));
@@ -556,8 +570,9 @@ struct VariantStream::State {
                   {{"steps_per_launch", tiling.degree},
                    {"tile_x", tiling.tile_x},
                    {"tile_y", tiling.tile_y},
-                   {"stage", tiling.stage_input ? 1 : 0}},
-                  true);
+                   {"stage", tiling.stage_input ? 1 : 0},
+                   {"registers", registers ? 1 : 0}},
+                  !registers); // a register tile's work-items need no free-thread loops
   }
 
   /// Children of a high-level program: one more rewrite of a family not used yet.

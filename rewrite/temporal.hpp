@@ -21,7 +21,8 @@
 ///    IR has no primitive for yet), so they fuse at most two steps; a constant boundary does not
 ///    commute with a computation (g of constant windows is not the constant) and does not fuse.
 ///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
-///    group to the points of each intermediate region (toLocal, a barrier between steps).
+///    group to the points of each intermediate region (toLocal, a barrier between steps), or one
+///    work-item per (small) tile keeping every intermediate region in registers (toPrivate).
 #include "ir/expr.hpp"
 
 #include <cstdint>
@@ -57,9 +58,14 @@ struct TemporalTiling {
   int64_t degree = 2; ///< time steps per launch (t)
   int64_t tile_x = 16;
   int64_t tile_y = 8;
-  /// Hoisted form only: copy the input tile (with its t reaches of halo) to local memory before
-  /// the first step, rather than reading it through the caches.
+  /// Hoisted form only: copy the input tile (with its t reaches of halo) to local memory (or
+  /// registers) before the first step, rather than reading it through the caches.
   bool stage_input = false;
+  /// Where the intermediate steps of a tile live: `local`, a work-group per tile, a work-item
+  /// per point of each step's region, barriers between steps; `registers`, a work-item per tile
+  /// computing every step of it in private arrays (unrolled), no barrier.
+  enum class Memory { local, registers };
+  Memory memory = Memory::local;
 };
 
 /// The largest temporal degree the step's boundary allows (wrap: unbounded, reported as

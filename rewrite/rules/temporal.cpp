@@ -228,22 +228,33 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
                 {ir::call(ir::map(ir::slide(tile_w, arith::Expr(tiling.tile_x))), {source})})});
   const ir::Type& tile_type = element_of(element_of(tiles.type()));
 
-  auto local_points = [](ir::Fun f) { return ir::map_lcl(1, ir::map_lcl(0, std::move(f))); };
+  // Work-group tiles: the points of each step's region shared by the work-items of a group in
+  // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
+  // steps alone in private arrays (unrolled: registers), no barrier, the halo recomputed.
+  const bool registers = tiling.memory == TemporalTiling::Memory::registers;
+  auto points = [&](ir::Fun f) {
+    return registers ? ir::map_seq(ir::map_seq(std::move(f)))
+                     : ir::map_lcl(1, ir::map_lcl(0, std::move(f)));
+  };
+  auto keep = [&](ir::Fun f) {
+    return registers ? ir::to_private(points(std::move(f))) : ir::to_local(points(std::move(f)));
+  };
   ir::Fun per_tile = lambda1(tile_type, "tile", [&](const ir::Expr& tile) {
     ir::Expr level = tile;
-    int64_t local_steps = t - 1; // steps whose region goes to local memory
     if (hoisted) {
       if (tiling.stage_input)
-        level = ir::call(ir::to_local(local_points(ir::id())), {level});
-      for (int64_t k = 0; k < local_steps; ++k)
-        level = ir::call(ir::to_local(local_points(step.point)), {ir::slide_2d(n, one, level)});
+        level = ir::call(keep(ir::id()), {level});
+      for (int64_t k = 0; k < t - 1; ++k)
+        level = ir::call(keep(step.point), {ir::slide_2d(n, one, level)});
     } else {
-      // The tile holds the first step's windows: its points go to local memory directly.
-      level = ir::call(ir::to_local(local_points(step.point)), {level});
+      // The tile holds the first step's windows: their points are kept directly.
+      level = ir::call(keep(step.point), {level});
     }
-    return ir::call(local_points(step.point), {ir::slide_2d(n, one, level)});
+    return ir::call(points(step.point), {ir::slide_2d(n, one, level)});
   });
-  ir::Expr per_tiles = ir::call(ir::map_wrg(1, ir::map_wrg(0, per_tile)), {tiles});
+  ir::Expr per_tiles = ir::call(registers ? ir::map_glb(1, ir::map_glb(0, per_tile))
+                                          : ir::map_wrg(1, ir::map_wrg(0, per_tile)),
+                                {tiles});
   ir::Expr grid =
       ir::call(ir::map(ir::join()),
                {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});

@@ -64,16 +64,26 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
 
 TEST_CASE("fused steps verify against iterate at the edges of non-square grids") {
   const interp::Sizes sizes{{"M", 20}, {"N", 24}};
+  using Memory = rewrite::TemporalTiling::Memory;
   struct Row {
     const char* boundary;
     int64_t steps, degree, tile_x, tile_y;
     bool stage, skewed;
+    Memory memory = Memory::local;
   };
   const Row rows[] = {
-      {"clamp", 4, 2, 8, 4, false, false},  {"clamp", 2, 2, 4, 10, false, true},
-      {"mirror", 6, 2, 8, 5, false, false}, {"wrap", 4, 2, 8, 4, false, false},
-      {"wrap", 6, 3, 4, 4, false, false},   {"wrap", 6, 3, 8, 5, true, true},
-      {"wrap", 8, 4, 12, 10, true, false},  {"wrap", 6, 6, 6, 4, false, false},
+      {"clamp", 4, 2, 8, 4, false, false},
+      {"clamp", 2, 2, 4, 10, false, true},
+      {"mirror", 6, 2, 8, 5, false, false},
+      {"wrap", 4, 2, 8, 4, false, false},
+      {"wrap", 6, 3, 4, 4, false, false},
+      {"wrap", 6, 3, 8, 5, true, true},
+      {"wrap", 8, 4, 12, 10, true, false},
+      {"wrap", 6, 6, 6, 4, false, false},
+      {"clamp", 4, 2, 4, 2, false, false, Memory::registers},
+      {"mirror", 2, 2, 2, 4, false, true, Memory::registers},
+      {"wrap", 6, 3, 4, 4, true, false, Memory::registers},
+      {"wrap", 4, 4, 2, 2, false, true, Memory::registers},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -82,8 +92,9 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.tile_y);
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
+    CAPTURE(row.memory == Memory::registers);
     const exec::RunReport r = run_fused(heat(row.steps, row.boundary, row.skewed),
-                                        {row.degree, row.tile_x, row.tile_y, row.stage}, sizes);
+                                        {row.degree, row.tile_x, row.tile_y, row.stage, row.memory}, sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
