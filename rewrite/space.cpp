@@ -22,8 +22,8 @@ namespace {
 
 /// Fused tiles whose halos would recompute more than this many points per useful one are not
 /// worth a trip to DRAM saved. Register tiles recompute without loads from local memory or
-/// barriers, and narrow ones read coalesced: they may recompute more (on an H100, Jacobi 2D's
-/// fastest fused launches recompute 1.5-2x; docs/codegen.md).
+/// barriers, and narrow ones read coalesced: they may recompute more (on an H100 the fastest
+/// fused launches of Jacobi 2D recompute 1.75x, of heat 2D 3.75x: bench/RESULTS.md).
 constexpr double kMaxRedundantWork = 2.0;
 constexpr double kMaxRedundantRegisterWork = 4.0;
 /// Outputs of a register tile: a work-item keeps every step's region of it in registers.
@@ -514,9 +514,9 @@ struct VariantStream::State {
   }
 
   /// Temporal degrees t dividing the step count (a launch does t steps: every launch the same),
-  /// both forms of a tile (work-group tiles of powers of two in local memory; work-item tiles of
-  /// up to 64 outputs, 8 wide, in registers) dividing the grid, the input tile staged or not where the
-  /// boundary allows; tiles that recompute more than twice the useful work are left out.
+  /// both forms of a tile dividing the grid (work-group tiles of powers of two in local memory;
+  /// work-item tiles of up to 64 outputs, 8 wide, in registers), the input tile staged or not
+  /// where the boundary allows; tiles recomputing too much (kMaxRedundant*) are left out.
   void plan_temporal(int64_t out_x, int64_t out_y) {
     auto step = as_stencil_step_2d(iteration->step);
     if (!std::holds_alternative<StencilStep2D>(step))

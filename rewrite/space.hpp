@@ -13,6 +13,8 @@
 ///  3. numbers: launch configurations per lowered program, for the tied kernel (the launch rule
 ///     of codegen, free local sizes enumerated) and for the free-thread kernel (powers of two),
 ///     filtered by the device limits.
+/// An iterated 2D stencil also gets fused launches, several steps each (temporal blocking,
+/// rewrite/temporal.hpp), after the step's own variants.
 /// Every rejection is counted under a named reason. Generation is deterministic.
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
@@ -40,8 +42,9 @@ using Launch = codegen::Launch;
 
 struct Variant {
   std::string strategy; ///< lowering strategy: "global2d_10", "workgroup2d_local", ...
-  std::map<std::string, int64_t>
-      parameters; ///< "tile_x", "tile_y", "split", "interchange", "chunk"
+  /// "tile_x", "tile_y", "split", "interchange", "chunk", ...; fused launches (temporal2d):
+  /// "steps_per_launch", "stage" (input tile copied first), "registers" (a work-item's tile).
+  std::map<std::string, int64_t> parameters;
   ir::Program program{"", {}, ir::literal(0.0f), {}}; ///< the lowered program
   Launch launch;
   int64_t index = 0;         ///< position in the stream

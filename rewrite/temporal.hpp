@@ -17,9 +17,11 @@
 ///        the periodic extension), so t steps are t valid stencils over the input padded by t
 ///        reaches, each computed over a shrinking region of the tile in local memory.
 ///    Clamp and mirror need the second form's region to be re-clamped at the grid edge after
-///    every intermediate step (a view of a tile-local buffer in the grid's coordinates, which the
-///    IR has no primitive for yet), so they fuse at most two steps; a constant boundary does not
-///    commute with a computation (g of constant windows is not the constant) and does not fuse.
+///    every intermediate step (a view of a tile's buffer in the grid's coordinates, which the IR
+///    has no primitive for yet; pushing the padding further instead recomputes the first step
+///    n^2 times per point of the second, a kernel too large to pay), so they fuse at most two
+///    steps; a constant boundary does not commute with a computation (g of constant windows is
+///    not the constant) and does not fuse.
 ///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
 ///    group to the points of each intermediate region (toLocal, a barrier between steps), or one
 ///    work-item per (small) tile keeping every intermediate region in registers (toPrivate).

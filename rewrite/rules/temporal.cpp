@@ -192,8 +192,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return std::string("a constant boundary does not fuse steps (a step of constant windows is "
                        "not the constant)");
   if (t > max_temporal_degree(step.boundary, t))
-    return fmt::format("a {} boundary fuses at most {} steps (the intermediate steps would need "
-                       "re-clamping at the grid's edge in local memory)",
+    return fmt::format("a {} boundary fuses at most {} steps (a third needs the second one "
+                       "re-clamped at the grid's edge inside the tile)",
                        ir::boundary_text(step.boundary), max_temporal_degree(step.boundary, t));
   const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap;
   if (tiling.stage_input && !hoisted)
