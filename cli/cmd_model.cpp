@@ -15,6 +15,7 @@
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
+#include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/evaluate.hpp"
 #include "model/plot.hpp"
@@ -196,8 +197,9 @@ void add_rank(CLI::App& app) {
                format_sizes(sizes), o->model, model::to_string(m.kind()),
                o->profile.empty() ? m.profile : o->profile);
     fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
-               "as the best of its program and input)\n",
-               result.variants, seconds);
+               "as the best of its program and input{})\n",
+               result.variants, seconds,
+               ir::host_iteration(program) ? "; per step: a fused launch counts its steps" : "");
     fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
                "strategy and parameters", "launch", "main features");
     for (size_t i = 0; i < shown; ++i) {

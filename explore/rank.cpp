@@ -116,6 +116,9 @@ struct VariantRun {
   std::map<std::string, int64_t> parameters;
   int64_t kernel_index = 0;
   std::shared_ptr<StreamKernel> kernel;
+  /// Steps of an iterated program one launch computes (a fused launch, temporal blocking: its
+  /// parameter "steps_per_launch"; 1 otherwise).
+  int64_t steps_per_launch = 1;
 };
 
 /// What a variant adds to its run.
@@ -286,11 +289,14 @@ void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScrat
       rows.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(width));
   const model::Vector predicted = ctx.model.predict(x);
   for (size_t r = 0; r < n; ++r) {
-    const double p = predicted[static_cast<Eigen::Index>(r)];
+    // The model predicts a launch's relative throughput (the inverse of its time): a launch
+    // that computes several steps is worth that many launches of one.
+    const StreamedVariant& v = chunk.variants[r];
+    const double p =
+        predicted[static_cast<Eigen::Index>(r)] * static_cast<double>(v.run->steps_per_launch);
     const int64_t position = chunk.first + static_cast<int64_t>(r);
     if (!top.wants(p, position))
       continue;
-    const StreamedVariant& v = chunk.variants[r];
     RankedVariant row{variant_of(v), v.run->kernel->program(), p, {}, 0, {}};
     row.columns.assign(rows.begin() + ptrdiff_t(r * width),
                        rows.begin() + ptrdiff_t((r + 1) * width));
@@ -406,8 +412,10 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
         run.reset();
       }
       if (!run || run->strategy != v.strategy || run->parameters != v.parameters) {
+        const auto fused = v.parameters.find("steps_per_launch");
         run = std::make_shared<const VariantRun>(
-            VariantRun{v.strategy, v.parameters, v.kernel_index, kernel});
+            VariantRun{v.strategy, v.parameters, v.kernel_index, kernel,
+                       fused == v.parameters.end() ? 1 : fused->second});
         chunk.runs.push_back(run);
       } else if (chunk.runs.empty()) {
         chunk.runs.push_back(run);

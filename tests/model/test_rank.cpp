@@ -191,3 +191,32 @@ TEST_CASE("exploration strategies measure distinct variants within the budget") 
   }
   CHECK_THROWS_AS(explore::parse_strategy("greedy"), UserError);
 }
+
+TEST_CASE("a fused launch is ranked per step: its prediction counts the steps it computes") {
+  // Heat 2D, four steps on a periodic grid: fused launches of 2 and 4 steps join the space.
+  const ir::Program heat =
+      parse::parse_module(
+          "userfun heat(c: float, n: float, s: float, e: float, w: float): float {\n"
+          "  return c + 0.125f * (n + s + e + w - 4.0f * c);\n}\n"
+          "def heat2d(grid: [[float]N]M) = iterate(4, x => map2D(nbh => heat(nbh[1][1], "
+          "nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]), slide2D(3, 1, pad2D(1, 1, wrap, x))), grid)",
+          "<test>")
+          .main();
+  explore::RankOptions o;
+  o.sizes = {{"M", 16}, {"N", 32}};
+  o.profile = "nvidia";
+  o.keep = 0;
+  o.explain_top = 0;
+  const Model m = synthetic_feature_model(Kind::tree);
+  const explore::RankResult result = explore::rank(heat, m, o);
+  std::set<int64_t> degrees;
+  for (const explore::RankedVariant& r : result.ranked) {
+    const auto fused = r.variant.parameters.find("steps_per_launch");
+    const double steps = fused == r.variant.parameters.end() ? 1.0 : double(fused->second);
+    degrees.insert(int64_t(steps));
+    const Eigen::Map<const Eigen::RowVectorXd> row(r.columns.data(),
+                                                   Eigen::Index(r.columns.size()));
+    CHECK(r.predicted == doctest::Approx(m.predict(Matrix(row))[0] * steps));
+  }
+  CHECK(degrees == std::set<int64_t>{1, 2, 4});
+}
