@@ -15,7 +15,8 @@
 # under OUT; OUT/summary.tsv: stencil, variant, steps per launch, tile, staged input, register
 # tile, work-group size, check status, median ms of the STEPS steps.
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
-# (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at once.
+# (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
+# once. BASELINES=0 leaves out the single-step baselines.
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
 out=$1
@@ -30,8 +31,9 @@ if [ "$threads" = tied ]; then
 elif [ "$threads" = registers ]; then
   select=(--where registers=1 --where "local=${LOCALS:-32x4|32x8|64x4|16x16}")
 else
-  select=(--where tied=false --where "global=${size}x$size" --where "local=${LOCALS:-32x4|32x8|64x4|32x16}"
-    --where "tile_x=${TILES_X:-32|64}" --where "tile_y=${TILES_Y:-8|16|32}")
+  select=(--where tied=false --where "global=${size}x$size"
+    --where "local=${LOCALS:-32x4|32x8|64x4|32x16}" --where "tile_x=${TILES_X:-32|64}"
+    --where "tile_y=${TILES_Y:-8|16|32}")
 fi
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
@@ -54,17 +56,16 @@ done
 find "$out" -mindepth 2 -name '*-temporal2d.lift' | sort >"$out/variants.list"
 # Free-thread variants are checked with their work-group size and four work-groups, which loop
 # over the tiles of the small grid; register tiles with their work-group size.
-xargs -P "$jobs" -I{} sh -c 'launch=""
-  if grep -q "\"registers\": 1" "${1%.lift}.json"; then
-    local=$(tr -d "\n " <"${1%.lift}.json" | grep -o "\"local\":\[[0-9,]*\]" | grep -o "[0-9,]*$(printf "\\]")" | tr -d "]")
-    launch="--local $local"
-  elif grep -q "\"tied\": false" "${1%.lift}.json"; then
-    local=$(tr -d "\n " <"${1%.lift}.json" | grep -o "\"local\":\[[0-9,]*\]" | grep -o "[0-9,]*$(printf "\\]")" | tr -d "]")
-    lx=${local%,*}; ly=${local#*,}
-    launch="--local $lx,$ly --global $((2 * lx)),$((2 * ly))"
+xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
+  group=$(tr -d "\n " <"$sidecar" | sed -n "s/.*\"local\":\[\([0-9,]*\)\].*/\1/p")
+  launch=""
+  if grep -q "\"registers\": 1" "$sidecar"; then
+    launch="--local $group"
+  elif grep -q "\"tied\": false" "$sidecar"; then
+    launch="--local $group --global $((2 * ${group%,*})),$((2 * ${group#*,}))"
   fi
   "$0" run "$1" --device "$3" --size "$2" $launch --repeat 1 --json \
-  >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
+    >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
   <"$out/variants.list"
 
 # Timings one at a time.
