@@ -425,9 +425,10 @@ void add_explore_command(CLI::App& app) {
       const auto fused = r.variant.parameters.find("steps_per_launch");
       const int64_t per_launch = fused == r.variant.parameters.end() ? 1 : fused->second;
       fmt::print(report,
-                 "per step  {:.4f} ms ({} launches of {} step{} each, two buffers swapped)\n",
+                 "per step  {:.4f} ms ({} launch{} of {} step{} each, two buffers swapped)\n",
                  rep.timing->median_ms / static_cast<double>(launches->count * per_launch),
-                 launches->count, per_launch, per_launch == 1 ? "" : "s");
+                 launches->count, launches->count == 1 ? "" : "es", per_launch,
+                 per_launch == 1 ? "" : "s");
     }
     if (rep.gb_per_s) {
       fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);

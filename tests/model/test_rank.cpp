@@ -199,7 +199,8 @@ TEST_CASE("a fused launch is ranked per step: its prediction counts the steps it
           "userfun heat(c: float, n: float, s: float, e: float, w: float): float {\n"
           "  return c + 0.125f * (n + s + e + w - 4.0f * c);\n}\n"
           "def heat2d(grid: [[float]N]M) = iterate(4, x => map2D(nbh => heat(nbh[1][1], "
-          "nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]), slide2D(3, 1, pad2D(1, 1, wrap, x))), grid)",
+          "nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]), slide2D(3, 1, pad2D(1, 1, wrap, x))), "
+          "grid)",
           "<test>")
           .main();
   explore::RankOptions o;
