@@ -6,8 +6,9 @@
 # variant with work-group tiles and threads tied to the points of each step's region;
 # THREADS=free: free-thread launches (each work-item loops over several points of a region) with
 # the largest global size, local sizes LOCALS (default 32x4|32x8|64x4|32x16) and tiles TILES_X
-# (32|64) x TILES_Y (8|16|32); THREADS=registers: every register-tile variant (a work-item per
-# tile, its steps in registers) with local sizes LOCALS (default 32x4|32x8|64x4|16x16).
+# (32|64) x TILES_Y (8|16|32); THREADS=registers: the register-tile variants (a work-item per
+# tile, its steps in registers) with local sizes LOCALS (default 32x4|32x8|64x4|16x16) and tiles
+# TILES_X (default all) x TILES_Y (default all).
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
@@ -16,7 +17,7 @@
 # tile, work-group size, check status, median ms of the STEPS steps.
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
-# once. BASELINES=0 leaves out the single-step baselines.
+# once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks.
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
 out=$1
@@ -29,7 +30,8 @@ threads=${THREADS:-tied}
 if [ "$threads" = tied ]; then
   select=(--where tied=true --where registers=0)
 elif [ "$threads" = registers ]; then
-  select=(--where registers=1 --where "local=${LOCALS:-32x4|32x8|64x4|16x16}")
+  select=(--where registers=1 --where "local=${LOCALS:-32x4|32x8|64x4|16x16}"
+    --where "tile_x=${TILES_X:-1|2|4|8}" --where "tile_y=${TILES_Y:-1|2|4|8|16|32}")
 else
   select=(--where tied=false --where "global=${size}x$size"
     --where "local=${LOCALS:-32x4|32x8|64x4|32x16}" --where "tile_x=${TILES_X:-32|64}"
@@ -45,7 +47,7 @@ declare -A source=([jacobi2d5pt]=stencils/jacobi2d5pt.lift [jacobi2d9pt]=stencil
   [heat2d]="$heat")
 declare -A steps_option=([jacobi2d5pt]="--steps $steps" [jacobi2d9pt]="--steps $steps" [heat2d]="")
 
-for stencil in jacobi2d5pt jacobi2d9pt heat2d; do
+for stencil in ${STENCILS:-jacobi2d5pt jacobi2d9pt heat2d}; do
   # shellcheck disable=SC2086
   "$liftx" variants "${source[$stencil]}" ${steps_option[$stencil]} --size "$size" \
     --profile nvidia --where strategy=temporal2d "${select[@]}" --out "$out/$stencil" --quiet \
