@@ -422,8 +422,7 @@ void add_explore_command(CLI::App& app) {
                best_stored ? ", measured by an earlier run (stored)" : "");
     if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
       // A fused launch (temporal blocking) computes several steps.
-      const auto fused = r.variant.parameters.find("steps_per_launch");
-      const int64_t per_launch = fused == r.variant.parameters.end() ? 1 : fused->second;
+      const int64_t per_launch = rewrite::steps_per_launch(r.variant);
       fmt::print(report,
                  "per step  {:.4f} ms ({} launch{} of {} step{} each, two buffers swapped)\n",
                  rep.timing->median_ms / static_cast<double>(launches->count * per_launch),

@@ -412,10 +412,8 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
         run.reset();
       }
       if (!run || run->strategy != v.strategy || run->parameters != v.parameters) {
-        const auto fused = v.parameters.find("steps_per_launch");
-        run = std::make_shared<const VariantRun>(
-            VariantRun{v.strategy, v.parameters, v.kernel_index, kernel,
-                       fused == v.parameters.end() ? 1 : fused->second});
+        run = std::make_shared<const VariantRun>(VariantRun{
+            v.strategy, v.parameters, v.kernel_index, kernel, rewrite::steps_per_launch(v)});
         chunk.runs.push_back(run);
       } else if (chunk.runs.empty()) {
         chunk.runs.push_back(run);

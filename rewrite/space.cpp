@@ -805,6 +805,11 @@ const SpaceCounts& VariantStream::counts() const {
   return state_->counts;
 }
 
+int64_t steps_per_launch(const Variant& variant) {
+  const auto fused = variant.parameters.find("steps_per_launch");
+  return fused == variant.parameters.end() ? 1 : fused->second;
+}
+
 std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,
                             const std::function<bool(const Variant&)>& keep) {
   std::vector<Variant> reservoir;

@@ -55,6 +55,10 @@ struct Variant {
   std::shared_ptr<const codegen::Kernel> kernel;
 };
 
+/// Steps of an iterated program one launch of the variant computes: its "steps_per_launch"
+/// (a fused launch, temporal blocking), else 1.
+int64_t steps_per_launch(const Variant& variant);
+
 struct SpaceOptions {
   Sizes sizes;
   /// The launches a device takes: runtime::DeviceProfile::limits() of a probed device or of a

@@ -212,8 +212,7 @@ TEST_CASE("a fused launch is ranked per step: its prediction counts the steps it
   const explore::RankResult result = explore::rank(heat, m, o);
   std::set<int64_t> degrees;
   for (const explore::RankedVariant& r : result.ranked) {
-    const auto fused = r.variant.parameters.find("steps_per_launch");
-    const double steps = fused == r.variant.parameters.end() ? 1.0 : double(fused->second);
+    const double steps = double(rewrite::steps_per_launch(r.variant));
     degrees.insert(int64_t(steps));
     const Eigen::Map<const Eigen::RowVectorXd> row(r.columns.data(),
                                                    Eigen::Index(r.columns.size()));

@@ -593,9 +593,7 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
       const std::optional<ir::HostIteration> lowered = ir::host_iteration(v.program);
       REQUIRE(lowered);
       // A fused launch (temporal2d) computes steps_per_launch steps.
-      const auto fused = v.parameters.find("steps_per_launch");
-      CHECK(lowered->count * (fused == v.parameters.end() ? 1 : fused->second) ==
-            iteration->count);
+      CHECK(lowered->count * rewrite::steps_per_launch(v) == iteration->count);
       CHECK(lowered->input == iteration->input);
     }
     check_all_verify(device, module, sample.to_verify(), c.sizes, c.file, sample.every);
