@@ -93,8 +93,9 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
-    const exec::RunReport r = run_fused(heat(row.steps, row.boundary, row.skewed),
-                                        {row.degree, row.tile_x, row.tile_y, row.stage, row.memory}, sizes);
+    const exec::RunReport r =
+        run_fused(heat(row.steps, row.boundary, row.skewed),
+                  {row.degree, row.tile_x, row.tile_y, row.stage, row.memory}, sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
