@@ -2,8 +2,9 @@
 /// Temporal blocking of iterated 2D stencils: one launch computes `degree` time steps of a tile,
 /// the intermediate steps of the tile (and of a halo that shrinks by the stencil's reach per step)
 /// in local memory, so that a trip through DRAM is paid once per `degree` steps instead of once
-/// per step. The fused step is built from the recognised step by the rewrites below (each a rule
-/// of rewrite/rules.hpp, checked by the interpreter on its own) followed by overlapped tiling:
+/// per step. fuse_steps_tiled builds the fused step directly from the recognised step, in the
+/// form the identities below give (each also a rule of rewrite/rules.hpp whose table checks it
+/// on the interpreter; the builder does not run the rule engine), then tiles it:
 ///
 ///  - time unrolling:  iterate(T, f) => iterate(T / t, f o ... o f)            (unroll-iterate(t))
 ///  - every step of f o f is map2D(g, slide2D(n, 1, pad2D(l, r, b, .))). The inner steps are made

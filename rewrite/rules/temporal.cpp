@@ -36,10 +36,6 @@ std::optional<Pad2D> as_pad_2d(const ir::Expr& e) {
   return Pad2D{rows->fun->left, rows->fun->right, x->left, x->right, x->boundary, rows->arg()};
 }
 
-std::optional<int64_t> constant(const arith::Expr& e) {
-  return e.as_constant();
-}
-
 /// [[s]N]M with s a scalar.
 bool is_scalar_grid_2d(const ir::Type& t) {
   const auto* rows = t.as<ir::ArrayType>();
@@ -60,7 +56,7 @@ Rule unroll_iterate(int64_t t) {
         auto it = as_unary_call_of<ir::Iterate>(site);
         if (!it)
           return NoMatch{"not a call of iterate"};
-        std::optional<int64_t> count = constant(it->fun->count);
+        std::optional<int64_t> count = it->fun->count.as_constant();
         if (!count)
           return NoMatch{"the iteration count is not a constant"};
         if (*count % t != 0)
@@ -111,7 +107,7 @@ Rule hoist_wrap_padding() {
         auto slid = as_slide_2d(mapped->second);
         if (!slid)
           return NoMatch{"the mapped grid is not a slide2D"};
-        if (constant(slid->step) != 1)
+        if (slid->step.as_constant() != 1)
           return NoMatch{"the slide's step is not 1"};
         auto inner = as_pad_2d(slid->grid);
         if (!inner || inner->boundary.kind != ir::Boundary::Kind::Wrap)
@@ -139,14 +135,14 @@ std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& s
   auto slid = as_slide_2d(mapped->second);
   if (!slid)
     return std::string("the step does not map over a slide2D");
-  std::optional<int64_t> window = constant(slid->size);
-  if (!window || constant(slid->step) != 1)
+  std::optional<int64_t> window = slid->size.as_constant();
+  if (!window || slid->step.as_constant() != 1)
     return std::string("the step's window is not a constant with step 1");
   auto padded = as_pad_2d(slid->grid);
   if (!padded || !padded->grid.as<ir::Param>())
     return std::string("the step does not slide over the padded grid");
-  std::optional<int64_t> low = constant(padded->low_y), high = constant(padded->high_y);
-  if (!low || !high || constant(padded->low_x) != low || constant(padded->high_x) != high ||
+  std::optional<int64_t> low = padded->low_y.as_constant(), high = padded->high_y.as_constant();
+  if (!low || !high || padded->low_x.as_constant() != low || padded->high_x.as_constant() != high ||
       *low + *high != *window - 1)
     return std::string("the step's padding is not the same constant reach on both dimensions");
   if (padded->grid.as<ir::Param>()->id != step.params[0].as<ir::Param>()->id)
