@@ -9,6 +9,7 @@
 #include "codegen/runtime/device.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
+#include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
 
@@ -191,7 +192,9 @@ void add_variants_command(CLI::App& app) {
     fmt::print("per lowering strategy:\n");
     // Each strategy with the steps that lowered its variants (the same data lower() runs).
     for (const auto& [k, n] : c.per_strategy) {
-      std::string steps = k == rewrite::kTemporalStrategy ? rewrite::kTemporalSteps : "";
+      std::string steps = k == rewrite::kTemporalStrategy    ? rewrite::kTemporalSteps
+                          : k == rewrite::kReductionStrategy ? rewrite::kReductionSteps
+                                                             : "";
       for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
         if (strategy.name == k)
           steps = rewrite::describe(strategy);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 
 namespace liftx::exec {
@@ -380,9 +381,12 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
       interp::HostArray interpreted;
       if (!options.expected)
         interpreted = reference_result(program, options, inputs, sizes);
+      double tolerance = std::max(options.tolerance, reordering_tolerance(program, sizes));
+      if (options.reference)
+        tolerance = std::max(tolerance, reordering_tolerance(*options.reference, sizes));
       report.verification =
           run_and_verify(device, bound, global, local,
-                         options.expected ? *options.expected : interpreted, options.tolerance);
+                         options.expected ? *options.expected : interpreted, tolerance);
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
         report.message = describe_mismatches(report.verification);
@@ -532,8 +536,9 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
     auto [global, local] = ndranges(launch.launch);
-    Verification v = run_and_verify(device, bound, global, local,
-                                    interp::evaluate(program, inputs, sizes), options.tolerance);
+    Verification v = run_and_verify(
+        device, bound, global, local, interp::evaluate(program, inputs, sizes),
+        std::max(options.tolerance, reordering_tolerance(program, sizes)));
     LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",
                          program.name, v.first_mismatch);
     const codegen::Instrumentation& inst = *launch.kernel.instrumentation;
@@ -558,6 +563,29 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
 } // namespace liftx::exec
 
 namespace liftx::exec {
+
+double reordering_tolerance(const ir::Program& program, const interp::Sizes& sizes) {
+  int64_t longest = 0;
+  std::function<void(const ir::Expr&)> on_expr;
+  std::function<void(const ir::Fun&)> on_fun = [&](const ir::Fun& f) {
+    ir::for_each_child(f, on_fun, on_expr);
+  };
+  on_expr = [&](const ir::Expr& e) {
+    if (const auto* call = e.as<ir::Call>();
+        call && call->args.size() == 1 &&
+        (call->fun.as<ir::Reduce>() || call->fun.as<ir::ReduceSeq>()))
+      if (const auto* array = call->args[0].type().as<ir::ArrayType>()) {
+        try {
+          longest = std::max(longest, arith::evaluate(array->length, sizes));
+        } catch (const UserError&) {
+          // a length over variables these sizes do not bind: not this program's reduction
+        }
+      }
+    ir::for_each_child(e, on_fun, on_expr);
+  };
+  on_expr(program.body);
+  return 8.0 * static_cast<double>(longest) * std::ldexp(1.0, -24);
+}
 
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
                                    const std::vector<interp::HostArray>& inputs,

@@ -148,6 +148,14 @@ struct DynamicCounts {
 DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
                                const interp::Sizes& sizes, const RunOptions& options);
 
+/// The tolerance a reordered float reduction needs at `sizes`: 8 L 2^-24 for the longest
+/// reduction of `program` (L elements), 0 without one. A kernel may reduce in another order than
+/// the interpreter (split-reduce combines partial sums), and the rounding error of a sum of L
+/// terms grows with L (about L u per unit of the terms, u = 2^-24; liftx's inputs in [-1, 1)
+/// keep the terms near 1). run_program verifies with the larger of this and
+/// RunOptions::tolerance, for the program run and its reference.
+double reordering_tolerance(const ir::Program& program, const interp::Sizes& sizes);
+
 /// Generates, builds, runs, verifies and times. A program the generator refuses or a launch the
 /// device cannot take is a UserError; a kernel that fails to build or run or gives a wrong result
 /// is reported in the status.

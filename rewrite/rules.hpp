@@ -71,6 +71,16 @@ Rule pad_of_map();
 /// change the grid's shape.
 Rule hoist_wrap_padding();
 
+// ---- reductions (rewrite/rules/reduction.cpp, rewrite/reduction.hpp) ---------------------------
+/// split-reduce(k): reduce(f, init, x)
+///                  => reduce(f, init, join(map(reduce(f, init), transpose(split(k, x)))))
+/// k partial reductions of interleaved elements (part l: x[l], x[l + k], ...), combined. Refuses
+/// an f not known to be associative and commutative (built-in add and mult), an init that is not
+/// its identity, and constant lengths that k does not divide.
+Rule split_reduce(int64_t k);
+/// reduce-map-fusion: reduce(f, init, map(g, x)) => reduce((a, e) => f(a, g(e)), init, x)
+Rule reduce_map_fusion();
+
 // ---- simplification (rewrite/rules/simplification.cpp)
 // -------------------------------------------
 /// transpose-transpose: transpose(transpose(x)) => x

@@ -2,6 +2,7 @@
 
 #include "ir/host_iteration.hpp"
 
+#include "rewrite/reduction.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/temporal.hpp"
 #include "rewrite/walk.hpp"
@@ -413,6 +414,9 @@ struct VariantStream::State {
   /// Fused launches of an iterated 2D stencil step (temporal blocking), lowered after the
   /// step's own variants: (degree, tile) choices not tried yet.
   std::deque<TemporalTiling> temporal;
+  /// Work-group reductions of a matrix's rows or columns (rewrite/reduction.hpp), lowered after
+  /// the other strategies' variants: tilings not tried yet.
+  std::deque<ReductionTiling> reductions;
 
   std::optional<HighLevel> current;
   std::vector<std::pair<const LoweringStrategy*, int64_t>> strategies; // (strategy, parameter)
@@ -511,6 +515,57 @@ struct VariantStream::State {
     queue.push_back({root, 0, 0, {}});
     if (iteration)
       plan_temporal(out_x, out_y);
+    else
+      plan_reductions();
+  }
+
+  /// Work-groups of 32 to 1024 work-items (powers of two within the device's limit). Rows: one
+  /// part per work-item, the parts dividing the row. Columns: 1 to 32 parts per column, blocks
+  /// of at least 8 columns, both dividing their lengths.
+  void plan_reductions() {
+    auto recognised = as_matrix_reduction(root);
+    if (!std::holds_alternative<MatrixReduction>(recognised))
+      return;
+    const MatrixReduction& m = std::get<MatrixReduction>(recognised);
+    auto length_of = [&](const ir::Type& t) -> int64_t {
+      const auto* a = t.as<ir::ArrayType>();
+      return a ? evaluate_or(a->length, options.sizes, -1) : -1;
+    };
+    const int64_t length = length_of(m.data.type());
+    const int64_t outputs = length_of(root.result_type());
+    if (length < 1 || outputs < 1)
+      return;
+    const int64_t max_lanes = std::min<int64_t>(
+        {1024, options.device.max_work_group_size, options.device.max_work_item_sizes[0]});
+    for (int64_t lanes : powers_of_two(32, max_lanes))
+      for (int64_t parts : powers_of_two(1, m.columns ? std::min<int64_t>(32, lanes) : lanes)) {
+        if (!m.columns && parts != lanes)
+          continue;
+        const int64_t columns = lanes / parts;
+        if (m.columns && columns < 8)
+          continue;
+        if (length % parts != 0 || parts > length || (m.columns && outputs % columns != 0)) {
+          reject("reduction parts do not divide");
+          continue;
+        }
+        reductions.push_back({lanes, parts});
+      }
+  }
+
+  void lower_next_reduction() {
+    const ReductionTiling tiling = reductions.front();
+    reductions.pop_front();
+    auto lowered = build_matrix_reduction(root, tiling);
+    if (auto* why = std::get_if<std::string>(&lowered)) {
+      reject("reduction: " + first_words(*why, 6));
+      return;
+    }
+    if (!lengths_exact(std::get<ir::Program>(lowered), options.sizes)) {
+      reject("reduction parts do not divide");
+      return;
+    }
+    queue_lowered(std::get<ir::Program>(lowered), kReductionStrategy,
+                  {{"lanes", tiling.lanes}, {"parts", tiling.parts}}, false);
   }
 
   /// Temporal degrees t dividing the step count (a launch does t steps: every launch the same),
@@ -781,9 +836,13 @@ struct VariantStream::State {
       }
       if (queue.empty()) {
         current.reset();
-        if (temporal.empty())
+        if (!temporal.empty()) {
+          lower_next_temporal();
+          continue;
+        }
+        if (reductions.empty())
           return false;
-        lower_next_temporal();
+        lower_next_reduction();
         continue;
       }
       current = std::move(queue.front());

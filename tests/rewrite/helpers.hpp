@@ -22,6 +22,7 @@ namespace liftx::rewrite::test {
 inline const char* const kUserFuns = R"(
 userfun neg(a: float): float { return -a; }
 userfun sq(a: float): float { return a * a; }
+userfun addsq(a: float, b: float): float { return a + b * b; }
 )";
 
 inline ir::Module parse_program(const std::string& text) {

@@ -565,4 +565,37 @@ TEST_CASE("hoist-wrap-padding") {
              {"def f(x: [[float]N]M) = map2D(neg, x)", "#0", "not a pad2D"}});
 }
 
+TEST_CASE("split-reduce") {
+  // Integer sums: a reordered float sum differs in its last bits, an integer one not at all.
+  run_table(split_reduce(2),
+            {{"def f(x: [int]N) = reduce(add, 0, x)", "#0",
+              "def f(x: [int]N) = reduce(add, 0, join(map(reduce(add, 0), transpose(split(2, "
+              "x)))))",
+              n8},
+             {"def f(x: [[int]N]M) = map(row => reduce(mult, 1, row)[0], x)",
+              "reduce(mult, 1, row)",
+              "def f(x: [[int]N]M) = map(row => reduce(mult, 1, join(map(reduce(mult, 1), "
+              "transpose(split(2, row)))))[0], x)",
+              {{"M", 3}, {"N", 6}}}},
+            {{"def f(x: [int]N) = reduce(add, 1, x)", "#0", "not the identity of add_int"},
+             {"def f(x: [float]N) = reduce(addsq, 0.0f, x)", "#0",
+              "addsq is not known to be associative"},
+             {"def f(x: [int]7) = reduce(add, 0, x)", "#0", "does not divide"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of reduce"}});
+  CHECK(split_reduce(4).name == "split-reduce(4)");
+  CHECK_THROWS_AS(split_reduce(1), UserError);
+}
+
+TEST_CASE("reduce-map-fusion") {
+  run_table(reduce_map_fusion(),
+            {{"def f(x: [float]N) = reduce(add, 0.0f, map(neg, x))", "#0",
+              "def f(x: [float]N) = reduce((a, e) => add(a, neg(e)), 0.0f, x)", n8},
+             {"def f(x: [float]N, y: [float]N) = reduce(add, 0.0f, map(mult, zip(x, y)))", "#0",
+              "def f(x: [float]N, y: [float]N) = reduce((a, e) => add(a, mult(e)), 0.0f, zip(x, "
+              "y))",
+              n8}},
+            {{"def f(x: [float]N) = reduce(add, 0.0f, x)", "#0", "not a map"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of reduce"}});
+}
+
 } // namespace liftx::rewrite::test

@@ -4,6 +4,7 @@
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
+#include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 
 #include "../sanitized.hpp"
@@ -597,6 +598,71 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
       CHECK(lowered->input == iteration->input);
     }
     check_all_verify(device, module, sample.to_verify(), c.sizes, c.file, sample.every);
+  }
+}
+
+/// A program of linalg/ (matrix-vector products, matrix product, convolution).
+ir::Module load_linalg(const std::string& name) {
+  return parse::parse_file(fmt::format("{}/linalg/{}.lift", LIFTX_SOURCE_DIR, name));
+}
+
+TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies on PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  const std::vector<std::pair<std::string, rewrite::Sizes>> cases = {
+      {"mv", {{"M", 48}, {"N", 64}}},
+      {"tmv", {{"M", 64}, {"N", 48}}},
+      {"mm", {{"K", 16}, {"M", 24}, {"N", 32}}},
+      {"conv2d", {{"M", 24}, {"N", 32}}}};
+  for (const auto& [name, sizes] : cases) {
+    CAPTURE(name);
+    ir::Module module = load_linalg(name);
+    rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+    const size_t n = test::verified_sample(12);
+    std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 7);
+    REQUIRE(picked.size() == n);
+    VerifySummary s = verify(device, module, picked, sizes, name);
+    for (const std::string& f : s.failures)
+      MESSAGE(f);
+    CHECK(s.failed == 0);
+  }
+}
+
+TEST_CASE("every work-group reduction of mv and tmv verifies on PoCL, rows and column blocks") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  // Non-square, so that a transposed or mis-strided index cannot pass.
+  for (const auto& [name, sizes] : std::vector<std::pair<std::string, rewrite::Sizes>>{
+           {"mv", {{"M", 40}, {"N", 256}}}, {"tmv", {{"M", 80}, {"N", 64}}}}) {
+    CAPTURE(name);
+    ir::Module module = load_linalg(name);
+    rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+    std::vector<rewrite::Variant> reductions;
+    std::set<std::pair<int64_t, int64_t>> tilings;
+    rewrite::Variant v;
+    while (stream.next(v))
+      if (v.strategy == rewrite::kReductionStrategy) {
+        reductions.push_back(v);
+        tilings.insert({v.parameters.at("lanes"), v.parameters.at("parts")});
+      }
+    // mv: rows of 256 split into 32 to 256 parts; tmv: blocks of 8 to 64 columns, 1 to 16 parts
+    // of 80 rows (32 does not divide 80).
+    if (name == "mv")
+      CHECK(tilings ==
+            std::set<std::pair<int64_t, int64_t>>{{32, 32}, {64, 64}, {128, 128}, {256, 256}});
+    else {
+      CHECK(tilings.contains({64, 1}));
+      CHECK(tilings.contains({256, 16}));
+      CHECK(!tilings.contains({256, 32})); // 32 parts do not divide 80 rows
+      CHECK(!tilings.contains({64, 16}));  // blocks of 4 columns: too narrow to coalesce
+    }
+    if (test::kSanitized && reductions.size() > 4)
+      reductions.resize(4);
+    VerifySummary s = verify(device, module, reductions, sizes, name);
+    for (const std::string& f : s.failures)
+      MESSAGE(f);
+    CHECK(s.failed == 0);
+    CHECK(s.verified == static_cast<int64_t>(reductions.size()));
   }
 }
 
