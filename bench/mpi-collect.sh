@@ -30,6 +30,7 @@ plan_size=$2
 out=$(mkdir -p "$3" && realpath "$3")
 cd "$(dirname "$0")/.."
 liftx=$(realpath "${LIFTX:-build/liftx}")
+source bench/plan-check.sh
 device=${DEVICE:-cpu}
 case "$device" in nvidia | gpu) default_profile=nvidia default_size=2048 ;;
                   *) default_profile=cpu default_size=64 ;; esac
@@ -51,16 +52,6 @@ rm -f "$out/plan.db"
 "$liftx" "${collect[@]}" --plan-only --db "$out/plan.db" > "$out/plan.log"
 planned=$(sqlite3 "$out/plan.db" "SELECT COUNT(*) FROM plan_configurations")
 
-# Every planned configuration measured exactly once (on any device of the run), nothing else.
-check_db() {
-  sqlite3 "$1" "
-    SELECT CASE WHEN
-      (SELECT COUNT(*) FROM measurements) = $planned AND
-      (SELECT COUNT(DISTINCT configuration_id) FROM measurements) = $planned AND
-      NOT EXISTS (SELECT configuration_id FROM plan_configurations
-                  EXCEPT SELECT configuration_id FROM measurements)
-    THEN 'ok' ELSE 'FAILED' END;"
-}
 
 printf '%-6s %9s %15s %8s %11s %6s %s\n' ranks "wall s" measurements/s speedup efficiency check \
   "ok/failed" | tee "$out/results.txt"
@@ -81,7 +72,7 @@ for ranks in "${rank_counts[@]}"; do
   wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
   [ -n "$baseline" ] || baseline="$ranks $wall"
   read -r base_ranks base_wall <<< "$baseline"
-  check=$(check_db "$db")
+  check=$(measured_once "$db" "$planned")
   [ "$check" = ok ] || status=1
   outcome=$(sqlite3 "$db" "SELECT SUM(status = 'ok') || '/' || SUM(status != 'ok') FROM measurements")
   awk -v r="$ranks" -v w="$wall" -v n="$planned" -v bw="$base_wall" -v br="$base_ranks" \

@@ -27,6 +27,7 @@ action=$1
 out=$(mkdir -p "$2" && realpath "$2")
 cd "$(dirname "$0")/.."
 liftx=$(realpath "${LIFTX:-build/liftx}")
+source bench/plan-check.sh
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # The collect arguments of the plan, stored with it so that every segment uses the same ones.
@@ -77,15 +78,6 @@ if [ "$action" = run ]; then
 fi
 
 [ "$action" = report ] || usage
-check_db() {
-  sqlite3 "$1" "
-    SELECT CASE WHEN
-      (SELECT COUNT(*) FROM measurements) = $planned AND
-      (SELECT COUNT(DISTINCT configuration_id) FROM measurements) = $planned AND
-      NOT EXISTS (SELECT configuration_id FROM plan_configurations
-                  EXCEPT SELECT configuration_id FROM measurements)
-    THEN 'yes' ELSE 'NO' END;"
-}
 {
   echo "| ranks (GPUs) | segments | wall s | measurements/s | speed-up | efficiency |" \
     "every configuration once | ok / failed |"
@@ -100,7 +92,7 @@ check_db() {
     outcome=$(sqlite3 "$db" \
       "SELECT SUM(status = 'ok') || ' / ' || SUM(status != 'ok') FROM measurements")
     awk -v r="$ranks" -v s="$segments" -v w="$wall" -v n="$planned" -v bw="$base_wall" \
-      -v br="$base_ranks" -v c="$(check_db "$db")" -v o="$outcome" \
+      -v br="$base_ranks" -v c="$(measured_once "$db" "$planned")" -v o="$outcome" \
       'BEGIN { printf "| %s | %s | %.1f | %.2f | %.2f | %.2f | %s | %s |\n", r, s, w, n / w,
                bw / w, bw * br / (w * r), c, o }'
   done
