@@ -536,9 +536,9 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes);
     auto [global, local] = ndranges(launch.launch);
-    Verification v = run_and_verify(
-        device, bound, global, local, interp::evaluate(program, inputs, sizes),
-        std::max(options.tolerance, reordering_tolerance(program, sizes)));
+    Verification v =
+        run_and_verify(device, bound, global, local, interp::evaluate(program, inputs, sizes),
+                       std::max(options.tolerance, reordering_tolerance(program, sizes)));
     LIFTX_INTERNAL_CHECK(v.passed, "the instrumented kernel of {} computes a wrong result: {}",
                          program.name, v.first_mismatch);
     const codegen::Instrumentation& inst = *launch.kernel.instrumentation;
