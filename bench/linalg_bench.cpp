@@ -7,12 +7,13 @@
 // Each VARIANT.lift is a lowered variant of one of the programs (its definition's name: mv, tmv
 // or mm), with the launch sidecar `liftx variants --out` writes beside it (VARIANT.json). Every
 // variant is first verified against the reference interpreter of the high-level program
-// (linalg/NAME.lift) on random inputs at --check-size (mm: --mm-check-size), then run at --size
-// (mm: --mm-size) on the buffers CLBlast reads, its result compared element by element with
-// CLBlast's (the interpreter is too slow there). Both are timed the same way: batches of --batch
-// launches back to back, waited for once, the median over --batches batches of the time per launch
-// (CLBlast's Gemm may launch several kernels, so one kernel's profiling event would not time it).
-// Bandwidth counts the matrix, the vector(s) and the result once; the float4-copy roofline is
+// (linalg/NAME.lift) on random inputs at --check-size (mm: --mm-check-size), with the tolerance
+// every liftx run uses (exec::RunOptions, exec::reordering_tolerance), then run at --size (mm:
+// --mm-size) on the buffers CLBlast reads, its result compared element by element with CLBlast's
+// (relative 1e-3; the interpreter is too slow there). Both are timed the same way: batches of
+// --batch launches back to back, waited for once, the median over --batches batches of the time per
+// launch (CLBlast's Gemm may launch several kernels, so one kernel's profiling event would not time
+// it). Bandwidth counts the matrix, the vector(s) and the result once; the float4-copy roofline is
 // measured in the same process. Prints a table.
 #include "codegen/launch.hpp"
 #include "codegen/runtime/build_cache.hpp"
@@ -232,7 +233,6 @@ int main(int argc, char** argv) try {
     check.reference = &high_level.main();
     check.time = false;
     check.roofline = false;
-    check.tolerance = 1e-3;
     const int64_t check_size = op == "mm" ? opt.mm_check_size : opt.check_size;
     try {
       exec::RunReport small = exec::run_program(device, program, sizes_of(op, check_size), check);
@@ -268,16 +268,18 @@ int main(int argc, char** argv) try {
         kernel.arg(o.result);
         break;
       case codegen::KernelArg::Role::Local:
-        kernel.arg(runtime::LocalMemory{
-            std::max<size_t>(static_cast<size_t>(arith::evaluate(a.elements, sizes)) * 4, 4)});
+        kernel.arg(runtime::LocalMemory{std::max<size_t>(
+            static_cast<size_t>(arith::evaluate(a.elements, sizes)) * codegen::scalar_bytes(a.kind),
+            4)});
         break;
       case codegen::KernelArg::Role::Size:
         kernel.arg(static_cast<int32_t>(sizes.at(a.name)));
         break;
       case codegen::KernelArg::Role::Temporary:
         temporaries.push_back(runtime::allocate(
-            device,
-            std::max<size_t>(static_cast<size_t>(arith::evaluate(a.elements, sizes)) * 4, 4)));
+            device, std::max<size_t>(static_cast<size_t>(arith::evaluate(a.elements, sizes)) *
+                                         codegen::scalar_bytes(a.kind),
+                                     4)));
         kernel.arg(temporaries.back());
         break;
       default:

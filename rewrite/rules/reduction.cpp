@@ -37,6 +37,18 @@ std::optional<std::string> refuse_reordering(const ir::Fun& f, const ir::Expr& i
                      uf->def->name());
 }
 
+namespace {
+
+/// (a, e) => f(a, g(e)): the function of a reduction of map(g, x) over x itself.
+ir::Fun fuse_element(const ir::Fun& f, const ir::Expr& init, const ir::Fun& g,
+                     const ir::Type& element) {
+  ir::Expr a = ir::param(init.type(), "a");
+  ir::Expr e = ir::param(element, "e");
+  return ir::lambda({a, e}, ir::call(f, {a, ir::call(g, {e})}));
+}
+
+} // namespace
+
 // ---- rules -----------------------------------------------------------------------------------
 
 Rule split_reduce(int64_t k) {
@@ -72,9 +84,7 @@ Rule reduce_map_fusion() {
         if (!m)
           return NoMatch{"the reduced array is not a map"};
         const ir::Expr& x = m->arg();
-        ir::Expr a = ir::param(r->fun->init.type(), "a");
-        ir::Expr e = ir::param(element_of(x.type()), "e");
-        ir::Fun fused = ir::lambda({a, e}, ir::call(r->fun->f, {a, ir::call(m->fun->f, {e})}));
+        ir::Fun fused = fuse_element(r->fun->f, r->fun->init, m->fun->f, element_of(x.type()));
         return ir::call(ir::reduce(fused, r->fun->init), {x});
       });
 }
@@ -132,12 +142,8 @@ std::variant<ir::Program, std::string> build_matrix_reduction(const ir::Program&
     return fmt::format("{} parts do not divide {} work-items", parts, lanes);
 
   // The sequential reduction of one part, the products fused in (reduce-map-fusion).
-  ir::Fun fused = m.op;
-  if (m.element) {
-    ir::Expr a = ir::param(m.init.type(), "a");
-    ir::Expr e = ir::param(element_of(m.data.type()), "e");
-    fused = ir::lambda({a, e}, ir::call(m.op, {a, ir::call(*m.element, {e})}));
-  }
+  const ir::Fun fused =
+      m.element ? fuse_element(m.op, m.init, *m.element, element_of(m.data.type())) : m.op;
   const ir::Fun reduce_part = ir::reduce_seq(fused, m.init);
   const ir::Fun combine = ir::to_global(ir::map_lcl(0, ir::reduce_seq(m.op, m.init)));
   const ir::Fun partial_results = ir::to_local(ir::map_lcl(0, reduce_part));
