@@ -36,9 +36,16 @@ launcher=""
 command -v ccache >/dev/null && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 build_targets=""
 for t in "${targets[@]}"; do build_targets+="fuzz_$t "; done
-CC=clang CXX=clang++ LIFTX_BUILD_DIR="$build_dir" LIFTX_EXTRA_PACKAGES="clang libclang-rt-14-dev" \
-  LIFTX_CMAKE_ARGS="-DLIFTX_FUZZ=ON -DLIFTX_BUILD_TESTS=OFF $launcher" \
-  LIFTX_BUILD_TARGETS="$build_targets" scripts/setup.sh
+if grep -qs '^LIFTX_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt"; then
+  # A folder already configured for fuzzing (CI's sanitizer build, which also holds the test
+  # suite): build the targets there as configured, leaving its other settings alone.
+  # shellcheck disable=SC2086 # a target list
+  cmake --build "$build_dir" -j "$(nproc)" --target $build_targets
+else
+  CC=clang CXX=clang++ LIFTX_BUILD_DIR="$build_dir" LIFTX_EXTRA_PACKAGES="clang libclang-rt-14-dev" \
+    LIFTX_CMAKE_ARGS="-DLIFTX_FUZZ=ON -DLIFTX_BUILD_TESTS=OFF $launcher" \
+    LIFTX_BUILD_TARGETS="$build_targets" scripts/setup.sh
+fi
 
 # Per target: extra seed folders and options. Index expressions are short; a long arithmetic
 # input mostly multiplies sums out up to the simplifier's term budget, which under the sanitizers

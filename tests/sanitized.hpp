@@ -14,6 +14,12 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
+/// For `TEST_CASE("..." * doctest::skip(test::kPlainBuildOnly))`: an end-to-end case that runs
+/// for minutes under the sanitizers (every worker, enumeration and model fit instrumented) and
+/// whose code paths smaller cases run there; the plain build runs it. Each such case says which
+/// cases cover it under the sanitizers.
+inline constexpr bool kPlainBuildOnly = kSanitized;
+
 /// `n` in the plain build; a quarter of it (at least 2) under the sanitizers.
 constexpr size_t verified_sample(size_t n) {
   return kSanitized ? std::max<size_t>(2, n / 4) : n;

@@ -20,7 +20,8 @@ std::optional<std::string> refuse_reordering(const ir::Fun& f, const ir::Expr& i
   const std::pair<const char*, double> known[] = {{"add", 0.0},        {"add_int", 0.0},
                                                   {"add_double", 0.0}, {"mult", 1.0},
                                                   {"mult_int", 1.0},   {"mult_double", 1.0}};
-  for (const auto& [name, identity] : known) {
+  for (const auto& [name, identity_value] : known) {
+    const double identity = identity_value; // a plain local: lambdas may not capture bindings
     const auto builtin = ir::UserFunDef::builtin(name);
     if (!builtin || !ir::same_userfun(*uf->def, *builtin))
       continue;

@@ -33,7 +33,9 @@ fs::path calibrated_model(const TempDir& dir) {
 
 } // namespace
 
-TEST_CASE("calibrate measures its design, stores the device's model and explore uses it") {
+// Under the sanitizers: tests/explore/test_calibrate.cpp, and collect and train end to end.
+TEST_CASE("calibrate measures its design, stores the device's model and explore uses it" *
+          doctest::skip(kPlainBuildOnly)) {
   TempDir dir("calibrate");
   const std::string args = "calibrate --device cpu --stencils stencils/jacobi2d5pt.lift "
                            "--stencils stencils/gradient.lift --synthetic 1 --sizes " +
@@ -76,7 +78,9 @@ TEST_CASE("calibrate measures its design, stores the device's model and explore 
   CHECK(contains(explored.out, "model     " + model.string()));
 }
 
-TEST_CASE("calibrate stops at its budget and a later run measures the rest") {
+// Under the sanitizers: collect resuming after time-limited runs (tests/explore/test_explore.cpp).
+TEST_CASE("calibrate stops at its budget and a later run measures the rest" *
+          doctest::skip(kPlainBuildOnly)) {
   TempDir dir("calibrate-budget");
   // 3 seconds: the first chunk of targets is planned and partly measured, then the budget ends.
   const std::string base = "calibrate --device cpu --stencils stencils/jacobi2d5pt.lift "

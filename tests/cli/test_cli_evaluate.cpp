@@ -86,7 +86,10 @@ TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a mess
       {"--nested --kinds knn,forest", "forest"},
       {"--protocol program --hold-out synth_", "no program named synth_*"},
   };
-  for (const auto& [args, message] : cases) {
+  for (const auto& c : cases) {
+    // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
+    const auto& args = c.first;
+    const auto& message = c.second;
     CAPTURE(args);
     RunResult r = liftx("evaluate --db '" + db + "' " + args);
     CHECK(r.exit_code == 2);

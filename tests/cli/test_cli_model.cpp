@@ -216,7 +216,10 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   CHECK_FALSE(fs::exists(dir.path / "default.db")); // $LIFTX_DB: --db was given
 }
 
-TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every format") {
+// Under the sanitizers: rank loading a trained model ("train writes a model file that rank
+// loads").
+TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every format" *
+          doctest::skip(kPlainBuildOnly)) {
   TempDir dir("rank");
   const std::string base = "rank stencils/jacobi2d5pt.lift --model model/data/cpu-model.json "
                            "--size M=16,N=16 --sample 20";
@@ -356,8 +359,11 @@ TEST_CASE("train writes a model file that rank loads") {
   CHECK(wm.at("options").at("distance_weighted") == true);
 
   // rank loads each of them.
-  for (const auto& [file, kind] :
+  for (const auto& model_kind :
        std::vector<std::pair<std::string, std::string>>{{model, "knn"}, {tree, "tree"}}) {
+    // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
+    const std::string& file = model_kind.first;
+    const std::string& kind = model_kind.second;
     CAPTURE(file);
     RunResult ranked = liftx("rank stencils/jacobi2d5pt.lift --model '" + file +
                              "' --size M=16,N=16 --sample 20 --top 3");

@@ -184,7 +184,9 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   const nlohmann::json& first = doc.at("results")[0];
   // Kernel Tuner's shape: a flat parameter -> value map (2D launch: z is 1).
   const nlohmann::json& flat = first.at("configuration");
-  for (const auto& [name, value] : flat.items()) {
+  for (const auto& item : flat.items()) {
+    const std::string& name = item.key();
+    const nlohmann::json& value = item.value();
     CAPTURE(name);
     CHECK((value.is_number() || value.is_string()));
   }

@@ -192,7 +192,10 @@ TEST_CASE("static features equal the instrumented kernel's counts on every varia
         options.local = two_d ? std::vector<int64_t>{16, 4} : std::vector<int64_t>{16};
       }
       auto outcomes = validate(program, sizes, options);
-      for (const auto& [profile, o] : outcomes) {
+      for (const auto& outcome : outcomes) {
+        // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
+        const auto& profile = outcome.first;
+        const auto& o = outcome.second;
         CAPTURE(profile);
         CAPTURE(o.static_lines);
         CAPTURE(o.dynamic_lines);

@@ -193,7 +193,9 @@ TEST_CASE("fields: hashing and equality see every field") {
       {get(0), get(1)},
       {as_vector(4), as_vector(8)},
   };
-  for (const auto& [a, b] : different) {
+  for (const auto& pair : different) {
+    const auto& a = pair.first; // not a structured binding: INFO captures it in a lambda
+    const auto& b = pair.second;
     INFO(print(a), " vs ", print(b));
     CHECK_FALSE(alpha_equal(a, b));
     CHECK(a.hash() != b.hash());
