@@ -8,7 +8,7 @@
 
 namespace liftx::test {
 
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;

@@ -20,7 +20,7 @@ namespace cli_test {
 
 /// tests/sanitized.hpp's kPlainBuildOnly, restated: these tests call the executable `liftx(...)`
 /// unqualified, so they cannot see a namespace named liftx.
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
 inline constexpr bool kPlainBuildOnly = true;
 #else
 inline constexpr bool kPlainBuildOnly = false;

@@ -13,7 +13,7 @@ using namespace cli_test;
 
 namespace {
 
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
 // Under the sanitizers every measurement's worker runs instrumented (several seconds each): the
 // same paths at a smaller design. The plain build checks the full one.
 constexpr int kSample = 1;

@@ -83,7 +83,7 @@ std::string run_command(const std::string& command) {
 TEST_CASE("variant counts per stencil and profile equal the recorded table") {
   const std::vector<std::string> recorded =
       lines_of(read_file(source_path("tests/data/space_counts_16x24.txt")));
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
   // Under the sanitizers (enumeration runs ten times slower or more) one profile and one stencil:
   // the table checks behaviour, which the plain build checks whole; the sanitizers check memory on
   // the same code paths.

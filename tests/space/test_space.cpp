@@ -507,7 +507,7 @@ TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-
           "sample of 20 verifies on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
   // Under the sanitizers (10x slower) the zipped-grid shape of the suite (its code paths include
   // the one-grid ones).
   const std::vector<std::string> stencils{"hotspot3d"};
@@ -544,7 +544,7 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   const rewrite::Sizes sizes{{"M", 16}, {"N", 40}};
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
   const std::vector<std::string> stencils{"shallow_water"}; // 10x slower: one of the two
 #else
   const std::vector<std::string> stencils{"srad1full", "shallow_water"};
@@ -577,7 +577,7 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
     rewrite::Sizes sizes;
     size_t keep; ///< variants per strategy
   };
-#ifdef __SANITIZE_ADDRESS__
+#ifdef LIFTX_SANITIZED
   // 10x slower under the sanitizers: two pad modes, both parities.
   const std::vector<Case> cases{
       {"stencils/iterated/heat2d", {{"M", 16}, {"N", 40}}, 1},
