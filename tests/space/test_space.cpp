@@ -198,7 +198,7 @@ TEST_CASE("variants print to .lift and parse back alpha-equal; sidecars carry th
   for (const std::string& name : {std::string("gaussian"), std::string("srad2")}) {
     ir::Module module = load(name);
     rewrite::VariantStream stream(module.main(), options_for(64, 128));
-    const size_t n = test::verified_sample(40);
+    const size_t n = 40;
     std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 7);
     REQUIRE(picked.size() == n);
     std::set<std::string> strategies;
@@ -638,7 +638,7 @@ TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies
     CAPTURE(name);
     ir::Module module = load_linalg(name);
     rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
-    const size_t n = test::verified_sample(12);
+    const size_t n = 12;
     std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 7);
     REQUIRE(picked.size() == n);
     VerifySummary s = verify(device, module, picked, sizes, name);
