@@ -17,10 +17,26 @@ ir::Expr row_windows(const ir::Expr& rows, const arith::Expr& n, const arith::Ex
   return ir::call(ir::transpose(), {slid});
 }
 
+bool is_vectorisable_scalar(const ir::Type& t) {
+  const auto* s = t.as<ir::ScalarType>();
+  return s && s->kind != ir::ScalarKind::Bool;
+}
+
 bool is_scalar_array(const ir::Type& t) {
   const auto* a = t.as<ir::ArrayType>();
-  const auto* s = a ? a->element.as<ir::ScalarType>() : nullptr;
-  return s && s->kind != ir::ScalarKind::Bool;
+  return a && is_vectorisable_scalar(a->element);
+}
+
+/// The number of components when `t` is an array of tuples of (non-bool) scalars, else 0.
+size_t scalar_tuple_components(const ir::Type& t) {
+  const auto* a = t.as<ir::ArrayType>();
+  const auto* tuple = a ? a->element.as<ir::TupleType>() : nullptr;
+  if (!tuple || tuple->elements.empty())
+    return 0;
+  for (const ir::Type& e : tuple->elements)
+    if (!is_vectorisable_scalar(e))
+      return 0;
+  return tuple->elements.size();
 }
 
 std::optional<NoMatch> refuse_width(int width) {
@@ -215,7 +231,9 @@ Rule vectorise_outputs(int width) {
   return make_rule(
       fmt::format("vectorise-outputs({})", width),
       "mapSeq(f, x) => asScalar(mapSeq(id, asVector(w, toPrivate(mapSeq(f))(x))))   f computes "
-      "scalars: a thread's consecutive outputs are stored as vectors",
+      "scalars: a thread's consecutive outputs are stored as vectors; f computing tuples of "
+      "scalars: (p => zip(asScalar(mapSeq(id, asVector(w, map(get(i), p)))), ...))"
+      "(toPrivate(mapSeq(f))(x)), a part per component i: each output buffer gets vector stores",
       {"opencl", "vector", "memory"},
       [width](const ir::Expr& site, const RuleContext&) -> RuleResult {
         if (auto r = refuse_width(width))
@@ -225,15 +243,30 @@ Rule vectorise_outputs(int width) {
           return NoMatch{"not a call of mapSeq"};
         if (m->fun->f.as<ir::Id>())
           return NoMatch{"a copy (mapSeq(id)): vectorise-copy applies"};
-        if (!is_scalar_array(site.type()))
-          return NoMatch{"the results are not scalars"};
+        const size_t components = scalar_tuple_components(site.type());
+        if (!is_scalar_array(site.type()) && components == 0)
+          return NoMatch{"the results are neither scalars nor tuples of scalars"};
         if (auto r = refuse_indivisible(length_of(site.type()), width, "the vector width"))
           return *r;
         if (!length_of(site.type()).as_constant())
           return NoMatch{"the number of outputs is not a constant"};
         ir::Expr computed = ir::call(ir::to_private(ir::map_seq(m->fun->f)), {m->arg()});
-        ir::Expr vectors = ir::call(ir::as_vector(width), {computed});
-        return ir::call(ir::as_scalar(), {ir::call(ir::map_seq(ir::id()), {vectors})});
+        auto stored_as_vectors = [width](const ir::Expr& scalars) {
+          ir::Expr vectors = ir::call(ir::as_vector(width), {scalars});
+          return ir::call(ir::as_scalar(), {ir::call(ir::map_seq(ir::id()), {vectors})});
+        };
+        if (components == 0)
+          return stored_as_vectors(computed);
+        // One output buffer per component (a tuple result's layout): each gets its own vectors,
+        // read from the private results computed once (bound to p, not recomputed per part).
+        ir::Fun store_components = lambda1(computed.type(), "p", [&](const ir::Expr& p) {
+          std::vector<ir::Expr> parts;
+          for (size_t i = 0; i < components; ++i)
+            parts.push_back(
+                stored_as_vectors(ir::call(ir::map(ir::get(static_cast<int>(i))), {p})));
+          return ir::call(ir::zip(), parts);
+        });
+        return ir::call(store_components, {computed});
       });
 }
 

@@ -470,7 +470,19 @@ TEST_CASE("vectorise-outputs") {
       {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(id), x)", "mapSeq(id, p)", "a copy"},
        {"def f(x: [[float]6]N) = mapGlb0(mapSeq(neg), x)", "mapSeq(neg, p)", "4 does not divide"},
        {"def f(x: [float]N) = mapSeq(neg, x)", "#0", "not a constant"},
-       {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of mapSeq"}});
+       {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of mapSeq"},
+       {"def f(x: [[[float]2]4]N) = mapGlb0(mapSeq(mapSeq(neg)), x)", "mapSeq(mapSeq(neg), p)",
+        "neither scalars nor tuples of scalars"}});
+  // A tuple result: computed once into private memory, each component stored as vectors.
+  run_table(vectorise_outputs(2),
+            {{"def f(x: [[float]4]N) = mapGlb0(mapSeq(a => tuple(neg(a), sq(a))), x)",
+              "mapSeq(a => tuple(neg(a), sq(a)), p)",
+              "def f(x: [[float]4]N) = mapGlb0(r => (p => zip(asScalar(mapSeq(id, asVector(2, "
+              "map(get(0), p)))), asScalar(mapSeq(id, asVector(2, map(get(1), p))))))"
+              "(toPrivate(mapSeq(a => tuple(neg(a), sq(a))))(r)), x)",
+              n8}},
+            {{"def f(x: [[float]3]N) = mapGlb0(mapSeq(a => tuple(neg(a), sq(a))), x)",
+              "mapSeq(a => tuple(neg(a), sq(a)), p)", "2 does not divide"}});
   ir::Module three = parse_program("def f(x: [float]6) = mapSeq(neg, x)");
   CHECK_FALSE(applied(vectorise_outputs(3).apply(three.main().body, {})));
 }

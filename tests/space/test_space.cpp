@@ -563,6 +563,18 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
     CHECK(sample.picked.count("window") == 1);
     CHECK(sample.to_verify().size() >= 12);
     check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=40", sample.every);
+    // Register windows storing each output buffer's rows as vectors (vectorise-outputs of a
+    // tuple result).
+    rewrite::VariantStream vector_stream(module.main(), options);
+    const StrategySample vectors =
+        sample_per_strategy(vector_stream, 2, 12, [](const rewrite::Variant& v) {
+          const auto width = v.parameters.find("vector");
+          return v.strategy == "window" && width != v.parameters.end() && width->second > 1;
+        });
+    REQUIRE(vectors.picked.count("window") == 1);
+    CHECK(vectors.picked.at("window").size() == 2);
+    check_all_verify(device, module, vectors.to_verify(), sizes, name + " M=16 N=40, vector stores",
+                     vectors.every);
   }
 }
 
