@@ -375,7 +375,8 @@ void add_explore_command(CLI::App& app) {
       fmt::print(report, "online    {}; re-ranked scores when chosen vs measured: {}\n",
                  describe_online_stop(result, options),
                  result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
-                                        : std::string("no rank correlation"));
+                                        : std::string("Spearman not computed (fewer than two "
+                                                      "successful runs with different scores)"));
     // The data, before a failure is reported: what was measured is never lost.
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < result.attempts.size(); ++i)

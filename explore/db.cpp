@@ -883,11 +883,12 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
       {"device", device_key},
       {"metadata",
        {{"tool", "liftx"},
+        {"liftx_version", LIFTX_TOOL_VERSION},
         {"device", {{"key", device_key}, {"name", device_name}}},
         {"time_unit", "ms"},
-        {"runtimes", "times.runtimes holds the median of the timed runs; measurements add "
-                     "time_min, time_q1, time_q3, time_max and repetitions (the database keeps "
-                     "these, not each run)"},
+        {"runtimes", "times.runtimes holds every timed run (a database written before liftx "
+                     "kept each run gives their median alone); measurements add time_min, "
+                     "time_q1, time_q3, time_max and repetitions"},
         {"configuration",
          "flat: program, each size, strategy, each strategy parameter, global_size_x/y/z, "
          "local_size_x/y/z (0 = left to the runtime), threads_tied (1 = one work-item per "

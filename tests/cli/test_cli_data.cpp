@@ -444,6 +444,16 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
       liftx("db --db '" + db + "' --device " + kPoclDevice + " --t4 '" + dir / "t4.json" + "'");
   REQUIRE(t4_file.exit_code == 0);
   CHECK(read_text(dir.path / "t4.json") == t4.out);
+  // A device the database does not hold is an error, not an empty export (issue 20).
+  for (const std::string export_option : {"--csv", "--t4"}) {
+    CAPTURE(export_option);
+    const fs::path unwritten = dir.path / "nope-export";
+    RunResult unknown = liftx("db --db '" + db + "' --device nope " + export_option + " '" +
+                              unwritten.string() + "'");
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("no device 'nope' in the database") != std::string::npos);
+    CHECK_FALSE(fs::exists(unwritten));
+  }
 
   RunResult trained = liftx("train --db '" + db + "' -o '" + dir / "m.json" + "'");
   REQUIRE(trained.exit_code == 0);

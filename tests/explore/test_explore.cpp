@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -201,6 +202,9 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(flat.at("N") == 32);
   CHECK(doc.at("metadata").at("time_unit") == "ms");
   CHECK(doc.at("metadata").at("device").at("key") == "test:cpu-device:1.0");
+  // Which liftx wrote the file: MAJOR.MINOR.PATCH.
+  const std::string version = doc.at("metadata").at("liftx_version").get<std::string>();
+  CHECK(std::regex_match(version, std::regex(R"(\d+\.\d+\.\d+)")));
   CHECK(first.at("times").at("compilation_time") == 120.0);
   CHECK(first.at("times").at("runtimes") == nlohmann::json{1.5});
   CHECK(first.at("status") == "ok");
