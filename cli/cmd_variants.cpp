@@ -14,6 +14,7 @@
 #include "rewrite/temporal.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -38,6 +39,7 @@ struct VariantsOptions {
   int64_t max_tile = 32;
   std::vector<std::string> where;
   bool quiet = false;
+  std::string format = "table";
 };
 
 /// One `--where KEY=V1|V2|...` filter: strategy, tied (true/false), local (32x8), global, or a
@@ -119,6 +121,11 @@ void add_variants_command(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet, "no progress line while the space is enumerated");
   cmd->add_option("--depth", o->depth, "high-level rewrite depth (default 2)");
   cmd->add_option("--max-tile", o->max_tile, "largest tile step / split factor (default 32)");
+  cmd->add_option("--format", o->format,
+                  "table (default), json or csv: the listed variants (the sample, or every "
+                  "matching one up to --limit) with their launches on stdout, as data; the "
+                  "report then goes to stderr")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--where", o->where,
                   "keep only variants with KEY=V1|V2 (strategy, tied, local, global or a "
                   "parameter such as tile_x, tile_y, vector; `none` = the parameter is absent); "
@@ -137,6 +144,35 @@ void add_variants_command(CLI::App& app) {
     options.depth = o->depth;
     options.max_tile = o->max_tile;
     rewrite::VariantStream stream(program, options);
+    // Machine-readable output: one row per listed variant (CSV streams them as they come).
+    const bool as_data = o->format != "table";
+    std::FILE* report = as_data ? stderr : stdout;
+    nlohmann::json rows = nlohmann::json::array();
+    if (o->format == "csv" && !o->count)
+      fmt::print("index,strategy,parameters,dims,global,local,tied\n");
+    auto list = [&](const rewrite::Variant& v) {
+      if (!as_data || o->count)
+        return;
+      nlohmann::json row = nlohmann::json::parse(rewrite::sidecar_json(v, options.sizes));
+      row.erase("sizes");
+      row["index"] = v.index;
+      if (o->format == "json") {
+        rows.push_back(std::move(row));
+        return;
+      }
+      auto joined = [](const nlohmann::json& a) {
+        std::string text;
+        for (const nlohmann::json& x : a)
+          text += (text.empty() ? "" : "x") + x.dump();
+        return text;
+      };
+      std::string parameters;
+      for (const auto& [k, value] : row.at("parameters").items())
+        parameters += (parameters.empty() ? "" : " ") + k + "=" + value.dump();
+      fmt::print("{},{},\"{}\",{},{},{},{}\n", v.index, v.strategy, parameters,
+                 row.at("dims").dump(), joined(row.at("global")), joined(row.at("local")),
+                 row.at("tied").get<bool>() ? 1 : 0);
+    };
     std::vector<rewrite::Variant> chosen;
     ActivityPrinter progress(o->quiet);
     int64_t walked = 0;
@@ -154,8 +190,11 @@ void add_variants_command(CLI::App& app) {
         return kept;
       });
       progress.finish();
+      for (const rewrite::Variant& v : chosen)
+        list(v);
       if (!filters.empty())
-        fmt::print("matching  {} variants (--where), {} sampled\n", matching, chosen.size());
+        fmt::print(report, "matching  {} variants (--where), {} sampled\n", matching,
+                   chosen.size());
     } else {
       rewrite::Variant v;
       int64_t kept = 0;
@@ -164,12 +203,13 @@ void add_variants_command(CLI::App& app) {
         if (!matches(v, filters))
           continue;
         ++kept;
+        list(v);
         if (!o->out.empty())
           chosen.push_back(v);
       }
       progress.finish();
       if (!filters.empty())
-        fmt::print("matching  {} variants (--where)\n", kept);
+        fmt::print(report, "matching  {} variants (--where)\n", kept);
     }
     if (!o->out.empty() && !o->count) {
       std::filesystem::create_directories(o->out);
@@ -182,14 +222,15 @@ void add_variants_command(CLI::App& app) {
       }
     }
     const rewrite::SpaceCounts& c = stream.counts();
-    fmt::print("program   {} ({}), sizes {}, device profile {}\n", program.name, o->file,
+    fmt::print(report, "program   {} ({}), sizes {}, device profile {}\n", program.name, o->file,
                format_sizes(sizes), o->profile);
-    fmt::print("variants  {}  (distinct kernel sources {}, lowered programs {}, high-level "
+    fmt::print(report,
+               "variants  {}  (distinct kernel sources {}, lowered programs {}, high-level "
                "programs {})\n",
                c.variants, c.distinct_sources, c.lowered_programs, c.high_level_programs);
     if (!o->out.empty() && !o->count)
-      fmt::print("written   {} variants to {}\n", chosen.size(), o->out);
-    fmt::print("per lowering strategy:\n");
+      fmt::print(report, "written   {} variants to {}\n", chosen.size(), o->out);
+    fmt::print(report, "per lowering strategy:\n");
     // Each strategy with the steps that lowered its variants (the same data lower() runs).
     for (const auto& [k, n] : c.per_strategy) {
       std::string steps = k == rewrite::kTemporalStrategy    ? rewrite::kTemporalSteps
@@ -198,11 +239,31 @@ void add_variants_command(CLI::App& app) {
       for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
         if (strategy.name == k)
           steps = rewrite::describe(strategy);
-      fmt::print("  {:<24} {:<9} {}\n", k, n, steps);
+      fmt::print(report, "  {:<24} {:<9} {}\n", k, n, steps);
     }
-    fmt::print("rejections:\n");
+    fmt::print(report, "rejections:\n");
     for (const auto& [k, n] : c.rejections)
-      fmt::print("  {:<48} {}\n", k, n);
+      fmt::print(report, "  {:<48} {}\n", k, n);
+    if (o->format == "json") {
+      nlohmann::json per_strategy = nlohmann::json::object(), rejections = nlohmann::json::object();
+      for (const auto& [k, n] : c.per_strategy)
+        per_strategy[k] = n;
+      for (const auto& [k, n] : c.rejections)
+        rejections[k] = n;
+      fmt::print("{}\n", nlohmann::json{{"program", program.name},
+                                        {"file", o->file},
+                                        {"sizes", options.sizes},
+                                        {"profile", o->profile},
+                                        {"space",
+                                         {{"variants", c.variants},
+                                          {"distinct_sources", c.distinct_sources},
+                                          {"lowered_programs", c.lowered_programs},
+                                          {"high_level_programs", c.high_level_programs},
+                                          {"per_strategy", per_strategy},
+                                          {"rejections", rejections}}},
+                                        {"variants", rows}}
+                             .dump(2));
+    }
   });
 }
 

@@ -101,6 +101,43 @@ TEST_CASE("variants --count counts the variants that variants --out writes") {
   CHECK(strategies.contains("global2d_01"));
   CHECK(strategies.contains("window"));
   CHECK(contains(whole.out, "\nrejections:\n"));
+
+  // As data: the listed variants on stdout (the report on stderr), the same as --out writes.
+  RunResult csv = liftx(base + where + " --format csv --quiet");
+  REQUIRE(csv.exit_code == 0);
+  const std::vector<std::string> rows = lines_of(csv.out);
+  REQUIRE(rows.size() == size_t(n) + 1);
+  CHECK(rows[0] == "index,strategy,parameters,dims,global,local,tied");
+  std::set<std::string> written_indices, listed_indices;
+  for (const auto& e : fs::directory_iterator(dir.path / "v"))
+    if (e.path().extension() == ".json")
+      written_indices.insert(
+          e.path().stem().string().substr(0, e.path().stem().string().find('-')));
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> f = csv_fields(rows[i]);
+    REQUIRE(f.size() == 7);
+    CHECK(f[1] == "global2d_01");
+    CHECK(contains(f[2], "split=8"));
+    CHECK((f[5] == "4x2" || f[5] == "8x1"));
+    listed_indices.insert(f[0]);
+  }
+  CHECK(listed_indices == written_indices);
+  CHECK(field(csv.err, "matching  ") == matching);
+  CHECK(contains(csv.err, "\nper lowering strategy:\n"));
+  CHECK_FALSE(contains(csv.err, "enumerating")); // --quiet
+
+  RunResult json = liftx(old_spelling + where + " --sample 3 --format json --quiet");
+  REQUIRE(json.exit_code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  REQUIRE(doc.at("variants").size() == 3);
+  CHECK(doc.at("space").at("variants") == total);
+  CHECK(doc.at("space").at("per_strategy").at("global2d_01").get<long>() > n);
+  CHECK(doc.at("sizes") == nlohmann::json({{"M", 16}, {"N", 16}}));
+  for (const nlohmann::json& v : doc.at("variants")) {
+    CHECK(v.at("strategy") == "global2d_01");
+    CHECK(v.at("parameters").at("split") == 8);
+    CHECK(written_indices.contains(std::to_string(v.at("index").get<long>())));
+  }
 }
 
 TEST_CASE("every command spells and describes its shared options the same way") {
