@@ -250,7 +250,8 @@ void add_adapt_command(CLI::App& app) {
   cmd->add_option("--plot", o->plot,
                   "with --evaluate: an SVG chart of the held-out shapes (adaptive, single, "
                   "typical as fractions of each shape's best known)");
-  cmd->add_flag("--quiet", o->quiet, "no progress line while the spaces are ranked");
+  cmd->add_flag("--quiet", o->quiet,
+                "no progress on stderr (the ranking count, a line per shape measured)");
   cmd->callback([o] {
     const ir::Module module = parse::parse_file(o->file);
     const ir::Program program = select_program(module, o->program, o->file);
@@ -292,6 +293,11 @@ void add_adapt_command(CLI::App& app) {
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
 
+    const std::function<void(const std::string&)> step_line = step_lines("adapt", o->quiet);
+    auto step = [&](const std::string& line) {
+      if (step_line) // none with --quiet
+        step_line(line);
+    };
     // Candidates: the best-ranked tied variants of every training shape.
     explore::AdaptiveTable table;
     table.shapes = shapes;
@@ -318,7 +324,10 @@ void add_adapt_command(CLI::App& app) {
                table.candidates.size(), o->top, shapes.size());
 
     // Every candidate at every training shape where it applies.
-    for (const rewrite::Sizes& shape : shapes) {
+    for (size_t s = 0; s < shapes.size(); ++s) {
+      const rewrite::Sizes& shape = shapes[s];
+      step(fmt::format("training shape {} of {}: measuring {} candidates at {}", s + 1,
+                       shapes.size(), table.candidates.size(), explore::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<std::optional<rewrite::Variant>> variants;
@@ -439,7 +448,10 @@ void add_adapt_command(CLI::App& app) {
         {"adaptive pick", {}, model::palette(0), false},
         {"best single member", {}, model::palette(1), false},
         {"tuned at " + explore::shape_text(shapes[typical]), {}, model::palette(2), false}};
-    for (const rewrite::Sizes& shape : held_out) {
+    for (size_t h = 0; h < held_out.size(); ++h) {
+      const rewrite::Sizes& shape = held_out[h];
+      step(fmt::format("held-out shape {} of {}: ranking and measuring at {}", h + 1,
+                       held_out.size(), explore::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<explore::AdaptiveCandidate> broad;

@@ -280,6 +280,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "measured  16x32"));
+  CHECK_FALSE(contains(r.err, "adapt     ")); // --quiet: no progress lines
   const std::string svg = read_text(dir / "held-out.svg");
   CHECK(svg.starts_with("<svg"));
   CHECK(contains(svg, "24x40"));
@@ -302,10 +303,13 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   // The same portfolio as a header: compiled by an application that does not link liftx.
   const fs::path header = dir / "jacobi_adaptive.hpp";
   RunResult h = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 --top 1 "
-                      "--portfolio 1 --repeat 1 --warmup 0 --quiet --db '" +
+                      "--portfolio 1 --repeat 1 --warmup 0 --db '" +
                       db.string() + "' --emit header -o '" + header.string() + "'");
   INFO(h.out << h.err);
   REQUIRE(h.exit_code == 0);
+  // Without --quiet: a line on stderr as each shape is measured, stdout unchanged.
+  CHECK(contains(h.err, "adapt     training shape 1 of 1: measuring "));
+  CHECK_FALSE(contains(h.out, "adapt     training shape"));
   const std::string text = read_text(header);
   CHECK(contains(text, "namespace jacobi2d5pt"));
   CHECK(contains(text, "kernel void jacobi2d5pt("));

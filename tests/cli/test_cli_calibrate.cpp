@@ -80,11 +80,13 @@ TEST_CASE("calibrate stops at its budget and a later run measures the rest" *
                            "--stencils stencils/gradient.lift --stencils stencils/srad2.lift "
                            "--stencils stencils/stencil2d.lift --stencils stencils/gaussian.lift "
                            "--synthetic 0 --sizes 32 --sample " +
-                           std::to_string(kSample + 1) + " --quiet --db '" + dir / "cal.db" +
+                           std::to_string(kSample + 1) + " --db '" + dir / "cal.db" +
                            "' --minutes ";
-  RunResult first = liftx(base + "0.05");
+  RunResult first = liftx(base + "0.05 --quiet");
   CAPTURE(first.out);
   CAPTURE(first.err);
+  CHECK_FALSE(contains(first.err, "enumerating")); // --quiet: no progress
+  CHECK_FALSE(contains(first.err, "elapsed"));
   CHECK(contains(first.out, "left in the plan"));
   CHECK(!contains(first.out, " 0 left in the plan"));
   CHECK(contains(first.out, "next      the budget ran out before the plan"));
@@ -93,6 +95,9 @@ TEST_CASE("calibrate stops at its budget and a later run measures the rest" *
   CAPTURE(second.out);
   CAPTURE(second.err);
   REQUIRE(second.exit_code == 0);
+  // Without --quiet: the bar of the measurements on stderr, the report alone on stdout.
+  CHECK(contains(second.err, "100% elapsed"));
+  CHECK_FALSE(contains(second.out, "elapsed"));
   CHECK(contains(second.out, " 0 left in the plan"));
   CHECK(contains(second.out, " measurements of 5 programs: "));
 }
