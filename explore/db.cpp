@@ -215,7 +215,8 @@ std::string dims_json(const nlohmann::json& launch, const char* key) {
   return values.dump();
 }
 
-/// The Kernel Tuner / T4 name of a failure ("correct" for a valid result).
+} // namespace
+
 std::string t4_invalidity(runtime::Status status) {
   switch (status) {
   case runtime::Status::ok:
@@ -233,8 +234,6 @@ std::string t4_invalidity(runtime::Status status) {
   }
   return "runtime";
 }
-
-} // namespace
 
 std::string utc_timestamp() {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

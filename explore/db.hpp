@@ -54,6 +54,9 @@ struct Measurement {
 
 /// The current UTC time as ISO 8601 ("2026-11-25T03:09:17Z"), as every timestamp liftx writes.
 std::string utc_timestamp();
+/// Kernel Tuner's T4 "invalidity" of a run with this status ("correct", "compile", "runtime",
+/// "timeout" or "correctness").
+std::string t4_invalidity(runtime::Status status);
 
 /// The winner liftx::tune() stored for a program at some sizes on a device: the lowered program
 /// as a .lift module, so a later run rebuilds it without the variant space.

@@ -228,6 +228,22 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(second.at("times").at("runtimes").empty());
 }
 
+TEST_CASE("db: each run status has its T4 invalidity") {
+  using runtime::Status;
+  const std::vector<std::pair<Status, std::string>> table{
+      {Status::ok, "correct"},
+      {Status::build_error, "compile"},
+      {Status::run_error, "runtime"},
+      {Status::out_of_resources, "runtime"}, // as Kernel Tuner files CL_OUT_OF_RESOURCES
+      {Status::timeout, "timeout"},
+      {Status::wrong_result, "correctness"}};
+  for (const auto& row : table) { // (no structured binding: clang 14's CAPTURE cannot take one)
+    const std::string status(runtime::to_string(row.first));
+    CAPTURE(status);
+    CHECK(explore::t4_invalidity(row.first) == row.second);
+  }
+}
+
 TEST_CASE("db: files that are not liftx databases are refused") {
   TempDir dir("refuse");
   const fs::path garbage = dir.path / "garbage.db";
