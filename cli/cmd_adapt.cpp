@@ -293,11 +293,7 @@ void add_adapt_command(CLI::App& app) {
     for (const std::string& note : found.notes)
       fmt::print("note      {}\n", note);
 
-    const std::function<void(const std::string&)> step_line = step_lines("adapt", o->quiet);
-    auto step = [&](const std::string& line) {
-      if (step_line) // none with --quiet
-        step_line(line);
-    };
+    const auto step = step_lines("adapt", o->quiet); // none with --quiet
     // Candidates: the best-ranked tied variants of every training shape.
     explore::AdaptiveTable table;
     table.shapes = shapes;
@@ -326,8 +322,9 @@ void add_adapt_command(CLI::App& app) {
     // Every candidate at every training shape where it applies.
     for (size_t s = 0; s < shapes.size(); ++s) {
       const rewrite::Sizes& shape = shapes[s];
-      step(fmt::format("training shape {} of {}: measuring {} candidates at {}", s + 1,
-                       shapes.size(), table.candidates.size(), explore::shape_text(shape)));
+      if (step)
+        step(fmt::format("training shape {} of {}: measuring {} candidates at {}", s + 1,
+                         shapes.size(), table.candidates.size(), explore::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<std::optional<rewrite::Variant>> variants;
@@ -450,8 +447,9 @@ void add_adapt_command(CLI::App& app) {
         {"tuned at " + explore::shape_text(shapes[typical]), {}, model::palette(2), false}};
     for (size_t h = 0; h < held_out.size(); ++h) {
       const rewrite::Sizes& shape = held_out[h];
-      step(fmt::format("held-out shape {} of {}: ranking and measuring at {}", h + 1,
-                       held_out.size(), explore::shape_text(shape)));
+      if (step)
+        step(fmt::format("held-out shape {} of {}: ranking and measuring at {}", h + 1,
+                         held_out.size(), explore::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<explore::AdaptiveCandidate> broad;

@@ -12,6 +12,7 @@
 #include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
+#include "support/csv.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -150,28 +151,21 @@ void add_variants_command(CLI::App& app) {
     nlohmann::json rows = nlohmann::json::array();
     if (o->format == "csv" && !o->count)
       fmt::print("index,strategy,parameters,dims,global,local,tied\n");
+    // The columns and their forms are those of `liftx db --csv`.
     auto list = [&](const rewrite::Variant& v) {
       if (!as_data || o->count)
         return;
-      nlohmann::json row = nlohmann::json::parse(rewrite::sidecar_json(v, options.sizes));
-      row.erase("sizes");
-      row["index"] = v.index;
-      if (o->format == "json") {
-        rows.push_back(std::move(row));
+      if (o->format == "csv") {
+        fmt::print("{},{},{},{},{},{},{}\n", v.index, v.strategy,
+                   csv_quote(nlohmann::json(v.parameters).dump()), v.launch.dims,
+                   launch_sizes(v.launch.global, v.launch.dims),
+                   launch_sizes(v.launch.local, v.launch.dims), v.launch.tied ? "true" : "false");
         return;
       }
-      auto joined = [](const nlohmann::json& a) {
-        std::string text;
-        for (const nlohmann::json& x : a)
-          text += (text.empty() ? "" : "x") + x.dump();
-        return text;
-      };
-      std::string parameters;
-      for (const auto& [k, value] : row.at("parameters").items())
-        parameters += (parameters.empty() ? "" : " ") + k + "=" + value.dump();
-      fmt::print("{},{},\"{}\",{},{},{},{}\n", v.index, v.strategy, parameters,
-                 row.at("dims").dump(), joined(row.at("global")), joined(row.at("local")),
-                 row.at("tied").get<bool>() ? 1 : 0);
+      nlohmann::json row = nlohmann::json::parse(rewrite::sidecar_json(v, options.sizes));
+      row.erase("sizes"); // once, in the document
+      row["index"] = v.index;
+      rows.push_back(std::move(row));
     };
     std::vector<rewrite::Variant> chosen;
     ActivityPrinter progress(o->quiet);

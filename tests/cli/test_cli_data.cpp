@@ -6,6 +6,7 @@
 #include "cli_helpers.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -117,9 +118,17 @@ TEST_CASE("variants --count counts the variants that variants --out writes") {
     const std::vector<std::string> f = csv_fields(rows[i]);
     REQUIRE(f.size() == 7);
     CHECK(f[1] == "global2d_01");
-    CHECK(contains(f[2], "split=8"));
+    CHECK(nlohmann::json::parse(f[2]).at("split") == 8);
     CHECK((f[5] == "4x2" || f[5] == "8x1"));
     listed_indices.insert(f[0]);
+    // The same launch as the sidecar --out wrote for this variant.
+    const fs::path sidecar = dir.path / "v" / (f[0] + "-global2d_01.json");
+    REQUIRE(fs::exists(sidecar));
+    const nlohmann::json launch = nlohmann::json::parse(read_text(sidecar));
+    CHECK(nlohmann::json::parse(f[2]) == launch.at("parameters"));
+    CHECK(f[4] == fmt::format("{}", fmt::join(launch.at("global").get<std::vector<int>>(), "x")));
+    CHECK(f[5] == fmt::format("{}", fmt::join(launch.at("local").get<std::vector<int>>(), "x")));
+    CHECK(f[6] == (launch.at("tied").get<bool>() ? "true" : "false"));
   }
   CHECK(listed_indices == written_indices);
   CHECK(field(csv.err, "matching  ") == matching);
