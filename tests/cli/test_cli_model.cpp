@@ -6,6 +6,7 @@
 #include "cli_helpers.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -110,6 +111,59 @@ TEST_CASE("explore takes what the database has measured from it, unless --remeas
   RunResult csv = liftx("db --db '" + db + "' --csv -");
   REQUIRE(csv.exit_code == 0);
   CHECK(lines_of(csv.out).size() == 1 + 4);
+}
+
+namespace {
+
+/// Runs one SQL statement on a database the test owns (to stage what a busy device would have
+/// recorded).
+void execute_sql(const std::string& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(handle);
+  CAPTURE(message);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+} // namespace
+
+TEST_CASE("explore warns when runs spread widely, and only then") {
+  TempDir dir("explore_noisy");
+  const std::string db = dir / "e.db";
+  const std::string base = "explore stencils/jacobi2d5pt.lift --device cpu --size M=16,N=16 "
+                           "--strategy model --budget 2 --sample 20 --repeat 3 --db '" +
+                           db + "'";
+  // The report is stdout (the table format).
+  const std::string warning = " runs spread widely (interquartile range above 10% of the median)";
+  RunResult first = liftx(base);
+  CAPTURE(first.err);
+  REQUIRE(first.exit_code == 0);
+
+  // The stored runs are taken again, so their recorded spread decides the warning: a tight one
+  // gives none, a wide one on one run of the two is counted and flagged in its row.
+  execute_sql(db, "UPDATE measurements SET q1_ms = median_ms, q3_ms = median_ms * 1.05");
+  RunResult tight = liftx(base);
+  CAPTURE(tight.err);
+  REQUIRE(tight.exit_code == 0);
+  CHECK_FALSE(contains(tight.out, warning));
+  CHECK_FALSE(contains(tight.out, " noisy"));
+  CHECK(contains(tight.out, "±5%"));
+
+  execute_sql(db, "UPDATE measurements SET q1_ms = median_ms * 0.8, q3_ms = median_ms * 1.3 "
+                  "WHERE id = (SELECT min(id) FROM measurements)");
+  RunResult wide = liftx(base);
+  CAPTURE(wide.err);
+  REQUIRE(wide.exit_code == 0);
+  CHECK(contains(wide.out, "warning   1 of 2" + warning));
+  const std::vector<std::string> rows = lines_starting(wide.out, "  [");
+  REQUIRE(rows.size() == 2);
+  CHECK(std::count_if(rows.begin(), rows.end(), [](const std::string& row) {
+          return contains(row, "±50% noisy");
+        }) == 1);
 }
 
 TEST_CASE("explore runs and verifies the best-ranked variants, reports the best with its kernel, "
