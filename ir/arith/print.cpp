@@ -198,20 +198,58 @@ std::pair<std::string, bool> c_scaled_term(const Expr& term, const std::vector<F
   return {text, coef.num < 0};
 }
 
-/// A sum (with integral coefficients) whose terms have non-constant denominators, printed as
-/// one C division; nullopt when no term has such a denominator. Only the whole sum is known to
-/// be an integer, so the terms over one denominator are divided together, and terms over
-/// different denominators are put over their least common multiple: (i + j) /^ (4 * k) is
-/// i /^ (4k) + j /^ (4k) in canonical form, and a /^ j + b /^ k may come from
-/// (a*k + b*j) /^ (j*k), where neither term is an integer alone.
+bool same_factors(const std::vector<Factor>& a, const std::vector<Factor>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const Factor& x, const Factor& y) {
+           return x.exponent == y.exponent && compare_expr(x.base, y.base) == 0;
+         });
+}
+
+/// "a * b * b": the powers in `factors` as one C product ("1" when there are none).
+std::string c_factors_text(const std::vector<Factor>& factors) {
+  std::string text;
+  for (const Factor& f : factors)
+    for (int64_t i = 0; i < f.exponent; ++i)
+      text += (text.empty() ? "" : " * ") + c_text(f.base);
+  return text.empty() ? "1" : text;
+}
+
+/// The C sum of `terms` (each scaled by the powers of `common` it lacks, c_scaled_term), in
+/// parentheses when it has several terms.
+std::string c_scaled_sum(const std::vector<Expr>& terms, const std::vector<Factor>& common) {
+  std::string out;
+  for (const Expr& t : terms) {
+    const auto [text, negative] = c_scaled_term(t, common);
+    out += out.empty() ? (negative ? "-" : "") : (negative ? " - " : " + ");
+    out += text;
+  }
+  return terms.size() > 1 ? "(" + out + ")" : out;
+}
+
+/// A sum (with integral coefficients) whose terms have non-constant denominators, printed with
+/// C's truncating division; nullopt when no term has such a denominator. Only the whole sum is
+/// known to be an integer, not each term: (i + j) /^ (4 * k) is i /^ (4k) + j /^ (4k) in
+/// canonical form, so the terms over one denominator D are divided together, as the group
+/// N /^ D. Groups over different denominators (a /^ j + b /^ k, from (a*k + b*j) /^ (j*k)) need
+/// not be integers either; over their product L they would be (a*k + b*j) / (j*k), whose
+/// numerator overflows 64 bits long before the value does. So each group is split into C's
+/// quotient and remainder, N = D * (N / D) + N % D, and only the remainders, each below D in
+/// magnitude, go over the common denominator: the sum of the quotients plus
+/// (sum of (N % D) * (L / D)) / L, an exact division that overflows only where L does.
 std::optional<std::string> c_sum_over_denominators(const Expr& e) {
   std::vector<Factor> common; // the least common multiple of the denominators
-  bool any_denominator = false;
+  struct Group {
+    std::vector<Factor> denominator;
+    std::vector<Expr> terms;
+  };
+  std::vector<Group> groups;
+  std::vector<Expr> integral; // the terms without a denominator
   for (const Expr& t : e.node().operands) {
-    const std::vector<Factor> below = denominator_factors(t);
-    if (below.empty())
+    std::vector<Factor> below = denominator_factors(t);
+    if (below.empty()) {
+      integral.push_back(t);
       continue;
-    any_denominator = true;
+    }
     for (const Factor& f : below) {
       auto same = std::find_if(common.begin(), common.end(),
                                [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
@@ -220,38 +258,61 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
       else
         same->exponent = std::max(same->exponent, f.exponent);
     }
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& g) { return same_factors(g.denominator, below); });
+    if (group == groups.end())
+      groups.push_back({std::move(below), {t}});
+    else
+      group->terms.push_back(t);
   }
-  if (!any_denominator)
+  if (groups.empty())
     return std::nullopt;
   // The terms without a denominator stay outside the division: they are integers, so the terms
   // over it sum to an integer too (and are not multiplied by every denominator, which overflowed
   // int64 where the input did not: fuzz/regressions/arith/to-c-integer-term-over-denominators).
-  // Each numerator is printed as the term's factors times the powers of the common denominator
-  // it lacks, without simplifying: multiplying out denominators that are sums would expand
+  // Each numerator is printed as the term's factors times the powers of its denominator it
+  // lacks, without simplifying: multiplying out denominators that are sums would expand
   // products of sums.
-  std::string over, rest;
-  for (const Expr& t : e.node().operands) {
-    const bool outside = denominator_factors(t).empty();
-    const auto [text, negative] = c_scaled_term(t, outside ? std::vector<Factor>{} : common);
-    std::string& out = outside ? rest : over;
-    out += out.empty() ? (negative ? "-" : "") : (negative ? " - " : " + ");
-    out += text;
+  auto parenthesised = [](const std::vector<Factor>& factors, const std::string& text) {
+    const bool several = factors.size() > 1 || (factors.size() == 1 && factors[0].exponent > 1);
+    return several ? "(" + text + ")" : text;
+  };
+  std::string division;
+  if (groups.size() == 1) {
+    const Group& g = groups.front();
+    division = "(" + c_scaled_sum(g.terms, g.denominator) + " / " +
+               parenthesised(g.denominator, c_factors_text(g.denominator)) + ")";
+  } else {
+    std::string quotients, remainders;
+    for (const Group& g : groups) {
+      const std::string numerator = c_scaled_sum(g.terms, g.denominator);
+      const std::string denominator = parenthesised(g.denominator, c_factors_text(g.denominator));
+      quotients += (quotients.empty() ? "" : " + ") + ("(" + numerator + " / " + denominator + ")");
+      // L / D: the powers of the common denominator this group's lacks.
+      std::vector<Factor> lacking;
+      for (const Factor& c : common) {
+        int64_t own = 0;
+        for (const Factor& f : g.denominator)
+          if (compare_expr(f.base, c.base) == 0)
+            own = f.exponent;
+        if (c.exponent > own)
+          lacking.push_back({c.base, c.exponent - own});
+      }
+      const std::string remainder = "(" + numerator + " % " + denominator + ")";
+      remainders += (remainders.empty() ? "" : " + ") +
+                    (lacking.empty() ? remainder : remainder + " * " + c_factors_text(lacking));
+    }
+    division = "(" + quotients + " + ((" + remainders + ") / " +
+               parenthesised(common, c_factors_text(common)) + "))";
   }
-  std::vector<std::string> below;
-  for (const Factor& f : common)
-    for (int64_t i = 0; i < f.exponent; ++i)
-      below.push_back(c_text(f.base));
-  std::string denominator_text;
-  for (size_t i = 0; i < below.size(); ++i)
-    denominator_text += (i ? " * " : "") + below[i];
-  if (below.size() > 1)
-    denominator_text = "(" + denominator_text + ")";
-  const bool several_terms =
-      over.find(" + ") != std::string::npos || over.find(" - ") != std::string::npos;
-  const std::string division =
-      "(" + (several_terms ? "(" + over + ")" : over) + " / " + denominator_text + ")";
-  if (rest.empty())
+  if (integral.empty())
     return division;
+  std::string rest;
+  for (const Expr& t : integral) {
+    const auto [text, negative] = c_scaled_term(t, {});
+    rest += rest.empty() ? (negative ? "-" : "") : (negative ? " - " : " + ");
+    rest += text;
+  }
   return "(" + division + (rest[0] == '-' ? " - " + rest.substr(1) : " + " + rest) + ")";
 }
 

@@ -727,3 +727,25 @@ TEST_CASE("to_c: only the whole sum of exact divisions is known to be an integer
   CHECK(CText(c, {{"a", 1}, {"b", 4}, {"j", 3}, {"k", 6}}).value() == 1);
   CHECK(CText(c, {{"a", -1}, {"b", -4}, {"j", 3}, {"k", 6}}).value() == -1);
 }
+
+TEST_CASE("to_c: exact divisions over different denominators do not overflow where the value "
+          "does not") {
+  // a /^ j + b /^ k over j * k was (a * k + b * j) / (j * k): with a = 6e17 and k = 16, a * k
+  // is past 2^63 while the value is 2e17 + 2. Each group is now C's quotient plus a remainder
+  // below its denominator: only the remainders go over j * k.
+  const Expr a = var("a"), b = var("b"), j = var("j"), k = var("k");
+  const Expr two = exact_div(a * k + b * j, j * k);
+  const std::string c = to_c(two);
+  CHECK(c == "((a / j) + (b / k) + (((a % j) * k + (b % k) * j) / (j * k)))");
+  CHECK(CText(c, {{"a", 600000000000000000}, {"b", 32}, {"j", 3}, {"k", 16}}).value() ==
+        200000000000000002);
+  // The remainders carry: 1/2 + 1/2 = 1, and truncation towards zero with negative values.
+  CHECK(CText(c, {{"a", 1}, {"b", 1}, {"j", 2}, {"k", 2}}).value() == 1);
+  CHECK(CText(c, {{"a", -8}, {"b", 1}, {"j", 6}, {"k", 3}}).value() == -1); // -8/6 + 1/3
+  // Groups over a denominator and a multiple of it: a /^ j + b /^ (j * k).
+  const Expr nested = exact_div(a * k + b, j * k);
+  const std::string n = to_c(nested);
+  CAPTURE(n);
+  CHECK(CText(n, {{"a", 5}, {"b", 9}, {"j", 4}, {"k", 3}}).value() == 2);    // (15 + 9) / 12
+  CHECK(CText(n, {{"a", -5}, {"b", -9}, {"j", 4}, {"k", 3}}).value() == -2);
+}
