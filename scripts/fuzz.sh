@@ -69,12 +69,13 @@ for t in "${targets[@]}"; do
   [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
   seed_dirs=()
   [[ -d fuzz/corpus/$t ]] && seed_dirs=("fuzz/corpus/$t") # lift's seeds are stencils/ alone
-  # Inputs that once failed (fuzz/regressions/TARGET/) are replayed first: each must pass. (The
-  # product-of-sums inputs take about 5 s each under the sanitizers, hence 10 s here.)
+  # Inputs that once failed (fuzz/regressions/TARGET/) are replayed first, whole (no -max_len):
+  # each must pass. (The 146-byte product of sums takes about 10 s under the sanitizers, hence
+  # 30 s here.)
   if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
     if ! TMPDIR="$scratch" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$build_dir/fuzz/fuzz_$t" -timeout=10 \
-      -rss_limit_mb=2048 ${options[$t]:-} fuzz/regressions/"$t"/* >"$log.regressions" 2>&1; then
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$build_dir/fuzz/fuzz_$t" -timeout=30 \
+      -rss_limit_mb=2048 fuzz/regressions/"$t"/* >"$log.regressions" 2>&1; then
       status=1
       echo "fuzz.sh: $t fails on an input in fuzz/regressions/$t/; its log: $log.regressions" >&2
       grep -E "ERROR|fuzz property broken|internal error|Running:" "$log.regressions" | tail -5 >&2 || true
