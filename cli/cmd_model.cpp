@@ -106,6 +106,7 @@ struct RankCommandOptions {
   std::string out;
   int64_t sample = 0;
   uint64_t seed = 1;
+  double prune_traffic = 0;
   bool quiet = false;
 };
 
@@ -126,6 +127,9 @@ void add_rank(CLI::App& app) {
                   "rank a fixed-seed uniform sample of this many variants (default 0 = all)");
   cmd->add_flag("--quiet", o->quiet, "no progress line while ranking");
   cmd->add_option("--seed", o->seed, "seed of --sample (default 1)");
+  cmd->add_option("--prune-traffic", o->prune_traffic,
+                  "rank only the variants whose modelled global-memory traffic is at most F "
+                  "times the least (F >= 1; default 0: rank all)");
   cmd->add_option("--out", o->out,
                   "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
   cmd->callback([o] {
@@ -142,6 +146,7 @@ void add_rank(CLI::App& app) {
     options.sample = o->sample;
     options.sample_seed = o->seed;
     options.keep = size_t(o->top); // the rows shown; 0 = all
+    options.prune_traffic = o->prune_traffic;
     auto start = std::chrono::steady_clock::now();
     const explore::RankResult result = explore::rank(program, m, options);
     progress.finish();
@@ -176,11 +181,16 @@ void add_rank(CLI::App& app) {
                         {"launch", explore::launch_json(r.variant.launch)},
                         {"features", reasons}});
       }
-      fmt::print("{}\n", nlohmann::json{{"program", program.name},
-                                        {"variants", result.variants},
-                                        {"model", o->model},
-                                        {"ranked", rows}}
-                             .dump(2));
+      nlohmann::json document{{"program", program.name},
+                              {"variants", result.variants},
+                              {"model", o->model},
+                              {"ranked", rows}};
+      if (options.prune_traffic > 0)
+        document["pruning"] = {{"factor", options.prune_traffic},
+                               {"least_traffic", result.least_traffic},
+                               {"bound", result.traffic_bound},
+                               {"pruned", result.pruned}};
+      fmt::print("{}\n", document.dump(2));
       return;
     }
     if (o->format == "csv") {
@@ -200,6 +210,10 @@ void add_rank(CLI::App& app) {
                "as the best of its program and input{})\n",
                result.variants, seconds,
                ir::host_iteration(program) ? "; per step: a fused launch counts its steps" : "");
+    if (options.prune_traffic > 0)
+      fmt::print("pruned    {} of the {} variants: modelled traffic above {:.3g} x the least "
+                 "({:.3g} cache-line bytes per byte moved)\n",
+                 result.pruned, result.variants, options.prune_traffic, result.least_traffic);
     fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
                "strategy and parameters", "launch", "main features");
     for (size_t i = 0; i < shown; ++i) {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -272,44 +273,72 @@ struct RankScratch {
   std::vector<double> values, rows;
 };
 
-/// Features, model row and prediction of every variant of `chunk`; the rows `top` wants join it.
-void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScratch& scratch) {
-  const size_t n = chunk.variants.size(), width = ctx.columns.size();
+/// The modelled global-memory traffic of every variant of a chunk
+/// (features::modelled_traffic_per_byte), by position in the chunk.
+std::vector<float> chunk_traffic(const RankContext& ctx, const Chunk& chunk, RankScratch& scratch) {
+  std::vector<float> traffic(chunk.variants.size());
+  for (size_t r = 0; r < chunk.variants.size(); ++r) {
+    const StreamedVariant& v = chunk.variants[r];
+    const features::Features f =
+        v.run->kernel->model().compute(v.launch, ctx.sizes, scratch.analysis);
+    traffic[r] = static_cast<float>(features::modelled_traffic_per_byte(f, ctx.throughput));
+  }
+  return traffic;
+}
+
+/// Features, model row and prediction of every variant of `chunk` that `keep_row` keeps (all
+/// when it is empty); the rows `top` wants join it.
+void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScratch& scratch,
+                const std::function<bool(size_t)>& keep_row) {
+  const size_t width = ctx.columns.size();
+  std::vector<size_t> kept;
+  kept.reserve(chunk.variants.size());
+  for (size_t r = 0; r < chunk.variants.size(); ++r)
+    if (!keep_row || keep_row(r))
+      kept.push_back(r);
+  const size_t n = kept.size();
+  if (n == 0)
+    return;
   std::vector<double>& rows = scratch.rows;
   rows.resize(n * width);
-  for (size_t r = 0; r < n; ++r) {
-    const StreamedVariant& v = chunk.variants[r];
+  for (size_t k = 0; k < n; ++k) {
+    const StreamedVariant& v = chunk.variants[kept[k]];
     const features::Features f =
         v.run->kernel->model().compute(v.launch, ctx.sizes, scratch.analysis);
     feature_values_into(f, ctx.throughput, scratch.values);
     for (size_t c = 0; c < width; ++c)
-      rows[r * width + c] = scratch.values[size_t(ctx.columns[c])];
+      rows[k * width + c] = scratch.values[size_t(ctx.columns[c])];
   }
   const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> x(
       rows.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(width));
   const model::Vector predicted = ctx.model.predict(x);
-  for (size_t r = 0; r < n; ++r) {
+  for (size_t k = 0; k < n; ++k) {
     // The model predicts a launch's relative throughput (the inverse of its time): a launch
     // that computes several steps is worth that many launches of one.
-    const StreamedVariant& v = chunk.variants[r];
+    const StreamedVariant& v = chunk.variants[kept[k]];
     const double p =
-        predicted[static_cast<Eigen::Index>(r)] * static_cast<double>(v.run->steps_per_launch);
-    const int64_t position = chunk.first + static_cast<int64_t>(r);
+        predicted[static_cast<Eigen::Index>(k)] * static_cast<double>(v.run->steps_per_launch);
+    const int64_t position = chunk.first + static_cast<int64_t>(kept[k]);
     if (!top.wants(p, position))
       continue;
     RankedVariant row{variant_of(v), v.run->kernel->program(), p, {}, 0, {}};
-    row.columns.assign(rows.begin() + ptrdiff_t(r * width),
-                       rows.begin() + ptrdiff_t((r + 1) * width));
+    row.columns.assign(rows.begin() + ptrdiff_t(k * width),
+                       rows.begin() + ptrdiff_t((k + 1) * width));
     top.add({position, std::move(row)});
   }
 }
 
-/// Ranks chunks from `queue` until it is empty or failed.
-void rank_worker(const RankContext& ctx, ChunkQueue& queue, TopK& top) {
+/// What a walk does with each chunk, on worker thread `thread` (0, 1, ...) with its scratch.
+using ChunkWork = std::function<void(const Chunk&, RankScratch&, unsigned thread)>;
+
+/// Runs `work` on every chunk from `queue` until it is empty or failed, with this thread's
+/// scratch buffers.
+void chunk_worker(const RankContext& ctx, ChunkQueue& queue, const ChunkWork& work,
+                  unsigned thread) {
   RankScratch scratch(ctx.profile);
   while (std::optional<Chunk> chunk = queue.pop()) {
     try {
-      rank_chunk(ctx, *chunk, top, scratch);
+      work(*chunk, scratch, thread);
     } catch (...) {
       queue.fail(chunk->first, std::current_exception());
     }
@@ -349,17 +378,16 @@ void explain_best(std::vector<RankedVariant>& ranked, const model::Model& model,
 
 } // namespace
 
-RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options) {
-  const std::string profile_name = options.profile.empty() ? model.profile : options.profile;
-  LIFTX_USER_CHECK(!profile_name.empty(), "no device profile: the model names none");
-  const runtime::DeviceProfile profile =
-      options.device ? *options.device : runtime::named_profile(profile_name);
-  const RankContext ctx{model, model.feature_indices(feature_names()), profile,
-                        profile.throughput(),
-                        interp::Sizes(options.sizes.begin(), options.sizes.end())};
+namespace {
+
+/// Walks the space (or the sample) of `options` once, in chunks handed to `threads` threads that
+/// run `work` on each; returns the variants walked. The order of the stream, and so every
+/// chunk's first position, is the same on every walk.
+int64_t walk_chunks(const ir::Program& program, const RankOptions& options, const RankContext& ctx,
+                    unsigned threads, std::string_view phase, const ChunkWork& work) {
   rewrite::SpaceOptions space;
   space.sizes = options.sizes;
-  space.device = profile.limits();
+  space.device = ctx.profile.limits();
   rewrite::VariantStream stream(program, space);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
@@ -386,12 +414,10 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
     return true;
   };
 
-  const unsigned threads = thread_count(options.threads);
   ChunkQueue queue(2 * size_t(threads));
-  std::vector<TopK> tops(threads, TopK(options.keep));
   std::vector<std::jthread> workers;
   for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] { rank_worker(ctx, queue, tops[t]); });
+    workers.emplace_back([&, t] { chunk_worker(ctx, queue, work, t); });
 
   // This thread walks the stream and hands the chunks out. A chunk holds only what differs
   // between variants (launch, index); what a run of them shares (strategy, parameters, kernel
@@ -427,7 +453,7 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
         chunk.variants.reserve(kChunkRows);
       }
       if (options.on_progress && total % kProgressEvery == 0)
-        options.on_progress("ranking", total);
+        options.on_progress(phase, total);
     }
     if (!chunk.variants.empty())
       queue.push(std::move(chunk));
@@ -437,13 +463,72 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
   queue.finish();
   workers.clear(); // joins
   queue.rethrow_failure();
+  return total;
+}
+
+} // namespace
+
+RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options) {
+  const std::string profile_name = options.profile.empty() ? model.profile : options.profile;
+  LIFTX_USER_CHECK(!profile_name.empty(), "no device profile: the model names none");
+  LIFTX_USER_CHECK(options.prune_traffic == 0 || options.prune_traffic >= 1,
+                   "the traffic bound must be at least 1 (times the least modelled traffic), got "
+                   "{}",
+                   options.prune_traffic);
+  const runtime::DeviceProfile profile =
+      options.device ? *options.device : runtime::named_profile(profile_name);
+  const RankContext ctx{model, model.feature_indices(feature_names()), profile,
+                        profile.throughput(),
+                        interp::Sizes(options.sizes.begin(), options.sizes.end())};
+  const unsigned threads = thread_count(options.threads);
+  RankResult result;
+
+  // Traffic pruning: a first walk models every variant's traffic (chunks are kChunkRows long,
+  // so chunk.first / kChunkRows numbers them), the second ranks those within the bound.
+  std::vector<std::vector<float>> traffic;
+  std::function<bool(const Chunk&, size_t)> within_bound;
+  if (options.prune_traffic > 0) {
+    std::mutex mutex;
+    const int64_t walked = walk_chunks(program, options, ctx, threads, "modelling traffic",
+                                       [&](const Chunk& chunk, RankScratch& scratch, unsigned) {
+                                         std::vector<float> values =
+                                             chunk_traffic(ctx, chunk, scratch);
+                                         const size_t at = size_t(chunk.first) / kChunkRows;
+                                         std::lock_guard lock(mutex);
+                                         if (traffic.size() <= at)
+                                           traffic.resize(at + 1);
+                                         traffic[at] = std::move(values);
+                                       });
+    LIFTX_USER_CHECK(walked > 0, "program {} has no variant for these sizes and profile {}",
+                     program.name, profile_name);
+    float least = std::numeric_limits<float>::infinity();
+    for (const std::vector<float>& chunk : traffic)
+      for (float t : chunk)
+        least = std::min(least, t);
+    result.least_traffic = least;
+    result.traffic_bound = options.prune_traffic * least;
+    for (const std::vector<float>& chunk : traffic)
+      result.pruned += std::count_if(chunk.begin(), chunk.end(),
+                                     [&](float t) { return t > result.traffic_bound; });
+    within_bound = [&](const Chunk& chunk, size_t r) {
+      return traffic[size_t(chunk.first) / kChunkRows][r] <= result.traffic_bound;
+    };
+  }
+
+  std::vector<TopK> tops(threads, TopK(options.keep)); // one per worker thread
+  const int64_t total = walk_chunks(program, options, ctx, threads, "ranking",
+                                    [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
+                                      std::function<bool(size_t)> keep_row;
+                                      if (within_bound)
+                                        keep_row = [&](size_t r) { return within_bound(chunk, r); };
+                                      rank_chunk(ctx, chunk, tops[thread], scratch, keep_row);
+                                    });
   LIFTX_USER_CHECK(total > 0, "program {} has no variant for these sizes and profile {}",
                    program.name, profile_name);
 
   TopK all(options.keep);
   for (TopK& top : tops)
     all.merge(std::move(top));
-  RankResult result;
   result.variants = total;
   for (Candidate& c : std::move(all).sorted())
     result.ranked.push_back(std::move(c.row));

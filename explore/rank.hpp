@@ -54,6 +54,10 @@ struct RankOptions {
   /// RankedVariants with their feature rows takes about 1 kB each: keep only what is used.
   size_t keep = 2000;
   unsigned threads = 0; ///< threads computing features and predictions (0 = one per core)
+  /// Traffic pruning (seed 004): rank only the variants whose modelled global-memory traffic
+  /// (features::modelled_traffic_per_byte) is at most this many times the least of the space or
+  /// sample; 0 = rank every variant. A first walk of the space models each variant's traffic.
+  double prune_traffic = 0;
   /// Called on the calling thread every few thousand variants with the phase ("sampling": the
   /// space walked to draw the sample; "ranking") and the variants walked so far in it.
   std::function<void(std::string_view phase, int64_t variants)> on_progress;
@@ -63,7 +67,12 @@ struct RankResult {
   /// The `keep` best predicted, best first (ties in stream order: deterministic, whatever the
   /// number of threads).
   std::vector<RankedVariant> ranked;
-  int64_t variants = 0; ///< variants ranked: the space, the sample or max_variants
+  int64_t variants = 0; ///< variants walked: the space, the sample or max_variants
+  /// With RankOptions::prune_traffic: the variants left out, the least modelled traffic and the
+  /// bound (cache-line bytes per byte moved).
+  int64_t pruned = 0;
+  double least_traffic = 0;
+  double traffic_bound = 0;
 };
 
 /// Static features of a stream of variants, computed with one KernelModel per kernel.

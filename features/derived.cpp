@@ -124,6 +124,17 @@ void append_derived_values(const Features& f, const runtime::DeviceProfile::Thro
   out.insert(out.end(), std::begin(values), std::end(values));
 }
 
+double modelled_traffic_per_byte(const Features& f,
+                                 const runtime::DeviceProfile::Throughput& device) {
+  const double warp = double(std::max<int64_t>(device.warp_width, 1));
+  const double group =
+      double(std::max<int64_t>(f.work_items / std::max<int64_t>(f.work_groups, 1), 1));
+  const double warps = double(f.work_groups) * std::ceil(group / warp);
+  const double accesses = warps * (f.global_loads_per_thread + f.global_stores_per_thread);
+  const double lines = accesses * std::max(f.cache_lines_per_warp_access, 1.0);
+  return lines * double(device.cache_line_bytes) / std::max<double>(double(f.bytes_moved), 1);
+}
+
 Features features_from_columns(const nlohmann::json& columns) {
   auto get = [&](const char* name) {
     auto it = columns.find(name);

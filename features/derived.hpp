@@ -40,6 +40,15 @@ void append_derived_values(const Features& features,
                            const runtime::DeviceProfile::Throughput& device,
                            std::vector<double>& out);
 
+/// The modelled global-memory traffic of a launch per byte the program must move: every warp's
+/// global accesses at cache-line granularity (Features::cache_lines_per_warp_access lines of
+/// `cache_line_bytes` each), with the warps the work-groups actually hold (a work-group of 8
+/// work-items is one warp, not a quarter of one). Reuse within a work-item (register windows,
+/// tiles) lowers the accesses counted; reuse between warps through the caches is not modelled.
+/// Traffic pruning (seed 004) compares it within one program and input.
+double modelled_traffic_per_byte(const Features& features,
+                                 const runtime::DeviceProfile::Throughput& device);
+
 /// The features of one launch from its column values (names of columns(), as the performance
 /// database stores them). UserError naming the first missing or non-numeric column.
 Features features_from_columns(const nlohmann::json& columns);

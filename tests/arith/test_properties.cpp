@@ -746,6 +746,6 @@ TEST_CASE("to_c: exact divisions over different denominators do not overflow whe
   const Expr nested = exact_div(a * k + b, j * k);
   const std::string n = to_c(nested);
   CAPTURE(n);
-  CHECK(CText(n, {{"a", 5}, {"b", 9}, {"j", 4}, {"k", 3}}).value() == 2);    // (15 + 9) / 12
+  CHECK(CText(n, {{"a", 5}, {"b", 9}, {"j", 4}, {"k", 3}}).value() == 2); // (15 + 9) / 12
   CHECK(CText(n, {{"a", -5}, {"b", -9}, {"j", 4}, {"k", 3}}).value() == -2);
 }

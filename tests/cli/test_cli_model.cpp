@@ -5,6 +5,7 @@
 
 #include "cli_helpers.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
@@ -161,9 +162,8 @@ TEST_CASE("explore warns when runs spread widely, and only then") {
   CHECK(contains(wide.out, "warning   1 of 2" + warning));
   const std::vector<std::string> rows = lines_starting(wide.out, "  [");
   REQUIRE(rows.size() == 2);
-  CHECK(std::count_if(rows.begin(), rows.end(), [](const std::string& row) {
-          return contains(row, "±50% noisy");
-        }) == 1);
+  CHECK(std::count_if(rows.begin(), rows.end(),
+                      [](const std::string& row) { return contains(row, "±50% noisy"); }) == 1);
 }
 
 TEST_CASE("explore runs and verifies the best-ranked variants, reports the best with its kernel, "
@@ -272,6 +272,40 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
 
 // Under the sanitizers: rank loading a trained model ("train writes a model file that rank
 // loads").
+TEST_CASE("rank --prune-traffic ranks only the variants within the traffic bound and says how "
+          "many it left out") {
+  const std::string base = "rank stencils/jacobi2d5pt.lift --model model/data/cpu-model.json "
+                           "--size M=16,N=16 --sample 200 --top 0 --quiet";
+  RunResult all = liftx(base + " --format json");
+  RunResult pruned = liftx(base + " --prune-traffic 1.5 --format json");
+  CAPTURE(pruned.err);
+  REQUIRE(all.exit_code == 0);
+  REQUIRE(pruned.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(all.out), p = nlohmann::json::parse(pruned.out);
+  CHECK_FALSE(a.contains("pruning"));
+  const nlohmann::json& pruning = p.at("pruning");
+  CHECK(pruning.at("factor") == 1.5);
+  CHECK(pruning.at("bound").get<double>() ==
+        doctest::Approx(1.5 * pruning.at("least_traffic").get<double>()));
+  const int64_t left_out = pruning.at("pruned").get<int64_t>();
+  CHECK(left_out > 0);
+  CHECK(p.at("ranked").size() + size_t(left_out) == a.at("ranked").size());
+  std::set<int64_t> every;
+  for (const nlohmann::json& row : a.at("ranked"))
+    every.insert(row.at("index").get<int64_t>());
+  for (const nlohmann::json& row : p.at("ranked"))
+    CHECK(every.contains(row.at("index").get<int64_t>()));
+
+  RunResult table = liftx(base + " --prune-traffic 1.5");
+  REQUIRE(table.exit_code == 0);
+  CHECK(contains(table.out, fmt::format("pruned    {} of the 200 variants: modelled traffic above "
+                                        "1.5 x the least",
+                                        left_out)));
+  RunResult below = liftx(base + " --prune-traffic 0.5");
+  CHECK(below.exit_code == 2);
+  CHECK(contains(below.err, "the traffic bound must be at least 1"));
+}
+
 TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every format" *
           doctest::skip(kPlainBuildOnly)) {
   TempDir dir("rank");

@@ -1,6 +1,7 @@
 // Ranking and exploration (explore/rank, explore/explore) with synthetic models.
 #include "explore/explore.hpp"
 #include "explore/rank.hpp"
+#include "features/derived.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/model.hpp"
 #include "support/error.hpp"
@@ -8,6 +9,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <random>
 #include <set>
 
@@ -113,6 +116,55 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
       expected.push_back(values[size_t(c)]);
     CHECK(r.columns == expected);
   }
+}
+
+TEST_CASE("traffic pruning ranks exactly the variants within F times the least modelled traffic") {
+  explore::RankOptions o;
+  o.sizes = {{"M", 32}, {"N", 32}};
+  o.max_variants = 5000; // two chunks of the stream
+  o.keep = 0;
+  o.threads = 2;
+  const Model m = synthetic_feature_model(Kind::knn);
+  const explore::RankResult all = explore::rank(jacobi(), m, o);
+  REQUIRE(all.ranked.size() == 5000);
+  const runtime::DeviceProfile profile = runtime::named_profile("cpu");
+  const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
+  std::map<int64_t, float> traffic; // by variant index, as ranking stores it
+  float least = std::numeric_limits<float>::infinity();
+  for (const explore::RankedVariant& r : all.ranked) {
+    const codegen::Kernel kernel =
+        codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
+    const float t = float(features::modelled_traffic_per_byte(
+        features::compute(kernel, r.variant.launch, sizes, profile), profile.throughput()));
+    traffic[r.variant.index] = t;
+    least = std::min(least, t);
+  }
+  o.prune_traffic = 2;
+  const explore::RankResult pruned = explore::rank(jacobi(), m, o);
+  CHECK(pruned.variants == 5000);
+  CHECK(pruned.least_traffic == doctest::Approx(least));
+  std::set<int64_t> expected, got;
+  for (const auto& [index, t] : traffic)
+    if (t <= 2 * double(least))
+      expected.insert(index);
+  for (const explore::RankedVariant& r : pruned.ranked)
+    got.insert(r.variant.index);
+  CHECK(got == expected);
+  CHECK(pruned.pruned == 5000 - int64_t(expected.size()));
+  CHECK(pruned.pruned > 0);
+  CHECK_FALSE(expected.empty());
+  // The kept rows rank as they do in the whole ranking (same order, same predictions).
+  std::vector<int64_t> order;
+  for (const explore::RankedVariant& r : all.ranked)
+    if (expected.contains(r.variant.index))
+      order.push_back(r.variant.index);
+  std::vector<int64_t> pruned_order;
+  for (const explore::RankedVariant& r : pruned.ranked)
+    pruned_order.push_back(r.variant.index);
+  CHECK(pruned_order == order);
+
+  o.prune_traffic = 0.5; // below the least: nothing could be kept
+  CHECK_THROWS_AS(explore::rank(jacobi(), m, o), UserError);
 }
 
 TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
