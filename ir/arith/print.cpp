@@ -288,7 +288,7 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
       const std::string numerator = c_scaled_sum(g.terms, g.denominator);
       const std::string denominator = parenthesised(g.denominator, c_factors_text(g.denominator));
       quotients += (quotients.empty() ? "" : " + ") + ("(" + numerator + " / " + denominator + ")");
-      // L / D: the powers of the common denominator this group's lacks.
+      // L / D: the powers of the common denominator that this group's denominator lacks.
       std::vector<Factor> lacking;
       for (const Factor& c : common) {
         int64_t own = 0;
