@@ -286,15 +286,15 @@ std::vector<float> chunk_traffic(const RankContext& ctx, const Chunk& chunk, Ran
   return traffic;
 }
 
-/// Features, model row and prediction of every variant of `chunk` that `keep_row` keeps (all
-/// when it is empty); the rows `top` wants join it.
+/// Features, model row and prediction of every variant of `chunk` (with `traffic`, the chunk's
+/// modelled traffic, only of those at most `traffic_bound`); the rows `top` wants join it.
 void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScratch& scratch,
-                const std::function<bool(size_t)>& keep_row) {
+                const std::vector<float>* traffic = nullptr, double traffic_bound = 0) {
   const size_t width = ctx.columns.size();
   std::vector<size_t> kept;
   kept.reserve(chunk.variants.size());
   for (size_t r = 0; r < chunk.variants.size(); ++r)
-    if (!keep_row || keep_row(r))
+    if (!traffic || (*traffic)[r] <= traffic_bound)
       kept.push_back(r);
   const size_t n = kept.size();
   if (n == 0)
@@ -486,7 +486,6 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
   // Traffic pruning: a first walk models every variant's traffic (chunks are kChunkRows long,
   // so chunk.first / kChunkRows numbers them), the second ranks those within the bound.
   std::vector<std::vector<float>> traffic;
-  std::function<bool(const Chunk&, size_t)> within_bound;
   if (options.prune_traffic > 0) {
     std::mutex mutex;
     const int64_t walked = walk_chunks(program, options, ctx, threads, "modelling traffic",
@@ -510,19 +509,16 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
     for (const std::vector<float>& chunk : traffic)
       result.pruned += std::count_if(chunk.begin(), chunk.end(),
                                      [&](float t) { return t > result.traffic_bound; });
-    within_bound = [&](const Chunk& chunk, size_t r) {
-      return traffic[size_t(chunk.first) / kChunkRows][r] <= result.traffic_bound;
-    };
   }
 
   std::vector<TopK> tops(threads, TopK(options.keep)); // one per worker thread
-  const int64_t total = walk_chunks(program, options, ctx, threads, "ranking",
-                                    [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
-                                      std::function<bool(size_t)> keep_row;
-                                      if (within_bound)
-                                        keep_row = [&](size_t r) { return within_bound(chunk, r); };
-                                      rank_chunk(ctx, chunk, tops[thread], scratch, keep_row);
-                                    });
+  const int64_t total =
+      walk_chunks(program, options, ctx, threads, "ranking",
+                  [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
+                    const std::vector<float>* modelled =
+                        traffic.empty() ? nullptr : &traffic[size_t(chunk.first) / kChunkRows];
+                    rank_chunk(ctx, chunk, tops[thread], scratch, modelled, result.traffic_bound);
+                  });
   LIFTX_USER_CHECK(total > 0, "program {} has no variant for these sizes and profile {}",
                    program.name, profile_name);
 

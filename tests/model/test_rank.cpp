@@ -43,6 +43,15 @@ Model synthetic_feature_model(Kind kind) {
   return m;
 }
 
+/// The features of a ranked row from a fresh kernel generation and analysis (not the ranking's
+/// cached kernel models).
+features::Features fresh_features(const explore::RankedVariant& r, const interp::Sizes& sizes,
+                                  const runtime::DeviceProfile& profile) {
+  const codegen::Kernel kernel =
+      codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
+  return features::compute(kernel, r.variant.launch, sizes, profile);
+}
+
 } // namespace
 
 TEST_CASE("ranking is deterministic and sorted; rows explain themselves") {
@@ -107,10 +116,8 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
   const std::vector<int> columns = m.feature_indices(explore::feature_names());
   const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
   for (const explore::RankedVariant& r : result.ranked) {
-    const codegen::Kernel kernel =
-        codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
-    const std::vector<double> values = explore::feature_values(
-        features::compute(kernel, r.variant.launch, sizes, profile), profile.throughput());
+    const std::vector<double> values =
+        explore::feature_values(fresh_features(r, sizes, profile), profile.throughput());
     std::vector<double> expected;
     for (int c : columns)
       expected.push_back(values[size_t(c)]);
@@ -132,10 +139,8 @@ TEST_CASE("traffic pruning ranks exactly the variants within F times the least m
   std::map<int64_t, float> traffic; // by variant index, as ranking stores it
   float least = std::numeric_limits<float>::infinity();
   for (const explore::RankedVariant& r : all.ranked) {
-    const codegen::Kernel kernel =
-        codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
-    const float t = float(features::modelled_traffic_per_byte(
-        features::compute(kernel, r.variant.launch, sizes, profile), profile.throughput()));
+    const float t = float(features::modelled_traffic_per_byte(fresh_features(r, sizes, profile),
+                                                              profile.throughput()));
     traffic[r.variant.index] = t;
     least = std::min(least, t);
   }
