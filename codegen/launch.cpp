@@ -50,6 +50,11 @@ std::string describe(const Launch& launch) {
   return fmt::format("global {} local {} {}", g, l, launch.tied ? "tied" : "free");
 }
 
+int64_t estimated_registers_per_work_item(const Kernel& kernel) {
+  const int64_t words = (kernel.private_bytes + 3) / 4 + 16;
+  return std::min<int64_t>((words + 7) / 8 * 8, 255);
+}
+
 std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& launch,
                                             const SizeBindings& sizes, const DeviceLimits& limits,
                                             std::optional<int64_t> local_bytes) {
@@ -88,6 +93,15 @@ std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& 
                                      "{} bytes{}",
                                      *local_bytes, limits.local_memory_bytes,
                                      located_local_buffer(kernel))};
+  if (groups_known && limits.register_words != DeviceLimits::unlimited) {
+    const int64_t registers = estimated_registers_per_work_item(kernel);
+    if (registers * group > limits.register_words)
+      return LaunchRefusal{
+          "registers over limit",
+          fmt::format("a work-group of {} work-items at about {} registers each ({} bytes of "
+                      "private memory) needs more than the device's {} registers",
+                      group, registers, kernel.private_bytes, limits.register_words)};
+  }
   if (groups_known && groups < limits.min_work_groups)
     return LaunchRefusal{"too few work-groups",
                          fmt::format("{} work-groups leave the device's compute units idle (at "
@@ -158,6 +172,7 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
 
   DeviceLimits device = limits;
   device.min_work_groups = 1; // a pruning policy of the space, not what the device enforces
+  device.register_words = DeviceLimits::unlimited; // an estimate: the device judges
   if (std::optional<LaunchRefusal> refusal = launch_refusal(prepared.kernel, launch, sizes, device))
     throw UserError(refusal->message);
   if (std::optional<std::string> why = index_overflow(prepared.kernel, sizes))

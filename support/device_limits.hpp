@@ -16,6 +16,10 @@ struct DeviceLimits {
   /// Private memory per work-item that liftx lets a kernel use (arrays, scalars, register
   /// windows). OpenCL does not report it: a policy, see runtime::DeviceProfile::limits().
   int64_t private_memory_bytes = unlimited;
+  /// 32-bit registers the work-items of one work-group share (an NVIDIA SM's 65,536). A launch
+  /// whose work-group needs more fails with CL_OUT_OF_RESOURCES; launch_refusal estimates the
+  /// need from the kernel's private memory (codegen::estimated_registers_per_work_item).
+  int64_t register_words = unlimited;
   /// Launches with fewer work-groups leave compute units idle; the variant space drops them
   /// (a pruning policy, not a limit the device enforces).
   int64_t min_work_groups = 1;

@@ -4,6 +4,8 @@
 
 #include "support/error.hpp"
 
+#include <CL/cl_ext.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +81,18 @@ auto device_info(const cl::Device& device) {
   return value;
 }
 
+/// CL_DEVICE_REGISTERS_PER_BLOCK_NV, 0 when the driver does not have the extension.
+uint32_t nvidia_registers_per_block(const cl::Device& device) {
+  if (device_info<CL_DEVICE_EXTENSIONS>(device).find("cl_nv_device_attribute_query") ==
+      std::string::npos)
+    return 0;
+  cl_uint registers = 0;
+  if (clGetDeviceInfo(device(), CL_DEVICE_REGISTERS_PER_BLOCK_NV, sizeof registers, &registers,
+                      nullptr) != CL_SUCCESS)
+    return 0;
+  return registers;
+}
+
 /// The preferred work-group size multiple of a trivial kernel; memoised per device key because
 /// it costs one program build.
 uint32_t probe_warp_width(const cl::Device& device, const std::string& key) {
@@ -147,6 +161,8 @@ DeviceProfile make_profile(const cl::Platform& platform, const cl::Device& devic
     p.warp_width = 64;
   else
     p.warp_width = probe_warp_width(device, p.key);
+  if (vendor == "nvidia")
+    p.registers_per_work_group = nvidia_registers_per_block(device);
   if (std::optional<double> copy = cached_copy_roofline(p.key))
     p.memory_gbs = *copy;
   return p;
@@ -221,6 +237,10 @@ DeviceLimits DeviceProfile::limits() const {
   const bool gpu = type == DeviceType::gpu;
   l.private_memory_bytes = gpu ? 1024 : 64 * 1024;
   l.min_work_groups = gpu ? 8 : 1;
+  if (registers_per_work_group > 0)
+    l.register_words = registers_per_work_group;
+  else if (gpu)
+    l.register_words = 65536;
   return l;
 }
 
@@ -276,6 +296,7 @@ void to_json(nlohmann::json& json, const DeviceProfile& p) {
       {"warp_width", p.warp_width},
       {"cache_line_bytes", p.cache_line_bytes},
       {"local_mem_banks", p.local_mem_banks},
+      {"registers_per_work_group", p.registers_per_work_group},
       {"key", p.key},
       {"memory_gbs", p.memory_gbs},
   };
@@ -306,6 +327,7 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
     json.at("warp_width").get_to(p.warp_width);
     json.at("cache_line_bytes").get_to(p.cache_line_bytes);
     p.local_mem_banks = json.value("local_mem_banks", 32u);
+    p.registers_per_work_group = json.value("registers_per_work_group", 0u);
     json.at("key").get_to(p.key);
     p.memory_gbs = json.value("memory_gbs", 0.0); // absent in profiles stored before it existed
   } catch (const nlohmann::json::exception& e) {

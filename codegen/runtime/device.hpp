@@ -43,6 +43,11 @@ struct DeviceProfile {
   uint32_t cache_line_bytes = 0; ///< CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE; 0 if unknown
   /// Local-memory banks (4 bytes wide); OpenCL does not report it: 32 on NVIDIA and AMD GPUs.
   uint32_t local_mem_banks = 32;
+  /// 32-bit registers one work-group may use in all: CL_DEVICE_REGISTERS_PER_BLOCK_NV where the
+  /// driver reports it (cl_nv_device_attribute_query), else 0 (not reported; limits() assumes
+  /// 65,536 on GPUs: an NVIDIA SM, or the four wavefronts of a 256-item AMD work-group at their
+  /// 256 registers each).
+  uint32_t registers_per_work_group = 0;
   /// Short, filesystem-safe, stable across runs: "<vendor>:<device name>:<driver version>",
   /// e.g. "pocl:pthread-skylake-avx512-intel-r-xeon-r-processor:3.1-debian". Keys caches.
   std::string key;
@@ -72,7 +77,8 @@ struct DeviceProfile {
   std::string index_spec() const;
   /// The limits launches must respect. 0 (unknown) in a field is no limit. Private memory per
   /// work-item, which OpenCL does not report, is 1 KiB on GPUs (registers: more spills) and
-  /// 64 KiB elsewhere; GPUs want at least 8 work-groups (one per compute-unit cluster).
+  /// 64 KiB elsewhere; GPUs want at least 8 work-groups (one per compute-unit cluster); a GPU's
+  /// work-group holds registers_per_work_group (65,536 when not reported), a CPU's is unlimited.
   DeviceLimits limits() const;
 };
 

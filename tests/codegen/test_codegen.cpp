@@ -1,6 +1,7 @@
 // Golden kernels and structural checks of the code generator. Regenerate the golden files with
 // LIFTX_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
@@ -239,6 +240,45 @@ TEST_CASE("launches the device cannot take are refused before running") {
   CHECK_THROWS_WITH_AS(
       codegen::prepare_launch(m.main(), sizes, bad_local.request(), small.limits()),
       doctest::Contains("does not divide"), UserError);
+}
+
+TEST_CASE("launches whose work-group would need more registers than the device has are refused") {
+  // 128 floats of private memory per work-item: about 144 registers, so a GPU's 65,536 hold
+  // work-groups of up to 455 work-items.
+  ir::Module m = parse::parse_module(
+      "userfun sq(x: float): float { return x * x; }\n"
+      "def p(in: [float]N) = join(mapGlb0(c => mapSeq(id, toPrivate(mapSeq(sq))(c)), split(128, "
+      "in)))",
+      "registers.lift");
+  const codegen::Kernel kernel = codegen::generate(m.main(), codegen::Options{true});
+  CHECK(kernel.private_bytes == 512);
+  CHECK(codegen::estimated_registers_per_work_item(kernel) == 144);
+  const interp::Sizes sizes{{"N", 128 * 4096}};
+  auto launch_of = [](int64_t local) {
+    codegen::Launch l;
+    l.global[0] = 4096;
+    l.local[0] = local;
+    return l;
+  };
+  const DeviceLimits gpu = runtime::named_profile("nvidia").limits();
+  CHECK(gpu.register_words == 65536);
+  std::optional<codegen::LaunchRefusal> refused =
+      codegen::launch_refusal(kernel, launch_of(512), sizes, gpu);
+  REQUIRE(refused);
+  CHECK(refused->reason == "registers over limit");
+  CHECK(refused->message.find("512 bytes of private memory") != std::string::npos);
+  CHECK_FALSE(codegen::launch_refusal(kernel, launch_of(256), sizes, gpu));
+  // A CPU has no such limit; a probed GPU that reports its registers is held to them.
+  CHECK_FALSE(codegen::launch_refusal(kernel, launch_of(512), sizes,
+                                      runtime::named_profile("cpu").limits()));
+  runtime::DeviceProfile reported = runtime::named_profile("nvidia");
+  reported.registers_per_work_group = 32768;
+  CHECK(codegen::launch_refusal(kernel, launch_of(256), sizes, reported.limits()));
+  // The estimate prunes the space; a launch a user asks for explicitly goes to the device.
+  exec::RunOptions explicit_local;
+  explicit_local.local = {512};
+  CHECK(codegen::prepare_launch(m.main(), sizes, explicit_local.request(), gpu).launch.local[0] ==
+        512);
 }
 
 TEST_CASE("every array access is recorded with its enclosing loops") {
