@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,16 @@ struct Kernel::Impl {
   /// An iterated program (codegen::Kernel::launches > 1): the buffer its launches alternate with
   /// the output (allocated on first use).
   cl::Buffer iteration_buffer;
+  /// The tail of a host iteration (codegen::Kernel::tail): its kernel, launch and argument
+  /// indices, launched after this kernel's launches on the same buffers.
+  struct Tail {
+    cl::Kernel kernel;
+    cl::NDRange global;
+    cl::NDRange local;
+    std::vector<int> param_args;
+    std::vector<int> result_args;
+  };
+  std::optional<Tail> tail;
 };
 
 /// How the implementation makes and runs Kernels.

@@ -82,71 +82,85 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
   k->launch = codegen::prepare_launch(lowered, sizes, launch_options.request(),
                                       context->device.profile.limits());
   k->variant = fmt::format("{} | {}", variant, codegen::describe(k->launch.launch));
-  runtime::BuildResult built;
-  try {
-    built = runtime::default_build_cache().build(context->device, k->launch.kernel.source);
-  } catch (const runtime::BuildError& e) {
-    throw kernel_error(runtime::Status::build_error,
-                       fmt::format("the kernel of {} does not build on {}: {}", k->program_name,
-                                   context->info.name, e.what()));
-  }
-  cl_int err = CL_SUCCESS;
-  k->kernel = cl::Kernel(built.program, k->launch.kernel.name.c_str(), &err);
-  runtime::check_cl(err, "creating the kernel");
+  auto build = [&](const codegen::Kernel& generated) {
+    runtime::BuildResult built;
+    try {
+      built = runtime::default_build_cache().build(context->device, generated.source);
+    } catch (const runtime::BuildError& e) {
+      throw kernel_error(runtime::Status::build_error,
+                         fmt::format("the kernel of {} does not build on {}: {}", k->program_name,
+                                     context->info.name, e.what()));
+    }
+    cl_int err = CL_SUCCESS;
+    cl::Kernel kernel(built.program, generated.name.c_str(), &err);
+    runtime::check_cl(err, "creating the kernel");
+    return kernel;
+  };
+  k->kernel = build(k->launch.kernel);
   std::tie(k->global, k->local) = exec::ndranges(k->launch.launch);
-  k->param_args.assign(k->params.size(), -1);
   k->staging.resize(k->params.size());
   // Arguments that stay the same for every run are set once: sizes, local memory, temporaries.
-  for (size_t i = 0; i < k->launch.kernel.args.size(); ++i) {
-    const codegen::KernelArg& a = k->launch.kernel.args[i];
-    const auto index = static_cast<cl_uint>(i);
-    switch (a.role) {
-    case codegen::KernelArg::Role::Input:
-      LIFTX_INTERNAL_CHECK(a.input_index >= 0 && size_t(a.input_index) < k->params.size(),
-                           "kernel input {} has no parameter", a.name);
-      k->param_args[size_t(a.input_index)] = static_cast<int>(i);
-      LIFTX_INTERNAL_CHECK(a.kind == k->params[size_t(a.input_index)].kind,
-                           "kernel input {} is {}, its parameter {}", a.name, to_string(a.kind),
-                           to_string(k->params[size_t(a.input_index)].kind));
-      break;
-    case codegen::KernelArg::Role::Output: {
-      const auto component = static_cast<size_t>(a.output_index);
-      LIFTX_INTERNAL_CHECK(a.output_index >= 0 && component == k->result_args.size() &&
-                               component < k->results.size(),
-                           "kernel output {} (component {}) is out of order or beyond the {} "
-                           "outputs of the result",
-                           a.name, a.output_index, k->results.size());
-      const ArrayInfo& r = k->results[component];
-      LIFTX_INTERNAL_CHECK(a.kind == r.kind, "kernel output {} is {}, {} {}", a.name,
-                           to_string(a.kind), r.name, to_string(r.kind));
-      LIFTX_INTERNAL_CHECK(static_cast<size_t>(evaluate_size(a.elements, sizes)) == r.elements,
-                           "kernel output {} has {} elements, {} {}", a.name,
-                           evaluate_size(a.elements, sizes), r.name, r.elements);
-      k->result_args.push_back(static_cast<int>(i));
-      break;
+  auto set_fixed_args = [&](const codegen::Kernel& generated, cl::Kernel& kernel,
+                            std::vector<int>& param_args, std::vector<int>& result_args) {
+    param_args.assign(k->params.size(), -1);
+    for (size_t i = 0; i < generated.args.size(); ++i) {
+      const codegen::KernelArg& a = generated.args[i];
+      const auto index = static_cast<cl_uint>(i);
+      switch (a.role) {
+      case codegen::KernelArg::Role::Input:
+        LIFTX_INTERNAL_CHECK(a.input_index >= 0 && size_t(a.input_index) < k->params.size(),
+                             "kernel input {} has no parameter", a.name);
+        param_args[size_t(a.input_index)] = static_cast<int>(i);
+        LIFTX_INTERNAL_CHECK(a.kind == k->params[size_t(a.input_index)].kind,
+                             "kernel input {} is {}, its parameter {}", a.name, to_string(a.kind),
+                             to_string(k->params[size_t(a.input_index)].kind));
+        break;
+      case codegen::KernelArg::Role::Output: {
+        const auto component = static_cast<size_t>(a.output_index);
+        LIFTX_INTERNAL_CHECK(a.output_index >= 0 && component == result_args.size() &&
+                                 component < k->results.size(),
+                             "kernel output {} (component {}) is out of order or beyond the {} "
+                             "outputs of the result",
+                             a.name, a.output_index, k->results.size());
+        const ArrayInfo& r = k->results[component];
+        LIFTX_INTERNAL_CHECK(a.kind == r.kind, "kernel output {} is {}, {} {}", a.name,
+                             to_string(a.kind), r.name, to_string(r.kind));
+        LIFTX_INTERNAL_CHECK(static_cast<size_t>(evaluate_size(a.elements, sizes)) == r.elements,
+                             "kernel output {} has {} elements, {} {}", a.name,
+                             evaluate_size(a.elements, sizes), r.name, r.elements);
+        result_args.push_back(static_cast<int>(i));
+        break;
+      }
+      case codegen::KernelArg::Role::Temporary: {
+        const auto bytes =
+            static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
+        k->temporaries.push_back(runtime::allocate(context->device, std::max<size_t>(bytes, 4)));
+        set_arg(kernel, static_cast<int>(i), k->temporaries.back(), a.name);
+        break;
+      }
+      case codegen::KernelArg::Role::Local: {
+        const auto bytes =
+            static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
+        runtime::check_cl(kernel.setArg(index, cl::Local(std::max<size_t>(bytes, 4))),
+                          fmt::format("setting local memory {}", a.name));
+        break;
+      }
+      case codegen::KernelArg::Role::Size:
+        runtime::check_cl(kernel.setArg(index, static_cast<int32_t>(sizes.at(a.name))),
+                          fmt::format("setting size {}", a.name));
+        break;
+      case codegen::KernelArg::Role::Counters:
+      case codegen::KernelArg::Role::FirstIndex:
+        LIFTX_UNREACHABLE("instrumented kernel in the API");
+      }
     }
-    case codegen::KernelArg::Role::Temporary: {
-      const auto bytes =
-          static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
-      k->temporaries.push_back(runtime::allocate(context->device, std::max<size_t>(bytes, 4)));
-      set_arg(k->kernel, static_cast<int>(i), k->temporaries.back(), a.name);
-      break;
-    }
-    case codegen::KernelArg::Role::Local: {
-      const auto bytes =
-          static_cast<size_t>(evaluate_size(a.elements, sizes)) * element_bytes(a.kind);
-      runtime::check_cl(k->kernel.setArg(index, cl::Local(std::max<size_t>(bytes, 4))),
-                        fmt::format("setting local memory {}", a.name));
-      break;
-    }
-    case codegen::KernelArg::Role::Size:
-      runtime::check_cl(k->kernel.setArg(index, static_cast<int32_t>(sizes.at(a.name))),
-                        fmt::format("setting size {}", a.name));
-      break;
-    case codegen::KernelArg::Role::Counters:
-    case codegen::KernelArg::Role::FirstIndex:
-      LIFTX_UNREACHABLE("instrumented kernel in the API");
-    }
+  };
+  set_fixed_args(k->launch.kernel, k->kernel, k->param_args, k->result_args);
+  if (const std::shared_ptr<const codegen::Kernel>& tail = k->launch.kernel.tail) {
+    Kernel::Impl::Tail& t = k->tail.emplace();
+    t.kernel = build(*tail);
+    std::tie(t.global, t.local) = exec::ndranges(*k->launch.tail);
+    set_fixed_args(*tail, t.kernel, t.param_args, t.result_args);
   }
   LIFTX_INTERNAL_CHECK(k->result_args.size() == k->results.size(),
                        "the kernel of {} has {} outputs, its result {} components", k->program_name,
@@ -189,6 +203,8 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       bound.push_back(b());
       if (k.param_args[i] >= 0)
         set_arg(k.kernel, k.param_args[i], b, k.params[i].name);
+      if (k.tail && k.tail->param_args[i] >= 0)
+        set_arg(k.tail->kernel, k.tail->param_args[i], b, k.params[i].name);
     }
     // Every output is checked before anything runs.
     std::vector<const cl::Buffer*> targets(count, nullptr);
@@ -239,13 +255,13 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       set_arg(k.kernel, k.result_args[c], *targets[c],
               count == 1 ? std::string("output") : fmt::format("output {}", c));
     RunStats stats;
-    const int64_t launches = k.launch.kernel.launches;
+    const int64_t launches = k.launch.kernel.total_launches();
     if (launches == 1) {
       stats.kernel_ms = runtime::run_kernel(k.context->device, k.kernel, k.global, k.local);
     } else {
       // An iterated program: launch j reads what launch j - 1 wrote; the launches alternate
       // between the output and a buffer of the kernel's own so that the last writes the output
-      // (the inputs stay untouched).
+      // (the inputs stay untouched). A tail's launches follow the kernel's on the same buffers.
       LIFTX_INTERNAL_CHECK(count == 1 && iterated_input, "an iterated kernel with {} outputs",
                            count);
       if (k.iteration_buffer() == nullptr)
@@ -255,13 +271,20 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
       auto destination = [&](int64_t j) -> const cl::Buffer& {
         return codegen::launch_writes_output(j, launches) ? *targets[0] : k.iteration_buffer;
       };
-      const int input_arg = k.param_args[size_t(k.launch.kernel.iterated_input)];
-      stats.kernel_ms = runtime::run_kernel_sequence(
-          k.context->device, k.kernel, k.global, k.local, launches, [&](int64_t j) {
-            set_arg(k.kernel, input_arg, j == 0 ? *iterated_input : destination(j - 1),
-                    k.params[size_t(k.launch.kernel.iterated_input)].name);
-            set_arg(k.kernel, k.result_args[0], destination(j), "output");
-          });
+      const size_t iterated = size_t(k.launch.kernel.iterated_input);
+      std::vector<runtime::LaunchStage> stages{
+          {&k.kernel, k.global, k.local, k.launch.kernel.launches}};
+      if (k.tail)
+        stages.push_back(
+            {&k.tail->kernel, k.tail->global, k.tail->local, k.launch.kernel.tail->launches});
+      stats.kernel_ms = runtime::run_launch_stages(k.context->device, stages, [&](int64_t j) {
+        const bool head = j < k.launch.kernel.launches;
+        cl::Kernel& launched = head ? k.kernel : k.tail->kernel;
+        set_arg(launched, head ? k.param_args[iterated] : k.tail->param_args[iterated],
+                j == 0 ? *iterated_input : destination(j - 1), k.params[iterated].name);
+        set_arg(launched, head ? k.result_args[0] : k.tail->result_args[0], destination(j),
+                "output");
+      });
     }
     ++k.context->stats.runs;
     for (size_t c = 0; c < count; ++c) {

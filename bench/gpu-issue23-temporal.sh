@@ -13,8 +13,9 @@
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
 # 8192^2 take minutes). A variant that fails the check is not timed. One JSON report per run
-# under OUT; OUT/summary.tsv: stencil, variant, steps per launch, tile, staged input, register
-# tile, work-group size, check status, median ms of the STEPS steps.
+# under OUT; OUT/summary.tsv: stencil, variant, steps per launch, remainder steps (STEPS mod steps
+# per launch: one more launch computes them), tile, staged input, register tile, work-group size,
+# check status, median ms of the STEPS steps.
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
 # once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks.
@@ -71,13 +72,14 @@ xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
   <"$out/variants.list"
 
 # Timings one at a time.
-printf 'stencil\tvariant\tsteps_per_launch\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\n' >"$out/summary.tsv"
+printf 'stencil\tvariant\tsteps_per_launch\tremainder_steps\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\n' >"$out/summary.tsv"
 while read -r file; do
   stencil=$(basename "$(dirname "$file")")
   base=${file%.lift}
   status=$(tr -d '\n ' <"$base.check.json" | grep -o '"status":"[a-z_]*"' | cut -d'"' -f4 || true)
   params=$(tr -d '\n ' <"$base.json" | grep -o '"parameters":{[^}]*}')
   t=$(echo "$params" | grep -o '"steps_per_launch":[0-9]*' | cut -d: -f2)
+  rest=$(echo "$params" | grep -o '"remainder_steps":[0-9]*' | cut -d: -f2 || true)
   tx=$(echo "$params" | grep -o '"tile_x":[0-9]*' | cut -d: -f2)
   ty=$(echo "$params" | grep -o '"tile_y":[0-9]*' | cut -d: -f2)
   stage=$(echo "$params" | grep -o '"stage":[0-9]*' | cut -d: -f2)
@@ -90,8 +92,9 @@ while read -r file; do
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi
-  printf '%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" "$tx" \
-    "$ty" "$stage" "$registers" "$local_size" "$status" "$median" >>"$out/summary.tsv"
+  printf '%s\t%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" \
+    "${rest:-0}" "$tx" "$ty" "$stage" "$registers" "$local_size" "$status" "$median" \
+    >>"$out/summary.tsv"
 done <"$out/variants.list"
 
 # Single-step baselines, STEPS launches of one step (verified with two launches first).

@@ -54,24 +54,36 @@ void add_codegen_command(CLI::App& app) {
       sizes = bind_sizes(program, options->sizes);
     // Everything is formatted before anything is printed: sizes that do not fit the program
     // (an inexact division) print an error only, not half a kernel.
-    std::string text = kernel.source;
-    text += fmt::format(
-        "\n// launch: dims {}; global ({}); local ({})\n", kernel.launch.dims,
-        launch_text(kernel.launch.global, kernel.launch.dims, sizes ? &*sizes : nullptr),
-        launch_text(kernel.launch.local, kernel.launch.dims, sizes ? &*sizes : nullptr));
-    if (kernel.launches > 1)
-      text += fmt::format("// launched {} times (iterate over the whole grid): each launch reads "
-                          "the previous one's output in place of parameter {}, two buffers "
-                          "swapped\n",
-                          kernel.launches,
-                          program.params[size_t(kernel.iterated_input)].as<ir::Param>()->name);
-    arith::Expr local_bytes = kernel.local_bytes();
-    text += fmt::format("// local memory per work-group: {} bytes\n",
-                        sizes ? fmt::format("{}", arith::evaluate(local_bytes, *sizes))
-                              : local_bytes.to_string());
-    for (const codegen::LoopRecord& loop : kernel.loops)
-      text += fmt::format("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
-                          cl::loop_kind_name(loop.kind));
+    const interp::Sizes* bound = sizes ? &*sizes : nullptr;
+    const std::string iterated =
+        kernel.iterated_input >= 0
+            ? program.params[size_t(kernel.iterated_input)].as<ir::Param>()->name
+            : "";
+    auto describe = [&](const codegen::Kernel& k) {
+      std::string text = k.source;
+      text += fmt::format("\n// launch: dims {}; global ({}); local ({})\n", k.launch.dims,
+                          launch_text(k.launch.global, k.launch.dims, bound),
+                          launch_text(k.launch.local, k.launch.dims, bound));
+      if (k.total_launches() > 1)
+        text += fmt::format("// launched {} times (iterate over the whole grid): each launch "
+                            "reads the previous one's output in place of parameter {}, two "
+                            "buffers swapped\n",
+                            k.launches, iterated);
+      arith::Expr local_bytes = k.local_bytes();
+      text += fmt::format("// local memory per work-group: {} bytes\n",
+                          bound ? fmt::format("{}", arith::evaluate(local_bytes, *bound))
+                                : local_bytes.to_string());
+      for (const codegen::LoopRecord& loop : k.loops)
+        text += fmt::format("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
+                            cl::loop_kind_name(loop.kind));
+      return text;
+    };
+    std::string text = describe(kernel);
+    if (kernel.tail)
+      text +=
+          fmt::format("\n// then the remainder: the kernel below, after the {} launch{} "
+                      "above, on the same two buffers\n\n{}",
+                      kernel.launches, kernel.launches == 1 ? "" : "es", describe(*kernel.tail));
     fmt::print("{}", text);
   });
 }

@@ -422,13 +422,16 @@ void add_explore_command(CLI::App& app) {
                rep.timing->q1_ms, rep.timing->q3_ms,
                best_stored ? ", measured by an earlier run (stored)" : "");
     if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
-      // A fused launch (temporal blocking) computes several steps.
+      // A fused launch (temporal blocking) computes several steps; a remainder launch the rest.
       const int64_t per_launch = rewrite::steps_per_launch(r.variant);
-      fmt::print(report,
-                 "per step  {:.4f} ms ({} launch{} of {} step{} each, two buffers swapped)\n",
-                 rep.timing->median_ms / static_cast<double>(launches->count * per_launch),
-                 launches->count, launches->count == 1 ? "" : "es", per_launch,
-                 per_launch == 1 ? "" : "s");
+      const int64_t remainder = rewrite::remainder_steps(r.variant);
+      fmt::print(
+          report,
+          "per step  {:.4f} ms ({} launch{} of {} step{} each{}, two buffers "
+          "swapped)\n",
+          rep.timing->median_ms / static_cast<double>(launches->count * per_launch + remainder),
+          launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
+          remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
     }
     if (rep.gb_per_s) {
       fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);

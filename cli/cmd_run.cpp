@@ -141,8 +141,8 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
              dims(r.launch.local),
              r.launch.tied ? "threads tied to the mapped lengths" : "free threads", r.local_bytes);
   if (r.launches > 1)
-    fmt::print("launches  {} (an iterated program: one launch per step, two buffers swapped; the "
-               "time covers all of them)\n",
+    fmt::print("launches  {} (an iterated program: each launch reads the previous one's result, "
+               "two buffers swapped; the time covers all of them)\n",
                r.launches);
   if (r.build_ms > 0 || r.cache_hit)
     fmt::print("build     {:.1f} ms{}\n", r.build_ms, r.cache_hit ? " (cached)" : "");

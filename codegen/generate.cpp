@@ -472,15 +472,22 @@ Kernel generate(const ir::Program& program, const Options& options) {
   const ir::Type& iterated = program.params[iteration->input].type();
   if (stored_components(iterated).size() != 1)
     throw NotImplemented("iterate over several grids at once (a tuple of arrays) on the host");
-  Kernel kernel = generate_one(iteration->step, options);
-  kernel.launches = iteration->count;
-  kernel.iterated_input = static_cast<int>(iteration->input);
-  const bool binds_iterated =
-      std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
-        return a.role == KernelArg::Role::Input && a.input_index == kernel.iterated_input;
-      });
-  LIFTX_INTERNAL_CHECK(binds_iterated, "the step kernel of {} has no argument for its input",
-                       program.name);
+  auto step_kernel = [&](const ir::Program& step, int64_t launches) {
+    Kernel kernel = generate_one(step, options);
+    kernel.launches = launches;
+    kernel.iterated_input = static_cast<int>(iteration->input);
+    const bool binds_iterated =
+        std::any_of(kernel.args.begin(), kernel.args.end(), [&](const KernelArg& a) {
+          return a.role == KernelArg::Role::Input && a.input_index == kernel.iterated_input;
+        });
+    LIFTX_INTERNAL_CHECK(binds_iterated, "the step kernel of {} has no argument for its input",
+                         program.name);
+    return kernel;
+  };
+  Kernel kernel = step_kernel(iteration->step, iteration->count);
+  if (iteration->tail_count > 0)
+    kernel.tail =
+        std::make_shared<const Kernel>(step_kernel(*iteration->tail, iteration->tail_count));
   return kernel;
 }
 

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -150,6 +151,12 @@ struct Kernel {
   /// output is the program's result. A plain kernel: 1 and -1.
   int64_t launches = 1;
   int iterated_input = -1;
+  /// A host iteration with a tail (ir::HostIteration::tail_count > 0, a temporal-blocking
+  /// remainder): after this kernel's `launches`, the tail kernel's `launches` go on with the same
+  /// two buffers, the first reading this kernel's last result. Null otherwise.
+  std::shared_ptr<const Kernel> tail;
+  /// Launches of the whole program: this kernel's and its tail's.
+  int64_t total_launches() const { return launches + (tail ? tail->launches : 0); }
 };
 
 /// Host-side iteration: whether launch `k` (0-based) of `launches` writes the program's output

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace liftx::codegen {
 
@@ -113,6 +114,26 @@ std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& 
   return std::nullopt;
 }
 
+Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& sizes) {
+  if (!head.tied)
+    return head;
+  Launch launch;
+  launch.dims = tail.launch.dims;
+  launch.tied = true;
+  for (int d = 0; d < launch.dims; ++d) {
+    const auto k = static_cast<size_t>(d);
+    if (tail.launch.global[d])
+      launch.global[k] = evaluate_size(*tail.launch.global[d], sizes, "global size");
+    if (tail.launch.local[d])
+      launch.local[k] = evaluate_size(*tail.launch.local[d], sizes, "local size");
+    else
+      launch.local[k] = d < head.dims && head.local[k] > 0
+                            ? std::gcd(head.local[k], launch.global[k])
+                            : 0; // the runtime chooses
+  }
+  return launch;
+}
+
 PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& sizes,
                               const LaunchRequest& request, const DeviceLimits& limits) {
   PreparedLaunch prepared;
@@ -131,7 +152,11 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
   check_count(request.global, "global");
   check_count(request.local, "local");
   // Aligned vector accesses were generated for sizes that are multiples of these.
-  for (const auto& [name, divisor] : prepared.kernel.size_divisors) {
+  std::vector<std::pair<std::string, int64_t>> divisors = prepared.kernel.size_divisors;
+  if (prepared.kernel.tail)
+    divisors.insert(divisors.end(), prepared.kernel.tail->size_divisors.begin(),
+                    prepared.kernel.tail->size_divisors.end());
+  for (const auto& [name, divisor] : divisors) {
     auto it = sizes.find(name);
     if (it != sizes.end() && it->second % divisor != 0)
       throw UserError(fmt::format("{} = {}: the kernel of {} needs {} to be a multiple of {}", name,
@@ -177,6 +202,15 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
     throw UserError(refusal->message);
   if (std::optional<std::string> why = index_overflow(prepared.kernel, sizes))
     throw UserError(fmt::format("cannot launch {} at these sizes: {}", program.name, *why));
+  if (const std::shared_ptr<const Kernel>& tail = prepared.kernel.tail) {
+    prepared.tail = tail_launch(*tail, launch, sizes);
+    if (std::optional<LaunchRefusal> refusal = launch_refusal(*tail, *prepared.tail, sizes, device))
+      throw UserError(
+          fmt::format("the remainder launches of {}: {}", program.name, refusal->message));
+    if (std::optional<std::string> why = index_overflow(*tail, sizes))
+      throw UserError(
+          fmt::format("cannot launch the remainder of {} at these sizes: {}", program.name, *why));
+  }
   prepared.local_bytes = evaluate_size(prepared.kernel.local_bytes(), sizes, "local memory");
   return prepared;
 }

@@ -65,10 +65,17 @@ struct LaunchRequest {
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
 };
 
+/// The launch of a host iteration's tail kernel (Kernel::tail) after the head kernel's `head`:
+/// the tail's own tied thread counts where its launch rule gives them, else the head's (a
+/// register tile's work-groups; cut to their gcd with the global size where they do not divide);
+/// free-thread kernels (`head.tied` false) take the head's launch, which any thread counts serve.
+Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& sizes);
+
 struct PreparedLaunch {
   Kernel kernel;
   Launch launch;
-  int64_t local_bytes = 0; ///< local memory per work-group at these sizes
+  int64_t local_bytes = 0;    ///< local memory per work-group at these sizes
+  std::optional<Launch> tail; ///< the launch of kernel.tail, when there is one
 };
 
 /// Generates the kernel and chooses the concrete launch for `request`: the tied kernel unless the

@@ -11,7 +11,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
 #include <random>
+#include <tuple>
 
 namespace liftx::exec {
 
@@ -132,49 +135,65 @@ struct BoundKernel {
   cl::Buffer first_index;            ///< instrumented kernels
   std::vector<cl::Buffer> keep_alive;
   double bytes_moved = 0;
-  /// Host-side iteration (codegen::Kernel::launches > 1): the argument positions of the iterated
-  /// input and of the output, the input as uploaded (never written) and the second buffer the
-  /// launches alternate with the output.
-  int64_t launches = 1;
+  /// Host-side iteration (codegen::Kernel::launches > 1, or a tail): the argument positions of
+  /// the iterated input and of the output, the input as uploaded (never written) and the second
+  /// buffer the launches alternate with the output.
+  int64_t launches = 1;       ///< of this kernel
+  int64_t total_launches = 1; ///< with the tail's
   cl_uint iterated_arg = 0;
   cl_uint output_arg = 0;
   cl::Buffer iterated_input;
   cl::Buffer ping;
+  std::map<int, cl::Buffer> input_buffers; ///< by input index
+  /// codegen::Kernel::tail bound: its own arguments, this kernel's inputs, output and buffers.
+  std::unique_ptr<BoundKernel> tail;
+  cl::NDRange tail_global, tail_local;
 };
 
 /// The buffer launch `k` of a host iteration writes: the output for the last launch, and
 /// alternately the second buffer before it, so that launch k reads what launch k - 1 wrote.
 const cl::Buffer& iteration_destination(const BoundKernel& b, int64_t k) {
-  return codegen::launch_writes_output(k, b.launches) ? b.outputs[0].buffer : b.ping;
+  return codegen::launch_writes_output(k, b.total_launches) ? b.outputs[0].buffer : b.ping;
 }
 
-/// Sets the buffers of launch `k` of a host iteration: the first reads the input.
+/// Sets the buffers of launch `k` of a host iteration (the head's launches, then the tail's):
+/// the first reads the input.
 void set_iteration_buffers(BoundKernel& b, int64_t k) {
+  BoundKernel& launched = k < b.launches ? b : *b.tail;
   const cl::Buffer& source = k == 0 ? b.iterated_input : iteration_destination(b, k - 1);
-  runtime::check_cl(b.kernel.get().setArg(b.iterated_arg, source), "setting the iterated input");
-  runtime::check_cl(b.kernel.get().setArg(b.output_arg, iteration_destination(b, k)),
+  runtime::check_cl(launched.kernel.get().setArg(launched.iterated_arg, source),
+                    "setting the iterated input");
+  runtime::check_cl(launched.kernel.get().setArg(launched.output_arg, iteration_destination(b, k)),
                     "setting the iterated output");
 }
 
 /// What runs before launch k of the program: a host iteration's buffer swap, else nothing.
 std::function<void(int64_t)> before_each_launch(BoundKernel& b) {
-  if (b.launches == 1)
+  if (b.total_launches == 1)
     return [](int64_t) {};
   return [&b](int64_t k) { set_iteration_buffers(b, k); };
+}
+
+/// The kernels of the whole program in launch order: this one, then its tail's.
+std::vector<runtime::LaunchStage> launch_stages(BoundKernel& b, const cl::NDRange& global,
+                                                const cl::NDRange& local) {
+  std::vector<runtime::LaunchStage> stages{{&b.kernel.get(), global, local, b.launches}};
+  if (b.tail)
+    stages.push_back({&b.tail->kernel.get(), b.tail_global, b.tail_local, b.tail->launches});
+  return stages;
 }
 
 /// Runs the whole program once: one launch, or every launch of a host iteration. Returns its
 /// profiled time in ms.
 double run_once(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
                 const cl::NDRange& local) {
-  return runtime::run_kernel_sequence(device, b.kernel.get(), global, local, b.launches,
-                                      before_each_launch(b));
+  return runtime::run_launch_stages(device, launch_stages(b, global, local), before_each_launch(b));
 }
 
 runtime::Timing time_runs(runtime::Device& device, BoundKernel& b, const cl::NDRange& global,
                           const cl::NDRange& local, int warmup, int repeat) {
-  return runtime::time_kernel_sequence(device, b.kernel.get(), global, local, b.launches,
-                                       before_each_launch(b), warmup, repeat);
+  return runtime::time_launch_stages(device, launch_stages(b, global, local), before_each_launch(b),
+                                     warmup, repeat);
 }
 
 cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,
@@ -188,24 +207,31 @@ cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::Sc
   return buffer;
 }
 
-BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& prepared,
-                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
-                        UploadedInputs* uploaded = nullptr) {
-  runtime::BuildResult built = runtime::default_build_cache().build(device, prepared.kernel.source);
-  BoundKernel b{built, runtime::Kernel(built.program, prepared.kernel.name), {}, {}, {}, {}, 0};
+/// Builds `kernel` and sets its arguments for `launch`. A host iteration's tail kernel is bound
+/// with its `head`: it reads the head's input buffers and writes the head's output and second
+/// buffer (set before each launch), nothing of its own.
+BoundKernel bind_kernel(runtime::Device& device, const codegen::Kernel& kernel,
+                        const codegen::Launch& launch, const std::vector<interp::HostArray>& inputs,
+                        const interp::Sizes& sizes, UploadedInputs* uploaded = nullptr,
+                        const BoundKernel* head = nullptr) {
+  runtime::BuildResult built = runtime::default_build_cache().build(device, kernel.source);
+  BoundKernel b{built, runtime::Kernel(built.program, kernel.name), {}, {}, {}, {}, 0};
   auto bytes_of = [&](const codegen::KernelArg& a, const char* what) {
     return static_cast<size_t>(evaluate_size(a.elements, sizes, what)) * element_bytes(a.kind);
   };
-  const size_t work_items = static_cast<size_t>(prepared.launch.work_items());
-  for (const codegen::KernelArg& a : prepared.kernel.args) {
+  const size_t work_items = static_cast<size_t>(launch.work_items());
+  for (const codegen::KernelArg& a : kernel.args) {
     switch (a.role) {
     case codegen::KernelArg::Role::Input: {
       const interp::HostArray& host = inputs.at(a.input_index);
       b.bytes_moved += static_cast<double>(host.data.size() * element_bytes(a.kind));
-      cl::Buffer buffer = uploaded ? uploaded->buffer(device, inputs, a.input_index, a.kind)
-                                   : upload(device, host, a.kind, a.name);
+      cl::Buffer buffer = head && head->input_buffers.contains(a.input_index)
+                              ? head->input_buffers.at(a.input_index)
+                          : uploaded ? uploaded->buffer(device, inputs, a.input_index, a.kind)
+                                     : upload(device, host, a.kind, a.name);
       b.keep_alive.push_back(buffer);
-      if (a.input_index == prepared.kernel.iterated_input) {
+      b.input_buffers[a.input_index] = buffer;
+      if (a.input_index == kernel.iterated_input) {
         b.iterated_arg = b.kernel.next_index();
         b.iterated_input = buffer;
       }
@@ -216,9 +242,13 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
       LIFTX_INTERNAL_CHECK(static_cast<size_t>(a.output_index) == b.outputs.size(),
                            "kernel output {} out of order", a.name);
       OutputBuffer out;
-      out.kind = a.kind;
-      out.bytes = bytes_of(a, "output size");
-      out.buffer = runtime::allocate(device, std::max<size_t>(out.bytes, 4));
+      if (head) {
+        out = head->outputs.at(static_cast<size_t>(a.output_index));
+      } else {
+        out.kind = a.kind;
+        out.bytes = bytes_of(a, "output size");
+        out.buffer = runtime::allocate(device, std::max<size_t>(out.bytes, 4));
+      }
       b.bytes_moved += static_cast<double>(out.bytes);
       b.output_arg = b.kernel.next_index();
       b.kernel.arg(out.buffer);
@@ -251,12 +281,29 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& 
     }
     }
   }
-  if (prepared.kernel.launches > 1) {
+  b.launches = kernel.launches;
+  b.total_launches = kernel.total_launches();
+  if (b.total_launches > 1) {
     LIFTX_INTERNAL_CHECK(b.outputs.size() == 1 && b.iterated_input() != nullptr,
                          "a host iteration needs one output and its iterated input");
-    b.launches = prepared.kernel.launches;
+    if (head)
+      return b; // the head's buffers and sequence
     b.ping = runtime::allocate(device, std::max<size_t>(b.outputs[0].bytes, 4));
-    b.bytes_moved *= static_cast<double>(b.launches); // every launch reads and writes it all
+    // Every launch reads and writes it all.
+    b.bytes_moved *= static_cast<double>(b.total_launches);
+  }
+  return b;
+}
+
+BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& prepared,
+                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
+                        UploadedInputs* uploaded = nullptr) {
+  BoundKernel b = bind_kernel(device, prepared.kernel, prepared.launch, inputs, sizes, uploaded);
+  if (prepared.kernel.tail) {
+    LIFTX_INTERNAL_CHECK(prepared.tail.has_value(), "a tail kernel without its launch");
+    b.tail = std::make_unique<BoundKernel>(
+        bind_kernel(device, *prepared.kernel.tail, *prepared.tail, inputs, sizes, uploaded, &b));
+    std::tie(b.tail_global, b.tail_local) = ndranges(*prepared.tail);
   }
   return b;
 }
@@ -292,7 +339,7 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
                             double tolerance) {
   for (const OutputBuffer& out : bound.outputs)
     runtime::poison(device, out.buffer, out.bytes);
-  if (bound.launches > 1)
+  if (bound.total_launches > 1)
     runtime::poison(device, bound.ping, bound.outputs[0].bytes);
   run_once(device, bound, global, local);
   Verification all;
@@ -362,7 +409,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program,
   report.launch = launch.launch;
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
-  report.launches = launch.kernel.launches;
+  report.launches = launch.kernel.total_launches();
 
   std::vector<interp::HostArray> drawn;
   if (!options.inputs)

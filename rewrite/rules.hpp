@@ -57,8 +57,9 @@ Rule tile_stencil_3d(int64_t ux, int64_t uy, int64_t uz);
 Rule zip_of_maps();
 
 // ---- temporal blocking (rewrite/rules/temporal.cpp, rewrite/temporal.hpp) ---------------------
-/// unroll-iterate(t): iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)   (t applications)
-/// Refuses counts that are not constants or that t does not divide.
+/// unroll-iterate(t): iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)   (t applications),
+/// inside iterate(T mod t, f, ...) when t does not divide T (the steps left over, unfused).
+/// Refuses counts that are not constants or below t.
 Rule unroll_iterate(int64_t t);
 /// pad-of-map:      pad(l, r, b, map(f, x)) => map(f, pad(l, r, b, x))
 /// An index-remapping pad (clamp, mirror, wrap) of computed points is the computation at the

@@ -365,9 +365,14 @@ std::variant<ir::Program, std::string> lower(const ir::Program& program,
     throw InternalError(fmt::format("unknown lowering strategy {}", strategy), __FILE__, __LINE__);
   if (std::optional<ir::HostIteration> iteration = ir::host_iteration(program)) {
     auto step = lower(iteration->step, strategy, parameter, sizes);
-    if (const auto* lowered = std::get_if<ir::Program>(&step))
-      return ir::iterate_step(*lowered, iteration->count, iteration->input);
-    return step;
+    const auto* lowered = std::get_if<ir::Program>(&step);
+    if (!lowered || !iteration->tail)
+      return lowered ? ir::iterate_step(*lowered, iteration->count, iteration->input) : step;
+    auto tail = lower(*iteration->tail, strategy, parameter, sizes);
+    if (const auto* lowered_tail = std::get_if<ir::Program>(&tail))
+      return ir::iterate_steps(*lowered, iteration->count, *lowered_tail, iteration->tail_count,
+                               iteration->input);
+    return tail;
   }
   ir::Program p = program;
   for (const LoweringStep& step : found->steps) {
@@ -445,6 +450,12 @@ struct VariantStream::State {
       : iteration(ir::host_iteration(p)),
         root(apply_until_fixpoint(iteration ? iteration->step : p, zip_of_maps())),
         options(std::move(o)) {
+    if (iteration && iteration->tail)
+      throw UserError(
+          fmt::format("{}: an iterate over another iterate's result has no variant space (the "
+                      "two steps would need the same rewrites); iterate one step function",
+                      p.name),
+          p.loc);
     // Output lengths of the stencil: tile steps must divide them.
     int64_t out_y = -1, out_x = -1;
     if (const auto* a = root.result_type().as<ir::ArrayType>()) {
@@ -568,10 +579,11 @@ struct VariantStream::State {
                   {{"lanes", tiling.lanes}, {"parts", tiling.parts}}, false);
   }
 
-  /// Temporal degrees t dividing the step count (a launch does t steps: every launch the same),
-  /// both forms of a tile dividing the grid (work-group tiles of powers of two in local memory;
-  /// work-item tiles of up to 64 outputs, 8 wide, in registers), the input tile staged or not
-  /// where the boundary allows; tiles recomputing too much (kMaxRedundant*) are left out.
+  /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
+  /// T mod t steps left, tiled the same way), both forms of a tile dividing the grid (work-group
+  /// tiles of powers of two in local memory; work-item tiles of up to 64 outputs, 8 wide, in
+  /// registers), the input tile staged or not where the boundary allows; tiles recomputing too
+  /// much (kMaxRedundant*) are left out.
   void plan_temporal(int64_t out_x, int64_t out_y) {
     auto step = as_stencil_step_2d(iteration->step);
     if (!std::holds_alternative<StencilStep2D>(step))
@@ -579,7 +591,7 @@ struct VariantStream::State {
     const StencilStep2D& s = std::get<StencilStep2D>(step);
     using Memory = TemporalTiling::Memory;
     for (int64_t t : {2, 3, 4, 6, 8}) {
-      if (iteration->count % t != 0 || t > max_temporal_degree(s.boundary, t))
+      if (t > iteration->count || t > max_temporal_degree(s.boundary, t))
         continue;
       for (Memory memory : {Memory::local, Memory::registers}) {
         const bool registers = memory == Memory::registers;
@@ -619,15 +631,32 @@ struct VariantStream::State {
       reject("tile does not divide");
       return;
     }
-    queue_lowered(ir::iterate_step(std::get<ir::Program>(fused), iteration->count / tiling.degree,
-                                   iteration->input),
-                  kTemporalStrategy,
-                  {{"steps_per_launch", tiling.degree},
-                   {"tile_x", tiling.tile_x},
-                   {"tile_y", tiling.tile_y},
-                   {"stage", tiling.stage_input ? 1 : 0},
-                   {"registers", registers ? 1 : 0}},
-                  !registers); // a register tile's work-items need no free-thread loops
+    const int64_t launches = iteration->count / tiling.degree;
+    const int64_t remainder = iteration->count % tiling.degree;
+    ir::Program lowered =
+        ir::iterate_step(std::get<ir::Program>(fused), launches, iteration->input);
+    if (remainder > 0) {
+      // The steps left over: one launch of them, the same tiles (a register tile's launch is
+      // then the same as the fused one's).
+      TemporalTiling rest = tiling;
+      rest.degree = remainder;
+      auto tail = fuse_steps_tiled(iteration->step, rest);
+      if (auto* why = std::get_if<std::string>(&tail)) {
+        reject("temporal remainder: " + first_words(*why, 6));
+        return;
+      }
+      lowered = ir::iterate_steps(std::get<ir::Program>(fused), launches,
+                                  std::get<ir::Program>(tail), 1, iteration->input);
+    }
+    std::map<std::string, int64_t> parameters{{"steps_per_launch", tiling.degree},
+                                              {"tile_x", tiling.tile_x},
+                                              {"tile_y", tiling.tile_y},
+                                              {"stage", tiling.stage_input ? 1 : 0},
+                                              {"registers", registers ? 1 : 0}};
+    if (remainder > 0)
+      parameters["remainder_steps"] = remainder;
+    // A register tile's work-items need no free-thread loops.
+    queue_lowered(lowered, kTemporalStrategy, std::move(parameters), !registers);
   }
 
   /// Children of a high-level program: one more rewrite of a family not used yet.
@@ -690,7 +719,8 @@ struct VariantStream::State {
   /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths).
   std::vector<Launch> launches(const codegen::Kernel& k, bool tied,
                                const std::array<int64_t, 3>& lengths) {
-    if (codegen::index_overflow(k, options.sizes)) {
+    if (codegen::index_overflow(k, options.sizes) ||
+        (k.tail && codegen::index_overflow(*k.tail, options.sizes))) {
       reject("index overflows int");
       return {};
     }
@@ -721,6 +751,12 @@ struct VariantStream::State {
         else if (std::optional<codegen::LaunchRefusal> refusal =
                      codegen::launch_refusal(k, l, options.sizes, options.device, local_bytes))
           reject(refusal->reason);
+        else if (std::optional<codegen::LaunchRefusal> tail_refusal =
+                     k.tail ? codegen::launch_refusal(
+                                  *k.tail, codegen::tail_launch(*k.tail, l, options.sizes),
+                                  options.sizes, options.device)
+                            : std::nullopt)
+          reject("remainder: " + tail_refusal->reason);
         else
           out.push_back(l);
         return;
@@ -867,6 +903,11 @@ const SpaceCounts& VariantStream::counts() const {
 int64_t steps_per_launch(const Variant& variant) {
   const auto fused = variant.parameters.find("steps_per_launch");
   return fused == variant.parameters.end() ? 1 : fused->second;
+}
+
+int64_t remainder_steps(const Variant& variant) {
+  const auto rest = variant.parameters.find("remainder_steps");
+  return rest == variant.parameters.end() ? 0 : rest->second;
 }
 
 std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,

@@ -43,7 +43,8 @@ using Launch = codegen::Launch;
 struct Variant {
   std::string strategy; ///< lowering strategy: "global2d_10", "workgroup2d_local", ...
   /// "tile_x", "tile_y", "split", "interchange", "chunk", ...; fused launches (temporal2d):
-  /// "steps_per_launch", "stage" (input tile copied first), "registers" (a work-item's tile).
+  /// "steps_per_launch", "stage" (input tile copied first), "registers" (a work-item's tile),
+  /// "remainder_steps" (T mod steps_per_launch > 0: one more launch computes them).
   std::map<std::string, int64_t> parameters;
   ir::Program program{"", {}, ir::literal(0.0f), {}}; ///< the lowered program
   Launch launch;
@@ -58,6 +59,9 @@ struct Variant {
 /// Steps of an iterated program one launch of the variant computes: its "steps_per_launch"
 /// (a fused launch, temporal blocking), else 1.
 int64_t steps_per_launch(const Variant& variant);
+
+/// Steps the remainder launch of a fused variant computes (its "remainder_steps"), else 0.
+int64_t remainder_steps(const Variant& variant);
 
 struct SpaceOptions {
   Sizes sizes;

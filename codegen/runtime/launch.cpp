@@ -118,24 +118,30 @@ double elapsed_ms(cl::Event& first, cl::Event& last) {
 
 } // namespace
 
-double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
-                           const cl::NDRange& local, int64_t launches,
-                           const std::function<void(int64_t)>& before) {
-  LIFTX_INTERNAL_CHECK(global.dimensions() >= 1, "a launch needs a global size");
-  LIFTX_INTERNAL_CHECK(launches >= 1, "a sequence of {} launches", launches);
-  cl::Event first, last;
-  for (int64_t k = 0; k < launches; ++k) {
-    before(k);
-    cl::Event event;
-    check_cl(
-        device.queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, nullptr, &event),
-        fmt::format("cannot launch the kernel (global {}, local {}{})", to_string(global),
-                    to_string(local),
-                    launches == 1 ? "" : fmt::format(", launch {} of {}", k + 1, launches)));
-    if (k == 0)
-      first = event;
-    last = event;
+double run_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
+                         const std::function<void(int64_t)>& before) {
+  int64_t launches = 0;
+  for (const LaunchStage& stage : stages) {
+    LIFTX_INTERNAL_CHECK(stage.global.dimensions() >= 1, "a launch needs a global size");
+    LIFTX_INTERNAL_CHECK(stage.launches >= 1, "a sequence of {} launches", stage.launches);
+    launches += stage.launches;
   }
+  LIFTX_INTERNAL_CHECK(launches >= 1, "a sequence of no launches");
+  cl::Event first, last;
+  int64_t k = 0;
+  for (const LaunchStage& stage : stages)
+    for (int64_t j = 0; j < stage.launches; ++j, ++k) {
+      before(k);
+      cl::Event event;
+      check_cl(device.queue.enqueueNDRangeKernel(*stage.kernel, cl::NullRange, stage.global,
+                                                 stage.local, nullptr, &event),
+               fmt::format("cannot launch the kernel (global {}, local {}{})",
+                           to_string(stage.global), to_string(stage.local),
+                           launches == 1 ? "" : fmt::format(", launch {} of {}", k + 1, launches)));
+      if (k == 0)
+        first = event;
+      last = event;
+    }
   // The queue is in order: the last launch ending means every one ended, but a failure of an
   // earlier one must not pass unnoticed.
   wait_for(last);
@@ -143,17 +149,29 @@ double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange
   return elapsed_ms(first, last);
 }
 
-Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
-                            const cl::NDRange& local, int64_t launches,
-                            const std::function<void(int64_t)>& before, int warmup, int repeat) {
+Timing time_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
+                          const std::function<void(int64_t)>& before, int warmup, int repeat) {
   check_timing_counts(warmup, repeat);
   for (int i = 0; i < warmup; ++i)
-    run_kernel_sequence(device, kernel, global, local, launches, before);
+    run_launch_stages(device, stages, before);
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(repeat));
   for (int i = 0; i < repeat; ++i)
-    samples.push_back(run_kernel_sequence(device, kernel, global, local, launches, before));
+    samples.push_back(run_launch_stages(device, stages, before));
   return summarize_samples(std::move(samples));
+}
+
+double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                           const cl::NDRange& local, int64_t launches,
+                           const std::function<void(int64_t)>& before) {
+  return run_launch_stages(device, {LaunchStage{&kernel, global, local, launches}}, before);
+}
+
+Timing time_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
+                            const cl::NDRange& local, int64_t launches,
+                            const std::function<void(int64_t)>& before, int warmup, int repeat) {
+  return time_launch_stages(device, {LaunchStage{&kernel, global, local, launches}}, before, warmup,
+                            repeat);
 }
 
 double run_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,

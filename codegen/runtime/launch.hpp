@@ -96,6 +96,22 @@ double run_kernel_sequence(Device& device, cl::Kernel& kernel, const cl::NDRange
                            const cl::NDRange& local, int64_t launches,
                            const std::function<void(int64_t)>& before);
 
+/// Launches of one kernel in a sequence of several kernels (a host iteration and its tail).
+struct LaunchStage {
+  cl::Kernel* kernel = nullptr;
+  cl::NDRange global;
+  cl::NDRange local;
+  int64_t launches = 1;
+};
+
+/// run_kernel_sequence over the stages in order; `before(k)` counts launches across them.
+double run_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
+                         const std::function<void(int64_t)>& before);
+
+/// time_kernel_sequence over the stages in order: one sample per sequence of all of them.
+Timing time_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
+                          const std::function<void(int64_t)>& before, int warmup, int repeat);
+
 /// `warmup` untimed launches, then `repeat` (>= 1) timed ones, each waited for.
 Timing time_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global,
                    const cl::NDRange& local, int warmup, int repeat);

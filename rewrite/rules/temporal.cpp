@@ -51,16 +51,17 @@ Rule unroll_iterate(int64_t t) {
   LIFTX_USER_CHECK(t >= 2, "unroll-iterate needs a degree of at least 2, got {}", t);
   return make_rule(
       fmt::format("unroll-iterate({})", t),
-      "iterate(T, f, x) => iterate(T / t, y => f(...f(y)), x)", {"algorithmic", "temporal"},
-      [t](const ir::Expr& site, const RuleContext&) -> RuleResult {
+      "iterate(T, f, x) => iterate(T mod t, f, iterate(T / t, y => f(...f(y)), x))   (no outer "
+      "iterate when t divides T)",
+      {"algorithmic", "temporal"}, [t](const ir::Expr& site, const RuleContext&) -> RuleResult {
         auto it = as_unary_call_of<ir::Iterate>(site);
         if (!it)
           return NoMatch{"not a call of iterate"};
         std::optional<int64_t> count = it->fun->count.as_constant();
         if (!count)
           return NoMatch{"the iteration count is not a constant"};
-        if (*count % t != 0)
-          return NoMatch{fmt::format("{} does not divide the iteration count {}", t, *count)};
+        if (*count < t)
+          return NoMatch{fmt::format("the iteration count {} is below the degree {}", *count, t)};
         const ir::Fun f = it->fun->f;
         ir::Fun fused = lambda1(it->arg().type(), "x", [&](const ir::Expr& x) {
           ir::Expr e = x;
@@ -68,7 +69,11 @@ Rule unroll_iterate(int64_t t) {
             e = ir::call(f, {e});
           return e;
         });
-        return ir::call(ir::iterate(arith::Expr(*count / t), fused), {it->arg()});
+        ir::Expr unrolled = ir::call(ir::iterate(arith::Expr(*count / t), fused), {it->arg()});
+        if (*count % t == 0)
+          return unrolled;
+        // The steps left over, unfused, after the fused ones.
+        return ir::call(ir::iterate(arith::Expr(*count % t), f), {unrolled});
       });
 }
 
@@ -182,16 +187,17 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return *why;
   const StencilStep2D& step = std::get<StencilStep2D>(recognised);
   const int64_t t = tiling.degree;
-  if (t < 2)
-    return std::string("a temporal degree below 2 fuses nothing");
-  if (step.boundary.kind == ir::Boundary::Kind::Constant)
+  if (t < 1)
+    return fmt::format("a temporal degree of {} computes nothing", t);
+  if (step.boundary.kind == ir::Boundary::Kind::Constant && t > 1)
     return std::string("a constant boundary does not fuse steps (a step of constant windows is "
                        "not the constant)");
   if (t > max_temporal_degree(step.boundary, t))
     return fmt::format("a {} boundary fuses at most {} steps (a third needs the second one "
                        "re-clamped at the grid's edge inside the tile)",
                        ir::boundary_text(step.boundary), max_temporal_degree(step.boundary, t));
-  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap;
+  // One step (a remainder's launch) is the hoisted form with nothing hoisted: any boundary.
+  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap || t == 1;
   if (tiling.stage_input && !hoisted)
     return std::string("only the hoisted (wrap) form reads a plain input tile to stage");
   const int64_t reach = step.window - 1;

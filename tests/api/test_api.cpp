@@ -880,6 +880,19 @@ TEST_CASE("api: an iterated stencil runs as one launch per step, compiled and tu
   CHECK(max_difference(result.read<float>(), want) < 1e-5);
   CHECK(max_difference(input.read<float>(), grid) == 0);
 
+  // Three launches, then two of a second kernel (an iterate over an iterate's result: the form of
+  // a temporal-blocking remainder) on the same buffers.
+  const Program split =
+      program("heat3then2", {{"grid", array_of(Type::float_(), "N", "M")}},
+              [&](Expr grid) { return iterate(2, one_step, iterate(3, one_step, grid)); });
+  Kernel two_kernels = ctx.compile(split, kSizes);
+  out.clear();
+  two_kernels.run({grid}, out);
+  CHECK(max_difference(out, want) < 1e-5);
+  two_kernels.run({input}, result);
+  CHECK(max_difference(result.read<float>(), want) < 1e-5);
+  CHECK(max_difference(input.read<float>(), grid) == 0);
+
   TempDir dir("tune_iterated");
   ContextOptions options;
   options.tuning_db = (dir.path / "tuning.db").string();

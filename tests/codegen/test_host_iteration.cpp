@@ -72,6 +72,53 @@ TEST_CASE("host_iteration finds iterate over a parameter at the top of a program
   CHECK(ir::print(h3->step.body).starts_with("mapGlb0(twice"));
 }
 
+TEST_CASE("an iterate over another iterate's result is a host iteration with a tail") {
+  // Three launches of one step, then two of another (temporal blocking's remainder has this
+  // form: fused steps, then the steps left over).
+  const ir::Program p = parse_main(
+      "def t(xs: [float]N) = iterate(2, y => mapGlb0(twice, y), iterate(3, x => mapGlb0(w => "
+      "avg3(w[0], w[1], w[2]), slide(3, 1, pad(1, 1, clamp, x))), xs))");
+  const std::optional<ir::HostIteration> h = ir::host_iteration(p);
+  REQUIRE(h);
+  CHECK(h->count == 3);
+  CHECK(h->tail_count == 2);
+  REQUIRE(h->tail);
+  CHECK(ir::print(h->tail->body).starts_with("mapGlb0(twice"));
+  // Wrapping both steps back gives the program again, and it prints and parses back.
+  const ir::Program wrapped = ir::iterate_steps(h->step, 3, *h->tail, 2, h->input);
+  CHECK(ir::alpha_equal(wrapped, p));
+  CHECK(ir::alpha_equal(parse_main(ir::print(wrapped)), p));
+
+  const codegen::Kernel k = codegen::generate(p);
+  CHECK(k.launches == 3);
+  REQUIRE(k.tail);
+  CHECK(k.tail->launches == 2);
+  CHECK(k.total_launches() == 5);
+  CHECK(k.tail->source == codegen::generate(*h->tail).source);
+
+  // Every split of the launches between the two kernels, both parities: verified against the
+  // interpreter's nested iterate.
+  for (int64_t head : {1, 2, 3})
+    for (int64_t tail : {1, 2}) {
+      CAPTURE(head);
+      CAPTURE(tail);
+      const ir::Program program = parse_main(fmt::format(
+          "def t(q: [float]N, xs: [float]N) = iterate({}, y => mapGlb0((a, b) => addq(a, b), "
+          "zip(y, q)), iterate({}, x => mapGlb0(w => avg3(w[0], w[1], w[2]), slide(3, 1, pad(1, "
+          "1, mirror, x))), xs))",
+          tail, head));
+      exec::RunOptions o;
+      o.warmup = 0;
+      o.repeat = 1;
+      o.roofline = false;
+      const exec::RunReport r = exec::run_program(cpu(), program, {{"N", 29}}, o);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+      CHECK(r.verification.passed);
+      CHECK(r.launches == head + tail);
+    }
+}
+
 TEST_CASE("host_iteration refuses what is not an iterate over a parameter") {
   // Not at the top: an iterate inside each work-item's chunk is the kernel's own loop.
   CHECK_FALSE(ir::host_iteration(

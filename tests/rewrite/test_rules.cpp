@@ -521,9 +521,27 @@ TEST_CASE("unroll-iterate") {
               "nbh[1][0]), slide2D(2, 1, pad2D(0, 1, wrap, g))))((g => map2D(nbh => add(nbh[0][1], "
               "nbh[1][0]), slide2D(2, 1, pad2D(0, 1, wrap, g))))(y)), x)",
               {{"M", 3}, {"N", 5}}}},
-            {{"def f(x: [float]N) = iterate(3, y => map(neg, y), x)", "#0",
-              "2 does not divide the iteration count 3"},
+            {{"def f(x: [float]N) = iterate(1, y => map(neg, y), x)", "#0",
+              "the iteration count 1 is below the degree 2"},
              {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of iterate"}});
+  // A remainder: the steps left over after the fused ones.
+  run_table(unroll_iterate(3),
+            {{"def f(x: [float]N) = iterate(7, y => map(neg, y), x)", "#0",
+              "def f(x: [float]N) = iterate(1, y => map(neg, y), iterate(2, y => map(neg, "
+              "map(neg, map(neg, y))), x))",
+              n8},
+             {"def f(x: [[float]N]M) = iterate(5, g => map2D(nbh => add(nbh[0][1], nbh[1][0]), "
+              "slide2D(2, 1, pad2D(0, 1, clamp, g))), x)",
+              "#0",
+              "def f(x: [[float]N]M) = iterate(2, g => map2D(nbh => add(nbh[0][1], nbh[1][0]), "
+              "slide2D(2, 1, pad2D(0, 1, clamp, g))), iterate(1, y => (g => map2D(nbh => "
+              "add(nbh[0][1], nbh[1][0]), slide2D(2, 1, pad2D(0, 1, clamp, g))))((g => map2D(nbh "
+              "=> add(nbh[0][1], nbh[1][0]), slide2D(2, 1, pad2D(0, 1, clamp, g))))((g => "
+              "map2D(nbh => add(nbh[0][1], nbh[1][0]), slide2D(2, 1, pad2D(0, 1, clamp, "
+              "g))))(y))), x))",
+              {{"M", 3}, {"N", 5}}}},
+            {{"def f(x: [float]N) = iterate(2, y => map(neg, y), x)", "#0",
+              "the iteration count 2 is below the degree 3"}});
   CHECK(unroll_iterate(3).name == "unroll-iterate(3)");
   CHECK_THROWS_AS(unroll_iterate(1), UserError);
 }

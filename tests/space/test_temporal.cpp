@@ -8,6 +8,7 @@
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
+#include "support/error.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -50,9 +51,17 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
   auto fused = rewrite::fuse_steps_tiled(h->step, tiling);
   if (const auto* why = std::get_if<std::string>(&fused))
     FAIL("not fused: " << *why);
-  REQUIRE(h->count % tiling.degree == 0);
-  const ir::Program lowered =
+  ir::Program lowered =
       ir::iterate_step(std::get<ir::Program>(fused), h->count / tiling.degree, h->input);
+  if (const int64_t remainder = h->count % tiling.degree; remainder > 0) {
+    rewrite::TemporalTiling rest = tiling;
+    rest.degree = remainder;
+    auto tail = rewrite::fuse_steps_tiled(h->step, rest);
+    if (const auto* why = std::get_if<std::string>(&tail))
+      FAIL("remainder not tiled: " << *why);
+    lowered = ir::iterate_steps(std::get<ir::Program>(fused), h->count / tiling.degree,
+                                std::get<ir::Program>(tail), 1, h->input);
+  }
   exec::RunOptions o;
   o.time = false;
   o.roofline = false;
@@ -84,6 +93,16 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"mirror", 2, 2, 2, 4, false, true, Memory::registers},
       {"wrap", 6, 3, 4, 4, true, false, Memory::registers},
       {"wrap", 4, 4, 2, 2, false, true, Memory::registers},
+      // T not a multiple of t: T / t fused launches, then one launch of the steps left over
+      // (one step: the tile alone, any boundary; more: fused as well).
+      {"clamp", 5, 2, 8, 4, false, false},
+      {"mirror", 3, 2, 4, 10, false, true},
+      {"wrap", 7, 3, 8, 5, true, false},
+      {"wrap", 7, 4, 12, 10, false, true},
+      {"clamp", 5, 2, 4, 2, false, true, Memory::registers},
+      {"mirror", 7, 2, 2, 4, false, false, Memory::registers},
+      {"wrap", 11, 4, 4, 4, true, false, Memory::registers},
+      {"wrap", 3, 2, 2, 2, false, true, Memory::registers},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -100,8 +119,25 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
     CHECK(r.verification.elements == 20 * 24);
-    CHECK(r.launches == row.steps / row.degree);
+    CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
   }
+}
+
+TEST_CASE("one tiled step (a remainder's launch) works for every boundary, constant included") {
+  using Memory = rewrite::TemporalTiling::Memory;
+  const interp::Sizes sizes{{"M", 12}, {"N", 20}};
+  for (const char* boundary : {"clamp", "mirror", "wrap", "constant(0.5f)"})
+    for (Memory memory : {Memory::local, Memory::registers}) {
+      CAPTURE(boundary);
+      CAPTURE(memory == Memory::registers);
+      const exec::RunReport r = run_fused(heat(3, boundary, true), {1, 4, 2, false, memory}, sizes);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+      CHECK(r.launches == 3);
+    }
+  auto zero = rewrite::fuse_steps_tiled(ir::host_iteration(heat(2, "clamp"))->step, {0, 4, 2});
+  REQUIRE(std::holds_alternative<std::string>(zero));
+  CHECK(std::get<std::string>(zero) == "a temporal degree of 0 computes nothing");
 }
 
 TEST_CASE("a fused launch of the wrong degree is caught by the check") {
@@ -177,17 +213,43 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     degrees.insert(v.parameters.at("steps_per_launch"));
     stages.insert(v.parameters.at("stage"));
   }
-  CHECK(degrees == std::set<int64_t>{2, 4});
+  CHECK(degrees == std::set<int64_t>{2, 3, 4}); // 3: one launch of three steps, one of one
   CHECK(stages == std::set<int64_t>{0, 1});
   CHECK(fused_variants(heat(4, "constant(0.0f)")).empty());
-  CHECK(fused_variants(heat(3, "wrap")).size() > 0); // 3 steps per launch
-  CHECK(fused_variants(heat(5, "wrap")).empty());    // no degree divides 5
+  CHECK(fused_variants(heat(3, "wrap")).size() > 0); // 3 steps per launch, or 2 and 1
+  // Five steps: no degree divides them; each fused variant's launches add up to five.
+  std::set<std::pair<int64_t, int64_t>> splits;
+  for (const rewrite::Variant& v : fused_variants(heat(5, "wrap"))) {
+    const std::optional<ir::HostIteration> h = ir::host_iteration(v.program);
+    REQUIRE(h);
+    const int64_t degree = rewrite::steps_per_launch(v);
+    const int64_t rest = rewrite::remainder_steps(v);
+    CHECK(h->count * degree + rest == 5);
+    CHECK(h->tail_count == (rest > 0 ? 1 : 0));
+    splits.insert({degree, rest});
+  }
+  CHECK(splits == std::set<std::pair<int64_t, int64_t>>{{2, 1}, {3, 2}, {4, 1}});
+  // A program that is already two iterations (a variant printed with its remainder) has no space:
+  // its two steps would need the same rewrites.
+  const std::optional<ir::HostIteration> five = ir::host_iteration(heat(5, "wrap"));
+  const ir::Program two_iterations = ir::iterate_steps(five->step, 2, five->step, 3, five->input);
+  CHECK_THROWS_WITH_AS(rewrite::VariantStream(two_iterations, o),
+                       doctest::Contains("an iterate over another iterate's result"), UserError);
 
-  // Sampled fused variants, tied and free, verify against the unfused iterate.
-  const ir::Program reference = heat(4, "clamp");
+  // Sampled fused variants, tied and free, verify against the unfused iterate; with five steps
+  // every one has a remainder launch.
+  const std::vector<rewrite::Variant> clamp_odd = fused_variants(heat(5, "clamp"));
+  REQUIRE_FALSE(clamp_odd.empty());
+  std::vector<std::pair<ir::Program, rewrite::Variant>> to_verify;
   for (size_t i = 0; i < clamp.size();
-       i += std::max<size_t>(1, clamp.size() / test::verified_sample(6))) {
-    const rewrite::Variant& v = clamp[i];
+       i += std::max<size_t>(1, clamp.size() / test::verified_sample(6)))
+    to_verify.emplace_back(heat(4, "clamp"), clamp[i]);
+  for (size_t i = 0; i < clamp_odd.size();
+       i += std::max<size_t>(1, clamp_odd.size() / test::verified_sample(6))) {
+    CHECK(rewrite::remainder_steps(clamp_odd[i]) == 1);
+    to_verify.emplace_back(heat(5, "clamp"), clamp_odd[i]);
+  }
+  for (const auto& [reference, v] : to_verify) {
     CAPTURE(v.index);
     exec::RunOptions run;
     run.time = false;
