@@ -1,13 +1,23 @@
 #!/bin/bash
-# usage: bench/gpu-issue22-model.sh OUT STENCIL...   (explore each 3D stencil at 512^3 with the 3D-trained model)
-out=$1; shift
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:$PWD/.gpu/ompi-lib
+# Issue 22: explore each 3D stencil of stencils/3d/ at 512^3 on an NVIDIA GPU with the model
+# trained on the 3D samples at 256^3, BUDGET (default 10) verified runs each.
+# usage: [LIFTX=build/liftx] [MODEL=...] [BUDGET=10] bench/gpu-issue22-model.sh OUT STENCIL...
+# OUT gets gpu.txt, explore-STENCIL.txt (the report), e3d.db (the measurements), times.txt.
+# The libraries carried in .gpu/ (bench/device-openmpi.sh) serve a build copied to the device.
+set -u
+out=$1
+shift
+liftx=${LIFTX:-build/liftx}
+model=${MODEL:-docs/results/carry/h200-issue22-512-model/nvidia-3d-model.json}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.gpu/lib:$PWD/.gpu/ompi-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck disable=SC1091
 source bench/device-openmpi.sh >/dev/null 2>&1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $out/gpu.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt"
 for s in "$@"; do
   start=$(date +%s)
-  timeout 240 .gpu/liftx explore stencils/3d/$s.lift --device nvidia --size 512 --budget 10 \
-    --model .gpu/m3d/nvidia-3d-model.json --db $out/e3d.db > $out/explore-$s.txt 2>&1
-  echo "$s rc=$? $(( $(date +%s) - start )) s" >> $out/times.txt
-  grep -E "^best|^bandwidth|out_of_resources|^  \[" $out/explore-$s.txt | tail -12
+  timeout 240 "$liftx" explore "stencils/3d/$s.lift" --device nvidia --size 512 \
+    --budget "${BUDGET:-10}" --model "$model" --db "$out/e3d.db" >"$out/explore-$s.txt" 2>&1
+  echo "$s rc=$? $(($(date +%s) - start)) s" >>"$out/times.txt"
+  grep -E "^best|^bandwidth|out_of_resources|^  \[" "$out/explore-$s.txt" | tail -12
 done

@@ -3,6 +3,7 @@
 #include "cli/app.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
@@ -64,15 +65,18 @@ void add_codegen_command(CLI::App& app) {
       text += fmt::format("\n// launch: dims {}; global ({}); local ({})\n", k.launch.dims,
                           launch_text(k.launch.global, k.launch.dims, bound),
                           launch_text(k.launch.local, k.launch.dims, bound));
-      if (k.total_launches() > 1)
-        text += fmt::format("// launched {} times (iterate over the whole grid): each launch "
-                            "reads the previous one's output in place of parameter {}, two "
-                            "buffers swapped\n",
-                            k.launches, iterated);
+      if (kernel.total_launches() > 1) // a host iteration: its kernel, and the tail's
+        text +=
+            fmt::format("// launched {} (iterate over the whole grid): each launch reads "
+                        "the previous one's output in place of parameter {}, two buffers "
+                        "swapped\n",
+                        k.launches == 1 ? "once" : fmt::format("{} times", k.launches), iterated);
       arith::Expr local_bytes = k.local_bytes();
       text += fmt::format("// local memory per work-group: {} bytes\n",
                           bound ? fmt::format("{}", arith::evaluate(local_bytes, *bound))
                                 : local_bytes.to_string());
+      text += fmt::format("// private memory per work-item: {} bytes (about {} registers)\n",
+                          k.private_bytes, codegen::estimated_registers_per_work_item(k));
       for (const codegen::LoopRecord& loop : k.loops)
         text += fmt::format("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
                             cl::loop_kind_name(loop.kind));

@@ -124,6 +124,22 @@ TEST_CASE("codegen prints the kernel and its launch rule") {
   CHECK(contains(r.out, "barrier(CLK_LOCAL_MEM_FENCE)"));
   CHECK(contains(r.out, "// launch: dims 2; global (126, 50); local (18, 10)"));
   CHECK(contains(r.out, "local memory per work-group: 720 bytes"));
+  CHECK(contains(r.out, "private memory per work-item: 0 bytes (about 16 registers)"));
+  // A register window: 22 floats of private memory, 16 more registers for indices, in units of 8.
+  RunResult window = liftx("codegen stencils/variants/jacobi2d5pt/window.lift --size M=40,N=112");
+  REQUIRE(window.exit_code == 0);
+  CHECK(contains(window.out, "private memory per work-item: 88 bytes (about 40 registers)"));
+  // Two iterations over the whole grid: the first kernel's launches, then the tail's.
+  const fs::path two = write_file(
+      "two_iterations.lift",
+      "userfun twice(a: float): float { return 2.0f * a; }\n"
+      "def t(xs: [float]N) = iterate(1, y => mapGlb0(twice, y), iterate(3, x => mapGlb0(w => "
+      "w[1], slide(3, 1, pad(1, 1, clamp, x))), xs))\n");
+  RunResult tail = liftx("codegen '" + two.string() + "'");
+  REQUIRE(tail.exit_code == 0);
+  CHECK(contains(tail.out, "// launched 3 times (iterate over the whole grid)"));
+  CHECK(contains(tail.out, "// then the remainder: the kernel below, after the 3 launches above"));
+  CHECK(contains(tail.out, "// launched once (iterate over the whole grid)"));
 }
 
 TEST_CASE("run verifies a kernel on PoCL and reports JSON") {

@@ -52,6 +52,17 @@ features::Features fresh_features(const explore::RankedVariant& r, const interp:
   return features::compute(kernel, r.variant.launch, sizes, profile);
 }
 
+/// Options that rank every row (none dropped) of the first `variants` Jacobi variants at 32x32
+/// on two threads, so that tests can check each row against a fresh analysis.
+explore::RankOptions every_row_of_jacobi_32(int64_t variants) {
+  explore::RankOptions o;
+  o.sizes = {{"M", 32}, {"N", 32}};
+  o.max_variants = variants;
+  o.keep = 0;
+  o.threads = 2;
+  return o;
+}
+
 } // namespace
 
 TEST_CASE("ranking is deterministic and sorted; rows explain themselves") {
@@ -104,11 +115,7 @@ TEST_CASE("the streamed best k are the first k of the whole ranking, whatever th
 }
 
 TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel and launch") {
-  explore::RankOptions o;
-  o.sizes = {{"M", 32}, {"N", 32}};
-  o.max_variants = 600;
-  o.keep = 0;
-  o.threads = 2;
+  const explore::RankOptions o = every_row_of_jacobi_32(600);
   const Model m = synthetic_feature_model(Kind::knn);
   const explore::RankResult result = explore::rank(jacobi(), m, o);
   REQUIRE(result.ranked.size() == 600);
@@ -126,11 +133,7 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
 }
 
 TEST_CASE("traffic pruning ranks exactly the variants within F times the least modelled traffic") {
-  explore::RankOptions o;
-  o.sizes = {{"M", 32}, {"N", 32}};
-  o.max_variants = 5000; // two chunks of the stream
-  o.keep = 0;
-  o.threads = 2;
+  explore::RankOptions o = every_row_of_jacobi_32(5000); // two chunks of the stream
   const Model m = synthetic_feature_model(Kind::knn);
   const explore::RankResult all = explore::rank(jacobi(), m, o);
   REQUIRE(all.ranked.size() == 5000);
