@@ -249,7 +249,9 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     CHECK(rewrite::remainder_steps(clamp_odd[i]) == 1);
     to_verify.emplace_back(heat(5, "clamp"), clamp_odd[i]);
   }
-  for (const auto& [reference, v] : to_verify) {
+  for (const auto& entry : to_verify) {
+    const ir::Program& reference = entry.first;
+    const rewrite::Variant& v = entry.second;
     CAPTURE(v.index);
     exec::RunOptions run;
     run.time = false;
