@@ -27,7 +27,7 @@ void add_check_command(CLI::App& app) {
       for (const ir::UserFunParam& p : f->params())
         params +=
             fmt::format("{}{}: {}", params.empty() ? "" : ", ", p.name, ir::scalar_name(p.kind));
-      fmt::print("userfun {}({}) : {}\n", f->name(), params, ir::scalar_name(f->result()));
+      fmt::print("userfun {}({}) : {}\n", f->name(), params, ir::result_type_text(*f));
     }
     for (const ir::Program& p : module.programs) {
       std::string params;

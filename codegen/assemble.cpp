@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace liftx::codegen {
 
@@ -63,6 +64,12 @@ void Generator::assemble() {
   if (std::any_of(used_userfuns_.begin(), used_userfuns_.end(),
                   [](const auto& used) { return used.second->uses_opencl_int_helpers(); }))
     source += ir::UserFunDef::opencl_int_helpers() + "\n";
+  std::set<std::string> tuple_types;
+  for (const auto& [name, def] : used_userfuns_)
+    if (def->returns_tuple() && tuple_types.insert(def->tuple_type_name()).second)
+      source += def->tuple_type_definition() + "\n";
+  if (!tuple_types.empty())
+    source += "\n";
   for (const auto& [name, def] : used_userfuns_)
     source += def->to_opencl() + "\n\n";
   std::string params;

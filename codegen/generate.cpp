@@ -88,11 +88,20 @@ std::optional<Value> fold_constant_call(const ir::UserFunDef& def, const std::ve
       return std::nullopt;
     scalars.push_back(ir::convert(*s->constant, def.params().at(k).kind));
   }
-  try {
-    ir::Scalar r = def.evaluate(scalars);
+  auto literal = [](const ir::Scalar& r) {
     ScalarValue v{ir::literal_text(r), ir::kind_of(r)};
     v.constant = r;
-    return Value(v);
+    return v;
+  };
+  try {
+    if (!def.returns_tuple())
+      return Value(literal(def.evaluate(scalars)));
+    std::vector<ir::Scalar> results(def.results().size());
+    def.evaluate(scalars, results);
+    auto tuple = std::make_shared<TupleValue>();
+    for (const ir::Scalar& r : results)
+      tuple->elements.emplace_back(literal(r));
+    return Value(std::move(tuple));
   } catch (const UserError&) {
     return std::nullopt; // e.g. a division by zero: left to run time, as written
   }
@@ -296,7 +305,23 @@ Value Generator::apply_node(const ir::UserFun& n, Args args, const TargetPtr& de
     loads.insert(loads.end(), s->loads.begin(), s->loads.end());
     calls.insert(calls.end(), s->calls.begin(), s->calls.end());
   }
-  Value v = ScalarValue{text + ")", n.def->result(), std::move(loads), std::move(calls)};
+  text += ")";
+  if (!n.def->returns_tuple()) {
+    Value v = ScalarValue{text, n.def->result(), std::move(loads), std::move(calls)};
+    return dest ? store(dest, v) : v;
+  }
+  // A tuple result is a struct: the call happens here, once, and its reads and operations are
+  // recorded here; the components are plain reads of the struct's fields.
+  const std::string tuple = fresh("tup");
+  emit(fmt::format("{} {} = {};", n.def->tuple_type_name(), tuple, text));
+  record_loads(ScalarValue{text, n.def->results().front(), std::move(loads), std::move(calls)});
+  auto components = std::make_shared<TupleValue>();
+  for (size_t k = 0; k < n.def->results().size(); ++k) {
+    const ir::ScalarKind kind = n.def->results()[k];
+    kernel_.private_bytes += static_cast<int64_t>(scalar_bytes(kind));
+    components->elements.emplace_back(ScalarValue{fmt::format("{}._{}", tuple, k), kind});
+  }
+  Value v = std::move(components);
   return dest ? store(dest, v) : v;
 }
 

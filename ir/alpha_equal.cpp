@@ -56,7 +56,7 @@ std::string normalized_body(const std::string& text) {
 bool equivalent_userfuns(const UserFunDef& a, const UserFunDef& b) {
   if (same_userfun(a, b))
     return true;
-  if (a.name() != b.name() || a.result() != b.result() || a.params().size() != b.params().size())
+  if (a.name() != b.name() || a.results() != b.results() || a.params().size() != b.params().size())
     return false;
   for (size_t i = 0; i < a.params().size(); ++i)
     if (a.params()[i].name != b.params()[i].name || a.params()[i].kind != b.params()[i].kind)

@@ -149,6 +149,12 @@ Fn userfun(std::string name, std::vector<ir::UserFunParam> params, ScalarKind re
   return Fn(ir::UserFunDef::parse(std::move(name), std::move(params), result, trim(body)));
 }
 
+Fn userfun(std::string name, std::vector<ir::UserFunParam> params, std::vector<ScalarKind> results,
+           std::string_view body) {
+  return Fn(
+      ir::UserFunDef::parse(std::move(name), std::move(params), std::move(results), trim(body)));
+}
+
 const Fn add = builtin_by_type("add");
 const Fn mult = builtin_by_type("mult");
 

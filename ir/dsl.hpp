@@ -153,6 +153,9 @@ Expr lit(bool v);
 /// A user function; `body` is C (the text between the braces).
 Fn userfun(std::string name, std::vector<ir::UserFunParam> params, ScalarKind result,
            std::string_view body);
+/// A user function returning a tuple of these kinds; `body` returns `{a, b, ...}`.
+Fn userfun(std::string name, std::vector<ir::UserFunParam> params, std::vector<ScalarKind> results,
+           std::string_view body);
 /// Built-ins resolved by argument type: add/add_int/add_double, mult/mult_int/mult_double.
 extern const Fn add;
 extern const Fn mult;

@@ -219,6 +219,12 @@ Type userfun_type(const Fun& self, const UserFunDef& def, std::span<const Type> 
     type_error(self, fmt::format("expected {} argument{} {}, got {}", expected.size(),
                                  expected.size() == 1 ? "" : "s", types_text(expected),
                                  types_text(raw_args)));
+  if (def.returns_tuple()) {
+    std::vector<Type> components;
+    for (ScalarKind k : def.results())
+      components.push_back(Type::scalar(k));
+    return Type::tuple(std::move(components));
+  }
   return Type::scalar(def.result());
 }
 
@@ -318,6 +324,9 @@ void check(const Vectorize& n) {
   check_vector_width("vectorize", n.width);
   const auto* u = n.f.as<UserFun>();
   LIFTX_USER_CHECK(u != nullptr, "vectorize: expected a user function, got {}", fun_name(n.f));
+  LIFTX_USER_CHECK(!u->def->returns_tuple(),
+                   "vectorize: {} returns a tuple; only scalar user functions have vector forms",
+                   u->def->name());
   LIFTX_USER_CHECK(
       u->def->result() != ScalarKind::Bool &&
           std::none_of(u->def->params().begin(), u->def->params().end(),

@@ -275,7 +275,7 @@ std::string print(const Module& m) {
       params += fmt::format("{}{}: {}", i > 0 ? ", " : "", u->params()[i].name,
                             scalar_name(u->params()[i].kind));
     items.push_back(fmt::format("userfun {}({}): {} {{{}}}\n", u->name(), params,
-                                scalar_name(u->result()), u->body_text()));
+                                result_type_text(*u), u->body_text()));
   }
   for (const Program& p : m.programs) {
     Printer printer;

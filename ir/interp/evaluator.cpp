@@ -258,7 +258,13 @@ Value Evaluator::apply_node(const ir::UserFun& n, std::span<const Value> args) {
     const ir::ScalarKind want = def.params()[k].kind;
     scalars[k] = ir::kind_of(s) == want ? s : ir::convert(s, want);
   }
-  return def.evaluate(scalars);
+  if (!def.returns_tuple())
+    return def.evaluate(scalars);
+  std::vector<ir::Scalar> results(def.results().size());
+  def.evaluate(scalars, results);
+  Tuple t;
+  t.items.assign(results.begin(), results.end());
+  return t;
 }
 
 const ZipView* Evaluator::spreadable_zip(const ir::Fun& f, const ArrayRef& a) {

@@ -73,7 +73,7 @@ struct UserfunParamSyntax {
 struct UserfunSyntax {
   NameLoc name;
   std::vector<UserfunParamSyntax> params;
-  ir::ScalarKind result;
+  std::vector<ir::ScalarKind> result; ///< one kind, or a tuple's components
   std::string body;
   SourceLoc body_loc;
 };

@@ -139,7 +139,25 @@ private:
     }
     expect(TokenKind::RParen, "')' after parameters");
     expect(TokenKind::Colon, fmt::format("':' and the result type of userfun '{}'", u.name.name));
-    u.result = scalar_type(fmt::format("as the result of userfun '{}'", u.name.name));
+    if (at(TokenKind::LParen)) {
+      // A tuple result: (float, int, ...), two or more scalar kinds.
+      const Token open = take();
+      for (;;) {
+        u.result.push_back(scalar_type(fmt::format("as component {} of the result of userfun '{}'",
+                                                   u.result.size() + 1, u.name.name)));
+        if (!at(TokenKind::Comma))
+          break;
+        take();
+      }
+      expect(TokenKind::RParen, "')' after the result's component types");
+      if (u.result.size() < 2)
+        throw error(fmt::format("the result of userfun '{}' is a tuple of one: write the scalar "
+                                "type without parentheses",
+                                u.name.name),
+                    open);
+    } else {
+      u.result.push_back(scalar_type(fmt::format("as the result of userfun '{}'", u.name.name)));
+    }
     const Token& body = expect(TokenKind::UserfunBody,
                                fmt::format("'{{' and the body of userfun '{}'", u.name.name));
     u.body = body.text;

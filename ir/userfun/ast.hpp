@@ -59,7 +59,9 @@ struct Stmt {
   int slot = -1;     ///< Declare, Assign
   std::string name;  ///< Declare, Assign
   ScalarKind type{}; ///< Declare
-  NodePtr value;     ///< Declare (may be null), Assign (compound forms desugared), If cond, Return
+  NodePtr value;     ///< Declare (may be null), Assign (compound forms desugared), If cond
+  /// Return: one value per result component (one for a scalar result, k for `return {a, b};`).
+  std::vector<NodePtr> returned;
   std::vector<std::unique_ptr<Stmt>> body; ///< Block: its statements; If: [then] or [then, else]
 };
 using StmtPtr = std::unique_ptr<Stmt>;
@@ -82,13 +84,15 @@ public:
 
 /// Lexes, parses and type-checks a body (parse.cpp).
 std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
-                                        const std::vector<UserFunParam>& params, ScalarKind result,
-                                        std::string_view text, const SourceLoc& body_loc);
-/// Runs the body (eval.cpp).
-Scalar evaluate_body(const std::string& fun_name, const UserFunBody& body,
-                     std::span<const Scalar> args);
-/// The statements as OpenCL C, each line indented (print.cpp).
-std::string print_body(const UserFunBody& body);
+                                        const std::vector<UserFunParam>& params,
+                                        std::span<const ScalarKind> results, std::string_view text,
+                                        const SourceLoc& body_loc);
+/// Runs the body (eval.cpp), writing one value per result component into `results`.
+void evaluate_body(const std::string& fun_name, const UserFunBody& body,
+                   std::span<const Scalar> args, std::span<Scalar> results);
+/// The statements as OpenCL C, each line indented (print.cpp). A tuple result returns the
+/// compound literal `(tuple_type){a, b}`; with an empty `tuple_type`, the source form `{a, b}`.
+std::string print_body(const UserFunBody& body, std::string_view tuple_type = {});
 OpCounts count_body(const UserFunBody& body);
 } // namespace userfun_detail
 

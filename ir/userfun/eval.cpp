@@ -29,29 +29,34 @@ bool truthy(const Scalar& s) {
 
 class Evaluator {
 public:
-  Evaluator(const std::string& fun_name, std::vector<Scalar> frame)
-      : fun_name_(fun_name), frame_(std::move(frame)) {}
+  Evaluator(const std::string& fun_name, std::vector<Scalar> frame, std::span<Scalar> results)
+      : fun_name_(fun_name), frame_(std::move(frame)), results_(results) {}
 
-  // The returned value, or nullopt when the statements fall through.
-  std::optional<Scalar> run(const std::vector<StmtPtr>& statements) {
+  // Whether the statements returned (the values are in `results`), false when they fall through.
+  bool run(const std::vector<StmtPtr>& statements) {
     for (const auto& s : statements)
-      if (auto result = run(*s))
-        return result;
-    return std::nullopt;
+      if (run(*s))
+        return true;
+    return false;
   }
 
 private:
-  std::optional<Scalar> run(const Stmt& s) {
+  bool run(const Stmt& s) {
     switch (s.kind) {
     case Stmt::Kind::Declare:
       // The parser rejects reads before assignment; zero keeps the frame deterministic anyway.
       frame_[s.slot] = s.value ? eval(*s.value) : convert(Scalar{0}, s.type);
-      return std::nullopt;
+      return false;
     case Stmt::Kind::Assign:
       frame_[s.slot] = eval(*s.value);
-      return std::nullopt;
+      return false;
     case Stmt::Kind::Return:
-      return eval(*s.value);
+      LIFTX_INTERNAL_CHECK(s.returned.size() == results_.size(),
+                           "userfun {}: {} returned values for {} results", fun_name_,
+                           s.returned.size(), results_.size());
+      for (size_t k = 0; k < s.returned.size(); ++k)
+        results_[k] = eval(*s.returned[k]);
+      return true;
     case Stmt::Kind::Block:
       return run(s.body);
     case Stmt::Kind::If:
@@ -59,7 +64,7 @@ private:
         return run(*s.body[0]);
       if (s.body.size() > 1)
         return run(*s.body[1]);
-      return std::nullopt;
+      return false;
     }
     LIFTX_UNREACHABLE("bad statement kind");
   }
@@ -268,17 +273,17 @@ private:
 
   const std::string& fun_name_;
   std::vector<Scalar> frame_;
+  std::span<Scalar> results_;
 };
 
 } // namespace
 
-Scalar evaluate_body(const std::string& fun_name, const UserFunBody& body,
-                     std::span<const Scalar> args) {
+void evaluate_body(const std::string& fun_name, const UserFunBody& body,
+                   std::span<const Scalar> args, std::span<Scalar> results) {
   std::vector<Scalar> frame(static_cast<size_t>(body.slot_count), Scalar{false});
   std::copy(args.begin(), args.end(), frame.begin());
-  auto result = Evaluator(fun_name, std::move(frame)).run(body.statements);
-  LIFTX_INTERNAL_CHECK(result.has_value(), "userfun {}: fell off the end of the body", fun_name);
-  return *result;
+  const bool returned = Evaluator(fun_name, std::move(frame), results).run(body.statements);
+  LIFTX_INTERNAL_CHECK(returned, "userfun {}: fell off the end of the body", fun_name);
 }
 
 } // namespace liftx::ir::userfun_detail

@@ -410,9 +410,9 @@ Scalar negate_value(const Scalar& v) {
 
 class Parser {
 public:
-  Parser(const std::string& fun_name, const std::vector<UserFunParam>& params, ScalarKind result,
-         std::string_view text, const SourceLoc& body_loc)
-      : fun_name_(fun_name), result_(result) {
+  Parser(const std::string& fun_name, const std::vector<UserFunParam>& params,
+         std::span<const ScalarKind> results, std::string_view text, const SourceLoc& body_loc)
+      : fun_name_(fun_name), results_(results) {
     tokens_ = Lexer(fun_name, text, body_loc).run();
     scopes_.emplace_back();
     // Parameters have no location of their own: report them against the file only, so that a
@@ -561,8 +561,30 @@ private:
       stmt->kind = Stmt::Kind::Return;
       if (is(";"))
         fail(peek().loc, "'return' needs a value");
-      auto value = expression();
-      stmt->value = convert_to(std::move(value), result_);
+      if (results_.size() == 1) {
+        if (is("{"))
+          fail(peek().loc, fmt::format("the result is one {}: return a value, not a braced list",
+                                       scalar_name(results_[0])));
+        stmt->returned.push_back(convert_to(expression(), results_[0]));
+      } else {
+        // A tuple result: `return {a, b};`, one value per component, each converted to its kind.
+        const Token open = peek();
+        if (!accept("{"))
+          fail(open.loc, fmt::format("the result is a tuple of {}: write return {{a, b, ...}};",
+                                     results_.size()));
+        while (true) {
+          if (stmt->returned.size() == results_.size())
+            fail(peek().loc, fmt::format("the result has {} components, this return has more",
+                                         results_.size()));
+          stmt->returned.push_back(convert_to(expression(), results_[stmt->returned.size()]));
+          if (!accept(","))
+            break;
+        }
+        expect("}", "after the returned values");
+        if (stmt->returned.size() != results_.size())
+          fail(open.loc, fmt::format("the result has {} components, this return has {}",
+                                     results_.size(), stmt->returned.size()));
+      }
       expect(";", "after the returned value");
       returns = true;
       mark_unreachable();
@@ -937,7 +959,7 @@ private:
   }
 
   const std::string& fun_name_;
-  ScalarKind result_;
+  std::span<const ScalarKind> results_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   std::vector<std::vector<Symbol>> scopes_;
@@ -954,14 +976,16 @@ const char* builtin_name(Builtin b) {
 }
 
 std::unique_ptr<UserFunBody> parse_body(const std::string& fun_name,
-                                        const std::vector<UserFunParam>& params, ScalarKind result,
-                                        std::string_view text, const SourceLoc& body_loc) {
+                                        const std::vector<UserFunParam>& params,
+                                        std::span<const ScalarKind> results, std::string_view text,
+                                        const SourceLoc& body_loc) {
   if (is_keyword(fun_name) || is_unsupported_c_keyword(fun_name) || is_opencl_reserved(fun_name) ||
       find_builtin(fun_name))
     // No line: the .lift parser locates the error at the declaration.
     throw UserError(fmt::format("userfun name '{}' is reserved in C or OpenCL C", fun_name),
                     SourceLoc{body_loc.file, 0, 0});
-  return Parser(fun_name, params, result, text, body_loc).parse();
+  LIFTX_INTERNAL_CHECK(!results.empty(), "userfun {} without a result type", fun_name);
+  return Parser(fun_name, params, results, text, body_loc).parse();
 }
 
 } // namespace liftx::ir::userfun_detail

@@ -146,21 +146,21 @@ Printed print(const Node& n) {
   LIFTX_UNREACHABLE("bad node kind");
 }
 
-void print_statement(const Stmt& s, int depth, std::string& out);
+void print_statement(const Stmt& s, int depth, std::string_view tuple_type, std::string& out);
 
 void print_indent(int depth, std::string& out) {
   out.append(static_cast<size_t>(2 * depth), ' ');
 }
 
 // The statements of a branch or block, one level deeper than its braces.
-void print_block_contents(const Stmt& s, int depth, std::string& out) {
+void print_block_contents(const Stmt& s, int depth, std::string_view tuple_type, std::string& out) {
   if (s.kind != Stmt::Kind::Block)
-    return print_statement(s, depth, out);
+    return print_statement(s, depth, tuple_type, out);
   for (const auto& inner : s.body)
-    print_statement(*inner, depth, out);
+    print_statement(*inner, depth, tuple_type, out);
 }
 
-void print_statement(const Stmt& s, int depth, std::string& out) {
+void print_statement(const Stmt& s, int depth, std::string_view tuple_type, std::string& out) {
   print_indent(depth, out);
   switch (s.kind) {
   case Stmt::Kind::Declare:
@@ -172,12 +172,23 @@ void print_statement(const Stmt& s, int depth, std::string& out) {
   case Stmt::Kind::Assign:
     out += fmt::format("{} = {};\n", s.name, print(*s.value).text);
     return;
-  case Stmt::Kind::Return:
-    out += fmt::format("return {};\n", print(*s.value).text);
+  case Stmt::Kind::Return: {
+    if (s.returned.size() == 1) {
+      out += fmt::format("return {};\n", print(*s.returned[0]).text);
+      return;
+    }
+    std::vector<std::string> values;
+    for (const auto& v : s.returned)
+      values.push_back(print(*v).text);
+    // OpenCL C (C99) has compound literals; the source form is the braced list alone.
+    out += fmt::format("return {}{{{}}};\n",
+                       tuple_type.empty() ? std::string() : fmt::format("({})", tuple_type),
+                       fmt::join(values, ", "));
     return;
+  }
   case Stmt::Kind::Block:
     out += "{\n";
-    print_block_contents(s, depth + 1, out);
+    print_block_contents(s, depth + 1, tuple_type, out);
     print_indent(depth, out);
     out += "}\n";
     return;
@@ -186,7 +197,7 @@ void print_statement(const Stmt& s, int depth, std::string& out) {
     const Stmt* current = &s;
     for (;;) {
       out += fmt::format("if ({}) {{\n", print(*current->value).text);
-      print_block_contents(*current->body[0], depth + 1, out);
+      print_block_contents(*current->body[0], depth + 1, tuple_type, out);
       print_indent(depth, out);
       if (current->body.size() < 2)
         break;
@@ -197,7 +208,7 @@ void print_statement(const Stmt& s, int depth, std::string& out) {
         continue;
       }
       out += "} else {\n";
-      print_block_contents(otherwise, depth + 1, out);
+      print_block_contents(otherwise, depth + 1, tuple_type, out);
       print_indent(depth, out);
       break;
     }
@@ -290,10 +301,14 @@ PathCounts count(const Stmt& s, PathCounts in) {
   case Stmt::Kind::Assign:
     in.falling = *in.falling + count(*s.value);
     return in;
-  case Stmt::Kind::Return:
-    in.returned = max_optional(in.returned, *in.falling + count(*s.value));
+  case Stmt::Kind::Return: {
+    OpCounts values = *in.falling;
+    for (const auto& v : s.returned)
+      values = values + count(*v);
+    in.returned = max_optional(in.returned, values);
     in.falling.reset();
     return in;
+  }
   case Stmt::Kind::Block:
     for (const auto& inner : s.body)
       in = count(*inner, in);
@@ -312,10 +327,10 @@ PathCounts count(const Stmt& s, PathCounts in) {
 
 } // namespace
 
-std::string print_body(const UserFunBody& body) {
+std::string print_body(const UserFunBody& body, std::string_view tuple_type) {
   std::string out;
   for (const auto& s : body.statements)
-    print_statement(*s, 1, out);
+    print_statement(*s, 1, tuple_type, out);
   return out;
 }
 

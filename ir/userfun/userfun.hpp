@@ -46,19 +46,34 @@ public:
   static std::shared_ptr<const UserFunDef> parse(std::string name, std::vector<UserFunParam> params,
                                                  ScalarKind result, std::string_view body,
                                                  SourceLoc body_loc = {});
+  /// Any result: one kind is a scalar result; two or more a tuple, whose body returns one
+  /// braced value per component, `return {a, b};`.
+  static std::shared_ptr<const UserFunDef> parse(std::string name, std::vector<UserFunParam> params,
+                                                 std::vector<ScalarKind> results,
+                                                 std::string_view body, SourceLoc body_loc = {});
 
   const std::string& name() const { return name_; }
   const std::vector<UserFunParam>& params() const { return params_; }
-  ScalarKind result() const { return result_; }
+  /// The result's kinds: one for a scalar result, two or more for a tuple.
+  const std::vector<ScalarKind>& results() const { return results_; }
+  bool returns_tuple() const { return results_.size() > 1; }
+  /// The scalar result; an internal error for a tuple result (ask returns_tuple() first).
+  ScalarKind result() const;
   /// The body text as written (between the braces), for printing back to .lift.
   const std::string& body_text() const { return body_text_; }
 
   /// Evaluates on the host with OpenCL C semantics of the declared types. `args` must match the
   /// parameter kinds (converted by the caller).
   Scalar evaluate(std::span<const Scalar> args) const;
+  /// The same for any result: one value per results() kind written into `results`.
+  void evaluate(std::span<const Scalar> args, std::span<Scalar> results) const;
   /// A complete OpenCL C function definition, e.g. `float jacobi5(float c, ...) { ... }`,
   /// re-printed from the parsed body (not the original text).
+  /// A tuple result is returned as an OpenCL C struct, tuple_type_definition() (fields _0, _1,
+  /// ...) named tuple_type_name(), e.g. `liftx_tuple_float_int`; both empty for a scalar result.
   std::string to_opencl() const;
+  std::string tuple_type_name() const;
+  std::string tuple_type_definition() const;
   /// Whether to_opencl() calls the int helpers (int + - * / % and negation print as calls).
   bool uses_opencl_int_helpers() const;
   /// OpenCL C definitions of those helpers, to precede the user functions in a kernel: they
@@ -74,13 +89,13 @@ public:
   static std::shared_ptr<const UserFunDef> builtin(std::string_view name);
 
   ~UserFunDef();
-  UserFunDef(std::string name, std::vector<UserFunParam> params, ScalarKind result,
+  UserFunDef(std::string name, std::vector<UserFunParam> params, std::vector<ScalarKind> results,
              std::string body_text, std::unique_ptr<const UserFunBody> body);
 
 private:
   std::string name_;
   std::vector<UserFunParam> params_;
-  ScalarKind result_;
+  std::vector<ScalarKind> results_;
   std::string body_text_;
   std::unique_ptr<const UserFunBody> body_;
 };
@@ -89,6 +104,9 @@ using UserFunPtr = std::shared_ptr<const UserFunDef>;
 
 /// Whether `name` is a C or OpenCL C keyword, type or built-in a generated identifier must avoid.
 bool is_reserved_in_opencl(std::string_view name);
+
+/// The result type as written in .lift: `float`, or `(float, int)` for a tuple.
+std::string result_type_text(const UserFunDef& f);
 
 /// Structural identity of user functions: same name, parameter types, result type and body text.
 bool same_userfun(const UserFunDef& a, const UserFunDef& b);

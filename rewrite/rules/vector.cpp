@@ -301,8 +301,11 @@ Rule vectorize_map(int width) {
         auto m = as_unary_call_of<ir::Map>(site);
         if (!m)
           return NoMatch{"not a call of map"};
-        if (!m->fun->f.as<ir::UserFun>())
+        const auto* uf = m->fun->f.as<ir::UserFun>();
+        if (!uf)
           return NoMatch{"the mapped function is not a user function"};
+        if (uf->def->returns_tuple())
+          return NoMatch{"the user function returns a tuple (no vector form)"};
         if (auto r = refuse_indivisible(length_of(site.type()), width, "the vector width"))
           return *r;
         const ir::Expr& x = m->arg();

@@ -25,6 +25,12 @@ userfun neg(a: float): float { return -a; }
 userfun sq(a: float): float { return a * a; }
 userfun sub(a: float, b: float): float { return a - b; }
 userfun mean3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }
+userfun gradient(w: float, e: float, n: float, s: float): (float, float, float) {
+  float dx = e - w;
+  float dy = s - n;
+  return {dx, dy, sqrt(dx * dx + dy * dy)};
+}
+userfun divmod(a: int, b: int): (int, int) { return {a / b, a % b}; }
 )";
 
 ir::Module parse_text(const std::string& text) {
@@ -137,4 +143,55 @@ def swapped(x: [float]N) = map(a => tuple(neg(a), neg(a)), x)
   CHECK(r.verification.mismatches == 16);
   CHECK(r.verification.elements == 32);
   CHECK(r.message.find("output 1 of 2") != std::string::npos);
+}
+
+TEST_CASE("a user function returning a tuple: one call, its components stored or passed on") {
+  // Stored: three outputs from one call per point (a struct in OpenCL C, read field by field).
+  ir::Module m = parse_text(R"(
+def grad(x: [[float]N]M) =
+  mapGlb1(mapGlb0(w => gradient(w[1][0], w[1][2], w[0][1], w[2][1])),
+          slide2D(3, 1, pad2D(1, 1, clamp, x)))
+)");
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(outputs(k).size() == 3);
+  CHECK(k.source.find("typedef struct { float _0; float _1; float _2; } "
+                      "liftx_tuple_float_float_float;") != std::string::npos);
+  size_t calls = 0;
+  for (size_t at = k.source.find("gradient("); at != std::string::npos;
+       at = k.source.find("gradient(", at + 1))
+    ++calls;
+  CHECK(calls == 2); // its definition and one call
+  // The call's four reads are recorded once, with the three stores.
+  int loads = 0, stores = 0;
+  for (const codegen::MemoryAccess& a : k.accesses)
+    (a.is_store ? stores : loads) += 1;
+  CHECK(loads == 4);
+  CHECK(stores == 3);
+  check_runs(m.main(), {{"M", 6}, {"N", 9}}, 3 * 6 * 9);
+
+  // Passed on: the tuple spreads over the parameters of the next function; get picks one field.
+  ir::Module chained = parse_text(R"(
+def chained(x: [float]N) =
+  mapGlb0(a => tuple(mean3(gradient(a, sq(a), neg(a), a)), get(1, gradient(a, a, a, neg(a)))), x)
+)");
+  check_runs(chained.main(), {{"N", 21}}, 2 * 21);
+
+  // Integer components (the int helpers define division and remainder of negatives).
+  ir::Module ints = parse_text(R"(
+def ints(x: [int]N, y: [int]N) = mapGlb0(divmod, zip(x, y))
+)");
+  const std::string source = codegen::generate(ints.main()).source;
+  CHECK(source.find("liftx_tuple_int_int") != std::string::npos);
+  CHECK(source.find("liftx_div(") != std::string::npos);
+}
+
+TEST_CASE("a tuple-returning user function of constants folds to its values") {
+  ir::Module m = parse_text(R"(
+def folded(x: [float]N) = mapGlb0(a => tuple(sub(a, get(2, gradient(0.0f, 3.0f, 0.0f, 4.0f))),
+                                              a), x)
+)");
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(k.source.find("gradient(") == std::string::npos); // evaluated at generation: 5.0f
+  CHECK(k.source.find("5.0f") != std::string::npos);
+  check_runs(m.main(), {{"N", 8}}, 2 * 8);
 }

@@ -28,6 +28,14 @@ TEST_CASE("malformed source") {
   check_error("userfun g(a: float): vec { return a; }", 1, 22, "expected a scalar type");
   check_error("userfun g(a): float { return a; }", 1, 12,
               "parameter 'a' of userfun 'g' needs a type");
+  check_error("userfun g(a: float): (float) { return a; }", 1, 22,
+              "the result of userfun 'g' is a tuple of one");
+  check_error("userfun g(a: float): (float, vec) { return {a, a}; }", 1, 30,
+              "expected a scalar type");
+  check_error("userfun g(a: float): (float, float { return {a, a}; }", 1, 36,
+              "expected ')' after the result's component types");
+  check_error("userfun g(a: float): (float, float) { return a; }", 1, 46,
+              "the result is a tuple of 2: write return {a, b, ...};");
   check_error("def f(x: float) = x < 1", 1, 24, "expected '?' after the comparison '<'");
 }
 

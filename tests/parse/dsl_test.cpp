@@ -81,6 +81,21 @@ TEST_CASE("stencil1d from the DSL equals the parsed file") {
   CHECK(ir::alpha_equal(parse_module(kStencil1d).main(), built));
 }
 
+TEST_CASE("a user function returning a tuple: the DSL equals the parsed text") {
+  using namespace liftx::dsl;
+  Fn minmax = userfun("minmax", {{"a", ScalarKind::Float}, {"b", ScalarKind::Float}},
+                      std::vector{ScalarKind::Float, ScalarKind::Float},
+                      "return {fmin(a, b), fmax(a, b)};");
+  ir::Program built =
+      program("pairs", {{"x", array_of(Type::float_(), "N")}, {"y", array_of(Type::float_(), "N")}},
+              [&](Expr x, Expr y) { return map(minmax, zip(x, y)); });
+  ir::Module parsed = parse_module(
+      "userfun minmax(a: float, b: float): (float, float) { return {fmin(a, b), fmax(a, b)}; }\n"
+      "def pairs(x: [float]N, y: [float]N) = map(minmax, zip(x, y))");
+  CHECK(ir::alpha_equal(parsed.main(), built));
+  CHECK(built.result_type().to_string() == "[(float, float)]N");
+}
+
 } // namespace
 } // namespace liftx::parse::test
 #endif

@@ -23,6 +23,7 @@ inline const char* const kUserFuns = R"(
 userfun neg(a: float): float { return -a; }
 userfun sq(a: float): float { return a * a; }
 userfun addsq(a: float, b: float): float { return a + b * b; }
+userfun negsq(a: float): (float, float) { return {-a, a * a}; }
 )";
 
 inline ir::Module parse_program(const std::string& text) {

@@ -507,7 +507,8 @@ TEST_CASE("vectorize-map") {
               n8}},
             {{"def f(x: [[float]N]M) = map(reduce(add, 0.0f), x)", "#0", "not a user function"},
              {"def f(x: [float]6) = map(neg, x)", "#0", "4 does not divide"},
-             {"def f(x: [[float]N]M) = map(map(neg), x)", "#0", "not a user function"}});
+             {"def f(x: [[float]N]M) = map(map(neg), x)", "#0", "not a user function"},
+             {"def f(x: [float]N) = map(negsq, x)", "#0", "returns a tuple"}});
 }
 
 TEST_CASE("unroll-iterate") {

@@ -504,3 +504,55 @@ TEST_CASE("to_opencl output parses back to the same definition and values") {
     }
   }
 }
+
+TEST_CASE("a tuple result: one value per component, converted to its kind") {
+  const auto f = UserFunDef::parse("divmod", params_of({"a", "b"}, I), std::vector{I, I, F},
+                                   "int q = a / b; return {q, a - q * b, a};");
+  REQUIRE(f->returns_tuple());
+  CHECK(f->results() == std::vector{I, I, F});
+  CHECK(result_type_text(*f) == "(int, int, float)");
+  CHECK_THROWS_AS((void)f->result(), InternalError);
+  std::vector<Scalar> out(3);
+  f->evaluate(std::vector<Scalar>{Scalar{int32_t{-7}}, Scalar{int32_t{2}}}, out);
+  CHECK(std::get<int32_t>(out[0]) == -3);
+  CHECK(std::get<int32_t>(out[1]) == -1);
+  CHECK(std::get<float>(out[2]) == -7.0f); // the int a converted to the float component
+  // Each path returns its own values; the operations of the longest path count.
+  const auto g = UserFunDef::parse("sorted", params_of({"a", "b"}, F), std::vector{F, F},
+                                   "if (a < b) return {a, b}; return {b, a};");
+  g->evaluate(std::vector<Scalar>{Scalar{3.0f}, Scalar{1.0f}}, out = std::vector<Scalar>(2));
+  CHECK(std::get<float>(out[0]) == 1.0f);
+  CHECK(std::get<float>(out[1]) == 3.0f);
+  CHECK(g->op_counts().compare == 1);
+  CHECK(f->op_counts().div == 1);
+  CHECK(f->op_counts().total() == 3);
+  // One scalar kind is a scalar result, written with either overload.
+  CHECK(!UserFunDef::parse("h", {{"x", F}}, std::vector{F}, "return x;")->returns_tuple());
+}
+
+TEST_CASE("a tuple result prints as an OpenCL C struct and a compound literal") {
+  const auto f = UserFunDef::parse("minmax", params_of({"a", "b"}, F), std::vector{F, F},
+                                   "return {fmin(a, b), fmax(a, b)};");
+  CHECK(f->tuple_type_name() == "liftx_tuple_float_float");
+  CHECK(f->tuple_type_definition() == "typedef struct { float _0; float _1; } "
+                                      "liftx_tuple_float_float;");
+  CHECK(f->to_opencl() == "liftx_tuple_float_float minmax(float a, float b) {\n"
+                          "  return (liftx_tuple_float_float){fmin(a, b), fmax(a, b)};\n}");
+  CHECK_FALSE(f->uses_opencl_int_helpers()); // the struct's liftx_ prefix is not a helper
+  const auto ints =
+      UserFunDef::parse("pair", params_of({"a"}, I), std::vector{I, D}, "return {a + 1, a};");
+  CHECK(ints->uses_opencl_int_helpers());
+  CHECK(ints->tuple_type_name() == "liftx_tuple_int_double");
+  // Scalar results have no struct.
+  const auto s = UserFunDef::parse("s", {{"x", F}}, F, "return x;");
+  CHECK(s->tuple_type_name().empty());
+  CHECK(s->tuple_type_definition().empty());
+  CHECK(result_type_text(*s) == "float");
+}
+
+TEST_CASE("same_userfun tells tuple results apart") {
+  const auto a = UserFunDef::parse("f", {{"x", F}}, std::vector{F, F}, "return {x, x};");
+  CHECK(same_userfun(*a, *UserFunDef::parse("f", {{"x", F}}, std::vector{F, F}, "return {x, x};")));
+  CHECK(
+      !same_userfun(*a, *UserFunDef::parse("f", {{"x", F}}, std::vector{F, D}, "return {x, x};")));
+}

@@ -84,6 +84,35 @@ TEST_CASE("syntax and type errors are located inside the original file") {
   }
 }
 
+TEST_CASE("returns of tuple results are checked against the declared components") {
+  struct TupleCase {
+    const char* body;
+    std::vector<ScalarKind> results;
+    int col;
+    const char* message;
+  };
+  const ScalarKind F = ScalarKind::Float;
+  const TupleCase cases[] = {
+      {"return {a, a};", {F}, 27, "the result is one float: return a value, not a braced list"},
+      {"return a;", {F, F}, 27, "the result is a tuple of 2: write return {a, b, ...};"},
+      {"return {a};", {F, F}, 27, "the result has 2 components, this return has 1"},
+      {"return {a, a, a};", {F, F}, 34, "the result has 2 components, this return has more"},
+      {"return {a, a;", {F, F}, 32, "expected '}' after the returned values, found ';'"},
+      {"return {a, q};", {F, F}, 31, "unknown identifier 'q'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.body);
+    try {
+      UserFunDef::parse("f", {{"a", F}}, c.results, c.body, body_loc);
+      FAIL("parsed without error");
+    } catch (const UserError& e) {
+      CHECK(e.message() == fmt::format("userfun f: {}", c.message));
+      CHECK(e.loc().line == 3);
+      CHECK(e.loc().col == c.col);
+    }
+  }
+}
+
 TEST_CASE("error messages carry the full location and track newlines") {
   const UserError e = parse_error("return a + q;");
   CHECK(std::string(e.what()) == "k.lift:3:31: error: userfun f: unknown identifier 'q'");
