@@ -1,9 +1,13 @@
-// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads]`: prints the OpenCL kernel of
-// a lowered program and its launch configuration (symbolic, and concrete when sizes are given).
+// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads] [--pad-local [--profile P]]`:
+// prints the OpenCL kernel of a lowered program and its launch configuration (symbolic, and
+// concrete when sizes are given); --pad-local first pads its local arrays' rows against bank
+// conflicts (explore::choose_bank_padding) and says what it chose.
 #include "cli/app.hpp"
+#include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
+#include "explore/bank_padding.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +40,8 @@ void add_codegen_command(CLI::App& app) {
     std::string program;
     std::vector<std::string> sizes;
     bool free_threads = false;
+    bool pad_local = false;
+    std::string profile = "detect";
   };
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("codegen", "Print the OpenCL kernel of a lowered program");
@@ -44,9 +50,41 @@ void add_codegen_command(CLI::App& app) {
   cmd->add_option("--size", options->sizes, "sizes, to print the concrete launch configuration");
   cmd->add_flag("--free-threads", options->free_threads,
                 "a kernel valid for any global/local size (maps become loops)");
+  cmd->add_flag("--pad-local", options->pad_local,
+                "pad the rows of local arrays against bank conflicts, as the profile's banks and "
+                "warps suggest (seed 004's Algorithm 2; needs --size)");
+  add_profile_option(cmd, options->profile, "detect");
   cmd->callback([options] {
     ir::Module module = parse::parse_file(options->file);
-    const ir::Program& program = select_program(module, options->program, options->file);
+    ir::Program program = select_program(module, options->program, options->file);
+    std::string padding_note;
+    if (options->pad_local) {
+      if (options->sizes.empty())
+        throw UserError("--pad-local needs --size: bank conflicts depend on the launch");
+      if (options->free_threads)
+        throw UserError("--pad-local works on the tied kernel: drop --free-threads");
+      const runtime::DeviceProfile profile = runtime::named_profile(options->profile);
+      const explore::BankPadding padding =
+          explore::choose_bank_padding(program, bind_sizes(program, options->sizes), {}, profile);
+      padding_note =
+          fmt::format("// bank padding for {} ({} banks, warps of {}): ", profile.device_name,
+                      padding.banks, profile.warp_width);
+      if (profile.type == runtime::DeviceType::cpu)
+        padding_note += "a CPU has no banks: nothing padded\n";
+      else if (padding.arrays.empty())
+        padding_note += "no local array of two or more dimensions\n";
+      else
+        padding_note += fmt::format("{} local array{}\n", padding.arrays.size(),
+                                    padding.arrays.size() == 1 ? "" : "s");
+      for (size_t k = 0; k < padding.arrays.size(); ++k) {
+        const explore::LocalArrayPadding& a = padding.arrays[k];
+        padding_note += fmt::format(
+            "//   toLocal #{}: {}; worst degree {:g} -> {:g}, cost {:g} -> {:g}\n", k + 1,
+            a.padding > 0 ? fmt::format("rows padded by {}", a.padding) : "left unpadded",
+            a.degree_unpadded, a.degree_padded, a.cost_unpadded, a.cost_padded);
+      }
+      program = padding.program;
+    }
     codegen::Options codegen_options;
     codegen_options.tie_threads_to_lengths = !options->free_threads;
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
@@ -88,7 +126,7 @@ void add_codegen_command(CLI::App& app) {
           fmt::format("\n// then the remainder: the kernel below, after the {} launch{} "
                       "above, on the same two buffers\n\n{}",
                       kernel.launches, kernel.launches == 1 ? "" : "es", describe(*kernel.tail));
-    fmt::print("{}", text);
+    fmt::print("{}{}", padding_note.empty() ? "" : padding_note + "\n", text);
   });
 }
 

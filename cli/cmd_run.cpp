@@ -7,6 +7,7 @@
 #include "cli/program_options.hpp"
 #include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
+#include "explore/bank_padding.hpp"
 #include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -36,6 +37,7 @@ struct RunCommandOptions {
   int warmup = exec::kDefaultWarmup;
   bool no_check = false;
   bool no_roofline = false;
+  bool pad_local = false; ///< pad local arrays' rows first (explore::choose_bank_padding)
   uint64_t seed = 1;
   double tolerance = 1e-4;
   int timeout_ms = 120000;
@@ -83,6 +85,12 @@ exec::RunReport run_here(const RunCommandOptions& o) {
     options.reference = &reference_module->main();
   }
   runtime::Device device = runtime::select_device(o.device);
+  if (o.pad_local)
+    return exec::run_program(device,
+                             explore::choose_bank_padding(
+                                 program, sizes, {options.global, options.local}, device.profile)
+                                 .program,
+                             sizes, options);
   return exec::run_program(device, program, sizes, options);
 }
 
@@ -119,6 +127,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
     argv.push_back("--no-check");
   if (o.no_roofline)
     argv.push_back("--no-roofline");
+  if (o.pad_local)
+    argv.push_back("--pad-local");
   return argv;
 }
 
@@ -189,6 +199,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag(
       "--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");
   cmd->add_flag("--no-roofline", o->no_roofline, "do not compare with the float4-copy roofline");
+  cmd->add_flag("--pad-local", o->pad_local,
+                "pad the rows of local arrays against the device's bank conflicts first (seed "
+                "004's Algorithm 2; `liftx codegen --pad-local` shows the choice)");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--tolerance", o->tolerance,
                   "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)")

@@ -8,13 +8,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace liftx::codegen {
 
 Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpace space,
-                                                const std::string& writer) {
+                                                const std::string& writer,
+                                                const std::optional<arith::Expr>& row_padding) {
   ir::ScalarKind kind = memory_kind(type, writer.c_str());
-  arith::Expr count = scalar_count(type);
+  arith::Expr count = row_padding ? padded_scalar_count(type, *row_padding) : scalar_count(type);
   if (space == AddressSpace::Private) {
     std::optional<int64_t> n = count.as_constant();
     if (!n)
@@ -55,11 +57,20 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
 }
 
 TargetPtr Generator::allocate(const ir::Type& type, AddressSpace space, const std::string& writer) {
+  std::optional<arith::Expr> row_padding;
+  if (space == AddressSpace::Local)
+    row_padding = std::exchange(local_row_padding_, std::nullopt);
+  return allocate_components(type, space, writer, row_padding);
+}
+
+TargetPtr Generator::allocate_components(const ir::Type& type, AddressSpace space,
+                                         const std::string& writer,
+                                         const std::optional<arith::Expr>& row_padding) {
   if (std::vector<ir::Type> components = stored_components(type); components.size() > 1) {
     // Tuples in memory: one buffer (or private scalar) per component.
     std::vector<TargetPtr> leaves;
     for (const ir::Type& c : components)
-      leaves.push_back(allocate(c, space, writer));
+      leaves.push_back(allocate_components(c, space, writer, row_padding));
     return zip_targets(type, std::move(leaves));
   }
   if (space == AddressSpace::Private && type.is_scalar()) {
@@ -73,8 +84,8 @@ TargetPtr Generator::allocate(const ir::Type& type, AddressSpace space, const st
     t->lvalue = name;
     return t;
   }
-  Allocation a = allocate_array(type, space, writer);
-  return memory_target(a.name, type, a.offset, space);
+  Allocation a = allocate_array(type, space, writer, row_padding);
+  return memory_target(a.name, type, a.offset, space, row_padding.value_or(arith::Expr(0)));
 }
 
 /// Copies a scalar value into a scalar target; anything else cannot be stored without a map.

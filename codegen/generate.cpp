@@ -434,6 +434,15 @@ Value Generator::apply_node(const ir::ToLocal& n, Args args, const TargetPtr& de
   return with_space(AddressSpace::Local, n.f, std::move(args), dest, result);
 }
 
+Value Generator::apply_node(const ir::ToLocalPadded& n, Args args, const TargetPtr& dest,
+                            const ir::Type& result) {
+  std::optional<arith::Expr> saved = local_row_padding_;
+  local_row_padding_ = n.padding;
+  Value v = with_space(AddressSpace::Local, n.f, std::move(args), dest, result);
+  local_row_padding_ = saved;
+  return v;
+}
+
 Value Generator::apply_node(const ir::ToPrivate& n, Args args, const TargetPtr& dest,
                             const ir::Type& result) {
   return with_space(AddressSpace::Private, n.f, std::move(args), dest, result);

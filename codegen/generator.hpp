@@ -98,6 +98,8 @@ public:
   Value apply_node(const ir::Generate& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::ToGlobal& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::ToLocal& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::ToLocalPadded& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
   Value apply_node(const ir::ToPrivate& n, Args args, const TargetPtr& dest,
                    const ir::Type& result);
   Value apply_node(const ir::AsVector& n, Args args, const TargetPtr& dest, const ir::Type& result);
@@ -145,8 +147,13 @@ private:
     AddressSpace space;
     ir::ScalarKind kind;
   };
-  Allocation allocate_array(const ir::Type& type, AddressSpace space, const std::string& writer);
+  /// `row_padding`: elements added to every innermost row (toLocalPadded), local memory only.
+  Allocation allocate_array(const ir::Type& type, AddressSpace space, const std::string& writer,
+                            const std::optional<arith::Expr>& row_padding = std::nullopt);
+  /// A local allocation takes (and clears) the padding toLocalPadded set.
   TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer);
+  TargetPtr allocate_components(const ir::Type& type, AddressSpace space, const std::string& writer,
+                                const std::optional<arith::Expr>& row_padding);
   Value store(const TargetPtr& dest, const Value& v);
   Value store_vector(const TargetPtr& dest, const Value& v);
   TargetPtr invert(const ir::Fun& f, const TargetPtr& dest, const ir::Type& x_type) const;
@@ -200,7 +207,9 @@ private:
   std::unordered_map<uint64_t, Value> env_; ///< parameter id -> value
   std::vector<LoopFrame> loops_;
   std::optional<AddressSpace> write_space_; ///< set by toGlobal/toLocal/toPrivate
-  SourceLoc loc_;                           ///< the primitive being generated, for errors
+  /// Set by toLocalPadded until the local array it writes is allocated.
+  std::optional<arith::Expr> local_row_padding_;
+  SourceLoc loc_; ///< the primitive being generated, for errors
   std::set<std::string> reserved_;
   std::map<std::string, ir::UserFunPtr> used_userfuns_;
   int counter_ = 0;

@@ -82,6 +82,15 @@ arith::Expr scalar_count(const ir::Type& type) {
   throw NotImplemented(fmt::format("storing tuples ({}) in memory", type.to_string()));
 }
 
+arith::Expr padded_scalar_count(const ir::Type& type, const arith::Expr& row_padding) {
+  const auto* a = type.as<ir::ArrayType>();
+  if (!a)
+    return scalar_count(type);
+  if (!a->element.as<ir::ArrayType>()) // an innermost row
+    return (a->length + row_padding) * scalar_count(a->element);
+  return a->length * padded_scalar_count(a->element, row_padding);
+}
+
 ir::ScalarKind memory_kind(const ir::Type& type, const char* what) {
   ir::Type base = ir::array_base(type);
   if (const auto* s = base.as<ir::ScalarType>())
@@ -173,7 +182,7 @@ Value memory_value(const std::string& name, const ir::Type& type, const arith::E
 }
 
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
-                        AddressSpace space) {
+                        AddressSpace space, const arith::Expr& row_padding) {
   auto target = std::make_shared<Target>();
   target->type = type;
   target->space = space;
@@ -184,9 +193,10 @@ TargetPtr memory_target(const std::string& name, const ir::Type& type, const ari
   }
   const ir::ArrayType& a = array_type(type);
   ir::Type element = a.element;
-  arith::Expr stride = scalar_count(element);
-  target->at = [name, element, offset, stride, space](const arith::Expr& i) {
-    return memory_target(name, element, offset + i * stride, space);
+  const bool padded = row_padding.as_constant() != std::optional<int64_t>(0);
+  arith::Expr stride = padded ? padded_scalar_count(element, row_padding) : scalar_count(element);
+  target->at = [name, element, offset, stride, space, row_padding](const arith::Expr& i) {
+    return memory_target(name, element, offset + i * stride, space, row_padding);
   };
   return target;
 }

@@ -80,10 +80,14 @@ Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at,
 /// Row-major memory `name` holding a value of `type` from element `offset` on.
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
                    AddressSpace space);
+/// With `row_padding` p, every innermost row of `type` is followed by p unused elements (the
+/// layout of toLocalPadded; padded_scalar_count is then its size).
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,
-                        AddressSpace space);
+                        AddressSpace space, const arith::Expr& row_padding = arith::Expr(0));
 /// Number of scalars in a value of `type` (arrays of scalars, nested).
 arith::Expr scalar_count(const ir::Type& type);
+/// The same with every innermost row longer by `row_padding` elements.
+arith::Expr padded_scalar_count(const ir::Type& type, const arith::Expr& row_padding);
 /// A target of `type` whose tuple elements land in `leaves` (one per stored_components(type)).
 TargetPtr zip_targets(const ir::Type& type, std::vector<TargetPtr> leaves);
 /// The target of element k of zip(X0, X1, ...) when the zip lands in `target`:

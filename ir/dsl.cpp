@@ -300,6 +300,11 @@ Fn toLocal(Fn f) {
   return Fn::from_maker(
       [f = std::move(f)](std::span<const Type> args) { return ir::to_local(f.instantiate(args)); });
 }
+Fn toLocalPadded(int padding, Fn f) {
+  return Fn::from_maker([padding, f = std::move(f)](std::span<const Type> args) {
+    return ir::to_local_padded(arith::Expr(padding), f.instantiate(args));
+  });
+}
 Fn toPrivate(Fn f) {
   return Fn::from_maker([f = std::move(f)](std::span<const Type> args) {
     return ir::to_private(f.instantiate(args));

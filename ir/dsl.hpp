@@ -225,6 +225,7 @@ Expr array(arith::Expr length, Fn f);
 
 Fn toGlobal(Fn f);
 Fn toLocal(Fn f);
+Fn toLocalPadded(int padding, Fn f);
 Fn toPrivate(Fn f);
 
 /// Vectors: `asVector(4, x)` views [float]n as [float4](n/4), `asScalar` back; `vectorize(4, uf)`

@@ -314,6 +314,11 @@ void check(const At& n) {
 void check(const Get& n) {
   LIFTX_USER_CHECK(n.index >= 0, "get: index must be >= 0, got {}", n.index);
 }
+void check(const ToLocalPadded& n) {
+  auto p = n.padding.as_constant();
+  LIFTX_USER_CHECK(p && *p >= 1, "toLocalPadded: padding must be a constant >= 1, got {}",
+                   n.padding.to_string());
+}
 void check(const Generate& n) {
   check_size_at_least(n.length, 0, "length", "array");
 }
@@ -495,7 +500,7 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
                              windows);
         } else {
           static_assert(std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
-                        std::is_same_v<N, ToPrivate>);
+                        std::is_same_v<N, ToLocalPadded> || std::is_same_v<N, ToPrivate>);
           return result_type(n.f, args);
         }
       },
@@ -603,6 +608,9 @@ Fun to_global(Fun f) {
 }
 Fun to_local(Fun f) {
   return make(ToLocal{std::move(f)});
+}
+Fun to_local_padded(arith::Expr padding, Fun f) {
+  return make(ToLocalPadded{std::move(padding), std::move(f)});
 }
 Fun to_private(Fun f) {
   return make(ToPrivate{std::move(f)});

@@ -192,6 +192,12 @@ struct MapSeqSlide {
 struct ToLocal {
   Fun f;
 };
+/// toLocal whose local array keeps rows `padding` elements longer than their length (the last
+/// dimension's stride grows; the values and the type are toLocal's): against bank conflicts.
+struct ToLocalPadded {
+  arith::Expr padding;
+  Fun f;
+};
 struct ToPrivate {
   Fun f;
 };
@@ -199,7 +205,7 @@ struct ToPrivate {
 using FunNode =
     std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce, ReduceSeq, Iterate,
                  Zip, Split, Join, Slide, Pad, At, Get, Transpose, Id, Generate, ToGlobal, ToLocal,
-                 ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide, Tuple>;
+                 ToLocalPadded, ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide, Tuple>;
 
 struct ExprData {
   ExprNode node;

@@ -36,6 +36,7 @@ inline auto fields(const Id&) { return std::tuple<>(); }
 inline auto fields(const Generate& n) { return std::tie(n.length, n.f); }
 inline auto fields(const ToGlobal& n) { return std::tie(n.f); }
 inline auto fields(const ToLocal& n) { return std::tie(n.f); }
+inline auto fields(const ToLocalPadded& n) { return std::tie(n.padding, n.f); }
 inline auto fields(const ToPrivate& n) { return std::tie(n.f); }
 inline auto fields(const AsVector& n) { return std::tie(n.width); }
 inline auto fields(const AsScalar&) { return std::tuple<>(); }

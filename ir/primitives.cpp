@@ -39,6 +39,7 @@ constexpr Primitive kPrimitives[] = {
   {"array",       node_kind<Generate>,    L::None,      0, 1, "sf",  0,           "argument", P::Other,   false},
   {"toGlobal",    node_kind<ToGlobal>,    L::None,      0, 1, "f",   1,           "argument", P::Other,   false},
   {"toLocal",     node_kind<ToLocal>,     L::None,      0, 1, "f",   1,           "argument", P::Other,   false},
+  {"toLocalPadded", node_kind<ToLocalPadded>, L::None, 0, 1, "sf", 1,         "argument", P::Other,   false},
   {"toPrivate",   node_kind<ToPrivate>,   L::None,      0, 1, "f",   1,           "argument", P::Other,   false},
   {"asVector",    node_kind<AsVector>,    L::None,      0, 1, "s",   1,           "array",    P::Other,   false},
   {"asScalar",    node_kind<AsScalar>,    L::None,      0, 1, "",    1,           "array",    P::Other,   false},

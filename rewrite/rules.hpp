@@ -114,6 +114,11 @@ Rule copy_to_local();
 /// copy-to-private: inside a parallel map, g(x) where x is a small constant-size array =>
 /// g(toPrivate(mapSeq(id))(x)) (nested mapSeq for 2D)
 Rule copy_to_private();
+/// pad-local-rows(p): toLocal(f)(x) => toLocalPadded(p, f)(x) when the local array has at least
+/// two dimensions of scalars: every innermost row is followed by p unused elements, so that a
+/// warp reading down a column (or across rows) meets other banks (seed 004, Algorithm 2 chooses
+/// p: rewrite::bank_padding). Refuses anything else; p >= 1, else UserError.
+Rule pad_local_rows(int64_t padding);
 
 // ---- registers and vectors (rewrite/rules/vector.cpp) -------------------------------------------
 /// slide-window-1d: map(f, slide(n, s, x)) => mapSeqSlide(f, n, s, x)   (also mapSeq): the

@@ -61,6 +61,9 @@ public:
   Value apply_node(const ir::Generate& n, std::span<const Value> args);
   Value apply_node(const ir::ToGlobal& n, std::span<const Value> args) { return apply(n.f, args); }
   Value apply_node(const ir::ToLocal& n, std::span<const Value> args) { return apply(n.f, args); }
+  Value apply_node(const ir::ToLocalPadded& n, std::span<const Value> args) {
+    return apply(n.f, args);
+  }
   Value apply_node(const ir::ToPrivate& n, std::span<const Value> args) { return apply(n.f, args); }
   // Vectors are arrays of their components here: asVector is a split, asScalar a join.
   Value apply_node(const ir::AsVector& n, std::span<const Value> args);

@@ -822,6 +822,8 @@ private:
     case node_kind<ir::ToLocal>:
     case node_kind<ir::ToPrivate>:
       return memory(p, function(*args[0], types));
+    case node_kind<ir::ToLocalPadded>:
+      return ir::to_local_padded(size(*args[0]), function(*args[1], types));
     case node_kind<ir::AsVector>:
       return ir::as_vector(vector_width(p, *args[0]));
     case node_kind<ir::AsScalar>:

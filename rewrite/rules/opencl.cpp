@@ -46,7 +46,8 @@ std::optional<ir::Fun> copy_of_rank(int rank, bool seq) {
 }
 
 bool is_copy_head(const ir::Fun& f) {
-  return f.as<ir::ToLocal>() || f.as<ir::ToPrivate>() || f.as<ir::ToGlobal>();
+  return f.as<ir::ToLocal>() || f.as<ir::ToLocalPadded>() || f.as<ir::ToPrivate>() ||
+         f.as<ir::ToGlobal>();
 }
 
 /// Wraps every argument of the site's call accepted by `wrap` (nullopt: leave it).
@@ -225,6 +226,25 @@ Rule copy_to_private() {
             },
             "no argument is an array parameter of constant size (at most 64 elements, 2 "
             "dimensions)");
+      });
+}
+
+Rule pad_local_rows(int64_t padding) {
+  LIFTX_USER_CHECK(padding >= 1, "pad-local-rows: the padding must be at least 1, got {}", padding);
+  return make_rule(
+      fmt::format("pad-local-rows({})", padding),
+      "toLocal(f)(x) => toLocalPadded(p, f)(x)   the local array has two or more dimensions of "
+      "scalars; its rows are p elements longer in memory",
+      {"opencl", "memory"}, [padding](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto c = as_call_of<ir::ToLocal>(site);
+        if (!c)
+          return NoMatch{"not a call of toLocal"};
+        const ir::Type& type = site.type();
+        if (ir::array_rank(type) < 2)
+          return NoMatch{"the local array has fewer than two dimensions: no row to pad"};
+        if (!ir::array_base(type).is_scalar())
+          return NoMatch{"the local array's elements are not scalars"};
+        return ir::call(ir::to_local_padded(arith::Expr(padding), c->fun->f), c->call->args);
       });
 }
 

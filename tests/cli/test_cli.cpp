@@ -142,6 +142,37 @@ TEST_CASE("codegen prints the kernel and its launch rule") {
   CHECK(contains(tail.out, "// launched once (iterate over the whole grid)"));
 }
 
+TEST_CASE("codegen and run --pad-local pad a local tile read down its columns") {
+  setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
+  const fs::path rows =
+      write_file("rowsums.lift",
+                 "def rowsums(x: [[float]32]N) = join(mapWrg0(t => mapLcl0(r => "
+                 "reduceSeq(add, 0.0f, r), toLocal(mapLcl0(mapSeq(id)))(t)), split(32, x)))\n");
+  RunResult r = liftx("codegen '" + rows.string() + "' --size N=64 --pad-local --profile nvidia");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(
+      contains(r.out, "// bank padding for nvidia (model) (32 banks, warps of 32): 1 local array"));
+  CHECK(
+      contains(r.out, "//   toLocal #1: rows padded by 1; worst degree 32 -> 1, cost 1089 -> 66"));
+  CHECK(contains(r.out, "lcl_2[(i_4 + (33 * lid0_3))] = "));
+  CHECK(contains(r.out, "local memory per work-group: 4224 bytes")); // 32 rows of 33 floats
+  // A CPU has no banks; sizes are required.
+  RunResult cpu = liftx("codegen '" + rows.string() + "' --size N=64 --pad-local --profile cpu");
+  REQUIRE(cpu.exit_code == 0);
+  CHECK(contains(cpu.out, "a CPU has no banks: nothing padded"));
+  CHECK(contains(cpu.out, "(32 * lid0_3)"));
+  RunResult no_sizes = liftx("codegen '" + rows.string() + "' --pad-local");
+  CHECK(no_sizes.exit_code == 2);
+  CHECK(contains(no_sizes.err, "--pad-local needs --size"));
+  // run --pad-local on PoCL: the CPU's program is unchanged, and verified.
+  RunResult run = liftx("run '" + rows.string() +
+                        "' --device cpu --size N=64 --pad-local --repeat 1 --no-roofline");
+  CAPTURE(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "status    ok"));
+}
+
 TEST_CASE("run verifies a kernel on PoCL and reports JSON") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
   RunResult r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "

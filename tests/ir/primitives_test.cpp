@@ -60,6 +60,8 @@ Fun example(const Primitive& p) {
     return to_global(neg());
   case node_kind<ToLocal>:
     return to_local(neg());
+  case node_kind<ToLocalPadded>:
+    return to_local_padded(1, neg());
   case node_kind<ToPrivate>:
     return to_private(neg());
   case node_kind<AsVector>:
@@ -192,6 +194,8 @@ TEST_CASE("fields: hashing and equality see every field") {
       {reduce(add_f(), literal(0.0f)), reduce(add_f(), literal(1.0f))},
       {get(0), get(1)},
       {as_vector(4), as_vector(8)},
+      {to_local_padded(1, neg()), to_local_padded(2, neg())},
+      {to_local(neg()), to_local_padded(1, neg())},
   };
   for (const auto& pair : different) {
     const auto& a = pair.first; // not a structured binding: INFO captures it in a lambda

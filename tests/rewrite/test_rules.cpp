@@ -376,6 +376,25 @@ TEST_CASE("copy-to-local") {
         "#3", "already a copy"}});
 }
 
+TEST_CASE("pad-local-rows") {
+  const std::string tile2d = "def f(x: [[float]N]M) = mapWrg0(t => mapLcl1(mapLcl0(neg), "
+                             "toLocal(mapLcl1(mapLcl0(id)))(t)), split(1, x))";
+  run_table(
+      pad_local_rows(3),
+      {{tile2d, "toLocal(mapLcl1(mapLcl0(id)), t)",
+        "def f(x: [[float]N]M) = mapWrg0(t => mapLcl1(mapLcl0(neg), "
+        "toLocalPadded(3, mapLcl1(mapLcl0(id)), t)), split(1, x))",
+        mn}},
+      {{"def f(x: [float]N) = mapWrg0(t => mapLcl0(neg, toLocal(mapLcl0(id))(t)), split(4, x))",
+        "toLocal(mapLcl0(id), t)", "fewer than two dimensions"},
+       {"def f(x: [[float]8]N) = mapWrg0(t => mapLcl1(mapLcl0(vectorize(4, neg)), "
+        "toLocal(mapLcl1(mapLcl0(id)))(t)), split(2, map(asVector(4), x)))",
+        "toLocal(mapLcl1(mapLcl0(id)), t)", "elements are not scalars"},
+       {tile2d, "#1", "not a call of toLocal"}});
+  CHECK(pad_local_rows(1).name == "pad-local-rows(1)");
+  CHECK_THROWS_AS(pad_local_rows(0), UserError);
+}
+
 TEST_CASE("copy-to-private") {
   run_table(
       copy_to_private(),
