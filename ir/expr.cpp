@@ -316,7 +316,9 @@ void check(const Get& n) {
 }
 void check(const ToLocalPadded& n) {
   auto p = n.padding.as_constant();
-  LIFTX_USER_CHECK(p && *p >= 1, "toLocalPadded: padding must be a constant >= 1, got {}",
+  // A row longer by more than 4096 elements is more local memory than any device has.
+  LIFTX_USER_CHECK(p && *p >= 1 && *p <= 4096,
+                   "toLocalPadded: padding must be a constant from 1 to 4096, got {}",
                    n.padding.to_string());
 }
 void check(const Generate& n) {

@@ -268,7 +268,7 @@ Fun id();
 Fun generate(arith::Expr length, Fun f);
 Fun to_global(Fun f);
 Fun to_local(Fun f);
-Fun to_local_padded(arith::Expr padding, Fun f); ///< padding a constant >= 1, else UserError
+Fun to_local_padded(arith::Expr padding, Fun f); ///< padding a constant in 1..4096, else UserError
 Fun to_private(Fun f);
 Fun as_vector(int width); ///< width 2, 4, 8 or 16, else UserError
 Fun as_scalar();

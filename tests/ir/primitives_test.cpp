@@ -197,6 +197,9 @@ TEST_CASE("fields: hashing and equality see every field") {
       {to_local_padded(1, neg()), to_local_padded(2, neg())},
       {to_local(neg()), to_local_padded(1, neg())},
   };
+  CHECK_THROWS_AS(to_local_padded(0, neg()), UserError);
+  CHECK_THROWS_AS(to_local_padded(4097, neg()), UserError);
+  CHECK_THROWS_AS(to_local_padded(arith::var("N"), neg()), UserError);
   for (const auto& pair : different) {
     const auto& a = pair.first; // not a structured binding: INFO captures it in a lambda
     const auto& b = pair.second;
