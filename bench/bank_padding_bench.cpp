@@ -79,11 +79,7 @@ int main(int argc, char** argv) try {
         continue;
       if (local++ % stride != 0)
         continue;
-      codegen::LaunchRequest request;
-      const auto dims = static_cast<size_t>(v.launch.dims);
-      request.local.assign(v.launch.local.begin(), v.launch.local.begin() + dims);
-      if (!v.launch.tied)
-        request.global.assign(v.launch.global.begin(), v.launch.global.begin() + dims);
+      const codegen::LaunchRequest request = codegen::request_for(v.launch);
       const explore::BankPadding padding =
           explore::choose_bank_padding(v.program, options.sizes, request, profile);
       if (padding.arrays.empty())

@@ -114,6 +114,15 @@ std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& 
   return std::nullopt;
 }
 
+LaunchRequest request_for(const Launch& launch) {
+  const auto dims = static_cast<size_t>(launch.dims);
+  LaunchRequest request;
+  request.local.assign(launch.local.begin(), launch.local.begin() + dims);
+  if (!launch.tied)
+    request.global.assign(launch.global.begin(), launch.global.begin() + dims);
+  return request;
+}
+
 Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& sizes) {
   if (!head.tied)
     return head;

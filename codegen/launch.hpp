@@ -65,6 +65,10 @@ struct LaunchRequest {
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
 };
 
+/// The request that reproduces `launch` through prepare_launch: its local sizes, and its global
+/// ones unless its threads are tied to the lengths (then the kernel's rule gives them again).
+LaunchRequest request_for(const Launch& launch);
+
 /// The launch of a host iteration's tail kernel (Kernel::tail) after the head kernel's `head`:
 /// the tail's own tied thread counts where its launch rule gives them, else the head's (a
 /// register tile's work-groups; cut to their gcd with the global size where they do not divide);

@@ -13,8 +13,8 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -87,8 +87,7 @@ double check_against_instrumented(const ir::Program& program, const interp::Size
   options.local = launch.local;
   const exec::DynamicCounts dyn = exec::run_instrumented(pocl(), program, sizes, options);
   const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  const features::Analysis a =
-      features::KernelModel(dyn.kernel).analyze(dyn.launch, sizes, nvidia);
+  const features::Analysis a = features::KernelModel(dyn.kernel).analyze(dyn.launch, sizes, nvidia);
   const int slots = dyn.kernel.instrumentation->access_slots;
   const std::vector<double> all_warps =
       instrumented_degrees(dyn, nvidia.warp_width, nvidia.local_mem_banks);
@@ -194,11 +193,7 @@ TEST_CASE("padded variants of the space: the features' degrees are the instrumen
   while (padded < wanted && stream.next(v)) {
     if (ir::print(v.program).find("toLocal(") == std::string::npos || local++ % 7 != 0)
       continue;
-    codegen::LaunchRequest request;
-    const auto dims = static_cast<size_t>(v.launch.dims);
-    request.local.assign(v.launch.local.begin(), v.launch.local.begin() + dims);
-    if (!v.launch.tied)
-      request.global.assign(v.launch.global.begin(), v.launch.global.begin() + dims);
+    const codegen::LaunchRequest request = codegen::request_for(v.launch);
     const explore::BankPadding padding =
         explore::choose_bank_padding(v.program, sizes, request, nvidia);
     if (!padding.changed())

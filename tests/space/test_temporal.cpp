@@ -257,10 +257,9 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     run.time = false;
     run.roofline = false;
     run.reference = &reference;
-    const auto dims = static_cast<size_t>(v.launch.dims);
-    run.local.assign(v.launch.local.begin(), v.launch.local.begin() + dims);
-    if (!v.launch.tied)
-      run.global.assign(v.launch.global.begin(), v.launch.global.begin() + dims);
+    const codegen::LaunchRequest request = codegen::request_for(v.launch);
+    run.local = request.local;
+    run.global = request.global;
     const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
