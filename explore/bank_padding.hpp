@@ -22,7 +22,8 @@
 namespace liftx::explore {
 
 /// The seed's linear cost of one bank access with `degree` simultaneous requests (its Eq. 3).
-/// Only the ratio matters for the choice: a start cost of 0 minimises the sum of the degrees.
+/// The start cost adds the same to every padding's total (the references are the same), so the
+/// choice minimises the sum of the degrees; it shows only in the reported costs.
 struct BankCost {
   double start = 1.0;
   double per_request = 1.0;
