@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     rewrite::Variant v;
     size_t source_bytes = 0;
     while ((limit <= 0 || stream.counts().variants < limit) && stream.next(v))
-      source_bytes += v.kernel_source.size();
+      source_bytes += v.kernel_source().size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const rewrite::SpaceCounts& c = stream.counts();
     fmt::print("{:<28} {:>9} {:>9} {:>9} {:>9} {:>12}\n", "stencil (size, profile)", "variants",

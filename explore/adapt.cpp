@@ -68,7 +68,6 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                 prepared.local_bytes))
       return std::nullopt;
     v.launch = prepared.launch;
-    v.kernel_source = prepared.kernel.source;
   } catch (const UserError&) {
     return std::nullopt;
   }
@@ -103,7 +102,6 @@ std::optional<rewrite::Variant> candidate_rounded(const AdaptiveCandidate& candi
                               prepared.local_bytes))
     return std::nullopt;
   v.launch = prepared.launch;
-  v.kernel_source = prepared.kernel.source;
   return v;
 }
 

@@ -858,7 +858,6 @@ struct VariantStream::State {
           out.launch = front.launches[front.pos++];
           out.index = counts.variants++;
           out.kernel_index = front.kernel_index;
-          out.kernel_source = front.kernel->source;
           out.kernel = front.kernel;
           ++counts.per_strategy[front.strategy];
           return true;
@@ -898,6 +897,11 @@ bool VariantStream::next(Variant& out) {
 }
 const SpaceCounts& VariantStream::counts() const {
   return state_->counts;
+}
+
+const std::string& Variant::kernel_source() const {
+  static const std::string none;
+  return kernel ? kernel->source : none;
 }
 
 int64_t steps_per_launch(const Variant& variant) {

@@ -48,12 +48,14 @@ struct Variant {
   std::map<std::string, int64_t> parameters;
   ir::Program program{"", {}, ir::literal(0.0f), {}}; ///< the lowered program
   Launch launch;
-  int64_t index = 0;         ///< position in the stream
-  int64_t kernel_index = 0;  ///< distinct (lowered program, tied) pairs in stream order
-  std::string kernel_source; ///< the generated OpenCL source
+  int64_t index = 0;        ///< position in the stream
+  int64_t kernel_index = 0; ///< distinct (lowered program, tied) pairs in stream order
   /// The generated kernel, shared by the variants of one kernel (so that ranking does not
-  /// generate it again); null for a variant made elsewhere.
+  /// generate it again, and a variant does not copy its source); null for a variant made
+  /// elsewhere.
   std::shared_ptr<const codegen::Kernel> kernel;
+  /// The generated OpenCL source ("" without a kernel).
+  const std::string& kernel_source() const;
 };
 
 /// Steps of an iterated program one launch of the variant computes: its "steps_per_launch"

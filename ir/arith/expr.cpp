@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -24,6 +25,10 @@ i128 gcd128(i128 a, i128 b) {
     a = -a;
   if (b < 0)
     b = -b;
+  // Operands of int64 magnitude (nearly all): 64-bit remainders, not the library's 128-bit ones.
+  constexpr i128 kU64Max = std::numeric_limits<uint64_t>::max();
+  if (a <= kU64Max && b <= kU64Max)
+    return std::gcd(static_cast<uint64_t>(a), static_cast<uint64_t>(b));
   while (b != 0) {
     i128 t = a % b;
     a = b;
@@ -41,6 +46,11 @@ Rational make_rational(i128 num, i128 den) {
   if (den < 0) {
     num = -num;
     den = -den;
+  }
+  if (den == 1) { // an integer: already in lowest terms
+    if (num > kMax || num < kMin)
+      throw_overflow();
+    return Rational{static_cast<int64_t>(num), 1};
   }
   i128 g = gcd128(num, den);
   if (g > 1) {
@@ -68,6 +78,12 @@ Rational sub(Rational a, Rational b) {
   return add(a, negate(b));
 }
 Rational mul(Rational a, Rational b) {
+  if (a.den == 1 && b.den == 1) { // integers (nearly all products): no gcds, no 128-bit divisions
+    int64_t product = 0;
+    if (__builtin_mul_overflow(a.num, b.num, &product))
+      throw_overflow();
+    return Rational{product, 1};
+  }
   // cross-reduce first so that exact results that fit in int64 never overflow
   i128 g1 = gcd128(a.num, b.den), g2 = gcd128(b.num, a.den);
   if (g1 == 0)
@@ -205,7 +221,7 @@ Expr make_cst(Rational r) {
 
 namespace {
 struct OperandPair {
-  Kind kind;
+  MemoOp op;
   const Node* a;
   const Node* b;
   bool operator==(const OperandPair&) const = default;
@@ -214,7 +230,7 @@ struct OperandPairHash {
   size_t operator()(const OperandPair& p) const {
     size_t h = std::hash<const Node*>()(p.a);
     h ^= std::hash<const Node*>()(p.b) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h ^ static_cast<size_t>(p.kind);
+    return h ^ static_cast<size_t>(p.op);
   }
 };
 struct BinaryMemo {
@@ -227,8 +243,8 @@ BinaryMemo& binary_memo() {
 }
 } // namespace
 
-Expr memoized(Kind kind, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&)) {
-  const OperandPair key{kind, a.get(), b.get()};
+Expr memoized(MemoOp op, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&)) {
+  const OperandPair key{op, a.get(), b.get()};
   BinaryMemo& memo = binary_memo();
   {
     std::lock_guard lock(memo.mutex);

@@ -165,7 +165,7 @@ Expr simplify_div_uncached(const Expr& a, const Expr& b) {
 } // namespace
 
 Expr simplify_div(const Expr& a, const Expr& b) {
-  return memoized(Kind::IntDiv, a, b, simplify_div_uncached);
+  return memoized(MemoOp::IntDiv, a, b, simplify_div_uncached);
 }
 
 } // namespace detail

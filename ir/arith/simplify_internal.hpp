@@ -41,10 +41,13 @@ Node blank_node(Kind kind);
 /// Returns the unique node equal to `n` (its hash is computed here).
 Expr intern(Node n);
 Expr make_cst(Rational r);
-/// `compute(a, b)` for the operator `kind`, remembered per pair of interned operands. Nodes are
-/// never freed and the simplifiers are pure, so a result holds forever; without the memo, nested
-/// `/` and `%` re-simplify their shared subterms once per proof step (exponential in the depth).
-Expr memoized(Kind kind, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&));
+/// The binary operators whose simplified results are remembered.
+enum class MemoOp : uint8_t { Add, Sub, Mul, IntDiv, Mod };
+/// `compute(a, b)` for the operator `op`, remembered per pair of interned operands. Nodes are
+/// never freed and the simplifiers are pure, so a result holds forever. Without the memo, nested
+/// `/` and `%` re-simplify their shared subterms once per proof step (exponential in the depth),
+/// and code generation rebuilds the same index sums and products for every kernel of a space.
+Expr memoized(MemoOp op, const Expr& a, const Expr& b, Expr (*compute)(const Expr&, const Expr&));
 Expr make_binary(Kind kind, const Expr& a, const Expr& b); ///< raw IntDiv/Mod/Min/Max node
 Expr make_pow(const Expr& base, int64_t exponent);         ///< raw Pow node (exponent != 0, 1)
 

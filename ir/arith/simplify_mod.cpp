@@ -71,7 +71,7 @@ Expr simplify_mod_uncached(const Expr& a, const Expr& b) {
 } // namespace
 
 Expr simplify_mod(const Expr& a, const Expr& b) {
-  return memoized(Kind::Mod, a, b, simplify_mod_uncached);
+  return memoized(MemoOp::Mod, a, b, simplify_mod_uncached);
 }
 
 } // namespace detail

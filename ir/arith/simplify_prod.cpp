@@ -128,16 +128,10 @@ std::optional<Expr> exact_quotient(const Expr& a, const Expr& b) {
 
 } // namespace detail
 
-Expr operator*(const Expr& a, const Expr& b) {
+namespace {
+
+Expr multiply_uncached(const Expr& a, const Expr& b) {
   using namespace detail;
-  if (is_zero(a) || is_zero(b))
-    return Expr(0);
-  if (is_one(a))
-    return b;
-  if (is_one(b))
-    return a;
-  if (is_cst(a) && is_cst(b))
-    return make_cst(mul(cst_value(a), cst_value(b)));
   bool a_sum = a.node().kind == Kind::Sum, b_sum = b.node().kind == Kind::Sum;
   // A sum cancels against its own negative power instead of distributing.
   auto cancels = [](const Expr& sum, const Expr& other) {
@@ -169,6 +163,21 @@ Expr operator*(const Expr& a, const Expr& b) {
   take(a);
   take(b);
   return make_prod(coef, std::move(factors));
+}
+
+} // namespace
+
+Expr operator*(const Expr& a, const Expr& b) {
+  using namespace detail;
+  if (is_zero(a) || is_zero(b))
+    return Expr(0);
+  if (is_one(a))
+    return b;
+  if (is_one(b))
+    return a;
+  if (is_cst(a) && is_cst(b))
+    return make_cst(mul(cst_value(a), cst_value(b)));
+  return memoized(MemoOp::Mul, a, b, multiply_uncached);
 }
 
 Expr pow(const Expr& base, int64_t exponent) {

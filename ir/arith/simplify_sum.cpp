@@ -174,6 +174,28 @@ int64_t content(const Expr& e) {
 
 } // namespace detail
 
+namespace {
+
+Expr add_uncached(const Expr& a, const Expr& b) {
+  using namespace detail;
+  std::vector<Term> terms;
+  Rational constant{0, 1};
+  flatten_sum(a, Rational{1, 1}, terms, constant);
+  flatten_sum(b, Rational{1, 1}, terms, constant);
+  return make_sum(std::move(terms), constant);
+}
+
+Expr subtract_uncached(const Expr& a, const Expr& b) {
+  using namespace detail;
+  std::vector<Term> terms;
+  Rational constant{0, 1};
+  flatten_sum(a, Rational{1, 1}, terms, constant);
+  flatten_sum(b, Rational{-1, 1}, terms, constant);
+  return make_sum(std::move(terms), constant);
+}
+
+} // namespace
+
 Expr operator+(const Expr& a, const Expr& b) {
   using namespace detail;
   if (is_zero(a))
@@ -182,11 +204,7 @@ Expr operator+(const Expr& a, const Expr& b) {
     return a;
   if (is_cst(a) && is_cst(b))
     return make_cst(add(cst_value(a), cst_value(b)));
-  std::vector<Term> terms;
-  Rational constant{0, 1};
-  flatten_sum(a, Rational{1, 1}, terms, constant);
-  flatten_sum(b, Rational{1, 1}, terms, constant);
-  return make_sum(std::move(terms), constant);
+  return memoized(MemoOp::Add, a, b, add_uncached);
 }
 
 Expr operator-(const Expr& a) {
@@ -207,11 +225,7 @@ Expr operator-(const Expr& a, const Expr& b) {
     return a;
   if (is_cst(a) && is_cst(b))
     return make_cst(sub(cst_value(a), cst_value(b)));
-  std::vector<Term> terms;
-  Rational constant{0, 1};
-  flatten_sum(a, Rational{1, 1}, terms, constant);
-  flatten_sum(b, Rational{-1, 1}, terms, constant);
-  return make_sum(std::move(terms), constant);
+  return memoized(MemoOp::Sub, a, b, subtract_uncached);
 }
 
 } // namespace liftx::arith

@@ -58,7 +58,7 @@ std::string describe(const rewrite::Variant& v) {
     s += fmt::format(" {}={}", k, val);
   s += fmt::format(" dims={} g={},{} l={},{} {} src={}", v.launch.dims, v.launch.global[0],
                    v.launch.global[1], v.launch.local[0], v.launch.local[1],
-                   v.launch.tied ? "tied" : "free", std::hash<std::string>{}(v.kernel_source));
+                   v.launch.tied ? "tied" : "free", std::hash<std::string>{}(v.kernel_source()));
   return s;
 }
 
@@ -95,10 +95,10 @@ TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 10
       bool local_tile = false;
       while (stream.next(v)) {
         variants.insert(describe(v));
-        sources.insert(std::hash<std::string>{}(v.kernel_source));
+        sources.insert(std::hash<std::string>{}(v.kernel_source()));
         if (v.strategy == "workgroup2d_local" && v.parameters.count("tile_x") &&
-            v.kernel_source.find("local float") != std::string::npos &&
-            v.kernel_source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos)
+            v.kernel_source().find("local float") != std::string::npos &&
+            v.kernel_source().find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos)
           local_tile = !local_tile &&
                                [&] {
                                  std::string text = ir::print(v.program);
