@@ -404,15 +404,6 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
       };
     sampled = rewrite::sample(stream, options.sample, options.sample_seed, count_walked);
   }
-  size_t next_sampled = 0;
-  auto next = [&](rewrite::Variant& out) {
-    if (options.sample <= 0)
-      return stream.next(out);
-    if (next_sampled == sampled.size())
-      return false;
-    out = std::move(sampled[next_sampled++]);
-    return true;
-  };
 
   ChunkQueue queue(2 * size_t(threads));
   std::vector<std::jthread> workers;
@@ -421,41 +412,69 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
 
   // This thread walks the stream and hands the chunks out. A chunk holds only what differs
   // between variants (launch, index); what a run of them shares (strategy, parameters, kernel
-  // with its program) is held once. `v` is reused: the stream copies into its strings and
-  // containers without allocating, where moving it out would make it allocate them afresh.
+  // with its program) is held once, and the stream hands a kernel's launches over at once.
   int64_t total = 0;
   try {
     Chunk chunk;
     std::shared_ptr<StreamKernel> kernel;
     std::shared_ptr<const VariantRun> run;
     int64_t kernel_index = -1;
-    rewrite::Variant v;
-    while ((options.max_variants == 0 || total < options.max_variants) && next(v)) {
-      if (v.kernel_index != kernel_index || !kernel) {
-        kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(v.program),
-                                                v.launch.tied, v.kernel);
-        kernel_index = v.kernel_index;
+    auto more = [&] { return options.max_variants == 0 || total < options.max_variants; };
+    // Starts a run (and a kernel, when it changes) for variants with these shared parts.
+    auto enter_run = [&](const std::string& strategy,
+                         const std::map<std::string, int64_t>& parameters,
+                         const ir::Program& lowered, int64_t index_of_kernel, bool tied,
+                         const std::shared_ptr<const codegen::Kernel>& generated) {
+      if (index_of_kernel != kernel_index || !kernel) {
+        kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(lowered), tied,
+                                                generated);
+        kernel_index = index_of_kernel;
         run.reset();
       }
-      if (!run || run->strategy != v.strategy || run->parameters != v.parameters) {
+      if (!run || run->strategy != strategy || run->parameters != parameters) {
         run = std::make_shared<const VariantRun>(VariantRun{
-            v.strategy, v.parameters, v.kernel_index, kernel, rewrite::steps_per_launch(v)});
+            strategy, parameters, index_of_kernel, kernel, rewrite::steps_per_launch(parameters)});
         chunk.runs.push_back(run);
       } else if (chunk.runs.empty()) {
         chunk.runs.push_back(run);
       }
-      chunk.variants.push_back({v.launch, v.index, run.get()});
+    };
+    // Adds a variant of the current run; false once the ranking has failed.
+    auto add = [&](const codegen::Launch& launch, int64_t index) {
+      chunk.variants.push_back({launch, index, run.get()});
       ++total;
-      if (chunk.variants.size() == kChunkRows) {
-        if (!queue.push(std::move(chunk)))
-          break;
-        chunk = Chunk{total};
-        chunk.variants.reserve(kChunkRows);
-      }
       if (options.on_progress && total % kProgressEvery == 0)
         options.on_progress(phase, total);
+      if (chunk.variants.size() < kChunkRows)
+        return true;
+      if (!queue.push(std::move(chunk)))
+        return false;
+      chunk = Chunk{total};
+      chunk.variants.reserve(kChunkRows);
+      // The run goes on in the next chunk: it holds the run too.
+      chunk.runs.push_back(run);
+      return true;
+    };
+    bool pushing = true;
+    if (options.sample > 0) {
+      for (const rewrite::Variant& v : sampled) {
+        if (!more() || !pushing)
+          break;
+        enter_run(v.strategy, v.parameters, v.program, v.kernel_index, v.launch.tied, v.kernel);
+        pushing = add(v.launch, v.index);
+      }
+    } else {
+      rewrite::KernelVariants group;
+      while (pushing && more() && stream.next_kernel(group)) {
+        if (group.launches.empty())
+          continue;
+        enter_run(group.strategy, group.parameters, group.program, group.kernel_index,
+                  group.launches.front().tied, group.kernel);
+        for (size_t i = 0; i < group.launches.size() && pushing && more(); ++i)
+          pushing = add(group.launches[i], group.first_index + int64_t(i));
+      }
     }
-    if (!chunk.variants.empty())
+    if (pushing && !chunk.variants.empty())
       queue.push(std::move(chunk));
   } catch (...) {
     queue.fail(total, std::current_exception());

@@ -49,9 +49,17 @@ int SlotTable::slot(const arith::Expr& var) {
   return it->second;
 }
 
-CompiledExpr::CompiledExpr(const arith::Expr& e, SlotTable& slots) : source_(e) {
+CompiledExpr::CompiledExpr(const arith::Expr& e, SlotTable& slots)
+    : CompiledExpr(std::vector<arith::Expr>{e}, slots) {}
+
+CompiledExpr::CompiledExpr(const std::vector<arith::Expr>& roots, SlotTable& slots) {
   std::unordered_map<arith::Expr, int> memo;
-  root_ = flatten(e, slots, memo);
+  for (const arith::Expr& e : roots)
+    roots_.push_back(flatten(e, slots, memo));
+  if (!roots.empty()) {
+    source_ = roots.front();
+    root_ = roots_.front();
+  }
   integer_only_ = std::none_of(nodes_.begin(), nodes_.end(), [](const FlatNode& n) {
     return (n.kind == arith::Kind::Cst && n.den != 1) || (n.kind == arith::Kind::Pow && n.num < 0);
   });
@@ -110,6 +118,35 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
   }
   if (!integer_only_)
     return false;
+  int64_t uniform_failed = 0;
+  compute_rows(values, lanes, out, uniform_failed, scratch, uniform_slots); // `out`: the flags
+  for (size_t l = 0; l < lanes; ++l)
+    if (active[l] && (out[l] || uniform_failed))
+      return false;
+  std::copy_n(scratch.data() + static_cast<size_t>(root_) * lanes, lanes, out);
+  return true;
+}
+
+bool CompiledExpr::evaluate_all_lanes(const int64_t* values, size_t lanes,
+                                      std::vector<int64_t>& rows, std::vector<int64_t>& scratch,
+                                      const uint8_t* uniform_slots) const {
+  if (!integer_only_ || nodes_.empty())
+    return false;
+  rows.resize(roots_.size() * lanes + lanes);
+  int64_t* failed = rows.data() + roots_.size() * lanes;
+  int64_t uniform_failed = 0;
+  compute_rows(values, lanes, failed, uniform_failed, scratch, uniform_slots);
+  if (uniform_failed || std::any_of(failed, failed + lanes, [](int64_t f) { return f != 0; }))
+    return false;
+  for (size_t r = 0; r < roots_.size(); ++r)
+    std::copy_n(scratch.data() + static_cast<size_t>(roots_[r]) * lanes, lanes,
+                rows.data() + r * lanes);
+  return true;
+}
+
+void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* failed_lanes,
+                                int64_t& uniform_failed, std::vector<int64_t>& scratch,
+                                const uint8_t* uniform_slots) const {
   // Nodes are stored children first (flatten appends a node after its operands), so one pass in
   // storage order evaluates every node for every lane; row k of `scratch` holds node k's lanes,
   // and after the rows one flag per node: the same value in every lane. Such a node (sizes,
@@ -118,8 +155,8 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
   const size_t rows = nodes_.size() * lanes;
   scratch.resize(rows + nodes_.size());
   int64_t* uniform = scratch.data() + rows;
-  std::fill(out, out + lanes, 0); // reused below as the per-lane failure flags
-  int64_t uniform_failed = 0;     // a failure of a uniform node: every lane's
+  std::fill(failed_lanes, failed_lanes + lanes, 0);
+  uniform_failed = 0; // a failure of a uniform node: every lane's
   auto row = [&](int node) { return scratch.data() + static_cast<size_t>(node) * lanes; };
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const FlatNode& n = nodes_[k];
@@ -140,7 +177,7 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
       same = same && uniform[child(c)] != 0;
     uniform[k] = same;
     const size_t m = same ? 1 : lanes; // lanes computed
-    int64_t* failed = same ? &uniform_failed : out;
+    int64_t* failed = same ? &uniform_failed : failed_lanes;
     switch (n.kind) {
     case arith::Kind::Cst:
     case arith::Kind::Var:
@@ -229,11 +266,6 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
     if (same)
       std::fill(r + 1, r + lanes, r[0]);
   }
-  for (size_t l = 0; l < lanes; ++l)
-    if (active[l] && (out[l] || uniform_failed))
-      return false;
-  std::copy_n(row(root_), lanes, out);
-  return true;
 }
 
 int64_t CompiledExpr::integer(int node, const std::vector<int64_t>& values) const {

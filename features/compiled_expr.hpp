@@ -33,6 +33,9 @@ class CompiledExpr {
 public:
   CompiledExpr() = default;
   CompiledExpr(const arith::Expr& e, SlotTable& slots);
+  /// Several expressions compiled together (for evaluate_all_lanes): a subexpression they share
+  /// is one node, evaluated once. evaluate() and evaluate_lanes() take the first.
+  CompiledExpr(const std::vector<arith::Expr>& roots, SlotTable& slots);
 
   /// The integer value with variables taken from `values` (indexed by slot). UserError on a
   /// division by zero, an inexact exact division or an int64 overflow.
@@ -48,6 +51,12 @@ public:
   /// lane: what depends only on them is computed once, not per lane.
   bool evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active, int64_t* out,
                       std::vector<int64_t>& scratch, const uint8_t* uniform_slots = nullptr) const;
+  /// evaluate_lanes for every root at once: root r of lane l goes to `rows[r * lanes + l]`
+  /// (resized here). False (rows unspecified) when any node would fail in any lane, active or
+  /// not: the caller then evaluates each expression on its own.
+  bool evaluate_all_lanes(const int64_t* values, size_t lanes, std::vector<int64_t>& rows,
+                          std::vector<int64_t>& scratch, const uint8_t* uniform_slots) const;
+  size_t roots() const { return roots_.size(); }
   bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
   /// Does the expression read a slot flagged in `slots` (indexed by slot; missing = unflagged)?
   bool uses_any(const std::vector<bool>& slots) const;
@@ -68,6 +77,11 @@ private:
     int count = 0;
   };
   int flatten(const arith::Expr& e, SlotTable& slots, std::unordered_map<arith::Expr, int>& memo);
+  /// Every node's value in every lane into `scratch` (node k's lanes from k * lanes, then a
+  /// same-in-every-lane flag per node); per-lane failures flagged in `failed` (lanes values,
+  /// zeroed here), failures of lane-independent nodes in `uniform_failed`.
+  void compute_rows(const int64_t* values, size_t lanes, int64_t* failed, int64_t& uniform_failed,
+                    std::vector<int64_t>& scratch, const uint8_t* uniform_slots) const;
   Value eval(int node, const std::vector<int64_t>& values) const;
   int64_t integer(int node, const std::vector<int64_t>& values) const;
 
@@ -75,6 +89,7 @@ private:
   std::vector<FlatNode> nodes_;
   std::vector<int> children_;
   int root_ = 0;
+  std::vector<int> roots_; ///< the node of each expression compiled (root_ first)
   /// No rational constant and no negative power: every value of every node is an integer, so
   /// evaluate_lanes may use int64 arithmetic throughout.
   bool integer_only_ = true;

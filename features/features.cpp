@@ -464,6 +464,60 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
         uniform[static_cast<size_t>(l.var_slot)] = l.level == Level::Wrg || l.level == Level::Seq;
     access_uniform_slots_.push_back(std::move(uniform));
   }
+  number_access_chains();
+}
+
+void KernelModel::number_access_chains() {
+  auto same_loop = [](const Loop& x, const Loop& y) {
+    return x.level == y.level && x.dim == y.dim && x.kind == y.kind && x.var_slot == y.var_slot &&
+           x.trip_id == y.trip_id && x.trip.source() == y.trip.source();
+  };
+  auto same_chain = [&](const Chain& x, const Chain& y) {
+    return x.last_is_own == y.last_is_own &&
+           std::equal(x.loops.begin(), x.loops.end(), y.loops.begin(), y.loops.end(), same_loop);
+  };
+  std::vector<const Chain*> distinct;
+  for (const auto& chain : access_chains_) {
+    auto same = std::find_if(distinct.begin(), distinct.end(),
+                             [&](const Chain* c) { return same_chain(*c, *chain); });
+    access_chain_id_.push_back(static_cast<int>(same - distinct.begin()));
+    if (same == distinct.end())
+      distinct.push_back(chain.get());
+  }
+  distinct_access_chains_ = static_cast<int>(distinct.size());
+  std::map<int, std::pair<Level, int>> coordinate; // loop variable slot -> (level, dimension)
+  share_entered_chains_ = true;
+  for (const Chain* chain : distinct)
+    for (const Loop& loop : chain->loops)
+      if (loop.var_slot >= 0) {
+        const auto [it, fresh] = coordinate.emplace(loop.var_slot, std::pair{loop.level, loop.dim});
+        if (!fresh && it->second != std::pair{loop.level, loop.dim})
+          share_entered_chains_ = false;
+      }
+  if (!share_entered_chains_)
+    return;
+  std::vector<arith::Expr> roots;
+  chain_access_.assign(distinct.size(), -1);
+  for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
+    if (!access_lanes_exact_[k]) {
+      batched_root_.push_back(-1);
+      continue;
+    }
+    batched_root_.push_back(static_cast<int>(roots.size()));
+    roots.push_back(kernel_.accesses[k].index);
+    int& first = chain_access_[static_cast<size_t>(access_chain_id_[k])];
+    if (first < 0)
+      first = static_cast<int>(k);
+  }
+  batched_indices_ = CompiledExpr(roots, slots_);
+  // A loop variable is the same in every lane where its loop deals out work-groups or runs
+  // sequentially (as access_uniform_slots_ has it per chain); the sizes are.
+  batched_uniform_slots_.assign(static_cast<size_t>(slots_.size()), 1);
+  for (const Chain* chain : distinct)
+    for (const Loop& loop : chain->loops)
+      if (loop.var_slot >= 0)
+        batched_uniform_slots_[static_cast<size_t>(loop.var_slot)] =
+            loop.level == Level::Wrg || loop.level == Level::Seq;
 }
 
 std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device) {
@@ -498,6 +552,10 @@ struct AnalysisScratch::Buffers {
   /// Slot-major values of every lane: slot s of lane l at [s * lanes + l].
   std::vector<int64_t> lane_values;
   std::vector<uint8_t> active; ///< per lane: executes the access
+  /// Per distinct access chain (KernelModel::access_chain_id_) in this launch: 0 not entered
+  /// yet, 1 entered in batch (its lanes' activity in chain_active), 2 the batch failed.
+  std::vector<uint8_t> chain_state, chain_active;
+  std::vector<int64_t> batched_rows; ///< KernelModel::batched_indices_'s lanes
   std::vector<int64_t> index, trip, eval, lines, words, banks_hit;
 };
 
@@ -737,24 +795,60 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     std::fill_n(b.lane_values.begin() + ptrdiff_t(slot * lanes), lanes, s.values[slot]);
   b.active.resize(lanes);
   b.index.resize(lanes);
+  b.chain_state.assign(static_cast<size_t>(distinct_access_chains_), 0);
+  b.chain_active.resize(static_cast<size_t>(distinct_access_chains_) * lanes);
 
   const int64_t line_bytes = device.cache_line_bytes > 0 ? device.cache_line_bytes : 64;
   const int64_t banks = device.local_mem_banks > 0 ? device.local_mem_banks : 32;
   double lines_weighted = 0, lines_weight = 0, banks_weighted = 0, banks_weight = 0;
   double width_weighted = 0;
+  // The lanes enter access k's loop chain (in batch): once per chain and launch where chains
+  // share their variables; b.active holds the lanes inside it when chain_state is 1.
+  auto enter_chain = [&](size_t k) {
+    const auto chain = static_cast<size_t>(access_chain_id_[k]);
+    uint8_t* entered = b.chain_active.data() + chain * lanes;
+    if (!share_entered_chains_ || b.chain_state[chain] == 0) {
+      bool ok = false;
+      try {
+        ok = enter_first_iteration_lanes(*access_chains_[k], group, b, lanes,
+                                         access_uniform_slots_[k].data());
+      } catch (...) {
+        ok = false; // the lane-by-lane path meets the same error at the same point
+      }
+      b.chain_state[chain] = ok ? 1 : 2;
+      if (ok)
+        std::copy_n(b.active.begin(), lanes, entered);
+    } else if (b.chain_state[chain] == 1) {
+      std::copy_n(entered, lanes, b.active.begin());
+    }
+    return b.chain_state[chain] == 1;
+  };
+  // Where chains share: every chain entered first (each sets only its own loop variables, to
+  // the same values in every chain), then every batched index in one pass over their shared
+  // nodes. If any lane of any node fails there, each access evaluates its own index below.
+  bool indices_batched = false;
+  if (share_entered_chains_ && batched_indices_.roots() > 0) {
+    for (int k : chain_access_)
+      if (k >= 0)
+        enter_chain(static_cast<size_t>(k));
+    indices_batched = batched_indices_.evaluate_all_lanes(
+        b.lane_values.data(), lanes, b.batched_rows, b.eval, batched_uniform_slots_.data());
+  }
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
     // All lanes at once; lane by lane (as the features were first defined) where the batch
     // cannot be exact. Both give the same lanes and indices.
-    bool batched = access_lanes_exact_[k];
-    if (batched) {
+    bool batched = access_lanes_exact_[k] && enter_chain(k);
+    if (batched && indices_batched && batched_root_[k] >= 0) {
+      std::copy_n(b.batched_rows.begin() + ptrdiff_t(size_t(batched_root_[k]) * lanes), lanes,
+                  b.index.begin());
+    } else if (batched) {
       try {
-        const uint8_t* uniform = access_uniform_slots_[k].data();
-        batched = enter_first_iteration_lanes(*access_chains_[k], group, b, lanes, uniform) &&
-                  access_index_[k].evaluate_lanes(b.lane_values.data(), lanes, b.active.data(),
-                                                  b.index.data(), b.eval, uniform);
+        batched = access_index_[k].evaluate_lanes(b.lane_values.data(), lanes, b.active.data(),
+                                                  b.index.data(), b.eval,
+                                                  access_uniform_slots_[k].data());
       } catch (...) {
-        batched = false; // the lane-by-lane path meets the same error at the same point
+        batched = false;
       }
     }
     if (!batched) {

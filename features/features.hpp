@@ -161,6 +161,8 @@ private:
   /// accesses' lanes.
   Features features_of(const Launch& launch, const interp::Sizes& sizes,
                        AnalysisScratch::Buffers& b, Analysis* detail) const;
+  /// Fills access_chain_id_, distinct_access_chains_ and share_entered_chains_.
+  void number_access_chains();
 
   codegen::Kernel kernel_;
   SlotTable slots_;
@@ -178,6 +180,21 @@ private:
   /// Per access, per slot: the same in every lane of the warp at the access (sizes, work-group
   /// and sequential loop variables), for CompiledExpr::evaluate_lanes.
   std::vector<std::vector<uint8_t>> access_uniform_slots_;
+  /// Per access: the number of its loop chain among the accesses' distinct chains (the accesses
+  /// of one loop nest share one), and how many there are. The warp's lanes enter a chain once
+  /// per launch when `share_entered_chains_`: every loop variable is the same coordinate (level
+  /// and dimension) in every chain, so entering one chain cannot change another's variables.
+  std::vector<int> access_chain_id_;
+  int distinct_access_chains_ = 0;
+  bool share_entered_chains_ = false;
+  /// With shared chains: the index expressions of the accesses evaluated in batch, compiled
+  /// together so that what they share is evaluated once per launch; access -> its root (-1: not
+  /// in the set); per slot, the same in every lane; per distinct chain, an access in it (-1: none
+  /// evaluated in batch).
+  CompiledExpr batched_indices_;
+  std::vector<int> batched_root_;
+  std::vector<uint8_t> batched_uniform_slots_;
+  std::vector<int> chain_access_;
   bool uses_work_groups_ = false;
   int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
 };

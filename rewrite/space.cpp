@@ -848,20 +848,45 @@ struct VariantStream::State {
   }
 
   bool next(Variant& out) {
+    if (!fill_pending())
+      return false;
+    Pending& front = pending.front();
+    out.strategy = front.strategy;
+    out.parameters = front.parameters;
+    out.program = front.program;
+    out.launch = front.launches[front.pos++];
+    out.index = counts.variants++;
+    out.kernel_index = front.kernel_index;
+    out.kernel = front.kernel;
+    ++counts.per_strategy[front.strategy];
+    return true;
+  }
+
+  bool next_kernel(KernelVariants& out) {
+    if (!fill_pending())
+      return false;
+    Pending& front = pending.front();
+    out.strategy = front.strategy;
+    out.parameters = front.parameters;
+    out.program = front.program;
+    out.kernel_index = front.kernel_index;
+    out.kernel = front.kernel;
+    out.launches.assign(front.launches.begin() + ptrdiff_t(front.pos), front.launches.end());
+    out.first_index = counts.variants;
+    const auto n = static_cast<int64_t>(out.launches.size());
+    counts.variants += n;
+    counts.per_strategy[front.strategy] += n;
+    pending.pop_front();
+    return true;
+  }
+
+  /// Lowers and generates until a kernel with launches not yet handed out is at the front of
+  /// `pending`; false at the end of the stream.
+  bool fill_pending() {
     while (true) {
       if (!pending.empty()) {
-        Pending& front = pending.front();
-        if (front.pos < front.launches.size()) {
-          out.strategy = front.strategy;
-          out.parameters = front.parameters;
-          out.program = front.program;
-          out.launch = front.launches[front.pos++];
-          out.index = counts.variants++;
-          out.kernel_index = front.kernel_index;
-          out.kernel = front.kernel;
-          ++counts.per_strategy[front.strategy];
+        if (pending.front().pos < pending.front().launches.size())
           return true;
-        }
         pending.pop_front();
         continue;
       }
@@ -895,6 +920,9 @@ VariantStream::~VariantStream() = default;
 bool VariantStream::next(Variant& out) {
   return state_->next(out);
 }
+bool VariantStream::next_kernel(KernelVariants& out) {
+  return state_->next_kernel(out);
+}
 const SpaceCounts& VariantStream::counts() const {
   return state_->counts;
 }
@@ -905,8 +933,12 @@ const std::string& Variant::kernel_source() const {
 }
 
 int64_t steps_per_launch(const Variant& variant) {
-  const auto fused = variant.parameters.find("steps_per_launch");
-  return fused == variant.parameters.end() ? 1 : fused->second;
+  return steps_per_launch(variant.parameters);
+}
+
+int64_t steps_per_launch(const std::map<std::string, int64_t>& parameters) {
+  const auto fused = parameters.find("steps_per_launch");
+  return fused == parameters.end() ? 1 : fused->second;
 }
 
 int64_t remainder_steps(const Variant& variant) {

@@ -61,6 +61,7 @@ struct Variant {
 /// Steps of an iterated program one launch of the variant computes: its "steps_per_launch"
 /// (a fused launch, temporal blocking), else 1.
 int64_t steps_per_launch(const Variant& variant);
+int64_t steps_per_launch(const std::map<std::string, int64_t>& parameters);
 
 /// Steps the remainder launch of a fused variant computes (its "remainder_steps"), else 0.
 int64_t remainder_steps(const Variant& variant);
@@ -93,6 +94,18 @@ struct SpaceCounts {
 
 /// The lazy stream of variants. `next` does only the work needed for one more variant: a
 /// high-level program is expanded, lowered and generated only when the stream reaches it.
+/// The variants of one kernel in stream order: what they share, held once, and their launches.
+/// Variant `first_index + i` is this kernel with `launches[i]`.
+struct KernelVariants {
+  std::string strategy;
+  std::map<std::string, int64_t> parameters;
+  ir::Program program{"", {}, ir::literal(0.0f), {}};
+  int64_t kernel_index = 0;
+  std::shared_ptr<const codegen::Kernel> kernel;
+  std::vector<Launch> launches;
+  int64_t first_index = 0;
+};
+
 class VariantStream {
 public:
   /// `program`: a high-level stencil (map/reduce, layout primitives, user functions).
@@ -102,6 +115,10 @@ public:
   VariantStream& operator=(const VariantStream&) = delete;
 
   bool next(Variant& out);
+  /// The stream's remaining variants of its current kernel (or of the next one) at once: the
+  /// same variants, in the same order and with the same indices, as calls to next() would give,
+  /// without copying what they share for every launch. May follow calls to next().
+  bool next_kernel(KernelVariants& out);
   const SpaceCounts& counts() const;
 
 private:

@@ -197,6 +197,68 @@ TEST_CASE("evaluate_lanes equals evaluate lane by lane on random expressions") {
   CHECK(failing_lanes > 100);
 }
 
+TEST_CASE("expressions compiled together evaluate as each on its own") {
+  std::mt19937_64 rng(23);
+  const std::vector<arith::Expr> vars{arith::var("i"), arith::var("j"), arith::size_var("N")};
+  ExprGen gen{rng, vars};
+  int together = 0, refused = 0, shared = 0;
+  std::vector<int64_t> scratch, rows;
+  for (int trial = 0; trial < 1500; ++trial) {
+    SlotTable slots;
+    for (const arith::Expr& v : vars)
+      slots.slot(v);
+    // Index-like expressions around a common base (as a stencil's neighbours are).
+    std::vector<arith::Expr> roots;
+    try {
+      const arith::Expr base = gen(std::uniform_int_distribution<int>(0, 3)(rng));
+      const int count = std::uniform_int_distribution<int>(1, 6)(rng);
+      for (int r = 0; r < count; ++r)
+        roots.push_back(r % 2 == 0 ? base + arith::cst(r) : base * vars[0] + gen(1));
+    } catch (const UserError&) {
+      continue;
+    }
+    const CompiledExpr all(roots, slots);
+    std::vector<CompiledExpr> each;
+    for (const arith::Expr& e : roots)
+      each.emplace_back(e, slots);
+    REQUIRE(all.roots() == roots.size());
+    const size_t lanes = trial % 3 == 0 ? 8 : 32;
+    const auto n_slots = static_cast<size_t>(slots.size());
+    std::vector<int64_t> values(n_slots * lanes);
+    const bool huge = trial % 10 == 0;
+    for (int64_t& v : values)
+      v = huge ? std::uniform_int_distribution<int64_t>(-(int64_t(1) << 62), int64_t(1) << 62)(rng)
+               : std::uniform_int_distribution<int64_t>(-40, 300)(rng);
+    std::vector<uint8_t> uniform(n_slots, 0);
+    uniform[2] = 1; // N: the same in every lane
+    std::fill_n(values.begin() + ptrdiff_t(2 * lanes), lanes, values[2 * lanes]);
+    const bool ok = all.evaluate_all_lanes(values.data(), lanes, rows, scratch, uniform.data());
+    ok ? ++together : ++refused;
+    const std::vector<uint8_t> active(lanes, 1);
+    std::vector<int64_t> out(lanes);
+    bool every_one_ok = true;
+    for (size_t r = 0; r < roots.size(); ++r) {
+      const bool one_ok = each[r].evaluate_lanes(values.data(), lanes, active.data(), out.data(),
+                                                 scratch, uniform.data());
+      every_one_ok = every_one_ok && one_ok;
+      if (ok) {
+        // Together succeeds only when no lane fails: then each on its own succeeds, equal.
+        REQUIRE(one_ok);
+        for (size_t l = 0; l < lanes; ++l) {
+          INFO(roots[r].to_string() << " lane " << l);
+          CHECK(rows[r * lanes + l] == out[l]);
+        }
+      }
+    }
+    if (!ok)
+      CHECK_FALSE(every_one_ok); // refused only where some lane of some expression fails
+    shared += roots.size() > 1;
+  }
+  CHECK(together > 1000);
+  CHECK(refused > 10);
+  CHECK(shared > 500);
+}
+
 TEST_CASE("evaluate_lanes ignores failures of inactive lanes") {
   SlotTable slots;
   const arith::Expr i = arith::var("i");

@@ -200,6 +200,51 @@ TEST_CASE("generation is deterministic") {
   CHECK(c1.variants > 1000);
 }
 
+TEST_CASE("next_kernel hands out the variants next() would, a kernel at a time") {
+  ir::Module module = load("gradient");
+  const rewrite::SpaceOptions options = options_for(64, 128);
+  const int prefix = test::kSanitized ? 2000 : 20000;
+  // The variants one at a time.
+  std::vector<std::string> one_by_one;
+  std::vector<std::shared_ptr<const codegen::Kernel>> kernels;
+  rewrite::VariantStream single(module.main(), options);
+  rewrite::Variant v;
+  while (static_cast<int>(one_by_one.size()) < prefix && single.next(v)) {
+    one_by_one.push_back(fmt::format("{} {} {}", v.index, v.kernel_index, describe(v)));
+    kernels.push_back(v.kernel);
+  }
+  REQUIRE(one_by_one.size() == size_t(prefix));
+  // The same stream a kernel at a time, after 7 variants taken one by one (the first kernel's
+  // rest then comes as a group of its own).
+  rewrite::VariantStream grouped(module.main(), options);
+  std::vector<std::string> by_kernel;
+  size_t groups = 0;
+  for (int i = 0; i < 7; ++i) {
+    REQUIRE(grouped.next(v));
+    by_kernel.push_back(fmt::format("{} {} {}", v.index, v.kernel_index, describe(v)));
+  }
+  rewrite::KernelVariants group;
+  while (by_kernel.size() < one_by_one.size() && grouped.next_kernel(group)) {
+    ++groups;
+    for (size_t i = 0; i < group.launches.size() && by_kernel.size() < one_by_one.size(); ++i) {
+      rewrite::Variant expanded;
+      expanded.strategy = group.strategy;
+      expanded.parameters = group.parameters;
+      expanded.program = group.program;
+      expanded.launch = group.launches[i];
+      expanded.index = group.first_index + int64_t(i);
+      expanded.kernel_index = group.kernel_index;
+      expanded.kernel = group.kernel;
+      CHECK(expanded.kernel->source == kernels[by_kernel.size()]->source);
+      by_kernel.push_back(
+          fmt::format("{} {} {}", expanded.index, expanded.kernel_index, describe(expanded)));
+    }
+  }
+  CHECK(by_kernel == one_by_one);
+  CHECK(groups > 10);
+  CHECK(grouped.counts().per_strategy.size() > 1);
+}
+
 TEST_CASE("the stream is lazy") {
   ir::Module module = load("jacobi2d5pt");
   rewrite::VariantStream stream(module.main(), options_for(4096, 4096));
