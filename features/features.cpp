@@ -42,10 +42,15 @@ int64_t element_bytes(ir::ScalarKind kind) {
   return static_cast<int64_t>(codegen::scalar_bytes(kind));
 }
 
-int64_t checked_mul(int64_t a, int64_t b) {
+// Out of line and cold, so that checked_mul inlines into the per-lane loops.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_count_overflow(int64_t a, int64_t b) {
+  throw UserError(fmt::format("feature count overflows int64 ({} x {})", a, b));
+}
+
+inline int64_t checked_mul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r))
-    throw UserError(fmt::format("feature count overflows int64 ({} x {})", a, b));
+    throw_count_overflow(a, b);
   return r;
 }
 
@@ -282,6 +287,30 @@ int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t la
   auto line_of = [&](int64_t byte) {
     return power_of_two ? byte >> shift : floor_div(byte, line_bytes);
   };
+  // A warp usually touches its lines in order, each lane's lines from where the previous lane's
+  // end: then they are counted as they come, without a list. Out of order, the list is sorted.
+  {
+    int64_t distinct = 0, previous_last = 0;
+    bool in_order = true, any = false;
+    const int64_t span = checked_mul(width, element_bytes) - 1;
+    for (size_t l = 0; l < lanes && in_order; ++l) {
+      if (!active[l])
+        continue;
+      if (!first)
+        first = index[l];
+      const int64_t begin = checked_mul(index[l] - *first, element_bytes);
+      const int64_t first_line = line_of(begin), last_line = line_of(begin + span);
+      if (any && first_line < previous_last) {
+        in_order = false;
+        break;
+      }
+      distinct += last_line - first_line + 1 - (any && first_line == previous_last ? 1 : 0);
+      previous_last = last_line;
+      any = true;
+    }
+    if (in_order)
+      return distinct;
+  }
   for (size_t l = 0; l < lanes; ++l) {
     if (!active[l])
       continue;
