@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -104,10 +105,12 @@ Booster::~Booster() {
     XGBoosterFree(handle_);
 }
 
-Booster::Booster(Booster&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+Booster::Booster(Booster&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)), ensemble_(std::move(other.ensemble_)) {}
 
 Booster& Booster::operator=(Booster&& other) noexcept {
   std::swap(handle_, other.handle_);
+  std::swap(ensemble_, other.ensemble_);
   return *this;
 }
 
@@ -134,7 +137,12 @@ Booster Booster::train(const DMatrix& data, const TrainOptions& options, double 
     set("nthread", fmt::format("{}", options.threads));
   for (int round = 0; round < options.trees; ++round)
     check(XGBoosterUpdateOneIter(b.handle_, round, data.handle()), "XGBoosterUpdateOneIter");
-  b.predict_on_one_thread();
+  try {
+    b.finish("the trained model");
+  } catch (const UserError& e) {
+    // Booster trains only what the ensemble supports.
+    throw InternalError(e.message(), __FILE__, __LINE__);
+  }
   return b;
 }
 
@@ -144,12 +152,35 @@ Booster Booster::from_ubj(std::string_view bytes, const std::string& origin) {
   if (XGBoosterLoadModelFromBuffer(b.handle_, bytes.data(), static_cast<bst_ulong>(bytes.size())))
     throw UserError(
         fmt::format("{}: XGBoost cannot load the boosted model: {}", origin, last_error()));
-  b.predict_on_one_thread();
+  b.finish(origin);
   return b;
 }
 
-void Booster::predict_on_one_thread() {
+void Booster::finish(const std::string& origin) {
   check(XGBoosterSetParam(handle_, "nthread", "1"), "XGBoosterSetParam(nthread, 1)");
+  // From XGBoost's own serialisation, not the bytes it was loaded from: those may be an older
+  // format XGBoost still reads.
+  try {
+    ensemble_ = TreeEnsemble::from_xgboost_ubj(to_ubj());
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", origin, e.message()));
+  }
+  // A cheap guard against an XGBoost whose model semantics changed (another version): a few rows
+  // through both predictors, which must agree exactly. A fraction of a millisecond.
+  const auto columns = static_cast<Eigen::Index>(ensemble_.features());
+  if (columns == 0)
+    return;
+  Matrix probe(3, columns);
+  probe.row(0).setZero();
+  probe.row(1).setConstant(std::numeric_limits<double>::quiet_NaN());
+  probe.row(2).setLinSpaced(columns, -2.0, 2.0);
+  const std::vector<double> ours = ensemble_.margins(probe);
+  const std::vector<double> theirs = predict_margin_xgboost(probe);
+  for (size_t r = 0; r < ours.size(); ++r)
+    LIFTX_INTERNAL_CHECK(std::memcmp(&ours[r], &theirs[r], sizeof(double)) == 0,
+                         "{}: the compiled trees give margin {} for probe row {}, XGBoost {} "
+                         "(XGBoost {})",
+                         origin, ours[r], r, theirs[r], version());
 }
 
 std::string Booster::to_ubj() const {
@@ -167,6 +198,10 @@ int Booster::features() const {
 }
 
 std::vector<double> Booster::predict_margin(const Matrix& rows) const {
+  return ensemble_.margins(rows);
+}
+
+std::vector<double> Booster::predict_margin_xgboost(const Matrix& rows) const {
   if (rows.rows() == 0)
     return {};
   const std::vector<float> margin = predict(handle_, rows, 1, 1);

@@ -1,0 +1,393 @@
+#include "model/tree_ensemble.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace liftx::model {
+
+namespace {
+
+constexpr uint32_t kLinkedNodeBytes = 16;
+
+using nlohmann::json;
+
+// Far beyond any model liftx trains (46 features, 127 nodes a tree), small enough that
+// feature * kBlockRows and node indices fit 32 bits.
+constexpr int64_t kMaxFeatures = 1 << 20;
+constexpr int64_t kMaxNodesPerTree = 1 << 24;
+constexpr int64_t kMaxTrees = 1 << 20;
+
+[[noreturn]] void malformed(const std::string& what) {
+  throw UserError(fmt::format("XGBoost model: {}", what));
+}
+
+const json& member(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object())
+    malformed(fmt::format("{} is not an object", where));
+  const auto it = object.find(key);
+  if (it == object.end())
+    malformed(fmt::format("{} has no \"{}\"", where, key));
+  return *it;
+}
+
+const json& array_member(const json& object, const char* key, const std::string& where) {
+  const json& value = member(object, key, where);
+  if (!value.is_array())
+    malformed(fmt::format("{}.{} is not an array", where, key));
+  return value;
+}
+
+std::string string_member(const json& object, const char* key, const std::string& where) {
+  const json& value = member(object, key, where);
+  if (!value.is_string())
+    malformed(fmt::format("{}.{} is not a string", where, key));
+  return value.get<std::string>();
+}
+
+/// XGBoost stores its parameters as strings ("46").
+int64_t integer_parameter(const json& object, const char* key, const std::string& where) {
+  const std::string text = string_member(object, key, where);
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    malformed(fmt::format("{}.{} is \"{}\", not an integer", where, key, text));
+  return value;
+}
+
+/// XGBoost writes floats as the shortest decimal that reads back as the same float, and reads
+/// them with a correctly rounded float parser: from_chars<float> gives the same value (a parse
+/// through double could round twice).
+float float_parameter(const json& object, const char* key, const std::string& where) {
+  const std::string text = string_member(object, key, where);
+  float value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    malformed(fmt::format("{}.{} is \"{}\", not a number", where, key, text));
+  return value;
+}
+
+int64_t integer_element(const json& array, size_t i, const char* name, const std::string& where) {
+  const json& value = array[i];
+  if (value.is_boolean()) // default_left: booleans in some XGBoost versions, 0/1 in others
+    return value.get<bool>() ? 1 : 0;
+  if (!value.is_number_integer())
+    malformed(fmt::format("{}: {}[{}] is not an integer", where, name, i));
+  if (value.is_number_unsigned())
+    return static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), INT64_MAX));
+  return value.get<int64_t>();
+}
+
+/// The value as XGBoost holds it: float32 (exact from UBJSON, where floats are stored as bits).
+float float_element(const json& array, size_t i, const char* name, const std::string& where) {
+  const json& value = array[i];
+  if (!value.is_number())
+    malformed(fmt::format("{}: {}[{}] is not a number", where, name, i));
+  return static_cast<float>(value.get<double>());
+}
+
+/// Objectives whose base score XGBoost uses as the margin unchanged (ProbToMargin is the
+/// identity): the two that Booster trains.
+bool margin_is_base_score(const std::string& objective) {
+  return objective == "reg:squarederror" || objective == "rank:pairwise";
+}
+
+} // namespace
+
+TreeEnsemble TreeEnsemble::from_xgboost_ubj(std::string_view bytes) {
+  json model;
+  try {
+    model = json::from_ubjson(bytes);
+  } catch (const json::exception& e) {
+    malformed(fmt::format("not Universal Binary JSON: {}", e.what()));
+  }
+  return from_xgboost_json(model);
+}
+
+TreeEnsemble TreeEnsemble::from_xgboost_json(const json& model) {
+  const json& learner = member(model, "learner", "the model");
+  const json& objective = member(learner, "objective", "learner");
+  const std::string objective_name = string_member(objective, "name", "learner.objective");
+  if (!margin_is_base_score(objective_name))
+    malformed(fmt::format("objective {} is not supported (reg:squarederror or rank:pairwise)",
+                          objective_name));
+
+  const json& parameters = member(learner, "learner_model_param", "learner");
+  const std::string parameters_name = "learner.learner_model_param";
+  TreeEnsemble out;
+  const int64_t features = integer_parameter(parameters, "num_feature", parameters_name);
+  if (features < 0 || features > kMaxFeatures)
+    malformed(fmt::format("{} features", features));
+  out.features_ = static_cast<int>(features);
+  out.base_score_ = float_parameter(parameters, "base_score", parameters_name);
+  const int64_t classes = integer_parameter(parameters, "num_class", parameters_name);
+  const int64_t targets = parameters.contains("num_target")
+                              ? integer_parameter(parameters, "num_target", parameters_name)
+                              : 1;
+  if (classes > 1 || targets != 1)
+    malformed(fmt::format("{} classes and {} targets (one output is supported)", classes, targets));
+
+  const json& booster = member(learner, "gradient_booster", "learner");
+  // dart weighs its trees and gblinear has none: only gbtree sums its trees as they are.
+  const std::string booster_name = string_member(booster, "name", "learner.gradient_booster");
+  if (booster_name != "gbtree")
+    malformed(fmt::format("booster {} is not supported (gbtree)", booster_name));
+  const json& gbtree = member(booster, "model", "learner.gradient_booster");
+  const std::string gbtree_name = "learner.gradient_booster.model";
+  const json& trees = array_member(gbtree, "trees", gbtree_name);
+  const json& tree_info = array_member(gbtree, "tree_info", gbtree_name);
+  const int64_t declared_trees = integer_parameter(
+      member(gbtree, "gbtree_model_param", gbtree_name), "num_trees", gbtree_name);
+  if (declared_trees != static_cast<int64_t>(trees.size()) || tree_info.size() != trees.size() ||
+      trees.size() > static_cast<size_t>(kMaxTrees))
+    malformed(fmt::format("{} trees declared, {} stored, {} in tree_info", declared_trees,
+                          trees.size(), tree_info.size()));
+
+  for (size_t t = 0; t < trees.size(); ++t) {
+    const std::string where = fmt::format("tree {}", t);
+    if (integer_element(tree_info, t, "tree_info", gbtree_name) != 0)
+      malformed(fmt::format("{} belongs to output group {} (one output is supported)", where,
+                            tree_info[t].dump()));
+    const json& tree = trees[t];
+    const json& left = array_member(tree, "left_children", where);
+    const json& right = array_member(tree, "right_children", where);
+    const json& split_index = array_member(tree, "split_indices", where);
+    const json& condition = array_member(tree, "split_conditions", where);
+    const json& default_left = array_member(tree, "default_left", where);
+    const int64_t declared_nodes =
+        integer_parameter(member(tree, "tree_param", where), "num_nodes", where + ".tree_param");
+    const size_t nodes = left.size();
+    if (declared_nodes != static_cast<int64_t>(nodes) || right.size() != nodes ||
+        split_index.size() != nodes || condition.size() != nodes || default_left.size() != nodes ||
+        nodes == 0 || nodes > static_cast<size_t>(kMaxNodesPerTree))
+      malformed(fmt::format("{} declares {} nodes; its arrays hold {} left children, {} right "
+                            "children, {} split indices, {} conditions, {} default directions",
+                            where, declared_nodes, nodes, right.size(), split_index.size(),
+                            condition.size(), default_left.size()));
+    if (tree.contains("split_type")) {
+      const json& split_type = array_member(tree, "split_type", where);
+      for (size_t i = 0; i < split_type.size(); ++i)
+        if (integer_element(split_type, i, "split_type", where) != 0)
+          malformed(fmt::format("{}: node {} splits on categories (not supported)", where, i));
+    }
+
+    // Breadth first from the root, renumbering so that children are adjacent; a node reached
+    // twice means a cycle or a shared subtree. Unreachable (deleted) nodes are left out.
+    const auto first = static_cast<uint32_t>(out.linked_nodes_.size());
+    std::vector<int64_t> renumbered(nodes, -1);
+    std::vector<size_t> order{0}; // original index of each new node
+    std::vector<uint32_t> depth{0};
+    renumbered[0] = 0;
+    uint32_t tree_depth = 0;
+    for (size_t next = 0; next < order.size(); ++next) {
+      const size_t original = order[next];
+      const auto self = static_cast<uint32_t>(next);
+      const int64_t l = integer_element(left, original, "left_children", where);
+      const int64_t r = integer_element(right, original, "right_children", where);
+      if (l == -1) {
+        if (r != -1)
+          malformed(
+              fmt::format("{}: node {} has a right child ({}) but no left", where, original, r));
+        out.linked_nodes_.push_back(
+            {0, std::numeric_limits<float>::quiet_NaN(), self * kLinkedNodeBytes, 0});
+        out.leaf_values_.push_back(float_element(condition, original, "split_conditions", where));
+        continue;
+      }
+      if (l < 0 || l >= static_cast<int64_t>(nodes) || r < 0 || r >= static_cast<int64_t>(nodes))
+        malformed(fmt::format("{}: node {} has children {} and {}, outside its {} nodes", where,
+                              original, l, r, nodes));
+      // XGBoost's predictor takes the right child to be left + 1 (so do its trees, which
+      // allocate children in pairs): refuse any other tree rather than guess which it means.
+      if (r != l + 1)
+        malformed(
+            fmt::format("{}: node {} has children {} and {}, not adjacent", where, original, l, r));
+      if (renumbered[static_cast<size_t>(l)] != -1 || renumbered[static_cast<size_t>(r)] != -1)
+        malformed(fmt::format("{}: node {} or {} is reached twice (a cycle)", where, l, r));
+      const int64_t feature = integer_element(split_index, original, "split_indices", where);
+      if (feature < 0 || feature >= features)
+        malformed(fmt::format("{}: node {} splits on feature {} of {}", where, original, feature,
+                              features));
+      float threshold = float_element(condition, original, "split_conditions", where);
+      // XGBoost sends every present value right at a NaN threshold (value < NaN is false); so
+      // does -inf, which keeps NaN thresholds for leaves.
+      if (std::isnan(threshold))
+        threshold = -std::numeric_limits<float>::infinity();
+      const auto left_child = static_cast<uint32_t>(order.size());
+      renumbered[static_cast<size_t>(l)] = left_child;
+      renumbered[static_cast<size_t>(r)] = left_child + 1;
+      order.push_back(static_cast<size_t>(l));
+      order.push_back(static_cast<size_t>(r));
+      depth.push_back(depth[self] + 1);
+      depth.push_back(depth[self] + 1);
+      tree_depth = std::max(tree_depth, depth[self] + 1);
+      const bool missing_left = integer_element(default_left, original, "default_left", where);
+      out.linked_nodes_.push_back({static_cast<uint32_t>(feature) * kBlockRows, threshold,
+                                   left_child * kLinkedNodeBytes, missing_left ? 0u : 1u});
+      out.leaf_values_.push_back(0);
+    }
+    out.trees_.push_back({first, first, tree_depth});
+  }
+  LIFTX_INTERNAL_CHECK(out.linked_nodes_.size() < std::numeric_limits<uint32_t>::max() / 16,
+                       "{} nodes in the ensemble", out.linked_nodes_.size());
+  // Complete trees only where they stay small: a sparse tree (a deep chain) would grow 2^depth.
+  size_t complete_nodes = 0;
+  bool shallow = true;
+  for (const Tree& tree : out.trees_) {
+    shallow = shallow && tree.depth <= kMaxCompleteDepth;
+    complete_nodes += size_t{1} << std::min(tree.depth, kMaxCompleteDepth);
+  }
+  if (shallow && complete_nodes <= 4 * out.linked_nodes_.size() + (1 << 20))
+    out.make_complete();
+  return out;
+}
+
+void TreeEnsemble::make_complete() {
+  std::vector<CompleteNode> nodes;
+  std::vector<uint8_t> default_right;
+  std::vector<float> leaves;
+  for (Tree& tree : trees_) {
+    const uint32_t internal = (1u << tree.depth) - 1;
+    const auto first_node = static_cast<uint32_t>(nodes.size());
+    const auto first_leaf = static_cast<uint32_t>(leaves.size());
+    // Until overwritten: nodes that send every row left, to the copies of a leaf above the bottom.
+    nodes.resize(nodes.size() + internal, {0, std::numeric_limits<float>::quiet_NaN()});
+    default_right.resize(nodes.size(), 0);
+    leaves.resize(leaves.size() + internal + 1, 0.0f);
+    // (linked node's byte offset, complete slot, level), depth first.
+    std::vector<std::array<uint32_t, 3>> pending{{0, 0, 0}};
+    while (!pending.empty()) {
+      const auto [offset, slot, level] = pending.back();
+      pending.pop_back();
+      const LinkedNode& node = linked_nodes_[tree.first_node + offset / kLinkedNodeBytes];
+      if (node.left == offset) { // a leaf: fill the bottom slots below it
+        const uint32_t below = tree.depth - level;
+        const uint32_t first_bottom = ((slot + 1) << below) - 1 - internal;
+        std::fill_n(leaves.begin() + first_leaf + first_bottom, 1u << below,
+                    leaf_values_[tree.first_node + offset / kLinkedNodeBytes]);
+        continue;
+      }
+      nodes[first_node + slot] = {node.value_offset, node.threshold};
+      default_right[first_node + slot] = static_cast<uint8_t>(node.default_right);
+      pending.push_back({node.left, 2 * slot + 1, level + 1});
+      pending.push_back({node.left + kLinkedNodeBytes, 2 * slot + 2, level + 1});
+    }
+    tree.first_node = first_node;
+    tree.first_leaf = first_leaf;
+  }
+  complete_ = true;
+  complete_nodes_ = std::move(nodes);
+  complete_default_right_ = std::move(default_right);
+  leaf_values_ = std::move(leaves);
+  linked_nodes_.clear();
+  linked_nodes_.shrink_to_fit();
+}
+
+// Both kernels: every row of a group walks exactly the tree's depth (leaves send rows to
+// themselves or their copies); the rows' walks are independent, so they overlap in the pipeline.
+// value >= threshold is !(value < threshold), XGBoost's "right", except for NaN, which XGBoost
+// treats as missing: it takes the default direction.
+
+template <bool has_missing>
+void TreeEnsemble::add_complete_trees(const float* block_values, float* block_margins) const {
+  for (const Tree& tree : trees_) {
+    const CompleteNode* nodes = complete_nodes_.data() + tree.first_node;
+    const uint8_t* default_right = complete_default_right_.data() + tree.first_node;
+    const float* leaves = leaf_values_.data() + tree.first_leaf;
+    const size_t internal = (size_t{1} << tree.depth) - 1;
+    for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
+      size_t at[kLanes] = {};
+      const float* values = block_values + group;
+      for (uint32_t level = 0; level < tree.depth; ++level) {
+#pragma GCC unroll 16
+        for (uint32_t lane = 0; lane < kLanes; ++lane) {
+          const CompleteNode& node = nodes[at[lane]];
+          const float value = values[size_t{node.value_offset} + lane];
+          size_t right = value >= node.threshold;
+          if constexpr (has_missing)
+            right |= default_right[at[lane]] & static_cast<size_t>(std::isnan(value));
+          at[lane] = 2 * at[lane] + 1 + right;
+        }
+      }
+#pragma GCC unroll 16
+      for (uint32_t lane = 0; lane < kLanes; ++lane)
+        block_margins[group + lane] += leaves[at[lane] - internal];
+    }
+  }
+}
+
+template <bool has_missing>
+void TreeEnsemble::add_linked_trees(const float* block_values, float* block_margins) const {
+  for (const Tree& tree : trees_) {
+    const auto* nodes = reinterpret_cast<const char*>(linked_nodes_.data() + tree.first_node);
+    const float* leaves = leaf_values_.data() + tree.first_leaf;
+    for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
+      size_t at[kLanes] = {}; // byte offsets: a child is one add away
+      const float* values = block_values + group;
+      for (uint32_t level = 0; level < tree.depth; ++level) {
+#pragma GCC unroll 16
+        for (uint32_t lane = 0; lane < kLanes; ++lane) {
+          const auto& node = *reinterpret_cast<const LinkedNode*>(nodes + at[lane]);
+          const float value = values[size_t{node.value_offset} + lane];
+          size_t right = value >= node.threshold;
+          if constexpr (has_missing)
+            right |= node.default_right & static_cast<uint32_t>(std::isnan(value));
+          at[lane] = size_t{node.left} + right * kLinkedNodeBytes;
+        }
+      }
+#pragma GCC unroll 16
+      for (uint32_t lane = 0; lane < kLanes; ++lane)
+        block_margins[group + lane] += leaves[at[lane] / kLinkedNodeBytes];
+    }
+  }
+}
+
+int TreeEnsemble::depth() const {
+  uint32_t deepest = 0;
+  for (const Tree& tree : trees_)
+    deepest = std::max(deepest, tree.depth);
+  return static_cast<int>(deepest);
+}
+
+std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
+  LIFTX_INTERNAL_CHECK(rows.cols() == features_, "{} feature columns for an ensemble of {}",
+                       rows.cols(), features_);
+  const auto count = static_cast<size_t>(rows.rows());
+  std::vector<double> out(count);
+  // Column-major block: the values of feature f are block[f * kBlockRows + r]. Rows past the end
+  // of the matrix stay 0; their margins are dropped.
+  std::vector<float> block(static_cast<size_t>(features_) * kBlockRows, 0.0f);
+  std::array<float, kBlockRows> block_margins{};
+  for (size_t begin = 0; begin < count; begin += kBlockRows) {
+    const size_t size = std::min<size_t>(kBlockRows, count - begin);
+    bool has_missing = false;
+    for (int f = 0; f < features_; ++f) {
+      float* column = block.data() + static_cast<size_t>(f) * kBlockRows;
+      const double* source = rows.col(f).data() + begin;
+      for (size_t r = 0; r < size; ++r) {
+        column[r] = static_cast<float>(source[r]); // as XGBoost's DMatrix stores it
+        has_missing |= std::isnan(column[r]);
+      }
+    }
+    block_margins.fill(base_score_);
+    if (complete_ && has_missing)
+      add_complete_trees<true>(block.data(), block_margins.data());
+    else if (complete_)
+      add_complete_trees<false>(block.data(), block_margins.data());
+    else if (has_missing)
+      add_linked_trees<true>(block.data(), block_margins.data());
+    else
+      add_linked_trees<false>(block.data(), block_margins.data());
+    for (size_t r = 0; r < size; ++r)
+      out[begin + r] = block_margins[r];
+  }
+  return out;
+}
+
+} // namespace liftx::model
