@@ -435,8 +435,6 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
         run = std::make_shared<const VariantRun>(VariantRun{
             strategy, parameters, index_of_kernel, kernel, rewrite::steps_per_launch(parameters)});
         chunk.runs.push_back(run);
-      } else if (chunk.runs.empty()) {
-        chunk.runs.push_back(run);
       }
     };
     // Adds a variant of the current run; false once the ranking has failed.
