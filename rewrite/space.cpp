@@ -847,17 +847,23 @@ struct VariantStream::State {
     }
   }
 
+  /// What the variants of a kernel share, into a Variant or a KernelVariants.
+  template <class Shared>
+  static void copy_shared(const Pending& from, Shared& out) {
+    out.strategy = from.strategy;
+    out.parameters = from.parameters;
+    out.program = from.program;
+    out.kernel_index = from.kernel_index;
+    out.kernel = from.kernel;
+  }
+
   bool next(Variant& out) {
     if (!fill_pending())
       return false;
     Pending& front = pending.front();
-    out.strategy = front.strategy;
-    out.parameters = front.parameters;
-    out.program = front.program;
+    copy_shared(front, out);
     out.launch = front.launches[front.pos++];
     out.index = counts.variants++;
-    out.kernel_index = front.kernel_index;
-    out.kernel = front.kernel;
     ++counts.per_strategy[front.strategy];
     return true;
   }
@@ -866,11 +872,7 @@ struct VariantStream::State {
     if (!fill_pending())
       return false;
     Pending& front = pending.front();
-    out.strategy = front.strategy;
-    out.parameters = front.parameters;
-    out.program = front.program;
-    out.kernel_index = front.kernel_index;
-    out.kernel = front.kernel;
+    copy_shared(front, out);
     out.launches.assign(front.launches.begin() + ptrdiff_t(front.pos), front.launches.end());
     out.first_index = counts.variants;
     const auto n = static_cast<int64_t>(out.launches.size());
