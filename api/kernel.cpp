@@ -3,6 +3,7 @@
 #include "api/internal.hpp"
 #include "codegen/runtime/build_cache.hpp"
 #include "codegen/runtime/launch.hpp"
+#include "ir/storage.hpp"
 
 #include <fmt/format.h>
 
@@ -108,6 +109,11 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
       const auto index = static_cast<cl_uint>(i);
       switch (a.role) {
       case codegen::KernelArg::Role::Input:
+        if (a.storage)
+          throw NotImplemented(fmt::format(
+              "liftx::Kernel binds one buffer per grid; the kernel stores grids in a {} layout "
+              "group (run it with `liftx run`, or lower the program without the layout clause)",
+              ir::layout_text(*a.storage)));
         LIFTX_INTERNAL_CHECK(a.input_index >= 0 && size_t(a.input_index) < k->params.size(),
                              "kernel input {} has no parameter", a.name);
         param_args[size_t(a.input_index)] = static_cast<int>(i);

@@ -62,6 +62,7 @@ struct ExploreCommandOptions {
   int timeout_ms = 60000;
   std::string format = "table";
   bool quiet = false;
+  bool layouts = false;
   bool remeasure = false;
   std::string out;
   MpiCommandOptions mpi;
@@ -206,6 +207,9 @@ void add_explore_command(CLI::App& app) {
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
   cmd->add_flag("--quiet", o->quiet, "no progress line while the space is ranked");
+  cmd->add_flag("--layouts", o->layouts,
+                "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
+                "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
   cmd->add_flag("--remeasure", o->remeasure,
                 "run every variant chosen, also those the database has measured on this device "
                 "(by default their latest measurement stands for the run)");
@@ -268,6 +272,7 @@ void add_explore_command(CLI::App& app) {
     rank_options.device = device;
     rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
     rank_options.sample_seed = o->seed;
+    rank_options.layouts = o->layouts;
     // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
     rank_options.keep =
         o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);

@@ -107,6 +107,7 @@ struct RankCommandOptions {
   int64_t sample = 0;
   uint64_t seed = 1;
   double prune_traffic = 0;
+  bool layouts = false;
   bool quiet = false;
 };
 
@@ -130,6 +131,9 @@ void add_rank(CLI::App& app) {
   cmd->add_option("--prune-traffic", o->prune_traffic,
                   "rank only the variants whose modelled global-memory traffic is at most F "
                   "times the least (F >= 1; default 0: rank all)");
+  cmd->add_flag("--layouts", o->layouts,
+                "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
+                "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
   cmd->add_option("--out", o->out,
                   "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
   cmd->callback([o] {
@@ -147,6 +151,7 @@ void add_rank(CLI::App& app) {
     options.sample_seed = o->seed;
     options.keep = size_t(o->top); // the rows shown; 0 = all
     options.prune_traffic = o->prune_traffic;
+    options.layouts = o->layouts;
     auto start = std::chrono::steady_clock::now();
     const explore::RankResult result = explore::rank(program, m, options);
     progress.finish();

@@ -38,6 +38,7 @@ struct VariantsOptions {
   bool count = false;
   int depth = 2;
   int64_t max_tile = 32;
+  bool layouts = false;
   std::vector<std::string> where;
   bool quiet = false;
   std::string format = "table";
@@ -122,6 +123,9 @@ void add_variants_command(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet, "no progress line while the space is enumerated");
   cmd->add_option("--depth", o->depth, "high-level rewrite depth (default 2)");
   cmd->add_option("--max-tile", o->max_tile, "largest tile step / split factor (default 32)");
+  cmd->add_flag("--layouts", o->layouts,
+                "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
+                "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
   cmd->add_option("--format", o->format,
                   "table (default), json or csv: the listed variants (the sample, or every "
                   "matching one up to --limit) with their launches on stdout, as data; the "
@@ -144,6 +148,7 @@ void add_variants_command(CLI::App& app) {
     options.device = runtime::named_profile(o->profile).limits();
     options.depth = o->depth;
     options.max_tile = o->max_tile;
+    options.layouts = o->layouts;
     rewrite::VariantStream stream(program, options);
     // Machine-readable output: one row per listed variant (CSV streams them as they come).
     const bool as_data = o->format != "table";

@@ -4,6 +4,7 @@
 // (generator.hpp lists them).
 #include "codegen/generator.hpp"
 #include "ir/host_iteration.hpp"
+#include "ir/storage.hpp"
 
 #include "support/error.hpp"
 
@@ -173,6 +174,19 @@ std::string Generator::reserve(const std::string& wanted) {
   return name;
 }
 
+namespace {
+/// The length of a grid's rows (its innermost arrays).
+arith::Expr row_length(const ir::Type& grid) {
+  const ir::Type* t = &grid;
+  while (true) {
+    const auto& a = *t->as<ir::ArrayType>();
+    if (a.element.is_scalar())
+      return a.length;
+    t = &a.element;
+  }
+}
+} // namespace
+
 void Generator::bind_parameters() {
   for (size_t i = 0; i < program_.params.size(); ++i) {
     const ir::Expr& p = program_.params[i];
@@ -185,6 +199,28 @@ void Generator::bind_parameters() {
       ir::ScalarKind kind = t.as<ir::ScalarType>()->kind;
       env_[param->id] = ScalarValue{
           name + "[0]", kind, {MemoryAccess{name, AddressSpace::Global, 0, kind, false, {}}}};
+      continue;
+    }
+    if (std::optional<ir::StoredField> stored = ir::stored_field(program_, i)) {
+      // One buffer for the group, added where its first grid (in parameter order) comes.
+      const ir::StorageGroup& group = *stored->group;
+      auto it = std::find_if(kernel_.args.begin(), kernel_.args.end(), [&](const KernelArg& a) {
+        return a.storage && a.storage->fields == group.fields;
+      });
+      if (it == kernel_.args.end()) {
+        std::string name =
+            reserve(fmt::format("{}_{}", ir::layout_text(group).substr(0, 5), param->name));
+        KernelArg arg{KernelArg::Role::Input,
+                      name,
+                      memory_kind(t, param->name.c_str()),
+                      ir::stored_elements(group, scalar_count(t) / row_length(t), row_length(t)),
+                      -1,
+                      program_.loc};
+        arg.storage = group;
+        kernel_.args.push_back(std::move(arg));
+        it = std::prev(kernel_.args.end());
+      }
+      env_[param->id] = stored_field_value(it->name, t, group, stored->field);
       continue;
     }
     std::string name = reserve(param->name);
@@ -506,6 +542,9 @@ Kernel generate(const ir::Program& program, const Options& options) {
   const ir::Type& iterated = program.params[iteration->input].type();
   if (stored_components(iterated).size() != 1)
     throw NotImplemented("iterate over several grids at once (a tuple of arrays) on the host");
+  if (ir::stored_field(program, iteration->input))
+    throw NotImplemented("iterating on the host over a grid stored in a layout group (its two "
+                         "buffers would hold the group's other grids too)");
   auto step_kernel = [&](const ir::Program& step, int64_t launches) {
     Kernel kernel = generate_one(step, options);
     kernel.launches = launches;

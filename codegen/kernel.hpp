@@ -50,6 +50,9 @@ struct KernelArg {
   /// A result whose elements are tuples is stored as one buffer per component (struct of
   /// arrays), in the order of the tuple's scalars, nested tuples flattened.
   int output_index = 0;
+  /// Input: the program parameters stored together in this buffer (ir/storage.hpp), whose
+  /// input_index is then -1; absent: the buffer holds parameter input_index alone.
+  std::optional<ir::StorageGroup> storage;
   bool is_buffer() const { return role != Role::Size; }
 };
 

@@ -1,5 +1,7 @@
 #include "codegen/view.hpp"
 
+#include "ir/storage.hpp"
+
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -179,6 +181,36 @@ Value memory_value(const std::string& name, const ir::Type& type, const arith::E
         return memory_value(name, element, offset + i * stride, space);
       },
       space == AddressSpace::Private);
+}
+
+namespace {
+/// Field `field` of `group` in global buffer `name`: the grid of `type` whose rows are counted
+/// from `row` on (row r of the outer levels is stored_index's row).
+Value stored_grid(const std::string& name, const ir::Type& type,
+                  const std::shared_ptr<const ir::StorageGroup>& group, size_t field,
+                  const arith::Expr& row) {
+  const ir::ArrayType& a = array_type(type);
+  ir::Type element = a.element;
+  if (const auto* s = element.as<ir::ScalarType>()) {
+    const ir::ScalarKind kind = s->kind;
+    const arith::Expr row_length = a.length;
+    return make_array(type, [=](const arith::Expr& column) -> Value {
+      arith::Expr index = ir::stored_index(*group, row, column, row_length, field);
+      return ScalarValue{fmt::format("{}[{}]", name, arith::to_c(index)),
+                         kind,
+                         {MemoryAccess{name, AddressSpace::Global, index, kind, false, {}}}};
+    });
+  }
+  const arith::Expr length = a.length;
+  return make_array(type, [=](const arith::Expr& i) {
+    return stored_grid(name, element, group, field, row * length + i);
+  });
+}
+} // namespace
+
+Value stored_field_value(const std::string& name, const ir::Type& type,
+                         const ir::StorageGroup& group, size_t field) {
+  return stored_grid(name, type, std::make_shared<const ir::StorageGroup>(group), field, 0);
 }
 
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,

@@ -80,6 +80,10 @@ Value make_array(ir::Type type, std::function<Value(const arith::Expr&)> at,
 /// Row-major memory `name` holding a value of `type` from element `offset` on.
 Value memory_value(const std::string& name, const ir::Type& type, const arith::Expr& offset,
                    AddressSpace space);
+/// Field `field` of the grids `group` stores together in global buffer `name`: a grid of `type`
+/// whose element i lies at ir::stored_index(group, i, field).
+Value stored_field_value(const std::string& name, const ir::Type& type,
+                         const ir::StorageGroup& group, size_t field);
 /// With `row_padding` p, every innermost row of `type` is followed by p unused elements (the
 /// layout of toLocalPadded; padded_scalar_count is then its size).
 TargetPtr memory_target(const std::string& name, const ir::Type& type, const arith::Expr& offset,

@@ -1,5 +1,7 @@
 #include "exec/run.hpp"
 
+#include "ir/storage.hpp"
+
 #include "codegen/runtime/build_cache.hpp"
 #include "codegen/runtime/cache_dir.hpp"
 #include "codegen/runtime/roofline.hpp"
@@ -207,6 +209,31 @@ cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::Sc
   return buffer;
 }
 
+cl::Buffer upload_group(runtime::Device& device, const std::vector<interp::HostArray>& inputs,
+                        const ir::StorageGroup& group, ir::ScalarKind kind,
+                        const std::string& name) {
+  std::vector<std::vector<unsigned char>> fields;
+  std::vector<const unsigned char*> pointers;
+  const size_t elements = inputs.at(group.fields.at(0)).data.size();
+  for (size_t f : group.fields) {
+    LIFTX_INTERNAL_CHECK(inputs.at(f).data.size() == elements,
+                         "the grids of a layout group differ in size");
+    fields.push_back(to_bytes(inputs.at(f), kind));
+    pointers.push_back(fields.back().data());
+  }
+  const auto& shape = inputs.at(group.fields.at(0)).shape;
+  const auto row_length = static_cast<size_t>(shape.empty() ? 1 : shape.back());
+  std::vector<unsigned char> bytes =
+      ir::pack_fields(group, pointers, row_length == 0 ? 0 : elements / row_length, row_length,
+                      element_bytes(kind));
+  bytes.resize(std::max<size_t>(bytes.size(), 4));
+  cl_int err = CL_SUCCESS;
+  cl::Buffer buffer(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
+                    bytes.data(), &err);
+  runtime::check_cl(err, fmt::format("allocating input {}", name));
+  return buffer;
+}
+
 /// Builds `kernel` and sets its arguments for `launch`. A host iteration's tail kernel is bound
 /// with its `head`: it reads the head's input buffers and writes the head's output and second
 /// buffer (set before each launch), nothing of its own.
@@ -223,6 +250,14 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::Kernel& kernel,
   for (const codegen::KernelArg& a : kernel.args) {
     switch (a.role) {
     case codegen::KernelArg::Role::Input: {
+      if (a.storage) {
+        for (size_t f : a.storage->fields)
+          b.bytes_moved += static_cast<double>(inputs.at(f).data.size() * element_bytes(a.kind));
+        b.keep_alive.push_back(uploaded ? uploaded->group_buffer(device, inputs, *a.storage, a.kind)
+                                        : upload_group(device, inputs, *a.storage, a.kind, a.name));
+        b.kernel.arg(b.keep_alive.back());
+        break;
+      }
       const interp::HostArray& host = inputs.at(a.input_index);
       b.bytes_moved += static_cast<double>(host.data.size() * element_bytes(a.kind));
       cl::Buffer buffer = head && head->input_buffers.contains(a.input_index)
@@ -691,12 +726,31 @@ interp::HostArray reference_result(const ir::Program& program, const RunOptions&
 
 namespace liftx::exec {
 
-cl::Buffer UploadedInputs::buffer(runtime::Device& device,
-                                  const std::vector<interp::HostArray>& inputs, size_t index,
-                                  ir::ScalarKind kind) {
+void UploadedInputs::check_same(const std::vector<interp::HostArray>& inputs) {
   LIFTX_INTERNAL_CHECK(!inputs_ || inputs_ == &inputs,
                        "UploadedInputs reused for a different set of inputs");
   inputs_ = &inputs;
+}
+
+cl::Buffer UploadedInputs::group_buffer(runtime::Device& device,
+                                        const std::vector<interp::HostArray>& inputs,
+                                        const ir::StorageGroup& group, ir::ScalarKind kind) {
+  check_same(inputs);
+  std::string key = ir::layout_text(group);
+  for (size_t f : group.fields)
+    key += fmt::format(",{}", f);
+  auto it = group_buffers_.find({key, kind});
+  if (it == group_buffers_.end())
+    it = group_buffers_
+             .emplace(std::make_pair(key, kind), upload_group(device, inputs, group, kind, key))
+             .first;
+  return it->second;
+}
+
+cl::Buffer UploadedInputs::buffer(runtime::Device& device,
+                                  const std::vector<interp::HostArray>& inputs, size_t index,
+                                  ir::ScalarKind kind) {
+  check_same(inputs);
   auto key = std::make_pair(index, kind);
   auto it = buffers_.find(key);
   if (it == buffers_.end())

@@ -28,9 +28,15 @@ public:
   cl::Buffer buffer(runtime::Device& device, const std::vector<interp::HostArray>& inputs,
                     size_t index, ir::ScalarKind kind);
 
+  /// The buffer holding the inputs `group` stores together, packed in its layout.
+  cl::Buffer group_buffer(runtime::Device& device, const std::vector<interp::HostArray>& inputs,
+                          const ir::StorageGroup& group, ir::ScalarKind kind);
+
 private:
+  void check_same(const std::vector<interp::HostArray>& inputs);
   const std::vector<interp::HostArray>* inputs_ = nullptr;
   std::map<std::pair<size_t, ir::ScalarKind>, cl::Buffer> buffers_;
+  std::map<std::pair<std::string, ir::ScalarKind>, cl::Buffer> group_buffers_;
 };
 
 /// Untimed and timed runs per measurement, the same in every command and in liftx::tune().

@@ -5,6 +5,7 @@
 
 #include "codegen/kernel.hpp"
 #include "ir/parse/parser.hpp"
+#include "ir/storage.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -473,6 +474,10 @@ struct Eval {{
   for (size_t m = 0; m < kernels.size(); ++m) {
     add(fmt::format("inline constexpr Arg kArgs{}[] = {{\n", m));
     for (const codegen::KernelArg& arg : kernels[m].args) {
+      if (arg.storage)
+        throw NotImplemented(fmt::format("a header for kernels that store grids in a {} layout "
+                                         "group (the header binds one buffer per grid)",
+                                         ir::layout_text(*arg.storage)));
       const int index = arg.role == codegen::KernelArg::Role::Input    ? arg.input_index
                         : arg.role == codegen::KernelArg::Role::Output ? arg.output_index
                                                                        : -1;

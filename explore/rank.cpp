@@ -388,6 +388,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
   rewrite::SpaceOptions space;
   space.sizes = options.sizes;
   space.device = ctx.profile.limits();
+  space.layouts = options.layouts;
   rewrite::VariantStream stream(program, space);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.

@@ -58,6 +58,8 @@ struct RankOptions {
   /// (features::modelled_traffic_per_byte) is at most this many times the least of the space or
   /// sample; 0 = rank every variant. A first walk of the space models each variant's traffic.
   double prune_traffic = 0;
+  /// rewrite::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
+  bool layouts = false;
   /// Called on the calling thread every few thousand variants with the phase ("sampling": the
   /// space walked to draw the sample; "ranking") and the variants walked so far in it.
   std::function<void(std::string_view phase, int64_t variants)> on_progress;

@@ -22,8 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string printed = ir::print(module);
   ir::Module reparsed;
-  if (!fuzz::expect_user_errors([&] { reparsed = parse::parse_module(printed, "<printed>"); }))
-    fuzz::fail("the printed module does not parse back", printed);
+  try {
+    reparsed = parse::parse_module(printed, "<printed>");
+  } catch (const UserError& e) {
+    fuzz::fail("the printed module does not parse back", std::string(e.what()) + "\n" + printed);
+  } catch (const NotImplemented& e) {
+    fuzz::fail("the printed module does not parse back", std::string(e.what()) + "\n" + printed);
+  }
   if (reparsed.programs.size() != module.programs.size() ||
       reparsed.userfuns.size() != module.userfuns.size())
     fuzz::fail("the printed module has other definitions", printed);

@@ -210,7 +210,7 @@ bool alpha_equal(const Fun& a, const Fun& b) {
 }
 
 bool alpha_equal(const Program& a, const Program& b) {
-  if (a.params.size() != b.params.size())
+  if (a.params.size() != b.params.size() || a.storage != b.storage)
     return false;
   for (size_t i = 0; i < a.params.size(); ++i)
     if (a.params[i].type() != b.params[i].type())

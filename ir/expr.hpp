@@ -282,11 +282,28 @@ std::string fun_name(const Fun& f);
 // ---- programs ----------------------------------------------------------------------------------
 /// `def name(p1: T1, ...) = body`. Parameters stay explicit (never eta-reduced away) because they
 /// carry the input types.
+/// How a group of input grids of one type is stored: as the fields of one record per element
+/// (MATOG's layouts), in one buffer. Grids in no group are stored one buffer each (struct of
+/// arrays, the layout of a zip). The layout is a storage decision only: a program means the same
+/// under every grouping, and the host packs and unpacks the buffers.
+struct StorageGroup {
+  enum class Layout : uint8_t {
+    AoS,  ///< array of structs: element i's fields side by side
+    AoSoA ///< blocks of `block` elements, each a struct of arrays
+  };
+  Layout layout = Layout::AoS;
+  int64_t block = 1;          ///< AoSoA: elements per block
+  std::vector<size_t> fields; ///< indices into Program::params, in field order
+  bool operator==(const StorageGroup&) const = default;
+};
+
 struct Program {
   std::string name;
   std::vector<Expr> params;
   Expr body;
   SourceLoc loc;
+  /// Input grids stored together (ir/storage.hpp); empty: every grid in a buffer of its own.
+  std::vector<StorageGroup> storage = {};
   /// Size variables occurring in parameter types, sorted by name.
   std::vector<arith::Expr> size_vars() const;
   const Type& result_type() const { return body.type(); }

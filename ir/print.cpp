@@ -231,7 +231,15 @@ std::string print_program(Printer& printer, const Program& p) {
   std::string list;
   for (size_t i = 0; i < params.size(); ++i)
     list += (i > 0 ? ", " : "") + params[i];
-  return fmt::format("def {}({}) = {}", p.name, list, printer.expr(p.body));
+  std::string layouts;
+  for (const StorageGroup& g : p.storage) {
+    std::string fields = g.layout == StorageGroup::Layout::AoSoA ? std::to_string(g.block) : "";
+    for (size_t f : g.fields)
+      fields += (fields.empty() ? "" : ", ") + printer.name_of(p.params[f]);
+    layouts += fmt::format("{}{}({})", layouts.empty() ? " layout " : ", ",
+                           g.layout == StorageGroup::Layout::AoS ? "aos" : "aosoa", fields);
+  }
+  return fmt::format("def {}({}){} = {}", p.name, list, layouts, printer.expr(p.body));
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "rewrite/space.hpp"
 
+#include "rewrite/layout.hpp"
+
 #include "ir/host_iteration.hpp"
 
 #include "rewrite/reduction.hpp"
@@ -182,6 +184,13 @@ std::string first_words(std::string text, int words) {
 // ------------------------------------------------------------------------
 
 enum Family : unsigned { kTile = 1, kSplit = 2, kInterchange = 4 };
+
+/// The variant parameter naming a layout: ("aos", 1) or ("aosoa", block).
+std::pair<std::string, int64_t> layout_parameter(const ir::StorageGroup& layout) {
+  return layout.layout == ir::StorageGroup::Layout::AoS
+             ? std::pair<std::string, int64_t>{"aos", 1}
+             : std::pair<std::string, int64_t>{"aosoa", layout.block};
+}
 
 struct HighLevel {
   ir::Program program;
@@ -524,6 +533,19 @@ struct VariantStream::State {
           strategies.push_back({&s, value});
     seen_high_level.insert(root);
     queue.push_back({root, 0, 0, {}});
+    if (options.layouts)
+      for (const ir::StorageGroup& layout : explored_layouts()) {
+        std::optional<size_t> iterated;
+        if (iteration)
+          iterated = iteration->input;
+        auto stored = store_grids_together(root, layout, iterated);
+        if (const auto* p = std::get_if<ir::Program>(&stored)) {
+          if (seen_high_level.insert(*p).second)
+            queue.push_back({*p, 0, 0, {layout_parameter(layout)}});
+        } else {
+          reject("layout: no two grids of one type");
+        }
+      }
     if (iteration)
       plan_temporal(out_x, out_y);
     else

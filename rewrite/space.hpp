@@ -79,6 +79,10 @@ struct SpaceOptions {
   /// mapped length and up to this many halvings of it.
   int free_global_halvings = 2;
   bool free_threads = true;
+  /// Also store the grids of one type together (rewrite/layout.hpp: AoS and AoSoA(32)), each
+  /// layout a high-level program of its own with every rewrite and lowering of the separate
+  /// grids; its variants carry the parameter "aos" (1) or "aosoa" (the block).
+  bool layouts = false;
 };
 
 /// Counters of the stream so far (all of them, after the stream is exhausted).

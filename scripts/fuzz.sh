@@ -105,6 +105,15 @@ for t in "${targets[@]}"; do
     status=1
     echo "fuzz.sh: $t failed (exit $rc); its log: $log; inputs: $artifacts/" >&2
     grep -E "ERROR|fuzz property broken|internal error|terminate|SUMMARY" "$log" | head -5 >&2 || true
+    # The failing input travels with the log (CI keeps only what it prints): its property's
+    # detail, and the input itself in base64 (`base64 -d > input` gives it back).
+    grep -A3 "fuzz property broken" "$log" | head -4 | cut -c1-2000 >&2 || true
+    newest=$(find "$artifacts" -type f -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
+    if [[ -n $newest ]]; then
+      echo "fuzz.sh: the input ($newest, $(wc -c <"$newest") bytes) in base64:" >&2
+      head -c 8192 "$newest" | base64 -w 0 >&2
+      echo >&2
+    fi
   fi
 done
 

@@ -1,6 +1,8 @@
 /// Elaboration of the syntax tree into the typed IR (see elaborate.hpp for the strategy).
 #include "ir/parse/elaborate.hpp"
 
+#include "ir/storage.hpp"
+
 #include "ir/derived.hpp"
 #include "ir/primitives.hpp"
 
@@ -245,7 +247,26 @@ private:
       scope_.emplace_back(p.name.name, param);
     }
     ir::Expr body = value(*d.body);
-    return ir::Program{d.name.name, std::move(params), std::move(body), d.loc};
+    ir::Program program{d.name.name, std::move(params), std::move(body), d.loc};
+    for (const LayoutSyntax& l : d.layouts) {
+      ir::StorageGroup group;
+      if (l.layout.name == "aosoa") {
+        group.layout = ir::StorageGroup::Layout::AoSoA;
+        group.block = l.block;
+      }
+      for (const NameLoc& field : l.fields) {
+        auto it = std::find_if(d.params.begin(), d.params.end(),
+                               [&](const DefParamSyntax& p) { return p.name.name == field.name; });
+        if (it == d.params.end())
+          throw UserError(
+              fmt::format("layout: '{}' is not a parameter of '{}'", field.name, d.name.name),
+              field.loc);
+        group.fields.push_back(static_cast<size_t>(it - d.params.begin()));
+      }
+      program.storage.push_back(std::move(group));
+      ir::check_storage(program, l.layout.loc);
+    }
+    return program;
   }
 
   ir::Type type(const TypeSyntax& t) {

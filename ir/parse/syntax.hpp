@@ -83,10 +83,18 @@ struct DefParamSyntax {
   TypeSyntax type;
 };
 
+/// `aos(a, b)`, `aosoa(32, a, b)`: grids stored as the fields of one record per element.
+struct LayoutSyntax {
+  NameLoc layout;    ///< "aos" or "aosoa"
+  int64_t block = 1; ///< aosoa: elements per block
+  std::vector<NameLoc> fields;
+};
+
 struct DefSyntax {
   SourceLoc loc; ///< the `def` keyword
   NameLoc name;
   std::vector<DefParamSyntax> params;
+  std::vector<LayoutSyntax> layouts; ///< the optional `layout ...` clause
   SyntaxPtr body;
 };
 

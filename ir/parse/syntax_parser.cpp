@@ -186,9 +186,53 @@ private:
       }
     }
     expect(TokenKind::RParen, "')' after parameters");
+    if (at(TokenKind::Ident) && peek().text == "layout") {
+      take();
+      for (;;) {
+        d.layouts.push_back(layout_group());
+        if (!at(TokenKind::Comma))
+          break;
+        take();
+      }
+    }
     expect(TokenKind::Equals, fmt::format("'=' after the parameters of '{}'", d.name.name));
     d.body = expr();
     return d;
+  }
+
+  // aos(NAME, NAME, ...) | aosoa(INT, NAME, NAME, ...)
+  LayoutSyntax layout_group() {
+    LayoutSyntax g;
+    const Token& t = peek();
+    if (t.kind != TokenKind::Ident || (t.text != "aos" && t.text != "aosoa"))
+      throw error(
+          fmt::format("expected a layout ('aos(a, b)' or 'aosoa(32, a, b)'), got {}", describe(t)),
+          t);
+    take();
+    g.layout = NameLoc{t.text, t.loc};
+    expect(TokenKind::LParen, fmt::format("'(' after '{}'", t.text));
+    if (g.layout.name == "aosoa") {
+      if (!at(TokenKind::Int))
+        throw error(
+            fmt::format("expected the elements per block of 'aosoa', got {}", describe(peek())),
+            peek());
+      g.block = int_literal(take())->int_value;
+      expect(TokenKind::Comma, "',' after the block size");
+    }
+    for (;;) {
+      const Token& name = peek();
+      if (name.kind != TokenKind::Ident)
+        throw error(fmt::format("expected a parameter name in '{}(...)', got {}", g.layout.name,
+                                describe(name)),
+                    name);
+      take();
+      g.fields.push_back(NameLoc{name.text, name.loc});
+      if (!at(TokenKind::Comma))
+        break;
+      take();
+    }
+    expect(TokenKind::RParen, fmt::format("')' after the grids of '{}'", g.layout.name));
+    return g;
   }
 
   /// Counts one level of recursive descent for the lifetime of the guard.
