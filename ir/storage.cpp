@@ -36,7 +36,7 @@ void check_storage(const Program& program, const SourceLoc& loc) {
   std::set<size_t> grouped;
   for (const StorageGroup& g : program.storage) {
     if (g.fields.size() < 2)
-      throw UserError(fmt::format("a {} layout groups two or more grids", layout_text(g)), loc);
+      throw UserError(fmt::format("an {} layout groups two or more grids", layout_text(g)), loc);
     if (g.layout == StorageGroup::Layout::AoSoA && (g.block < 2 || g.block > 1024))
       throw UserError(fmt::format("an aosoa block holds 2 to 1024 elements, not {}", g.block), loc);
     if (g.layout == StorageGroup::Layout::AoS && g.block != 1)

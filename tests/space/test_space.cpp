@@ -645,6 +645,45 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
   }
 }
 
+TEST_CASE("grids stored together (AoS, AoSoA(32)) are a dimension of the space and verify on "
+          "PoCL") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  // N = 40: AoSoA(32) rows end in unused slots.
+  const rewrite::Sizes sizes{{"M", 16}, {"N", 40}};
+#ifdef LIFTX_SANITIZED
+  const std::vector<std::string> stencils{"hotspot2d"};
+#else
+  const std::vector<std::string> stencils{"hotspot2d", "srad2", "shallow_water"};
+#endif
+  for (const std::string& name : stencils) {
+    CAPTURE(name);
+    ir::Module module =
+        parse::parse_file(fmt::format("{}/stencils/{}.lift", LIFTX_SOURCE_DIR, name));
+    rewrite::SpaceOptions options = options_for(sizes);
+    options.max_tile = 8;
+    options.depth = 1;
+    options.layouts = true;
+    rewrite::VariantStream stream(module.main(), options);
+    std::map<std::string, int64_t> per_layout;
+    const StrategySample sample = sample_per_strategy(stream, 2, 5, [&](const rewrite::Variant& v) {
+      const bool aos = v.parameters.contains("aos");
+      const bool aosoa = v.parameters.contains("aosoa");
+      ++per_layout[aos ? "aos" : aosoa ? "aosoa" : "apart"];
+      // Each stored variant's program says so, and its kernel reads one buffer per group.
+      CHECK(v.program.storage.size() == (aos || aosoa ? 1 : 0));
+      return aos || aosoa;
+    });
+    // Every layout has as many variants as the grids apart (the same rewrites and lowerings).
+    CHECK(per_layout["apart"] > 0);
+    CHECK(per_layout["aos"] == per_layout["apart"]);
+    CHECK(per_layout["aosoa"] == per_layout["apart"]);
+    CHECK(sample.to_verify().size() >= 8);
+    check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=40, layouts",
+                     sample.every);
+  }
+}
+
 // Under the sanitizers: the fused launches of tests/space/test_temporal.cpp.
 TEST_CASE("iterated stencils run as launches of each lowered step and verify on PoCL, for every "
           "pad mode and a launch count of either parity" *
