@@ -198,9 +198,9 @@ runtime::Timing time_runs(runtime::Device& device, BoundKernel& b, const cl::NDR
                                      warmup, repeat);
 }
 
-cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,
-                  const std::string& name) {
-  std::vector<unsigned char> bytes = to_bytes(host, kind);
+/// A read-only device buffer holding `bytes` (at least 4: OpenCL refuses empty buffers).
+cl::Buffer upload_bytes(runtime::Device& device, std::vector<unsigned char> bytes,
+                        const std::string& name) {
   bytes.resize(std::max<size_t>(bytes.size(), 4));
   cl_int err = CL_SUCCESS;
   cl::Buffer buffer(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
@@ -209,6 +209,12 @@ cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::Sc
   return buffer;
 }
 
+cl::Buffer upload(runtime::Device& device, const interp::HostArray& host, ir::ScalarKind kind,
+                  const std::string& name) {
+  return upload_bytes(device, to_bytes(host, kind), name);
+}
+
+/// The grids `group` stores together, packed in its layout, in one device buffer.
 cl::Buffer upload_group(runtime::Device& device, const std::vector<interp::HostArray>& inputs,
                         const ir::StorageGroup& group, ir::ScalarKind kind,
                         const std::string& name) {
@@ -223,15 +229,10 @@ cl::Buffer upload_group(runtime::Device& device, const std::vector<interp::HostA
   }
   const auto& shape = inputs.at(group.fields.at(0)).shape;
   const auto row_length = static_cast<size_t>(shape.empty() ? 1 : shape.back());
-  std::vector<unsigned char> bytes =
-      ir::pack_fields(group, pointers, row_length == 0 ? 0 : elements / row_length, row_length,
-                      element_bytes(kind));
-  bytes.resize(std::max<size_t>(bytes.size(), 4));
-  cl_int err = CL_SUCCESS;
-  cl::Buffer buffer(device.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes.size(),
-                    bytes.data(), &err);
-  runtime::check_cl(err, fmt::format("allocating input {}", name));
-  return buffer;
+  return upload_bytes(device,
+                      ir::pack_fields(group, pointers, row_length == 0 ? 0 : elements / row_length,
+                                      row_length, element_bytes(kind)),
+                      name);
 }
 
 /// Builds `kernel` and sets its arguments for `launch`. A host iteration's tail kernel is bound
