@@ -654,7 +654,7 @@ TEST_CASE("grids stored together (AoS, AoSoA(32)) are a dimension of the space a
 #ifdef LIFTX_SANITIZED
   const std::vector<std::string> stencils{"hotspot2d"};
 #else
-  const std::vector<std::string> stencils{"hotspot2d", "srad2", "shallow_water"};
+  const std::vector<std::string> stencils{"hotspot2d", "srad2", "shallow_water", "d2q9"};
 #endif
   for (const std::string& name : stencils) {
     CAPTURE(name);

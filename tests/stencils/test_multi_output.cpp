@@ -27,6 +27,11 @@ struct Field {
     x = std::clamp(x, 0, cols - 1);
     return values[static_cast<size_t>(y) * cols + x];
   }
+  float wrapped(int y, int x) const { // periodic, as pad2D(1, 1, wrap)
+    y = (y % rows + rows) % rows;
+    x = (x % cols + cols) % cols;
+    return values[static_cast<size_t>(y) * cols + x];
+  }
 };
 
 /// The interpreter's result for `file` on `fields` (one per parameter, drawn in [lo, hi)), with
@@ -126,4 +131,36 @@ TEST_CASE("shallow_water matches its loop: one Lax-Friedrichs step of h, hu, hv"
                      }
                      return next;
                    });
+}
+
+TEST_CASE("d2q9 matches its loop: pull streaming and BGK collision of nine distributions") {
+  // Velocities (cx along a row, cy across rows) and weights of D2Q9, written out independently.
+  const int cx[9] = {0, 1, 0, -1, 0, 1, -1, -1, 1};
+  const int cy[9] = {0, 0, 1, 0, -1, 1, 1, -1, -1};
+  const float w[9] = {4.0f / 9,  1.0f / 9,  1.0f / 9,  1.0f / 9, 1.0f / 9,
+                      1.0f / 36, 1.0f / 36, 1.0f / 36, 1.0f / 36};
+  for (auto [rows, cols] : kShapes)
+    check_multi<9>(
+        "d2q9.lift", rows, cols, 9, -0.9f, 0.9f, [&](const std::vector<Field>& d, int y, int x) {
+          // The grids hold d_i = f_i / w_i - 1; f_i streams in from x - c_i.
+          std::array<float, 9> f{};
+          for (size_t i = 0; i < 9; ++i)
+            f[i] = w[i] * (1 + d[i].wrapped(y - cy[i], x - cx[i]));
+          float rho = 0, ux = 0, uy = 0;
+          for (size_t i = 0; i < 9; ++i) {
+            rho += f[i];
+            ux += static_cast<float>(cx[i]) * f[i];
+            uy += static_cast<float>(cy[i]) * f[i];
+          }
+          ux /= rho;
+          uy /= rho;
+          std::array<float, 9> out{};
+          for (size_t i = 0; i < 9; ++i) {
+            const float cu = static_cast<float>(cx[i]) * ux + static_cast<float>(cy[i]) * uy;
+            const float feq =
+                w[i] * rho * (1 + 3 * cu + 4.5f * cu * cu - 1.5f * (ux * ux + uy * uy));
+            out[i] = (f[i] - 1.6f * (f[i] - feq)) / w[i] - 1; // back to d_i
+          }
+          return out;
+        });
 }
