@@ -9,8 +9,6 @@
 
 namespace liftx::ir {
 
-namespace {
-/// Nested arrays of scalars (what a buffer holds).
 bool is_scalar_grid(const Type& t) {
   const auto* a = t.as<ArrayType>();
   if (!a)
@@ -20,7 +18,6 @@ bool is_scalar_grid(const Type& t) {
     element = &inner->element;
   return element->is_scalar();
 }
-} // namespace
 
 std::string layout_text(const StorageGroup& group) {
   switch (group.layout) {

@@ -21,6 +21,9 @@
 
 namespace liftx::ir {
 
+/// Nested arrays of scalars: what a group may store.
+bool is_scalar_grid(const Type& t);
+
 /// "aos", "aosoa(32)": the layout as the .lift `layout` clause writes it (without its fields).
 std::string layout_text(const StorageGroup& group);
 

@@ -19,12 +19,7 @@ std::variant<ir::Program, std::string> store_grids_together(const ir::Program& p
   std::vector<std::pair<ir::Type, std::vector<size_t>>> by_type;
   for (size_t i = 0; i < program.params.size(); ++i) {
     const ir::Type& t = program.params[i].type();
-    if (!t.is_array() || i == keep_apart || ir::stored_field(program, i))
-      continue;
-    ir::Type bottom = t;
-    while (const auto* a = bottom.as<ir::ArrayType>())
-      bottom = a->element;
-    if (!bottom.is_scalar())
+    if (!ir::is_scalar_grid(t) || i == keep_apart || ir::stored_field(program, i))
       continue;
     auto it = std::find_if(by_type.begin(), by_type.end(),
                            [&](const auto& entry) { return entry.first == t; });
