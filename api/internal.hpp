@@ -71,6 +71,14 @@ struct Kernel::Impl {
   std::vector<int> result_args;    ///< kernel argument index of each output
   std::vector<cl::Buffer> result_staging; ///< per output, for host outputs (on first use)
   std::vector<cl::Buffer> temporaries;
+  /// Grids the kernel reads from one buffer (ir/storage.hpp), packed from the host inputs of
+  /// their parameters before every run.
+  struct StoredGroup {
+    ir::StorageGroup group;
+    int arg = -1;       ///< its kernel argument
+    cl::Buffer staging; ///< allocated on first use
+  };
+  std::vector<StoredGroup> groups;
   /// An iterated program (codegen::Kernel::launches > 1): the buffer its launches alternate with
   /// the output (allocated on first use).
   cl::Buffer iteration_buffer;
@@ -93,6 +101,9 @@ struct KernelFactory {
   }
   /// Generates, builds and binds the kernel of the lowered program `lowered` with the launch
   /// `launch_options` asks for (global/local). Does not verify. Caller holds the lock.
+  /// Packs the host inputs of `g`'s grids into its buffer and sets its kernel argument.
+  static cl_mem bind_group(Kernel::Impl& k, Kernel::Impl::StoredGroup& g,
+                           const std::vector<Input>& inputs);
   static Kernel make(const std::shared_ptr<Context::Impl>& context, const Program& lowered,
                      const Sizes& sizes, const exec::RunOptions& launch_options,
                      std::string program_name, std::string variant);

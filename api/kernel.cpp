@@ -70,6 +70,35 @@ const cl::Buffer& KernelFactory::bind_input(Kernel::Impl& k, size_t index, const
   return staging;
 }
 
+cl_mem KernelFactory::bind_group(Kernel::Impl& k, Kernel::Impl::StoredGroup& g,
+                                 const std::vector<Input>& inputs) {
+  std::vector<const unsigned char*> fields;
+  for (size_t f : g.group.fields) {
+    const ArrayInfo& p = k.params[f];
+    const std::string which = fmt::format("input {} ({}) of {}", f, p.name, k.program_name);
+    check_input(k.context, p, inputs[f], which);
+    LIFTX_USER_CHECK(inputs[f].device_.empty(),
+                     "{} is a Buffer, but the kernel reads it from one {} buffer with {} other "
+                     "grid(s): pass its data from the host (it is packed before every run)",
+                     which, ir::layout_text(g.group), g.group.fields.size() - 1);
+    fields.push_back(static_cast<const unsigned char*>(inputs[f].host_));
+  }
+  const ArrayInfo& first = k.params[g.group.fields.front()];
+  const size_t row_length = first.shape.empty() ? 1 : static_cast<size_t>(first.shape.back());
+  const std::vector<unsigned char> packed =
+      ir::pack_fields(g.group, fields, row_length == 0 ? 0 : first.elements / row_length,
+                      row_length, element_bytes(first.kind));
+  if (g.staging() == nullptr)
+    g.staging = runtime::allocate(k.context->device, std::max<size_t>(packed.size(), 4));
+  if (!packed.empty()) // blocking, as bind_input
+    runtime::check_cl(
+        k.context->device.queue.enqueueWriteBuffer(g.staging, CL_TRUE, 0, packed.size(),
+                                                   packed.data()),
+        fmt::format("uploading the {} grids of {}", ir::layout_text(g.group), k.program_name));
+  set_arg(k.kernel, g.arg, g.staging, first.name);
+  return g.staging();
+}
+
 Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const Program& lowered,
                            const Sizes& sizes, const exec::RunOptions& launch_options,
                            std::string program_name, std::string variant) {
@@ -109,11 +138,14 @@ Kernel KernelFactory::make(const std::shared_ptr<Context::Impl>& context, const 
       const auto index = static_cast<cl_uint>(i);
       switch (a.role) {
       case codegen::KernelArg::Role::Input:
-        if (a.storage)
-          throw NotImplemented(fmt::format(
-              "liftx::Kernel binds one buffer per grid; the kernel stores grids in a {} layout "
-              "group (run it with `liftx run`, or lower the program without the layout clause)",
-              ir::layout_text(*a.storage)));
+        if (a.storage) {
+          if (&generated != &k->launch.kernel)
+            throw NotImplemented(fmt::format("a host iteration's tail kernel reading grids "
+                                             "stored in a {} layout group",
+                                             ir::layout_text(*a.storage)));
+          k->groups.push_back({*a.storage, static_cast<int>(i), {}});
+          break;
+        }
         LIFTX_INTERNAL_CHECK(a.input_index >= 0 && size_t(a.input_index) < k->params.size(),
                              "kernel input {} has no parameter", a.name);
         param_args[size_t(a.input_index)] = static_cast<int>(i);
@@ -201,8 +233,15 @@ RunStats KernelFactory::run_locked(const Kernel& kernel, const std::vector<Input
   std::vector<cl_mem> bound;
   const cl::Buffer* iterated_input = nullptr;
   try {
+    for (Kernel::Impl::StoredGroup& g : k.groups)
+      bound.push_back(bind_group(k, g, inputs));
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Input& in = inputs[i];
+      if (k.param_args[i] < 0 && std::any_of(k.groups.begin(), k.groups.end(), [&](const auto& g) {
+            return std::find(g.group.fields.begin(), g.group.fields.end(), i) !=
+                   g.group.fields.end();
+          }))
+        continue; // read through its group's buffer
       const cl::Buffer& b = bind_input(k, i, in);
       if (static_cast<int>(i) == k.launch.kernel.iterated_input)
         iterated_input = &b;

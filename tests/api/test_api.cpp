@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
@@ -181,6 +182,42 @@ TEST_CASE("api: a .lift stencil loads and runs; a lowered program is used as wri
   CHECK(out2.size() == 32 * 32);
   // print_program parses back to a program of the same identity.
   CHECK(program_identity(parse_program(print_program(p))) == program_identity(p));
+}
+
+TEST_CASE("api: grids stored together (a layout clause) are packed from the host inputs") {
+  Context ctx("cpu");
+  const std::string source = [] {
+    std::ifstream in(LIFTX_SOURCE_DIR "/stencils/shallow_water.lift");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const Program apart = parse_program(source);
+  const Sizes sizes{{"M", 12}, {"N", 40}};
+  std::vector<std::vector<float>> grids;
+  for (uint32_t f = 0; f < 3; ++f) { // depths and momenta kept away from zero
+    grids.push_back(random_grid(12 * 40, 30 + f));
+    for (float& v : grids.back())
+      v = 1.5f + 0.5f * v;
+  }
+  std::vector<float> h0, hu0, hv0;
+  ctx.compile(apart, sizes).run({grids[0], grids[1], grids[2]}, {h0, hu0, hv0});
+  const std::string header = "def shallow_water(h: [[float]N]M, hu: [[float]N]M, hv: [[float]N]M)";
+  for (const std::string layout : {"aos(h, hu, hv)", "aosoa(32, hv, h)"}) {
+    CAPTURE(layout);
+    std::string stored = source;
+    stored.replace(stored.find(header), header.size(), header + " layout " + layout);
+    Kernel k = ctx.compile(parse_program(stored), sizes);
+    std::vector<float> h, hu, hv;
+    k.run({grids[0], grids[1], grids[2]}, {h, hu, hv});
+    CHECK(max_difference(h, h0) < 1e-5);
+    CHECK(max_difference(hu, hu0) < 1e-5);
+    CHECK(max_difference(hv, hv0) < 1e-5);
+    // A device Buffer cannot be one of the grids: the group is packed on the host.
+    Buffer on_device = ctx.upload(grids[0]);
+    CHECK(contains(message_of<UserError>([&] {
+                     k.run({on_device, grids[1], grids[2]}, {h, hu, hv});
+                   }),
+                   "pass its data from the host"));
+  }
 }
 
 TEST_CASE("api: existing OpenCL buffers are used in place") {
