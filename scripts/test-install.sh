@@ -4,7 +4,8 @@
 # it on PoCL for a few steps on a small grid: tuned at its first run, the winner reused at the
 # second, verified against a plain C++ loop both times. Then examples/adaptive: the installed
 # `liftx adapt` tunes its stencil at two small shapes on PoCL, and the application runs it through
-# liftx::AdaptiveProgram on several shapes, each checked against a plain C++ loop.
+# liftx::AdaptiveProgram on several shapes, each checked against a plain C++ loop. Then
+# examples/lbm (a Boost.Hana cell struct through <liftx/cells.hpp>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${LIFTX_BUILD_DIR:-build}
@@ -61,4 +62,12 @@ adaptive=$work/adaptive-build/adaptive
   | tee "$work/adaptive.txt"
 test "$(grep -c '^ok ' "$work/adaptive.txt")" -eq 5
 grep -q "member #" "$work/adaptive.txt"
+# The lbm example: its nodes are a Boost.Hana struct, stepped by the installed package in every
+# storage layout (apart, AoS, AoSoA(32)); it checks mass conservation and that the layouts agree.
+cmake -S examples/lbm -B "$work/lbm-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  > "$work/configure-lbm.log" || { cat "$work/configure-lbm.log"; exit 1; }
+cmake --build "$work/lbm-build" -j "$(nproc)" > "$work/build-lbm.log" \
+  || { cat "$work/build-lbm.log"; exit 1; }
+"$work/lbm-build/lbm" stencils/d2q9.lift --size 48 --steps 5 | tee "$work/lbm.txt"
+grep -q "^layouts  agree" "$work/lbm.txt"
 echo "test-install: OK"
