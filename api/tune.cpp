@@ -167,6 +167,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   rank_options.max_variants = options.max_variants;
   rank_options.sample = explore::defaults_for(profile).sample; // as `liftx explore`
   rank_options.explain_top = 0;
+  rank_options.layouts = options.layouts;
   std::vector<explore::RankedVariant> ranked;
   int64_t variants_ranked = 0;
   if (as_written) {

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace liftx_api_test {
@@ -43,6 +45,21 @@ std::string message_of(const std::function<void()>& f) {
   FAIL_CHECK("no exception of the expected type was thrown");
   return "";
 }
+
+/// A fresh folder per test, removed afterwards.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name) {
+    path = std::filesystem::temp_directory_path() /
+           ("liftx-test-api-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

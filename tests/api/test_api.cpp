@@ -26,21 +26,6 @@ using namespace liftx_api_test;
 
 namespace {
 
-/// A fresh folder per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path =
-        fs::temp_directory_path() / ("liftx-test-api-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 /// The heat-diffusion step: each point moves towards the mean of its four neighbours; the grid
 /// is padded with `border` (cold walls).
 Program heat_program(float alpha) {

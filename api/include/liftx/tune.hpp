@@ -59,7 +59,10 @@ struct TuneOptions {
   /// count against the budget.
   bool include_default = true;
   bool retune = false; ///< ignore (and replace) a stored winner
-  uint64_t seed = 1;   ///< random inputs of the checks
+  /// Also try the program's grids of one type stored together (AoS and AoSoA(32), as `explore
+  /// --layouts`); the winner's layout is then the kernel's business (Kernel::run packs it).
+  bool layouts = false;
+  uint64_t seed = 1; ///< random inputs of the checks
   double tolerance = 1e-4;
   /// Called on the calling thread as tuning goes (every few thousand variants while ranking,
   /// after each variant measured, and once at the end); not called when a stored winner is
