@@ -84,10 +84,8 @@ cl_mem KernelFactory::bind_group(Kernel::Impl& k, Kernel::Impl::StoredGroup& g,
     fields.push_back(static_cast<const unsigned char*>(inputs[f].host_));
   }
   const ArrayInfo& first = k.params[g.group.fields.front()];
-  const size_t row_length = first.shape.empty() ? 1 : static_cast<size_t>(first.shape.back());
   const std::vector<unsigned char> packed =
-      ir::pack_fields(g.group, fields, row_length == 0 ? 0 : first.elements / row_length,
-                      row_length, element_bytes(first.kind));
+      ir::pack_grids(g.group, fields, first.shape, element_bytes(first.kind));
   if (g.staging() == nullptr)
     g.staging = runtime::allocate(k.context->device, std::max<size_t>(packed.size(), 4));
   if (!packed.empty()) // blocking, as bind_input

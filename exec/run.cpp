@@ -227,12 +227,10 @@ cl::Buffer upload_group(runtime::Device& device, const std::vector<interp::HostA
     fields.push_back(to_bytes(inputs.at(f), kind));
     pointers.push_back(fields.back().data());
   }
-  const auto& shape = inputs.at(group.fields.at(0)).shape;
-  const auto row_length = static_cast<size_t>(shape.empty() ? 1 : shape.back());
-  return upload_bytes(device,
-                      ir::pack_fields(group, pointers, row_length == 0 ? 0 : elements / row_length,
-                                      row_length, element_bytes(kind)),
-                      name);
+  return upload_bytes(
+      device,
+      ir::pack_grids(group, pointers, inputs.at(group.fields.at(0)).shape, element_bytes(kind)),
+      name);
 }
 
 /// Builds `kernel` and sets its arguments for `launch`. A host iteration's tail kernel is bound

@@ -132,4 +132,15 @@ std::vector<unsigned char> pack_fields(const StorageGroup& group,
   return out;
 }
 
+std::vector<unsigned char> pack_grids(const StorageGroup& group,
+                                      const std::vector<const unsigned char*>& fields,
+                                      const std::vector<int64_t>& shape, size_t value_bytes) {
+  size_t elements = 1;
+  for (int64_t n : shape)
+    elements *= static_cast<size_t>(n);
+  const size_t row_length = shape.empty() ? 1 : static_cast<size_t>(shape.back());
+  return pack_fields(group, fields, row_length == 0 ? 0 : elements / row_length, row_length,
+                     value_bytes);
+}
+
 } // namespace liftx::ir

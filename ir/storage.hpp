@@ -54,5 +54,10 @@ size_t stored_elements(const StorageGroup& group, size_t rows, size_t row_length
 std::vector<unsigned char> pack_fields(const StorageGroup& group,
                                        const std::vector<const unsigned char*>& fields, size_t rows,
                                        size_t row_length, size_t value_bytes);
+/// The same for grids of `shape` (outermost first; rows are its last dimension, a scalar's
+/// shape {} one element).
+std::vector<unsigned char> pack_grids(const StorageGroup& group,
+                                      const std::vector<const unsigned char*>& fields,
+                                      const std::vector<int64_t>& shape, size_t value_bytes);
 
 } // namespace liftx::ir

@@ -58,17 +58,28 @@ std::string with_layout(const std::string& source, const std::string& layout) {
 int main(int argc, char** argv) {
   std::string file, device = "cpu";
   int64_t size = 64;
-  int steps = 20;
+  int64_t steps = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if ((arg == "--size" || arg == "--steps" || arg == "--device") && i + 1 < argc) {
       const std::string value = argv[++i];
-      if (arg == "--device")
+      if (arg == "--device") {
         device = value;
-      else if (arg == "--size")
-        size = std::stoll(value);
-      else
-        steps = std::stoi(value);
+        continue;
+      }
+      size_t used = 0;
+      long long number = -1;
+      try {
+        number = std::stoll(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || number < 1 || number > 1 << 20) {
+        std::fprintf(stderr, "lbm: %s needs a whole number from 1 to 1048576, got '%s'\n",
+                     arg.c_str(), value.c_str());
+        return 2;
+      }
+      (arg == "--size" ? size : steps) = number;
     } else if (file.empty() && arg.rfind("--", 0) != 0) {
       file = arg;
     } else {
@@ -98,9 +109,9 @@ int main(int argc, char** argv) {
     for (const std::string& name : liftx::cell_fields<Node>())
       members += (members.empty() ? "" : ", ") + name;
     liftx::Context ctx(device);
-    std::printf("device   %s\nlattice  %lld x %lld, %d steps, mass %.6f\n",
+    std::printf("device   %s\nlattice  %lld x %lld, %lld steps, mass %.6f\n",
                 ctx.device().name.c_str(), static_cast<long long>(size),
-                static_cast<long long>(size), steps, mass);
+                static_cast<long long>(size), static_cast<long long>(steps), mass);
     std::vector<std::vector<Node>> finals;
     bool ok = true;
     for (const std::string layout :
@@ -109,7 +120,7 @@ int main(int argc, char** argv) {
                                        {{"M", size}, {"N", size}});
       std::vector<Node> now = start, next(now.size());
       double kernel_ms = 0, drift = 0;
-      for (int s = 0; s < steps; ++s) {
+      for (int64_t s = 0; s < steps; ++s) {
         kernel_ms += liftx::run_cells<Node>(step, now, next).kernel_ms;
         std::swap(now, next);
         drift = std::max(drift, std::fabs(total_mass(now) - mass) / mass);
@@ -118,7 +129,8 @@ int main(int argc, char** argv) {
       ok = ok && conserved;
       std::printf("%-7s  %.4f ms per step, mass drift %.2e %s\n",
                   layout.empty() ? "apart" : layout.substr(0, layout.find('(')).c_str(),
-                  kernel_ms / steps, drift, conserved ? "ok" : "NOT CONSERVED");
+                  kernel_ms / static_cast<double>(steps), drift,
+                  conserved ? "ok" : "NOT CONSERVED");
       finals.push_back(std::move(now));
     }
     // Every layout computes the same steps.

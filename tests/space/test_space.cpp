@@ -618,8 +618,7 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
 #endif
   for (const std::string& name : stencils) {
     CAPTURE(name);
-    ir::Module module =
-        parse::parse_file(fmt::format("{}/stencils/{}.lift", LIFTX_SOURCE_DIR, name));
+    ir::Module module = load(name);
     rewrite::SpaceOptions options = options_for(sizes);
     options.max_tile = 8;
     rewrite::VariantStream stream(module.main(), options);
@@ -658,8 +657,7 @@ TEST_CASE("grids stored together (AoS, AoSoA(32)) are a dimension of the space a
 #endif
   for (const std::string& name : stencils) {
     CAPTURE(name);
-    ir::Module module =
-        parse::parse_file(fmt::format("{}/stencils/{}.lift", LIFTX_SOURCE_DIR, name));
+    ir::Module module = load(name);
     rewrite::SpaceOptions options = options_for(sizes);
     options.max_tile = 8;
     options.depth = 1;
