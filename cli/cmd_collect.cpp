@@ -1,4 +1,5 @@
-// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S]
+// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S] [--where
+// K=V]
 // [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of high-level stencils
 // into the performance database, in a worker child (`collect-worker`, hidden); with `--mpi`, across
 // the ranks of an MPI job (explore/mpi/).
@@ -37,6 +38,7 @@ struct CollectCommandOptions {
   bool all = false;
   int64_t sample = 100;
   uint64_t seed = 1;
+  std::vector<std::string> where;
   std::string db;
   bool resume = false;
   int repeat = exec::kDefaultRepeat;
@@ -114,6 +116,10 @@ void add_collect_command(CLI::App& app) {
                   "a fixed-seed sample of N variants per program and size "
                   "set (default 100)");
   cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
+  cmd->add_option("--where", o->where,
+                  "measure only variants with KEY=V1|V2 (as `liftx variants --where`: strategy, "
+                  "tied, local, global or a parameter such as tile_x, vector); the sample is "
+                  "drawn among them; repeatable, all must hold");
   add_db_option(cmd, o->db, "to record the runs in");
   cmd->add_flag("--resume", o->resume, "skip configurations already measured on the device");
   add_timing_options(cmd, o->warmup, o->repeat);
@@ -162,6 +168,8 @@ void add_collect_command(CLI::App& app) {
     options.all = o->all;
     options.sample = o->sample;
     options.seed = o->seed;
+    for (const std::string& w : o->where)
+      options.where.push_back(rewrite::parse_variant_filter(w));
     options.resume = o->resume;
     options.repeat = o->repeat;
     options.warmup = o->warmup;

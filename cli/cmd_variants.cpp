@@ -12,6 +12,7 @@
 #include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
+#include "rewrite/variant_filter.hpp"
 #include "support/csv.hpp"
 
 #include <fmt/format.h>
@@ -44,59 +45,7 @@ struct VariantsOptions {
   std::string format = "table";
 };
 
-/// One `--where KEY=V1|V2|...` filter: strategy, tied (true/false), local (32x8), global, or a
-/// strategy parameter (tile_x, tile_y, vector, chunk, split, ...).
-struct Filter {
-  std::string key;
-  std::vector<std::string> values;
-};
-
-Filter parse_filter(const std::string& text) {
-  const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw UserError(fmt::format("--where {}: expected KEY=VALUE[|VALUE...], e.g. "
-                                "strategy=window or tile_y=4|8",
-                                text));
-  Filter f{text.substr(0, eq), {}};
-  for (size_t start = eq + 1; start <= text.size();) {
-    size_t bar = text.find('|', start);
-    if (bar == std::string::npos)
-      bar = text.size();
-    f.values.push_back(text.substr(start, bar - start));
-    start = bar + 1;
-  }
-  return f;
-}
-
-std::string launch_sizes(const std::array<int64_t, 3>& sizes, int dims) {
-  std::string s;
-  for (int d = 0; d < dims; ++d)
-    s += fmt::format("{}{}", d ? "x" : "", sizes[static_cast<size_t>(d)]);
-  return s;
-}
-
-bool matches(const rewrite::Variant& v, const std::vector<Filter>& filters) {
-  for (const Filter& f : filters) {
-    std::string actual;
-    if (f.key == "strategy") {
-      actual = v.strategy;
-    } else if (f.key == "tied") {
-      actual = v.launch.tied ? "true" : "false";
-    } else if (f.key == "local") {
-      actual = launch_sizes(v.launch.local, v.launch.dims);
-    } else if (f.key == "global") {
-      actual = launch_sizes(v.launch.global, v.launch.dims);
-    } else {
-      auto it = v.parameters.find(f.key);
-      actual = it == v.parameters.end() ? "none" : std::to_string(it->second);
-    }
-    if (std::find(f.values.begin(), f.values.end(), actual) == f.values.end())
-      return false;
-  }
-  return true;
-}
-
-/// The first OpenCL device's limits, as the variant space sees them.
+/// Writes `text` to `path` (a UserError when it cannot).
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
   if (!f)
@@ -136,9 +85,9 @@ void add_variants_command(CLI::App& app) {
                   "parameter such as tile_x, tile_y, vector; `none` = the parameter is absent); "
                   "repeatable, all must hold");
   cmd->callback([o] {
-    std::vector<Filter> filters;
+    std::vector<rewrite::VariantFilter> filters;
     for (const std::string& w : o->where)
-      filters.push_back(parse_filter(w));
+      filters.push_back(rewrite::parse_variant_filter(w));
     ir::Module module = parse::parse_file(o->file);
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
@@ -163,8 +112,9 @@ void add_variants_command(CLI::App& app) {
       if (o->format == "csv") {
         fmt::print("{},{},{},{},{},{},{}\n", v.index, v.strategy,
                    csv_quote(nlohmann::json(v.parameters).dump()), v.launch.dims,
-                   launch_sizes(v.launch.global, v.launch.dims),
-                   launch_sizes(v.launch.local, v.launch.dims), v.launch.tied ? "true" : "false");
+                   rewrite::launch_sizes_text(v.launch.global, v.launch.dims),
+                   rewrite::launch_sizes_text(v.launch.local, v.launch.dims),
+                   v.launch.tied ? "true" : "false");
         return;
       }
       nlohmann::json row = nlohmann::json::parse(rewrite::sidecar_json(v, options.sizes));
@@ -184,7 +134,7 @@ void add_variants_command(CLI::App& app) {
       int64_t matching = 0;
       chosen = rewrite::sample(stream, o->sample, o->seed, [&](const rewrite::Variant& v) {
         walk();
-        const bool kept = matches(v, filters);
+        const bool kept = rewrite::matches(v, filters);
         matching += kept;
         return kept;
       });
@@ -199,7 +149,7 @@ void add_variants_command(CLI::App& app) {
       int64_t kept = 0;
       while ((o->limit <= 0 || kept < o->limit) && stream.next(v)) {
         walk();
-        if (!matches(v, filters))
+        if (!rewrite::matches(v, filters))
           continue;
         ++kept;
         list(v);

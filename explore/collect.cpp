@@ -191,10 +191,17 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
   if (options.all) {
     rewrite::Variant v;
     while (stream.next(v))
-      variants.push_back(std::move(v));
+      if (rewrite::matches(v, options.where))
+        variants.push_back(std::move(v));
   } else {
-    variants = rewrite::sample(stream, options.sample, options.seed);
+    variants =
+        rewrite::sample(stream, options.sample, options.seed, [&](const rewrite::Variant& v) {
+          return rewrite::matches(v, options.where);
+        });
   }
+  if (variants.empty() && !options.where.empty())
+    throw UserError(fmt::format("collect: no variant of {} at {} has --where {}", program.name,
+                                nlohmann::json(sizes).dump(), rewrite::describe(options.where)));
   const nlohmann::json sizes_json(sizes);
   std::vector<PlannedConfiguration> planned;
   for (const rewrite::Variant& v : variants) {
@@ -422,9 +429,11 @@ CollectSummary collect(const CollectOptions& options,
         return true;
     return false;
   };
-  const std::string selection =
-      options.all ? std::string("all")
-                  : fmt::format("sample {} seed {}", options.sample, options.seed);
+  std::string selection = options.all
+                              ? std::string("all")
+                              : fmt::format("sample {} seed {}", options.sample, options.seed);
+  if (!options.where.empty())
+    selection += " where " + rewrite::describe(options.where);
 
   // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";

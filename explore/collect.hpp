@@ -20,6 +20,7 @@
 #include "exec/run.hpp"
 #include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
+#include "rewrite/variant_filter.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -51,6 +52,9 @@ struct CollectOptions {
   bool all = false; ///< every variant; otherwise a fixed-seed sample of `sample` per target
   int64_t sample = 100;
   uint64_t seed = 1;
+  /// Only the variants every filter keeps (`--where`), all of them or the sample drawn among
+  /// them; part of the stored plan's name, so another selection is another plan.
+  std::vector<rewrite::VariantFilter> where;
   bool resume = false; ///< skip configurations already measured on the device
   int repeat = exec::kDefaultRepeat;
   int warmup = exec::kDefaultWarmup;

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -509,6 +510,67 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   std::ostringstream csv;
   db.export_csv(csv, db.device_keys().at(0));
   CHECK(count_lines(csv.str()) == 9); // header + each configuration once
+}
+
+TEST_CASE("collect --where: the plan samples only the variants the filters keep, and is a plan "
+          "of its own") {
+  TempDir dir("plan-where");
+  const fs::path db_path = dir.path / "p.db";
+  const std::string stencil = std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift";
+  auto plan = [&](std::vector<std::string> where) {
+    std::vector<std::string> argv = {LIFTX_BINARY, "collect",       stencil, "--size",
+                                     "M=16,N=32",  "--sample",      "6",     "--seed",
+                                     "3",          "--profile",     "cpu",   "--plan-only",
+                                     "--db",       db_path.string()};
+    for (const std::string& w : where) {
+      argv.push_back("--where");
+      argv.push_back(w);
+    }
+    return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+  };
+  runtime::IsolatedResult filtered = plan({"strategy=global2d_01", "local=8x4|4x8"});
+  INFO(filtered.stderr_text);
+  REQUIRE(filtered.succeeded());
+  CHECK(filtered.stdout_text.find("6 planned") != std::string::npos);
+  runtime::IsolatedResult whole = plan({});
+  REQUIRE(whole.succeeded());
+  CHECK(whole.stdout_text.find("1 enumerated now") != std::string::npos); // not the filtered plan
+
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open_v2(db_path.string().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) ==
+          SQLITE_OK);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
+  auto column = [&](const std::string& sql) {
+    std::vector<std::string> values;
+    sqlite3_stmt* statement = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
+    while (sqlite3_step(statement) == SQLITE_ROW)
+      values.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)));
+    sqlite3_finalize(statement);
+    return values;
+  };
+  CHECK(column("SELECT selection FROM plans ORDER BY id") ==
+        std::vector<std::string>{"sample 6 seed 3 where strategy=global2d_01 local=8x4|4x8",
+                                 "sample 6 seed 3"});
+  const std::vector<std::string> kept =
+      column("SELECT v.strategy || ' ' || c.local_json FROM plan_configurations p JOIN plans "
+             "ON plans.id = p.plan_id JOIN configurations c ON c.id = p.configuration_id JOIN "
+             "variants v ON v.id = c.variant_id WHERE plans.selection LIKE '%where%'");
+  REQUIRE(kept.size() == 6);
+  for (const std::string& k : kept)
+    CHECK((k == "global2d_01 [8,4]" || k == "global2d_01 [4,8]"));
+  const std::vector<std::string> all_strategies =
+      column("SELECT DISTINCT v.strategy FROM plan_configurations p JOIN plans ON plans.id = "
+             "p.plan_id JOIN configurations c ON c.id = p.configuration_id JOIN variants v ON "
+             "v.id = c.variant_id WHERE plans.selection = 'sample 6 seed 3'");
+  CHECK(all_strategies.size() > 1);
+
+  runtime::IsolatedResult none = plan({"strategy=window3d"});
+  CHECK(none.exit_code != 0);
+  CHECK(none.stderr_text.find("no variant of jacobi2d5pt") != std::string::npos);
+  runtime::IsolatedResult malformed = plan({"tile_x"});
+  CHECK(malformed.exit_code != 0);
+  CHECK(malformed.stderr_text.find("--where tile_x: expected KEY=VALUE") != std::string::npos);
 }
 
 TEST_CASE("default sizes: as many points as the 2D default, a power of two per dimension") {

@@ -1,0 +1,72 @@
+#include "rewrite/variant_filter.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace liftx::rewrite {
+
+std::string launch_sizes_text(const std::array<int64_t, 3>& sizes, int dims) {
+  std::string s;
+  for (int d = 0; d < dims; ++d)
+    s += fmt::format("{}{}", d ? "x" : "", sizes[static_cast<size_t>(d)]);
+  return s;
+}
+
+namespace {
+
+std::string value_of(const Variant& v, const std::string& key) {
+  if (key == "strategy")
+    return v.strategy;
+  if (key == "tied")
+    return v.launch.tied ? "true" : "false";
+  if (key == "local")
+    return launch_sizes_text(v.launch.local, v.launch.dims);
+  if (key == "global")
+    return launch_sizes_text(v.launch.global, v.launch.dims);
+  auto it = v.parameters.find(key);
+  return it == v.parameters.end() ? "none" : std::to_string(it->second);
+}
+
+} // namespace
+
+VariantFilter parse_variant_filter(const std::string& text, const std::string& option) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UserError(fmt::format("{} {}: expected KEY=VALUE[|VALUE...], e.g. "
+                                "strategy=window or tile_y=4|8",
+                                option, text));
+  VariantFilter f{text.substr(0, eq), {}};
+  for (size_t start = eq + 1; start <= text.size();) {
+    size_t bar = text.find('|', start);
+    if (bar == std::string::npos)
+      bar = text.size();
+    if (bar == start)
+      throw UserError(fmt::format("{} {}: an empty value", option, text));
+    f.values.push_back(text.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return f;
+}
+
+bool matches(const Variant& variant, const std::vector<VariantFilter>& filters) {
+  return std::all_of(filters.begin(), filters.end(), [&](const VariantFilter& f) {
+    const std::string actual = value_of(variant, f.key);
+    return std::find(f.values.begin(), f.values.end(), actual) != f.values.end();
+  });
+}
+
+std::string describe(const std::vector<VariantFilter>& filters) {
+  std::string text;
+  for (const VariantFilter& f : filters) {
+    std::string values;
+    for (const std::string& v : f.values)
+      values += (values.empty() ? "" : "|") + v;
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", f.key, values);
+  }
+  return text;
+}
+
+} // namespace liftx::rewrite

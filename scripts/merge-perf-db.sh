@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Copies the rows of performance databases FROM... into INTO (created by the first FROM when
+# absent): programs by source hash, variants by hash, configurations by their unique key,
+# devices by key, measurements and features by configuration. A row INTO already has is kept; a
+# measurement is copied once (same configuration, device, status, median and timestamp). Plans
+# and per-run samples are not copied (a merged database is for training and analysis, not for
+# resuming a collection).
+#   scripts/merge-perf-db.sh INTO.db FROM.db...
+set -euo pipefail
+into=$1
+shift
+[[ -e $into ]] || { cp "$1" "$into" && shift; }
+for from in "$@"; do
+  sqlite3 "$into" <<SQL
+ATTACH '$from' AS o;
+BEGIN;
+INSERT OR IGNORE INTO programs(name, source_hash, source)
+  SELECT name, source_hash, source FROM o.programs;
+INSERT OR IGNORE INTO variants(program_id, hash, printed, strategy, parameters_json)
+  SELECT p.id, v.hash, v.printed, v.strategy, v.parameters_json
+  FROM o.variants v JOIN o.programs op ON op.id = v.program_id
+  JOIN programs p ON p.source_hash = op.source_hash;
+INSERT OR IGNORE INTO configurations(variant_id, sizes_json, dims, global_json, local_json, tied)
+  SELECT v.id, c.sizes_json, c.dims, c.global_json, c.local_json, c.tied
+  FROM o.configurations c JOIN o.variants ov ON ov.id = c.variant_id
+  JOIN variants v ON v.hash = ov.hash;
+CREATE TEMP TABLE config_map AS
+  SELECT oc.id AS old_id, c.id AS new_id
+  FROM o.configurations oc JOIN o.variants ov ON ov.id = oc.variant_id
+  JOIN variants v ON v.hash = ov.hash
+  JOIN configurations c ON c.variant_id = v.id AND c.sizes_json = oc.sizes_json
+   AND c.global_json = oc.global_json AND c.local_json = oc.local_json AND c.tied = oc.tied;
+INSERT OR IGNORE INTO devices(key, name, profile_json)
+  SELECT key, name, profile_json FROM o.devices;
+INSERT OR IGNORE INTO features(configuration_id, profile, json)
+  SELECT m.new_id, f.profile, f.json FROM o.features f JOIN temp.config_map m ON m.old_id = f.configuration_id;
+CREATE TEMP TABLE measurement_map AS
+  SELECT om.id AS old_id, cm.new_id AS configuration_id, d.id AS device_id
+  FROM o.measurements om JOIN temp.config_map cm ON cm.old_id = om.configuration_id
+  JOIN o.devices od ON od.id = om.device_id JOIN devices d ON d.key = od.key
+  WHERE NOT EXISTS (SELECT 1 FROM measurements x WHERE x.configuration_id = cm.new_id
+    AND x.device_id = d.id AND x.status = om.status AND x.median_ms IS om.median_ms
+    AND x.timestamp = om.timestamp);
+INSERT INTO measurements(configuration_id, device_id, status, median_ms, min_ms, max_ms, q1_ms,
+                         q3_ms, repetitions, compile_ms, message, timestamp)
+  SELECT mm.configuration_id, mm.device_id, om.status, om.median_ms, om.min_ms, om.max_ms,
+         om.q1_ms, om.q3_ms, om.repetitions, om.compile_ms, om.message, om.timestamp
+  FROM temp.measurement_map mm JOIN o.measurements om ON om.id = mm.old_id ORDER BY om.id;
+COMMIT;
+SQL
+done
