@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -41,6 +42,13 @@ constexpr const char* kWorkerReady = "{\"ready\":true}";
 /// How long a worker may take to open the device (a GPU context can take seconds; after a killed
 /// kernel the driver may need more).
 constexpr std::chrono::milliseconds kDeviceOpenAllowance{60000};
+/// The worker draws a target's inputs and interprets its reference before the target's first
+/// job, between a "preparing" and a "prepared" line: that is the target's cost, not the job's
+/// (at 512^3 the interpreter takes minutes where a kernel takes a millisecond), so the job's
+/// timeout starts after it. The interpreter always ends; this only bounds a stuck worker.
+constexpr std::chrono::milliseconds kReferenceAllowance{6 * 3600 * 1000};
+/// How often a wait for a reference looks at the collection's time limit.
+constexpr std::chrono::milliseconds kTimeLimitPoll{1000};
 
 std::string format_sizes(const interp::Sizes& sizes) {
   std::string text;
@@ -311,11 +319,24 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
       throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
                                   describe_wait_status(status), err.empty() ? "" : ": " + err));
     }
+    // The job being waited for, its deadline, and whether the worker is preparing its target.
+    size_t timed_job = jobs.size();
+    Clock::time_point deadline;
+    bool preparing = false;
     while (worker_alive && next < jobs.size() && !out_of_time()) {
       const CollectJob& job = jobs[next];
+      if (timed_job != next) {
+        timed_job = next;
+        deadline = Clock::now() + timeout_;
+        preparing = false;
+      }
       std::string line;
-      const auto deadline = Clock::now() + timeout_;
-      WorkerProcess::Read r = worker.read_line(line, deadline);
+      // While a reference is interpreted, the time limit is looked at every second: a run cut
+      // there stores nothing for the job, which --resume measures.
+      WorkerProcess::Read r = worker.read_line(
+          line, preparing ? std::min(deadline, Clock::now() + kTimeLimitPoll) : deadline);
+      if (r == WorkerProcess::Read::timeout && preparing && Clock::now() < deadline)
+        continue;
       if (r == WorkerProcess::Read::line) {
         nlohmann::json result;
         try {
@@ -323,7 +344,19 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         } catch (const nlohmann::json::exception&) {
           continue; // not a result line (a driver writing to stdout)
         }
-        if (!result.is_object() || result.value("id", int64_t{-1}) != job.configuration_id)
+        if (!result.is_object())
+          continue;
+        if (result.value("preparing", int64_t{-1}) == job.configuration_id) {
+          preparing = true;
+          deadline = Clock::now() + kReferenceAllowance;
+          continue;
+        }
+        if (result.value("prepared", int64_t{-1}) == job.configuration_id) {
+          preparing = false;
+          deadline = Clock::now() + timeout_;
+          continue;
+        }
+        if (result.value("id", int64_t{-1}) != job.configuration_id)
           continue;
         const Measurement m = measurement_from(result);
         record(next++, 0, m);
@@ -337,7 +370,10 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         worker.stop();
         Measurement m;
         m.status = runtime::Status::timeout;
-        m.message = fmt::format("no result within {} ms; worker killed", timeout_.count());
+        m.message = preparing
+                        ? fmt::format("the reference of its target took over {} s; worker killed",
+                                      kReferenceAllowance.count() / 1000)
+                        : fmt::format("no result within {} ms; worker killed", timeout_.count());
         record(next++, 0, m);
         worker_alive = false;
       } else {
@@ -576,7 +612,8 @@ struct TargetData {
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out) {
   // Testing hooks: the job numbers (comma-separated) at which the worker crashes, hangs (as a
-  // kernel that never ends) or whose kernel fails, as a broken driver would; and a slow device.
+  // kernel that never ends) or whose kernel fails, as a broken driver would; a slow device; a
+  // slow reference (milliseconds added to each target's preparation).
   auto job_numbers = [](const char* variable) {
     std::set<int64_t> numbers;
     const char* value = std::getenv(variable);
@@ -591,6 +628,7 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
   const std::set<int64_t> hang_at = job_numbers("LIFTX_TEST_WORKER_HANG_AT");
   const std::set<int64_t> kernel_fails_at = job_numbers("LIFTX_TEST_WORKER_KERNEL_FAILS_AT");
   const std::set<int64_t> open_delay_ms = job_numbers("LIFTX_TEST_WORKER_OPEN_DELAY_MS");
+  const std::set<int64_t> slow_reference_ms = job_numbers("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS");
 
   runtime::Device device = runtime::select_device(device_spec);
   if (!open_delay_ms.empty())
@@ -629,11 +667,17 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       options.roofline = false;
       options.reference = &reference;
       if (const std::string key = target_key(job); key != target.key) {
+        out << nlohmann::json{{"preparing", job.at("id")}}.dump() << '\n';
+        out.flush();
+        if (!slow_reference_ms.empty())
+          std::this_thread::sleep_for(std::chrono::milliseconds(*slow_reference_ms.begin()));
         interp::check_sizes(reference, sizes);
         target = TargetData{};
         target.inputs = exec::draw_inputs(reference, sizes, options.seed);
         target.expected = exec::reference_result(reference, options, target.inputs, sizes);
         target.key = key;
+        out << nlohmann::json{{"prepared", job.at("id")}}.dump() << '\n';
+        out.flush();
       }
       options.inputs = &target.inputs;
       options.expected = &target.expected;

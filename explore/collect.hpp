@@ -159,10 +159,13 @@ CollectSummary collect(const CollectOptions& options,
 
 /// The worker's side: opens the device `device_spec` and writes {"ready":true}, then reads jobs
 /// (one JSON object per line, as `collect` writes them) from `jobs`, skips the first `from`, runs
-/// each and writes one JSON line per result to `out`, flushed at once. For tests,
+/// each and writes one JSON line per result to `out`, flushed at once; a target's inputs and
+/// reference are computed between {"preparing":ID} and {"prepared":ID} lines (ID: the target's
+/// first job), which the job's timeout does not count. For tests,
 /// $LIFTX_TEST_WORKER_CRASH_AT, $LIFTX_TEST_WORKER_HANG_AT and $LIFTX_TEST_WORKER_KERNEL_FAILS_AT
 /// name job numbers (comma-separated) at which the worker crashes (SIGSEGV), hangs (a kernel that
-/// never ends) or reports a failed kernel; $LIFTX_TEST_WORKER_OPEN_DELAY_MS slows the opening.
+/// never ends) or reports a failed kernel; $LIFTX_TEST_WORKER_OPEN_DELAY_MS slows the opening and
+/// $LIFTX_TEST_WORKER_SLOW_REFERENCE_MS each target's preparation.
 void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
                 std::ostream& out);
 

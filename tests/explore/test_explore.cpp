@@ -420,6 +420,54 @@ TEST_CASE("collect: a worker that crashes, hangs or whose kernel fails costs one
   CHECK(rows[1].measurement->message.find("signal 11") != std::string::npos);
 }
 
+TEST_CASE("collect: a target's reference is not counted in its first job's timeout, and a time "
+          "limit reached while it is interpreted stores nothing for the job") {
+  TempDir dir("slow-reference");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  const fs::path db_path = dir.path / "r.db";
+  auto collect = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {
+        LIFTX_BINARY, "collect",   std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift",
+        "--size",     "M=16,N=32", "--sample",
+        "3",          "--seed",    "5",
+        "--repeat",   "2",         "--warmup",
+        "0",          "--db",      db_path.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+  };
+  auto statuses = [&] {
+    std::vector<std::string> out;
+    explore::PerfDb db(db_path);
+    if (db.device_keys().empty())
+      return out;
+    for (const explore::Row& r : db.rows(db.device_keys().at(0), "cpu"))
+      out.emplace_back(runtime::to_string(r.measurement->status));
+    return out;
+  };
+  {
+    // The time limit passes while the (slowed) reference is interpreted: the run stops there.
+    ScopedEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "30000");
+    const auto start = std::chrono::steady_clock::now();
+    runtime::IsolatedResult cut = collect({"--time-limit", "3"});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(cut.stderr_text);
+    REQUIRE(cut.succeeded());
+    CHECK(seconds < 20);
+    CHECK(cut.stdout_text.find("3 not measured") != std::string::npos);
+    CHECK(statuses().empty());
+  }
+  {
+    // A reference slower than the per-variant timeout: every variant is measured all the same.
+    ScopedEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "2500");
+    runtime::IsolatedResult run = collect({"--timeout-ms", "1500", "--resume"});
+    INFO(run.stderr_text);
+    REQUIRE(run.succeeded());
+    CHECK(run.stdout_text.find("restarted") == std::string::npos);
+  }
+  CHECK(statuses() == std::vector<std::string>{"ok", "ok", "ok"});
+}
+
 TEST_CASE("db: a plan is stored whole, read back in order, and replaced by a new one") {
   TempDir dir("plan");
   explore::PerfDb db(dir.path / "p.db");
