@@ -459,8 +459,8 @@ TEST_CASE("collect: a target's reference is not counted in its first job's timeo
   }
   {
     // A reference slower than the per-variant timeout: every variant is measured all the same.
-    ScopedEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "2500");
-    runtime::IsolatedResult run = collect({"--timeout-ms", "1500", "--resume"});
+    ScopedEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "4500");
+    runtime::IsolatedResult run = collect({"--timeout-ms", "3000", "--resume"});
     INFO(run.stderr_text);
     REQUIRE(run.succeeded());
     CHECK(run.stdout_text.find("restarted") == std::string::npos);
