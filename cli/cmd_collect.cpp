@@ -1,8 +1,7 @@
-// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S] [--where
-// K=V]
-// [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of high-level stencils
-// into the performance database, in a worker child (`collect-worker`, hidden); with `--mpi`, across
-// the ranks of an MPI job (explore/mpi/).
+// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S]
+// [--where K=V...] [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of
+// high-level stencils into the performance database, in a worker child (`collect-worker`,
+// hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/).
 // `liftx db [--db PATH] [--device KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
 // its exports.
 #include "cli/app.hpp"

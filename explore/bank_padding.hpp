@@ -31,8 +31,8 @@ struct BankCost {
 };
 
 struct LocalArrayPadding {
-  rewrite::Path path;         ///< the toLocal call in the program it was chosen for
-  int64_t padding = 0;        ///< the chosen p (0: the array stays unpadded)
+  rewrite::Path path;  ///< the toLocal call in the program it was chosen for
+  int64_t padding = 0; ///< the chosen p (0: the array stays unpadded)
   // Over all the kernel's local references, the earlier arrays' paddings in place:
   double cost_unpadded = 0;   ///< the total cost with this array at p = 0
   double cost_padded = 0;     ///< the same at the chosen p

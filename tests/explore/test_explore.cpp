@@ -7,6 +7,7 @@
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/record.hpp"
+#include "rewrite/variant_filter.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -558,6 +559,34 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   std::ostringstream csv;
   db.export_csv(csv, db.device_keys().at(0));
   CHECK(count_lines(csv.str()) == 9); // header + each configuration once
+}
+
+TEST_CASE("variant filters: KEY=V1|V2 parsed, matched on strategy, launch and parameters, and "
+          "named back") {
+  rewrite::Variant v;
+  v.strategy = "window";
+  v.parameters = {{"tile_x", 4}, {"vector", 2}};
+  v.launch.dims = 2;
+  v.launch.global = {1024, 512, 1};
+  v.launch.local = {32, 8, 1};
+  v.launch.tied = true;
+  auto keeps = [&](std::vector<std::string> texts) {
+    std::vector<rewrite::VariantFilter> filters;
+    for (const std::string& t : texts)
+      filters.push_back(rewrite::parse_variant_filter(t));
+    return rewrite::matches(v, filters);
+  };
+  CHECK(keeps({}));
+  CHECK(keeps({"strategy=global2d|window", "local=32x8", "tied=true", "tile_x=2|4"}));
+  CHECK(keeps({"global=1024x512", "tile_y=none"}));
+  CHECK_FALSE(keeps({"strategy=window", "vector=4"}));
+  CHECK_FALSE(keeps({"local=32x8x1"})); // a 2D launch has two sizes
+  CHECK_FALSE(keeps({"tile_y=1"}));
+  const std::vector<rewrite::VariantFilter> two = {rewrite::parse_variant_filter("tile_x=2|4"),
+                                                   rewrite::parse_variant_filter("tied=false")};
+  CHECK(rewrite::describe(two) == "tile_x=2|4 tied=false");
+  for (const char* bad : {"tile_x", "=4", "tile_x=", "tile_x=2||4", "tile_x=4|"})
+    CHECK_THROWS_AS(rewrite::parse_variant_filter(bad), UserError);
 }
 
 TEST_CASE("collect --where: the plan samples only the variants the filters keep, and is a plan "
