@@ -5,7 +5,7 @@
 # REPEAT after 3 warm-ups). One row per file and round with both medians and B / A.
 #
 #   bench/ab_runs.sh DIR REFERENCE SIZE LIFTX_A LIFTX_B [ROUNDS] [DEVICE] [REPEAT]
-#   e.g. bench/ab_runs.sh .gpu/wrap/heat3d/x stencils/3d/heat3d.lift 512 .gpu/liftx-before .gpu/liftx
+#   e.g. bench/ab_runs.sh .gpu/wrap/heat3d stencils/3d/heat3d.lift 512 .gpu/liftx-before .gpu/liftx
 set -uo pipefail
 dir=$1 reference=$2 size=$3 liftx_a=$4 liftx_b=$5 rounds=${6:-2} device=${7:-nvidia}
 repeat=${8:-20}

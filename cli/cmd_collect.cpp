@@ -122,7 +122,8 @@ void add_collect_command(CLI::App& app) {
   add_db_option(cmd, o->db, "to record the runs in");
   cmd->add_flag("--resume", o->resume, "skip configurations already measured on the device");
   add_timing_options(cmd, o->warmup, o->repeat);
-  cmd->add_option("--timeout-ms", o->timeout_ms, "per variant (default 60000)")
+  cmd->add_option("--timeout-ms", o->timeout_ms,
+                  "per variant, its build included, not its program's reference (default 60000)")
       ->check(CLI::Range(100, 3600000));
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->add_flag("--plan-only", o->plan_only,

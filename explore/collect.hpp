@@ -59,7 +59,8 @@ struct CollectOptions {
   int repeat = exec::kDefaultRepeat;
   int warmup = exec::kDefaultWarmup;
   uint64_t input_seed = 1; ///< seed of the random inputs of every run
-  /// Per variant, including its build (not the worker's opening of the device).
+  /// Per variant, including its build (not the worker's opening of the device, nor the
+  /// interpretation of its program's reference before the program's first job).
   std::chrono::milliseconds timeout{60000};
   /// The liftx executable that runs `collect-worker` (normally /proc/self/exe).
   std::string worker_executable;

@@ -4,9 +4,16 @@
 # devices by key, measurements and features by configuration. A row INTO already has is kept; a
 # measurement is copied once (same configuration, device, status, median and timestamp). Plans
 # and per-run samples are not copied (a merged database is for training and analysis, not for
-# resuming a collection).
+# resuming a collection), except that a new INTO starts as a copy of the first FROM.
 #   scripts/merge-perf-db.sh INTO.db FROM.db...
 set -euo pipefail
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 INTO.db FROM.db..." >&2
+  exit 2
+fi
+for from in "${@:2}"; do
+  [[ -r $from ]] || { echo "merge-perf-db: cannot read $from" >&2; exit 2; }
+done
 into=$1
 shift
 [[ -e $into ]] || { cp "$1" "$into" && shift; }
