@@ -1,4 +1,5 @@
 #include "exec/run.hpp"
+#include "exec/verify.hpp"
 
 #include "ir/storage.hpp"
 
@@ -73,51 +74,6 @@ double read_element(const unsigned char* at, ir::ScalarKind kind, bool* poisoned
   }
   double v;
   std::memcpy(&v, at, 8);
-  return v;
-}
-
-/// Compares one output buffer's bytes with the interpreter's values in one pass (collection
-/// verifies every variant; at 4096^2 a separate decode pass costs as much as the comparison).
-/// A tuple result is one buffer per component: buffer `component` of `components` holds every
-/// components-th value of `want` (the interpreter keeps components innermost).
-Verification verify(const std::vector<unsigned char>& bytes, ir::ScalarKind kind,
-                    const interp::HostArray& want, double tolerance, size_t component = 0,
-                    size_t components = 1) {
-  Verification v;
-  v.checked = true;
-  const size_t expected = want.data.size() / components;
-  v.elements = static_cast<int64_t>(expected);
-  const size_t width = element_bytes(kind);
-  const size_t produced = bytes.size() / width;
-  const std::string which =
-      components > 1 ? fmt::format("output {} of {}, ", component, components) : "";
-  if (produced != expected || want.data.size() % components != 0) {
-    v.mismatches = v.elements;
-    v.first_mismatch = fmt::format("{}the kernel produced {} elements, the interpreter {}", which,
-                                   produced, expected);
-    return v;
-  }
-  for (size_t i = 0; i < produced; ++i) {
-    bool poisoned = false;
-    double g = read_element(bytes.data() + i * width, kind, &poisoned);
-    double w = want.data[i * components + component];
-    // Equal infinities are equal (their difference is NaN); NaN matches NaN.
-    bool same = !poisoned && (g == w || (std::isnan(g) && std::isnan(w)));
-    same = same || std::fabs(g - w) <= tolerance * std::max(1.0, std::fabs(w));
-    if (poisoned)
-      ++v.unwritten;
-    if (!std::isnan(g) && !std::isnan(w) && g != w)
-      v.max_abs_error = std::max(v.max_abs_error, std::fabs(g - w));
-    if (!same) {
-      if (v.mismatches == 0)
-        v.first_mismatch =
-            poisoned
-                ? fmt::format("{}element {} was never written (interpreter {:.9g})", which, i, w)
-                : fmt::format("{}element {}: kernel {:.9g}, interpreter {:.9g}", which, i, g, w);
-      ++v.mismatches;
-    }
-  }
-  v.passed = v.mismatches == 0;
   return v;
 }
 
@@ -366,6 +322,54 @@ std::vector<unsigned char> read_output(runtime::Device& device, const OutputBuff
   return bytes;
 }
 
+/// Reads one output buffer back in chunks and compares each with the interpreter's values as it
+/// arrives (a whole 8192^2 output would be a 268 MB host copy first). A tuple result is one
+/// buffer per component: buffer `component` of `components` holds every components-th value of
+/// `want` (the interpreter keeps components innermost).
+Verification verify_output(runtime::Device& device, const OutputBuffer& out,
+                           const interp::HostArray& want, double tolerance, size_t component,
+                           size_t components) {
+  Verification v;
+  v.checked = true;
+  const size_t expected = want.data.size() / components;
+  v.elements = static_cast<int64_t>(expected);
+  const size_t width = element_bytes(out.kind);
+  const size_t produced = out.bytes / width;
+  const std::string which =
+      components > 1 ? fmt::format("output {} of {}, ", component, components) : "";
+  if (produced != expected || want.data.size() % components != 0) {
+    v.mismatches = v.elements;
+    v.first_mismatch = fmt::format("{}the kernel produced {} elements, the interpreter {}", which,
+                                   produced, expected);
+    return v;
+  }
+  constexpr size_t kChunkBytes = size_t{64} << 20; // a multiple of every element width
+  std::vector<unsigned char> chunk(std::min(out.bytes, kChunkBytes));
+  ElementCheck all;
+  for (size_t offset = 0; offset < out.bytes; offset += chunk.size()) {
+    const size_t bytes = std::min(chunk.size(), out.bytes - offset);
+    runtime::check_cl(
+        device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, offset, bytes, chunk.data()),
+        "reading the output");
+    all.merge(check_elements(out.kind, chunk.data(), offset / width, bytes / width,
+                             want.data.data() + component, components, tolerance));
+  }
+  v.mismatches = all.mismatches;
+  v.unwritten = all.unwritten;
+  v.max_abs_error = all.max_abs_error;
+  if (all.mismatches > 0) {
+    const size_t i = all.first_mismatch;
+    const double w = want.data[i * components + component];
+    v.first_mismatch =
+        all.first_unwritten
+            ? fmt::format("{}element {} was never written (interpreter {:.9g})", which, i, w)
+            : fmt::format("{}element {}: kernel {:.9g}, interpreter {:.9g}", which, i,
+                          all.first_got, w);
+  }
+  v.passed = v.mismatches == 0;
+  return v;
+}
+
 /// Runs once with the outputs poisoned and compares every element with `want` (every output of a
 /// tuple result: the counts add up, the first mismatch is the first output's that has one).
 Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const cl::NDRange& global,
@@ -380,8 +384,7 @@ Verification run_and_verify(runtime::Device& device, BoundKernel& bound, const c
   all.checked = true;
   for (size_t k = 0; k < bound.outputs.size(); ++k) {
     const OutputBuffer& out = bound.outputs[k];
-    Verification v =
-        verify(read_output(device, out), out.kind, want, tolerance, k, bound.outputs.size());
+    Verification v = verify_output(device, out, want, tolerance, k, bound.outputs.size());
     all.elements += v.elements;
     all.unwritten += v.unwritten;
     all.max_abs_error = std::max(all.max_abs_error, v.max_abs_error);
