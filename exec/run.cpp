@@ -1,6 +1,6 @@
 #include "exec/run.hpp"
-#include "exec/verify.hpp"
 
+#include "exec/verify.hpp"
 #include "ir/storage.hpp"
 
 #include "codegen/runtime/build_cache.hpp"

@@ -51,7 +51,7 @@ inline bool matches(double got, double want, bool poisoned, double tolerance) {
          std::fabs(got - want) <= tolerance * std::max(1.0, std::fabs(want));
 }
 
-/// One thread's share, for one element kind. The counting pass has no data-dependent branch
+/// One thread's share, for one element kind. The counting pass keeps no per-mismatch state
 /// (every element passes through it, and nearly all match); the first mismatch is looked for
 /// only when there is one.
 template <ir::ScalarKind kind>
