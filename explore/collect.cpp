@@ -708,7 +708,9 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
   References references;
 
   // References first (the worker needs them before any kernel of their target), one target per
-  // builder in turn; then the kernels, job by job in the worker's order.
+  // builder in turn; then the kernels, job by job in the worker's order. Not the first target's:
+  // the worker interprets it at once itself, and a builder doing the same would only halve the
+  // cores both have.
   std::vector<size_t> first_of_target;
   std::string last_key;
   for (size_t i = 0; i < all.size(); ++i)
@@ -716,7 +718,7 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
       first_of_target.push_back(i);
       last_key = key;
     }
-  for (size_t t = static_cast<size_t>(shard); t < first_of_target.size();
+  for (size_t t = 1 + static_cast<size_t>(shard); t < first_of_target.size();
        t += static_cast<size_t>(shards)) {
     const nlohmann::json& job = all[first_of_target[t]];
     try {
