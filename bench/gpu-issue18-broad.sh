@@ -17,7 +17,8 @@ out=$2
 limit=$3
 liftx=${LIFTX:-.gpu/liftx}
 mkdir -p "$out"
-xz -dc "$db" >"$out/broad.db"
+# A database that cannot be read stops the call: collect would plan afresh into an empty one.
+xz -dc "$db" >"$out/broad.db" || { echo "gpu-issue18-broad: cannot read $db" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:$PWD/.gpu/ompi-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # shellcheck disable=SC1091
 source scripts/nvidia-env.sh

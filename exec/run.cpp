@@ -56,27 +56,6 @@ std::vector<unsigned char> to_bytes(const interp::HostArray& a, ir::ScalarKind k
   return bytes;
 }
 
-/// One output element as a double, and whether it still holds the poison pattern.
-double read_element(const unsigned char* at, ir::ScalarKind kind, bool* poisoned) {
-  if (kind == ir::ScalarKind::Float) {
-    float v;
-    std::memcpy(&v, at, 4);
-    *poisoned = runtime::is_poison(v);
-    return v;
-  }
-  uint32_t low;
-  std::memcpy(&low, at, 4);
-  *poisoned = low == runtime::kPoisonBits;
-  if (kind == ir::ScalarKind::Int) {
-    int32_t v;
-    std::memcpy(&v, at, 4);
-    return v;
-  }
-  double v;
-  std::memcpy(&v, at, 8);
-  return v;
-}
-
 /// One output buffer of a kernel (a tuple result has one per component).
 struct OutputBuffer {
   cl::Buffer buffer;
@@ -409,7 +388,7 @@ std::vector<std::string> write_outputs(runtime::Device& device, const BoundKerne
     const size_t width = element_bytes(out.kind);
     for (size_t i = 0; i + width <= bytes.size(); i += width) {
       bool poisoned = false;
-      host.data.push_back(read_element(bytes.data() + i, out.kind, &poisoned));
+      host.data.push_back(output_element(out.kind, bytes.data() + i, &poisoned));
     }
     interp::write_output(paths[k], host);
   }

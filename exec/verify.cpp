@@ -83,6 +83,24 @@ ElementCheck check_range(const unsigned char* bytes, size_t first, size_t count,
   return c;
 }
 
+} // namespace
+
+double output_element(ir::ScalarKind kind, const unsigned char* at, bool* poisoned) {
+  switch (kind) {
+  case ir::ScalarKind::Float:
+    return element_at<ir::ScalarKind::Float>(at, poisoned);
+  case ir::ScalarKind::Int:
+    return element_at<ir::ScalarKind::Int>(at, poisoned);
+  case ir::ScalarKind::Double:
+    return element_at<ir::ScalarKind::Double>(at, poisoned);
+  case ir::ScalarKind::Bool:
+    break;
+  }
+  throw NotImplemented("bool arrays as kernel buffers");
+}
+
+namespace {
+
 ElementCheck check_range_of(ir::ScalarKind kind, const unsigned char* bytes, size_t first,
                             size_t count, const double* want, size_t stride, double tolerance) {
   switch (kind) {

@@ -24,6 +24,10 @@ struct ElementCheck {
   void merge(const ElementCheck& later);
 };
 
+/// One element of an output buffer of `kind` (float, int or double) as a double, and whether it
+/// still holds the poison pattern the outputs are filled with before a checked run.
+double output_element(ir::ScalarKind kind, const unsigned char* at, bool* poisoned);
+
 /// Compares `count` elements of one output buffer (`bytes`, elements of `kind`: float, int or
 /// double) with the interpreter's values `want[(first + i) * stride]`, i < count. An element
 /// matches when it was written and is equal (NaN matches NaN, equal infinities are equal) or

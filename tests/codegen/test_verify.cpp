@@ -105,3 +105,25 @@ TEST_CASE("check_elements: any number of threads gives the one-thread result") {
     CHECK(many.first_unwritten == one.first_unwritten);
   }
 }
+
+TEST_CASE("output_element: each kind's value, and the poison pattern") {
+  bool poisoned = true;
+  const float f = -2.5f;
+  CHECK(exec::output_element(ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(&f),
+                             &poisoned) == -2.5);
+  CHECK_FALSE(poisoned);
+  const float p = poison_value();
+  CHECK(std::isnan(exec::output_element(ir::ScalarKind::Float,
+                                        reinterpret_cast<const unsigned char*>(&p), &poisoned)));
+  CHECK(poisoned);
+  const int32_t i = -7;
+  CHECK(exec::output_element(ir::ScalarKind::Int, reinterpret_cast<const unsigned char*>(&i),
+                             &poisoned) == -7);
+  CHECK_FALSE(poisoned);
+  const double d = 1e300;
+  CHECK(exec::output_element(ir::ScalarKind::Double, reinterpret_cast<const unsigned char*>(&d),
+                             &poisoned) == 1e300);
+  CHECK_FALSE(poisoned);
+  CHECK_THROWS(exec::output_element(ir::ScalarKind::Bool,
+                                    reinterpret_cast<const unsigned char*>(&i), &poisoned));
+}
