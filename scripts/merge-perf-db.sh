@@ -5,6 +5,11 @@
 # measurement is copied once (same configuration, device, status, median and timestamp). Plans
 # and per-run samples are not copied (a merged database is for training and analysis, not for
 # resuming a collection), except that a new INTO starts as a copy of the first FROM.
+# Limitation: a variant's hash includes its program's row id in its own database, so a program
+# whose id differs between FROM and INTO (planned in another order) gets its variants twice, as
+# separate rows with their own configurations. Measurements and features stay with the
+# configuration they were made for, so analysis and training are unaffected; a collection resumed
+# in INTO does not see those measurements and runs those variants again.
 #   scripts/merge-perf-db.sh INTO.db FROM.db...
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
