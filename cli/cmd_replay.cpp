@@ -1,6 +1,7 @@
 // liftx replay: exploration strategies simulated on measured data (no device).
 //   liftx replay --db DB [--device KEY] [--profile P] [--strategies static,online,random,hillclimb]
 //       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
+//       [--prior-db DB [--prior-device KEY]]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
@@ -10,9 +11,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace liftx::cli {
 
@@ -28,6 +31,8 @@ struct ReplayCommandOptions {
   std::string hold_out; ///< replay only programs whose name starts with this
   std::string except;   ///< do not replay programs whose name starts with this
   std::string out;
+  std::string prior_db;     ///< train the prior on this database (another device) instead
+  std::string prior_device; ///< its device key
   bool quiet = false;
 };
 
@@ -81,8 +86,22 @@ std::string groups_csv(const model::ReplayResult& result) {
 }
 
 void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
-  const LoadedData loaded = load_data(o);
+  LoadedData loaded = load_data(o);
+  std::optional<LoadedData> prior;
+  if (!r.prior_db.empty()) {
+    prior = load_data(r.prior_db, r.prior_device, o.profile);
+    // Both on the columns they share.
+    std::vector<std::string> shared;
+    for (const std::string& name : loaded.data.feature_names)
+      if (std::find(prior->data.feature_names.begin(), prior->data.feature_names.end(), name) !=
+          prior->data.feature_names.end())
+        shared.push_back(name);
+    loaded.data = model::select_columns(loaded.data, shared);
+    prior->data = model::select_columns(prior->data, shared);
+  }
   model::ReplayOptions options;
+  if (prior)
+    options.prior_data = &prior->data;
   options.strategies = parse_strategies(r.strategies);
   options.budget = r.budget;
   options.batch = r.batch;
@@ -96,11 +115,15 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
            (r.except.empty() || program.rfind(r.except, 0) != 0);
   };
   options.progress = step_lines("replay", r.quiet);
+  const std::string prior_source =
+      prior ? fmt::format("every other program of {} (device {}, {} samples)", r.prior_db,
+                          prior->device_key, prior->data.samples.size())
+            : std::string("every other program of the database");
   fmt::print("replay: device {}, profile {}, {} samples; prior {} on {} columns, trained without "
-             "the replayed program (every other program of the database in training); budget {} "
-             "runs, online batches of {}, random = mean of {} seeds\n",
+             "the replayed program ({} in training); budget {} runs, online batches of {}, "
+             "random = mean of {} seeds\n",
              loaded.device_key, o.profile, loaded.data.samples.size(), options.prior.name,
-             options.prior.features.size(), r.budget, r.batch, r.seeds);
+             options.prior.features.size(), prior_source, r.budget, r.batch, r.seeds);
   const model::ReplayResult result = model::replay(loaded.data, options);
   const std::string summary = print_summaries(result, r.budget);
   fmt::print("runs-to figures average the {} inputs (program, size) replayed; a fraction not "
@@ -139,6 +162,12 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--hold-out", r->hold_out, "replay only programs whose name starts with this");
   cmd->add_option("--except", r->except, "do not replay programs whose name starts with this");
   cmd->add_option("--out", r->out, "write summary.csv and groups.csv to this folder");
+  cmd->add_option("--prior-db", r->prior_db,
+                  "train the prior on this database instead (another device's measurements: a "
+                  "new device explored with an old device's model), still without the replayed "
+                  "program");
+  cmd->add_option("--prior-device", r->prior_device,
+                  "--prior-db: its device key (default: the only device it holds)");
   cmd->callback([o, r] { run_replay(*o, *r); });
 }
 

@@ -281,7 +281,10 @@ ReplayGroup replay_group(const Dataset& data, const std::vector<size_t>& rows,
 ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
   LIFTX_USER_CHECK(options.budget >= 1, "replay: the budget must be at least 1 run");
   LIFTX_USER_CHECK(options.batch >= 1, "replay: the batch must hold at least 1 variant");
-  const std::vector<std::optional<double>> targets = normalised_targets(data);
+  LIFTX_USER_CHECK(!options.prior_data || options.prior_data->feature_names == data.feature_names,
+                   "replay: the prior's data and the replayed data have different feature columns");
+  const Dataset& prior_data = options.prior_data ? *options.prior_data : data;
+  const std::vector<std::optional<double>> prior_targets = normalised_targets(prior_data);
   const std::vector<int> columns = columns_of(data, options.prior.features);
   ReplayResult result;
   for (const Fold& fold : leave_one_program_out(data)) {
@@ -289,7 +292,14 @@ ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
       continue;
     if (options.progress)
       options.progress(fmt::format("training the prior without {}", fold.name));
-    const Model prior = train_prior(data, targets, fold.train, options.prior);
+    std::vector<size_t> prior_rows = fold.train;
+    if (options.prior_data) {
+      prior_rows.clear();
+      for (size_t i = 0; i < prior_data.samples.size(); ++i)
+        if (prior_data.samples[i].program != fold.name)
+          prior_rows.push_back(i);
+    }
+    const Model prior = train_prior(prior_data, prior_targets, prior_rows, options.prior);
     std::map<std::string, std::vector<size_t>> inputs; // the fold's rows per input
     for (size_t i : fold.test)
       inputs[data.samples[i].input].push_back(i);

@@ -36,6 +36,11 @@ struct ReplayOptions {
   OnlineOptions online;
   double stop_gain = kAutoStopGain;
   Setting prior; ///< the prior model's kind, options and columns
+  /// Where the prior learns from: nullptr, the replayed data (another program of the same
+  /// device); else this dataset, e.g. another device's measurements (a new device explored with
+  /// the model of an old one), with the replayed data's feature columns. Either way without the
+  /// replayed program.
+  const Dataset* prior_data = nullptr;
   /// Which programs are replayed (each with a prior trained without it); all when empty.
   std::function<bool(const std::string& program)> replayed;
   std::function<void(const std::string& message)> progress;
@@ -83,7 +88,8 @@ struct ReplayResult {
   std::vector<ReplaySummary> summaries; ///< per strategy, in ReplayOptions::strategies order
 };
 
-/// UserError with fewer than two programs or an empty budget.
+/// UserError with fewer than two programs (without prior_data), an empty budget, or prior_data
+/// on other feature columns or holding nothing but the replayed program.
 ReplayResult replay(const Dataset& data, const ReplayOptions& options);
 
 /// One input replayed with a given prior (predicted normalised throughput per row of `rows`):

@@ -42,6 +42,8 @@ TEST_CASE("read commands work on a read-only database in a read-only folder, byt
       "train --db " + quoted + " -o '" + dir / "m.json" + "'",
       "evaluate --db " + quoted + " --kind knn",
       "replay --db " + quoted + " --kind knn --strategies static --budget 3 --seeds 1",
+      "replay --db " + quoted + " --prior-db " + quoted +
+          " --kind knn --strategies static --budget 3 --seeds 1",
   };
   for (const std::string& command : commands) {
     CAPTURE(command);

@@ -4,10 +4,12 @@
 
 #include "cli_helpers.hpp"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 using namespace cli_test;
+namespace fs = std::filesystem;
 
 TEST_CASE("replay simulates the strategies per input and writes the summary and groups") {
   TempDir dir("replay");
@@ -33,6 +35,28 @@ TEST_CASE("replay simulates the strategies per input and writes the summary and 
   RunResult bad = liftx("replay --db '" + db + "' --kind knn --strategies static,greedy");
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "unknown replay strategy 'greedy'"));
+}
+
+TEST_CASE("replay --prior-db trains the prior on another database, without the replayed program") {
+  TempDir dir("replay-prior");
+  const std::string db = copy_of_pocl_db(dir);
+  const std::string prior = (dir.path / "prior.db").string();
+  fs::copy_file(db, prior);
+  // Only gaussian replayed: its prior learns from the other seven programs of the prior database.
+  RunResult r = liftx("replay --db '" + db + "' --prior-db '" + prior +
+                      "' --kind knn --transform log --budget 12 --seeds 5 --strategies "
+                      "static,random --hold-out gaussian");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "(every other program of " + prior));
+  const std::vector<std::string> rows = lines_starting(r.out, "| ");
+  REQUIRE(rows.size() == 1 + 2);
+  CHECK(rows[1].rfind("| static | 2 | ", 0) == 0); // gaussian's two inputs
+
+  RunResult missing = liftx("replay --db '" + db + "' --prior-db '" +
+                            (dir.path / "absent.db").string() + "' --kind knn");
+  CHECK(missing.exit_code != 0);
+  CHECK(contains(missing.err, "absent.db does not exist"));
 }
 
 TEST_CASE("explore --budget auto runs the online strategy and says how its re-ranking went") {

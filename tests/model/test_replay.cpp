@@ -117,3 +117,35 @@ TEST_CASE("replay: one prior per held-out program, summaries over the inputs") {
   options.budget = 0;
   CHECK_THROWS_AS(replay(data, options), UserError);
 }
+
+TEST_CASE("replay: a prior trained on another dataset, without the replayed program") {
+  // Replayed: one program whose fast variants have large x. Prior data from "another device":
+  // the same program with the opposite trend (left out of training, so it cannot mislead), and
+  // another program with the replayed trend (what the prior must learn from).
+  const Dataset replayed = pool("p", {8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0});
+  Dataset other = pool("p", {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0});
+  for (const Sample& s : pool("q", {8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0}).samples)
+    other.samples.push_back(s);
+  ReplayOptions options;
+  options.strategies = {ReplayStrategy::static_order};
+  options.prior.kind = Kind::knn;
+  options.prior.train.k = 1;
+  options.budget = 8;
+  // Without prior data, a lone program has nothing to train a prior on.
+  CHECK_THROWS_AS(replay(replayed, options), UserError);
+  options.prior_data = &other;
+  const ReplayResult result = replay(replayed, options);
+  REQUIRE(result.groups.size() == 1);
+  CHECK(result.groups[0].program == "p");
+  CHECK(result.groups[0].outcomes[0].runs_to_90 == 1); // q's trend: the largest x first
+
+  // Prior data holding only the replayed program leaves nothing to train on.
+  const Dataset only_p = pool("p", {1.0, 2.0});
+  options.prior_data = &only_p;
+  CHECK_THROWS_AS(replay(replayed, options), UserError);
+  // Other columns: refused.
+  Dataset other_columns = other;
+  other_columns.feature_names = {"y"};
+  options.prior_data = &other_columns;
+  CHECK_THROWS_AS(replay(replayed, options), UserError);
+}
