@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Copies the rows of performance databases FROM... into INTO (created by the first FROM when
-# absent): programs by source hash, variants by hash, configurations by their unique key,
-# devices by key, measurements and features by configuration. A row INTO already has is kept; a
-# measurement is copied once (same configuration, device, status, median and timestamp). Plans
-# and per-run samples are not copied (a merged database is for training and analysis, not for
-# resuming a collection), except that a new INTO starts as a copy of the first FROM.
-# Limitation: a variant's hash includes its program's row id in its own database, so a program
-# whose id differs between FROM and INTO (planned in another order) gets its variants twice, as
-# separate rows with their own configurations. Measurements and features stay with the
-# configuration they were made for, so analysis and training are unaffected; a collection resumed
-# in INTO does not see those measurements and runs those variants again.
+# absent): programs by source hash, variants by their program's source hash and lowered text,
+# configurations by their unique key, devices by key, measurements and features by
+# configuration. A row INTO already has is kept; a measurement is copied once (same
+# configuration, device, status, median and timestamp). Plans and per-run samples are not copied
+# (a merged database is for training and analysis, not for resuming a collection), except that a
+# new INTO starts as a copy of the first FROM.
+# A variant's hash includes its program's row id in its own database, so a variant whose program
+# has another id in FROM (planned in another order) is matched by its text, not its hash, and is
+# copied once. A variant new to INTO keeps FROM's hash: if its program's id differs there, a
+# collection resumed in INTO does not recognise it and measures it again.
 #   scripts/merge-perf-db.sh INTO.db FROM.db...
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
@@ -28,19 +28,26 @@ ATTACH '$from' AS o;
 BEGIN;
 INSERT OR IGNORE INTO programs(name, source_hash, source)
   SELECT name, source_hash, source FROM o.programs;
+CREATE TEMP TABLE program_map AS
+  SELECT op.id AS old_id, p.id AS new_id
+  FROM o.programs op JOIN programs p ON p.source_hash = op.source_hash;
 INSERT OR IGNORE INTO variants(program_id, hash, printed, strategy, parameters_json)
-  SELECT p.id, v.hash, v.printed, v.strategy, v.parameters_json
-  FROM o.variants v JOIN o.programs op ON op.id = v.program_id
-  JOIN programs p ON p.source_hash = op.source_hash;
+  SELECT pm.new_id, v.hash, v.printed, v.strategy, v.parameters_json
+  FROM o.variants v JOIN temp.program_map pm ON pm.old_id = v.program_id
+  WHERE NOT EXISTS (SELECT 1 FROM variants x WHERE x.program_id = pm.new_id
+                    AND x.printed = v.printed);
+CREATE TEMP TABLE variant_map AS
+  SELECT ov.id AS old_id, min(v.id) AS new_id
+  FROM o.variants ov JOIN temp.program_map pm ON pm.old_id = ov.program_id
+  JOIN variants v ON v.program_id = pm.new_id AND v.printed = ov.printed
+  GROUP BY ov.id;
 INSERT OR IGNORE INTO configurations(variant_id, sizes_json, dims, global_json, local_json, tied)
-  SELECT v.id, c.sizes_json, c.dims, c.global_json, c.local_json, c.tied
-  FROM o.configurations c JOIN o.variants ov ON ov.id = c.variant_id
-  JOIN variants v ON v.hash = ov.hash;
+  SELECT vm.new_id, c.sizes_json, c.dims, c.global_json, c.local_json, c.tied
+  FROM o.configurations c JOIN temp.variant_map vm ON vm.old_id = c.variant_id;
 CREATE TEMP TABLE config_map AS
   SELECT oc.id AS old_id, c.id AS new_id
-  FROM o.configurations oc JOIN o.variants ov ON ov.id = oc.variant_id
-  JOIN variants v ON v.hash = ov.hash
-  JOIN configurations c ON c.variant_id = v.id AND c.sizes_json = oc.sizes_json
+  FROM o.configurations oc JOIN temp.variant_map vm ON vm.old_id = oc.variant_id
+  JOIN configurations c ON c.variant_id = vm.new_id AND c.sizes_json = oc.sizes_json
    AND c.global_json = oc.global_json AND c.local_json = oc.local_json AND c.tied = oc.tied;
 INSERT OR IGNORE INTO devices(key, name, profile_json)
   SELECT key, name, profile_json FROM o.devices;
