@@ -157,14 +157,7 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
     LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),
                      "--test-db goes with --protocol transfer, not {}", protocol);
     test = load_data(p.test_db, p.test_device, o.profile);
-    // Both sides on the columns they share.
-    std::vector<std::string> shared;
-    for (const std::string& name : loaded.data.feature_names)
-      if (std::find(test->data.feature_names.begin(), test->data.feature_names.end(), name) !=
-          test->data.feature_names.end())
-        shared.push_back(name);
-    loaded.data = model::select_columns(loaded.data, shared);
-    test->data = model::select_columns(test->data, shared);
+    keep_shared_columns(loaded.data, test->data);
   }
   if (p.nested) {
     options.candidates = explore::candidate_settings(

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -90,14 +89,7 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
   std::optional<LoadedData> prior;
   if (!r.prior_db.empty()) {
     prior = load_data(r.prior_db, r.prior_device, o.profile);
-    // Both on the columns they share.
-    std::vector<std::string> shared;
-    for (const std::string& name : loaded.data.feature_names)
-      if (std::find(prior->data.feature_names.begin(), prior->data.feature_names.end(), name) !=
-          prior->data.feature_names.end())
-        shared.push_back(name);
-    loaded.data = model::select_columns(loaded.data, shared);
-    prior->data = model::select_columns(prior->data, shared);
+    keep_shared_columns(loaded.data, prior->data);
   }
   model::ReplayOptions options;
   if (prior)

@@ -3,11 +3,13 @@
 #include "cli/options.hpp"
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
+#include "model/protocol.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace liftx::cli {
@@ -89,6 +91,15 @@ LoadedData load_data(const std::string& db_name, const std::string& device,
   out.device_key = explore::resolve_device(db, device);
   out.data = explore::load_dataset(db, out.device_key, profile);
   return out;
+}
+
+void keep_shared_columns(model::Dataset& a, model::Dataset& b) {
+  std::vector<std::string> shared;
+  for (const std::string& name : a.feature_names)
+    if (std::find(b.feature_names.begin(), b.feature_names.end(), name) != b.feature_names.end())
+      shared.push_back(name);
+  a = model::select_columns(a, shared);
+  b = model::select_columns(b, shared);
 }
 
 void write_text(const fs::path& path, const std::string& text) {

@@ -44,6 +44,10 @@ inline LoadedData load_data(const DataOptions& o) {
   return load_data(o.db, o.device, o.profile);
 }
 
+/// Both datasets on the feature columns they share (two databases, e.g. two devices', may have
+/// been collected by liftx versions with other columns), in `a`'s order.
+void keep_shared_columns(model::Dataset& a, model::Dataset& b);
+
 /// UserError when the file cannot be written.
 void write_text(const std::filesystem::path& path, const std::string& text);
 
