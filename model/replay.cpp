@@ -299,6 +299,8 @@ ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
         if (prior_data.samples[i].program != fold.name)
           prior_rows.push_back(i);
     }
+    LIFTX_USER_CHECK(!prior_rows.empty(),
+                     "replay: the prior's database holds no program but {} to train on", fold.name);
     const Model prior = train_prior(prior_data, prior_targets, prior_rows, options.prior);
     std::map<std::string, std::vector<size_t>> inputs; // the fold's rows per input
     for (size_t i : fold.test)

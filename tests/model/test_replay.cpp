@@ -142,7 +142,8 @@ TEST_CASE("replay: a prior trained on another dataset, without the replayed prog
   // Prior data holding only the replayed program leaves nothing to train on.
   const Dataset only_p = pool("p", {1.0, 2.0});
   options.prior_data = &only_p;
-  CHECK_THROWS_AS(replay(replayed, options), UserError);
+  CHECK_THROWS_WITH_AS(replay(replayed, options),
+                       doctest::Contains("holds no program but p to train on"), UserError);
   // Other columns: refused.
   Dataset other_columns = other;
   other_columns.feature_names = {"y"};
