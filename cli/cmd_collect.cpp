@@ -13,6 +13,7 @@
 #include "explore/dataset.hpp"
 #include "explore/db.hpp"
 #include "explore/mpi/collect_mpi.hpp"
+#include "explore/refresh.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
@@ -257,6 +258,7 @@ void add_db_command(CLI::App& app) {
     std::string device;
     std::string csv;
     std::string t4;
+    std::string refresh_profile;
   };
   auto o = std::make_shared<DbOptions>();
   CLI::App* cmd =
@@ -265,10 +267,33 @@ void add_db_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "device key (default: the only one)");
   cmd->add_option("--csv", o->csv, "write one row per measurement to FILE (- for stdout)");
   cmd->add_option("--t4", o->t4, "write the T4 results JSON to FILE (- for stdout)");
+  cmd->add_option("--refresh-features", o->refresh_profile,
+                  "recompute the features stored for PROFILE (nvidia, amd, cpu) with this liftx "
+                  "and write them back (the only option that writes to the database)")
+      ->excludes("--csv")
+      ->excludes("--t4");
   cmd->callback([o] {
     std::filesystem::path path = db_path(o->db);
     if (!std::filesystem::exists(path))
       throw UserError(fmt::format("{}: no such database", path.string()));
+    if (!o->refresh_profile.empty()) {
+      (void)runtime::named_profile(o->refresh_profile); // an unknown profile before any work
+      explore::PerfDb db(path);
+      ActivityPrinter activity(false);
+      const explore::RefreshReport report =
+          explore::refresh_features(db, o->refresh_profile, [&](int64_t done, int64_t total) {
+            activity.update(fmt::format("refreshing the features ({} in all):", total), done);
+          });
+      activity.finish();
+      fmt::print("{}: features of profile {} refreshed for {} of {} configurations ({} with a "
+                 "changed value); {} removed\n",
+                 path.string(), o->refresh_profile, report.refreshed, report.configurations,
+                 report.changed, report.removed);
+      if (report.removed > 0)
+        fmt::print("  removed: this liftx refuses them (their measurements stay), e.g. {}\n",
+                   report.first_removal);
+      return;
+    }
     explore::PerfDb db(path, explore::PerfDb::Access::read_only);
     std::vector<std::string> keys = db.device_keys();
     // An export is of one device; the summary of the one asked for, or of all.

@@ -22,6 +22,8 @@
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -48,15 +50,38 @@ void add_train(CLI::App& app) {
   auto o = std::make_shared<DataOptions>();
   auto output = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
+  auto extra = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand("train", "Train a cost model from the performance database");
   add_data_options(cmd, *o);
   cmd->add_option("-o,--output", *output, "model file to write (JSON)")->required();
+  cmd->add_option("--add-db", *extra,
+                  "also learn from DB (its only device) or DB@DEVICE_KEY, with features of the "
+                  "same profile: several devices' measurements in one model (repeatable)");
   cmd->add_flag("--quiet", *quiet, "no progress lines (on stderr)");
-  cmd->callback([o, output, quiet] {
+  cmd->callback([o, output, quiet, extra] {
     const auto step = step_lines("train", *quiet);
     if (step)
       step("reading the database");
     LoadedData loaded = load_data(*o);
+    nlohmann::json sources = nlohmann::json::array(
+        {{{"database", fs::absolute(loaded.db_path).string()}, {"device", loaded.device_key}}});
+    std::set<std::string> devices{loaded.device_key};
+    for (const std::string& spec : *extra) {
+      const size_t at = spec.rfind('@');
+      const std::string file = at == std::string::npos ? spec : spec.substr(0, at);
+      const std::string device = at == std::string::npos ? "" : spec.substr(at + 1);
+      LoadedData more = load_data(file, device, o->profile);
+      keep_shared_columns(loaded.data, more.data);
+      // Another device's times are normalised among themselves: its inputs are its own groups.
+      devices.insert(more.device_key);
+      if (more.device_key != loaded.device_key)
+        for (model::Sample& sample : more.data.samples)
+          sample.program += "@" + more.device_key;
+      loaded.data.samples.insert(loaded.data.samples.end(), more.data.samples.begin(),
+                                 more.data.samples.end());
+      sources.push_back(
+          {{"database", fs::absolute(more.db_path).string()}, {"device", more.device_key}});
+    }
     loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));
     if (step)
       step(fmt::format("training a {} model on {} samples", o->kind, loaded.data.samples.size()));
@@ -65,20 +90,22 @@ void add_train(CLI::App& app) {
     std::set<std::string> programs;
     int ok = 0;
     for (const model::Sample& s : loaded.data.samples) {
-      programs.insert(s.program);
+      programs.insert(s.program.substr(0, s.program.find('@')));
       ok += s.time_ms.has_value();
     }
     m.provenance = {{"database", fs::absolute(loaded.db_path).string()},
                     {"device", loaded.device_key},
+                    {"sources", sources},
                     {"programs", std::vector<std::string>(programs.begin(), programs.end())},
                     {"samples", ok},
                     {"failed_measurements_skipped", int(loaded.data.samples.size()) - ok},
                     {"trained", explore::utc_timestamp()},
                     {"liftx", "0.1.0"}};
     m.save(*output);
-    fmt::print("trained   {} model on {} successful measurements of {} programs (device {}, "
+    fmt::print("trained   {} model on {} successful measurements of {} programs (device{} {}, "
                "profile {})\n",
-               o->kind, ok, programs.size(), loaded.device_key, o->profile);
+               o->kind, ok, programs.size(), devices.size() > 1 ? "s" : "",
+               fmt::join(devices, ", "), o->profile);
     fmt::print("features  {} columns, {} vary", m.feature_names().size(),
                m.standardiser().kept.size());
     if (m.kind() == model::Kind::knn)

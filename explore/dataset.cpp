@@ -140,10 +140,11 @@ std::vector<std::string> feature_set(const std::string& name,
     for (const features::DerivedColumn& c : features::derived_columns())
       wanted.insert(c.name);
   if (name == "size_free")
-    for (const char* c : {"local_size_0", "local_size_1", "local_size_2", "local_size_assumed",
-                          "local_memory_bytes", "private_memory_bytes",
-                          "cache_lines_per_warp_access", "global_access_width",
-                          "bank_conflict_degree", "work_groups_per_cu", "occupancy_fraction"})
+    for (const char* c :
+         {"local_size_0", "local_size_1", "local_size_2", "local_size_assumed",
+          "local_memory_bytes", "private_memory_bytes", "cache_lines_per_warp_access",
+          "line_segments_per_warp_access", "global_access_width", "bank_conflict_degree",
+          "work_groups_per_cu", "occupancy_fraction"})
       wanted.insert(c);
   if (wanted.empty())
     throw UserError(

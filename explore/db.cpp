@@ -494,6 +494,52 @@ void PerfDb::put_features(int64_t configuration_id, const std::string& profile,
   insert.bind(1, configuration_id).bind(2, profile).bind(3, features.dump()).step();
 }
 
+std::vector<Row> PerfDb::feature_rows(const std::string& profile) const {
+  Statement select(impl_->db,
+                   "SELECT c.id, p.name, c.sizes_json, v.strategy, v.printed, v.parameters_json, "
+                   "c.dims, c.global_json, c.local_json, c.tied, f.json FROM features f "
+                   "JOIN configurations c ON c.id = f.configuration_id "
+                   "JOIN variants v ON v.id = c.variant_id JOIN programs p ON p.id = v.program_id "
+                   "WHERE f.profile = ?1 ORDER BY c.id");
+  select.bind(1, profile);
+  std::vector<Row> rows;
+  while (select.step()) {
+    Row r;
+    r.configuration_id = select.integer(0);
+    r.program = select.text(1);
+    r.sizes = select.text(2);
+    r.strategy = select.text(3);
+    r.printed = select.text(4);
+    r.parameters = parse_json(select.text(5));
+    r.launch = {{"dims", select.integer(6)},
+                {"global", parse_json(select.text(7))},
+                {"local", parse_json(select.text(8))},
+                {"tied", select.integer(9) != 0}};
+    r.features = parse_json(select.text(10));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void PerfDb::replace_features(const std::string& profile,
+                              const std::vector<std::pair<int64_t, nlohmann::json>>& features,
+                              const std::vector<int64_t>& removed) {
+  impl_->exec("BEGIN IMMEDIATE");
+  try {
+    for (const auto& [configuration_id, json] : features)
+      put_features(configuration_id, profile, json);
+    Statement drop(impl_->db, "DELETE FROM features WHERE configuration_id = ?1 AND profile = ?2");
+    for (int64_t configuration_id : removed) {
+      drop.bind(1, configuration_id).bind(2, profile).step();
+      drop.reset();
+    }
+    impl_->exec("COMMIT");
+  } catch (...) {
+    impl_->exec("ROLLBACK");
+    throw;
+  }
+}
+
 void PerfDb::put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m) {
   Statement insert(impl_->db,
                    "INSERT INTO measurements(configuration_id, device_id, status, median_ms, "

@@ -126,6 +126,14 @@ public:
                         const nlohmann::json& launch);
   void put_features(int64_t configuration_id, const std::string& profile,
                     const nlohmann::json& features);
+  /// Every configuration with features stored for `profile`, measured or not (Row::measurement
+  /// is left empty).
+  std::vector<Row> feature_rows(const std::string& profile) const;
+  /// put_features for many configurations in one transaction (all or none are written); those
+  /// in `removed` lose their features of `profile` (training and ranking then skip them).
+  void replace_features(const std::string& profile,
+                        const std::vector<std::pair<int64_t, nlohmann::json>>& features,
+                        const std::vector<int64_t>& removed = {});
   void put_measurement(int64_t configuration_id, int64_t device_id, const Measurement& m);
   bool has_measurement(int64_t configuration_id, int64_t device_id) const;
   /// The latest measurement of the configuration on the device, or nullopt (UserError for a

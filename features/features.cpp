@@ -273,10 +273,17 @@ int64_t RepresentativeWarp::work_item(size_t lane, const std::array<int64_t, 3>&
 
 namespace {
 
-/// distinct_lines over lanes given as values and activity flags; `lines` is reused scratch.
-int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t lanes,
-                          int64_t element_bytes, int64_t line_bytes, int64_t width,
-                          std::vector<int64_t>& lines) {
+/// The distinct cache lines of one warp access, and the runs of consecutive lines they form.
+struct LineCount {
+  int64_t lines = 0;
+  int64_t segments = 0;
+};
+
+/// distinct_lines and line_segments over lanes given as values and activity flags; `lines` is
+/// reused scratch.
+LineCount distinct_lines_of(const int64_t* index, const uint8_t* active, size_t lanes,
+                            int64_t element_bytes, int64_t line_bytes, int64_t width,
+                            std::vector<int64_t>& lines) {
   lines.clear();
   std::optional<int64_t> first;
   bool sorted = true; // a warp usually touches its lines in order: no sort needed then
@@ -290,7 +297,8 @@ int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t la
   // A warp usually touches its lines in order, each lane's lines from where the previous lane's
   // end: then they are counted as they come, without a list. Out of order, the list is sorted.
   {
-    int64_t distinct = 0, previous_last = 0;
+    LineCount count;
+    int64_t previous_last = 0;
     bool in_order = true, any = false;
     const int64_t span = checked_mul(width, element_bytes) - 1;
     for (size_t l = 0; l < lanes && in_order; ++l) {
@@ -304,12 +312,13 @@ int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t la
         in_order = false;
         break;
       }
-      distinct += last_line - first_line + 1 - (any && first_line == previous_last ? 1 : 0);
+      count.lines += last_line - first_line + 1 - (any && first_line == previous_last ? 1 : 0);
+      count.segments += !any || first_line > previous_last + 1;
       previous_last = last_line;
       any = true;
     }
     if (in_order)
-      return distinct;
+      return count;
   }
   for (size_t l = 0; l < lanes; ++l) {
     if (!active[l])
@@ -326,10 +335,12 @@ int64_t distinct_lines_of(const int64_t* index, const uint8_t* active, size_t la
   }
   if (!sorted)
     std::sort(lines.begin(), lines.end());
-  int64_t distinct = 0;
-  for (size_t k = 0; k < lines.size(); ++k)
-    distinct += k == 0 || lines[k] != lines[k - 1];
-  return distinct;
+  LineCount count;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    count.lines += k == 0 || lines[k] != lines[k - 1];
+    count.segments += k == 0 || lines[k] > lines[k - 1] + 1;
+  }
+  return count;
 }
 
 /// bank_conflict_degree over lanes given as values and activity flags; `words` and `banks_hit`
@@ -393,7 +404,18 @@ int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64
   std::vector<uint8_t> active;
   split_lanes(indices, index, active);
   return distinct_lines_of(index.data(), active.data(), index.size(), element_bytes, line_bytes,
-                           width, lines);
+                           width, lines)
+      .lines;
+}
+
+int64_t line_segments(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                      int64_t line_bytes, int64_t width) {
+  std::vector<int64_t> index, lines;
+  std::vector<uint8_t> active;
+  split_lanes(indices, index, active);
+  return distinct_lines_of(index.data(), active.data(), index.size(), element_bytes, line_bytes,
+                           width, lines)
+      .segments;
 }
 
 double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
@@ -830,6 +852,7 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   const int64_t line_bytes = device.cache_line_bytes > 0 ? device.cache_line_bytes : 64;
   const int64_t banks = device.local_mem_banks > 0 ? device.local_mem_banks : 32;
   double lines_weighted = 0, lines_weight = 0, banks_weighted = 0, banks_weight = 0;
+  double segments_weighted = 0;
   double width_weighted = 0;
   // The lanes enter access k's loop chain (in batch): once per chain and launch where chains
   // share their variables; b.active holds the lanes inside it when chain_state is 1.
@@ -903,10 +926,13 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     const auto weight = static_cast<double>(counts.accesses[k]);
     double value = 0;
     switch (a.space) {
-    case AddressSpace::Global:
-      value = static_cast<double>(distinct_lines_of(b.index.data(), b.active.data(), lanes,
-                                                    element_bytes(a.kind), line_bytes, a.width,
-                                                    b.lines));
+    case AddressSpace::Global: {
+      const LineCount count =
+          distinct_lines_of(b.index.data(), b.active.data(), lanes, element_bytes(a.kind),
+                            line_bytes, a.width, b.lines);
+      value = static_cast<double>(count.lines);
+      segments_weighted += weight * static_cast<double>(count.segments);
+    }
       lines_weighted += weight * value;
       lines_weight += weight;
       width_weighted += weight * static_cast<double>(a.width);
@@ -924,6 +950,7 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       detail->accesses[k].value = value;
   }
   f.cache_lines_per_warp_access = lines_weight > 0 ? lines_weighted / lines_weight : 0;
+  f.line_segments_per_warp_access = lines_weight > 0 ? segments_weighted / lines_weight : 0;
   f.global_access_width = lines_weight > 0 ? width_weighted / lines_weight : 1;
   f.bank_conflict_degree = banks_weight > 0 ? banks_weighted / banks_weight : 0;
 

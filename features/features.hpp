@@ -47,6 +47,9 @@ struct Features {
   double private_loads_per_thread = 0;
   double private_stores_per_thread = 0;
   double cache_lines_per_warp_access = 0; ///< average over global accesses, execution-weighted
+  /// Runs of consecutive cache lines among those lines (a warp of an 8-wide work-group reading
+  /// float4 touches 4 lines in 4 rows, a 32-wide one 4 lines in 1 row), execution-weighted.
+  double line_segments_per_warp_access = 0;
   /// Elements per global access (1 scalar, 4 for float4 loads/stores), execution-weighted.
   double global_access_width = 1;
   double bank_conflict_degree = 1; ///< average over local accesses, execution-weighted
@@ -108,6 +111,10 @@ struct Analysis {
 /// no lane is active.
 int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
                        int64_t line_bytes, int64_t width = 1);
+/// The runs of consecutive cache lines among distinct_lines(): 1 when a warp reads one row
+/// segment, 4 when it reads the same lines spread over four rows of a grid.
+int64_t line_segments(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                      int64_t line_bytes, int64_t width = 1);
 /// Bank-conflict degree of a warp's local accesses: the lanes are taken in groups of `banks`
 /// consecutive lanes (one request each); per group, the largest number of DISTINCT words mapped
 /// to the same bank (words of 4 bytes, bank = word mod banks; the same word is a broadcast);

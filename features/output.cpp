@@ -56,6 +56,9 @@ std::vector<Column> make_columns() {
   c.push_back(real_column("cache_lines_per_warp_access", "cache lines",
                           "distinct cache lines a warp touches per global access",
                           [](const Features& f) { return f.cache_lines_per_warp_access; }));
+  c.push_back(real_column("line_segments_per_warp_access", "segments",
+                          "runs of consecutive cache lines among those a warp touches per access",
+                          [](const Features& f) { return f.line_segments_per_warp_access; }));
   c.push_back(real_column("global_access_width", "elements",
                           "elements per global load/store (vector width), execution-weighted",
                           [](const Features& f) { return f.global_access_width; }));

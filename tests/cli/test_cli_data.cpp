@@ -199,7 +199,7 @@ TEST_CASE("every command spells and describes its shared options the same way") 
 
 TEST_CASE("features prints the documented columns in CSV and in JSON") {
   const std::set<std::string> documented = documented_feature_columns();
-  REQUIRE(documented.size() == 30); // program + 29 features
+  REQUIRE(documented.size() == 31); // program + 29 features
   RunResult csv =
       liftx("features stencils/variants/jacobi2d5pt --profile nvidia --size M=40,N=112");
   CAPTURE(csv.err);
@@ -509,6 +509,30 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   // Nor does reading leave journal files beside it (the shipped database is in WAL mode).
   CHECK_FALSE(fs::exists(db + "-wal"));
   CHECK_FALSE(fs::exists(db + "-shm"));
+}
+
+TEST_CASE("db --refresh-features reports what it rewrote; refuses an unknown profile untouched") {
+  TempDir dir("refresh");
+  const std::string db = copy_of_pocl_db(dir);
+  RunResult first = liftx("db --db '" + db + "' --refresh-features cpu");
+  CAPTURE(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string prefix = db + ": features of profile cpu refreshed for ";
+  CHECK(first.out.rfind(prefix, 0) == 0);
+  // Refreshing again rewrites the same values: nothing changes, nothing is removed.
+  RunResult second = liftx("db --db '" + db + "' --refresh-features cpu");
+  REQUIRE(second.exit_code == 0);
+  const std::string counts = second.out.substr(prefix.size());
+  const std::string n = counts.substr(0, counts.find(' '));
+  CHECK(counts == n + " of " + n + " configurations (0 with a changed value); 0 removed\n");
+
+  const std::string before = read_text(db);
+  RunResult bad = liftx("db --db '" + db + "' --refresh-features gpu9");
+  check_user_error(bad);
+  CHECK(contains(bad.err, "gpu9"));
+  RunResult both = liftx("db --db '" + db + "' --refresh-features cpu --csv -");
+  CHECK(both.exit_code != 0);
+  CHECK(read_text(db) == before);
 }
 
 TEST_CASE("the model and database commands report bad input with a message and exit code 2") {

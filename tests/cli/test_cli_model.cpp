@@ -463,6 +463,34 @@ TEST_CASE("train writes a model file that rank loads") {
   }
 }
 
+TEST_CASE("train --add-db learns from several databases; another device's inputs stay its own") {
+  TempDir dir("train-add");
+  const std::string db = copy_of_pocl_db(dir);
+  const std::string second = dir / "second.db";
+  fs::copy_file(db, second);
+  const std::string model = dir / "both.json";
+  RunResult r = liftx("train --db '" + db + "' --add-db '" + second + "@" + kPoclDevice +
+                      "' --kind tree -o '" + model + "'");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  // One device in both files: its measurements count twice, under the one device.
+  CHECK(field(r.out, "trained   ") ==
+        "tree model on 1600 successful measurements of 8 programs (device " +
+            std::string(kPoclDevice) + ", profile cpu)");
+  const nlohmann::json m = nlohmann::json::parse(read_text(model));
+  CHECK(m.at("provenance").at("samples") == 1600);
+  CHECK(m.at("provenance").at("programs") == nlohmann::json(kStencils));
+  REQUIRE(m.at("provenance").at("sources").size() == 2);
+  CHECK(m.at("provenance").at("sources")[1].at("database") == second);
+  CHECK(m.at("provenance").at("sources")[1].at("device") == kPoclDevice);
+
+  RunResult unknown = liftx("train --db '" + db + "' --add-db '" + second +
+                            "@no-such-device' -o '" + dir / "x.json" + "'");
+  check_user_error(unknown);
+  CHECK(contains(unknown.err, "no-such-device"));
+  CHECK_FALSE(fs::exists(dir.path / "x.json"));
+}
+
 TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV and plots") {
   TempDir dir("evaluate");
   const std::string db = copy_of_pocl_db(dir);

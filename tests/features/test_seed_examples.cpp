@@ -3,10 +3,13 @@
 #include "helpers.hpp"
 
 #include <doctest/doctest.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include <numeric>
+#include <random>
 
 using namespace liftx;
 using namespace liftx::features;
@@ -48,6 +51,37 @@ TEST_CASE("distinct cache lines: offsets from the first lane, floor-divided by t
   CHECK(distinct_lines(by4_vectors, 4, 128, 4) == 4);
   CHECK(distinct_lines({0, 30}, 4, 128, 1) == 1);
   CHECK(distinct_lines({0, 30}, 4, 128, 4) == 2);
+}
+
+TEST_CASE("line segments: runs of consecutive lines among a warp's lines") {
+  // float4 lanes of a 32-wide row: 4 lines, one run.
+  std::vector<std::optional<int64_t>> row, four_rows, reversed;
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    row.push_back(4 * lane);
+    // An 8-wide work-group of float4 lanes over rows 8192 floats apart: 4 lines, 4 runs.
+    four_rows.push_back(8192 * (lane / 8) + 4 * (lane % 8));
+    reversed.push_back(8192 * (3 - lane / 8) + 4 * (lane % 8)); // out of order: sorted first
+  }
+  CHECK(distinct_lines(row, 4, 128, 4) == 4);
+  CHECK(line_segments(row, 4, 128, 4) == 1);
+  CHECK(distinct_lines(four_rows, 4, 128, 4) == 4);
+  CHECK(line_segments(four_rows, 4, 128, 4) == 4);
+  CHECK(line_segments(reversed, 4, 128, 4) == 4);
+  // Adjacent lines reached out of order still make one run; a one-line gap splits it.
+  CHECK(line_segments({32, 0, 64}, 4, 128) == 1);
+  CHECK(line_segments({0, 64}, 4, 128) == 2);
+  CHECK(line_segments({std::nullopt}, 4, 128) == 0);
+  // Random lanes: never more runs than lines, at least one when a lane is active.
+  std::mt19937_64 random(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::optional<int64_t>> lanes;
+    for (int lane = 0; lane < 32; ++lane)
+      lanes.push_back(random() % 3 == 0 ? std::nullopt
+                                        : std::optional<int64_t>(int64_t(random() % 4096)));
+    const int64_t lines = distinct_lines(lanes, 4, 128), runs = line_segments(lanes, 4, 128);
+    CHECK(runs <= lines);
+    CHECK((runs >= 1) == (lines >= 1));
+  }
 }
 
 TEST_CASE("bank conflicts: gcd(stride, banks) for uniform strides, broadcast counts 1") {
