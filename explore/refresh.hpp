@@ -26,8 +26,7 @@ struct RefreshReport {
 
 /// Recomputes the features of every configuration stored with features for `profile` (a named
 /// profile: nvidia, amd, cpu) and writes them back in one transaction, removing the features of
-/// configurations this liftx refuses. `progress` is called with
-/// (done, total) now and then.
+/// configurations this liftx refuses. `progress` is called with (done, total) now and then.
 RefreshReport refresh_features(PerfDb& db, const std::string& profile,
                                const std::function<void(int64_t, int64_t)>& progress = {});
 

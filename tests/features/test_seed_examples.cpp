@@ -108,14 +108,19 @@ TEST_CASE("Listing 4: join(mapGlb0(mapSeq(f), split(n, in))) coalescing") {
   // lines (every lane its own line, one line per lane at most). amd: 64 lanes, 64-byte lines
   // (16 floats): n = 1 -> 64 floats = 4 lines; n = 4 -> 256 floats = 16 lines; n = 32, 64 -> 64.
   // Every work-item runs the mapSeq n times: n loads, n stores, n calls of f (1 multiply); the
-  // mapSeq is a for loop when n > 1 (n bodies per thread) and a block when n = 1.
+  // mapSeq is a for loop when n > 1 (n bodies per thread) and a block when n = 1. The lines are
+  // consecutive (one run) until lanes are more than a line apart: n = 64 on nvidia (2 lines
+  // apart: 32 runs), n = 32 and 64 on amd (64 runs).
   const int64_t N = 8192;
   struct Case {
     int n;
     double nvidia_lines;
     double amd_lines;
+    double nvidia_segments;
+    double amd_segments;
   };
-  for (Case c : {Case{1, 1, 4}, Case{4, 4, 16}, Case{32, 32, 64}, Case{64, 32, 64}}) {
+  for (Case c : {Case{1, 1, 4, 1, 1}, Case{4, 4, 16, 1, 1}, Case{32, 32, 64, 1, 64},
+                 Case{64, 32, 64, 32, 64}}) {
     CAPTURE(c.n);
     ir::Program program = test::parse_program(listing4(c.n));
     interp::Sizes sizes{{"N", N}};
@@ -130,9 +135,11 @@ TEST_CASE("Listing 4: join(mapGlb0(mapSeq(f), split(n, in))) coalescing") {
     CHECK(nv.barriers_per_thread == 0);
     CHECK(nv.arith_ops_per_thread == c.n);
     CHECK(nv.cache_lines_per_warp_access == c.nvidia_lines);
+    CHECK(nv.line_segments_per_warp_access == c.nvidia_segments);
     CHECK(nv.bytes_moved == 2 * N * 4);
     Features amd = compute(program, sizes, {}, runtime::named_profile("amd"));
     CHECK(amd.cache_lines_per_warp_access == c.amd_lines);
+    CHECK(amd.line_segments_per_warp_access == c.amd_segments);
   }
 }
 
