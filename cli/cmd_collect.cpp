@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace liftx::cli {
@@ -269,7 +270,9 @@ void add_db_command(CLI::App& app) {
   cmd->add_option("--t4", o->t4, "write the T4 results JSON to FILE (- for stdout)");
   cmd->add_option("--refresh-features", o->refresh_profile,
                   "recompute the features stored for PROFILE (nvidia, amd, cpu) with this liftx "
-                  "and write them back (the only option that writes to the database)")
+                  "and write them back (the only option that writes to the database); with "
+                  "--device, for that device's stored profile (data collected with --profile "
+                  "detect) instead of the named one")
       ->excludes("--csv")
       ->excludes("--t4");
   cmd->callback([o] {
@@ -277,13 +280,21 @@ void add_db_command(CLI::App& app) {
     if (!std::filesystem::exists(path))
       throw UserError(fmt::format("{}: no such database", path.string()));
     if (!o->refresh_profile.empty()) {
-      (void)runtime::named_profile(o->refresh_profile); // an unknown profile before any work
+      std::optional<runtime::DeviceProfile> measured_on;
+      if (o->device.empty()) {
+        (void)runtime::named_profile(o->refresh_profile); // an unknown profile before any work
+      } else {
+        explore::PerfDb reader(path, explore::PerfDb::Access::read_only);
+        measured_on = reader.device_profile(explore::resolve_device(reader, o->device));
+      }
       explore::PerfDb db(path);
       ActivityPrinter activity(false);
-      const explore::RefreshReport report =
-          explore::refresh_features(db, o->refresh_profile, [&](int64_t done, int64_t total) {
+      const explore::RefreshReport report = explore::refresh_features(
+          db, o->refresh_profile,
+          [&](int64_t done, int64_t total) {
             activity.update(fmt::format("refreshing the features ({} in all):", total), done);
-          });
+          },
+          measured_on ? &*measured_on : nullptr);
       activity.finish();
       fmt::print("{}: features of profile {} refreshed for {} of {} configurations ({} with a "
                  "changed value); {} removed\n",

@@ -437,6 +437,19 @@ int64_t PerfDb::device(const runtime::DeviceProfile& profile) {
   return select.integer(0);
 }
 
+std::optional<runtime::DeviceProfile> PerfDb::device_profile(const std::string& device_key) const {
+  Statement select(impl_->db, "SELECT profile_json FROM devices WHERE key = ?1");
+  select.bind(1, device_key);
+  if (!select.step())
+    return std::nullopt;
+  try {
+    return parse_json(select.text(0)).get<runtime::DeviceProfile>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("{}: the stored profile of device {} is unreadable: {}",
+                                impl_->path.string(), device_key, e.what()));
+  }
+}
+
 int64_t PerfDb::program(const std::string& name, const std::string& source) {
   std::string hash = stable_hash(name + '\n' + source);
   Statement insert(impl_->db, "INSERT INTO programs(name, source_hash, source) VALUES(?1, ?2, ?3) "

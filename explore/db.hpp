@@ -119,6 +119,9 @@ public:
   const std::filesystem::path& path() const;
 
   int64_t device(const runtime::DeviceProfile& profile);
+  /// The profile stored for the device with key `device_key` (as detected when it measured);
+  /// nullopt when the database has no such device.
+  std::optional<runtime::DeviceProfile> device_profile(const std::string& device_key) const;
   int64_t program(const std::string& name, const std::string& source);
   int64_t variant(int64_t program_id, const std::string& printed, const std::string& strategy,
                   const nlohmann::json& parameters);

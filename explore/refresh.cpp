@@ -35,8 +35,10 @@ bool columns_differ(const nlohmann::json& before, const nlohmann::json& after) {
 } // namespace
 
 RefreshReport refresh_features(PerfDb& db, const std::string& profile,
-                               const std::function<void(int64_t, int64_t)>& progress) {
-  const runtime::DeviceProfile device = runtime::named_profile(profile);
+                               const std::function<void(int64_t, int64_t)>& progress,
+                               const runtime::DeviceProfile* computed_with) {
+  const runtime::DeviceProfile device =
+      computed_with != nullptr ? *computed_with : runtime::named_profile(profile);
   std::vector<Row> rows = db.feature_rows(profile);
   RefreshReport report;
   report.configurations = int64_t(rows.size());

@@ -3,6 +3,7 @@
 /// feature added after data was measured (or a fixed definition) then reaches every row without
 /// measuring anything again. Each configuration's stored variant text is parsed back, its sizes
 /// and launch read, and the features recomputed for the profile they were stored under.
+#include "codegen/runtime/device.hpp"
 #include "explore/db.hpp"
 
 #include <cstdint>
@@ -24,10 +25,14 @@ struct RefreshReport {
   std::string first_removal; ///< why the first was removed, for the report
 };
 
-/// Recomputes the features of every configuration stored with features for `profile` (a named
-/// profile: nvidia, amd, cpu) and writes them back in one transaction, removing the features of
-/// configurations this liftx refuses. `progress` is called with (done, total) now and then.
+/// Recomputes the features of every configuration stored with features for `profile` and writes
+/// them back in one transaction, removing the features of configurations this liftx refuses.
+/// They are computed for the named profile `profile` (nvidia, amd, cpu: how `collect --profile
+/// NAME` computed them), or for `computed_with` when given (a device's own profile: how
+/// `collect --profile detect` computed them, storing them under its class name). `progress` is
+/// called with (done, total) now and then.
 RefreshReport refresh_features(PerfDb& db, const std::string& profile,
-                               const std::function<void(int64_t, int64_t)>& progress = {});
+                               const std::function<void(int64_t, int64_t)>& progress = {},
+                               const runtime::DeviceProfile* computed_with = nullptr);
 
 } // namespace liftx::explore

@@ -532,7 +532,18 @@ TEST_CASE("db --refresh-features reports what it rewrote; refuses an unknown pro
   CHECK(contains(bad.err, "gpu9"));
   RunResult both = liftx("db --db '" + db + "' --refresh-features cpu --csv -");
   CHECK(both.exit_code != 0);
+  RunResult no_device =
+      liftx("db --db '" + db + "' --refresh-features cpu --device no-such-device");
+  check_user_error(no_device);
+  CHECK(contains(no_device.err, "no-such-device"));
   CHECK(read_text(db) == before);
+
+  // With the device that measured them (the data were collected with --profile detect).
+  RunResult measured =
+      liftx("db --db '" + db + "' --refresh-features cpu --device " + std::string(kPoclDevice));
+  CAPTURE(measured.err);
+  REQUIRE(measured.exit_code == 0);
+  CHECK(measured.out.rfind(prefix, 0) == 0);
 }
 
 TEST_CASE("the model and database commands report bad input with a message and exit code 2") {

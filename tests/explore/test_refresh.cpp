@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -70,4 +72,32 @@ TEST_CASE("refresh_features adds new columns, corrects stale values and is idemp
   CHECK(second.removed == 0);
 
   CHECK_THROWS_AS(explore::refresh_features(db, "no-such-profile"), UserError);
+}
+
+TEST_CASE("refresh_features recomputes detected-profile data with the measuring device's profile") {
+  // pocl.db was collected with --profile detect: its features are PoCL's own (its local memory,
+  // compute units), stored under the class name "cpu". Recomputed with that device's stored
+  // profile, the profile-dependent columns keep their values; with the named "cpu" profile some
+  // change.
+  auto occupancy_changes = [](bool as_measured) {
+    CopiedDb copy;
+    explore::PerfDb db(copy.path);
+    std::map<int64_t, nlohmann::json> before;
+    for (const explore::Row& row : db.feature_rows("cpu"))
+      before[row.configuration_id] = row.features;
+    const std::optional<runtime::DeviceProfile> device =
+        db.device_profile(db.device_keys().front());
+    REQUIRE(device.has_value());
+    explore::refresh_features(db, "cpu", {}, as_measured ? &*device : nullptr);
+    int changes = 0;
+    for (const explore::Row& row : db.feature_rows("cpu"))
+      for (const char* column : {"occupancy_fraction", "work_groups_per_cu"})
+        changes += row.features.at(column) != before.at(row.configuration_id).at(column);
+    return changes;
+  };
+  CHECK(occupancy_changes(true) == 0);
+  CHECK(occupancy_changes(false) > 0);
+  CopiedDb copy;
+  explore::PerfDb db(copy.path, explore::PerfDb::Access::read_only);
+  CHECK_FALSE(db.device_profile("no-such-device").has_value());
 }
