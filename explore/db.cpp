@@ -215,6 +215,14 @@ std::string dims_json(const nlohmann::json& launch, const char* key) {
   return values.dump();
 }
 
+/// The launch of a configuration from columns 5-8 of a query (dims, global, local, tied).
+nlohmann::json launch_at(const Statement& s) {
+  return {{"dims", s.integer(5)},
+          {"global", parse_json(s.text(6))},
+          {"local", parse_json(s.text(7))},
+          {"tied", s.integer(8) != 0}};
+}
+
 } // namespace
 
 std::string t4_invalidity(runtime::Status status) {
@@ -509,8 +517,8 @@ void PerfDb::put_features(int64_t configuration_id, const std::string& profile,
 
 std::vector<Row> PerfDb::feature_rows(const std::string& profile) const {
   Statement select(impl_->db,
-                   "SELECT c.id, p.name, c.sizes_json, v.strategy, v.printed, v.parameters_json, "
-                   "c.dims, c.global_json, c.local_json, c.tied, f.json FROM features f "
+                   "SELECT c.id, p.name, c.sizes_json, v.strategy, v.printed, c.dims, "
+                   "c.global_json, c.local_json, c.tied, v.parameters_json, f.json FROM features f "
                    "JOIN configurations c ON c.id = f.configuration_id "
                    "JOIN variants v ON v.id = c.variant_id JOIN programs p ON p.id = v.program_id "
                    "WHERE f.profile = ?1 ORDER BY c.id");
@@ -523,11 +531,8 @@ std::vector<Row> PerfDb::feature_rows(const std::string& profile) const {
     r.sizes = select.text(2);
     r.strategy = select.text(3);
     r.printed = select.text(4);
-    r.parameters = parse_json(select.text(5));
-    r.launch = {{"dims", select.integer(6)},
-                {"global", parse_json(select.text(7))},
-                {"local", parse_json(select.text(8))},
-                {"tied", select.integer(9) != 0}};
+    r.launch = launch_at(select);
+    r.parameters = parse_json(select.text(9));
     r.features = parse_json(select.text(10));
     rows.push_back(std::move(r));
   }
@@ -723,13 +728,6 @@ void PerfDb::put_plan(int64_t program_id, const nlohmann::json& sizes, const std
 }
 
 namespace {
-
-nlohmann::json launch_at(const Statement& s) {
-  return {{"dims", s.integer(5)},
-          {"global", parse_json(s.text(6))},
-          {"local", parse_json(s.text(7))},
-          {"tied", s.integer(8) != 0}};
-}
 
 /// A configuration as Kernel Tuner keeps one: a flat map from parameter name to value. A size or
 /// strategy parameter whose name is taken already gets a `size_` or `param_` prefix rather than

@@ -396,26 +396,26 @@ void split_lanes(const std::vector<std::optional<int64_t>>& indices, std::vector
     }
 }
 
-} // namespace
-
-int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
-                       int64_t line_bytes, int64_t width) {
-  std::vector<int64_t> index, lines;
-  std::vector<uint8_t> active;
-  split_lanes(indices, index, active);
-  return distinct_lines_of(index.data(), active.data(), index.size(), element_bytes, line_bytes,
-                           width, lines)
-      .lines;
-}
-
-int64_t line_segments(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+/// distinct_lines_of over lanes given as optional indices (nullopt = inactive).
+LineCount count_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
                       int64_t line_bytes, int64_t width) {
   std::vector<int64_t> index, lines;
   std::vector<uint8_t> active;
   split_lanes(indices, index, active);
   return distinct_lines_of(index.data(), active.data(), index.size(), element_bytes, line_bytes,
-                           width, lines)
-      .segments;
+                           width, lines);
+}
+
+} // namespace
+
+int64_t distinct_lines(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                       int64_t line_bytes, int64_t width) {
+  return count_lines(indices, element_bytes, line_bytes, width).lines;
+}
+
+int64_t line_segments(const std::vector<std::optional<int64_t>>& indices, int64_t element_bytes,
+                      int64_t line_bytes, int64_t width) {
+  return count_lines(indices, element_bytes, line_bytes, width).segments;
 }
 
 double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
