@@ -14,10 +14,13 @@
 #include "explore/db.hpp"
 #include "explore/mpi/collect_mpi.hpp"
 #include "explore/refresh.hpp"
+#include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -335,6 +338,17 @@ void add_db_command(CLI::App& app) {
         if (rows.empty())
           continue;
         fmt::print("  features profile {}: {} configurations\n", profile, rows.size());
+        // Rows stored by an older liftx lack the columns added since: training leaves those
+        // columns out until the features are recomputed.
+        std::vector<std::string> missing;
+        for (const features::Column& c : features::columns())
+          if (std::any_of(rows.begin(), rows.end(),
+                          [&](const explore::Row& r) { return !r.features.contains(c.name); }))
+            missing.push_back(c.name);
+        if (!missing.empty())
+          fmt::print("    rows stored by an older liftx lack {}: `liftx db --refresh-features {} "
+                     "[--device KEY]` recomputes them\n",
+                     fmt::join(missing, ", "), profile);
         if (!counts.empty())
           continue;
         for (const explore::Row& r : rows)
