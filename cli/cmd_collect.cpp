@@ -283,12 +283,17 @@ void add_db_command(CLI::App& app) {
     if (!std::filesystem::exists(path))
       throw UserError(fmt::format("{}: no such database", path.string()));
     if (!o->refresh_profile.empty()) {
+      // Bad input is refused before the database is opened for writing.
       std::optional<runtime::DeviceProfile> measured_on;
-      if (o->device.empty()) {
-        (void)runtime::named_profile(o->refresh_profile); // an unknown profile before any work
-      } else {
+      {
         explore::PerfDb reader(path, explore::PerfDb::Access::read_only);
-        measured_on = reader.device_profile(explore::resolve_device(reader, o->device));
+        if (o->device.empty())
+          (void)runtime::named_profile(o->refresh_profile);
+        else
+          measured_on = reader.device_profile(explore::resolve_device(reader, o->device));
+        if (reader.feature_rows(o->refresh_profile).empty())
+          throw UserError(fmt::format("{}: no features stored for profile {}", path.string(),
+                                      o->refresh_profile));
       }
       explore::PerfDb db(path);
       ActivityPrinter activity(false);

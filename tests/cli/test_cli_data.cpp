@@ -199,7 +199,7 @@ TEST_CASE("every command spells and describes its shared options the same way") 
 
 TEST_CASE("features prints the documented columns in CSV and in JSON") {
   const std::set<std::string> documented = documented_feature_columns();
-  REQUIRE(documented.size() == 31); // program + 29 features
+  REQUIRE(documented.size() == 31); // program + 30 features
   RunResult csv =
       liftx("features stencils/variants/jacobi2d5pt --profile nvidia --size M=40,N=112");
   CAPTURE(csv.err);
@@ -543,6 +543,12 @@ TEST_CASE("db --refresh-features reports what it rewrote; refuses an unknown pro
       liftx("db --db '" + db + "' --refresh-features cpu --device no-such-device");
   check_user_error(no_device);
   CHECK(contains(no_device.err, "no-such-device"));
+  // A profile the database stored no features for (here with --device, which skips the name
+  // check): refused, not reported as 0 of 0 refreshed.
+  RunResult no_features =
+      liftx("db --db '" + db + "' --refresh-features nvidia --device " + std::string(kPoclDevice));
+  check_user_error(no_features);
+  CHECK(contains(no_features.err, "no features stored for profile nvidia"));
   CHECK(read_text(db) == before);
 
   // With the device that measured them (the data were collected with --profile detect).
