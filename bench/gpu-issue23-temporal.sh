@@ -18,7 +18,9 @@
 # check status, median ms of the STEPS steps.
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
-# once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks.
+# once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks;
+# DEGREES (e.g. '3|4') keeps only those steps per launch. OUT/roofline.txt: the float4 copy
+# at SIZE^2 measured first in the same call (`liftx run` prints it).
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
 out=$1
@@ -38,7 +40,10 @@ else
     --where "local=${LOCALS:-32x4|32x8|64x4|32x16}" --where "tile_x=${TILES_X:-32|64}"
     --where "tile_y=${TILES_Y:-8|16|32}")
 fi
+[ -z "${DEGREES:-}" ] || select+=(--where "steps_per_launch=$DEGREES")
 mkdir -p "$out"
+"$liftx" run stencils/variants/jacobi2d5pt/global2d.lift --device "$device" --size "$size" \
+  --repeat 20 >"$out/roofline.txt" 2>&1 || true
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
 
 # The stencils as STEPS-step programs: the step files with --steps, heat 2D with its count.

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace liftx::rewrite {
 
 using namespace match;
@@ -160,10 +162,9 @@ std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& s
 int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree) {
   switch (boundary.kind) {
   case ir::Boundary::Kind::Wrap:
-    return max_degree;
   case ir::Boundary::Kind::Clamp:
   case ir::Boundary::Kind::Mirror:
-    return std::min<int64_t>(2, max_degree);
+    return max_degree;
   case ir::Boundary::Kind::Constant:
     return 1;
   }
@@ -180,6 +181,33 @@ double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& til
          (static_cast<double>(tiling.tile_x * tiling.tile_y) * static_cast<double>(tiling.degree));
 }
 
+namespace {
+
+/// tileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the first
+/// edge, 2 the last, 3 both (the only tile), 0 neither.
+ir::Fun tile_edge() {
+  static const ir::UserFunPtr def = ir::UserFunDef::parse(
+      "liftxTileEdge", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
+      ir::ScalarKind::Int, "return (i == 0 ? 1 : 0) + (i == n - 1 ? 2 : 0);");
+  return ir::user_fun(def);
+}
+
+/// edgePick(edge, inner, first, last, both): the candidate tileEdge's code names.
+ir::Fun edge_pick(ir::ScalarKind kind) {
+  auto make = [](ir::ScalarKind k) {
+    return ir::UserFunDef::parse(
+        k == ir::ScalarKind::Double ? "liftxEdgePickDouble" : "liftxEdgePick",
+        {{"edge", ir::ScalarKind::Int}, {"inner", k}, {"first", k}, {"last", k}, {"both", k}}, k,
+        "if (edge == 0) return inner; if (edge == 1) return first; if (edge == 2) return last; "
+        "return both;");
+  };
+  static const ir::UserFunPtr as_float = make(ir::ScalarKind::Float);
+  static const ir::UserFunPtr as_double = make(ir::ScalarKind::Double);
+  return ir::user_fun(kind == ir::ScalarKind::Double ? as_double : as_float);
+}
+
+} // namespace
+
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
                                                         const TemporalTiling& tiling) {
   auto recognised = as_stencil_step_2d(program);
@@ -192,22 +220,30 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   if (step.boundary.kind == ir::Boundary::Kind::Constant && t > 1)
     return std::string("a constant boundary does not fuse steps (a step of constant windows is "
                        "not the constant)");
-  if (t > max_temporal_degree(step.boundary, t))
-    return fmt::format("a {} boundary fuses at most {} steps (a third needs the second one "
-                       "re-clamped at the grid's edge inside the tile)",
-                       ir::boundary_text(step.boundary), max_temporal_degree(step.boundary, t));
+  // Clamp and mirror: two steps by pushed padding; more by re-clamping each intermediate region
+  // at the grid's edges inside the tile (re-clamp-tile-edges).
+  const bool reclamped = step.boundary.kind != ir::Boundary::Kind::Wrap && t >= 3;
   // One step (a remainder's launch) is the hoisted form with nothing hoisted: any boundary.
-  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap || t == 1;
+  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap || t == 1 || reclamped;
   if (tiling.stage_input && !hoisted)
-    return std::string("only the hoisted (wrap) form reads a plain input tile to stage");
+    return std::string("only the hoisted forms (wrap, or three steps or more) read a plain input "
+                       "tile to stage");
   const int64_t reach = step.window - 1;
+  // A mirrored edge reflects the points the region holds beyond the grid's edge into the tile;
+  // with uneven reach, the halo on one side may be wider than the tile and the other halo.
+  const int64_t uneven = (t - 1) * std::abs(step.pad_low - step.pad_high);
+  if (reclamped && step.boundary.kind == ir::Boundary::Kind::Mirror &&
+      (tiling.tile_x < uneven || tiling.tile_y < uneven))
+    return std::string("a mirror boundary needs tiles as wide as the halo they reflect");
   const arith::Expr one(1), n(step.window);
 
   // The array the tiles are cut from, and the halo each tile carries on top of its outputs.
   ir::Expr source = step.grid;
   int64_t halo = 0;
   if (hoisted) {
-    // t valid steps over the grid padded by t reaches (hoist-wrap-padding, t - 1 times).
+    // t steps over the grid padded by t reaches: valid stencils for wrap (hoist-wrap-padding,
+    // t - 1 times); for clamp and mirror, exact at the points inside the grid, each region
+    // re-clamped at the grid's edges before the next step reads it.
     source = ir::pad_2d(arith::Expr(t * step.pad_low), arith::Expr(t * step.pad_high),
                         step.boundary, step.grid, program.loc);
     halo = t * reach;
@@ -228,7 +264,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
       ir::map(ir::transpose()),
       {ir::call(ir::slide(tile_h, arith::Expr(tiling.tile_y)),
                 {ir::call(ir::map(ir::slide(tile_w, arith::Expr(tiling.tile_x))), {source})})});
-  const ir::Type& tile_type = element_of(element_of(tiles.type()));
+  const ir::Type& tile_row_type = element_of(tiles.type());
+  const ir::Type& tile_type = element_of(tile_row_type);
 
   // Work-group tiles: the points of each step's region shared by the work-items of a group in
   // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
@@ -241,22 +278,94 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   auto keep = [&](ir::Fun f) {
     return registers ? ir::to_private(points(std::move(f))) : ir::to_local(points(std::move(f)));
   };
-  ir::Fun per_tile = lambda1(tile_type, "tile", [&](const ir::Expr& tile) {
+  const ir::ScalarKind kind = element_of(element_of(step.grid.type())).as<ir::ScalarType>()->kind;
+
+  // re-clamp-tile-edges: the region of step k (the tile grown by `lo` points before and `hi`
+  // after along y) holds the step's values at grid points, those outside the grid computed from
+  // clamped reads and so wrong. Where the tile touches the grid's first (last) edge, the grid's
+  // first (last) row is the region's row lo (its length - 1 - hi): the rows outside are replaced
+  // by the boundary's remapping of the rows inside, a pad of the inner rows. Which of the four
+  // views a tile reads is known at run time only (its edge code), so a pick of the four.
+  auto reclamped_rows = [&](const ir::Expr& region, const ir::Expr& edge, int64_t lo, int64_t hi) {
+    const arith::Expr rows = length_of(region.type());
+    auto inner_padded = [&](int64_t before, int64_t after) {
+      ir::Expr inner =
+          ir::call(ir::at(arith::Expr(before)),
+                   {ir::call(ir::slide(rows - arith::Expr(before + after), one), {region})});
+      return ir::call(ir::pad(arith::Expr(before), arith::Expr(after), step.boundary), {inner});
+    };
+    ir::Expr candidates =
+        ir::zip_2d({region, inner_padded(lo, 0), inner_padded(0, hi), inner_padded(lo, hi)});
+    const ir::Fun pick = edge_pick(kind);
+    const ir::Type& candidate_type = element_of(element_of(candidates.type()));
+    return ir::call(keep(lambda1(candidate_type, "c",
+                                 [&](const ir::Expr& c) {
+                                   std::vector<ir::Expr> args{edge};
+                                   for (int i = 0; i < 4; ++i)
+                                     args.push_back(ir::call(ir::get(i), {c}));
+                                   return ir::call(pick, std::move(args));
+                                 })),
+                    {candidates});
+  };
+  auto reclamp_rows = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo, int64_t hi) {
+    // Bound to a parameter, so that the four views read one computed region (an expression
+    // used four times would be generated four times).
+    return ir::call(
+        lambda1(computed.type(), "region",
+                [&](const ir::Expr& region) { return reclamped_rows(region, edge, lo, hi); }),
+        {computed});
+  };
+  auto reclamp = [&](const ir::Expr& region, const ir::Expr& edge_y, const ir::Expr& edge_x,
+                     int64_t steps_left) {
+    const int64_t lo = steps_left * step.pad_low, hi = steps_left * step.pad_high;
+    ir::Expr by_rows = reclamp_rows(region, edge_y, lo, hi);
+    ir::Expr columns = ir::call(ir::transpose(), {by_rows});
+    return ir::call(ir::transpose(), {reclamp_rows(columns, edge_x, lo, hi)});
+  };
+
+  auto fused_tile = [&](const ir::Expr& tile, const ir::Expr* edge_y, const ir::Expr* edge_x) {
     ir::Expr level = tile;
     if (hoisted) {
       if (tiling.stage_input)
         level = ir::call(keep(ir::id()), {level});
-      for (int64_t k = 0; k < t - 1; ++k)
+      for (int64_t k = 1; k < t; ++k) {
         level = ir::call(keep(step.point), {ir::slide_2d(n, one, level)});
+        if (reclamped)
+          level = reclamp(level, *edge_y, *edge_x, t - k);
+      }
     } else {
       // The tile holds the first step's windows: their points are kept directly.
       level = ir::call(keep(step.point), {level});
     }
     return ir::call(points(step.point), {ir::slide_2d(n, one, level)});
-  });
-  ir::Expr per_tiles = ir::call(registers ? ir::map_glb(1, ir::map_glb(0, per_tile))
-                                          : ir::map_wrg(1, ir::map_wrg(0, per_tile)),
-                                {tiles});
+  };
+  auto map_tiles = [&](int dim, ir::Fun f) {
+    return registers ? ir::map_glb(dim, std::move(f)) : ir::map_wrg(dim, std::move(f));
+  };
+  // Each tile with its edge codes along y and x, where regions are re-clamped.
+  auto each_row = [&]() {
+    const ir::Fun edge = tile_edge();
+    auto edges = [&](const arith::Expr& count) { return ir::call(ir::generate(count, edge), {}); };
+    ir::Expr rows_with_edges = ir::call(ir::zip(), {tiles, edges(length_of(tiles.type()))});
+    auto per_row = [&](const ir::Expr& row) {
+      const ir::Expr edge_y = ir::call(ir::get(1), {row});
+      ir::Expr with_edges =
+          ir::call(ir::zip(), {ir::call(ir::get(0), {row}), edges(length_of(tile_row_type))});
+      auto per_tile = [&](const ir::Expr& pair) {
+        const ir::Expr edge_x = ir::call(ir::get(1), {pair});
+        return fused_tile(ir::call(ir::get(0), {pair}), &edge_y, &edge_x);
+      };
+      return ir::call(map_tiles(0, lambda1(element_of(with_edges.type()), "tile", per_tile)),
+                      {with_edges});
+    };
+    return ir::call(map_tiles(1, lambda1(element_of(rows_with_edges.type()), "row", per_row)),
+                    {rows_with_edges});
+  };
+  auto plain_tile = [&](const ir::Expr& tile) { return fused_tile(tile, nullptr, nullptr); };
+  const ir::Expr per_tiles =
+      reclamped
+          ? each_row()
+          : ir::call(map_tiles(1, map_tiles(0, lambda1(tile_type, "tile", plain_tile))), {tiles});
   ir::Expr grid =
       ir::call(ir::map(ir::join()),
                {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});

@@ -103,6 +103,16 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"mirror", 7, 2, 2, 4, false, false, Memory::registers},
       {"wrap", 11, 4, 4, 4, true, false, Memory::registers},
       {"wrap", 3, 2, 2, 2, false, true, Memory::registers},
+      // Clamp and mirror past two steps: each intermediate region re-clamped at the grid's
+      // edges inside the tile (the first, the last and the only tile along a dimension).
+      {"clamp", 6, 3, 4, 4, false, false, Memory::registers},
+      {"clamp", 8, 4, 2, 2, false, true, Memory::registers},
+      {"clamp", 7, 3, 8, 10, false, true, Memory::registers},
+      {"clamp", 6, 3, 8, 5, true, false},
+      {"clamp", 4, 4, 24, 4, false, false},
+      {"mirror", 6, 3, 4, 4, false, false, Memory::registers},
+      {"mirror", 9, 4, 8, 10, false, true, Memory::registers},
+      {"mirror", 6, 3, 12, 10, true, true},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -165,10 +175,10 @@ TEST_CASE("what does not fuse is refused with its reason") {
   };
   CHECK(refusal(heat(4, "constant(0.0f)"), {2, 8, 4, false}) ==
         "a constant boundary does not fuse steps (a step of constant windows is not the constant)");
-  CHECK(refusal(heat(6, "clamp"), {3, 8, 4, false})
-            .starts_with("a clamp boundary fuses at most 2 steps"));
   CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
-        "only the hoisted (wrap) form reads a plain input tile to stage");
+        "only the hoisted forms (wrap, or three steps or more) read a plain input tile to stage");
+  CHECK(refusal(heat(6, "mirror", true), {3, 2, 4, false}) ==
+        "a mirror boundary needs tiles as wide as the halo they reflect");
   const ir::Program two_grids =
       parse::parse_module("userfun plus(a: float, b: float): float { return a + b; }\n"
                           "def s(q: [[float]N]M, g: [[float]N]M) = iterate(2, x => map2D((a, b) "
