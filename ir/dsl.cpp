@@ -76,27 +76,6 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(begin, end - begin + 1));
 }
 
-void collect_userfuns(const ir::Fun& f, std::vector<ir::UserFunPtr>& out);
-void collect_userfuns(const Expr& e, std::vector<ir::UserFunPtr>& out) {
-  ir::for_each_child(
-      e, [&](const ir::Fun& g) { collect_userfuns(g, out); },
-      [&](const Expr& x) { collect_userfuns(x, out); });
-}
-void collect_userfuns(const ir::Fun& f, std::vector<ir::UserFunPtr>& out) {
-  if (const auto* u = f.as<ir::UserFun>()) {
-    ir::UserFunPtr builtin = ir::UserFunDef::builtin(u->def->name());
-    bool is_builtin = builtin && ir::same_userfun(*builtin, *u->def);
-    bool known = std::any_of(out.begin(), out.end(), [&](const ir::UserFunPtr& seen) {
-      return ir::same_userfun(*seen, *u->def);
-    });
-    if (!is_builtin && !known)
-      out.push_back(u->def);
-  }
-  ir::for_each_child(
-      f, [&](const ir::Fun& g) { collect_userfuns(g, out); },
-      [&](const Expr& x) { collect_userfuns(x, out); });
-}
-
 } // namespace
 
 // ---- Fn
@@ -451,7 +430,7 @@ Expr pad3D(arith::Expr left_z, arith::Expr right_z, arith::Expr left_y, arith::E
 ir::Module module(std::vector<ir::Program> programs) {
   ir::Module m;
   for (const ir::Program& p : programs)
-    collect_userfuns(p.body, m.userfuns);
+    ir::collect_userfuns(p.body, m.userfuns);
   m.programs = std::move(programs);
   return m;
 }

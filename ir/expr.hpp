@@ -326,6 +326,9 @@ void for_each_child(const Expr& e, const std::function<void(const Fun&)>& on_fun
                     const std::function<void(const Expr&)>& on_expr);
 void for_each_child(const Fun& f, const std::function<void(const Fun&)>& on_fun,
                     const std::function<void(const Expr&)>& on_expr);
+/// Appends to `out` the user functions `e` calls that are not built in and not in `out` yet (the
+/// same definition), in order of first call.
+void collect_userfuns(const Expr& e, std::vector<UserFunPtr>& out);
 /// Parameters used in `e` but not bound inside it, in order of first occurrence.
 std::vector<Expr> free_params(const Expr& e);
 std::vector<Expr> free_params(const Fun& f);

@@ -4,6 +4,7 @@
 #include "ir/fields.hpp"
 #include "ir/primitives.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -277,7 +278,18 @@ std::string print(const Program& p) {
 
 std::string print(const Module& m) {
   std::vector<std::string> items;
-  for (const UserFunPtr& u : m.userfuns) {
+  // The module's user functions, then those its programs call that it does not list (rewrites
+  // may add their own, e.g. temporal blocking's tile edges), so that the text parses back.
+  std::vector<UserFunPtr> userfuns = m.userfuns;
+  for (const Program& p : m.programs) {
+    std::vector<UserFunPtr> used;
+    collect_userfuns(p.body, used);
+    for (const UserFunPtr& u : used)
+      if (std::none_of(userfuns.begin(), userfuns.end(),
+                       [&](const UserFunPtr& listed) { return listed->name() == u->name(); }))
+        userfuns.push_back(u);
+  }
+  for (const UserFunPtr& u : userfuns) {
     std::string params;
     for (size_t i = 0; i < u->params().size(); ++i)
       params += fmt::format("{}{}: {}", i > 0 ? ", " : "", u->params()[i].name,
@@ -287,7 +299,7 @@ std::string print(const Module& m) {
   }
   for (const Program& p : m.programs) {
     Printer printer;
-    for (const UserFunPtr& u : m.userfuns)
+    for (const UserFunPtr& u : userfuns)
       printer.reserve(u->name());
     items.push_back(print_program(printer, p) + "\n");
   }

@@ -3,6 +3,7 @@
 
 #include "ir/fields.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace liftx::ir {
@@ -109,6 +110,35 @@ std::vector<Expr> free_params(const Fun& f) {
   FreeParams walker;
   walker.fun(f);
   return std::move(walker.result);
+}
+
+namespace {
+
+void collect_userfuns_of(const Fun& f, std::vector<UserFunPtr>& out);
+void collect_userfuns_of(const Expr& e, std::vector<UserFunPtr>& out) {
+  for_each_child(
+      e, [&](const Fun& g) { collect_userfuns_of(g, out); },
+      [&](const Expr& x) { collect_userfuns_of(x, out); });
+}
+void collect_userfuns_of(const Fun& f, std::vector<UserFunPtr>& out) {
+  if (const auto* u = f.as<UserFun>()) {
+    UserFunPtr builtin = UserFunDef::builtin(u->def->name());
+    const bool is_builtin = builtin && same_userfun(*builtin, *u->def);
+    const bool known = std::any_of(out.begin(), out.end(), [&](const UserFunPtr& seen) {
+      return same_userfun(*seen, *u->def);
+    });
+    if (!is_builtin && !known)
+      out.push_back(u->def);
+  }
+  for_each_child(
+      f, [&](const Fun& g) { collect_userfuns_of(g, out); },
+      [&](const Expr& x) { collect_userfuns_of(x, out); });
+}
+
+} // namespace
+
+void collect_userfuns(const Expr& e, std::vector<UserFunPtr>& out) {
+  collect_userfuns_of(e, out);
 }
 
 } // namespace liftx::ir

@@ -8,7 +8,7 @@
 ///
 ///  - time unrolling:  iterate(T, f) => iterate(T / t, f o ... o f)            (unroll-iterate(t))
 ///  - every step of f o f is map2D(g, slide2D(n, 1, pad2D(l, r, b, .))). The inner steps are made
-///    tile-local in one of two ways, both exact at the grid's edges:
+///    tile-local in one of three ways, all exact at the grid's edges:
 ///      * pushed padding (t = 2, clamp/mirror/wrap): pad2D(b, map2D(g, W)) = map2D(g, pad2D(b, W))
 ///        (pad-of-map: an index-remapping pad of computed points is the computation at the
 ///        remapped points), so the first step's points are computed from the input read through
@@ -16,13 +16,17 @@
 ///      * hoisted padding (wrap, any t): pad2D(a, wrap, map2D(g, slide2D(n, 1, pad2D(b, wrap, x))))
 ///        = map2D(g, slide2D(n, 1, pad2D(a + b, wrap, x))) (a periodic grid's steps commute with
 ///        the periodic extension), so t steps are t valid stencils over the input padded by t
-///        reaches, each computed over a shrinking region of the tile in local memory.
-///    Clamp and mirror need the second form's region to be re-clamped at the grid edge after
-///    every intermediate step (a view of a tile's buffer in the grid's coordinates, which the IR
-///    has no primitive for yet; pushing the padding further instead recomputes the first step
-///    n^2 times per point of the second, a kernel too large to pay), so they fuse at most two
-///    steps; a constant boundary does not commute with a computation (g of constant windows is
-///    not the constant) and does not fuse.
+///        reaches, each computed over a shrinking region of the tile in local memory;
+///      * hoisted and re-clamped padding (clamp/mirror, t >= 3): the same t steps over the input
+///        padded by t reaches, exact at the points inside the grid; after every intermediate step
+///        the region's points beyond the grid's edge are replaced by the boundary's remapping of
+///        its points inside (re-clamp-tile-edges: re-clamping the overlapped tiles of a padded
+///        array changes nothing). A tile learns at run time which edges it touches (its edge
+///        code along y and x, an array zipped with the tiles), so each re-clamp is a pick among
+///        four views of the region: as it is, or its inner part padded again before, after or
+///        on both sides.
+///    A constant boundary does not commute with a computation (g of constant windows is not the
+///    constant) and does not fuse.
 ///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
 ///    group to the points of each intermediate region (toLocal, a barrier between steps), or one
 ///    work-item per (small) tile keeping every intermediate region in registers (toPrivate).
@@ -38,8 +42,8 @@ namespace liftx::rewrite {
 /// `liftx variants` prints them.
 inline constexpr const char* kTemporalStrategy = "temporal2d";
 inline constexpr const char* kTemporalSteps =
-    "unroll-iterate(t), pad-of-map | hoist-wrap-padding, tile-stencil-2d, map-to-mapWrg1/0, "
-    "map-to-mapLcl1/0, to-local per intermediate step";
+    "unroll-iterate(t), pad-of-map | hoist-wrap-padding | re-clamp-tile-edges, tile-stencil-2d, "
+    "map-to-mapWrg1/0, map-to-mapLcl1/0, to-local per intermediate step";
 
 /// A 2D stencil step as temporal blocking needs it: the step program's body is
 /// map2D(point, slide2D(window, 1, pad2D(pad_y, pad_x, boundary, p))) with p the step's only
@@ -71,14 +75,15 @@ struct TemporalTiling {
   Memory memory = Memory::local;
 };
 
-/// The largest temporal degree the step's boundary allows (wrap: unbounded, reported as
-/// `max_degree`; clamp and mirror: 2; constant: 1).
+/// The largest temporal degree the step's boundary allows (wrap, clamp and mirror: unbounded,
+/// reported as `max_degree`; constant: 1).
 int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
 /// of it computed by work-groups of tile_y x tile_x outputs (degree 1: the step alone, tiled the
 /// same way, for the launches of a remainder; any boundary). Why not, when the step is not a
-/// recognised 2D stencil step, the boundary does not allow the degree, or a tile does not divide.
+/// recognised 2D stencil step, the boundary does not allow the degree, a mirrored halo is wider
+/// than the tile, or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
 

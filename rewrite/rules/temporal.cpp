@@ -45,6 +45,55 @@ bool is_scalar_grid_2d(const ir::Type& t) {
   return row && row->element.is_scalar();
 }
 
+/// tileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the first
+/// edge, 2 the last, 3 both (the only tile), 0 neither.
+ir::Fun tile_edge() {
+  static const ir::UserFunPtr def = ir::UserFunDef::parse(
+      "liftxTileEdge", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
+      ir::ScalarKind::Int, "return (i == 0 ? 1 : 0) + (i == n - 1 ? 2 : 0);");
+  return ir::user_fun(def);
+}
+
+/// edgePick(edge, inner, first, last, both): the candidate tileEdge's code names.
+ir::Fun edge_pick(ir::ScalarKind kind) {
+  auto make = [](ir::ScalarKind k) {
+    return ir::UserFunDef::parse(
+        k == ir::ScalarKind::Double ? "liftxEdgePickDouble" : "liftxEdgePick",
+        {{"edge", ir::ScalarKind::Int}, {"inner", k}, {"first", k}, {"last", k}, {"both", k}}, k,
+        "if (edge == 0) return inner; if (edge == 1) return first; if (edge == 2) return last; "
+        "return both;");
+  };
+  static const ir::UserFunPtr as_float = make(ir::ScalarKind::Float);
+  static const ir::UserFunPtr as_double = make(ir::ScalarKind::Double);
+  return ir::user_fun(kind == ir::ScalarKind::Double ? as_double : as_float);
+}
+
+/// The four arrays re-clamp-tile-edges picks from, each as long as `region`: the region itself,
+/// then its inner elements (those inside the grid when the tile touches its first edge, its last
+/// edge, or both) padded back to the region's length by `boundary`.
+std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_t hi,
+                                      const ir::Boundary& boundary) {
+  const arith::Expr length = length_of(region.type());
+  auto inner_padded = [&](int64_t before, int64_t after) {
+    ir::Expr inner = ir::call(
+        ir::at(arith::Expr(before)),
+        {ir::call(ir::slide(length - arith::Expr(before + after), arith::Expr(1)), {region})});
+    return ir::call(ir::pad(arith::Expr(before), arith::Expr(after), boundary), {inner});
+  };
+  return {region, inner_padded(lo, 0), inner_padded(0, hi), inner_padded(lo, hi)};
+}
+
+/// c => edgePick(edge, c.0, c.1, c.2, c.3) over a tuple of the four candidates.
+ir::Fun pick_candidate(const ir::Type& candidate_type, const ir::Expr& edge, ir::ScalarKind kind) {
+  const ir::Fun pick = edge_pick(kind);
+  return lambda1(candidate_type, "c", [&](const ir::Expr& c) {
+    std::vector<ir::Expr> args{edge};
+    for (int i = 0; i < 4; ++i)
+      args.push_back(ir::call(ir::get(i), {c}));
+    return ir::call(pick, std::move(args));
+  });
+}
+
 } // namespace
 
 // ---- rules -----------------------------------------------------------------------------------
@@ -131,6 +180,51 @@ Rule hoist_wrap_padding() {
       });
 }
 
+Rule reclamp_tile_edges() {
+  return make_rule(
+      "re-clamp-tile-edges",
+      "slide(t + l + r, t, pad(l, r, b, x)) => map(w => pick(edge, w, pad(l, 0, b, w[l..]), pad(0, "
+      "r, b, w[..-r]), pad(l, r, b, w[l..-r])), zip(slide(t + l + r, t, pad(l, r, b, x)), "
+      "array(n, tileEdge)))   (b clamp or mirror)",
+      {"algorithmic", "temporal"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+        auto tiles = as_unary_call_of<ir::Slide>(site);
+        if (!tiles)
+          return NoMatch{"not a call of slide"};
+        auto padded = as_unary_call_of<ir::Pad>(tiles->arg());
+        if (!padded)
+          return NoMatch{"the slid array is not a pad"};
+        const ir::Boundary& boundary = padded->fun->boundary;
+        if (boundary.kind != ir::Boundary::Kind::Clamp &&
+            boundary.kind != ir::Boundary::Kind::Mirror)
+          return NoMatch{"the boundary is not clamp or mirror"};
+        std::optional<int64_t> size = tiles->fun->size.as_constant(),
+                               step = tiles->fun->step.as_constant(),
+                               lo = padded->fun->left.as_constant(),
+                               hi = padded->fun->right.as_constant();
+        if (!size || !step || !lo || !hi)
+          return NoMatch{"the tiles or the padding are not constants"};
+        if (*size != *step + *lo + *hi)
+          return NoMatch{"the tiles do not carry the padding as their halo"};
+        if (boundary.kind == ir::Boundary::Kind::Mirror && *step < std::abs(*lo - *hi))
+          return NoMatch{"a mirrored halo wider than the tile and the other halo"};
+        const ir::Type& tile_type = element_of(site.type());
+        const ir::Type& element = element_of(tile_type);
+        if (!element.is_scalar())
+          return NoMatch{"the tiles' elements are not scalars"};
+        const ir::ScalarKind kind = element.as<ir::ScalarType>()->kind;
+        ir::Expr with_edges = ir::call(
+            ir::zip(), {site, ir::call(ir::generate(length_of(site.type()), tile_edge()), {})});
+        ir::Fun per_tile = lambda1(element_of(with_edges.type()), "p", [&](const ir::Expr& p) {
+          const ir::Expr edge = ir::call(ir::get(1), {p});
+          const ir::Expr tile = ir::call(ir::get(0), {p});
+          ir::Expr candidates = ir::call(ir::zip(), edge_candidates(tile, *lo, *hi, boundary));
+          return ir::call(ir::map(pick_candidate(element_of(candidates.type()), edge, kind)),
+                          {candidates});
+        });
+        return ir::call(ir::map(per_tile), {with_edges});
+      });
+}
+
 // ---- the fused lowering ----------------------------------------------------------------------
 
 std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& step) {
@@ -180,33 +274,6 @@ double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& til
   return computed /
          (static_cast<double>(tiling.tile_x * tiling.tile_y) * static_cast<double>(tiling.degree));
 }
-
-namespace {
-
-/// tileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the first
-/// edge, 2 the last, 3 both (the only tile), 0 neither.
-ir::Fun tile_edge() {
-  static const ir::UserFunPtr def = ir::UserFunDef::parse(
-      "liftxTileEdge", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
-      ir::ScalarKind::Int, "return (i == 0 ? 1 : 0) + (i == n - 1 ? 2 : 0);");
-  return ir::user_fun(def);
-}
-
-/// edgePick(edge, inner, first, last, both): the candidate tileEdge's code names.
-ir::Fun edge_pick(ir::ScalarKind kind) {
-  auto make = [](ir::ScalarKind k) {
-    return ir::UserFunDef::parse(
-        k == ir::ScalarKind::Double ? "liftxEdgePickDouble" : "liftxEdgePick",
-        {{"edge", ir::ScalarKind::Int}, {"inner", k}, {"first", k}, {"last", k}, {"both", k}}, k,
-        "if (edge == 0) return inner; if (edge == 1) return first; if (edge == 2) return last; "
-        "return both;");
-  };
-  static const ir::UserFunPtr as_float = make(ir::ScalarKind::Float);
-  static const ir::UserFunPtr as_double = make(ir::ScalarKind::Double);
-  return ir::user_fun(kind == ir::ScalarKind::Double ? as_double : as_float);
-}
-
-} // namespace
 
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
                                                         const TemporalTiling& tiling) {
@@ -287,24 +354,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // by the boundary's remapping of the rows inside, a pad of the inner rows. Which of the four
   // views a tile reads is known at run time only (its edge code), so a pick of the four.
   auto reclamped_rows = [&](const ir::Expr& region, const ir::Expr& edge, int64_t lo, int64_t hi) {
-    const arith::Expr rows = length_of(region.type());
-    auto inner_padded = [&](int64_t before, int64_t after) {
-      ir::Expr inner =
-          ir::call(ir::at(arith::Expr(before)),
-                   {ir::call(ir::slide(rows - arith::Expr(before + after), one), {region})});
-      return ir::call(ir::pad(arith::Expr(before), arith::Expr(after), step.boundary), {inner});
-    };
-    ir::Expr candidates =
-        ir::zip_2d({region, inner_padded(lo, 0), inner_padded(0, hi), inner_padded(lo, hi)});
-    const ir::Fun pick = edge_pick(kind);
-    const ir::Type& candidate_type = element_of(element_of(candidates.type()));
-    return ir::call(keep(lambda1(candidate_type, "c",
-                                 [&](const ir::Expr& c) {
-                                   std::vector<ir::Expr> args{edge};
-                                   for (int i = 0; i < 4; ++i)
-                                     args.push_back(ir::call(ir::get(i), {c}));
-                                   return ir::call(pick, std::move(args));
-                                 })),
+    ir::Expr candidates = ir::zip_2d(edge_candidates(region, lo, hi, step.boundary));
+    return ir::call(keep(pick_candidate(element_of(element_of(candidates.type())), edge, kind)),
                     {candidates});
   };
   auto reclamp_rows = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo, int64_t hi) {

@@ -615,6 +615,45 @@ TEST_CASE("hoist-wrap-padding") {
              {"def f(x: [[float]N]M) = map2D(neg, x)", "#0", "not a pad2D"}});
 }
 
+TEST_CASE("re-clamp-tile-edges") {
+  // The rule's user functions, as the expected programs must define them.
+  const std::string edge_funs =
+      "userfun liftxTileEdge(i: int, n: int): int { return (i == 0 ? 1 : 0) + (i == n - 1 ? 2 : "
+      "0); }\nuserfun liftxEdgePick(edge: int, inner: float, first: float, last: float, both: "
+      "float): float { if (edge == 0) return inner; if (edge == 1) return first; if (edge == 2) "
+      "return last; return both; }\n";
+  auto expected = [&](const std::string& type, const std::string& tiles, int lo, int hi,
+                      const std::string& boundary, const std::string& count) {
+    return edge_funs +
+           fmt::format("def f(x: {0}) = map(p => map(c => liftxEdgePick(get(1, p), get(0, c), "
+                       "get(1, c), get(2, c), get(3, c)), zip(get(0, p), pad({2}, 0, {4}, "
+                       "slide({5} - {2}, 1, get(0, p))[{2}]), pad(0, {3}, {4}, slide({5} - {3}, "
+                       "1, get(0, p))[0]), pad({2}, {3}, {4}, slide({5} - {2} - {3}, 1, get(0, "
+                       "p))[{2}]))), zip({1}, array({6}, liftxTileEdge)))",
+                       type, tiles, lo, hi, boundary, tiles.substr(6, tiles.find(',') - 6), count);
+  };
+  run_table(
+      reclamp_tile_edges(),
+      {{"def f(x: [float]N) = slide(4, 2, pad(1, 1, clamp, x))",
+        "#0",
+        expected("[float]N", "slide(4, 2, pad(1, 1, clamp, x))", 1, 1, "clamp", "N /^ 2"),
+        {{"N", 8}}},
+       {"def f(x: [float]N) = slide(5, 2, pad(2, 1, mirror, x))",
+        "#0",
+        expected("[float]N", "slide(5, 2, pad(2, 1, mirror, x))", 2, 1, "mirror", "N /^ 2"),
+        {{"N", 8}}},
+       // One tile: both edges.
+       {"def f(x: [float]4) = slide(6, 4, pad(1, 1, clamp, x))",
+        "#0",
+        expected("[float]4", "slide(6, 4, pad(1, 1, clamp, x))", 1, 1, "clamp", "1"),
+        {}}},
+      {{"def f(x: [float]N) = slide(4, 2, pad(1, 1, wrap, x))", "#0", "not clamp or mirror"},
+       {"def f(x: [float]N) = slide(3, 2, pad(1, 1, clamp, x))", "#0", "do not carry the padding"},
+       {"def f(x: [float]N) = slide(4, 1, pad(3, 0, mirror, x))", "#0", "mirrored halo wider"},
+       {"def f(x: [float]N) = slide(3, 1, x)", "#0", "not a pad"},
+       {"def f(x: [float]N) = pad(1, 1, clamp, x)", "#0", "not a call of slide"}});
+}
+
 TEST_CASE("split-reduce") {
   // Integer sums: a reordered float sum differs in its last bits, an integer one not at all.
   run_table(split_reduce(2),
