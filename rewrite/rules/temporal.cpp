@@ -45,8 +45,8 @@ bool is_scalar_grid_2d(const ir::Type& t) {
   return row && row->element.is_scalar();
 }
 
-/// tileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the first
-/// edge, 2 the last, 3 both (the only tile), 0 neither.
+/// liftxTileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the
+/// first edge, 2 the last, 3 both (the only tile), 0 neither.
 ir::Fun tile_edge() {
   static const ir::UserFunPtr def = ir::UserFunDef::parse(
       "liftxTileEdge", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
@@ -54,7 +54,7 @@ ir::Fun tile_edge() {
   return ir::user_fun(def);
 }
 
-/// edgePick(edge, inner, first, last, both): the candidate tileEdge's code names.
+/// liftxEdgePick(edge, inner, first, last, both): the candidate that liftxTileEdge's code names.
 ir::Fun edge_pick(ir::ScalarKind kind) {
   auto make = [](ir::ScalarKind k) {
     return ir::UserFunDef::parse(
@@ -83,7 +83,7 @@ std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_
   return {region, inner_padded(lo, 0), inner_padded(0, hi), inner_padded(lo, hi)};
 }
 
-/// c => edgePick(edge, c.0, c.1, c.2, c.3) over a tuple of the four candidates.
+/// c => liftxEdgePick(edge, c.0, c.1, c.2, c.3) over a tuple of the four candidates.
 ir::Fun pick_candidate(const ir::Type& candidate_type, const ir::Expr& edge, ir::ScalarKind kind) {
   const ir::Fun pick = edge_pick(kind);
   return lambda1(candidate_type, "c", [&](const ir::Expr& c) {
