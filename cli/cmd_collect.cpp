@@ -291,7 +291,7 @@ void add_db_command(CLI::App& app) {
           (void)runtime::named_profile(o->refresh_profile);
         else
           measured_on = reader.device_profile(explore::resolve_device(reader, o->device));
-        if (reader.feature_rows(o->refresh_profile).empty())
+        if (!reader.has_features(o->refresh_profile))
           throw UserError(fmt::format("{}: no features stored for profile {}", path.string(),
                                       o->refresh_profile));
       }

@@ -215,12 +215,13 @@ std::string dims_json(const nlohmann::json& launch, const char* key) {
   return values.dump();
 }
 
-/// The launch of a configuration from columns 5-8 of a query (dims, global, local, tied).
-nlohmann::json launch_at(const Statement& s) {
-  return {{"dims", s.integer(5)},
-          {"global", parse_json(s.text(6))},
-          {"local", parse_json(s.text(7))},
-          {"tied", s.integer(8) != 0}};
+/// The launch of a configuration from four columns of a query from `first` on (dims, global,
+/// local, tied).
+nlohmann::json launch_at(const Statement& s, int first = 5) {
+  return {{"dims", s.integer(first)},
+          {"global", parse_json(s.text(first + 1))},
+          {"local", parse_json(s.text(first + 2))},
+          {"tied", s.integer(first + 3) != 0}};
 }
 
 } // namespace
@@ -515,6 +516,12 @@ void PerfDb::put_features(int64_t configuration_id, const std::string& profile,
   insert.bind(1, configuration_id).bind(2, profile).bind(3, features.dump()).step();
 }
 
+bool PerfDb::has_features(const std::string& profile) const {
+  Statement select(impl_->db, "SELECT 1 FROM features WHERE profile = ?1 LIMIT 1");
+  select.bind(1, profile);
+  return select.step();
+}
+
 std::vector<Row> PerfDb::feature_rows(const std::string& profile) const {
   Statement select(impl_->db,
                    "SELECT c.id, p.name, c.sizes_json, v.strategy, v.printed, c.dims, "
@@ -685,10 +692,7 @@ std::optional<std::vector<PlannedConfiguration>> PerfDb::plan(int64_t program_id
     p.variant_index = select.integer(1);
     p.strategy = select.text(2);
     p.printed = select.text(3);
-    p.launch = {{"dims", select.integer(4)},
-                {"global", parse_json(select.text(5))},
-                {"local", parse_json(select.text(6))},
-                {"tied", select.integer(7) != 0}};
+    p.launch = launch_at(select, 4);
     planned.push_back(std::move(p));
   }
   return planned;

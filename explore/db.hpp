@@ -129,6 +129,8 @@ public:
                         const nlohmann::json& launch);
   void put_features(int64_t configuration_id, const std::string& profile,
                     const nlohmann::json& features);
+  /// Whether any configuration has features stored for `profile`.
+  bool has_features(const std::string& profile) const;
   /// Every configuration with features stored for `profile`, measured or not (Row::measurement
   /// is left empty).
   std::vector<Row> feature_rows(const std::string& profile) const;

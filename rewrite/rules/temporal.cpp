@@ -353,18 +353,15 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // first (last) row is the region's row lo (its length - 1 - hi): the rows outside are replaced
   // by the boundary's remapping of the rows inside, a pad of the inner rows. Which of the four
   // views a tile reads is known at run time only (its edge code), so a pick of the four.
-  auto reclamped_rows = [&](const ir::Expr& region, const ir::Expr& edge, int64_t lo, int64_t hi) {
-    ir::Expr candidates = ir::zip_2d(edge_candidates(region, lo, hi, step.boundary));
-    return ir::call(keep(pick_candidate(element_of(element_of(candidates.type())), edge, kind)),
-                    {candidates});
-  };
   auto reclamp_rows = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo, int64_t hi) {
     // Bound to a parameter, so that the four views read one computed region (an expression
     // used four times would be generated four times).
-    return ir::call(
-        lambda1(computed.type(), "region",
-                [&](const ir::Expr& region) { return reclamped_rows(region, edge, lo, hi); }),
-        {computed});
+    auto pick_rows = [&](const ir::Expr& region) {
+      ir::Expr candidates = ir::zip_2d(edge_candidates(region, lo, hi, step.boundary));
+      return ir::call(keep(pick_candidate(element_of(element_of(candidates.type())), edge, kind)),
+                      {candidates});
+    };
+    return ir::call(lambda1(computed.type(), "region", pick_rows), {computed});
   };
   auto reclamp = [&](const ir::Expr& region, const ir::Expr& edge_y, const ir::Expr& edge_x,
                      int64_t steps_left) {

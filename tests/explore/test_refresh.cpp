@@ -42,6 +42,8 @@ TEST_CASE("refresh_features adds new columns, corrects stale values and is idemp
     explore::PerfDb db(copy.path);
     std::vector<explore::Row> rows = db.feature_rows("cpu");
     REQUIRE(rows.size() == 800);
+    CHECK(db.has_features("cpu"));
+    CHECK_FALSE(db.has_features("nvidia"));
     // Rows measured before a column existed lack it; a value may be out of date.
     tampered = rows.back().configuration_id;
     nlohmann::json stale = rows.back().features;
