@@ -547,7 +547,7 @@ struct VariantStream::State {
         }
       }
     if (iteration)
-      plan_temporal(out_x, out_y);
+      plan_temporal();
     else
       plan_reductions();
   }
@@ -604,38 +604,56 @@ struct VariantStream::State {
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
   /// T mod t steps left, tiled the same way), both forms of a tile dividing the grid (work-group
   /// tiles of powers of two in local memory; work-item tiles of up to 64 outputs, 8 wide, in
-  /// registers), the input tile staged or not where the boundary allows; tiles recomputing too
-  /// much (kMaxRedundant*) are left out.
-  void plan_temporal(int64_t out_x, int64_t out_y) {
-    auto step = as_stencil_step_2d(iteration->step);
-    if (!std::holds_alternative<StencilStep2D>(step))
+  /// registers; 3D: the same with up to 8 (registers 4) outputs along z), the input tile staged
+  /// or not where the boundary allows; tiles recomputing too much (kMaxRedundant*) are left out.
+  void plan_temporal() {
+    auto recognised = as_stencil_step(iteration->step);
+    if (!std::holds_alternative<StencilStep>(recognised))
       return;
-    const StencilStep2D& s = std::get<StencilStep2D>(step);
+    const StencilStep& s = std::get<StencilStep>(recognised);
+    std::vector<int64_t> out; // output lengths, outermost first
+    const ir::Type* level = &root.result_type();
+    while (const auto* a = level->as<ir::ArrayType>()) {
+      out.push_back(evaluate_or(a->length, options.sizes, -1));
+      level = &a->element;
+    }
+    if (static_cast<int>(out.size()) != s.rank)
+      return;
+    const bool three = s.rank == 3;
     using Memory = TemporalTiling::Memory;
     for (int64_t t : {2, 3, 4, 6, 8}) {
       if (t > iteration->count || t > max_temporal_degree(s.boundary, t))
         continue;
       for (Memory memory : {Memory::local, Memory::registers}) {
         const bool registers = memory == Memory::registers;
-        for (int64_t ty : powers_of_two(registers ? 1 : 2, registers ? 32 : options.max_tile))
-          for (int64_t tx : powers_of_two(registers ? 1 : 4, registers ? 8 : 2 * options.max_tile))
-            for (bool stage : {false, true}) {
-              if (registers && tx * ty > kMaxRegisterTile)
-                continue;
-              if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
-                continue;
-              if (out_x % tx != 0 || out_y % ty != 0 || tx >= out_x || ty >= out_y) {
-                reject("tile does not divide");
-                continue;
+        for (int64_t tz : three ? powers_of_two(1, registers ? 4 : 8) : std::vector<int64_t>{1})
+          for (int64_t ty : powers_of_two(registers || three ? 1 : 2,
+                                          registers ? (three ? 8 : 32) : options.max_tile))
+            for (int64_t tx :
+                 powers_of_two(registers ? 1 : 4, registers ? 8 : 2 * options.max_tile))
+              for (bool stage : {false, true}) {
+                if (registers && tx * ty * tz > kMaxRegisterTile)
+                  continue;
+                if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
+                  continue;
+                const std::vector<int64_t> tile =
+                    three ? std::vector<int64_t>{tz, ty, tx} : std::vector<int64_t>{ty, tx};
+                bool divides = true;
+                for (size_t d = 0; d < tile.size(); ++d)
+                  divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
+                if (!divides) {
+                  reject("tile does not divide");
+                  continue;
+                }
+                TemporalTiling tiling{t, tx, ty, stage, memory};
+                tiling.tile_z = tz;
+                if (redundant_work_ratio(s, tiling) >
+                    (registers ? kMaxRedundantRegisterWork : kMaxRedundantWork)) {
+                  reject("temporal tile recomputes too much");
+                  continue;
+                }
+                temporal.push_back(tiling);
               }
-              const TemporalTiling tiling{t, tx, ty, stage, memory};
-              if (redundant_work_ratio(s, tiling) >
-                  (registers ? kMaxRedundantRegisterWork : kMaxRedundantWork)) {
-                reject("temporal tile recomputes too much");
-                continue;
-              }
-              temporal.push_back(tiling);
-            }
       }
     }
   }
@@ -677,8 +695,12 @@ struct VariantStream::State {
                                               {"registers", registers ? 1 : 0}};
     if (remainder > 0)
       parameters["remainder_steps"] = remainder;
+    const bool three = grid_rank(root.result_type(), options.sizes) == 3;
+    if (three)
+      parameters["tile_z"] = tiling.tile_z;
     // A register tile's work-items need no free-thread loops.
-    queue_lowered(lowered, kTemporalStrategy, std::move(parameters), !registers);
+    queue_lowered(lowered, three ? kTemporalStrategy3D : kTemporalStrategy, std::move(parameters),
+                  !registers);
   }
 
   /// Children of a high-level program: one more rewrite of a family not used yet.

@@ -41,14 +41,19 @@ namespace liftx::rewrite {
 /// The lowering strategy name of fused launches in the variant space, and its steps as
 /// `liftx variants` prints them.
 inline constexpr const char* kTemporalStrategy = "temporal2d";
+inline constexpr const char* kTemporalStrategy3D = "temporal3d";
 inline constexpr const char* kTemporalSteps =
     "unroll-iterate(t), pad-of-map | hoist-wrap-padding | re-clamp-tile-edges, tile-stencil-2d, "
     "map-to-mapWrg1/0, map-to-mapLcl1/0, to-local per intermediate step";
+inline constexpr const char* kTemporalSteps3D =
+    "unroll-iterate(t), pad-of-map | hoist-wrap-padding | re-clamp-tile-edges, tile-stencil-3d, "
+    "map-to-mapWrg2/1/0, map-to-mapLcl2/1/0, to-local per intermediate step";
 
-/// A 2D stencil step as temporal blocking needs it: the step program's body is
-/// map2D(point, slide2D(window, 1, pad2D(pad_y, pad_x, boundary, p))) with p the step's only
-/// parameter, a square window and padding that keeps the grid's shape.
-struct StencilStep2D {
+/// A 2D or 3D stencil step as temporal blocking needs it: the step program's body is
+/// mapKD(point, slideKD(window, 1, padKD(pad_low, pad_high, boundary, p))) with p the step's only
+/// parameter, a cubic window and padding that keeps the grid's shape.
+struct StencilStep {
+  int rank = 2; ///< 2 or 3
   ir::Fun point; ///< the function of one window
   int64_t window = 0;
   int64_t pad_low = 0;  ///< padding before each dimension (the stencil's reach up and left)
@@ -58,7 +63,7 @@ struct StencilStep2D {
 };
 
 /// The recognised step, or why `step` (a step program as ir::host_iteration makes it) is not one.
-std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& step);
+std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step);
 
 /// How one fused launch is tiled.
 struct TemporalTiling {
@@ -73,6 +78,7 @@ struct TemporalTiling {
   /// computing every step of it in private arrays (unrolled), no barrier.
   enum class Memory { local, registers };
   Memory memory = Memory::local;
+  int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
 };
 
 /// The largest temporal degree the step's boundary allows (wrap, clamp and mirror: unbounded,
@@ -80,15 +86,15 @@ struct TemporalTiling {
 int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
-/// of it computed by work-groups of tile_y x tile_x outputs (degree 1: the step alone, tiled the
+/// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone, tiled the
 /// same way, for the launches of a remainder; any boundary). Why not, when the step is not a
-/// recognised 2D stencil step, the boundary does not allow the degree, a mirrored halo is wider
+/// recognised 2D or 3D stencil step, the boundary does not allow the degree, a mirrored halo is wider
 /// than the tile, or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
 
 /// Redundant work of a fused launch: points computed by all of its steps per output point and
 /// step (1 when nothing is recomputed), a cost the tiles' halos pay for the DRAM trips saved.
-double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& tiling);
+double redundant_work_ratio(const StencilStep& step, const TemporalTiling& tiling);
 
 } // namespace liftx::rewrite

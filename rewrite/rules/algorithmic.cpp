@@ -31,25 +31,6 @@ ir::Expr tile_grid(const ir::Expr& x, const arith::Expr& n, const arith::Expr& s
   return ir::call(ir::map(ir::transpose()), {tiles});
 }
 
-/// Reassembles a grid of tiles of outputs [[ [[U]ux]uy ]tx]ty into [[U](ux*tx)](uy*ty).
-ir::Expr untile(const ir::Expr& tiled_outputs) {
-  ir::Expr rows = ir::call(ir::map(ir::transpose()), {tiled_outputs});
-  return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
-}
-
-/// Reassembles a 3D grid of 3D tiles [[[ [[[U]ux]uy]uz ]tx]ty]tz into
-/// [[[U](ux*tx)](uy*ty)](uz*tz): maps of transpose and join only, so the code generator writes
-/// the tiles' outputs straight to their places (writes through invertible layout).
-ir::Expr untile_3d(const ir::Expr& tiled_outputs) {
-  // [tz][ty][tx][z][y][x] -> [tz][ty][z][tx][y][x] -> [tz][z][ty][tx][y][x] -> [Z][ty][tx][y][x]
-  ir::Expr a = ir::call(ir::map(ir::map(ir::transpose())), {tiled_outputs});
-  ir::Expr b = ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {a})});
-  // -> [Z][ty][y][tx][x] -> [Z][Y][tx][x] -> [Z][Y][X]
-  ir::Expr c = ir::call(ir::map(ir::map(ir::transpose())), {b});
-  ir::Expr d = ir::call(ir::map(ir::join()), {c});
-  return ir::call(ir::map(ir::map(ir::join())), {d});
-}
-
 template <class M>
 RuleResult fuse(const CallOf<M>& outer, ir::Fun (*rebuild)(ir::Fun)) {
   auto inner = as_unary_call_of<M>(outer.arg());

@@ -120,6 +120,21 @@ ir::Fun map_k(int rank, ir::Fun f) {
   return f;
 }
 
+ir::Expr untile(const ir::Expr& tiled_outputs) {
+  ir::Expr rows = ir::call(ir::map(ir::transpose()), {tiled_outputs});
+  return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});
+}
+
+ir::Expr untile_3d(const ir::Expr& tiled_outputs) {
+  // [tz][ty][tx][z][y][x] -> [tz][ty][z][tx][y][x] -> [tz][z][ty][tx][y][x] -> [Z][ty][tx][y][x]
+  ir::Expr a = ir::call(ir::map(ir::map(ir::transpose())), {tiled_outputs});
+  ir::Expr b = ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {a})});
+  // -> [Z][ty][y][tx][x] -> [Z][Y][tx][x] -> [Z][Y][X]
+  ir::Expr c = ir::call(ir::map(ir::map(ir::transpose())), {b});
+  ir::Expr d = ir::call(ir::map(ir::join()), {c});
+  return ir::call(ir::map(ir::map(ir::join())), {d});
+}
+
 ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays) {
   if (rank == 1)
     return ir::call(ir::zip(), std::move(arrays));

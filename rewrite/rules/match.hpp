@@ -72,6 +72,12 @@ std::optional<ZipKD> as_zip_kd(const ir::Expr& e);
 ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays);
 /// map^rank(f).
 ir::Fun map_k(int rank, ir::Fun f);
+/// Reassembles a grid of tiles of outputs [[ [[U]ux]uy ]tx]ty into [[U](ux*tx)](uy*ty).
+ir::Expr untile(const ir::Expr& tiled_outputs);
+/// Reassembles a 3D grid of 3D tiles [[[ [[[U]ux]uy]uz ]tx]ty]tz into
+/// [[[U](ux*tx)](uy*ty)](uz*tz): maps of transpose and join only, so the code generator writes
+/// the tiles' outputs straight to their places (writes through invertible layout).
+ir::Expr untile_3d(const ir::Expr& tiled_outputs);
 /// f and x when `e` is mapKD(f, x) with plain maps (K = rank).
 std::optional<std::pair<ir::Fun, ir::Expr>> as_map_kd(const ir::Expr& e, int rank);
 

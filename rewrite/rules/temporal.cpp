@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <vector>
 
 namespace liftx::rewrite {
 
@@ -20,29 +23,67 @@ bool remaps_indices(const ir::Boundary& b) {
   return b.kind != ir::Boundary::Kind::Constant;
 }
 
-/// pad2D(l_y, r_y, l_x, r_x, b, x) in its expanded form map(pad(l_x, r_x, b))(pad(l_y, r_y, b)(x)).
-struct Pad2D {
-  arith::Expr low_y, high_y, low_x, high_x;
+/// padKD in its expanded form (ir/derived.hpp): per dimension d, outermost first,
+/// map^d(pad(low_d, high_d, b)) applied to the padding of the dimensions before it.
+struct PadKD {
+  std::vector<arith::Expr> low, high;
   ir::Boundary boundary;
   ir::Expr grid;
 };
 
-std::optional<Pad2D> as_pad_2d(const ir::Expr& e) {
-  auto columns = as_unary_call_of<ir::Map>(e);
-  if (!columns)
-    return std::nullopt;
-  const auto* x = columns->fun->f.as<ir::Pad>();
-  auto rows = as_unary_call_of<ir::Pad>(columns->arg());
-  if (!x || !rows || !(x->boundary == rows->fun->boundary))
-    return std::nullopt;
-  return Pad2D{rows->fun->left, rows->fun->right, x->left, x->right, x->boundary, rows->arg()};
+std::optional<PadKD> as_pad_kd(const ir::Expr& e, int rank) {
+  std::vector<arith::Expr> low(static_cast<size_t>(rank)), high(static_cast<size_t>(rank));
+  std::optional<ir::Boundary> boundary;
+  ir::Expr rest = e;
+  for (int d = rank - 1; d >= 0; --d) {
+    const ir::Pad* p = nullptr;
+    if (d == 0) {
+      auto rows = as_unary_call_of<ir::Pad>(rest);
+      if (!rows)
+        return std::nullopt;
+      p = rows->fun;
+      rest = rows->arg();
+    } else {
+      auto mapped = as_unary_call_of<ir::Map>(rest);
+      if (!mapped)
+        return std::nullopt;
+      const ir::Fun* f = &mapped->fun->f;
+      for (int k = 1; k < d && f->as<ir::Map>(); ++k)
+        f = &f->as<ir::Map>()->f;
+      p = f->as<ir::Pad>();
+      if (!p)
+        return std::nullopt;
+      rest = mapped->arg();
+    }
+    if (boundary && !(p->boundary == *boundary))
+      return std::nullopt;
+    boundary = p->boundary;
+    low[static_cast<size_t>(d)] = p->left;
+    high[static_cast<size_t>(d)] = p->right;
+  }
+  return PadKD{std::move(low), std::move(high), *boundary, rest};
 }
 
-/// [[s]N]M with s a scalar.
-bool is_scalar_grid_2d(const ir::Type& t) {
-  const auto* rows = t.as<ir::ArrayType>();
-  const auto* row = rows ? rows->element.as<ir::ArrayType>() : nullptr;
-  return row && row->element.is_scalar();
+/// Array dimensions of `t` down to a scalar, or 0 when the innermost element is not a scalar.
+int scalar_grid_rank(const ir::Type& t) {
+  int rank = 0;
+  const ir::Type* level = &t;
+  while (const auto* a = level->as<ir::ArrayType>()) {
+    ++rank;
+    level = &a->element;
+  }
+  return level->is_scalar() ? rank : 0;
+}
+
+/// padKD(low, high, b, x) and slideKD(n, 1, x) of rank 2 or 3.
+ir::Expr pad_k(int rank, int64_t low, int64_t high, const ir::Boundary& b, const ir::Expr& x,
+               SourceLoc loc = {}) {
+  return rank == 3 ? ir::pad_3d(arith::Expr(low), arith::Expr(high), b, x, loc)
+                   : ir::pad_2d(arith::Expr(low), arith::Expr(high), b, x, loc);
+}
+ir::Expr slide_k(int rank, int64_t n, const ir::Expr& x) {
+  return rank == 3 ? ir::slide_3d(arith::Expr(n), arith::Expr(1), x)
+                   : ir::slide_2d(arith::Expr(n), arith::Expr(1), x);
 }
 
 /// liftxTileEdge(i, n): which edges of the grid tile i of n touches along one dimension: 1 the
@@ -152,7 +193,7 @@ Rule hoist_wrap_padding() {
       "pad2D(a, wrap, map2D(f, slide2D(n, 1, pad2D(b, wrap, x)))) => "
       "map2D(f, slide2D(n, 1, pad2D(a + b, wrap, x)))   (the grid keeps its shape)",
       {"algorithmic", "temporal"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        auto outer = as_pad_2d(site);
+        auto outer = as_pad_kd(site, 2);
         if (!outer)
           return NoMatch{"not a pad2D"};
         if (outer->boundary.kind != ir::Boundary::Kind::Wrap)
@@ -165,16 +206,16 @@ Rule hoist_wrap_padding() {
           return NoMatch{"the mapped grid is not a slide2D"};
         if (slid->step.as_constant() != 1)
           return NoMatch{"the slide's step is not 1"};
-        auto inner = as_pad_2d(slid->grid);
+        auto inner = as_pad_kd(slid->grid, 2);
         if (!inner || inner->boundary.kind != ir::Boundary::Kind::Wrap)
           return NoMatch{"the slid grid is not a wrap pad2D"};
         // The stencil keeps the grid's shape (window - 1 = padding per dimension), so that its
         // result repeats with the grid's period.
         const arith::Expr reach = slid->size - 1;
-        if (!(inner->low_y + inner->high_y == reach) || !(inner->low_x + inner->high_x == reach))
+        if (!(inner->low[0] + inner->high[0] == reach) || !(inner->low[1] + inner->high[1] == reach))
           return NoMatch{"the stencil does not keep the grid's shape"};
-        ir::Expr padded = ir::pad_2d({outer->low_y + inner->low_y, outer->high_y + inner->high_y},
-                                     {outer->low_x + inner->low_x, outer->high_x + inner->high_x},
+        ir::Expr padded = ir::pad_2d({outer->low[0] + inner->low[0], outer->high[0] + inner->high[0]},
+                                     {outer->low[1] + inner->low[1], outer->high[1] + inner->high[1]},
                                      outer->boundary, inner->grid);
         return ir::call(map_k(2, mapped->first), {ir::slide_2d(slid->size, slid->step, padded)});
       });
@@ -227,30 +268,39 @@ Rule reclamp_tile_edges() {
 
 // ---- the fused lowering ----------------------------------------------------------------------
 
-std::variant<StencilStep2D, std::string> as_stencil_step_2d(const ir::Program& step) {
+std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step) {
   if (step.params.size() != 1)
     return std::string("the step has parameters besides the iterated grid");
-  auto mapped = as_map_kd(step.body, 2);
+  const int rank = scalar_grid_rank(step.params[0].type());
+  if (rank != 2 && rank != 3)
+    return std::string("the iterated grid is not a 2D or 3D grid of scalars");
+  auto mapped = as_map_kd(step.body, rank);
   if (!mapped)
-    return std::string("the step is not a map2D");
-  auto slid = as_slide_2d(mapped->second);
+    return fmt::format("the step is not a map{}D", rank);
+  std::optional<match::Slide2D> slid;
+  if (rank == 2) {
+    slid = as_slide_2d(mapped->second);
+  } else if (auto s = as_slide_3d(mapped->second)) {
+    slid = match::Slide2D{s->size, s->step, s->grid};
+  }
   if (!slid)
-    return std::string("the step does not map over a slide2D");
+    return fmt::format("the step does not map over a slide{}D", rank);
   std::optional<int64_t> window = slid->size.as_constant();
   if (!window || slid->step.as_constant() != 1)
     return std::string("the step's window is not a constant with step 1");
-  auto padded = as_pad_2d(slid->grid);
+  auto padded = as_pad_kd(slid->grid, rank);
   if (!padded || !padded->grid.as<ir::Param>())
     return std::string("the step does not slide over the padded grid");
-  std::optional<int64_t> low = padded->low_y.as_constant(), high = padded->high_y.as_constant();
-  if (!low || !high || padded->low_x.as_constant() != low || padded->high_x.as_constant() != high ||
-      *low + *high != *window - 1)
-    return std::string("the step's padding is not the same constant reach on both dimensions");
+  std::optional<int64_t> low = padded->low[0].as_constant(), high = padded->high[0].as_constant();
+  bool same_reach = low && high && *low + *high == *window - 1;
+  for (int d = 1; d < rank; ++d)
+    same_reach = same_reach && padded->low[d].as_constant() == low &&
+                 padded->high[d].as_constant() == high;
+  if (!same_reach)
+    return std::string("the step's padding is not the same constant reach on every dimension");
   if (padded->grid.as<ir::Param>()->id != step.params[0].as<ir::Param>()->id)
     return std::string("the step does not pad its parameter");
-  if (!is_scalar_grid_2d(step.params[0].type()))
-    return std::string("the iterated grid is not a 2D grid of scalars");
-  return StencilStep2D{mapped->first, *window, *low, *high, padded->boundary, padded->grid};
+  return StencilStep{rank, mapped->first, *window, *low, *high, padded->boundary, padded->grid};
 }
 
 int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree) {
@@ -265,25 +315,63 @@ int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree) {
   return 1;
 }
 
-double redundant_work_ratio(const StencilStep2D& step, const TemporalTiling& tiling) {
+namespace {
+
+/// Outputs per tile along each dimension, outermost first.
+std::vector<int64_t> tile_extent(int rank, const TemporalTiling& tiling) {
+  if (rank == 3)
+    return {tiling.tile_z, tiling.tile_y, tiling.tile_x};
+  return {tiling.tile_y, tiling.tile_x};
+}
+
+/// A view of a region with dimension d outermost, and back.
+ir::Expr dimension_outermost(const ir::Expr& region, int d) {
+  if (d == 0)
+    return region;
+  if (d == 1)
+    return ir::call(ir::transpose(), {region});
+  // [z][y][x] -> [z][x][y] -> [x][z][y]
+  return ir::call(ir::transpose(), {ir::call(ir::map(ir::transpose()), {region})});
+}
+ir::Expr dimension_back(const ir::Expr& region, int d) {
+  if (d == 0)
+    return region;
+  if (d == 1)
+    return ir::call(ir::transpose(), {region});
+  // [x][z][y] -> [z][x][y] -> [z][y][x]
+  return ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {region})});
+}
+
+} // namespace
+
+double redundant_work_ratio(const StencilStep& step, const TemporalTiling& tiling) {
   const int64_t reach = step.window - 1;
-  double computed = 0;
-  for (int64_t k = 1; k <= tiling.degree; ++k)
-    computed += static_cast<double>(tiling.tile_x + (tiling.degree - k) * reach) *
-                static_cast<double>(tiling.tile_y + (tiling.degree - k) * reach);
-  return computed /
-         (static_cast<double>(tiling.tile_x * tiling.tile_y) * static_cast<double>(tiling.degree));
+  const std::vector<int64_t> tile = tile_extent(step.rank, tiling);
+  double computed = 0, outputs = 1;
+  for (int64_t u : tile)
+    outputs *= static_cast<double>(u);
+  for (int64_t k = 1; k <= tiling.degree; ++k) {
+    double region = 1;
+    for (int64_t u : tile)
+      region *= static_cast<double>(u + (tiling.degree - k) * reach);
+    computed += region;
+  }
+  return computed / (outputs * static_cast<double>(tiling.degree));
 }
 
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
                                                         const TemporalTiling& tiling) {
-  auto recognised = as_stencil_step_2d(program);
+  auto recognised = as_stencil_step(program);
   if (auto* why = std::get_if<std::string>(&recognised))
     return *why;
-  const StencilStep2D& step = std::get<StencilStep2D>(recognised);
+  const StencilStep& step = std::get<StencilStep>(recognised);
+  const int rank = step.rank;
+  const std::vector<int64_t> tile = tile_extent(rank, tiling);
   const int64_t t = tiling.degree;
   if (t < 1)
     return fmt::format("a temporal degree of {} computes nothing", t);
+  if (std::any_of(tile.begin(), tile.end(), [](int64_t u) { return u < 1; }))
+    return std::string("a tile needs at least one output along every dimension");
   if (step.boundary.kind == ir::Boundary::Kind::Constant && t > 1)
     return std::string("a constant boundary does not fuse steps (a step of constant windows is "
                        "not the constant)");
@@ -296,13 +384,15 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return std::string("only the hoisted forms (wrap, or three steps or more) read a plain input "
                        "tile to stage");
   const int64_t reach = step.window - 1;
-  // A mirrored edge reflects the points the region holds beyond the grid's edge into the tile;
-  // with uneven reach, the halo on one side may be wider than the tile and the other halo.
-  const int64_t uneven = (t - 1) * std::abs(step.pad_low - step.pad_high);
-  if (reclamped && step.boundary.kind == ir::Boundary::Kind::Mirror &&
-      (tiling.tile_x < uneven || tiling.tile_y < uneven))
-    return std::string("a mirror boundary needs tiles as wide as the halo they reflect");
-  const arith::Expr one(1), n(step.window);
+  // Re-clamping repairs the regions of the tiles at the grid's edges only: a tile narrower than
+  // the widest halo (t - 1 reaches on one side, the first intermediate step's) would let its
+  // neighbour's region cross the edge unrepaired.
+  const int64_t widest_halo = (t - 1) * std::max(step.pad_low, step.pad_high);
+  if (reclamped && std::any_of(tile.begin(), tile.end(), [&](int64_t u) { return u < widest_halo; }))
+    return fmt::format("a re-clamped tile needs at least {} outputs per dimension (the widest "
+                       "halo of its steps)",
+                       widest_halo);
+  const int64_t n = step.window;
 
   // The array the tiles are cut from, and the halo each tile carries on top of its outputs.
   ir::Expr source = step.grid;
@@ -311,114 +401,123 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     // t steps over the grid padded by t reaches: valid stencils for wrap (hoist-wrap-padding,
     // t - 1 times); for clamp and mirror, exact at the points inside the grid, each region
     // re-clamped at the grid's edges before the next step reads it.
-    source = ir::pad_2d(arith::Expr(t * step.pad_low), arith::Expr(t * step.pad_high),
-                        step.boundary, step.grid, program.loc);
+    source = pad_k(rank, t * step.pad_low, t * step.pad_high, step.boundary, step.grid,
+                   program.loc);
     halo = t * reach;
   } else {
-    // f(f(x)) = map2D(g, slide2D(n, 1, pad2D(b, map2D(g, slide2D(n, 1, pad2D(b, x))))))
-    //         = map2D(g, slide2D(n, 1, map2D(g, pad2D(b, slide2D(n, 1, pad2D(b, x))))))
+    // f(f(x)) = mapKD(g, slideKD(n, 1, padKD(b, mapKD(g, slideKD(n, 1, padKD(b, x))))))
+    //         = mapKD(g, slideKD(n, 1, mapKD(g, padKD(b, slideKD(n, 1, padKD(b, x))))))
     // (pad-of-map): the tiles are cut from the windows of the first step, padded once more.
-    ir::Expr first_windows = ir::slide_2d(
-        n, one,
-        ir::pad_2d(arith::Expr(step.pad_low), arith::Expr(step.pad_high), step.boundary, step.grid),
-        program.loc);
-    source = ir::pad_2d(arith::Expr(step.pad_low), arith::Expr(step.pad_high), step.boundary,
-                        first_windows, program.loc);
+    ir::Expr first_windows =
+        slide_k(rank, n, pad_k(rank, step.pad_low, step.pad_high, step.boundary, step.grid,
+                               program.loc));
+    source = pad_k(rank, step.pad_low, step.pad_high, step.boundary, first_windows, program.loc);
     halo = reach;
   }
-  const arith::Expr tile_w(tiling.tile_x + halo), tile_h(tiling.tile_y + halo);
-  ir::Expr tiles = ir::call(
-      ir::map(ir::transpose()),
-      {ir::call(ir::slide(tile_h, arith::Expr(tiling.tile_y)),
-                {ir::call(ir::map(ir::slide(tile_w, arith::Expr(tiling.tile_x))), {source})})});
-  const ir::Type& tile_row_type = element_of(tiles.type());
-  const ir::Type& tile_type = element_of(tile_row_type);
+  // Overlapped tiles: the windows of a slideKD with the tile's extent plus halo and its step.
+  std::vector<ir::DimPair> cuts;
+  for (int64_t u : tile)
+    cuts.push_back({arith::Expr(u + halo), arith::Expr(u)});
+  const ir::Expr tiles = rank == 3 ? ir::slide_3d(cuts[0], cuts[1], cuts[2], source)
+                                   : ir::slide_2d(cuts[0], cuts[1], source);
 
   // Work-group tiles: the points of each step's region shared by the work-items of a group in
   // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
   // steps alone in private arrays (unrolled: registers), no barrier, the halo recomputed.
   const bool registers = tiling.memory == TemporalTiling::Memory::registers;
   auto points = [&](ir::Fun f) {
-    return registers ? ir::map_seq(ir::map_seq(std::move(f)))
-                     : ir::map_lcl(1, ir::map_lcl(0, std::move(f)));
+    for (int d = 0; d < rank; ++d)
+      f = registers ? ir::map_seq(std::move(f)) : ir::map_lcl(d, std::move(f));
+    return f;
   };
   auto keep = [&](ir::Fun f) {
     return registers ? ir::to_private(points(std::move(f))) : ir::to_local(points(std::move(f)));
   };
-  const ir::ScalarKind kind = element_of(element_of(step.grid.type())).as<ir::ScalarType>()->kind;
+  const ir::Type* scalar = &step.grid.type();
+  while (const auto* a = scalar->as<ir::ArrayType>())
+    scalar = &a->element;
+  const ir::ScalarKind kind = scalar->as<ir::ScalarType>()->kind;
 
   // re-clamp-tile-edges: the region of step k (the tile grown by `lo` points before and `hi`
-  // after along y) holds the step's values at grid points, those outside the grid computed from
-  // clamped reads and so wrong. Where the tile touches the grid's first (last) edge, the grid's
-  // first (last) row is the region's row lo (its length - 1 - hi): the rows outside are replaced
-  // by the boundary's remapping of the rows inside, a pad of the inner rows. Which of the four
-  // views a tile reads is known at run time only (its edge code), so a pick of the four.
-  auto reclamp_rows = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo, int64_t hi) {
+  // after along each dimension) holds the step's values at grid points, those outside the grid
+  // computed from clamped reads and so wrong. Where the tile touches the grid's first (last) edge
+  // along a dimension, the grid's first (last) plane is the region's plane lo (its length - 1 -
+  // hi): the planes outside are replaced by the boundary's remapping of the planes inside, a pad
+  // of the inner planes. Which of the four views a tile reads is known at run time only (its edge
+  // code), so a pick of the four, one dimension after the other.
+  auto reclamp_outermost = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo,
+                               int64_t hi) {
     // Bound to a parameter, so that the four views read one computed region (an expression
     // used four times would be generated four times).
-    auto pick_rows = [&](const ir::Expr& region) {
-      ir::Expr candidates = ir::zip_2d(edge_candidates(region, lo, hi, step.boundary));
-      return ir::call(keep(pick_candidate(element_of(element_of(candidates.type())), edge, kind)),
-                      {candidates});
+    auto pick_planes = [&](const ir::Expr& region) {
+      ir::Expr candidates = zip_k(rank, edge_candidates(region, lo, hi, step.boundary));
+      const ir::Type* candidate = &candidates.type();
+      for (int d = 0; d < rank; ++d)
+        candidate = &element_of(*candidate);
+      return ir::call(keep(pick_candidate(*candidate, edge, kind)), {candidates});
     };
-    return ir::call(lambda1(computed.type(), "region", pick_rows), {computed});
+    return ir::call(lambda1(computed.type(), "region", pick_planes), {computed});
   };
-  auto reclamp = [&](const ir::Expr& region, const ir::Expr& edge_y, const ir::Expr& edge_x,
-                     int64_t steps_left) {
+  auto reclamp = [&](ir::Expr region, const std::vector<ir::Expr>& edges, int64_t steps_left) {
     const int64_t lo = steps_left * step.pad_low, hi = steps_left * step.pad_high;
-    ir::Expr by_rows = reclamp_rows(region, edge_y, lo, hi);
-    ir::Expr columns = ir::call(ir::transpose(), {by_rows});
-    return ir::call(ir::transpose(), {reclamp_rows(columns, edge_x, lo, hi)});
+    for (int d = 0; d < rank; ++d)
+      region = dimension_back(
+          reclamp_outermost(dimension_outermost(region, d), edges[static_cast<size_t>(d)], lo, hi),
+          d);
+    return region;
   };
 
-  auto fused_tile = [&](const ir::Expr& tile, const ir::Expr* edge_y, const ir::Expr* edge_x) {
-    ir::Expr level = tile;
+  auto fused_tile = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {
+    ir::Expr level = tile_in;
     if (hoisted) {
       if (tiling.stage_input)
         level = ir::call(keep(ir::id()), {level});
       for (int64_t k = 1; k < t; ++k) {
-        level = ir::call(keep(step.point), {ir::slide_2d(n, one, level)});
+        level = ir::call(keep(step.point), {slide_k(rank, n, level)});
         if (reclamped)
-          level = reclamp(level, *edge_y, *edge_x, t - k);
+          level = reclamp(level, edges, t - k);
       }
     } else {
       // The tile holds the first step's windows: their points are kept directly.
       level = ir::call(keep(step.point), {level});
     }
-    return ir::call(points(step.point), {ir::slide_2d(n, one, level)});
+    return ir::call(points(step.point), {slide_k(rank, n, level)});
   };
+  // Dimension d of the tiles (outermost first) goes to work-group (work-item) dimension
+  // rank - 1 - d.
   auto map_tiles = [&](int dim, ir::Fun f) {
     return registers ? ir::map_glb(dim, std::move(f)) : ir::map_wrg(dim, std::move(f));
   };
-  // Each tile with its edge codes along y and x, where regions are re-clamped.
-  auto each_row = [&]() {
-    const ir::Fun edge = tile_edge();
-    auto edges = [&](const arith::Expr& count) { return ir::call(ir::generate(count, edge), {}); };
-    ir::Expr rows_with_edges = ir::call(ir::zip(), {tiles, edges(length_of(tiles.type()))});
-    auto per_row = [&](const ir::Expr& row) {
-      const ir::Expr edge_y = ir::call(ir::get(1), {row});
-      ir::Expr with_edges =
-          ir::call(ir::zip(), {ir::call(ir::get(0), {row}), edges(length_of(tile_row_type))});
-      auto per_tile = [&](const ir::Expr& pair) {
-        const ir::Expr edge_x = ir::call(ir::get(1), {pair});
-        return fused_tile(ir::call(ir::get(0), {pair}), &edge_y, &edge_x);
+  // Each tile with its edge code along every dimension, where regions are re-clamped.
+  static const char* const kLevelNames[] = {"plane", "row", "tile"};
+  std::function<ir::Expr(const ir::Expr&, int, const std::vector<ir::Expr>&)> with_edges =
+      [&](const ir::Expr& level, int d, const std::vector<ir::Expr>& outer_edges) {
+        ir::Expr zipped = ir::call(
+            ir::zip(), {level, ir::call(ir::generate(length_of(level.type()), tile_edge()), {})});
+        auto per_element = [&](const ir::Expr& pair) {
+          std::vector<ir::Expr> edges = outer_edges;
+          edges.push_back(ir::call(ir::get(1), {pair}));
+          const ir::Expr inner = ir::call(ir::get(0), {pair});
+          return d + 1 == rank ? fused_tile(inner, edges) : with_edges(inner, d + 1, edges);
+        };
+        return ir::call(map_tiles(rank - 1 - d,
+                                  lambda1(element_of(zipped.type()), kLevelNames[3 - rank + d],
+                                          per_element)),
+                        {zipped});
       };
-      return ir::call(map_tiles(0, lambda1(element_of(with_edges.type()), "tile", per_tile)),
-                      {with_edges});
-    };
-    return ir::call(map_tiles(1, lambda1(element_of(rows_with_edges.type()), "row", per_row)),
-                    {rows_with_edges});
+  auto each_tile = [&]() {
+    const ir::Type* tile_type = &tiles.type();
+    for (int d = 0; d < rank; ++d)
+      tile_type = &element_of(*tile_type);
+    ir::Fun per_tile =
+        lambda1(*tile_type, "tile", [&](const ir::Expr& x) { return fused_tile(x, {}); });
+    for (int d = 0; d < rank; ++d)
+      per_tile = map_tiles(d, std::move(per_tile));
+    return ir::call(per_tile, {tiles});
   };
-  auto plain_tile = [&](const ir::Expr& tile) { return fused_tile(tile, nullptr, nullptr); };
-  const ir::Expr per_tiles =
-      reclamped
-          ? each_row()
-          : ir::call(map_tiles(1, map_tiles(0, lambda1(tile_type, "tile", plain_tile))), {tiles});
-  ir::Expr grid =
-      ir::call(ir::map(ir::join()),
-               {ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {per_tiles})})});
+  const ir::Expr per_tiles = reclamped ? with_edges(tiles, 0, {}) : each_tile();
   ir::Program fused = program;
-  fused.body = grid;
+  fused.body = rank == 3 ? untile_3d(per_tiles) : untile(per_tiles);
   return fused;
 }
 

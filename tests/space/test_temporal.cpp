@@ -1,4 +1,4 @@
-// Temporal blocking: fused, tiled steps of iterated 2D stencils run on PoCL and verify against the
+// Temporal blocking: fused, tiled steps of iterated 2D and 3D stencils run on PoCL and verify against the
 // interpreter's iterate of the unfused step, for every boundary that fuses, at the grid's edges
 // of non-square grids; what does not fuse is refused with its reason.
 #include "../sanitized.hpp"
@@ -40,6 +40,25 @@ userfun star(c: float, n: float, s: float, e: float, w: float): float {
              uf + fmt::format("def heat(grid: [[float]N]M) = iterate({}, x => map2D(nbh => "
                               "star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]), "
                               "slide2D(3, 1, {}{}, x))), grid)",
+                              steps, pad, boundary),
+             "<test>")
+      .main();
+}
+
+/// A 7-point 3D star with a weight per direction, or a 3 x 3 x 3 box's corners and centre with
+/// the reach split unevenly (padding 0 before, 2 after) when `skewed`.
+ir::Program heat3d(int64_t steps, const std::string& boundary, bool skewed = false) {
+  const std::string uf = R"(
+userfun star7(c: float, f: float, b: float, n: float, s: float, w: float, e: float): float {
+  return 0.4f * c + 0.11f * f + 0.09f * b + 0.12f * n + 0.08f * s + 0.13f * w + 0.07f * e;
+}
+)";
+  const std::string pad = skewed ? "pad3D(0, 2, 0, 2, 0, 2, " : "pad3D(1, 1, ";
+  return parse::parse_module(
+             uf + fmt::format("def heat(grid: [[[float]O]N]M) = iterate({}, x => map3D(nbh => "
+                              "star7(nbh[1][1][1], nbh[0][1][1], nbh[2][1][1], nbh[1][0][1], "
+                              "nbh[1][2][1], nbh[1][1][0], nbh[0][2][2]), slide3D(3, 1, {}{}, "
+                              "x))), grid)",
                               steps, pad, boundary),
              "<test>")
       .main();
@@ -107,7 +126,7 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       // Clamp and mirror past two steps: each intermediate region re-clamped at the grid's
       // edges inside the tile (the first, the last and the only tile along a dimension).
       {"clamp", 6, 3, 4, 4, false, false, Memory::registers},
-      {"clamp", 8, 4, 2, 2, false, true, Memory::registers},
+      {"clamp", 8, 4, 4, 4, false, false, Memory::registers},
       {"clamp", 7, 3, 8, 10, false, true, Memory::registers},
       {"clamp", 6, 3, 8, 5, true, false},
       {"clamp", 4, 4, 24, 4, false, false},
@@ -130,6 +149,50 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
     CHECK(r.verification.elements == 20 * 24);
+    CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
+  }
+}
+
+TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids") {
+  const interp::Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}};
+  using Memory = rewrite::TemporalTiling::Memory;
+  struct Row {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y, tile_z;
+    bool stage, skewed;
+    Memory memory = Memory::local;
+  };
+  const Row rows[] = {
+      {"clamp", 4, 2, 8, 4, 2, false, false},
+      {"mirror", 3, 2, 4, 6, 4, false, true},
+      {"wrap", 4, 2, 8, 4, 2, false, false},
+      {"wrap", 7, 3, 4, 4, 4, true, true},
+      {"clamp", 4, 2, 4, 2, 2, false, false, Memory::registers},
+      {"mirror", 5, 2, 2, 3, 1, false, true, Memory::registers},
+      {"wrap", 6, 3, 2, 2, 2, true, false, Memory::registers},
+      // Past two steps: re-clamped along every dimension (a tile alone along z).
+      {"clamp", 6, 3, 4, 4, 2, false, false, Memory::registers},
+      {"clamp", 7, 3, 8, 6, 8, false, true},
+      {"mirror", 4, 4, 4, 4, 4, false, false},
+      {"mirror", 6, 3, 8, 4, 4, false, false},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.boundary);
+    CAPTURE(row.steps);
+    CAPTURE(row.degree);
+    CAPTURE(row.tile_x);
+    CAPTURE(row.tile_y);
+    CAPTURE(row.tile_z);
+    CAPTURE(row.stage);
+    CAPTURE(row.skewed);
+    CAPTURE(row.memory == Memory::registers);
+    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, row.stage, row.memory};
+    tiling.tile_z = row.tile_z;
+    const exec::RunReport r = run_fused(heat3d(row.steps, row.boundary, row.skewed), tiling, sizes);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+    CHECK(r.verification.elements == 8 * 12 * 16);
     CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
   }
 }
@@ -178,8 +241,12 @@ TEST_CASE("what does not fuse is refused with its reason") {
         "a constant boundary does not fuse steps (a step of constant windows is not the constant)");
   CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
         "only the hoisted forms (wrap, or three steps or more) read a plain input tile to stage");
+  // A tile narrower than the halo of its first intermediate step: the neighbouring tile's
+  // region would cross the grid's edge where nothing re-clamps it.
   CHECK(refusal(heat(6, "mirror", true), {3, 2, 4, false}) ==
-        "a mirror boundary needs tiles as wide as the halo they reflect");
+        "a re-clamped tile needs at least 4 outputs per dimension (the widest halo of its steps)");
+  CHECK(refusal(heat(4, "clamp"), {4, 2, 4, false}) ==
+        "a re-clamped tile needs at least 3 outputs per dimension (the widest halo of its steps)");
   const ir::Program two_grids =
       parse::parse_module("userfun plus(a: float, b: float): float { return a + b; }\n"
                           "def s(q: [[float]N]M, g: [[float]N]M) = iterate(2, x => map2D((a, b) "
@@ -188,7 +255,7 @@ TEST_CASE("what does not fuse is refused with its reason") {
           .main();
   CHECK(refusal(two_grids, {2, 8, 4, false}) ==
         "the step has parameters besides the iterated grid");
-  CHECK(rewrite::redundant_work_ratio(std::get<rewrite::StencilStep2D>(rewrite::as_stencil_step_2d(
+  CHECK(rewrite::redundant_work_ratio(std::get<rewrite::StencilStep>(rewrite::as_stencil_step(
                                           ir::host_iteration(heat(4, "wrap"))->step)),
                                       {2, 8, 4, false}) ==
         doctest::Approx((10.0 * 6 + 8 * 4) / (2.0 * 8 * 4)));
@@ -282,5 +349,55 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
+  }
+}
+
+TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify") {
+  rewrite::SpaceOptions o;
+  o.sizes = {{"M", 8}, {"N", 8}, {"O", 16}};
+  o.device = runtime::named_profile("nvidia").limits();
+  o.max_tile = 4;
+  o.depth = 0;
+  for (const char* boundary : {"clamp", "wrap"}) {
+    CAPTURE(boundary);
+    const ir::Program program = heat3d(4, boundary);
+    rewrite::VariantStream stream(program, o);
+    std::vector<rewrite::Variant> fused;
+    std::set<int64_t> degrees, depths;
+    rewrite::Variant v;
+    while (stream.next(v)) {
+      CHECK(v.strategy != rewrite::kTemporalStrategy);
+      if (v.strategy != rewrite::kTemporalStrategy3D)
+        continue;
+      degrees.insert(rewrite::steps_per_launch(v));
+      depths.insert(v.parameters.at("tile_z"));
+      fused.push_back(v);
+    }
+    REQUIRE_FALSE(fused.empty());
+    // Three steps or more recompute too much on tiles this small (3D halos grow on six faces).
+    CHECK(degrees == std::set<int64_t>{2});
+    CHECK(depths.size() > 1);
+    // A sample, and the first variant of every degree, verify against the unfused iterate.
+    std::vector<const rewrite::Variant*> to_verify;
+    std::set<int64_t> seen;
+    for (size_t i = 0; i < fused.size();
+         i += std::max<size_t>(1, fused.size() / test::verified_sample(4)))
+      to_verify.push_back(&fused[i]);
+    for (const rewrite::Variant& f : fused)
+      if (seen.insert(rewrite::steps_per_launch(f)).second)
+        to_verify.push_back(&f);
+    for (const rewrite::Variant* f : to_verify) {
+      CAPTURE(f->index);
+      exec::RunOptions run;
+      run.time = false;
+      run.roofline = false;
+      run.reference = &program;
+      const codegen::LaunchRequest request = codegen::request_for(f->launch);
+      run.local = request.local;
+      run.global = request.global;
+      const exec::RunReport r = exec::run_program(cpu(), f->program, o.sizes, run);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+    }
   }
 }
