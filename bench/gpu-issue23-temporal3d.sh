@@ -16,7 +16,9 @@
 # the STEPS steps. OUT/roofline.txt: the float4 copy at SIZE^3, measured first in the same call
 # (`liftx run` of a single-step variant prints it).
 # LIFTX (default build/liftx); the NVIDIA ICD must be registered (scripts/nvidia-env.sh); DEVICE
-# (default nvidia); JOBS (default 8) checks at once; STENCILS (default: j3d7pt heat3d).
+# (default nvidia); JOBS (default 8) checks at once; STENCILS (default: j3d7pt heat3d); a sample
+# size of 0 leaves that kind out; DEADLINE (seconds since the start): variants not timed by then
+# are listed as not_timed, so a call with a time limit still returns its table.
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
 out=$1
@@ -26,24 +28,27 @@ check_size=${CHECK_SIZE:-M=16,N=64,O=128}
 jobs=${JOBS:-8}
 device=${DEVICE:-nvidia}
 seed=${SEED:-1}
+deadline=${DEADLINE:-100000}
 locals=${LOCALS:-32x4x1|32x8x1|64x4x1|64x2x1|128x1x1|32x4x2|64x2x2|32x2x4|128x2x1|32x16x1}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
 
 for stencil in ${STENCILS:-j3d7pt heat3d}; do
   src=stencils/3d/$stencil.lift
-  gen() { # name, then --where options
-    local name=$1
-    shift
+  gen() { # name, sample size (0: none, all: every one), then --where options
+    local name=$1 sample=$2
+    shift 2
+    [ "$sample" != 0 ] || return 0
+    [ "$sample" = all ] || set -- "$@" --sample "$sample"
     "$liftx" variants "$src" --steps "$steps" --size "$size" --profile nvidia --seed "$seed" \
       "$@" --out "$out/$stencil/$name" --quiet >"$out/$stencil-$name-variants.txt" 2>&1 || true
   }
-  gen tied --where strategy=temporal3d --where registers=0 --where tied=true
-  gen registers --where strategy=temporal3d --where registers=1 --where "local=$locals" \
-    --sample "${SAMPLE_REGISTERS:-60}"
-  gen free --where strategy=temporal3d --where registers=0 --where tied=false \
-    --where "local=$locals" --sample "${SAMPLE_FREE:-80}"
-  gen windows --where strategy=window3d --where "local=$locals" --sample "${SAMPLE_WINDOWS:-16}"
+  gen tied all --where strategy=temporal3d --where registers=0 --where tied=true
+  gen registers "${SAMPLE_REGISTERS:-60}" --where strategy=temporal3d --where registers=1 \
+    --where "local=$locals"
+  gen free "${SAMPLE_FREE:-80}" --where strategy=temporal3d --where registers=0 --where tied=false \
+    --where "local=$locals"
+  gen windows "${SAMPLE_WINDOWS:-16}" --where strategy=window3d --where "local=$locals"
 done
 
 # The copy roofline at SIZE^3: a single-step variant's run prints it.
@@ -80,7 +85,9 @@ while read -r file; do
   strategy=$(tr -d '\n ' <"$base.json" | grep -o '"strategy":"[a-z0-9_]*"' | cut -d'"' -f4)
   local_size=$(tr -d '\n ' <"$base.json" | grep -o '"local":\[[0-9,]*' | cut -d[ -f2 | tr , x)
   median=""
-  if [ "$status" = ok ]; then
+  if [ "$status" = ok ] && [ "$SECONDS" -ge "$deadline" ]; then
+    status=not_timed # past DEADLINE
+  elif [ "$status" = ok ]; then
     "$liftx" run "$file" --device "$device" --size "$size" --launch "$base.json" --no-check \
       --repeat 10 --json >"$base.time.json" 2>"$base.time.err" || true
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |

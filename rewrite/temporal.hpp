@@ -1,10 +1,12 @@
 #pragma once
-/// Temporal blocking of iterated 2D stencils: one launch computes `degree` time steps of a tile,
-/// the intermediate steps of the tile (and of a halo that shrinks by the stencil's reach per step)
-/// in local memory, so that a trip through DRAM is paid once per `degree` steps instead of once
-/// per step. fuse_steps_tiled builds the fused step directly from the recognised step, in the
-/// form the identities below give (each also a rule of rewrite/rules.hpp whose table checks it
-/// on the interpreter; the builder does not run the rule engine), then tiles it:
+/// Temporal blocking of iterated 2D and 3D stencils (written here for 2D; 3D is the same with a
+/// third tile dimension, each re-clamp done per dimension): one launch computes `degree` time
+/// steps of a tile, the intermediate steps of the tile (and of a halo that shrinks by the
+/// stencil's reach per step) in local memory or registers, so that a trip through DRAM is paid once
+/// per `degree` steps instead of once per step. fuse_steps_tiled builds the fused step directly
+/// from the recognised step, in the form the identities below give (each also a rule of
+/// rewrite/rules.hpp whose table checks it on the interpreter; the builder does not run the rule
+/// engine), then tiles it:
 ///
 ///  - time unrolling:  iterate(T, f) => iterate(T / t, f o ... o f)            (unroll-iterate(t))
 ///  - every step of f o f is map2D(g, slide2D(n, 1, pad2D(l, r, b, .))). The inner steps are made
@@ -24,7 +26,8 @@
 ///        array changes nothing). A tile learns at run time which edges it touches (its edge
 ///        code along y and x, an array zipped with the tiles), so each re-clamp is a pick among
 ///        four views of the region: as it is, or its inner part padded again before, after or
-///        on both sides.
+///        on both sides. Only the edge tiles are repaired, so a tile is at least as wide as
+///        the widest halo, (t - 1) reaches.
 ///    A constant boundary does not commute with a computation (g of constant windows is not the
 ///    constant) and does not fuse.
 ///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
@@ -53,7 +56,7 @@ inline constexpr const char* kTemporalSteps3D =
 /// mapKD(point, slideKD(window, 1, padKD(pad_low, pad_high, boundary, p))) with p the step's only
 /// parameter, a cubic window and padding that keeps the grid's shape.
 struct StencilStep {
-  int rank = 2; ///< 2 or 3
+  int rank = 2;  ///< 2 or 3
   ir::Fun point; ///< the function of one window
   int64_t window = 0;
   int64_t pad_low = 0;  ///< padding before each dimension (the stencil's reach up and left)
@@ -86,10 +89,10 @@ struct TemporalTiling {
 int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
-/// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone, tiled the
-/// same way, for the launches of a remainder; any boundary). Why not, when the step is not a
-/// recognised 2D or 3D stencil step, the boundary does not allow the degree, a mirrored halo is wider
-/// than the tile, or a tile does not divide.
+/// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone,
+/// tiled the same way, for the launches of a remainder; any boundary). Why not, when the step is
+/// not a recognised 2D or 3D stencil step, the boundary does not allow the degree, a mirrored halo
+/// is wider than the tile, or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
 

@@ -212,11 +212,13 @@ Rule hoist_wrap_padding() {
         // The stencil keeps the grid's shape (window - 1 = padding per dimension), so that its
         // result repeats with the grid's period.
         const arith::Expr reach = slid->size - 1;
-        if (!(inner->low[0] + inner->high[0] == reach) || !(inner->low[1] + inner->high[1] == reach))
+        if (!(inner->low[0] + inner->high[0] == reach) ||
+            !(inner->low[1] + inner->high[1] == reach))
           return NoMatch{"the stencil does not keep the grid's shape"};
-        ir::Expr padded = ir::pad_2d({outer->low[0] + inner->low[0], outer->high[0] + inner->high[0]},
-                                     {outer->low[1] + inner->low[1], outer->high[1] + inner->high[1]},
-                                     outer->boundary, inner->grid);
+        ir::Expr padded =
+            ir::pad_2d({outer->low[0] + inner->low[0], outer->high[0] + inner->high[0]},
+                       {outer->low[1] + inner->low[1], outer->high[1] + inner->high[1]},
+                       outer->boundary, inner->grid);
         return ir::call(map_k(2, mapped->first), {ir::slide_2d(slid->size, slid->step, padded)});
       });
 }
@@ -294,8 +296,8 @@ std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step) 
   std::optional<int64_t> low = padded->low[0].as_constant(), high = padded->high[0].as_constant();
   bool same_reach = low && high && *low + *high == *window - 1;
   for (int d = 1; d < rank; ++d)
-    same_reach = same_reach && padded->low[d].as_constant() == low &&
-                 padded->high[d].as_constant() == high;
+    same_reach =
+        same_reach && padded->low[d].as_constant() == low && padded->high[d].as_constant() == high;
   if (!same_reach)
     return std::string("the step's padding is not the same constant reach on every dimension");
   if (padded->grid.as<ir::Param>()->id != step.params[0].as<ir::Param>()->id)
@@ -388,7 +390,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // the widest halo (t - 1 reaches on one side, the first intermediate step's) would let its
   // neighbour's region cross the edge unrepaired.
   const int64_t widest_halo = (t - 1) * std::max(step.pad_low, step.pad_high);
-  if (reclamped && std::any_of(tile.begin(), tile.end(), [&](int64_t u) { return u < widest_halo; }))
+  if (reclamped &&
+      std::any_of(tile.begin(), tile.end(), [&](int64_t u) { return u < widest_halo; }))
     return fmt::format("a re-clamped tile needs at least {} outputs per dimension (the widest "
                        "halo of its steps)",
                        widest_halo);
@@ -401,16 +404,15 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     // t steps over the grid padded by t reaches: valid stencils for wrap (hoist-wrap-padding,
     // t - 1 times); for clamp and mirror, exact at the points inside the grid, each region
     // re-clamped at the grid's edges before the next step reads it.
-    source = pad_k(rank, t * step.pad_low, t * step.pad_high, step.boundary, step.grid,
-                   program.loc);
+    source =
+        pad_k(rank, t * step.pad_low, t * step.pad_high, step.boundary, step.grid, program.loc);
     halo = t * reach;
   } else {
     // f(f(x)) = mapKD(g, slideKD(n, 1, padKD(b, mapKD(g, slideKD(n, 1, padKD(b, x))))))
     //         = mapKD(g, slideKD(n, 1, mapKD(g, padKD(b, slideKD(n, 1, padKD(b, x))))))
     // (pad-of-map): the tiles are cut from the windows of the first step, padded once more.
-    ir::Expr first_windows =
-        slide_k(rank, n, pad_k(rank, step.pad_low, step.pad_high, step.boundary, step.grid,
-                               program.loc));
+    ir::Expr first_windows = slide_k(
+        rank, n, pad_k(rank, step.pad_low, step.pad_high, step.boundary, step.grid, program.loc));
     source = pad_k(rank, step.pad_low, step.pad_high, step.boundary, first_windows, program.loc);
     halo = reach;
   }
@@ -500,9 +502,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
           const ir::Expr inner = ir::call(ir::get(0), {pair});
           return d + 1 == rank ? fused_tile(inner, edges) : with_edges(inner, d + 1, edges);
         };
-        return ir::call(map_tiles(rank - 1 - d,
-                                  lambda1(element_of(zipped.type()), kLevelNames[3 - rank + d],
-                                          per_element)),
+        return ir::call(map_tiles(rank - 1 - d, lambda1(element_of(zipped.type()),
+                                                        kLevelNames[3 - rank + d], per_element)),
                         {zipped});
       };
   auto each_tile = [&]() {

@@ -1,6 +1,6 @@
-// Temporal blocking: fused, tiled steps of iterated 2D and 3D stencils run on PoCL and verify against the
-// interpreter's iterate of the unfused step, for every boundary that fuses, at the grid's edges
-// of non-square grids; what does not fuse is refused with its reason.
+// Temporal blocking: fused, tiled steps of iterated 2D and 3D stencils run on PoCL and verify
+// against the interpreter's iterate of the unfused step, for every boundary that fuses, at the
+// grid's edges of non-square grids; what does not fuse is refused with its reason.
 #include "../sanitized.hpp"
 #include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
