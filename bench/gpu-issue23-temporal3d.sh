@@ -6,14 +6,14 @@
 # (default 60) register-tile variants and SAMPLE_FREE (default 80) free-thread work-group
 # variants, both with x-major work-groups (LOCALS), and SAMPLE_WINDOWS (default 16) single-step
 # window3d variants; seed SEED (default 1).
-# Each variant's kernels are first verified at CHECK_SIZE (default M=16,N=64,O=128: every tile
+# Each variant's kernels are first verified at CHECK_SIZE (default M=64,N=64,O=128: every tile
 # divides it) against the interpreter, the variant's launches cut to two of each (the Jacobi
 # weights' magnitudes sum past 1: 64 steps of random data grow to 1e21, where float rounding
 # differs; the kernel source does not depend on the sizes or the count); the timed runs at
 # SIZE^3 then skip the check. A variant
 # that fails the check is not timed. OUT/summary.tsv: stencil, variant, strategy, steps per
-# launch, tile (x*y*z), staged input, register tile, work-group size, check status, median ms of
-# the STEPS steps. OUT/roofline.txt: the float4 copy at SIZE^3, measured first in the same call
+# launch, tile (x*y*z), staged input, register tile, streamed column, work-group size, check
+# status, median ms of the STEPS steps. OUT/roofline.txt: the float4 copy at SIZE^3, measured first in the same call
 # (`liftx run` of a single-step variant prints it).
 # LIFTX (default build/liftx); the NVIDIA ICD must be registered (scripts/nvidia-env.sh); DEVICE
 # (default nvidia); JOBS (default 8) checks at once; STENCILS (default: j3d7pt heat3d); a sample
@@ -24,7 +24,7 @@ liftx=${LIFTX:-build/liftx}
 out=$1
 size=${SIZE:-512}
 steps=${STEPS:-64}
-check_size=${CHECK_SIZE:-M=16,N=64,O=128}
+check_size=${CHECK_SIZE:-M=64,N=64,O=128}
 jobs=${JOBS:-8}
 device=${DEVICE:-nvidia}
 seed=${SEED:-1}
@@ -43,24 +43,27 @@ for stencil in ${STENCILS:-j3d7pt heat3d}; do
     "$liftx" variants "$src" --steps "$steps" --size "$size" --profile nvidia --seed "$seed" \
       "$@" --out "$out/$stencil/$name" --quiet >"$out/$stencil-$name-variants.txt" 2>&1 || true
   }
-  gen tied all --where strategy=temporal3d --where registers=0 --where tied=true
+  gen tied "${SAMPLE_TIED:-all}" --where strategy=temporal3d --where registers=0 --where tied=true
   gen registers "${SAMPLE_REGISTERS:-60}" --where strategy=temporal3d --where registers=1 \
+    --where stream=0 --where "local=$locals"
+  gen stream "${SAMPLE_STREAM:-60}" --where strategy=temporal3d --where stream=1 \
     --where "local=$locals"
   gen free "${SAMPLE_FREE:-80}" --where strategy=temporal3d --where registers=0 --where tied=false \
     --where "local=$locals"
   gen windows "${SAMPLE_WINDOWS:-16}" --where strategy=window3d --where "local=$locals"
 done
 
-# The copy roofline at SIZE^3: a single-step variant's run prints it.
-first=$(find "$out" -path '*windows*' -name '*.lift' | sort | head -1)
+find "$out" -mindepth 3 -name '*.lift' ! -name '*.check.lift' | sort >"$out/variants.list"
+
+# The copy roofline at SIZE^3: any variant's run prints it (a window3d variant's as one step).
+first=$(grep windows "$out/variants.list" | head -1 || true)
+[ -n "$first" ] || first=$(head -1 "$out/variants.list")
 if [ -n "$first" ]; then
   single="$out/single-step.lift"
   sed "s/iterate($steps,/iterate(1,/" "$first" >"$single"
   "$liftx" run "$single" --device "$device" --size "$size" --launch "${first%.lift}.json" \
     --no-check --repeat 20 >"$out/roofline.txt" 2>&1 || true
 fi
-
-find "$out" -mindepth 3 -name '*.lift' ! -name '*.check.lift' | sort >"$out/variants.list"
 # Tied variants are checked with their work-group size (the grid follows the lengths), free-thread
 # ones with it and two work-groups per dimension, which loop over the tiles of the small grid.
 xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
@@ -74,7 +77,7 @@ xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
     >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
   <"$out/variants.list"
 
-printf 'stencil\tvariant\tstrategy\tsteps_per_launch\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\n' \
+printf 'stencil\tvariant\tstrategy\tsteps_per_launch\ttile\tstage\tregisters\tstream\tlocal\tcheck\tmedian_ms\n' \
   >"$out/summary.tsv"
 while read -r file; do
   stencil=$(basename "$(dirname "$(dirname "$file")")")
@@ -93,7 +96,8 @@ while read -r file; do
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi
-  printf '%s\t%s\t%s\t%s\t%sx%sx%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" \
+  printf '%s\t%s\t%s\t%s\t%sx%sx%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" \
     "$strategy" "$(field steps_per_launch)" "$(field tile_x)" "$(field tile_y)" "$(field tile_z)" \
-    "$(field stage)" "$(field registers)" "$local_size" "$status" "$median" >>"$out/summary.tsv"
+    "$(field stage)" "$(field registers)" "$(field stream)" "$local_size" "$status" "$median" \
+    >>"$out/summary.tsv"
 done <"$out/variants.list"

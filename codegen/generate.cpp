@@ -277,6 +277,17 @@ Value Generator::eval_call(const ir::Call& call, const ir::Type& result, const T
       parts.push_back(eval(call.args[k], unzip_target(dest, k, call.args[k].type())));
     return zip_view(parts, result);
   }
+  if (const auto* window = f.as<ir::MapSeqSlide>(); window && call.args.size() == 1) {
+    // mapSeqSlide(g, n, s, map(h, x)) with h computing: h's results are produced as they enter
+    // the window, each once, in registers (a stream of computed planes: temporal steps in 3D).
+    const auto* produced = call.args[0].as<ir::Call>();
+    const ir::Map* producer = produced ? produced->fun.as<ir::Map>() : nullptr;
+    if (producer && produced->args.size() == 1 && computes(producer->f)) {
+      Value x = eval(produced->args[0], nullptr);
+      return emit_slide_window(*window, lazy_map(producer->f, x, call.args[0].type()), dest,
+                               result);
+    }
+  }
   std::vector<Value> args;
   for (const ir::Expr& a : call.args)
     args.push_back(eval(a, nullptr));

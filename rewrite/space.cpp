@@ -604,8 +604,9 @@ struct VariantStream::State {
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
   /// T mod t steps left, tiled the same way), both forms of a tile dividing the grid (work-group
   /// tiles of powers of two in local memory; work-item tiles of up to 64 outputs, 8 wide, in
-  /// registers; 3D: the same with up to 8 (registers 4) outputs along z), the input tile staged
-  /// or not where the boundary allows; tiles recomputing too much (kMaxRedundant*) are left out.
+  /// registers; 3D: the same with up to 8 outputs along z, and columns of up to 64 streamed along
+  /// z), the input tile staged or not where the boundary allows; tiles recomputing too much
+  /// (kMaxRedundant*) are left out.
   void plan_temporal() {
     auto recognised = as_stencil_step(iteration->step);
     if (!std::holds_alternative<StencilStep>(recognised))
@@ -624,15 +625,20 @@ struct VariantStream::State {
     for (int64_t t : {2, 3, 4, 6, 8}) {
       if (t > iteration->count || t > max_temporal_degree(s.boundary, t))
         continue;
-      for (Memory memory : {Memory::local, Memory::registers}) {
-        const bool registers = memory == Memory::registers;
-        for (int64_t tz : three ? powers_of_two(1, registers ? 4 : 8) : std::vector<int64_t>{1})
+      for (Memory memory : {Memory::local, Memory::registers, Memory::stream}) {
+        const bool stream = memory == Memory::stream;
+        if (stream && (!three || t != 2))
+          continue;
+        const bool registers = memory != Memory::local;
+        for (int64_t tz :
+             three ? powers_of_two(stream ? 4 : 1, stream ? 64 : 8) : std::vector<int64_t>{1})
           for (int64_t ty : powers_of_two(registers || three ? 1 : 2,
                                           registers ? (three ? 8 : 32) : options.max_tile))
             for (int64_t tx :
                  powers_of_two(registers ? 1 : 4, registers ? 8 : 2 * options.max_tile))
               for (bool stage : {false, true}) {
-                if (registers && tx * ty * tz > kMaxRegisterTile)
+                // A stream's registers hold planes of its column, not the column.
+                if (registers && (stream ? tx * ty : tx * ty * tz) > kMaxRegisterTile)
                   continue;
                 if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
                   continue;
@@ -661,7 +667,7 @@ struct VariantStream::State {
   void lower_next_temporal() {
     const TemporalTiling tiling = temporal.front();
     temporal.pop_front();
-    const bool registers = tiling.memory == TemporalTiling::Memory::registers;
+    const bool registers = tiling.memory != TemporalTiling::Memory::local;
     auto fused = fuse_steps_tiled(iteration->step, tiling);
     if (auto* why = std::get_if<std::string>(&fused)) {
       reject("temporal: " + first_words(*why, 6));
@@ -696,8 +702,10 @@ struct VariantStream::State {
     if (remainder > 0)
       parameters["remainder_steps"] = remainder;
     const bool three = grid_rank(root.result_type(), options.sizes) == 3;
-    if (three)
+    if (three) {
       parameters["tile_z"] = tiling.tile_z;
+      parameters["stream"] = tiling.memory == TemporalTiling::Memory::stream ? 1 : 0;
+    }
     // A register tile's work-items need no free-thread loops.
     queue_lowered(lowered, three ? kTemporalStrategy3D : kTemporalStrategy, std::move(parameters),
                   !registers);

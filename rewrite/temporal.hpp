@@ -79,7 +79,11 @@ struct TemporalTiling {
   /// Where the intermediate steps of a tile live: `local`, a work-group per tile, a work-item
   /// per point of each step's region, barriers between steps; `registers`, a work-item per tile
   /// computing every step of it in private arrays (unrolled), no barrier.
-  enum class Memory { local, registers };
+  /// `stream` (3D, two steps): a work-item per column of tile_z x tile_y x tile_x outputs
+  /// marching along z (the 2.5D form): each plane of the first step is computed once, in
+  /// registers, as it enters a window of `window` such planes from which the second step's plane
+  /// is computed (mapSeqSlide over a map of computed planes).
+  enum class Memory { local, registers, stream };
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
 };

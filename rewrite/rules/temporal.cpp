@@ -361,12 +361,77 @@ double redundant_work_ratio(const StencilStep& step, const TemporalTiling& tilin
   return computed / (outputs * static_cast<double>(tiling.degree));
 }
 
+namespace {
+
+/// Two steps of a 3D stencil streamed along z (TemporalTiling::Memory::stream): the first step's
+/// windows, padded once more (pad-of-map), cut into overlapped column tiles; a work-item per
+/// tile computes the first step's planes of its tile one by one as they enter a register window
+/// of `window` planes (map of computed planes under mapSeqSlide: the code generator produces
+/// each element as it loads it), and the second step's plane of outputs from each window.
+ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, SourceLoc loc) {
+  const int64_t n = step.window, reach = n - 1;
+  const ir::Expr first_windows =
+      slide_k(3, n, pad_k(3, step.pad_low, step.pad_high, step.boundary, step.grid, loc));
+  const ir::Expr windows = pad_k(3, step.pad_low, step.pad_high, step.boundary, first_windows, loc);
+  const ir::Expr tiles =
+      ir::slide_3d({arith::Expr(tiling.tile_z + reach), arith::Expr(tiling.tile_z)},
+                   {arith::Expr(tiling.tile_y + reach), arith::Expr(tiling.tile_y)},
+                   {arith::Expr(tiling.tile_x + reach), arith::Expr(tiling.tile_x)}, windows);
+  const ir::Type* tile_type = &tiles.type();
+  for (int d = 0; d < 3; ++d)
+    tile_type = &element_of(*tile_type);
+  auto column = [&](const ir::Expr& tile) {
+    // The first step's plane of the column, from one plane of its windows.
+    ir::Fun first_plane = ir::to_private(ir::map_seq(ir::map_seq(step.point)));
+    ir::Expr planes = ir::call(ir::map(first_plane), {tile});
+    const ir::Type& window_type = ir::Type::array(element_of(planes.type()), arith::Expr(n));
+    ir::Fun second_plane = lambda1(window_type, "w", [&](const ir::Expr& w) {
+      // [n][y][x] -> per plane its 2D windows [n][uy][ux][n][n] -> [uy][ux][n][n][n]
+      const ir::Expr per_plane =
+          ir::call(ir::map(lambda1(element_of(window_type), "p",
+                                   [&](const ir::Expr& p) {
+                                     return ir::slide_2d(arith::Expr(n), arith::Expr(1), p);
+                                   })),
+                   {w});
+      const ir::Expr cubes =
+          ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {per_plane})});
+      return ir::call(ir::map_seq(ir::map_seq(step.point)), {cubes});
+    });
+    return ir::call(ir::map_seq_slide(second_plane, arith::Expr(n), arith::Expr(1)), {planes});
+  };
+  const ir::Fun per_tile =
+      ir::map_glb(2, ir::map_glb(1, ir::map_glb(0, lambda1(*tile_type, "tile", column))));
+  return untile_3d(ir::call(per_tile, {tiles}));
+}
+
+} // namespace
+
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
                                                         const TemporalTiling& tiling) {
   auto recognised = as_stencil_step(program);
   if (auto* why = std::get_if<std::string>(&recognised))
     return *why;
   const StencilStep& step = std::get<StencilStep>(recognised);
+  if (tiling.memory == TemporalTiling::Memory::stream) {
+    if (step.rank != 3)
+      return std::string("a stream along z needs a 3D stencil");
+    if (tiling.degree == 1) {
+      // A remainder's single step: the register tile of the same shape.
+      TemporalTiling one = tiling;
+      one.memory = TemporalTiling::Memory::registers;
+      return fuse_steps_tiled(program, one);
+    }
+    if (tiling.degree != 2)
+      return std::string("a stream along z fuses two steps (one window of computed planes)");
+    if (step.boundary.kind == ir::Boundary::Kind::Constant)
+      return std::string("a constant boundary does not fuse steps (a step of constant windows is "
+                         "not the constant)");
+    if (tiling.tile_x < 1 || tiling.tile_y < 1 || tiling.tile_z < 1)
+      return std::string("a tile needs at least one output along every dimension");
+    ir::Program fused = program;
+    fused.body = streamed_steps(step, tiling, program.loc);
+    return fused;
+  }
   const int rank = step.rank;
   const std::vector<int64_t> tile = tile_extent(rank, tiling);
   const int64_t t = tiling.degree;

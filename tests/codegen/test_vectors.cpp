@@ -114,6 +114,30 @@ TEST_CASE("a 1D register window over a padded array") {
   check_runs(m.main(), {{"N", 64}}, &plain.main());
 }
 
+TEST_CASE("a register window over computed elements produces each one as it enters") {
+  // map(sq) under mapSeqSlide is not materialised: each square is computed once, in the loop,
+  // when it enters the window (the streamed form of fused 3D steps).
+  const std::string sq = "userfun sq(v: float): float { return v * v + 0.5f; }\n";
+  ir::Module m =
+      parse_text(sq + "def f(x: [float]N) = join(mapGlb0(t => mapSeqSlide(reduceSeq(add, "
+                      "0.0f), 3, 1, map(sq, t)), slide(10, 8, pad(1, 1, clamp, x))))");
+  ir::Module plain = parse_text(sq + "def f(x: [float]N) = map(reduce(add, 0.0f), slide(3, 1, "
+                                     "map(sq, pad(1, 1, clamp, x))))");
+  codegen::Kernel k = codegen::generate(m.main());
+  CHECK(k.window_bytes == 3 * 4);
+  // Two calls before the loop (the window's first two elements), one inside it.
+  size_t calls = 0;
+  for (size_t at = k.source.find("sq("); at != std::string::npos; at = k.source.find("sq(", at + 1))
+    ++calls;
+  CHECK(calls == 1 + 3); // the definition, then the three call sites
+  check_runs(m.main(), {{"N", 16}}, &plain.main());
+  check_runs(m.main(), {{"N", 64}}, &plain.main());
+  // A computed map anywhere else is still refused.
+  CHECK_THROWS_AS(
+      codegen::generate(parse_text(sq + "def f(x: [float]N) = mapGlb0(id, map(sq, x))").main()),
+      UserError);
+}
+
 TEST_CASE("user functions of constants fold to literals once a reduction is unrolled") {
   ir::Module gaussian =
       parse::parse_file((kSource / "stencils/variants/gaussian/global2d.lift").string());

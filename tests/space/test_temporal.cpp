@@ -175,6 +175,10 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
       {"clamp", 7, 3, 8, 6, 8, false, true},
       {"mirror", 4, 4, 4, 4, 4, false, false},
       {"mirror", 6, 3, 8, 4, 4, false, false},
+      // Streamed along z: the first step's planes computed once each in a register window.
+      {"clamp", 4, 2, 4, 2, 4, false, false, Memory::stream},
+      {"wrap", 5, 2, 2, 4, 8, false, false, Memory::stream},
+      {"mirror", 4, 2, 1, 3, 2, false, true, Memory::stream},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -363,7 +367,7 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
     const ir::Program program = heat3d(4, boundary);
     rewrite::VariantStream stream(program, o);
     std::vector<rewrite::Variant> fused;
-    std::set<int64_t> degrees, depths;
+    std::set<int64_t> degrees, depths, streamed;
     rewrite::Variant v;
     while (stream.next(v)) {
       CHECK(v.strategy != rewrite::kTemporalStrategy);
@@ -371,20 +375,23 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
         continue;
       degrees.insert(rewrite::steps_per_launch(v));
       depths.insert(v.parameters.at("tile_z"));
+      streamed.insert(v.parameters.at("stream"));
       fused.push_back(v);
     }
     REQUIRE_FALSE(fused.empty());
     // Three steps or more recompute too much on tiles this small (3D halos grow on six faces).
     CHECK(degrees == std::set<int64_t>{2});
     CHECK(depths.size() > 1);
-    // A sample, and the first variant of every degree, verify against the unfused iterate.
+    CHECK(streamed == std::set<int64_t>{0, 1}); // columns streamed along z, and not
+    // A sample, and the first variant of every degree and placement, verify against the unfused
+    // iterate.
     std::vector<const rewrite::Variant*> to_verify;
     std::set<int64_t> seen;
     for (size_t i = 0; i < fused.size();
          i += std::max<size_t>(1, fused.size() / test::verified_sample(4)))
       to_verify.push_back(&fused[i]);
     for (const rewrite::Variant& f : fused)
-      if (seen.insert(rewrite::steps_per_launch(f)).second)
+      if (seen.insert(rewrite::steps_per_launch(f) * 10 + f.parameters.at("stream")).second)
         to_verify.push_back(&f);
     for (const rewrite::Variant* f : to_verify) {
       CAPTURE(f->index);
