@@ -44,7 +44,8 @@ struct Variant {
   std::string strategy; ///< lowering strategy: "global2d_10", "workgroup2d_local", ...
   /// "tile_x", "tile_y", "split", "interchange", "chunk", ...; fused launches (temporal2d):
   /// "steps_per_launch", "stage" (input tile copied first), "registers" (a work-item's tile),
-  /// "remainder_steps" (T mod steps_per_launch > 0: one more launch computes them).
+  /// "remainder_steps" (T mod steps_per_launch > 0: one more launch computes them); temporal3d
+  /// also "tile_z" and "stream" (a work-item's column streamed along z).
   std::map<std::string, int64_t> parameters;
   ir::Program program{"", {}, ir::literal(0.0f), {}}; ///< the lowered program
   Launch launch;
