@@ -613,11 +613,8 @@ struct VariantStream::State {
       return;
     const StencilStep& s = std::get<StencilStep>(recognised);
     std::vector<int64_t> out; // output lengths, outermost first
-    const ir::Type* level = &root.result_type();
-    while (const auto* a = level->as<ir::ArrayType>()) {
-      out.push_back(evaluate_or(a->length, options.sizes, -1));
-      level = &a->element;
-    }
+    for (const arith::Expr& length : ir::array_shape(root.result_type()))
+      out.push_back(evaluate_or(length, options.sizes, -1));
     if (static_cast<int>(out.size()) != s.rank)
       return;
     const bool three = s.rank == 3;

@@ -120,6 +120,13 @@ ir::Fun map_k(int rank, ir::Fun f) {
   return f;
 }
 
+ir::Expr plane_neighbourhoods(const ir::Expr& planes, const arith::Expr& n, const arith::Expr& s) {
+  ir::Fun plane_windows = lambda1(element_of(planes.type()), "p",
+                                  [&](const ir::Expr& p) { return ir::slide_2d(n, s, p); });
+  ir::Expr windows = ir::call(ir::map(plane_windows), {planes});
+  return ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {windows})});
+}
+
 ir::Expr untile(const ir::Expr& tiled_outputs) {
   ir::Expr rows = ir::call(ir::map(ir::transpose()), {tiled_outputs});
   return ir::call(ir::map(ir::join()), {ir::call(ir::join(), {rows})});

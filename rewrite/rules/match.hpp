@@ -72,6 +72,9 @@ std::optional<ZipKD> as_zip_kd(const ir::Expr& e);
 ir::Expr zip_k(int rank, std::vector<ir::Expr> arrays);
 /// map^rank(f).
 ir::Fun map_k(int rank, ir::Fun f);
+/// A register window's n planes [n][y][x] as the y' x x' neighbourhoods [y'][x'][n][n][n] of its
+/// middle plane (each plane slid by slide2D(n, s)).
+ir::Expr plane_neighbourhoods(const ir::Expr& planes, const arith::Expr& n, const arith::Expr& s);
 /// Reassembles a grid of tiles of outputs [[ [[U]ux]uy ]tx]ty into [[U](ux*tx)](uy*ty).
 ir::Expr untile(const ir::Expr& tiled_outputs);
 /// Reassembles a 3D grid of 3D tiles [[[ [[[U]ux]uy]uz ]tx]ty]tz into

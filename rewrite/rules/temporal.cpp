@@ -1,5 +1,6 @@
 // Temporal blocking: the rules that fuse time steps (unroll-iterate, pad-of-map,
-// hoist-wrap-padding) and the fused, tiled lowering of an iterated 2D stencil step.
+// hoist-wrap-padding, re-clamp-tile-edges) and the fused, tiled lowering of an iterated 2D or 3D
+// stencil step.
 #include "rewrite/temporal.hpp"
 #include "ir/derived.hpp"
 #include "rewrite/rules.hpp"
@@ -62,17 +63,6 @@ std::optional<PadKD> as_pad_kd(const ir::Expr& e, int rank) {
     high[static_cast<size_t>(d)] = p->right;
   }
   return PadKD{std::move(low), std::move(high), *boundary, rest};
-}
-
-/// Array dimensions of `t` down to a scalar, or 0 when the innermost element is not a scalar.
-int scalar_grid_rank(const ir::Type& t) {
-  int rank = 0;
-  const ir::Type* level = &t;
-  while (const auto* a = level->as<ir::ArrayType>()) {
-    ++rank;
-    level = &a->element;
-  }
-  return level->is_scalar() ? rank : 0;
 }
 
 /// padKD(low, high, b, x) and slideKD(n, 1, x) of rank 2 or 3.
@@ -273,7 +263,8 @@ Rule reclamp_tile_edges() {
 std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step) {
   if (step.params.size() != 1)
     return std::string("the step has parameters besides the iterated grid");
-  const int rank = scalar_grid_rank(step.params[0].type());
+  const ir::Type& grid_type = step.params[0].type();
+  const int rank = ir::array_base(grid_type).is_scalar() ? ir::array_rank(grid_type) : 0;
   if (rank != 2 && rank != 3)
     return std::string("the iterated grid is not a 2D or 3D grid of scalars");
   auto mapped = as_map_kd(step.body, rank);
@@ -326,6 +317,27 @@ std::vector<int64_t> tile_extent(int rank, const TemporalTiling& tiling) {
   return {tiling.tile_y, tiling.tile_x};
 }
 
+/// f(f(x)) = mapKD(g, slideKD(n, 1, padKD(b, mapKD(g, slideKD(n, 1, padKD(b, x))))))
+///         = mapKD(g, slideKD(n, 1, mapKD(g, padKD(b, slideKD(n, 1, padKD(b, x))))))
+/// (pad-of-map): the windows of the first step, padded once more, which two steps' tiles are cut
+/// from.
+ir::Expr padded_first_windows(const StencilStep& step, SourceLoc loc) {
+  const ir::Expr first_windows =
+      slide_k(step.rank, step.window,
+              pad_k(step.rank, step.pad_low, step.pad_high, step.boundary, step.grid, loc));
+  return pad_k(step.rank, step.pad_low, step.pad_high, step.boundary, first_windows, loc);
+}
+
+/// Overlapped tiles of `source`: the windows of a slideKD with the tile's extent plus `halo`
+/// and the tile's extent as step, per dimension.
+ir::Expr overlapped_tiles(const std::vector<int64_t>& tile, int64_t halo, const ir::Expr& source) {
+  std::vector<ir::DimPair> cuts;
+  for (int64_t u : tile)
+    cuts.push_back({arith::Expr(u + halo), arith::Expr(u)});
+  return cuts.size() == 3 ? ir::slide_3d(cuts[0], cuts[1], cuts[2], source)
+                          : ir::slide_2d(cuts[0], cuts[1], source);
+}
+
 /// A view of a region with dimension d outermost, and back.
 ir::Expr dimension_outermost(const ir::Expr& region, int d) {
   if (d == 0)
@@ -369,14 +381,9 @@ namespace {
 /// of `window` planes (map of computed planes under mapSeqSlide: the code generator produces
 /// each element as it loads it), and the second step's plane of outputs from each window.
 ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, SourceLoc loc) {
-  const int64_t n = step.window, reach = n - 1;
-  const ir::Expr first_windows =
-      slide_k(3, n, pad_k(3, step.pad_low, step.pad_high, step.boundary, step.grid, loc));
-  const ir::Expr windows = pad_k(3, step.pad_low, step.pad_high, step.boundary, first_windows, loc);
+  const int64_t n = step.window;
   const ir::Expr tiles =
-      ir::slide_3d({arith::Expr(tiling.tile_z + reach), arith::Expr(tiling.tile_z)},
-                   {arith::Expr(tiling.tile_y + reach), arith::Expr(tiling.tile_y)},
-                   {arith::Expr(tiling.tile_x + reach), arith::Expr(tiling.tile_x)}, windows);
+      overlapped_tiles(tile_extent(3, tiling), n - 1, padded_first_windows(step, loc));
   const ir::Type* tile_type = &tiles.type();
   for (int d = 0; d < 3; ++d)
     tile_type = &element_of(*tile_type);
@@ -386,16 +393,8 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
     ir::Expr planes = ir::call(ir::map(first_plane), {tile});
     const ir::Type& window_type = ir::Type::array(element_of(planes.type()), arith::Expr(n));
     ir::Fun second_plane = lambda1(window_type, "w", [&](const ir::Expr& w) {
-      // [n][y][x] -> per plane its 2D windows [n][uy][ux][n][n] -> [uy][ux][n][n][n]
-      const ir::Expr per_plane =
-          ir::call(ir::map(lambda1(element_of(window_type), "p",
-                                   [&](const ir::Expr& p) {
-                                     return ir::slide_2d(arith::Expr(n), arith::Expr(1), p);
-                                   })),
-                   {w});
-      const ir::Expr cubes =
-          ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {per_plane})});
-      return ir::call(ir::map_seq(ir::map_seq(step.point)), {cubes});
+      return ir::call(ir::map_seq(ir::map_seq(step.point)),
+                      {plane_neighbourhoods(w, arith::Expr(n), arith::Expr(1))});
     });
     return ir::call(ir::map_seq_slide(second_plane, arith::Expr(n), arith::Expr(1)), {planes});
   };
@@ -412,26 +411,9 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   if (auto* why = std::get_if<std::string>(&recognised))
     return *why;
   const StencilStep& step = std::get<StencilStep>(recognised);
-  if (tiling.memory == TemporalTiling::Memory::stream) {
-    if (step.rank != 3)
-      return std::string("a stream along z needs a 3D stencil");
-    if (tiling.degree == 1) {
-      // A remainder's single step: the register tile of the same shape.
-      TemporalTiling one = tiling;
-      one.memory = TemporalTiling::Memory::registers;
-      return fuse_steps_tiled(program, one);
-    }
-    if (tiling.degree != 2)
-      return std::string("a stream along z fuses two steps (one window of computed planes)");
-    if (step.boundary.kind == ir::Boundary::Kind::Constant)
-      return std::string("a constant boundary does not fuse steps (a step of constant windows is "
-                         "not the constant)");
-    if (tiling.tile_x < 1 || tiling.tile_y < 1 || tiling.tile_z < 1)
-      return std::string("a tile needs at least one output along every dimension");
-    ir::Program fused = program;
-    fused.body = streamed_steps(step, tiling, program.loc);
-    return fused;
-  }
+  const bool streamed = tiling.memory == TemporalTiling::Memory::stream;
+  if (streamed && step.rank != 3)
+    return std::string("a stream along z needs a 3D stencil");
   const int rank = step.rank;
   const std::vector<int64_t> tile = tile_extent(rank, tiling);
   const int64_t t = tiling.degree;
@@ -442,6 +424,14 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   if (step.boundary.kind == ir::Boundary::Kind::Constant && t > 1)
     return std::string("a constant boundary does not fuse steps (a step of constant windows is "
                        "not the constant)");
+  if (streamed && t > 2)
+    return std::string("a stream along z fuses two steps (one window of computed planes)");
+  if (streamed && t == 2) {
+    ir::Program fused = program;
+    fused.body = streamed_steps(step, tiling, program.loc);
+    return fused;
+  }
+  // (A stream's single step, a remainder's launch, is the register tile of the same shape.)
   // Clamp and mirror: two steps by pushed padding; more by re-clamping each intermediate region
   // at the grid's edges inside the tile (re-clamp-tile-edges).
   const bool reclamped = step.boundary.kind != ir::Boundary::Kind::Wrap && t >= 3;
@@ -473,25 +463,15 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
         pad_k(rank, t * step.pad_low, t * step.pad_high, step.boundary, step.grid, program.loc);
     halo = t * reach;
   } else {
-    // f(f(x)) = mapKD(g, slideKD(n, 1, padKD(b, mapKD(g, slideKD(n, 1, padKD(b, x))))))
-    //         = mapKD(g, slideKD(n, 1, mapKD(g, padKD(b, slideKD(n, 1, padKD(b, x))))))
-    // (pad-of-map): the tiles are cut from the windows of the first step, padded once more.
-    ir::Expr first_windows = slide_k(
-        rank, n, pad_k(rank, step.pad_low, step.pad_high, step.boundary, step.grid, program.loc));
-    source = pad_k(rank, step.pad_low, step.pad_high, step.boundary, first_windows, program.loc);
+    source = padded_first_windows(step, program.loc);
     halo = reach;
   }
-  // Overlapped tiles: the windows of a slideKD with the tile's extent plus halo and its step.
-  std::vector<ir::DimPair> cuts;
-  for (int64_t u : tile)
-    cuts.push_back({arith::Expr(u + halo), arith::Expr(u)});
-  const ir::Expr tiles = rank == 3 ? ir::slide_3d(cuts[0], cuts[1], cuts[2], source)
-                                   : ir::slide_2d(cuts[0], cuts[1], source);
+  const ir::Expr tiles = overlapped_tiles(tile, halo, source);
 
   // Work-group tiles: the points of each step's region shared by the work-items of a group in
   // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
   // steps alone in private arrays (unrolled: registers), no barrier, the halo recomputed.
-  const bool registers = tiling.memory == TemporalTiling::Memory::registers;
+  const bool registers = tiling.memory != TemporalTiling::Memory::local;
   auto points = [&](ir::Fun f) {
     for (int d = 0; d < rank; ++d)
       f = registers ? ir::map_seq(std::move(f)) : ir::map_lcl(d, std::move(f));
@@ -500,10 +480,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   auto keep = [&](ir::Fun f) {
     return registers ? ir::to_private(points(std::move(f))) : ir::to_local(points(std::move(f)));
   };
-  const ir::Type* scalar = &step.grid.type();
-  while (const auto* a = scalar->as<ir::ArrayType>())
-    scalar = &a->element;
-  const ir::ScalarKind kind = scalar->as<ir::ScalarType>()->kind;
+  const ir::ScalarKind kind = ir::array_base(step.grid.type()).as<ir::ScalarType>()->kind;
 
   // re-clamp-tile-edges: the region of step k (the tile grown by `lo` points before and `hi`
   // after along each dimension) holds the step's values at grid points, those outside the grid

@@ -202,23 +202,14 @@ Rule slide_window_3d() {
               ir::pad(n - 1, 0, ir::Boundary{ir::Boundary::Kind::Clamp, 0.0f}), {grids[i]}));
         }
         ir::Expr x = zipped ? ir::call(ir::zip(), slid_over) : slid_over.front();
-        // A step's n planes [n][y][x] of a slid grid become the y x x neighbourhoods
-        // [y][x][n][n][n].
-        auto neighbourhoods = [&](const ir::Expr& planes) {
-          const ir::Type plane = element_of(planes.type());
-          ir::Fun plane_windows =
-              lambda1(plane, "p", [&](const ir::Expr& p) { return ir::slide_2d(n, s, p); });
-          ir::Expr windows = ir::call(ir::map(plane_windows), {planes});
-          return ir::call(ir::map(ir::transpose()), {ir::call(ir::transpose(), {windows})});
-        };
         ir::Type window_type = ir::Type::array(element_of(x.type()), n);
         ir::Fun per_step = lambda1(window_type, "w", [&](const ir::Expr& w) {
           if (!zipped)
-            return ir::call(ir::map_2d(f), {neighbourhoods(w)});
+            return ir::call(ir::map_2d(f), {plane_neighbourhoods(w, n, s)});
           std::vector<ir::Expr> parts;
           for (size_t i = 0; i < grids.size(); ++i) {
             ir::Fun component = ir::get(static_cast<int>(i));
-            parts.push_back(slid[i] ? neighbourhoods(ir::call(ir::map(component), {w}))
+            parts.push_back(slid[i] ? plane_neighbourhoods(ir::call(ir::map(component), {w}), n, s)
                                     : ir::call(component, {ir::call(ir::at(n - 1), {w})}));
           }
           return ir::call(ir::map_2d(f), {ir::zip_2d(std::move(parts))});
