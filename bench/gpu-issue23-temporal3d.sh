@@ -18,7 +18,9 @@
 # LIFTX (default build/liftx); the NVIDIA ICD must be registered (scripts/nvidia-env.sh); DEVICE
 # (default nvidia); JOBS (default 8) checks at once; STENCILS (default: j3d7pt heat3d); a sample
 # size of 0 leaves that kind out; DEADLINE (seconds since the start): variants not timed by then
-# are listed as not_timed, so a call with a time limit still returns its table.
+# are listed as not_timed, so a call with a time limit still returns its table. PREGENERATED: a
+# folder of variants already written by `liftx variants` (STENCIL/KIND/*.lift and *.json, e.g. on
+# a machine without the GPU, --profile nvidia): copied into OUT instead of enumerating here.
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
 out=$1
@@ -33,7 +35,11 @@ locals=${LOCALS:-32x4x1|32x8x1|64x4x1|64x2x1|128x1x1|32x4x2|64x2x2|32x2x4|128x2x
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
 
+if [ -n "${PREGENERATED:-}" ]; then
+  cp -r "$PREGENERATED"/. "$out"/
+fi
 for stencil in ${STENCILS:-j3d7pt heat3d}; do
+  [ -z "${PREGENERATED:-}" ] || break
   src=stencils/3d/$stencil.lift
   gen() { # name, sample size (0: none, all: every one), then --where options
     local name=$1 sample=$2

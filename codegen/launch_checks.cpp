@@ -107,7 +107,26 @@ public:
       numerator = n.exponent > 0 ? value : *base;
       break;
     }
-    default: { // IntDiv, Mod, Min, Max, Select: no larger than their largest operand
+    case arith::Kind::IntDiv:
+    case arith::Kind::Mod: {
+      // a / c with a constant divisor c >= 1 is at most |a| / c, and a % b is smaller than both
+      // |a| and |b| (an AoSoA index (N + 31) / 32 * 288 is not N * 288); a divisor that is not a
+      // constant is still at least 1.
+      std::optional<double> dividend = of(n.operands.at(0));
+      std::optional<double> divisor = of(n.operands.at(1));
+      if (!dividend || !divisor)
+        return std::nullopt;
+      const arith::Node& d = n.operands.at(1).node();
+      const double constant_divisor =
+          d.kind == arith::Kind::Cst && d.value.den == 1 && d.value.num >= 1
+              ? static_cast<double>(d.value.num)
+              : 1.0;
+      value = n.kind == arith::Kind::IntDiv ? std::floor(*dividend / constant_divisor)
+                                            : std::min(*dividend, *divisor);
+      numerator = *dividend;
+      break;
+    }
+    default: { // Min, Max, Select: no larger than their largest operand
       for (const arith::Expr& operand : n.operands) {
         std::optional<double> o = of(operand);
         if (!o)

@@ -160,6 +160,29 @@ TEST_CASE("index_overflow bounds every intermediate of an index at concrete size
   CHECK(codegen::index_overflow(clamp, {{"M", 65536}, {"N", 65536}}));
 }
 
+TEST_CASE("index_overflow divides by constant divisors and bounds remainders by the divisor") {
+  // The index of a 9-grid AoSoA(32) group (288 floats per block of 32 columns) at 4096^2 reaches
+  // 9 * 4096^2 = 1.5e8; the bound once took (N + 31) / 32 as N + 31 and saw 4.9e9.
+  using namespace arith;
+  const Expr n = size_var("N");
+  const Expr row_group = range_var("gid0", cst(0), exact_div(size_var("M"), cst(4)));
+  const Expr row_in_group = range_var("i", cst(0), cst(4));
+  const Expr column = range_var("col", cst(0), n);
+  const Expr blocks = (n + cst(31)) / cst(32);
+  codegen::Kernel k;
+  k.accesses.push_back({"aosoa_d0", codegen::AddressSpace::Global,
+                        cst(1152) * row_group * blocks + cst(288) * row_in_group * blocks +
+                            cst(288) * (column / cst(32)) + column % cst(32)});
+  CHECK_FALSE(codegen::index_overflow(k, {{"M", 4096}, {"N", 4096}}));
+  // Still an overflow where the true index is one: 9 * 20480^2 = 3.8e9.
+  CHECK(codegen::index_overflow(k, {{"M", 20480}, {"N", 20480}}));
+  // A remainder is no larger than its divisor, nor than its dividend.
+  codegen::Kernel remainder;
+  remainder.accesses.push_back(
+      {"r", codegen::AddressSpace::Global, cst(1 << 20) * (range_var("j", cst(0), n) % cst(8))});
+  CHECK_FALSE(codegen::index_overflow(remainder, {{"N", 1 << 30}}));
+}
+
 TEST_CASE("boundary code only where an access can leave the array") {
   std::string interior = generate("interior").source;
   CHECK(count(interior, "?") == 0);
