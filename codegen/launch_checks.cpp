@@ -109,8 +109,8 @@ public:
     }
     case arith::Kind::IntDiv:
     case arith::Kind::Mod: {
-      // a / c with a constant divisor c >= 1 is at most |a| / c, and a % b is smaller than both
-      // |a| and |b| (an AoSoA index (N + 31) / 32 * 288 is not N * 288); a divisor that is not a
+      // a / c with a constant divisor c >= 1 is at most |a| / c, and a % b is at most |a| and
+      // below |b| (an AoSoA index (N + 31) / 32 * 288 is not N * 288); a divisor that is not a
       // constant is still at least 1.
       std::optional<double> dividend = of(n.operands.at(0));
       std::optional<double> divisor = of(n.operands.at(1));

@@ -30,7 +30,8 @@ namespace {
 constexpr double kMaxRedundantWork = 2.0;
 constexpr double kMaxRedundantRegisterWork = 4.0;
 /// Outputs of a register tile: a work-item keeps every step's region of it in registers (3D
-/// tiles of 128 outputs spill and ran 1.4-3.7x slower on an H200: bench/RESULTS.md).
+/// tiles past this and the 1 KB of private memory spill: 1.4-3.7x slower on an H200,
+/// bench/RESULTS.md).
 constexpr int64_t kMaxRegisterTile = 64;
 
 struct ProgramHash {
