@@ -114,12 +114,6 @@ std::vector<Expr> free_params(const Fun& f) {
 
 namespace {
 
-void collect_userfuns_of(const Fun& f, std::vector<UserFunPtr>& out);
-void collect_userfuns_of(const Expr& e, std::vector<UserFunPtr>& out) {
-  for_each_child(
-      e, [&](const Fun& g) { collect_userfuns_of(g, out); },
-      [&](const Expr& x) { collect_userfuns_of(x, out); });
-}
 void collect_userfuns_of(const Fun& f, std::vector<UserFunPtr>& out) {
   if (const auto* u = f.as<UserFun>()) {
     UserFunPtr builtin = UserFunDef::builtin(u->def->name());
@@ -132,13 +126,15 @@ void collect_userfuns_of(const Fun& f, std::vector<UserFunPtr>& out) {
   }
   for_each_child(
       f, [&](const Fun& g) { collect_userfuns_of(g, out); },
-      [&](const Expr& x) { collect_userfuns_of(x, out); });
+      [&](const Expr& x) { collect_userfuns(x, out); });
 }
 
 } // namespace
 
 void collect_userfuns(const Expr& e, std::vector<UserFunPtr>& out) {
-  collect_userfuns_of(e, out);
+  for_each_child(
+      e, [&](const Fun& g) { collect_userfuns_of(g, out); },
+      [&](const Expr& x) { collect_userfuns(x, out); });
 }
 
 } // namespace liftx::ir

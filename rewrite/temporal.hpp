@@ -95,8 +95,8 @@ int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
 /// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone,
 /// tiled the same way, for the launches of a remainder; any boundary). Why not, when the step is
-/// not a recognised 2D or 3D stencil step, the boundary does not allow the degree, a mirrored halo
-/// is wider than the tile, or a tile does not divide.
+/// not a recognised 2D or 3D stencil step, the boundary does not allow the degree, a re-clamped
+/// tile is narrower than its widest halo ((degree - 1) reaches), or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
 

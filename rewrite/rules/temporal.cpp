@@ -65,6 +65,29 @@ std::optional<PadKD> as_pad_kd(const ir::Expr& e, int rank) {
   return PadKD{std::move(low), std::move(high), *boundary, rest};
 }
 
+/// slideKD(size, step, grid) of rank 2 or 3 (as_slide_2d / as_slide_3d).
+struct SlideKD {
+  arith::Expr size, step;
+  ir::Expr grid;
+};
+std::optional<SlideKD> as_slide_kd(const ir::Expr& e, int rank) {
+  if (rank == 2)
+    if (auto s = as_slide_2d(e))
+      return SlideKD{s->size, s->step, s->grid};
+  if (rank == 3)
+    if (auto s = as_slide_3d(e))
+      return SlideKD{s->size, s->step, s->grid};
+  return std::nullopt;
+}
+
+/// The element type `depth` array levels below `t` (the type of a tile of a tiled grid).
+const ir::Type& element_at_depth(const ir::Type& t, int depth) {
+  const ir::Type* element = &t;
+  for (int d = 0; d < depth; ++d)
+    element = &element_of(*element);
+  return *element;
+}
+
 /// padKD(low, high, b, x) and slideKD(n, 1, x) of rank 2 or 3.
 ir::Expr pad_k(int rank, int64_t low, int64_t high, const ir::Boundary& b, const ir::Expr& x,
                SourceLoc loc = {}) {
@@ -270,12 +293,7 @@ std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step) 
   auto mapped = as_map_kd(step.body, rank);
   if (!mapped)
     return fmt::format("the step is not a map{}D", rank);
-  std::optional<match::Slide2D> slid;
-  if (rank == 2) {
-    slid = as_slide_2d(mapped->second);
-  } else if (auto s = as_slide_3d(mapped->second)) {
-    slid = match::Slide2D{s->size, s->step, s->grid};
-  }
+  auto slid = as_slide_kd(mapped->second, rank);
   if (!slid)
     return fmt::format("the step does not map over a slide{}D", rank);
   std::optional<int64_t> window = slid->size.as_constant();
@@ -384,9 +402,7 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
   const int64_t n = step.window;
   const ir::Expr tiles =
       overlapped_tiles(tile_extent(3, tiling), n - 1, padded_first_windows(step, loc));
-  const ir::Type* tile_type = &tiles.type();
-  for (int d = 0; d < 3; ++d)
-    tile_type = &element_of(*tile_type);
+  const ir::Type& tile_type = element_at_depth(tiles.type(), 3);
   auto column = [&](const ir::Expr& tile) {
     // The first step's plane of the column, from one plane of its windows.
     ir::Fun first_plane = ir::to_private(ir::map_seq(ir::map_seq(step.point)));
@@ -399,7 +415,7 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
     return ir::call(ir::map_seq_slide(second_plane, arith::Expr(n), arith::Expr(1)), {planes});
   };
   const ir::Fun per_tile =
-      ir::map_glb(2, ir::map_glb(1, ir::map_glb(0, lambda1(*tile_type, "tile", column))));
+      ir::map_glb(2, ir::map_glb(1, ir::map_glb(0, lambda1(tile_type, "tile", column))));
   return untile_3d(ir::call(per_tile, {tiles}));
 }
 
@@ -495,10 +511,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     // used four times would be generated four times).
     auto pick_planes = [&](const ir::Expr& region) {
       ir::Expr candidates = zip_k(rank, edge_candidates(region, lo, hi, step.boundary));
-      const ir::Type* candidate = &candidates.type();
-      for (int d = 0; d < rank; ++d)
-        candidate = &element_of(*candidate);
-      return ir::call(keep(pick_candidate(*candidate, edge, kind)), {candidates});
+      return ir::call(keep(pick_candidate(element_at_depth(candidates.type(), rank), edge, kind)),
+                      {candidates});
     };
     return ir::call(lambda1(computed.type(), "region", pick_planes), {computed});
   };
@@ -549,11 +563,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
                         {zipped});
       };
   auto each_tile = [&]() {
-    const ir::Type* tile_type = &tiles.type();
-    for (int d = 0; d < rank; ++d)
-      tile_type = &element_of(*tile_type);
-    ir::Fun per_tile =
-        lambda1(*tile_type, "tile", [&](const ir::Expr& x) { return fused_tile(x, {}); });
+    ir::Fun per_tile = lambda1(element_at_depth(tiles.type(), rank), "tile",
+                               [&](const ir::Expr& x) { return fused_tile(x, {}); });
     for (int d = 0; d < rank; ++d)
       per_tile = map_tiles(d, std::move(per_tile));
     return ir::call(per_tile, {tiles});
