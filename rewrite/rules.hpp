@@ -74,11 +74,12 @@ Rule hoist_wrap_padding();
 /// re-clamp-tile-edges: slide(t + l + r, t, pad(l, r, b, x))
 ///   => map((w, e) => pick(e, w, pad(l, 0, b, w[l..]), pad(0, r, b, w[..-r]), pad(l, r, b,
 ///          w[l..-r])), zip(slide(t + l + r, t, pad(l, r, b, x)), array(n, tileEdge)))
-/// Re-clamping the overlapped tiles of a clamp- or mirror-padded array at the array's edges
-/// changes nothing: a tile touching the first (last) edge holds the array's first (last) element
-/// at index l (t + l - 1), and its halo beyond the edge is the remapping of its inner elements. So
-/// a fused step may compute a tile's halo beyond the grid from anything and re-clamp it
-/// (tileEdge(i, n): 1 the first tile, 2 the last, 3 both, 0 neither). Refuses other boundaries,
+/// Re-padding the overlapped tiles of a clamp-, mirror- or constant-padded array at the array's
+/// edges changes nothing: a tile touching the first (last) edge holds the array's first (last)
+/// element at index l (t + l - 1), and its halo beyond the edge is the boundary's padding of its
+/// inner elements (their remapping, or the constant). So a fused step may compute a tile's halo
+/// beyond the grid from anything and re-pad it (tileEdge(i, n): 1 the first tile, 2 the last, 3
+/// both, 0 neither). Refuses wrap (whose halo is the other edge's points),
 /// tiles whose halo is not the padding, non-scalar elements, and mirrored halos wider than the
 /// tile.
 Rule reclamp_tile_edges();

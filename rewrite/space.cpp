@@ -622,7 +622,7 @@ struct VariantStream::State {
     const bool three = s.rank == 3;
     using Memory = TemporalTiling::Memory;
     for (int64_t t : {2, 3, 4, 6, 8}) {
-      if (t > iteration->count || t > max_temporal_degree(s.boundary, t))
+      if (t > iteration->count)
         continue;
       for (Memory memory : {Memory::local, Memory::registers, Memory::stream}) {
         const bool stream = memory == Memory::stream;

@@ -19,17 +19,19 @@
 ///        = map2D(g, slide2D(n, 1, pad2D(a + b, wrap, x))) (a periodic grid's steps commute with
 ///        the periodic extension), so t steps are t valid stencils over the input padded by t
 ///        reaches, each computed over a shrinking region of the tile in local memory;
-///      * hoisted and re-clamped padding (clamp/mirror, t >= 3): the same t steps over the input
-///        padded by t reaches, exact at the points inside the grid; after every intermediate step
-///        the region's points beyond the grid's edge are replaced by the boundary's remapping of
-///        its points inside (re-clamp-tile-edges: re-clamping the overlapped tiles of a padded
-///        array changes nothing). A tile learns at run time which edges it touches (its edge
-///        code along y and x, an array zipped with the tiles), so each re-clamp is a pick among
-///        four views of the region: as it is, or its inner part padded again before, after or
-///        on both sides. Only the edge tiles are repaired, so a tile is at least as wide as
-///        the widest halo, (t - 1) reaches.
+///      * hoisted and re-clamped padding (clamp/mirror, t >= 3; constant, t >= 2): the same t
+///        steps over the input padded by t reaches, exact at the points inside the grid; after
+///        every intermediate step the region's points beyond the grid's edge are replaced by the
+///        boundary's padding of its points inside (re-clamp-tile-edges: re-padding the
+///        overlapped tiles of a padded array changes nothing; for a constant boundary the points
+///        beyond the edge become the constant, as the unfused step's padding makes them). A tile
+///        learns at run time which edges it touches (its edge code along y and x, an array zipped
+///        with the tiles), so each re-clamp is a pick among four views of the region: as it is, or
+///        its inner part padded again before, after or on both sides. Only the edge tiles are
+///        repaired, so a tile is at least as wide as the widest halo, (t - 1) reaches.
 ///    A constant boundary does not commute with a computation (g of constant windows is not the
-///    constant) and does not fuse.
+///    constant), so it has neither pushed nor hoisted padding: it fuses re-padded only, which is
+///    why it streams nothing along z.
 ///  - overlapped tiling of the last step, the work-groups mapped to tiles, the work-items of a
 ///    group to the points of each intermediate region (toLocal, a barrier between steps), or one
 ///    work-item per (small) tile keeping every intermediate region in registers (toPrivate).
@@ -87,10 +89,6 @@ struct TemporalTiling {
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
 };
-
-/// The largest temporal degree the step's boundary allows (wrap, clamp and mirror: unbounded,
-/// reported as `max_degree`; constant: 1).
-int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
 /// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone,

@@ -241,7 +241,7 @@ Rule reclamp_tile_edges() {
       "re-clamp-tile-edges",
       "slide(t + l + r, t, pad(l, r, b, x)) => map(w => pick(edge, w, pad(l, 0, b, w[l..]), pad(0, "
       "r, b, w[..-r]), pad(l, r, b, w[l..-r])), zip(slide(t + l + r, t, pad(l, r, b, x)), "
-      "array(n, tileEdge)))   (b clamp or mirror)",
+      "array(n, tileEdge)))   (b clamp, mirror or constant)",
       {"algorithmic", "temporal"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
         auto tiles = as_unary_call_of<ir::Slide>(site);
         if (!tiles)
@@ -250,9 +250,9 @@ Rule reclamp_tile_edges() {
         if (!padded)
           return NoMatch{"the slid array is not a pad"};
         const ir::Boundary& boundary = padded->fun->boundary;
-        if (boundary.kind != ir::Boundary::Kind::Clamp &&
-            boundary.kind != ir::Boundary::Kind::Mirror)
-          return NoMatch{"the boundary is not clamp or mirror"};
+        if (boundary.kind == ir::Boundary::Kind::Wrap)
+          return NoMatch{"the boundary is not clamp, mirror or constant (a wrapped tile's halo "
+                         "is the other edge's points, not its own)"};
         std::optional<int64_t> size = tiles->fun->size.as_constant(),
                                step = tiles->fun->step.as_constant(),
                                lo = padded->fun->left.as_constant(),
@@ -312,18 +312,6 @@ std::variant<StencilStep, std::string> as_stencil_step(const ir::Program& step) 
   if (padded->grid.as<ir::Param>()->id != step.params[0].as<ir::Param>()->id)
     return std::string("the step does not pad its parameter");
   return StencilStep{rank, mapped->first, *window, *low, *high, padded->boundary, padded->grid};
-}
-
-int64_t max_temporal_degree(const ir::Boundary& boundary, int64_t max_degree) {
-  switch (boundary.kind) {
-  case ir::Boundary::Kind::Wrap:
-  case ir::Boundary::Kind::Clamp:
-  case ir::Boundary::Kind::Mirror:
-    return max_degree;
-  case ir::Boundary::Kind::Constant:
-    return 1;
-  }
-  return 1;
 }
 
 namespace {
@@ -437,9 +425,11 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return fmt::format("a temporal degree of {} computes nothing", t);
   if (std::any_of(tile.begin(), tile.end(), [](int64_t u) { return u < 1; }))
     return std::string("a tile needs at least one output along every dimension");
-  if (step.boundary.kind == ir::Boundary::Kind::Constant && t > 1)
-    return std::string("a constant boundary does not fuse steps (a step of constant windows is "
-                       "not the constant)");
+  const bool constant = step.boundary.kind == ir::Boundary::Kind::Constant;
+  if (streamed && constant && t > 1)
+    return std::string("a stream along z pushes the padding into the first step, which a "
+                       "constant boundary does not allow (a step of constant windows is not the "
+                       "constant)");
   if (streamed && t > 2)
     return std::string("a stream along z fuses two steps (one window of computed planes)");
   if (streamed && t == 2) {
@@ -449,13 +439,15 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   }
   // (A stream's single step, a remainder's launch, is the register tile of the same shape.)
   // Clamp and mirror: two steps by pushed padding; more by re-clamping each intermediate region
-  // at the grid's edges inside the tile (re-clamp-tile-edges).
-  const bool reclamped = step.boundary.kind != ir::Boundary::Kind::Wrap && t >= 3;
+  // at the grid's edges inside the tile (re-clamp-tile-edges). A constant boundary cannot push
+  // its padding into a computation: it is re-padded from two steps on.
+  const bool reclamped =
+      step.boundary.kind != ir::Boundary::Kind::Wrap && (t >= 3 || (constant && t >= 2));
   // One step (a remainder's launch) is the hoisted form with nothing hoisted: any boundary.
   const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap || t == 1 || reclamped;
   if (tiling.stage_input && !hoisted)
-    return std::string("only the hoisted forms (wrap, or three steps or more) read a plain input "
-                       "tile to stage");
+    return std::string("only the hoisted forms (wrap, constant, or three steps or more) read a "
+                       "plain input tile to stage");
   const int64_t reach = step.window - 1;
   // Re-clamping repairs the regions of the tiles at the grid's edges only: a tile narrower than
   // the widest halo (t - 1 reaches on one side, the first intermediate step's) would let its

@@ -1,6 +1,6 @@
 // Temporal blocking: fused, tiled steps of iterated 2D and 3D stencils run on PoCL and verify
-// against the interpreter's iterate of the unfused step, for every boundary that fuses, at the
-// grid's edges of non-square grids; what does not fuse is refused with its reason.
+// against the interpreter's iterate of the unfused step, for every boundary, at the grid's edges
+// of non-square grids; what does not fuse is refused with its reason.
 #include "../sanitized.hpp"
 #include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
@@ -133,6 +133,11 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"mirror", 6, 3, 4, 4, false, false, Memory::registers},
       {"mirror", 9, 4, 8, 10, false, true, Memory::registers},
       {"mirror", 6, 3, 12, 10, true, true},
+      // A constant boundary, re-padded from two steps on (the constant at every step's edge).
+      {"constant(0.5f)", 4, 2, 4, 2, false, false, Memory::registers},
+      {"constant(0.5f)", 7, 3, 8, 5, false, true},
+      {"constant(-1.0f)", 6, 3, 4, 4, true, false, Memory::registers},
+      {"constant(0.5f)", 9, 4, 12, 10, false, false},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -175,6 +180,8 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
       {"clamp", 7, 3, 8, 6, 8, false, true},
       {"mirror", 4, 4, 4, 4, 4, false, false},
       {"mirror", 6, 3, 8, 4, 4, false, false},
+      {"constant(0.5f)", 5, 2, 4, 4, 2, false, true, Memory::registers},
+      {"constant(0.5f)", 6, 3, 8, 4, 4, false, false},
       // Streamed along z: the first step's planes computed once each in a register window.
       {"clamp", 4, 2, 4, 2, 4, false, false, Memory::stream},
       {"wrap", 5, 2, 2, 4, 8, false, false, Memory::stream},
@@ -241,10 +248,14 @@ TEST_CASE("what does not fuse is refused with its reason") {
     REQUIRE(std::holds_alternative<std::string>(fused));
     return std::get<std::string>(fused);
   };
-  CHECK(refusal(heat(4, "constant(0.0f)"), {2, 8, 4, false}) ==
-        "a constant boundary does not fuse steps (a step of constant windows is not the constant)");
+  rewrite::TemporalTiling streamed{2, 2, 2, false, rewrite::TemporalTiling::Memory::stream};
+  streamed.tile_z = 4;
+  CHECK(refusal(heat3d(4, "constant(0.0f)"), streamed) ==
+        "a stream along z pushes the padding into the first step, which a constant boundary "
+        "does not allow (a step of constant windows is not the constant)");
   CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
-        "only the hoisted forms (wrap, or three steps or more) read a plain input tile to stage");
+        "only the hoisted forms (wrap, constant, or three steps or more) read a plain input "
+        "tile to stage");
   // A tile narrower than the halo of its first intermediate step: the neighbouring tile's
   // region would cross the grid's edge where nothing re-clamps it.
   CHECK(refusal(heat(6, "mirror", true), {3, 2, 4, false}) ==
@@ -303,7 +314,12 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
   }
   CHECK(degrees == std::set<int64_t>{2, 3, 4}); // 3: one launch of three steps, one of one
   CHECK(stages == std::set<int64_t>{0, 1});
-  CHECK(fused_variants(heat(4, "constant(0.0f)")).empty());
+  // Constant: re-padded from two steps on, so the same degrees as clamp.
+  const std::vector<rewrite::Variant> constant = fused_variants(heat(4, "constant(0.25f)"));
+  std::set<int64_t> constant_degrees;
+  for (const rewrite::Variant& v : constant)
+    constant_degrees.insert(rewrite::steps_per_launch(v));
+  CHECK(constant_degrees == std::set<int64_t>{2, 3, 4});
   CHECK(fused_variants(heat(3, "wrap")).size() > 0); // 3 steps per launch, or 2 and 1
   // Five steps: no degree divides them; each fused variant's launches add up to five.
   std::set<std::pair<int64_t, int64_t>> splits;
@@ -334,6 +350,9 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     to_verify.emplace_back(heat(4, "clamp"), clamp[i]);
   for (const auto& [degree, i] : first_of_degree)
     to_verify.emplace_back(heat(4, "clamp"), clamp[i]);
+  for (size_t i = 0; i < constant.size();
+       i += std::max<size_t>(1, constant.size() / test::verified_sample(4)))
+    to_verify.emplace_back(heat(4, "constant(0.25f)"), constant[i]);
   for (size_t i = 0; i < clamp_odd.size();
        i += std::max<size_t>(1, clamp_odd.size() / test::verified_sample(6))) {
     CHECK(rewrite::remainder_steps(clamp_odd[i]) > 0);
