@@ -52,6 +52,7 @@ struct ExploreCommandOptions {
   std::string model;
   std::string budget = "10"; ///< runs, or "auto"
   int64_t batch = 4;
+  std::string acquisition = "mean";
   std::string strategy = "online";
   std::vector<std::string> sizes;
   std::string db;
@@ -191,6 +192,11 @@ void add_explore_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 1000000));
   cmd->add_option("--batch", o->batch, "online: variants run between re-rankings (default 4)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--acquisition", o->acquisition,
+                  "online: run the best posterior mean first (mean, the default) or the largest "
+                  "expected improvement over the best run (ei: also tries where the runs say "
+                  "little)")
+      ->check(CLI::IsMember({"mean", "ei"}));
   cmd->add_option("--strategy", o->strategy,
                   "online (default: the model's ranking, re-ranked by the runs so far), model "
                   "(the static ranking), random, hillclimb or exhaustive")
@@ -309,7 +315,10 @@ void add_explore_command(CLI::App& app) {
                    ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
                    : "",
                all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
-               o->strategy == "online" ? fmt::format(" (batches of {})", o->batch) : "",
+               o->strategy == "online"
+                   ? fmt::format(" (batches of {}{})", o->batch,
+                                 o->acquisition == "ei" ? ", expected improvement first" : "")
+                   : "",
                o->strategy == "exhaustive" ? fmt::format("{}", ranked.size())
                : auto_budget               ? fmt::format("auto (at most {})", budget)
                                            : fmt::format("{}", budget));
@@ -333,6 +342,8 @@ void add_explore_command(CLI::App& app) {
     options.strategy = explore::parse_strategy(o->strategy);
     options.budget = budget;
     options.batch = o->batch;
+    if (o->acquisition == "ei")
+      options.online.acquisition = model::OnlineAcquisition::expected_improvement;
     options.auto_budget = auto_budget;
     options.seed = o->seed;
     if (farm) // each batch at once, across the ranks

@@ -142,7 +142,7 @@ void add_replay_command(CLI::App& app) {
                 "device): runs to 90% and 95% of the best, prior trained leaving each program out");
   add_data_options(cmd, *o);
   cmd->add_option("--strategies", r->strategies,
-                  "comma-separated: static, online, online-knn, random, hillclimb "
+                  "comma-separated: static, online, online-knn, online-ei, random, hillclimb "
                   "(default static,online,random,hillclimb)");
   cmd->add_option("--budget", r->budget, "runs per input (default 30)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace liftx::model {
 
@@ -192,16 +193,39 @@ double OnlineRanker::score(size_t candidate) const {
   return std::exp(posterior_.mean[i] - posterior_.offset) * (1 - posterior_.failure[i]);
 }
 
+std::optional<double> OnlineRanker::best_measured() const {
+  std::optional<double> best;
+  for (size_t i = 0; i < size(); ++i)
+    if (state_[i] == State::ok && (!best || measured_log_[i] > *best))
+      best = measured_log_[i];
+  return best;
+}
+
+double OnlineRanker::expected_gain(size_t candidate) const {
+  const std::optional<double> best = best_measured();
+  if (!best)
+    return std::numeric_limits<double>::infinity();
+  const auto e = static_cast<Eigen::Index>(candidate);
+  return (1 - posterior_.failure[e]) *
+         relative_improvement(posterior_.mean[e], posterior_.variance[e], *best);
+}
+
 std::vector<size_t> OnlineRanker::ranking() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < size(); ++i)
     if (!is_measured(i))
       out.push_back(i);
-  std::vector<double> scores(size());
-  for (size_t i : out)
+  std::vector<double> scores(size()), gains(size(), 0);
+  const bool by_gain = options_.acquisition == OnlineAcquisition::expected_improvement &&
+                       best_measured().has_value();
+  for (size_t i : out) {
     scores[i] = score(i);
-  std::stable_sort(out.begin(), out.end(),
-                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+    if (by_gain)
+      gains[i] = expected_gain(i);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) {
+    return gains[a] != gains[b] ? gains[a] > gains[b] : scores[a] > scores[b];
+  });
   return out;
 }
 
@@ -230,20 +254,12 @@ void OnlineRanker::set_kernels(std::vector<int64_t> kernel_of) {
 }
 
 double OnlineRanker::remaining_gain() const {
-  double best = -std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < size(); ++i)
-    if (state_[i] == State::ok)
-      best = std::max(best, measured_log_[i]);
-  if (!std::isfinite(best))
+  if (!best_measured())
     return std::numeric_limits<double>::infinity();
   double gain = 0;
   for (size_t i = 0; i < size(); ++i)
-    if (!is_measured(i)) {
-      const auto e = static_cast<Eigen::Index>(i);
-      gain = std::max(gain,
-                      (1 - posterior_.failure[e]) *
-                          relative_improvement(posterior_.mean[e], posterior_.variance[e], best));
-    }
+    if (!is_measured(i))
+      gain = std::max(gain, expected_gain(i));
   return gain;
 }
 

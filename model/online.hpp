@@ -27,8 +27,16 @@ enum class OnlineMethod {
   knn, ///< kernel-weighted mean of the residuals of the k nearest measured candidates
 };
 
+/// Which order the unmeasured candidates are run in.
+enum class OnlineAcquisition {
+  mean,                 ///< best posterior mean first (exploits what the runs taught)
+  expected_improvement, ///< largest expected gain over the best run first (also explores where
+                        ///< the posterior is unsure); before a run succeeded, as `mean`
+};
+
 struct OnlineOptions {
   OnlineMethod method = OnlineMethod::gp;
+  OnlineAcquisition acquisition = OnlineAcquisition::mean;
   /// Length scale of the squared-exponential kernel, as a fraction of the median pairwise
   /// distance between candidates (standardised rows).
   double length_scale = 0.5;
@@ -58,7 +66,8 @@ public:
   /// A measured candidate: its median time, or nullopt when it failed (build, run, verify).
   void observe(size_t candidate, std::optional<double> time_ms);
 
-  /// The unmeasured candidates, best first (ties: lower index first).
+  /// The unmeasured candidates in the order OnlineOptions::acquisition runs them (ties: higher
+  /// score(), then lower index first).
   std::vector<size_t> ranking() const;
   /// The next `size` candidates to measure: the ranking, skipping near-duplicates of those
   /// already chosen (another launch of the same kernel, or OnlineOptions::batch_similarity)
@@ -76,6 +85,9 @@ public:
   /// prior's normalised scale (the input's scale divided out, so that scores taken at different
   /// times compare) times its success probability.
   double score(size_t candidate) const;
+  /// Expected relative gain of an unmeasured candidate over the best run so far, times its
+  /// success probability (infinity before a run succeeded).
+  double expected_gain(size_t candidate) const;
 
   size_t size() const { return prior_log_.size(); }
   size_t measured() const { return measured_count_; }
@@ -90,6 +102,8 @@ private:
     double offset = 0; ///< log of the input's scale: measured throughput / normalised prior
   };
   Posterior fit() const;
+  /// Log throughput of the best successful run; nullopt before one.
+  std::optional<double> best_measured() const;
   double kernel(size_t a, size_t b) const;
 
   OnlineOptions options_;

@@ -21,6 +21,8 @@ std::string to_string(ReplayStrategy strategy) {
     return "online";
   case ReplayStrategy::online_knn:
     return "online-knn";
+  case ReplayStrategy::online_ei:
+    return "online-ei";
   case ReplayStrategy::random:
     return "random";
   case ReplayStrategy::hillclimb:
@@ -32,11 +34,13 @@ std::string to_string(ReplayStrategy strategy) {
 ReplayStrategy parse_replay_strategy(const std::string& text) {
   for (ReplayStrategy s :
        {ReplayStrategy::static_order, ReplayStrategy::online, ReplayStrategy::online_knn,
-        ReplayStrategy::random, ReplayStrategy::hillclimb})
+        ReplayStrategy::online_ei, ReplayStrategy::random, ReplayStrategy::hillclimb})
     if (to_string(s) == text)
       return s;
-  throw UserError(fmt::format(
-      "unknown replay strategy '{}' (static, online, online-knn, random or hillclimb)", text));
+  throw UserError(
+      fmt::format("unknown replay strategy '{}' (static, online, online-knn, online-ei, random or "
+                  "hillclimb)",
+                  text));
 }
 
 namespace {
@@ -187,6 +191,8 @@ ReplayOutcome online_outcome(ReplayStrategy strategy, const Dataset& data,
                              const ReplayOptions& options) {
   OnlineOptions online = options.online;
   online.method = strategy == ReplayStrategy::online_knn ? OnlineMethod::knn : OnlineMethod::gp;
+  if (strategy == ReplayStrategy::online_ei)
+    online.acquisition = OnlineAcquisition::expected_improvement;
   OnlineRanker ranker(prior, prior_rows, online);
   // Samples with the same kernel id (one build) are launches of one kernel; an empty id is a
   // kernel of its own.
@@ -263,6 +269,7 @@ ReplayGroup replay_group(const Dataset& data, const std::vector<size_t>& rows,
       break;
     case ReplayStrategy::online:
     case ReplayStrategy::online_knn:
+    case ReplayStrategy::online_ei:
       g.outcomes.push_back(online_outcome(s, data, rows, prior, prior_rows, truth, options));
       break;
     case ReplayStrategy::random:

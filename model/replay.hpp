@@ -19,11 +19,12 @@ enum class ReplayStrategy {
   static_order, ///< the prior's ranking (what `explore --strategy model` runs)
   online,       ///< OnlineRanker, Gaussian process, in batches
   online_knn,   ///< OnlineRanker, kNN residuals, in batches
+  online_ei,    ///< OnlineRanker, Gaussian process, expected improvement first, in batches
   random,       ///< uniform random orders (the mean over seeds)
   hillclimb,    ///< seed 000: the best-predicted unmeasured neighbour of the best measured
 };
 std::string to_string(ReplayStrategy strategy);
-/// "static", "online", "online-knn", "random" or "hillclimb"; UserError otherwise.
+/// "static", "online", "online-knn", "online-ei", "random" or "hillclimb"; UserError otherwise.
 ReplayStrategy parse_replay_strategy(const std::string& text);
 
 struct ReplayOptions {

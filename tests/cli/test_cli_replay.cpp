@@ -16,21 +16,22 @@ TEST_CASE("replay simulates the strategies per input and writes the summary and 
   const std::string db = copy_of_pocl_db(dir);
   RunResult r = liftx("replay --db '" + db +
                       "' --kind knn --transform log --budget 12 --batch 2 --seeds 5 "
-                      "--strategies static,online,online-knn,random,hillclimb --out '" +
+                      "--strategies static,online,online-knn,online-ei,random,hillclimb --out '" +
                       (dir.path / "out").string() + "'");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "replay: device "));
   CHECK(contains(r.out, "trained without the replayed program"));
   const std::vector<std::string> rows = lines_starting(r.out, "| ");
-  REQUIRE(rows.size() == 1 + 5); // the header, one row per strategy
+  REQUIRE(rows.size() == 1 + 6); // the header, one row per strategy
   CHECK(rows[1].rfind("| static | 16 | ", 0) == 0);
   CHECK(rows[2].rfind("| online | 16 | ", 0) == 0);
   CHECK(contains(r.out, "runs-to figures average the 16 inputs"));
   const std::vector<std::string> summary = lines_of(read_text(dir.path / "out/summary.csv"));
-  CHECK(summary.size() == 1 + 5);
+  CHECK(summary.size() == 1 + 6);
   const std::vector<std::string> groups = lines_of(read_text(dir.path / "out/groups.csv"));
-  CHECK(groups.size() == 1 + 16 * 5);
+  CHECK(groups.size() == 1 + 16 * 6);
+  CHECK(rows[4].rfind("| online-ei | 16 | ", 0) == 0);
 
   RunResult bad = liftx("replay --db '" + db + "' --kind knn --strategies static,greedy");
   CHECK(bad.exit_code != 0);
@@ -63,13 +64,13 @@ TEST_CASE("explore --budget auto runs the online strategy and says how its re-ra
   TempDir dir("explore-auto");
   RunResult r =
       liftx("explore stencils/jacobi2d5pt.lift --size M=16,N=16 --sample 12 --budget auto "
-            "--batch 3 --repeat 2 --db '" +
+            "--batch 3 --acquisition ei --repeat 2 --db '" +
             (dir.path / "explore.db").string() + "'");
   CAPTURE(r.out);
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(field(r.out, "space     "), "strategy online (batches of 3), budget auto (at most "
-                                             "50)"));
+  CHECK(contains(field(r.out, "space     "), "strategy online (batches of 3, expected improvement "
+                                             "first), budget auto (at most 50)"));
   CHECK(contains(field(r.out, "online    "), "re-ranked scores when chosen vs measured: "));
   RunResult bad = liftx("explore stencils/jacobi2d5pt.lift --budget auto --strategy model");
   CHECK(bad.exit_code != 0);

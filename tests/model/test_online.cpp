@@ -61,6 +61,26 @@ TEST_CASE("online: a prior that is right up to its scale keeps its order") {
   CHECK(ranker.measured() == 4);
 }
 
+TEST_CASE("online: expected improvement runs an unsure candidate before a near-copy of a run") {
+  // Candidate 1 sits next to the measured candidate 0, candidate 2 far from both: the posterior
+  // is sure about 1 (a little slower than the best run) and unsure about 2.
+  Matrix rows(3, 1);
+  rows << 0, 0.1, 5;
+  const std::vector<double> prior = {1.0, 0.95, 0.9};
+  OnlineOptions options;
+  OnlineRanker by_mean(prior, rows, options);
+  options.acquisition = OnlineAcquisition::expected_improvement;
+  OnlineRanker by_gain(prior, rows, options);
+  CHECK(by_gain.ranking() == std::vector<size_t>{0, 1, 2}); // no run yet: the prior's order
+  CHECK(std::isinf(by_gain.expected_gain(0)));
+  by_mean.observe(0, 1.0);
+  by_gain.observe(0, 1.0);
+  CHECK(by_mean.ranking() == std::vector<size_t>{1, 2});
+  CHECK(by_gain.ranking() == std::vector<size_t>{2, 1});
+  CHECK(by_gain.expected_gain(2) > 2 * by_gain.expected_gain(1));
+  CHECK(by_gain.remaining_gain() == doctest::Approx(by_gain.expected_gain(2)));
+}
+
 TEST_CASE("online: failures mark their neighbours down; no gain is known before a success") {
   OnlineRanker ranker(decreasing(20, 0.02), line(20));
   ranker.observe(0, std::nullopt);
