@@ -201,13 +201,15 @@ std::optional<double> OnlineRanker::best_measured() const {
   return best;
 }
 
-double OnlineRanker::expected_gain(size_t candidate) const {
-  const std::optional<double> best = best_measured();
-  if (!best)
-    return std::numeric_limits<double>::infinity();
+double OnlineRanker::gain_over(size_t candidate, double best) const {
   const auto e = static_cast<Eigen::Index>(candidate);
   return (1 - posterior_.failure[e]) *
-         relative_improvement(posterior_.mean[e], posterior_.variance[e], *best);
+         relative_improvement(posterior_.mean[e], posterior_.variance[e], best);
+}
+
+double OnlineRanker::expected_gain(size_t candidate) const {
+  const std::optional<double> best = best_measured();
+  return best ? gain_over(candidate, *best) : std::numeric_limits<double>::infinity();
 }
 
 std::vector<size_t> OnlineRanker::ranking() const {
@@ -216,12 +218,12 @@ std::vector<size_t> OnlineRanker::ranking() const {
     if (!is_measured(i))
       out.push_back(i);
   std::vector<double> scores(size()), gains(size(), 0);
-  const bool by_gain = options_.acquisition == OnlineAcquisition::expected_improvement &&
-                       best_measured().has_value();
+  const std::optional<double> best = best_measured();
+  const bool by_gain = options_.acquisition == OnlineAcquisition::expected_improvement && best;
   for (size_t i : out) {
     scores[i] = score(i);
     if (by_gain)
-      gains[i] = expected_gain(i);
+      gains[i] = gain_over(i, *best);
   }
   std::stable_sort(out.begin(), out.end(), [&](size_t a, size_t b) {
     return gains[a] != gains[b] ? gains[a] > gains[b] : scores[a] > scores[b];
@@ -254,12 +256,13 @@ void OnlineRanker::set_kernels(std::vector<int64_t> kernel_of) {
 }
 
 double OnlineRanker::remaining_gain() const {
-  if (!best_measured())
+  const std::optional<double> best = best_measured();
+  if (!best)
     return std::numeric_limits<double>::infinity();
   double gain = 0;
   for (size_t i = 0; i < size(); ++i)
     if (!is_measured(i))
-      gain = std::max(gain, expected_gain(i));
+      gain = std::max(gain, gain_over(i, *best));
   return gain;
 }
 

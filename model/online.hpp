@@ -104,6 +104,8 @@ private:
   Posterior fit() const;
   /// Log throughput of the best successful run; nullopt before one.
   std::optional<double> best_measured() const;
+  /// expected_gain() over a best run of log throughput `best`.
+  double gain_over(size_t candidate, double best) const;
   double kernel(size_t a, size_t b) const;
 
   OnlineOptions options_;
