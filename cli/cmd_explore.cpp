@@ -238,6 +238,9 @@ void add_explore_command(CLI::App& app) {
     const bool auto_budget = o->budget == "auto";
     LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
                      "--budget auto goes with --strategy online, not {}", o->strategy);
+    LIFTX_USER_CHECK(o->acquisition == "mean" || o->strategy == "online",
+                     "--acquisition {} goes with --strategy online, not {}", o->acquisition,
+                     o->strategy);
     const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     // --mpi: the other ranks only measure what rank 0 hands them, one variant at a time.
     std::optional<explore::mpi::RankFarm> farm;

@@ -75,4 +75,8 @@ TEST_CASE("explore --budget auto runs the online strategy and says how its re-ra
   RunResult bad = liftx("explore stencils/jacobi2d5pt.lift --budget auto --strategy model");
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "--budget auto goes with --strategy online"));
+  RunResult static_ei =
+      liftx("explore stencils/jacobi2d5pt.lift --acquisition ei --strategy model");
+  CHECK(static_ei.exit_code != 0);
+  CHECK(contains(static_ei.err, "--acquisition ei goes with --strategy online, not model"));
 }
