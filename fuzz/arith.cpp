@@ -87,15 +87,23 @@ private:
   }
   i128 product() {
     i128 v = unary();
+    // The simplifier reorders factors, so a zero the input multiplies by first may come last:
+    // the input's product is then in range only by its order. The product of the chain's nonzero
+    // magnitudes must be in range too (for the input; C's own order is what the C printing does).
+    i128 nonzero_magnitude = v == 0 ? 1 : abs(v);
     for (;;) {
       if (accept("*")) {
-        v = checked(v * unary());
+        const i128 f = unary();
+        v = checked(v * f);
+        if (f != 0 && !c_syntax_)
+          nonzero_magnitude = checked(nonzero_magnitude * abs(f));
       } else if (!c_syntax_ && accept("/^")) {
         i128 d = unary();
         if (d == 0 || v % d != 0)
           v = undefined();
         else
           v = v / d;
+        nonzero_magnitude = v == 0 ? 1 : abs(v);
       } else if (accept("/") || accept("%")) {
         const bool divide = text_[pos_ - 1] == '/';
         i128 d = unary();
@@ -103,11 +111,13 @@ private:
           v = undefined();
         else
           v = checked(divide ? v / d : v % d); // i128 truncates like C
+        nonzero_magnitude = v == 0 ? 1 : abs(v);
       } else {
         return v;
       }
     }
   }
+  static i128 abs(i128 v) { return v < 0 ? -v : v; }
   i128 unary() {
     if (accept("-"))
       return -unary();

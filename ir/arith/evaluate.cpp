@@ -48,25 +48,28 @@ public:
       return r;
     }
     case Kind::Prod: {
-      Rational r{1, 1};
-      for (const Expr& f : n.operands)
-        r = detail::mul(r, eval(f));
-      return r;
-    }
-    case Kind::Pow: {
-      Rational base = eval(n.operands[0]);
-      int64_t k = n.exponent;
-      if (k < 0) {
-        if (base.num == 0)
-          throw UserError(fmt::format("division by zero in {}", e.to_string()));
-        base = detail::make_rational(base.den, base.num);
-        k = -k;
+      // All factors first: a zero factor makes the product zero whatever the others' product
+      // (which may overflow where the whole, in its written order, did not).
+      // A power's base is evaluated before the power, for the same reason.
+      std::vector<Rational> bases;
+      bases.reserve(n.operands.size());
+      for (const Expr& f : n.operands) {
+        const Node& factor = f.node();
+        bases.push_back(eval(factor.kind == Kind::Pow ? factor.operands[0] : f));
+        if (bases.back().num == 0 && (factor.kind != Kind::Pow || factor.exponent > 0))
+          return Rational{0, 1};
       }
       Rational r{1, 1};
-      for (int64_t i = 0; i < k; ++i)
-        r = detail::mul(r, base);
+      for (size_t i = 0; i < bases.size(); ++i) {
+        const Node& factor = n.operands[i].node();
+        r = detail::mul(r, factor.kind == Kind::Pow
+                               ? power(bases[i], factor.exponent, n.operands[i])
+                               : bases[i]);
+      }
       return r;
     }
+    case Kind::Pow:
+      return power(eval(n.operands[0]), n.exponent, e);
     case Kind::IntDiv:
     case Kind::Mod: {
       int64_t a = integer(n.operands[0]), b = integer(n.operands[1]);
@@ -114,6 +117,20 @@ public:
     }
     }
     LIFTX_UNREACHABLE("unknown arith node kind");
+  }
+
+  /// base^k; `e` (the power) names it in errors.
+  static Rational power(Rational base, int64_t k, const Expr& e) {
+    if (k < 0) {
+      if (base.num == 0)
+        throw UserError(fmt::format("division by zero in {}", e.to_string()));
+      base = detail::make_rational(base.den, base.num);
+      k = -k;
+    }
+    Rational r{1, 1};
+    for (int64_t i = 0; i < k; ++i)
+      r = detail::mul(r, base);
+    return r;
   }
 
   int64_t integer(const Expr& e) {
