@@ -24,9 +24,10 @@ namespace {
 
 __extension__ typedef __int128 i128;
 
-// The input's intermediate values beyond this count as overflow: the simplifier reassociates and
-// distributes, which may form larger intermediate terms than the input's; such points are skipped,
-// not blamed. The C printing's limit is int64's (beyond it, C is undefined).
+// The input's intermediate values, and its magnitude bounds (Value), beyond this count as
+// overflow: the simplifier reassociates and distributes, which may form larger intermediate terms
+// than the input's; such points are skipped, not blamed. The C printing's limit is int64's
+// (beyond it, C is undefined).
 constexpr i128 kInputLimit = i128{1} << 40;
 constexpr i128 kCLimit = INT64_MAX;
 
@@ -34,8 +35,19 @@ struct Undefined {};   // division by zero, inexact /^, overflow
 struct Unsupported {}; // syntax this evaluator does not know
 using Env = std::map<std::string, int64_t, std::less<>>;
 
+/// A value of the input and a bound on the magnitude of any term the simplifier may make of it:
+/// each name and constant counted as at least 1 (so a zero factor hides nothing), magnitudes
+/// added over sums and multiplied over products. The simplifier reorders factors and distributes
+/// products over sums, so a zero the input multiplies by first may come last in a term whose
+/// other factors overflow, where the input's own value stayed in range only by its order.
+struct Value {
+  i128 value = 0;
+  i128 magnitude = 1;
+};
+
 /// The expression as written, with its own evaluator: C semantics on int64 values, `a /^ b`
-/// defined only where b divides a. Same grammar as arith::parse and arith::to_c.
+/// defined only where b divides a. Same grammar as arith::parse and arith::to_c. For the input
+/// (not the C printing), a point where a magnitude bound exceeds kInputLimit is undefined too.
 class Original {
 public:
   Original(std::string_view text, bool c_syntax) : text_(text), c_syntax_(c_syntax) {}
@@ -44,19 +56,22 @@ public:
     env_ = &env;
     pos_ = 0;
     dry_ = false;
-    i128 v = sum();
+    Value v = sum();
     skip_space();
     if (pos_ != text_.size())
       throw Unsupported{};
-    return v;
+    return v.value;
   }
 
 private:
-  i128 checked(i128 v) const {
+  static i128 magnitude_of(i128 v) { return std::max<i128>(v < 0 ? -v : v, 1); }
+  /// Products and sums of magnitudes, saturated far above every limit (no i128 overflow).
+  static i128 saturate(i128 m) { return std::min<i128>(m, i128{1} << 100); }
+  Value checked(i128 v, i128 magnitude) const {
     const i128 limit = c_syntax_ ? kCLimit : kInputLimit;
-    if (v > limit || v < -limit - (c_syntax_ ? 1 : 0))
-      return undefined();
-    return v;
+    if (v > limit || v < -limit - (c_syntax_ ? 1 : 0) || (!c_syntax_ && magnitude > limit))
+      return {undefined(), 1};
+    return {v, magnitude};
   }
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
@@ -74,56 +89,49 @@ private:
       throw Unsupported{};
   }
 
-  i128 sum() {
-    i128 v = product();
+  Value sum() {
+    Value v = product();
     for (;;) {
-      if (accept("+"))
-        v = checked(v + product());
-      else if (accept("-"))
-        v = checked(v - product());
-      else
+      const bool add = accept("+");
+      if (!add && !accept("-"))
         return v;
+      const Value t = product();
+      v = checked(add ? v.value + t.value : v.value - t.value, saturate(v.magnitude + t.magnitude));
     }
   }
-  i128 product() {
-    i128 v = unary();
-    // The simplifier reorders factors, so a zero the input multiplies by first may come last:
-    // the input's product is then in range only by its order. The product of the chain's nonzero
-    // magnitudes must be in range too (for the input; C's own order is what the C printing does).
-    i128 nonzero_magnitude = v == 0 ? 1 : abs(v);
+  Value product() {
+    Value v = unary();
     for (;;) {
       if (accept("*")) {
-        const i128 f = unary();
-        v = checked(v * f);
-        if (f != 0 && !c_syntax_)
-          nonzero_magnitude = checked(nonzero_magnitude * abs(f));
+        const Value f = unary();
+        v = checked(v.value * f.value, saturate(v.magnitude * f.magnitude));
       } else if (!c_syntax_ && accept("/^")) {
-        i128 d = unary();
-        if (d == 0 || v % d != 0)
-          v = undefined();
+        const Value d = unary();
+        if (d.value == 0 || v.value % d.value != 0)
+          v = {undefined(), 1};
         else
-          v = v / d;
-        nonzero_magnitude = v == 0 ? 1 : abs(v);
+          v.value /= d.value; // the numerator's terms bound the quotient's
       } else if (accept("/") || accept("%")) {
         const bool divide = text_[pos_ - 1] == '/';
-        i128 d = unary();
-        if (d == 0)
-          v = undefined();
-        else
-          v = checked(divide ? v / d : v % d); // i128 truncates like C
-        nonzero_magnitude = v == 0 ? 1 : abs(v);
+        const Value d = unary();
+        if (d.value == 0)
+          v = {undefined(), 1};
+        else // i128 truncates like C; a remainder may become n - d * (n / d)
+          v = checked(divide ? v.value / d.value : v.value % d.value,
+                      divide ? v.magnitude : saturate(v.magnitude * (d.magnitude + 1)));
       } else {
         return v;
       }
     }
   }
-  static i128 abs(i128 v) { return v < 0 ? -v : v; }
-  i128 unary() {
-    if (accept("-"))
-      return -unary();
+  Value unary() {
+    if (accept("-")) {
+      const Value v = unary();
+      return {-v.value, v.magnitude};
+    }
     return primary();
   }
-  i128 primary() {
+  Value primary() {
     skip_space();
     if (pos_ >= text_.size())
       throw Unsupported{};
@@ -135,7 +143,7 @@ private:
         if (v > INT64_MAX)
           throw Unsupported{}; // arith::parse rejects it too
       }
-      return checked(v);
+      return checked(v, magnitude_of(v));
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       const size_t start = pos_;
@@ -145,37 +153,41 @@ private:
       const std::string_view name = text_.substr(start, pos_ - start);
       skip_space();
       if ((name == "min" || name == "max") && accept("(")) {
-        i128 a = sum();
+        const Value a = sum();
         expect(",");
-        i128 b = sum();
+        const Value b = sum();
         expect(")");
-        return name == "min" ? std::min(a, b) : std::max(a, b);
+        return {name == "min" ? std::min(a.value, b.value) : std::max(a.value, b.value),
+                std::max(a.magnitude, b.magnitude)};
       }
       auto it = env_->find(name);
       if (it == env_->end())
         throw Unsupported{};
-      return it->second;
+      return {it->second, magnitude_of(it->second)};
     }
     if (accept("(")) {
-      i128 lhs = sum();
+      const Value lhs = sum();
       for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"}) {
         if (!accept(op))
           continue;
-        i128 rhs = sum();
+        const Value rhs = sum();
         expect("?");
         // Both branches are parsed (and evaluated: C evaluates only one, but an undefined
         // branch not taken is still defined C, so evaluate lazily through a saved position).
-        const bool holds = op == "<="   ? lhs <= rhs
-                           : op == ">=" ? lhs >= rhs
-                           : op == "==" ? lhs == rhs
-                           : op == "!=" ? lhs != rhs
-                           : op == "<"  ? lhs < rhs
-                                        : lhs > rhs;
-        i128 then = branch(holds);
+        const i128 a = lhs.value, b = rhs.value;
+        const bool holds = op == "<="   ? a <= b
+                           : op == ">=" ? a >= b
+                           : op == "==" ? a == b
+                           : op == "!=" ? a != b
+                           : op == "<"  ? a < b
+                                        : a > b;
+        const Value then = branch(holds);
         expect(":");
-        i128 otherwise = branch(!holds);
+        const Value otherwise = branch(!holds);
         expect(")");
-        return holds ? then : otherwise;
+        return {
+            holds ? then.value : otherwise.value,
+            std::max({lhs.magnitude, rhs.magnitude, holds ? then.magnitude : otherwise.magnitude})};
       }
       expect(")");
       return lhs;
@@ -184,13 +196,13 @@ private:
   }
   /// A select branch: evaluated when taken; when not, only parsed over (C does not evaluate it,
   /// so its undefined operations do not count).
-  i128 branch(bool taken) {
+  Value branch(bool taken) {
     if (taken || dry_)
       return sum();
     dry_ = true;
     sum();
     dry_ = false;
-    return 0;
+    return {};
   }
   /// Undefined, unless parsing over an untaken branch.
   i128 undefined() const {
