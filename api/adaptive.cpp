@@ -208,9 +208,11 @@ Kernel AdaptiveProgram::Impl::kernel_locked(const Sizes& sizes) {
     return it->second;
   const Program& lowered = members[member];
   // The member's work-group with the threads tied to the mapped lengths, as it was measured, or
-  // fitted to the shape where it does not divide the global size (pick() checked it does now).
+  // fitted to the shape where it does not divide the global size (pick() checked it does now);
+  // or the member's fixed free-thread grid.
   exec::RunOptions run;
   run.local = pick.local;
+  run.global = pick.global; // a fixed free-thread grid; empty: the launch rule's
   run.check = true;
   run.time = false;
   run.roofline = false;

@@ -46,6 +46,7 @@ struct AdaptOptions {
   std::vector<std::string> evaluate;
   std::string typical;
   size_t top = 4;
+  size_t fixed_grids = 1;
   size_t portfolio = 4;
   size_t evaluate_top = 16;
   std::string model;
@@ -106,15 +107,17 @@ private:
   int64_t next_index_ = 0;
 };
 
-/// The `top` best-ranked tied variants at `shape`, and for each coverage probe of the shape
-/// (explore::coverage_probes) the best-ranked one that runs there, as candidates not already in
-/// `into`; returns the best-ranked tied variant that is shape-free (explore::is_shape_free), if
-/// any.
+/// The `top` best-ranked tied variants at `shape`, for each coverage probe of the shape
+/// (explore::coverage_probes) the best-ranked one that runs there, and the `fixed_grids`
+/// best-ranked shape-free free-thread launches with a work-group (as fixed-grid candidates: their
+/// grid strides over any shape, odd ones too), as candidates not already in `into`; returns the
+/// best-ranked tied variant that is shape-free (explore::is_shape_free), if any. With
+/// `free_threads` (a broad search), the first `top` free-thread launches go there instead.
 std::optional<explore::AdaptiveCandidate>
 add_ranked_candidates(const ir::Module& module, const ir::Program& program,
                       const model::Model& model, const runtime::DeviceProfile& device,
-                      const std::string& kind, const rewrite::Sizes& shape, size_t top, bool quiet,
-                      std::vector<explore::AdaptiveCandidate>& into,
+                      const std::string& kind, const rewrite::Sizes& shape, size_t top,
+                      size_t fixed_grids, bool quiet, std::vector<explore::AdaptiveCandidate>& into,
                       std::vector<rewrite::Variant>* free_threads = nullptr) {
   explore::RankOptions options;
   options.sizes = shape;
@@ -134,17 +137,25 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   // Looking for a probe's candidate costs a kernel generation per variant: within the first
   // ranked tied variants only.
   constexpr size_t kCoverageSearch = 400;
-  size_t tied = 0;
+  size_t tied = 0, fixed = 0;
   for (const explore::RankedVariant& r : ranking.ranked) {
     const bool want_free = free_threads && free_threads->size() < top;
-    if (added == top && shape_free && (uncovered.empty() || tied >= kCoverageSearch) && !want_free)
+    const bool want_fixed = !free_threads && fixed < fixed_grids;
+    if (added == top && shape_free && (uncovered.empty() || tied >= kCoverageSearch) &&
+        !want_free && !want_fixed)
       break;
     if (!r.variant.launch.tied) {
-      // A free-thread launch's global size was chosen for this shape: no candidate, but part
-      // of a broad search here.
+      // A free-thread launch's global size was chosen for this shape: part of a broad search
+      // here, or, shape-free, a fixed grid to run at every shape.
+      rewrite::Variant v = r.variant;
+      v.program = *r.program;
       if (want_free) {
-        free_threads->push_back(r.variant);
-        free_threads->back().program = *r.program;
+        free_threads->push_back(std::move(v));
+      } else if (want_fixed && v.launch.local_given() && explore::is_shape_free(v.parameters)) {
+        explore::AdaptiveCandidate c = explore::candidate_of(v, module);
+        if (std::find(into.begin(), into.end(), c) == into.end())
+          into.push_back(std::move(c));
+        ++fixed;
       }
       continue;
     }
@@ -168,6 +179,34 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     into.push_back(std::move(c));
     if (added < top)
       ++added;
+  }
+  if (!free_threads && fixed < fixed_grids) {
+    // Fewer fixed grids than asked among the variants kept (on a CPU, free-thread launches of
+    // tiny shapes rank far down): the space again, ranking only those.
+    explore::RankOptions only_fixed = options;
+    only_fixed.keep = fixed_grids - fixed;
+    only_fixed.keep_if = [](const std::map<std::string, int64_t>& parameters,
+                            const codegen::Launch& launch) {
+      return !launch.tied && launch.local_given() && explore::is_shape_free(parameters);
+    };
+    ActivityPrinter fixed_progress(quiet);
+    only_fixed.on_progress = [&](std::string_view phase, int64_t n) {
+      fixed_progress.update(phase, n);
+    };
+    explore::RankResult fixed_ranking;
+    try {
+      fixed_ranking = explore::rank(program, model, only_fixed);
+    } catch (const UserError&) {
+      // No such launch in the space at this shape (ranking the whole of it succeeded above).
+    }
+    fixed_progress.finish();
+    for (const explore::RankedVariant& r : fixed_ranking.ranked) {
+      rewrite::Variant v = r.variant;
+      v.program = *r.program;
+      explore::AdaptiveCandidate c = explore::candidate_of(v, module);
+      if (std::find(into.begin(), into.end(), c) == into.end())
+        into.push_back(std::move(c));
+    }
   }
   return shape_free;
 }
@@ -220,6 +259,9 @@ void add_adapt_command(CLI::App& app) {
                   "or M=256,N=512")
       ->required();
   cmd->add_option("--top", o->top, "best-ranked variants taken from each training shape (4)");
+  cmd->add_option("--fixed-grids", o->fixed_grids,
+                  "best-ranked shape-free free-thread launches of each training shape kept as "
+                  "candidates with their grid fixed (they run at any shape, odd ones too) (1)");
   cmd->add_option("--portfolio", o->portfolio, "at most this many variants kept (4, <= 8)")
       ->check(CLI::Range(1, 8));
   cmd->add_option("--evaluate", o->evaluate,
@@ -299,8 +341,9 @@ void add_adapt_command(CLI::App& app) {
     table.shapes = shapes;
     std::optional<explore::AdaptiveCandidate> fallback;
     for (const rewrite::Sizes& shape : shapes) {
-      std::optional<explore::AdaptiveCandidate> shape_free = add_ranked_candidates(
-          module, program, model, device.profile, kind, shape, o->top, o->quiet, table.candidates);
+      std::optional<explore::AdaptiveCandidate> shape_free =
+          add_ranked_candidates(module, program, model, device.profile, kind, shape, o->top,
+                                o->fixed_grids, o->quiet, table.candidates);
       if (!fallback)
         fallback = shape_free;
     }
@@ -315,9 +358,10 @@ void add_adapt_command(CLI::App& app) {
       if (it == table.candidates.end())
         table.candidates.push_back(*fallback);
     }
-    fmt::print("candidates {} (the best {} ranked at each of {} training shapes, and the "
-               "best-ranked that runs at shapes nearby that fewer tiles divide)\n",
-               table.candidates.size(), o->top, shapes.size());
+    fmt::print("candidates {} (the best {} ranked at each of {} training shapes, the "
+               "best-ranked that runs at shapes nearby that fewer tiles divide, and {} fixed "
+               "free-thread grid(s) of each)\n",
+               table.candidates.size(), o->top, shapes.size(), o->fixed_grids);
 
     // Every candidate at every training shape where it applies.
     for (size_t s = 0; s < shapes.size(); ++s) {
@@ -341,6 +385,21 @@ void add_adapt_command(CLI::App& app) {
                                [](const auto& t) { return t.has_value(); }),
                  table.candidates.size());
     }
+
+    // The last resort of shapes no other member runs at: of the shape-free candidates that run
+    // at any shape (the tied one with its work-group fitted, the fixed grids as measured), the
+    // one with the highest mean fraction of the best over the training shapes.
+    auto mean_fraction = [&](size_t c) {
+      double sum = 0;
+      for (size_t s = 0; s < shapes.size(); ++s)
+        sum += table.fraction(s, c);
+      return sum / double(shapes.size());
+    };
+    for (size_t c = 0; c < table.candidates.size(); ++c)
+      if (table.candidates[c].fixed_grid() &&
+          explore::is_shape_free(table.candidates[c].parameters) &&
+          (!fallback_candidate || mean_fraction(c) > mean_fraction(*fallback_candidate)))
+        fallback_candidate = c;
 
     explore::AdaptiveArtifact artifact;
     artifact.program_name = program.name;
@@ -455,7 +514,7 @@ void add_adapt_command(CLI::App& app) {
       std::vector<explore::AdaptiveCandidate> broad;
       std::vector<rewrite::Variant> broad_free;
       (void)add_ranked_candidates(module, program, model, device.profile, kind, shape,
-                                  o->evaluate_top, o->quiet, broad, &broad_free);
+                                  o->evaluate_top, 0, o->quiet, broad, &broad_free);
       const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
       // Everything this shape compares, measured as one batch, each distinct candidate once:
       // the portfolio, the typical shape's variant, the broad search (the best-ranked tied

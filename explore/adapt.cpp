@@ -19,16 +19,23 @@ std::string AdaptiveCandidate::describe() const {
   std::string text = strategy;
   for (const auto& [name, value] : parameters)
     text += fmt::format(" {}={}", name, value);
-  return fmt::format("{}, local {}", text, fmt::join(local, "x"));
+  text = fmt::format("{}, local {}", text, fmt::join(local, "x"));
+  if (fixed_grid())
+    text += fmt::format(", global {}", fmt::join(global, "x"));
+  return text;
 }
 
 AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module) {
-  LIFTX_INTERNAL_CHECK(variant.launch.tied, "an adaptive candidate needs tied threads");
   AdaptiveCandidate c;
   c.printed = ir::print(ir::Module{module.userfuns, {variant.program}});
   c.strategy = variant.strategy;
   c.parameters = variant.parameters;
-  c.local.assign(variant.launch.local.begin(), variant.launch.local.begin() + variant.launch.dims);
+  const int dims = variant.launch.dims;
+  LIFTX_INTERNAL_CHECK(variant.launch.local_given() || variant.launch.tied,
+                       "a free-thread adaptive candidate needs its work-group");
+  c.local.assign(variant.launch.local.begin(), variant.launch.local.begin() + dims);
+  if (!variant.launch.tied)
+    c.global.assign(variant.launch.global.begin(), variant.launch.global.begin() + dims);
   return c;
 }
 
@@ -56,12 +63,15 @@ std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
     interp::check_sizes(v.program, bound); // tiles and splits divide these sizes
     const codegen::PreparedLaunch prepared =
         codegen::prepare_launch(v.program, codegen::SizeBindings(sizes.begin(), sizes.end()),
-                                {{}, candidate.local, false}, limits);
-    if (!prepared.launch.tied || prepared.launch.dims != static_cast<int>(candidate.local.size()))
+                                {candidate.global, candidate.local, false}, limits);
+    // A fixed grid may equal the tied launch at some shape: the same work-items either way.
+    if ((!candidate.fixed_grid() && !prepared.launch.tied) ||
+        prepared.launch.dims != static_cast<int>(candidate.local.size()))
       return std::nullopt;
     for (int d = 0; d < prepared.launch.dims; ++d)
       if (prepared.launch.local[d] != candidate.local[size_t(d)] ||
-          prepared.launch.global[d] % prepared.launch.local[d] != 0)
+          prepared.launch.global[d] % prepared.launch.local[d] != 0 ||
+          (candidate.fixed_grid() && prepared.launch.global[d] != candidate.global[size_t(d)]))
         return std::nullopt; // rounded up: extra work-items, not the variant measured
     if (codegen::launch_refusal(prepared.kernel, prepared.launch,
                                 codegen::SizeBindings(sizes.begin(), sizes.end()), limits,
@@ -113,6 +123,8 @@ std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& can
   *fit = Fit::as_measured;
   if (std::optional<rewrite::Variant> as_measured = candidate_at(candidate, sizes, device))
     return as_measured;
+  if (candidate.fixed_grid())
+    return std::nullopt; // its grid strides over any shape: what stops it, fitting cannot mend
   // The tied launch's global size at these sizes (the runtime's work-group), then the largest
   // work-group within the candidate's that divides it.
   DeviceLimits limits = device;
@@ -382,7 +394,7 @@ std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const rewrite::Size
       picked = Pick{
           member,
           std::vector<int64_t>(v->launch.local.begin(), v->launch.local.begin() + v->launch.dims),
-          fit == Fit::as_measured, fit == Fit::rounded};
+          portfolio.at(member).global, fit == Fit::as_measured, fit == Fit::rounded};
     return v.has_value();
   };
   if (selector.choose(sizes, runs) || (fallback && runs(*fallback)))
@@ -396,7 +408,8 @@ nlohmann::json candidate_json(const AdaptiveCandidate& c) {
   return {{"module", c.printed},
           {"strategy", c.strategy},
           {"parameters", c.parameters},
-          {"local", c.local}};
+          {"local", c.local},
+          {"global", c.global}};
 }
 
 AdaptiveCandidate candidate_from(const nlohmann::json& j) {
@@ -405,6 +418,11 @@ AdaptiveCandidate candidate_from(const nlohmann::json& j) {
   c.strategy = j.at("strategy").get<std::string>();
   c.parameters = j.at("parameters").get<std::map<std::string, int64_t>>();
   c.local = j.at("local").get<std::vector<int64_t>>();
+  // Absent in artifacts from before fixed grids: tied threads.
+  c.global = j.value("global", std::vector<int64_t>{});
+  LIFTX_USER_CHECK(c.global.empty() || c.global.size() == c.local.size(),
+                   "a candidate's fixed grid ({} sizes) and work-group ({}) differ in dimensions",
+                   c.global.size(), c.local.size());
   return c;
 }
 

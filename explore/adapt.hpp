@@ -7,7 +7,8 @@
 ///
 /// A portfolio member is a lowered program and a work-group, with the threads tied to the mapped
 /// lengths: its global size follows the shape, so one member runs at every shape its tiles and
-/// work-group divide.
+/// work-group divide. Or a free-thread member: a fixed grid of work-items whose loops stride
+/// over the shape, which runs as measured at every shape its tiles divide (odd ones too).
 #include "ir/expr.hpp"
 #include "rewrite/space.hpp"
 #include "support/device_limits.hpp"
@@ -27,12 +28,17 @@ struct AdaptiveCandidate {
   std::string strategy;
   std::map<std::string, int64_t> parameters;
   std::vector<int64_t> local; ///< the work-group, one size per launch dimension
-  /// "window tile_x=16 tile_y=4 vector=4, local 4x8"
+  /// Empty: the threads are tied to the mapped lengths (the global size follows the shape).
+  /// Else the fixed grid of a free-thread launch, one size per launch dimension.
+  std::vector<int64_t> global;
+  bool fixed_grid() const { return !global.empty(); }
+  /// "window tile_x=16 tile_y=4 vector=4, local 4x8" (", global 1024x512" for a fixed grid)
   std::string describe() const;
   bool operator==(const AdaptiveCandidate&) const = default;
 };
 
-/// A tied variant as a candidate (its lowered program printed with `module`'s user functions).
+/// A variant as a candidate (its lowered program printed with `module`'s user functions): a tied
+/// launch's work-group, or a free-thread launch's grid and work-group.
 AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module);
 
 /// Whether a variant's lowering has no parameter that must divide the sizes (tile, split,
@@ -40,9 +46,9 @@ AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module
 bool is_shape_free(const std::map<std::string, int64_t>& parameters);
 
 /// The candidate as a variant at `sizes` (the program parsed from `printed`, the launch for these
-/// sizes with the candidate's work-group), or nullopt when it does not apply there: a tile or
-/// split that does not divide a size, a work-group that does not divide the global size or does
-/// not fit the device.
+/// sizes with the candidate's work-group, or its fixed grid), or nullopt when it does not apply
+/// there: a tile or split that does not divide a size, a work-group that does not divide the
+/// global size or does not fit the device.
 std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate,
                                              const rewrite::Sizes& sizes,
                                              const DeviceLimits& device);
@@ -60,7 +66,8 @@ enum class Fit {
 /// measured: the same kernel with each dimension of the work-group shrunk to the largest divisor
 /// of the global size within it while that keeps at least half of its work-items, else the
 /// work-group kept and the global size rounded up (at 2047x2049 the divisors are 3x23: a
-/// work-group that small starves a GPU). `fit` says which.
+/// work-group that small starves a GPU). `fit` says which. A fixed grid is never fitted: it runs
+/// as measured or not at all.
 std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
                                                     const rewrite::Sizes& sizes,
                                                     const DeviceLimits& device, Fit* fit);
@@ -133,9 +140,10 @@ struct AdaptiveArtifact {
 
   struct Pick {
     size_t member = 0;
-    std::vector<int64_t> local; ///< the work-group to run it with
-    bool as_measured = true;    ///< false: fitted to the shape (a launch nobody measured)
-    bool rounded = false;       ///< the global size rounded up to the work-group (Fit::rounded)
+    std::vector<int64_t> local;  ///< the work-group to run it with
+    std::vector<int64_t> global; ///< a fixed grid to run it with; empty: the launch rule's
+    bool as_measured = true;     ///< false: fitted to the shape (a launch nobody measured)
+    bool rounded = false;        ///< the global size rounded up to the work-group (Fit::rounded)
   };
   /// The member for `sizes` on a device with `limits`: in the selector's order, the first
   /// member that runs there, with its measured work-group where that divides the global size

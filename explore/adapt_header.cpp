@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace liftx::explore {
@@ -150,22 +151,34 @@ const char* role_name(codegen::KernelArg::Role role) {
   LIFTX_UNREACHABLE("an instrumented kernel in a header");
 }
 
+/// `sizes` padded to three dimensions with `fill`.
+std::array<int64_t, 3> padded(const std::vector<int64_t>& sizes, int64_t fill = 1) {
+  std::array<int64_t, 3> out{fill, fill, fill};
+  for (size_t d = 0; d < sizes.size() && d < 3; ++d)
+    out[d] = sizes[d];
+  return out;
+}
+
 /// The launch function of member `m` (see launch_at in the header's comments): launch_<m> (the
 /// tied kernel, as codegen::prepare_launch launches it for a requested
-/// work-group or the rule's own) or, with `free_kernel`, launch_rounded_<m>: the requested
-/// work-group with the rule's global size rounded up to it, which prepare_launch runs as the
-/// free-thread kernel (refused here where the tied kernel would serve).
+/// work-group or the rule's own) or, `rounded`, launch_rounded_<m>: the requested work-group with
+/// the rule's global size rounded up to it, which prepare_launch runs as the free-thread kernel
+/// (refused here where the tied kernel would serve). A fixed-grid member's launch_<m> is its grid
+/// and work-group (the free-thread kernel, or the tied one where they are its launch at these
+/// sizes); its launch_rounded_<m> refuses.
 std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
-                            const codegen::Kernel& kernel, const ExprEmitter& emitter,
-                            const std::vector<std::string>& names,
-                            const codegen::Kernel* free_kernel = nullptr) {
+                            const codegen::Kernel& kernel, const codegen::Kernel& free_kernel,
+                            bool rounded, const ExprEmitter& emitter,
+                            const std::vector<std::string>& names) {
   const codegen::LaunchRule& rule = kernel.launch;
-  const codegen::Kernel& launched = free_kernel ? *free_kernel : kernel;
   std::string body;
   auto line = [&](const std::string& text) { body += "  " + text + "\n"; };
   if (rule.dims != static_cast<int>(candidate.local.size())) {
     line("(void)s; (void)request_local; (void)limits; (void)out;");
     line("return false; // the kernel's dimensions are not the member's work-group's");
+  } else if (candidate.fixed_grid() && rounded) {
+    line("(void)s; (void)request_local; (void)limits; (void)out;");
+    line("return false; // a fixed grid runs as measured or not at all");
   } else {
     line("Eval e{s};");
     for (const auto& [name, divisor] : kernel.size_divisors) {
@@ -190,7 +203,20 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
     line(fmt::format("const bool has_rule_local[3] = {{{}}};", fmt::join(has_rule_local, ", ")));
     line("if (!e.ok) return false;");
     line("std::array<std::int64_t, 3> local{1, 1, 1};");
-    if (free_kernel) {
+    if (candidate.fixed_grid()) {
+      // The member's own grid and work-group; the tied kernel where they are its launch here.
+      line(fmt::format("const std::array<std::int64_t, 3> fixed_global{{{}}}, "
+                       "fixed_local{{{}}};",
+                       fmt::join(padded(candidate.global), ", "),
+                       fmt::join(padded(candidate.local), ", ")));
+      line("bool tied = true;");
+      line("for (int d = 0; d < dims; ++d) {");
+      line("  if (request_local && request_local[d] != fixed_local[d]) return false;");
+      line("  if (fixed_global[d] != global[d]) tied = false;");
+      line("  if (has_rule_local[d] && fixed_local[d] != rule_local[d]) tied = false;");
+      line("  global[d] = fixed_global[d];");
+      line("  local[d] = fixed_local[d];");
+    } else if (rounded) {
       line("if (!request_local) return false;");
       line("bool tied = true;");
       line("for (int d = 0; d < dims; ++d) {");
@@ -212,8 +238,10 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
       line("    local[d] = rule_local[d]; // 0: the runtime chooses");
       line("  }");
     }
-    line("  if (local[d] > 0) global[d] = (global[d] + local[d] - 1) / local[d] * local[d];");
-    line("  global[d] = std::max<std::int64_t>(global[d], 1);");
+    if (!candidate.fixed_grid()) {
+      line("  if (local[d] > 0) global[d] = (global[d] + local[d] - 1) / local[d] * local[d];");
+      line("  global[d] = std::max<std::int64_t>(global[d], 1);");
+    }
     line("}");
     line("std::int64_t group = 1;");
     line("for (int d = 0; d < dims; ++d) {");
@@ -223,33 +251,48 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
     line("  group *= local[d];");
     line("}");
     line("if (group > limits.max_work_group_size) return false;");
-    line(fmt::format("const std::int64_t local_bytes = e.size({});",
-                     emitter.sizes_only(launched.local_bytes(), "local memory")));
-    line("if (!e.ok || local_bytes > limits.local_memory_bytes) return false;");
-    for (const codegen::BarrierRecord& barrier : launched.barriers)
-      for (const codegen::LoopContext& loop : barrier.loops) {
-        if (!loop.primitive.starts_with("mapLcl") || loop.kind == codegen::cl::LoopKind::Block ||
-            loop.kind == codegen::cl::LoopKind::None)
-          continue;
-        const int dim = std::clamp(loop.dim, 0, 2);
-        const std::optional<std::string> trip = emitter.emit(loop.trip);
-        if (!trip) {
-          line(fmt::format("return false; // a barrier in {} with a trip count of more than the "
-                           "sizes",
-                           loop.primitive));
-          continue;
+    // What launch_refusal checks of the kernel launched: its local memory and barriers.
+    auto kernel_checks = [&](const codegen::Kernel& launched, const std::string& indent) {
+      line(indent + fmt::format("const std::int64_t local_bytes = e.size({});",
+                                emitter.sizes_only(launched.local_bytes(), "local memory")));
+      line(indent + "if (!e.ok || local_bytes > limits.local_memory_bytes) return false;");
+      for (const codegen::BarrierRecord& barrier : launched.barriers)
+        for (const codegen::LoopContext& loop : barrier.loops) {
+          if (!loop.primitive.starts_with("mapLcl") || loop.kind == codegen::cl::LoopKind::Block ||
+              loop.kind == codegen::cl::LoopKind::None)
+            continue;
+          const int dim = std::clamp(loop.dim, 0, 2);
+          const std::optional<std::string> trip = emitter.emit(loop.trip);
+          if (!trip) {
+            line(indent + fmt::format("return false; // a barrier in {} with a trip count of "
+                                      "more than the sizes",
+                                      loop.primitive));
+            continue;
+          }
+          line(indent + fmt::format("if (local[{0}] <= 0 || e.integer({1}) % local[{0}] != 0 || "
+                                    "!e.ok) return false; // a barrier in {2}",
+                                    dim, *trip, loop.primitive));
         }
-        line(fmt::format("if (local[{0}] <= 0 || e.integer({1}) % local[{0}] != 0 || !e.ok) "
-                         "return false; // a barrier in {2}",
-                         dim, *trip, loop.primitive));
-      }
-    line(fmt::format("out = Launch{{{}, dims, global, local, {}, {}}};", m,
-                     free_kernel ? "false" : "true", free_kernel ? "true" : "false"));
+    };
+    if (candidate.fixed_grid()) {
+      line("if (tied) {");
+      kernel_checks(kernel, "  ");
+      line("} else {");
+      kernel_checks(free_kernel, "  ");
+      line("}");
+    } else {
+      kernel_checks(rounded ? free_kernel : kernel, "");
+    }
+    if (candidate.fixed_grid())
+      line(fmt::format("out = Launch{{{}, dims, global, local, true, !tied}};", m));
+    else
+      line(fmt::format("out = Launch{{{}, dims, global, local, {}, {}}};", m,
+                       rounded ? "false" : "true", rounded ? "true" : "false"));
     line("return true;");
   }
   return fmt::format("inline bool launch_{}{}(const std::int64_t* s, const std::int64_t* "
                      "request_local, const Limits& limits, Launch& out) {{\n{}}}\n",
-                     free_kernel ? "rounded_" : "", m, body);
+                     rounded ? "rounded_" : "", m, body);
 }
 
 } // namespace
@@ -320,11 +363,14 @@ struct Member {{
   const char* kernel_name;
   const char* source; ///< OpenCL C, one program for every shape
   /// The same kernel with its maps as loops over their ranges: for launches whose global size is
-  /// rounded up to the work-group (Launch::rounded); the same arguments.
+  /// rounded up to the work-group, and fixed grids (Launch::rounded); the same arguments.
   const char* rounded_kernel_name;
   const char* rounded_source;
   int dims;
   std::array<std::int64_t, 3> local; ///< the work-group it was measured with
+  /// A free-thread member's fixed grid, which it runs with at every shape; {{0, 0, 0}}: its
+  /// global size follows the shape.
+  std::array<std::int64_t, 3> fixed_global;
   const Arg* args;
   int arg_count;
 }};
@@ -343,7 +389,8 @@ struct Launch {{
   std::array<std::int64_t, 3> local{{1, 1, 1}};
   /// false: fitted to this shape (a launch nobody measured): the work-group shrunk, or rounded.
   bool as_measured = true;
-  /// The work-group kept and the global size rounded up to it: build rounded_source, not source.
+  /// Build rounded_source (the free-thread kernel), not source: the work-group kept and the
+  /// global size rounded up to it, or a fixed-grid member's grid.
   bool rounded = false;
 }};
 
@@ -446,8 +493,11 @@ struct Eval {{
   // Per member: its launch at given sizes, as codegen::prepare_launch computes it with a
   // requested work-group (request_local) or the kernel's own rule (null), and refuses it.
   for (size_t m = 0; m < kernels.size(); ++m) {
-    add(launch_function(m, artifact.portfolio[m], kernels[m], emitter, names) + "\n");
-    add(launch_function(m, artifact.portfolio[m], kernels[m], emitter, names, &free_kernels[m]) +
+    add(launch_function(m, artifact.portfolio[m], kernels[m], free_kernels[m], false, emitter,
+                        names) +
+        "\n");
+    add(launch_function(m, artifact.portfolio[m], kernels[m], free_kernels[m], true, emitter,
+                        names) +
         "\n");
   }
 
@@ -493,14 +543,14 @@ struct Eval {{
   }
   add("inline constexpr Member kMembers[] = {\n");
   for (size_t m = 0; m < kernels.size(); ++m) {
-    std::array<int64_t, 3> local{1, 1, 1};
-    for (size_t d = 0; d < artifact.portfolio[m].local.size() && d < 3; ++d)
-      local[d] = artifact.portfolio[m].local[d];
-    add(fmt::format("    {{{}, {}, kSource{}, {}, kRoundedSource{}, {}, {{{}, {}, {}}}, kArgs{}, "
+    const AdaptiveCandidate& member = artifact.portfolio[m];
+    add(fmt::format("    {{{}, {}, kSource{}, {}, kRoundedSource{}, {}, {{{}}}, {{{}}}, kArgs{}, "
                     "{}}},\n",
-                    cpp_string(artifact.portfolio[m].describe()), cpp_string(kernels[m].name), m,
-                    cpp_string(free_kernels[m].name), m, artifact.portfolio[m].local.size(),
-                    local[0], local[1], local[2], m, kernels[m].args.size()));
+                    cpp_string(member.describe()), cpp_string(kernels[m].name), m,
+                    cpp_string(free_kernels[m].name), m, member.local.size(),
+                    fmt::join(padded(member.local), ", "),
+                    fmt::join(padded(member.global, member.fixed_grid() ? 1 : 0), ", "), m,
+                    kernels[m].args.size()));
   }
   add(fmt::format("}};\ninline constexpr int kMemberCount = {};\n\n", kernels.size()));
 

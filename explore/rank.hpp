@@ -60,6 +60,11 @@ struct RankOptions {
   double prune_traffic = 0;
   /// rewrite::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
   bool layouts = false;
+  /// Rank only the variants it accepts, by their lowering's parameters and their launch (before
+  /// their features are computed); empty: every variant.
+  std::function<bool(const std::map<std::string, int64_t>& parameters,
+                     const codegen::Launch& launch)>
+      keep_if;
   /// Called on the calling thread every few thousand variants with the phase ("sampling": the
   /// space walked to draw the sample; "ranking") and the variants walked so far in it.
   std::function<void(std::string_view phase, int64_t variants)> on_progress;

@@ -222,19 +222,26 @@ TEST_CASE("adaptive: missing, foreign and damaged files, bad sizes, and shapes n
   message = message_of<UserError>([&] { program.run({{"M", 64}, {"N", 64}}, {grid}, out); });
   CHECK(contains(message, "needs 4096 float elements"));
 
-  // Prime sizes: no tile divides them; the fallback member (a work-item per point, its
-  // work-group fitted) runs there, and computes what the stencil means.
+  // Prime sizes: no tile divides them; the fallback member (with no tile: its work-group fitted,
+  // or a fixed grid) runs there, and computes what the stencil means.
   CHECK(program.applies({{"M", 31}, {"N", 37}}));
   check_run(program, 31, 37);
-  // Without the fallback (an artifact that names none, and whose selector never reaches that
-  // member), a shape no tiled member divides is an error that lists the members.
+  // Without the members that have no tile, split, chunk or vector (an artifact that names no
+  // fallback, and whose selector never reaches them), a shape no tiled member divides is an
+  // error that lists the members.
   nlohmann::json edited = nlohmann::json::parse(text);
-  const size_t fallback = edited.at("fallback").get<size_t>();
+  auto shape_free = [&](size_t member) {
+    for (const auto& [key, value] : edited["portfolio"][member]["parameters"].items())
+      if ((key.starts_with("tile_") || key == "split" || key == "chunk" || key == "vector") &&
+          value.get<int64_t>() > 1)
+        return false;
+    return true;
+  };
   edited["fallback"] = nullptr;
   for (nlohmann::json& row : edited["selector"]["order"]) {
     nlohmann::json kept = nlohmann::json::array();
     for (const nlohmann::json& member : row)
-      if (member.get<size_t>() != fallback)
+      if (!shape_free(member.get<size_t>()))
         kept.push_back(member);
     row = kept;
   }
@@ -242,19 +249,33 @@ TEST_CASE("adaptive: missing, foreign and damaged files, bad sizes, and shapes n
   const AdaptiveProgram tiled_only =
       AdaptiveProgram::load(ctx, (dir / "no-fallback.json").string());
   const std::vector<std::string> members = tiled_only.portfolio();
-  bool others_tiled = true;
-  for (size_t m = 0; m < members.size(); ++m)
-    others_tiled = others_tiled && (m == fallback || contains(members[m], "tile"));
-  if (others_tiled) {
-    CHECK_FALSE(tiled_only.applies({{"M", 31}, {"N", 37}}));
-    message = message_of<UserError>([&] { tiled_only.choice({{"M", 31}, {"N", 37}}); });
-    CHECK(contains(message, "no member of the adaptive program jacobi2d5pt"));
-    CHECK(contains(message, "M=31,N=37"));
-    CHECK(contains(message, "#0 " + members[0]));
-    std::vector<float> odd(31 * 37);
-    CHECK_THROWS_AS(tiled_only.run({{"M", 31}, {"N", 37}}, {odd}, out), UserError);
-  } else {
-    MESSAGE("skipped the shape no member fits: a member other than the fallback is not tiled");
+  CHECK_FALSE(tiled_only.applies({{"M", 31}, {"N", 37}}));
+  message = message_of<UserError>([&] { tiled_only.choice({{"M", 31}, {"N", 37}}); });
+  CHECK(contains(message, "no member of the adaptive program jacobi2d5pt"));
+  CHECK(contains(message, "M=31,N=37"));
+  CHECK(contains(message, "#0 " + members[0]));
+  std::vector<float> odd(31 * 37);
+  CHECK_THROWS_AS(tiled_only.run({{"M", 31}, {"N", 37}}, {odd}, out), UserError);
+
+  // A fixed-grid candidate of the training (liftx adapt keeps one per training shape) as the
+  // only member: it runs with its own grid at every shape, odd and larger than the grid ones
+  // too, and computes what the stencil means there.
+  nlohmann::json fixed = nlohmann::json::parse(text);
+  nlohmann::json grid_candidate;
+  for (const nlohmann::json& c : fixed["training"]["candidates"])
+    if (!c.value("global", nlohmann::json::array()).empty())
+      grid_candidate = c;
+  REQUIRE_FALSE(grid_candidate.is_null());
+  fixed["portfolio"] = nlohmann::json::array({grid_candidate});
+  fixed["fallback"] = 0;
+  for (nlohmann::json& row : fixed["selector"]["order"])
+    row = nlohmann::json::array({0});
+  write_text(dir / "fixed-grid.json", fixed.dump(1));
+  const AdaptiveProgram grid_only = AdaptiveProgram::load(ctx, (dir / "fixed-grid.json").string());
+  CHECK(contains(grid_only.portfolio()[0], ", global "));
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{31, 37}, {32, 64}, {97, 130}}) {
+    check_run(grid_only, m, n);
+    CHECK(grid_only.choice({{"M", m}, {"N", n}}).variant == grid_only.portfolio()[0]);
   }
 
   message = message_of<UserError>([] { AdaptiveProgram().choice({{"M", 32}, {"N", 64}}); });

@@ -200,6 +200,69 @@ TEST_CASE("the fallback member runs where no tiled member divides the shape") {
   CHECK(explore::adaptive_artifact_from(explore::to_json(a), "a.json").fallback == 1u);
 }
 
+TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too, never fitted") {
+  const DeviceLimits limits = runtime::named_profile("cpu").limits();
+  explore::AdaptiveCandidate c;
+  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
+              "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
+              "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  c.strategy = "global1d";
+  c.local = {16};
+  c.global = {32};
+  CHECK(c.fixed_grid());
+  CHECK(c.describe() == "global1d, local 16, global 32");
+  for (int64_t n : {64, 37, 1, 32}) {
+    CAPTURE(n);
+    explore::Fit fit = explore::Fit::rounded;
+    const std::optional<rewrite::Variant> v =
+        explore::candidate_at_fitted(c, {{"N", n}}, limits, &fit);
+    REQUIRE(v);
+    CHECK(fit == explore::Fit::as_measured);
+    CHECK(v->launch.global[0] == 32); // the grid strides over the sizes
+    CHECK(v->launch.local[0] == 16);
+    CHECK(v->launch.tied == (n == 32)); // the tied launch where the grid is the mapped length
+  }
+  // It goes back to the same candidate.
+  const std::optional<rewrite::Variant> at64 = explore::candidate_at(c, {{"N", 64}}, limits);
+  REQUIRE(at64);
+  const explore::AdaptiveCandidate again =
+      explore::candidate_of(*at64, parse::parse_module(c.printed, "<test>"));
+  CHECK(again.global == c.global);
+  CHECK(again.local == c.local);
+  // A work-group that does not divide its grid, or that the device cannot hold: no fitting.
+  explore::AdaptiveCandidate uneven = c;
+  uneven.local = {24};
+  explore::Fit fit = explore::Fit::as_measured;
+  CHECK_FALSE(explore::candidate_at_fitted(uneven, {{"N", 64}}, limits, &fit));
+  DeviceLimits small = limits;
+  small.max_work_group_size = 8;
+  small.max_work_item_sizes = {8, 8, 8};
+  CHECK_FALSE(explore::candidate_at_fitted(c, {{"N", 64}}, small, &fit));
+
+  // The artifact picks it as measured, with its grid, and keeps the grid through JSON.
+  explore::AdaptiveArtifact a;
+  a.portfolio = {c};
+  a.training.shapes = {{{"N", 64}}};
+  a.training.candidates = {c};
+  a.training.ms = {{1.0}};
+  a.selector = explore::fit_selector(a.training, {0});
+  const std::optional<explore::AdaptiveArtifact::Pick> at37 = a.pick({{"N", 37}}, limits);
+  REQUIRE(at37);
+  CHECK(at37->as_measured);
+  CHECK(at37->global == std::vector<int64_t>{32});
+  CHECK(at37->local == std::vector<int64_t>{16});
+  const explore::AdaptiveArtifact b = explore::adaptive_artifact_from(explore::to_json(a), "a.json");
+  CHECK(b.portfolio == a.portfolio);
+  nlohmann::json mismatched = explore::to_json(a);
+  mismatched["portfolio"][0]["global"] = {32, 2};
+  CHECK_THROWS_WITH_AS(explore::adaptive_artifact_from(mismatched, "m.json"),
+                       doctest::Contains("differ in dimensions"), UserError);
+  // Artifacts from before fixed grids (no "global") read as tied members.
+  nlohmann::json old = explore::to_json(a);
+  old["portfolio"][0].erase("global");
+  CHECK(explore::adaptive_artifact_from(old, "old.json").portfolio[0].global.empty());
+}
+
 TEST_CASE("coverage probes are nearby shapes that 2, 4, 8 and 16 divide but not twice that") {
   const std::vector<rewrite::Sizes> probes = explore::coverage_probes({{"M", 64}, {"N", 100}});
   REQUIRE(probes.size() == 4);

@@ -30,8 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Up to `per_strategy` tied variants of each strategy of jacobi2d5pt's space at 64x96, and the
-/// first shape-free one.
+/// Up to `per_strategy` tied variants of each strategy of jacobi2d5pt's space at 64x96, the
+/// first shape-free one, and two fixed grids (free-thread launches): a shape-free one and a
+/// tiled one.
 std::vector<explore::AdaptiveCandidate> sample_candidates(const ir::Module& module,
                                                           size_t per_strategy) {
   rewrite::SpaceOptions options;
@@ -43,11 +44,20 @@ std::vector<explore::AdaptiveCandidate> sample_candidates(const ir::Module& modu
   std::mt19937_64 rng(17);
   rewrite::Variant v;
   bool shape_free = false; // one member that applies at every shape (the fallback)
+  bool fixed_free = false, fixed_tiled = false;
   while (stream.next(v)) {
     if (v.launch.tied && !shape_free && explore::is_shape_free(v.parameters)) {
       shape_free = true;
       out.push_back(explore::candidate_of(v, module));
       continue;
+    }
+    if (!v.launch.tied && v.launch.local_given() && rng() % 20 == 0) {
+      bool& taken_kind = explore::is_shape_free(v.parameters) ? fixed_free : fixed_tiled;
+      if (!taken_kind) {
+        taken_kind = true;
+        out.push_back(explore::candidate_of(v, module));
+        continue;
+      }
     }
     if (!v.launch.tied || taken[v.strategy] >= per_strategy || rng() % 50 != 0)
       continue;
@@ -97,7 +107,9 @@ TEST_CASE("a generated header chooses what the adaptive artifact picks, shape by
   for (const explore::AdaptiveCandidate& c : a.training.candidates)
     strategies.insert(c.strategy);
   CHECK(strategies.count("workgroup2d_local") == 1); // local memory and barriers
-  CHECK(strategies.count("window") == 1);            // vectors: aligned sizes
+  CHECK(strategies.count("window") >= 1);            // vectors: aligned sizes
+  CHECK(std::count_if(a.training.candidates.begin(), a.training.candidates.end(),
+                      [](const explore::AdaptiveCandidate& c) { return c.fixed_grid(); }) == 2);
   // Made-up times at three training shapes; every candidate in the portfolio.
   a.training.shapes = {{{"M", 64}, {"N", 64}}, {{"M", 32}, {"N", 256}}, {{"M", 256}, {"N", 32}}};
   std::mt19937_64 rng(5);
@@ -113,7 +125,7 @@ TEST_CASE("a generated header chooses what the adaptive artifact picks, shape by
   a.portfolio = a.training.candidates;
   a.selector = explore::fit_selector(a.training, all);
   for (size_t p = 0; p < a.portfolio.size(); ++p)
-    if (explore::is_shape_free(a.portfolio[p].parameters))
+    if (explore::is_shape_free(a.portfolio[p].parameters) && !a.portfolio[p].fixed_grid())
       a.fallback = p;
   REQUIRE(a.fallback.has_value());
   // A work-group that few shapes divide: elsewhere the header must fit it as pick() does.
@@ -210,18 +222,22 @@ int main() {
     CHECK(line == expected[i]);
     const size_t space = line.find(' ');
     ++seen[line == "none" ? "none" : line.substr(line.find(' ', space + 1) + 1, 1)];
+    if (line != "none" && a.portfolio[std::stoul(line.substr(0, space))].fixed_grid())
+      ++seen["fixed grid"];
   }
   // Every kind of pick came up: as measured, with the work-group shrunk and with the global size
   // rounded up; and the small device's limits changed some choices.
   CHECK(seen["1"] > 0);
   CHECK(seen["0"] > 0);
   CHECK(seen["2"] > 0);
+  CHECK(seen["fixed grid"] > 0);
   size_t changed = 0;
   for (size_t i = 0; i < shapes.size(); ++i)
     changed += expected[i] != expected[i + shapes.size()] ? 1 : 0;
   CHECK(changed > 0);
-  MESSAGE(fmt::format("{} shapes x 2 limit sets: {} as measured, {} shrunk, {} rounded, {} none; "
-                      "{} changed by the small limits",
-                      shapes.size(), seen["1"], seen["0"], seen["2"], seen["none"], changed));
+  MESSAGE(fmt::format("{} shapes x 2 limit sets: {} as measured ({} of them fixed grids), {} "
+                      "shrunk, {} rounded, {} none; {} changed by the small limits",
+                      shapes.size(), seen["1"], seen["fixed grid"], seen["0"], seen["2"],
+                      seen["none"], changed));
   fs::remove_all(dir);
 }
