@@ -133,9 +133,10 @@ struct AdaptiveArtifact {
   std::vector<AdaptiveCandidate> portfolio;
   AdaptiveSelector selector;
   AdaptiveTable training; ///< every candidate measured, not only the portfolio
-  /// A member with no tile, split, chunk or vector (it applies at any shape, its work-group
-  /// fitted): the last resort where no other member applies. Its position in the portfolio
-  /// (it may also be an ordinary member); nullopt when the space had none.
+  /// A member with no tile, split, chunk or vector (it applies at any shape: its work-group
+  /// fitted, or its fixed grid as measured): the last resort where no other member applies. Its
+  /// position in the portfolio (it may also be an ordinary member); nullopt when the space had
+  /// none.
   std::optional<size_t> fallback;
 
   struct Pick {

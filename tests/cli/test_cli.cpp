@@ -327,7 +327,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   fs::path db = dir / "adapt.db";
   RunResult r = liftx("adapt stencils/jacobi2d5pt.lift --device cpu --shapes 16x32 32x16 --top 2 "
                       "--portfolio 2 --repeat 2 --warmup 1 --evaluate 24x40 23x41 --evaluate-top 1 "
-                      "--build-jobs 1 --confirm-repeat 3 --quiet --db '" +
+                      "--build-jobs 1 --confirm-repeat 3 --fixed-grids 0 --quiet --db '" +
                       db.string() + "' -o '" + out.string() + "' --plot '" +
                       (dir / "held-out.svg").string() + "'");
   INFO(r.out << r.err);
@@ -342,7 +342,10 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   CHECK(contains(r.out, "24x40"));
   CHECK(contains(r.out, "adaptive  mean"));
   // 23 and 41 are prime: no work-group but 1 divides them, so the pick keeps its work-group and
-  // rounds the global size up (the free-thread kernel, verified like every run).
+  // rounds the global size up (the free-thread kernel, verified like every run); without fixed
+  // grids (--fixed-grids 0), which would run there as measured.
+  CHECK(contains(r.out, "and 0 fixed free-thread grid(s) of each"));
+  CHECK_FALSE(contains(r.out, ", global "));
   CHECK(contains(r.out, "23x41"));
   CHECK(contains(r.out, "global size rounded up"));
   CHECK(contains(r.out, "measured again, 3 runs")); // the fractions' second measurement
@@ -360,6 +363,8 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
                       db.string() + "' --emit header -o '" + header.string() + "'");
   INFO(h.out << h.err);
   REQUIRE(h.exit_code == 0);
+  // A fixed grid among the candidates by default.
+  CHECK(contains(h.out, "and 1 fixed free-thread grid(s) of each"));
   // Without --quiet: a line on stderr as each shape is measured, stdout unchanged.
   CHECK(contains(h.err, "adapt     training shape 1 of 1: measuring "));
   CHECK_FALSE(contains(h.out, "adapt     training shape"));
