@@ -607,6 +607,7 @@ struct AnalysisScratch::Buffers {
   /// yet, 1 entered in batch (its lanes' activity in chain_active), 2 the batch failed.
   std::vector<uint8_t> chain_state, chain_active;
   std::vector<int64_t> batched_rows; ///< KernelModel::batched_indices_'s lanes
+  std::vector<int64_t> chain_totals; ///< per distinct access chain, its executions (-1: not yet)
   std::vector<int64_t> index, trip, eval, lines, words, banks_hit;
 };
 
@@ -748,7 +749,15 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     for (const auto& c : chains)
       t.push_back(total_executions(*c, c->loops.size(), s));
   };
-  totals(access_chains_, counts.accesses);
+  // Accesses of one loop nest share a chain (access_chain_id_): its total once.
+  b.chain_totals.assign(static_cast<size_t>(distinct_access_chains_), -1);
+  counts.accesses.clear();
+  for (size_t k = 0; k < access_chains_.size(); ++k) {
+    int64_t& total = b.chain_totals[static_cast<size_t>(access_chain_id_[k])];
+    if (total < 0)
+      total = total_executions(*access_chains_[k], access_chains_[k]->loops.size(), s);
+    counts.accesses.push_back(total);
+  }
   totals(barrier_chains_, counts.barriers);
   totals(loop_chains_, counts.loops);
   totals(call_chains_, counts.calls);
