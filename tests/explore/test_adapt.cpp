@@ -41,6 +41,27 @@ AdaptiveTable table_of(const std::vector<std::vector<double>>& times) {
   return t;
 }
 
+const std::string kAvg3 =
+    "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n";
+/// A 1D smoother, a work-item per point (no tile: it runs at any N).
+const std::string kPlainSmoother = kAvg3 + "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], "
+                                           "w[2]), slide(3, 1, pad(1, 1, clamp, xs)))\n";
+/// The smoother in work-groups of 8 outputs (N must be a multiple of 8).
+const std::string kTiledSmoother =
+    kAvg3 + "def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => avg3(w[0], w[1], w[2]), "
+            "slide(3, 1, t)), slide(10, 8, pad(1, 1, clamp, xs))))\n";
+
+/// An artifact whose only member and candidate is `c`, measured at N = 64.
+explore::AdaptiveArtifact single_member_artifact(const explore::AdaptiveCandidate& c) {
+  explore::AdaptiveArtifact a;
+  a.portfolio = {c};
+  a.training.shapes = {{{"N", 64}}};
+  a.training.candidates = {c};
+  a.training.ms = {{1.0}};
+  a.selector = explore::fit_selector(a.training, {0});
+  return a;
+}
+
 } // namespace
 
 TEST_CASE("the portfolio maximises the worst shape, then the mean, with as few members as "
@@ -85,9 +106,7 @@ TEST_CASE("a candidate applies where its tiles and work-group divide the shape")
   const DeviceLimits limits = runtime::named_profile("cpu").limits();
   explore::AdaptiveCandidate c;
   // Tiles of 8 outputs over a 1D smoother: N must be a multiple of 8.
-  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
-              "def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => avg3(w[0], w[1], w[2]), "
-              "slide(3, 1, t)), slide(10, 8, pad(1, 1, clamp, xs))))\n";
+  c.printed = kTiledSmoother;
   c.strategy = "workgroup1d";
   c.local = {8};
   const std::optional<rewrite::Variant> at64 = explore::candidate_at(c, {{"N", 64}}, limits);
@@ -103,9 +122,7 @@ TEST_CASE("a candidate applies where its tiles and work-group divide the shape")
 TEST_CASE("a member's work-group is fitted to a shape it does not divide, and says so") {
   const DeviceLimits limits = runtime::named_profile("cpu").limits();
   explore::AdaptiveCandidate c;
-  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
-              "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
-              "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  c.printed = kPlainSmoother;
   c.strategy = "global1d";
   c.local = {16};
   explore::Fit fit = explore::Fit::rounded;
@@ -139,12 +156,7 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
   CHECK(v->launch.global[0] == 48);
 
   // The artifact picks as measured where it can, fitted where it must.
-  explore::AdaptiveArtifact a;
-  a.portfolio = {c};
-  a.training.shapes = {{{"N", 64}}};
-  a.training.candidates = {c};
-  a.training.ms = {{1.0}};
-  a.selector = explore::fit_selector(a.training, {0});
+  const explore::AdaptiveArtifact a = single_member_artifact(c);
   const std::optional<explore::AdaptiveArtifact::Pick> at64 = a.pick({{"N", 64}}, limits);
   REQUIRE(at64);
   CHECK(at64->as_measured);
@@ -162,17 +174,13 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
 
 TEST_CASE("the fallback member runs where no tiled member divides the shape") {
   const DeviceLimits limits = runtime::named_profile("cpu").limits();
-  const std::string avg3 =
-      "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n";
   explore::AdaptiveCandidate tiled;
-  tiled.printed = avg3 + "def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => avg3(w[0], w[1], "
-                         "w[2]), slide(3, 1, t)), slide(10, 8, pad(1, 1, clamp, xs))))\n";
+  tiled.printed = kTiledSmoother;
   tiled.strategy = "workgroup1d";
   tiled.parameters = {{"tile_x", 8}};
   tiled.local = {8};
   explore::AdaptiveCandidate plain;
-  plain.printed = avg3 + "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
-                         "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  plain.printed = kPlainSmoother;
   plain.strategy = "global1d";
   plain.local = {16};
   CHECK_FALSE(explore::is_shape_free(tiled.parameters));
@@ -203,9 +211,7 @@ TEST_CASE("the fallback member runs where no tiled member divides the shape") {
 TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too, never fitted") {
   const DeviceLimits limits = runtime::named_profile("cpu").limits();
   explore::AdaptiveCandidate c;
-  c.printed = "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n"
-              "def s(xs: [float]N) = mapGlb0(w => avg3(w[0], w[1], w[2]), "
-              "slide(3, 1, pad(1, 1, clamp, xs)))\n";
+  c.printed = kPlainSmoother;
   c.strategy = "global1d";
   c.local = {16};
   c.global = {32};
@@ -240,18 +246,14 @@ TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too,
   CHECK_FALSE(explore::candidate_at_fitted(c, {{"N", 64}}, small, &fit));
 
   // The artifact picks it as measured, with its grid, and keeps the grid through JSON.
-  explore::AdaptiveArtifact a;
-  a.portfolio = {c};
-  a.training.shapes = {{{"N", 64}}};
-  a.training.candidates = {c};
-  a.training.ms = {{1.0}};
-  a.selector = explore::fit_selector(a.training, {0});
+  const explore::AdaptiveArtifact a = single_member_artifact(c);
   const std::optional<explore::AdaptiveArtifact::Pick> at37 = a.pick({{"N", 37}}, limits);
   REQUIRE(at37);
   CHECK(at37->as_measured);
   CHECK(at37->global == std::vector<int64_t>{32});
   CHECK(at37->local == std::vector<int64_t>{16});
-  const explore::AdaptiveArtifact b = explore::adaptive_artifact_from(explore::to_json(a), "a.json");
+  const explore::AdaptiveArtifact b =
+      explore::adaptive_artifact_from(explore::to_json(a), "a.json");
   CHECK(b.portfolio == a.portfolio);
   nlohmann::json mismatched = explore::to_json(a);
   mismatched["portfolio"][0]["global"] = {32, 2};
@@ -276,14 +278,12 @@ TEST_CASE("coverage probes are nearby shapes that 2, 4, 8 and 16 divide but not 
 
 TEST_CASE("the portfolio covers the probes: a member that divides fewer shapes gives way") {
   const DeviceLimits limits = runtime::named_profile("cpu").limits();
-  const std::string avg3 =
-      "userfun avg3(a: float, b: float, c: float): float { return (a + b + c) / 3.0f; }\n";
   auto tiled = [&](int tile) {
     explore::AdaptiveCandidate c;
-    c.printed = avg3 + fmt::format("def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => "
-                                   "avg3(w[0], w[1], w[2]), slide(3, 1, t)), slide({}, {}, "
-                                   "pad(1, 1, clamp, xs))))\n",
-                                   tile + 2, tile);
+    c.printed = kAvg3 + fmt::format("def s(xs: [float]N) = join(mapWrg0(t => mapLcl0(w => "
+                                    "avg3(w[0], w[1], w[2]), slide(3, 1, t)), slide({}, {}, "
+                                    "pad(1, 1, clamp, xs))))\n",
+                                    tile + 2, tile);
     c.strategy = "workgroup1d";
     c.parameters = {{"tile_x", tile}};
     c.local = {tile};
