@@ -147,11 +147,15 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     if (!r.variant.launch.tied) {
       // A free-thread launch's global size was chosen for this shape: part of a broad search
       // here, or, shape-free, a fixed grid to run at every shape.
+      const bool fixed_grid = want_fixed && r.variant.launch.local_given() &&
+                              explore::is_shape_free(r.variant.parameters);
+      if (!want_free && !fixed_grid)
+        continue;
       rewrite::Variant v = r.variant;
       v.program = *r.program;
       if (want_free) {
         free_threads->push_back(std::move(v));
-      } else if (want_fixed && v.launch.local_given() && explore::is_shape_free(v.parameters)) {
+      } else {
         explore::AdaptiveCandidate c = explore::candidate_of(v, module);
         if (std::find(into.begin(), into.end(), c) == into.end())
           into.push_back(std::move(c));
