@@ -412,7 +412,7 @@ nlohmann::json candidate_json(const AdaptiveCandidate& c) {
           {"global", c.global}};
 }
 
-AdaptiveCandidate candidate_from(const nlohmann::json& j) {
+AdaptiveCandidate candidate_from(const nlohmann::json& j, const std::string& origin) {
   AdaptiveCandidate c;
   c.printed = j.at("module").get<std::string>();
   c.strategy = j.at("strategy").get<std::string>();
@@ -421,8 +421,9 @@ AdaptiveCandidate candidate_from(const nlohmann::json& j) {
   // Absent in artifacts from before fixed grids: tied threads.
   c.global = j.value("global", std::vector<int64_t>{});
   LIFTX_USER_CHECK(c.global.empty() || c.global.size() == c.local.size(),
-                   "a candidate's fixed grid ({} sizes) and work-group ({}) differ in dimensions",
-                   c.global.size(), c.local.size());
+                   "{}: a candidate's fixed grid ({} sizes) and work-group ({}) differ in "
+                   "dimensions",
+                   origin, c.global.size(), c.local.size());
   return c;
 }
 
@@ -470,7 +471,7 @@ AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::stri
     a.device = j.at("device").get<std::string>();
     a.profile = j.at("profile").get<std::string>();
     for (const nlohmann::json& c : j.at("portfolio"))
-      a.portfolio.push_back(candidate_from(c));
+      a.portfolio.push_back(candidate_from(c, origin));
     if (j.contains("fallback") && !j.at("fallback").is_null()) {
       a.fallback = j.at("fallback").get<size_t>();
       LIFTX_USER_CHECK(*a.fallback < a.portfolio.size(), "{}: the fallback names member {} of {}",
@@ -483,7 +484,7 @@ AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::stri
     const nlohmann::json& tr = j.at("training");
     a.training.shapes = tr.at("shapes").get<std::vector<rewrite::Sizes>>();
     for (const nlohmann::json& c : tr.at("candidates"))
-      a.training.candidates.push_back(candidate_from(c));
+      a.training.candidates.push_back(candidate_from(c, origin));
     for (const nlohmann::json& row : tr.at("ms")) {
       std::vector<std::optional<double>> times;
       for (const nlohmann::json& t : row)

@@ -258,7 +258,9 @@ TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too,
   nlohmann::json mismatched = explore::to_json(a);
   mismatched["portfolio"][0]["global"] = {32, 2};
   CHECK_THROWS_WITH_AS(explore::adaptive_artifact_from(mismatched, "m.json"),
-                       doctest::Contains("differ in dimensions"), UserError);
+                       doctest::Contains("m.json: a candidate's fixed grid (2 sizes) and "
+                                         "work-group (1) differ in dimensions"),
+                       UserError);
   // Artifacts from before fixed grids (no "global") read as tied members.
   nlohmann::json old = explore::to_json(a);
   old["portfolio"][0].erase("global");
