@@ -272,8 +272,8 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
               KernelFactory::new_buffer(ctx, kernel.output_kind(o), kernel.output_size(o)));
         const std::vector<Output> outputs(scratch.begin(), scratch.end());
         std::vector<double> samples;
-        for (int w = 0; w < options.warmup; ++w)
-          KernelFactory::run_locked(kernel, device_inputs, outputs);
+        runtime::warm_up(options.warmup,
+                         [&] { KernelFactory::run_locked(kernel, device_inputs, outputs); });
         for (int t = 0; t < options.repeat; ++t)
           samples.push_back(KernelFactory::run_locked(kernel, device_inputs, outputs).kernel_ms);
         report.timing = runtime::summarize_samples(samples);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Issue 25 on a host with several NVIDIA GPUs: `liftx adapt` for one stencil per GPU at once,
+# Issue 25 on a host with several NVIDIA GPUs: `liftx adapt` per stencil, one at a time per GPU,
 # trained on nine shapes (powers of two from 256^2 to 4096^2, aspect ratios 1, 4 and 1/4) and
 # evaluated on 16 held-out shapes
 # (384^2 to 8192^2: tall, wide, odd, non-powers of two) against a broad search at each.
 #
-#   bench/gpu-issue25.sh OUT STENCIL...   (at most one stencil per GPU)
+#   bench/gpu-issue25.sh OUT STENCIL...   (dealt to the GPUs in turn; each GPU runs its share
+#                                          one after another)
 #   Environment: LIFTX (default build/liftx), GPUS (default "0 1 2 3"), DBDIR (where the
 #   performance databases live, default OUT: a second call with the same DBDIR continues, the
 #   variants measured before stand in), BUILD_JOBS (default 6), TIME_LIMIT (seconds per adapt,
@@ -22,24 +23,34 @@ shift
 liftx=$(realpath "${LIFTX:-build/liftx}")
 read -r -a gpus <<< "${GPUS:-0 1 2 3}"
 dbdir=$(mkdir -p "${DBDIR:-$out}" && realpath "${DBDIR:-$out}")
-[ $# -le ${#gpus[@]} ] || { echo "gpu-issue25: $# stencils for ${#gpus[@]} GPUs" >&2; exit 2; }
 train=(256x256 512x512 1024x1024 2048x2048 4096x4096 512x2048 2048x512 1024x4096 4096x1024)
 held_out=(384x384 640x480 768x768 1000x1000 1280x720 1536x1536 1920x1080 2047x2049 3000x3000
           3072x1024 1024x3072 5000x3000 6144x6144 8192x8192 512x8192 8192x512)
 limit=()
 [ -z "${TIME_LIMIT:-}" ] || limit=(timeout -k 10 "$TIME_LIMIT")
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
+# One adapt at a time per GPU: two on one GPU would time each other's kernels.
+run_share() {
+  local gpu=$1 stencil failed=0
+  shift
+  for stencil in "$@"; do
+    CUDA_VISIBLE_DEVICES=$gpu LIFTX_CACHE_DIR=/tmp/liftx-cache-gpu$gpu \
+      "${limit[@]}" stdbuf -oL "$liftx" adapt "stencils/$stencil.lift" --device nvidia \
+      --shapes "${train[@]}" --top 4 --portfolio 8 --evaluate "${held_out[@]}" --evaluate-top 8 \
+      --typical 2048x2048 --build-jobs "${BUILD_JOBS:-6}" --db "$dbdir/$stencil.db" --quiet \
+      -o "$out/adapt-$stencil.json" --plot "$out/held-out-$stencil.svg" \
+      >"$out/adapt-eval-$stencil.txt" 2>&1 || failed=1
+  done
+  return $failed
+}
+stencils=("$@")
 pids=()
-for k in $(seq 0 $(($# - 1))); do
-  stencil=${*:$((k + 1)):1}
-  gpu=${gpus[$k]}
-  CUDA_VISIBLE_DEVICES=$gpu LIFTX_CACHE_DIR=/tmp/liftx-cache-gpu$gpu \
-    "${limit[@]}" stdbuf -oL "$liftx" adapt "stencils/$stencil.lift" --device nvidia \
-    --shapes "${train[@]}" --top 4 --portfolio 8 --evaluate "${held_out[@]}" --evaluate-top 8 \
-    --typical 2048x2048 --build-jobs "${BUILD_JOBS:-6}" --db "$dbdir/$stencil.db" --quiet \
-    -o "$out/adapt-$stencil.json" --plot "$out/held-out-$stencil.svg" \
-    >"$out/adapt-eval-$stencil.txt" 2>&1 &
-  pids+=($!)
+for g in "${!gpus[@]}"; do
+  share=()
+  for k in "${!stencils[@]}"; do
+    [ $((k % ${#gpus[@]})) -ne "$g" ] || share+=("${stencils[$k]}")
+  done
+  [ ${#share[@]} -eq 0 ] || { run_share "${gpus[$g]}" "${share[@]}" & pids+=($!); }
 done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done

@@ -9,6 +9,7 @@
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/runtime/launch.hpp"
 #include "explore/adapt.hpp"
 #include "explore/adapt_header.hpp"
 #include "explore/collect.hpp"
@@ -61,6 +62,10 @@ struct AdaptOptions {
   int confirm_repeat = 30;
   bool quiet = false;
 };
+
+/// The confirm pass measures its variants this many times, one after another, each round with
+/// --confirm-repeat / kConfirmRounds timed runs.
+constexpr int kConfirmRounds = 3;
 
 /// Measures variants of one program at one shape (verified, recorded), a batch at a time through
 /// `measurer` (one worker per batch, builders ahead of it): measured configurations stand in.
@@ -279,10 +284,13 @@ void add_adapt_command(CLI::App& app) {
   add_db_option(cmd, o->db, "where every run is recorded");
   add_timing_options(cmd, o->warmup, o->repeat);
   cmd->add_option("--timeout-ms", o->timeout_ms, "per variant, build included (default 60000)");
-  cmd->add_option("--confirm-repeat", o->confirm_repeat,
-                  "with --evaluate: timed runs of a second measurement, at each held-out shape, "
-                  "of the fastest three, the pick, the single member and the typical variant, "
-                  "which the fractions come from (30; 0: the first measurements)")
+  cmd->add_option(
+         "--confirm-repeat", o->confirm_repeat,
+         fmt::format("with --evaluate: timed runs of a second measurement, at each held-out "
+                     "shape, of the fastest three, the pick, the single member and the "
+                     "typical variant, in {} interleaved rounds, which the fractions "
+                     "come from (30; 0: the first measurements)",
+                     kConfirmRounds))
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--build-jobs", o->build_jobs,
                   "processes compiling kernels and interpreting references ahead of the "
@@ -490,14 +498,17 @@ void add_adapt_command(CLI::App& app) {
         single = p;
       }
     }
+    const int confirm_round_repeat = (o->confirm_repeat + kConfirmRounds - 1) / kConfirmRounds;
     fmt::print("\nheld-out shapes (fraction of the best known: the fastest of the selector's pick, "
                "the portfolio, the {} tuned at {} and the {} best ranked there, tied and "
                "free-thread launches each{})\n",
                "variant", explore::shape_text(shapes[typical]), o->evaluate_top,
                o->confirm_repeat > 0
                    ? fmt::format("; the fastest three, the pick, the single member and the "
-                                 "typical variant measured again, {} runs, for the fractions",
-                                 o->confirm_repeat)
+                                 "typical variant measured again in {} interleaved rounds of {} "
+                                 "{}, the median of the rounds' medians, for the fractions",
+                                 kConfirmRounds, confirm_round_repeat,
+                                 confirm_round_repeat == 1 ? "run" : "runs")
                    : std::string());
     fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", "shape", "best ms", "pick",
                "adaptive", "single", "typical", "pick's variant");
@@ -569,14 +580,24 @@ void add_adapt_command(CLI::App& app) {
           if (slot != kNone && ms[slot] &&
               std::find(counted.begin(), counted.end(), slot) == counted.end())
             counted.push_back(slot);
+        // In interleaved rounds: a slow spell of the device (clocks, a neighbour) then costs
+        // every variant one round, and the median of the rounds' medians drops it.
         std::vector<std::optional<rewrite::Variant>> again(variants.size());
         for (size_t slot : counted)
           again[slot] = variants[slot];
         ShapeMeasure confirm(db, device.profile, module, program, shape, kind, *o, measurer,
-                             measured_on, o->confirm_repeat, true);
-        const std::vector<std::optional<double>> confirmed = confirm(std::move(again));
+                             measured_on, confirm_round_repeat, true);
+        std::vector<std::vector<double>> rounds(variants.size());
+        for (int round = 0; round < kConfirmRounds; ++round) {
+          const std::vector<std::optional<double>> confirmed = confirm(again);
+          for (size_t slot : counted)
+            if (confirmed[slot])
+              rounds[slot].push_back(*confirmed[slot]);
+        }
         for (size_t slot : counted)
-          ms[slot] = confirmed[slot];
+          ms[slot] = rounds[slot].empty()
+                         ? std::nullopt
+                         : std::optional(runtime::summarize_samples(rounds[slot]).median_ms);
       }
       std::optional<double> best;
       for (size_t slot : counted)

@@ -1,5 +1,6 @@
 #include "cli/options.hpp"
 
+#include "codegen/runtime/launch.hpp"
 #include "ir/interp/interp.hpp"
 #include "support/error.hpp"
 
@@ -143,7 +144,9 @@ void add_profile_option(CLI::App* cmd, std::string& profile, const char* default
 }
 
 void add_timing_options(CLI::App* cmd, int& warmup, int& repeat) {
-  cmd->add_option("--warmup", warmup, fmt::format("untimed runs first (default {})", warmup))
+  cmd->add_option("--warmup", warmup,
+                  fmt::format("untimed runs first, for at least {:g} ms when > 0 (default {})",
+                              runtime::kMinWarmupMs, warmup))
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--repeat", repeat,
                   fmt::format("timed runs; the median counts (default {})", repeat))

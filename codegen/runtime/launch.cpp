@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 
 namespace liftx::runtime {
@@ -149,11 +150,18 @@ double run_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
   return elapsed_ms(first, last);
 }
 
+void warm_up(int warmup, const std::function<void()>& run) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const auto least = std::chrono::duration<double, std::milli>(kMinWarmupMs);
+  for (int i = 0; i < warmup || (warmup > 0 && Clock::now() - start < least); ++i)
+    run();
+}
+
 Timing time_launch_stages(Device& device, const std::vector<LaunchStage>& stages,
                           const std::function<void(int64_t)>& before, int warmup, int repeat) {
   check_timing_counts(warmup, repeat);
-  for (int i = 0; i < warmup; ++i)
-    run_launch_stages(device, stages, before);
+  warm_up(warmup, [&] { run_launch_stages(device, stages, before); });
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(repeat));
   for (int i = 0; i < repeat; ++i)

@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 using namespace liftx;
 using namespace liftx::runtime;
@@ -94,6 +96,25 @@ TEST_CASE("timing gives repeat samples and ordered statistics") {
   CHECK(timing.q3_ms >= timing.median_ms);
   CHECK(timing.iqr_ms() >= 0);
   CHECK_THROWS_AS(time_kernel(*device, kernel, cl::NDRange(n), cl::NullRange, 0, 0), UserError);
+}
+
+TEST_CASE("a warm-up runs its count and at least kMinWarmupMs; none when not asked for") {
+  using Clock = std::chrono::steady_clock;
+  int calls = 0;
+  warm_up(0, [&] { ++calls; });
+  CHECK(calls == 0);
+  const Clock::time_point start = Clock::now();
+  warm_up(3, [&] { ++calls; });
+  const double took = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  CHECK(calls > 3); // a no-op call takes far less than kMinWarmupMs
+  CHECK(took >= kMinWarmupMs);
+  // Runs longer than kMinWarmupMs: the count alone.
+  calls = 0;
+  warm_up(2, [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kMinWarmupMs + 5));
+  });
+  CHECK(calls == 2);
 }
 
 TEST_CASE("summarize_samples computes quartiles") {
