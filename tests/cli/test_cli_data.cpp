@@ -177,7 +177,8 @@ TEST_CASE("every command spells and describes its shared options the same way") 
   for (const char* command : {"run", "collect", "calibrate", "explore", "launch", "adapt"}) {
     CAPTURE(command);
     const std::string text = help(command);
-    CHECK(contains(text, "--warmup INT:INT in [0 - 1000] untimed runs first, for at least 20 ms when > 0 (default 3)"));
+    CHECK(contains(text, "--warmup INT:INT in [0 - 1000] untimed runs first, for at least 20 ms "
+                         "when > 0 (default 3)"));
     CHECK(contains(text, "timed runs; the median counts (default 10)"));
   }
   for (const char* command :

@@ -50,7 +50,8 @@ struct TuneOptions {
   /// lowering strategy and launch, then its rewritten forms); 0 = the whole space, which can be
   /// hundreds of thousands of variants and take seconds to minutes.
   int64_t max_variants = 20000;
-  int warmup = kDefaultTuneWarmup; ///< untimed runs per variant, for at least 20 ms when > 0 (as the command line's --warmup)
+  /// Untimed runs per variant, for at least 20 ms when > 0 (as the command line's --warmup).
+  int warmup = kDefaultTuneWarmup;
   int repeat = kDefaultTuneRepeat; ///< timed runs per variant, the median counts (as --repeat)
   /// A model file (`liftx train`); empty = the shipped model for the device kind.
   std::string model;
