@@ -506,7 +506,8 @@ void add_adapt_command(CLI::App& app) {
                o->confirm_repeat > 0
                    ? fmt::format("; the fastest three, the pick, the single member and the "
                                  "typical variant measured again in {} interleaved rounds of {} "
-                                 "{}, the median of the rounds' medians, for the fractions",
+                                 "{}: times the median of the rounds, fractions the median of "
+                                 "the rounds' ratios",
                                  kConfirmRounds, confirm_round_repeat,
                                  confirm_round_repeat == 1 ? "run" : "runs")
                    : std::string());
@@ -570,6 +571,8 @@ void add_adapt_command(CLI::App& app) {
       std::sort(fastest.begin(), fastest.end(),
                 [&](size_t a, size_t b) { return *ms[a] < *ms[b]; });
       std::vector<size_t> counted = fastest; // the slots the best known is the fastest of
+      // The confirm pass's times per slot, one per round (nullopt where a run failed).
+      std::vector<std::vector<std::optional<double>>> rounds(variants.size());
       if (o->confirm_repeat > 0) {
         // The fastest of a score of noisy medians is biased fast (more so the more variants
         // there are, and at microsecond kernels): the fastest three, the pick, the single member
@@ -580,32 +583,41 @@ void add_adapt_command(CLI::App& app) {
           if (slot != kNone && ms[slot] &&
               std::find(counted.begin(), counted.end(), slot) == counted.end())
             counted.push_back(slot);
-        // In interleaved rounds: a slow spell of the device (clocks, a neighbour) then costs
-        // every variant one round, and the median of the rounds' medians drops it.
+        // In interleaved rounds, the fractions paired within each (explore::paired_fraction):
+        // a slow spell of the device (clocks, a neighbour) costs every variant of its round.
         std::vector<std::optional<rewrite::Variant>> again(variants.size());
         for (size_t slot : counted)
           again[slot] = variants[slot];
         ShapeMeasure confirm(db, device.profile, module, program, shape, kind, *o, measurer,
                              measured_on, confirm_round_repeat, true);
-        std::vector<std::vector<double>> rounds(variants.size());
         for (int round = 0; round < kConfirmRounds; ++round) {
           const std::vector<std::optional<double>> confirmed = confirm(again);
           for (size_t slot : counted)
-            if (confirmed[slot])
-              rounds[slot].push_back(*confirmed[slot]);
+            rounds[slot].push_back(confirmed[slot]);
         }
-        for (size_t slot : counted)
-          ms[slot] = rounds[slot].empty()
-                         ? std::nullopt
-                         : std::optional(runtime::summarize_samples(rounds[slot]).median_ms);
+        for (size_t slot : counted) {
+          std::vector<double> ran;
+          for (const std::optional<double>& t : rounds[slot])
+            if (t)
+              ran.push_back(*t);
+          ms[slot] =
+              ran.empty() ? std::nullopt : std::optional(runtime::summarize_samples(ran).median_ms);
+        }
       }
-      std::optional<double> best;
+      size_t best_slot = kNone;
       for (size_t slot : counted)
-        if (ms[slot] && (!best || *ms[slot] < *best))
-          best = ms[slot];
+        if (ms[slot] && (best_slot == kNone || *ms[slot] < *ms[best_slot]))
+          best_slot = slot;
+      const std::optional<double> best = best_slot == kNone ? std::nullopt : ms[best_slot];
       // The portfolio's members are the first slots.
       auto fraction = [&](size_t slot) {
-        return best && slot != kNone && ms[slot] && *ms[slot] > 0 ? *best / *ms[slot] : 0.0;
+        if (!best || slot == kNone || !ms[slot] || *ms[slot] <= 0)
+          return 0.0;
+        if (!rounds[slot].empty())
+          if (std::optional<double> paired =
+                  explore::paired_fraction(rounds[best_slot], rounds[slot]))
+            return *paired;
+        return *best / *ms[slot];
       };
       const double adaptive = fraction(pick_slot);
       plotted_shapes.push_back(explore::shape_text(shape));

@@ -504,6 +504,21 @@ AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::stri
   }
 }
 
+std::optional<double> paired_fraction(const std::vector<std::optional<double>>& best_ms,
+                                      const std::vector<std::optional<double>>& variant_ms) {
+  std::vector<double> ratios;
+  for (size_t r = 0; r < std::min(best_ms.size(), variant_ms.size()); ++r)
+    if (best_ms[r] && variant_ms[r] && *variant_ms[r] > 0)
+      ratios.push_back(*best_ms[r] / *variant_ms[r]);
+  if (ratios.empty())
+    return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t half = ratios.size() / 2;
+  const double median =
+      ratios.size() % 2 == 1 ? ratios[half] : (ratios[half - 1] + ratios[half]) / 2;
+  return std::min(1.0, median);
+}
+
 std::string shape_text(const rewrite::Sizes& sizes) {
   std::vector<int64_t> values;
   for (const auto& [name, value] : sizes)

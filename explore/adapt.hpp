@@ -157,6 +157,14 @@ nlohmann::json to_json(const AdaptiveArtifact& artifact);
 /// UserError naming `origin` when the JSON is not an adaptive artifact.
 AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& json, const std::string& origin);
 
+/// How close a variant comes to the best, from measurements taken in rounds (each round measures
+/// every variant compared once, one after another; nullopt where a run failed): the median over
+/// the rounds in which both ran of best / variant, at most 1. A slow spell of the device that
+/// lasts a round slows both alike and cancels, where a ratio of each one's own median would keep
+/// it. nullopt when no round has both.
+std::optional<double> paired_fraction(const std::vector<std::optional<double>>& best_ms,
+                                      const std::vector<std::optional<double>>& variant_ms);
+
 /// "512x1024" (sizes in the order of their names) and its inverse for `names`: "512x1024" or
 /// "M=512,N=1024"; UserError naming `text` otherwise.
 std::string shape_text(const rewrite::Sizes& sizes);

@@ -349,7 +349,7 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   CHECK(contains(r.out, "23x41"));
   CHECK(contains(r.out, "global size rounded up"));
   // The fractions' second measurement.
-  CHECK(contains(r.out, "measured again in 3 interleaved rounds of 1 run,"));
+  CHECK(contains(r.out, "measured again in 3 interleaved rounds of 1 run:"));
   const std::string artifact = read_text(out);
   CHECK(contains(artifact, "\"format\": \"liftx-adaptive-1\""));
   CHECK(contains(artifact, "\"portfolio\""));

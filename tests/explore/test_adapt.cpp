@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,6 +86,31 @@ TEST_CASE("the portfolio maximises the worst shape, then the mean, with as few m
   CHECK(explore::choose_portfolio(split, 1) == std::vector<size_t>{0});
   const std::vector<size_t> two = explore::choose_portfolio(split, 2);
   CHECK(std::set<size_t>(two.begin(), two.end()) == std::set<size_t>{1, 2});
+}
+
+TEST_CASE("a paired fraction is the median of the rounds' ratios, at most 1") {
+  using Rounds = std::vector<std::optional<double>>;
+  // The run e measurement at 640x480 (H200, jacobi2d9pt): each one's own median gives
+  // 0.0061 / 0.0088 = 69%; round by round the ratios are 0.97, 0.92 and 0.69.
+  CHECK(explore::paired_fraction(Rounds{0.0085, 0.0061, 0.0061}, Rounds{0.0088, 0.0066, 0.0088})
+            .value() == doctest::Approx(0.0061 / 0.0066));
+  const struct {
+    Rounds best, variant;
+    std::optional<double> expected;
+  } rows[] = {
+      {{1.0}, {2.0}, 0.5},
+      {{1.0, 1.0}, {2.0, 4.0}, (0.5 + 0.25) / 2}, // an even count: the mean of the middle two
+      {{1.0, 2.0, 1.0}, {1.0, 1.0, 1.0}, 1.0},    // faster than the best in a round: at most 1
+      {{1.0, std::nullopt, 1.0}, {2.0, 1.0, std::nullopt}, 0.5}, // only rounds where both ran
+      {{std::nullopt}, {1.0}, std::nullopt},
+      {{}, {}, std::nullopt},
+  };
+  for (const auto& row : rows) {
+    const std::optional<double> got = explore::paired_fraction(row.best, row.variant);
+    REQUIRE(got.has_value() == row.expected.has_value());
+    if (got)
+      CHECK(*got == doctest::Approx(*row.expected));
+  }
 }
 
 TEST_CASE("the selector takes the nearest training shape in log2 sizes and falls back") {
