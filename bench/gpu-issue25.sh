@@ -9,7 +9,9 @@
 #   Environment: LIFTX (default build/liftx), GPUS (default "0 1 2 3"), DBDIR (where the
 #   performance databases live, default OUT: a second call with the same DBDIR continues, the
 #   variants measured before stand in), BUILD_JOBS (default 6), TIME_LIMIT (seconds per adapt,
-#   default none; a stopped adapt loses nothing measured).
+#   default none; a stopped adapt loses nothing measured), HELD_OUT (the held-out shapes,
+#   default the 16 below: a call of a device's 10 minutes fits about 8 of them for two
+#   stencils per GPU, so a long evaluation is split into calls sharing DBDIR).
 # Every variant is verified against the interpreter before it is timed (median of 10 after 3
 # warm-ups). OUT gets adapt-eval-<s>.txt (the report), adapt-<s>.json (the artifact) and
 # held-out-<s>.svg (the plot). The NVIDIA ICD must be registered (scripts/nvidia-env.sh).
@@ -26,6 +28,7 @@ dbdir=$(mkdir -p "${DBDIR:-$out}" && realpath "${DBDIR:-$out}")
 train=(256x256 512x512 1024x1024 2048x2048 4096x4096 512x2048 2048x512 1024x4096 4096x1024)
 held_out=(384x384 640x480 768x768 1000x1000 1280x720 1536x1536 1920x1080 2047x2049 3000x3000
           3072x1024 1024x3072 5000x3000 6144x6144 8192x8192 512x8192 8192x512)
+[ -z "${HELD_OUT:-}" ] || read -r -a held_out <<< "$HELD_OUT"
 limit=()
 [ -z "${TIME_LIMIT:-}" ] || limit=(timeout -k 10 "$TIME_LIMIT")
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader >"$out/gpu.txt" || true
