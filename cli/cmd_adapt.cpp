@@ -489,15 +489,11 @@ void add_adapt_command(CLI::App& app) {
     // The portfolio's best single member: the highest mean fraction over the training shapes.
     size_t single = 0;
     double single_mean = -1;
-    for (size_t p = 0; p < members.size(); ++p) {
-      double sum = 0;
-      for (size_t s = 0; s < shapes.size(); ++s)
-        sum += table.fraction(s, members[p]);
-      if (sum > single_mean) {
-        single_mean = sum;
+    for (size_t p = 0; p < members.size(); ++p)
+      if (const double mean = mean_fraction(members[p]); mean > single_mean) {
+        single_mean = mean;
         single = p;
       }
-    }
     const int confirm_round_repeat = (o->confirm_repeat + kConfirmRounds - 1) / kConfirmRounds;
     fmt::print("\nheld-out shapes (fraction of the best known: the fastest of the selector's pick, "
                "the portfolio, the {} tuned at {} and the {} best ranked there, tied and "

@@ -1,6 +1,7 @@
 #include "explore/adapt.hpp"
 
 #include "codegen/launch.hpp"
+#include "codegen/runtime/launch.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "support/error.hpp"
@@ -512,11 +513,7 @@ std::optional<double> paired_fraction(const std::vector<std::optional<double>>& 
       ratios.push_back(*best_ms[r] / *variant_ms[r]);
   if (ratios.empty())
     return std::nullopt;
-  std::sort(ratios.begin(), ratios.end());
-  const size_t half = ratios.size() / 2;
-  const double median =
-      ratios.size() % 2 == 1 ? ratios[half] : (ratios[half - 1] + ratios[half]) / 2;
-  return std::min(1.0, median);
+  return std::min(1.0, runtime::summarize_samples(std::move(ratios)).median_ms);
 }
 
 std::string shape_text(const rewrite::Sizes& sizes) {
