@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -507,10 +508,16 @@ void add_adapt_command(CLI::App& app) {
                                  kConfirmRounds, confirm_round_repeat,
                                  confirm_round_repeat == 1 ? "run" : "runs")
                    : std::string());
+    fmt::print("(`*`: the pick, the single member or the typical variant fitted to the shape, "
+               "where it does not apply as measured; `-`: it does not run there)\n");
     fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", "shape", "best ms", "pick",
                "adaptive", "single", "typical", "pick's variant");
     double sum_adaptive = 0, worst_adaptive = 1;
     size_t shown = 0;
+    // The typical variant's worst shape where it runs (fitted or not), and the shapes it misses.
+    double worst_typical = 2;
+    std::string worst_typical_shape;
+    size_t typical_missing = 0;
     std::vector<std::string> plotted_shapes;
     std::vector<model::Series> plotted{
         {"adaptive pick", {}, model::palette(0), false},
@@ -559,6 +566,27 @@ void add_adapt_command(CLI::App& app) {
         variants.push_back(
             explore::candidate_at_fitted(artifact.portfolio[pick->member], shape, limits, &fit));
       }
+      // The single member and the typical variant where they do not apply as measured: fitted
+      // to the shape as the pick would be (what an application keeping that one variant could
+      // run there), marked `*`; `-` only where no fitting runs either.
+      std::map<size_t, size_t> fitted_of; // a compared slot -> its fitted launch's slot
+      if (pick && !pick->as_measured)
+        fitted_of[pick->member] = pick_slot;
+      auto fitted_slot = [&](size_t slot) {
+        if (slot == kNone || variants[slot])
+          return slot;
+        if (const auto it = fitted_of.find(slot); it != fitted_of.end())
+          return it->second; // the same kernel and launch: one measurement, not two
+        explore::Fit fit = explore::Fit::as_measured;
+        std::optional<rewrite::Variant> v =
+            explore::candidate_at_fitted(compared[slot], shape, limits, &fit);
+        if (!v)
+          return slot;
+        variants.push_back(std::move(v));
+        return fitted_of[slot] = variants.size() - 1;
+      };
+      const size_t single_slot = fitted_slot(single);
+      const size_t typical_run_slot = fitted_slot(typical_slot);
       std::vector<std::optional<double>> ms = measure(variants);
       std::vector<size_t> fastest;
       for (size_t k = 0; k < ms.size(); ++k)
@@ -575,7 +603,7 @@ void add_adapt_command(CLI::App& app) {
         // and the typical variant are measured again, and the fractions come from those runs.
         counted.assign(fastest.begin(),
                        fastest.begin() + std::ptrdiff_t(std::min<size_t>(3, fastest.size())));
-        for (size_t slot : {pick_slot, single, typical_slot})
+        for (size_t slot : {pick_slot, single_slot, typical_run_slot})
           if (slot != kNone && ms[slot] &&
               std::find(counted.begin(), counted.end(), slot) == counted.end())
             counted.push_back(slot);
@@ -615,18 +643,28 @@ void add_adapt_command(CLI::App& app) {
             return *paired;
         return *best / *ms[slot];
       };
+      auto fitted_percent = [&](size_t slot, size_t as_measured_slot) {
+        return percent(fraction(slot)) + (slot != as_measured_slot && ms[slot] ? "*" : "");
+      };
       const double adaptive = fraction(pick_slot);
       plotted_shapes.push_back(explore::shape_text(shape));
       plotted[0].y.push_back(100 * adaptive);
-      plotted[1].y.push_back(100 * fraction(single));
-      plotted[2].y.push_back(100 * fraction(typical_slot));
+      plotted[1].y.push_back(100 * fraction(single_slot));
+      plotted[2].y.push_back(100 * fraction(typical_run_slot));
+      if (const double t = fraction(typical_run_slot); t <= 0) {
+        ++typical_missing;
+      } else if (t < worst_typical) {
+        worst_typical = t;
+        worst_typical_shape = explore::shape_text(shape);
+      }
       sum_adaptive += adaptive;
       worst_adaptive = std::min(worst_adaptive, adaptive);
       ++shown;
       fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", explore::shape_text(shape),
                  best ? fmt::format("{:.4f}", *best) : "-",
                  pick ? fmt::format("#{}{}", pick->member, pick->as_measured ? "" : "*") : "none",
-                 percent(adaptive), percent(fraction(single)), percent(fraction(typical_slot)),
+                 percent(adaptive), fitted_percent(single_slot, single),
+                 fitted_percent(typical_run_slot, typical_slot),
                  !pick               ? std::string("no member applies")
                  : pick->as_measured ? artifact.portfolio[pick->member].describe()
                  : pick->rounded ? fmt::format("{} (* global size rounded up to the work-group)",
@@ -639,6 +677,11 @@ void add_adapt_command(CLI::App& app) {
                "shapes\n",
                100 * sum_adaptive / double(std::max<size_t>(shown, 1)), 100 * worst_adaptive,
                shown);
+    if (typical_candidate)
+      fmt::print("typical   worst {} ({}) where it runs, fitted where needed; it runs at {} of "
+                 "the {}\n",
+                 worst_typical <= 1 ? percent(worst_typical) : "-",
+                 worst_typical <= 1 ? worst_typical_shape : "none", shown - typical_missing, shown);
     if (!o->plot.empty()) {
       std::ofstream out(o->plot);
       out << model::grouped_bar_chart_svg(
