@@ -677,11 +677,17 @@ void add_adapt_command(CLI::App& app) {
                "shapes\n",
                100 * sum_adaptive / double(std::max<size_t>(shown, 1)), 100 * worst_adaptive,
                shown);
-    if (typical_candidate)
-      fmt::print("typical   worst {} ({}) where it runs, fitted where needed; it runs at {} of "
-                 "the {}\n",
-                 worst_typical <= 1 ? percent(worst_typical) : "-",
-                 worst_typical <= 1 ? worst_typical_shape : "none", shown - typical_missing, shown);
+    if (typical_candidate) {
+      const std::string typical_variant = table.candidates[*typical_candidate].describe();
+      if (worst_typical <= 1)
+        fmt::print("typical   {}: worst {} ({}) where it runs, fitted where needed; it runs at {} "
+                   "of the {} held-out shapes\n",
+                   typical_variant, percent(worst_typical), worst_typical_shape,
+                   shown - typical_missing, shown);
+      else
+        fmt::print("typical   {}: runs at none of the {} held-out shapes, fitted or not\n",
+                   typical_variant, shown);
+    }
     if (!o->plot.empty()) {
       std::ofstream out(o->plot);
       out << model::grouped_bar_chart_svg(

@@ -350,6 +350,12 @@ TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluate
   CHECK(contains(r.out, "global size rounded up"));
   // The fractions' second measurement.
   CHECK(contains(r.out, "measured again in 3 interleaved rounds of 1 run:"));
+  // The variant tuned at a training shape, fitted where it does not apply as measured: where it
+  // runs at the held-out shapes, its worst; or that it runs at none.
+  CHECK(contains(r.out, "`*`: the pick, the single member or the typical variant fitted"));
+  CHECK(contains(r.out, "\ntypical   "));
+  CHECK((contains(r.out, "held-out shapes, fitted or not") ||
+         contains(r.out, "where it runs, fitted where needed; it runs at ")));
   const std::string artifact = read_text(out);
   CHECK(contains(artifact, "\"format\": \"liftx-adaptive-1\""));
   CHECK(contains(artifact, "\"portfolio\""));
