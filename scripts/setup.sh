@@ -10,7 +10,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
-  libclblast-dev libsqlite3-dev libxgboost-dev clang-format
+  libclblast-dev libsqlite3-dev libxgboost-dev libjemalloc-dev clang-format
   libopenmpi-dev openmpi-bin sqlite3
   ${LIFTX_EXTRA_PACKAGES:-}
 )
