@@ -12,8 +12,9 @@
 #   default none; a stopped adapt loses nothing measured), HELD_OUT (the held-out shapes,
 #   default the 16 below: a call of a device's 10 minutes fits about 8 of them for two
 #   stencils per GPU, so a long evaluation is split into calls sharing DBDIR).
-# Every variant is verified against the interpreter before it is timed (median of 10 after 3
-# warm-ups). OUT gets adapt-eval-<s>.txt (the report), adapt-<s>.json (the artifact) and
+# Every variant is verified against the interpreter before it is timed (median of 10 after a
+# warm-up of at least 20 ms; the fractions from a confirm pass of 3 interleaved rounds of 10 runs,
+# paired within the rounds). OUT gets adapt-eval-<s>.txt (the report), adapt-<s>.json (the artifact) and
 # held-out-<s>.svg (the plot). The NVIDIA ICD must be registered (scripts/nvidia-env.sh).
 set -euo pipefail
 if [ $# -lt 2 ]; then
