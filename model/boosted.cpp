@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -28,11 +29,20 @@ void check(int rc, const char* call) {
                         __LINE__);
 }
 
+/// XGBoost rejects infinite inputs, and a finite double beyond float's range casts to one: such
+/// a value saturates (it falls in the same leaf as the largest float would). NaN stays NaN, the
+/// value XGBoost reads as missing.
+float saturated_float(double value) {
+  constexpr double largest = std::numeric_limits<float>::max();
+  return std::isnan(value) ? std::numeric_limits<float>::quiet_NaN()
+                           : static_cast<float>(std::clamp(value, -largest, largest));
+}
+
 std::vector<float> row_major_floats(const Matrix& rows) {
   std::vector<float> out(static_cast<size_t>(rows.rows() * rows.cols()));
   for (Eigen::Index r = 0; r < rows.rows(); ++r)
     for (Eigen::Index c = 0; c < rows.cols(); ++c)
-      out[static_cast<size_t>(r * rows.cols() + c)] = static_cast<float>(rows(r, c));
+      out[static_cast<size_t>(r * rows.cols() + c)] = saturated_float(rows(r, c));
   return out;
 }
 

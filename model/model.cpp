@@ -594,6 +594,12 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     const auto kept = static_cast<Eigen::Index>(m.standardiser_.kept.size());
     if (m.standardiser_.mean.size() != kept || m.standardiser_.scale.size() != kept)
       throw UserError(fmt::format("{}: inconsistent standardisation", origin));
+    for (Eigen::Index c = 0; c < kept; ++c)
+      if (!std::isfinite(m.standardiser_.mean[c]) || !std::isfinite(m.standardiser_.scale[c]) ||
+          !(m.standardiser_.scale[c] > 0))
+        throw UserError(fmt::format("{}: standardisation of column {} has mean {} and scale {} "
+                                    "(both must be finite, the scale positive)",
+                                    origin, c, m.standardiser_.mean[c], m.standardiser_.scale[c]));
     for (int c : m.standardiser_.kept)
       if (c < 0 || static_cast<size_t>(c) >= m.feature_names_.size())
         throw UserError(fmt::format("{}: standardisation names column {} of {}", origin, c,

@@ -238,7 +238,27 @@ TEST_CASE("boosted: model files round trip exactly") {
     j = m.to_json();
     j["version"] = 99;
     CHECK_THROWS_WITH_AS(Model::from_json(j, "b.json"), doctest::Contains("version 99"), UserError);
+    j = m.to_json();
+    j["standardisation"]["scale"][0] = 0.0;
+    CHECK_THROWS_WITH_AS(Model::from_json(j, "b.json"),
+                         doctest::Contains("b.json: standardisation of column 0"), UserError);
   }
+}
+
+TEST_CASE("boosted: features beyond float's range saturate instead of failing in XGBoost") {
+  // (fuzz/regressions/model/standardisation-beyond-float-range.json: a mean of 2.8e76.)
+  const Grouped g = grouped(3, 100, 7);
+  const Model m =
+      Model::train(Kind::boosted, column_names(3), g.x.cwiseAbs(), g.y, small(), &g.groups);
+  Matrix rows(3, 3);
+  rows << 1e300, 0.5, 0.5, //
+      -1e300, 0.5, 0.5,    //
+      1e30, 0.5, 0.5;
+  const Vector predicted = m.predict(rows);
+  REQUIRE(predicted.size() == 3);
+  CHECK(predicted.allFinite());
+  // Beyond the largest float, the same leaf as the largest float (and as any large value).
+  CHECK(predicted[0] == predicted[2]);
 }
 
 TEST_CASE("boosted: explanations are the features that move the prediction most") {
