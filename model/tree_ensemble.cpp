@@ -294,17 +294,67 @@ void TreeEnsemble::make_complete() {
 // value >= threshold is !(value < threshold), XGBoost's "right", except for NaN, which XGBoost
 // treats as missing: it takes the default direction.
 
+namespace {
+
+/// Descends from `node` at `level` while the rows' range of each node's feature [low, high]
+/// lies on one side of its threshold, so that every row takes the same branch; `range_of(node)`
+/// is where the node's feature's range is stored. A node that only copies a leaf downwards
+/// (NaN threshold) leads to that leaf either way.
+template <typename Node, typename RangeOf>
+void descend_shared(const Node* nodes, uint32_t depth, const float* low, const float* high,
+                    RangeOf range_of, size_t& node, uint32_t& level) {
+  for (; level < depth; ++level) {
+    const Node& n = nodes[node];
+    const size_t range = range_of(n);
+    if (!(high[range] >= n.threshold))
+      node = 2 * node + 1;
+    else if (low[range] >= n.threshold)
+      node = 2 * node + 2;
+    else
+      return;
+  }
+}
+
+} // namespace
+
 template <bool has_missing>
-void TreeEnsemble::add_complete_trees(const float* block_values, float* block_margins) const {
+void TreeEnsemble::add_complete_trees(const float* block_values, const RowRanges& ranges,
+                                      float* block_margins) const {
   for (const Tree& tree : trees_) {
     const CompleteNode* nodes = complete_nodes_.data() + tree.first_node;
     const uint8_t* default_right = complete_default_right_.data() + tree.first_node;
     const float* leaves = leaf_values_.data() + tree.first_leaf;
     const size_t internal = (size_t{1} << tree.depth) - 1;
+    // The levels where every row takes the same branch are walked once: for the whole block,
+    // then for each group of lanes. Not with missing values, whose direction is the node's own.
+    size_t block_node = 0;
+    uint32_t block_level = 0;
+    if constexpr (!has_missing) {
+      descend_shared(
+          nodes, tree.depth, ranges.block_low.data(), ranges.block_high.data(),
+          [](const CompleteNode& n) { return n.value_offset / kBlockRows; }, block_node,
+          block_level);
+      if (block_level == tree.depth) {
+        const float leaf = leaves[block_node - internal];
+        for (uint32_t row = 0; row < kBlockRows; ++row)
+          block_margins[row] += leaf;
+        continue;
+      }
+    }
     for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
-      size_t at[kLanes] = {};
+      size_t shared = block_node;
+      uint32_t level = block_level;
+      if constexpr (!has_missing)
+        descend_shared(
+            nodes, tree.depth, ranges.group_low.data(), ranges.group_high.data(),
+            [column = group / kLanes](const CompleteNode& n) {
+              return n.value_offset / kLanes + column; // feature * groups + column
+            },
+            shared, level);
+      size_t at[kLanes];
+      std::fill_n(at, kLanes, shared);
       const float* values = block_values + group;
-      for (uint32_t level = 0; level < tree.depth; ++level) {
+      for (; level < tree.depth; ++level) {
 #pragma GCC unroll 16
         for (uint32_t lane = 0; lane < kLanes; ++lane) {
           const CompleteNode& node = nodes[at[lane]];
@@ -364,6 +414,13 @@ std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
   // of the matrix stay 0; their margins are dropped.
   std::vector<float> block(static_cast<size_t>(features_) * kBlockRows, 0.0f);
   std::array<float, kBlockRows> block_margins{};
+  RowRanges ranges;
+  if (complete_) {
+    ranges.group_low.resize(static_cast<size_t>(features_) * (kBlockRows / kLanes));
+    ranges.group_high.resize(ranges.group_low.size());
+    ranges.block_low.resize(static_cast<size_t>(features_));
+    ranges.block_high.resize(ranges.block_low.size());
+  }
   for (size_t begin = 0; begin < count; begin += kBlockRows) {
     const size_t size = std::min<size_t>(kBlockRows, count - begin);
     bool has_missing = false;
@@ -374,12 +431,33 @@ std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
         column[r] = static_cast<float>(source[r]); // as XGBoost's DMatrix stores it
         has_missing |= std::isnan(column[r]);
       }
+      if (!complete_)
+        continue;
+      // Over the rows of the matrix only: rows past its end hold an earlier block's values
+      // (NaN too), and their margins are dropped whichever way they go.
+      float* block_low = &ranges.block_low[static_cast<size_t>(f)];
+      float* block_high = &ranges.block_high[static_cast<size_t>(f)];
+      *block_low = std::numeric_limits<float>::infinity();
+      *block_high = -std::numeric_limits<float>::infinity();
+      for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
+        const size_t range = static_cast<size_t>(f) * (kBlockRows / kLanes) + group / kLanes;
+        const size_t end = std::min<size_t>(group + kLanes, size);
+        if (end <= group) {
+          ranges.group_low[range] = ranges.group_high[range] = 0;
+          continue;
+        }
+        const auto [low, high] = std::minmax_element(column + group, column + end);
+        ranges.group_low[range] = *low;
+        ranges.group_high[range] = *high;
+        *block_low = std::min(*block_low, *low);
+        *block_high = std::max(*block_high, *high);
+      }
     }
     block_margins.fill(base_score_);
     if (complete_ && has_missing)
-      add_complete_trees<true>(block.data(), block_margins.data());
+      add_complete_trees<true>(block.data(), ranges, block_margins.data());
     else if (complete_)
-      add_complete_trees<false>(block.data(), block_margins.data());
+      add_complete_trees<false>(block.data(), ranges, block_margins.data());
     else if (has_missing)
       add_linked_trees<true>(block.data(), block_margins.data());
     else

@@ -15,6 +15,10 @@
 /// output, numerical splits. Everything in the JSON is validated (child and split indices, node
 /// counts, cycles): a malformed or unsupported model is a UserError, never an out-of-bounds read.
 ///
+/// Rows of a variant space come in runs that share most features (one kernel's launches): where
+/// the values of a block's (or a group's) rows of a node's feature all lie on one side of its
+/// threshold, the level is walked once for them all. The margins are the same either way.
+///
 /// Immutable once built; margins() may be called from many threads at once.
 #include "model/model.hpp"
 
@@ -80,8 +84,15 @@ private:
     uint32_t depth;      ///< the longest root-to-leaf path, in edges
   };
 
+  /// The smallest and largest value of each feature over the rows of a block (block_low[feature])
+  /// and over each group of kLanes of them (group_low[feature * (kBlockRows / kLanes) + group]);
+  /// likewise the highs. Complete layout only.
+  struct RowRanges {
+    std::vector<float> block_low, block_high, group_low, group_high;
+  };
   template <bool has_missing>
-  void add_complete_trees(const float* block_values, float* block_margins) const;
+  void add_complete_trees(const float* block_values, const RowRanges& ranges,
+                          float* block_margins) const;
   template <bool has_missing>
   void add_linked_trees(const float* block_values, float* block_margins) const;
   void make_complete();

@@ -112,6 +112,25 @@ Matrix probing_rows(const json& model, int features, Eigen::Index count, uint64_
   return rows;
 }
 
+/// Rows as a variant space gives them: within each block of 64 rows (the ensemble's unit of
+/// work) a feature is the same in every row, the same within each group of 8, or varies; the
+/// values probe the splits as probing_rows() does, without missing values (with them, no walk is
+/// shared).
+Matrix blocked_rows(const json& model, int features, Eigen::Index count, uint64_t seed) {
+  Matrix rows = probing_rows(model, features, count, seed);
+  rows = rows.unaryExpr([](double v) { return std::isnan(v) ? 0.25 : v; });
+  std::mt19937_64 rng(seed + 1);
+  std::uniform_int_distribution<int> mode(0, 3);
+  for (Eigen::Index block = 0; block < count; block += 64)
+    for (int f = 0; f < features; ++f) {
+      const int m = mode(rng);
+      const Eigen::Index span = m <= 1 ? 64 : m == 2 ? 8 : 1; // 64: the block, 8: a group
+      for (Eigen::Index r = block; r < std::min(count, block + 64); ++r)
+        rows(r, f) = rows(r - (r - block) % span, f);
+    }
+  return rows;
+}
+
 /// How many margins differ from XGBoost's in any bit.
 size_t differing(const std::vector<double>& ours, const std::vector<double>& xgboost) {
   REQUIRE(ours.size() == xgboost.size());
@@ -140,6 +159,9 @@ void check_identical(const xgb::Booster& booster, Eigen::Index count, uint64_t s
   const std::vector<double> xgboost = booster.predict_margin_xgboost(rows);
   const std::vector<double> ours = booster.predict_margin(rows);
   CHECK(differing(ours, xgboost) == 0);
+  // Rows whose blocks and groups share features, so that walks are shared.
+  const Matrix blocked = blocked_rows(model, booster.features(), count, seed + 7);
+  CHECK(differing(booster.predict_margin(blocked), booster.predict_margin_xgboost(blocked)) == 0);
   // Chunks that are not multiples of the block, and a single row.
   for (Eigen::Index size : {Eigen::Index(1), Eigen::Index(63), Eigen::Index(65)}) {
     CAPTURE(size);
