@@ -144,6 +144,32 @@ bool CompiledExpr::evaluate_all_lanes(const int64_t* values, size_t lanes,
   return true;
 }
 
+namespace {
+
+/// sum[l] += term[l] on lanes [begin, begin + count), marking the lanes that overflow.
+inline void add_lanes(int64_t* __restrict sum, const int64_t* __restrict term,
+                      int64_t* __restrict failed, size_t begin, size_t count) {
+  for (size_t l = begin; l < begin + count; ++l) {
+    // Wrapping addition; it overflowed when the sum's sign differs from both operands'.
+    const auto s =
+        static_cast<int64_t>(static_cast<uint64_t>(sum[l]) + static_cast<uint64_t>(term[l]));
+    failed[l] |= static_cast<int64_t>(static_cast<uint64_t>((sum[l] ^ s) & (term[l] ^ s)) >> 63);
+    sum[l] = s;
+  }
+}
+
+/// add_lanes() on every lane: in blocks of a fixed count, which the compiler vectorises (the rows
+/// never overlap: a node's row is not its operand's, and the flags have their own).
+void add_lanes(int64_t* sum, const int64_t* term, int64_t* failed, size_t lanes) {
+  constexpr size_t kBlock = 8;
+  size_t l = 0;
+  for (; l + kBlock <= lanes; l += kBlock)
+    add_lanes(sum, term, failed, l, kBlock);
+  add_lanes(sum, term, failed, l, lanes - l);
+}
+
+} // namespace
+
 void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* failed_lanes,
                                 int64_t& uniform_failed, std::vector<int64_t>& scratch,
                                 const uint8_t* uniform_slots) const {
@@ -184,16 +210,8 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
       break;
     case arith::Kind::Sum: {
       std::copy_n(row(child(0)), m, r);
-      for (int c = 1; c < n.count; ++c) {
-        const int64_t* x = row(child(c));
-        for (size_t l = 0; l < m; ++l) {
-          // Wrapping addition; it overflowed when the sum's sign differs from both operands'.
-          const auto sum =
-              static_cast<int64_t>(static_cast<uint64_t>(r[l]) + static_cast<uint64_t>(x[l]));
-          failed[l] |= static_cast<int64_t>(((r[l] ^ sum) & (x[l] ^ sum)) < 0);
-          r[l] = sum;
-        }
-      }
+      for (int c = 1; c < n.count; ++c)
+        add_lanes(r, row(child(c)), failed, m);
       break;
     }
     case arith::Kind::Prod: {
