@@ -835,13 +835,15 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     b.lane_global[d].resize(lanes);
     b.lane_local[d].resize(lanes);
   }
+  // Lane t's local id is t in the mixed radix of the local sizes: counted, not divided out.
+  std::array<int64_t, 3> lid{0, 0, 0};
   for (int64_t t = 0; t < width; ++t) {
-    const std::array<int64_t, 3> lid{t % s.local[0], (t / s.local[0]) % s.local[1],
-                                     t / (s.local[0] * s.local[1])};
     for (size_t d = 0; d < 3; ++d) {
       b.lane_local[d][size_t(t)] = lid[d];
       b.lane_global[d][size_t(t)] = group[d] * s.local[d] + lid[d];
     }
+    for (size_t d = 0; d < 3 && ++lid[d] == s.local[d]; ++d)
+      lid[d] = 0;
   }
   if (detail) {
     detail->warp.group = group;
