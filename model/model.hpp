@@ -130,6 +130,8 @@ public:
   /// Raw features (columns in feature_names() order) -> predicted normalised throughput (pairwise
   /// boosted models: an uncalibrated score in (0, 1), see Objective).
   Vector predict(const Matrix& features) const;
+  /// Raw features -> the standardised (transformed) columns the model works on.
+  Matrix standardised(const Matrix& features) const;
   /// The `count` features of a sample that stand out most: for kNN and tree models the largest
   /// |standardised value|, for boosted models the largest |contribution| to its prediction.
   std::vector<Explanation> explain(const Eigen::Ref<const Eigen::RowVectorXd>& sample,

@@ -35,6 +35,22 @@ const std::vector<std::string>& size_columns() {
   return columns;
 }
 
+std::vector<bool> relative_columns(Transform transform, const std::vector<std::string>& names,
+                                   size_t& bytes_moved) {
+  std::vector<bool> relative(names.size(), false);
+  bytes_moved = 0;
+  if (transform != Transform::log_relative)
+    return relative;
+  auto bytes = std::find(names.begin(), names.end(), "bytes_moved");
+  LIFTX_USER_CHECK(bytes != names.end(),
+                   "the log_relative transform needs the bytes_moved feature");
+  bytes_moved = static_cast<size_t>(bytes - names.begin());
+  for (size_t c = 0; c < names.size(); ++c)
+    relative[c] =
+        std::find(size_columns().begin(), size_columns().end(), names[c]) != size_columns().end();
+  return relative;
+}
+
 Eigen::MatrixXd apply_transform(Transform transform, const std::vector<std::string>& names,
                                 const Eigen::MatrixXd& raw) {
   LIFTX_INTERNAL_CHECK(static_cast<size_t>(raw.cols()) == names.size(),
@@ -42,14 +58,14 @@ Eigen::MatrixXd apply_transform(Transform transform, const std::vector<std::stri
   if (transform == Transform::raw)
     return raw;
   // Features are counts, sizes and fractions: never negative, but clamp so that a log is defined.
-  Eigen::MatrixXd out = raw.unaryExpr([](double x) { return std::log2(1.0 + std::max(0.0, x)); });
+  Eigen::MatrixXd out =
+      raw.unaryExpr([](double x) { return transformed_value(Transform::log, x); });
+  size_t bytes_moved = 0;
+  const std::vector<bool> relative = relative_columns(transform, names, bytes_moved);
   if (transform == Transform::log_relative) {
-    auto bytes = std::find(names.begin(), names.end(), "bytes_moved");
-    LIFTX_USER_CHECK(bytes != names.end(),
-                     "the log_relative transform needs the bytes_moved feature");
-    const Eigen::VectorXd reference = out.col(bytes - names.begin());
+    const Eigen::VectorXd reference = out.col(static_cast<Eigen::Index>(bytes_moved));
     for (size_t c = 0; c < names.size(); ++c)
-      if (std::find(size_columns().begin(), size_columns().end(), names[c]) != size_columns().end())
+      if (relative[c])
         out.col(static_cast<Eigen::Index>(c)) -= reference;
   }
   return out;

@@ -84,7 +84,7 @@ TEST_CASE("size steps: each training size but the smallest held out in turn, tra
   d.feature_names = {"x"};
   const std::vector<std::string> inputs = {"{\"M\":512,\"N\":512}", "{\"M\":64,\"N\":64}",
                                            "{\"M\":128,\"N\":128}", "{\"M\":256,\"N\":128}"};
-  for (const std::string& program : {"a", "b"})
+  for (const std::string program : {"a", "b"})
     for (const std::string& input : inputs)
       for (int i = 0; i < 3; ++i)
         d.samples.push_back({program, input, {double(i)}, 1.0 + i, 1, 0, "", "", {}});
