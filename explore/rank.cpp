@@ -200,19 +200,23 @@ private:
 };
 
 /// Chunks from the thread that walks the stream to the threads that rank them; bounded, so that
-/// the stream runs at most a few chunks ahead.
+/// the stream runs at most a few chunks ahead (the walking thread ranks a chunk itself when it
+/// is full).
 class ChunkQueue {
 public:
   explicit ChunkQueue(size_t capacity) : capacity_(capacity) {}
-  /// False once the ranking has failed (no use walking the stream further).
-  bool push(Chunk chunk) {
-    std::unique_lock lock(mutex_);
-    room_.wait(lock, [&] { return chunks_.size() < capacity_ || failed_; });
+  enum class Offer { taken, full, failed };
+  /// Takes `chunk` (moved from) when there is room; never waits. `failed` once the ranking has
+  /// failed (no use walking the stream further).
+  Offer offer(Chunk& chunk) {
+    std::lock_guard lock(mutex_);
     if (failed_)
-      return false;
+      return Offer::failed;
+    if (chunks_.size() >= capacity_)
+      return Offer::full;
     chunks_.push_back(std::move(chunk));
     ready_.notify_one();
-    return true;
+    return Offer::taken;
   }
   /// The next chunk; nullopt once the stream is done and every chunk taken, or on failure.
   std::optional<Chunk> pop() {
@@ -222,7 +226,6 @@ public:
       return std::nullopt;
     Chunk chunk = std::move(chunks_.front());
     chunks_.pop_front();
-    room_.notify_one();
     return chunk;
   }
   void finish() {
@@ -240,7 +243,6 @@ public:
     }
     failed_ = true;
     ready_.notify_all();
-    room_.notify_all();
   }
   void rethrow_failure() const {
     if (error_)
@@ -250,7 +252,7 @@ public:
 private:
   size_t capacity_;
   std::mutex mutex_;
-  std::condition_variable ready_, room_;
+  std::condition_variable ready_;
   std::deque<Chunk> chunks_;
   bool done_ = false, failed_ = false;
   std::exception_ptr error_;
@@ -382,7 +384,9 @@ namespace {
 
 /// Walks the space (or the sample) of `options` once, in chunks handed to `threads` threads that
 /// run `work` on each; returns the variants walked. The order of the stream, and so every
-/// chunk's first position, is the same on every walk.
+/// chunk's first position, is the same on every walk. The walking thread is one of the
+/// `threads` (number threads - 1): while the others have chunks enough waiting, it runs `work`
+/// on its next chunk itself rather than wait, so that `threads` threads keep as many cores busy.
 int64_t walk_chunks(const ir::Program& program, const RankOptions& options, const RankContext& ctx,
                     unsigned threads, std::string_view phase, const ChunkWork& work) {
   rewrite::SpaceOptions space;
@@ -406,15 +410,19 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
     sampled = rewrite::sample(stream, options.sample, options.sample_seed, count_walked);
   }
 
-  ChunkQueue queue(2 * size_t(threads));
+  // `threads` in all: this one, which walks the stream and ranks when the others have enough
+  // waiting, and threads - 1 that only rank.
+  const unsigned walker = threads - 1;
+  ChunkQueue queue(2 * size_t(walker)); // none with no other thread: this one ranks them all
   std::vector<std::jthread> workers;
-  for (unsigned t = 0; t < threads; ++t)
+  for (unsigned t = 0; t < walker; ++t)
     workers.emplace_back([&, t] { chunk_worker(ctx, queue, work, t); });
 
   // This thread walks the stream and hands the chunks out. A chunk holds only what differs
   // between variants (launch, index); what a run of them shares (strategy, parameters, kernel
   // with its program) is held once, and the stream hands a kernel's launches over at once.
   int64_t total = 0;
+  std::optional<RankScratch> own_scratch; // for the chunks this thread ranks itself
   try {
     Chunk chunk;
     std::shared_ptr<StreamKernel> kernel;
@@ -438,6 +446,26 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
         chunk.runs.push_back(run);
       }
     };
+    // To a waiting thread, or ranked here when they have enough; false once the ranking failed.
+    auto hand_over = [&](Chunk& full_chunk) {
+      switch (queue.offer(full_chunk)) {
+      case ChunkQueue::Offer::taken:
+        return true;
+      case ChunkQueue::Offer::failed:
+        return false;
+      case ChunkQueue::Offer::full:
+        break;
+      }
+      if (!own_scratch)
+        own_scratch.emplace(ctx.profile);
+      try {
+        work(full_chunk, *own_scratch, walker);
+      } catch (...) {
+        queue.fail(full_chunk.first, std::current_exception());
+        return false;
+      }
+      return true;
+    };
     // Adds a variant of the current run; false once the ranking has failed.
     auto add = [&](const codegen::Launch& launch, int64_t index) {
       if (options.keep_if && !options.keep_if(run->parameters, launch))
@@ -448,7 +476,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
         options.on_progress(phase, total);
       if (chunk.variants.size() < kChunkRows)
         return true;
-      if (!queue.push(std::move(chunk)))
+      if (!hand_over(chunk))
         return false;
       chunk = Chunk{total};
       chunk.variants.reserve(kChunkRows);
@@ -476,7 +504,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
       }
     }
     if (pushing && !chunk.variants.empty())
-      queue.push(std::move(chunk));
+      hand_over(chunk);
   } catch (...) {
     queue.fail(total, std::current_exception());
   }
@@ -531,7 +559,7 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
                                      [&](float t) { return t > result.traffic_bound; });
   }
 
-  std::vector<TopK> tops(threads, TopK(options.keep)); // one per worker thread
+  std::vector<TopK> tops(threads, TopK(options.keep)); // one per thread
   const int64_t total =
       walk_chunks(program, options, ctx, threads, "ranking",
                   [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {

@@ -53,7 +53,9 @@ struct RankOptions {
   /// The best-predicted variants returned (0 = every variant ranked). A whole space of
   /// RankedVariants with their feature rows takes about 1 kB each: keep only what is used.
   size_t keep = 2000;
-  unsigned threads = 0; ///< threads computing features and predictions (0 = one per core)
+  /// Threads computing features and predictions, the one walking the space among them (0 = one
+  /// per core).
+  unsigned threads = 0;
   /// Traffic pruning (seed 004): rank only the variants whose modelled global-memory traffic
   /// (features::modelled_traffic_per_byte) is at most this many times the least of the space or
   /// sample; 0 = rank every variant. A first walk of the space models each variant's traffic.
