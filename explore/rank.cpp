@@ -410,9 +410,9 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
     sampled = rewrite::sample(stream, options.sample, options.sample_seed, count_walked);
   }
 
-  // `threads` in all: this one, which walks the stream and ranks when the others have enough
-  // waiting, and threads - 1 that only rank.
-  const unsigned walker = threads - 1;
+  // `threads` in all: threads - 1 that only rank (numbers 0 to threads - 2), and this one
+  // (number threads - 1), which walks the stream and ranks when the others have enough waiting.
+  const unsigned walker = threads - 1;  // this thread's number: as many others rank
   ChunkQueue queue(2 * size_t(walker)); // none with no other thread: this one ranks them all
   std::vector<std::jthread> workers;
   for (unsigned t = 0; t < walker; ++t)

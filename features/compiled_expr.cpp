@@ -147,8 +147,8 @@ bool CompiledExpr::evaluate_all_lanes(const int64_t* values, size_t lanes,
 namespace {
 
 /// sum[l] += term[l] on lanes [begin, begin + count), marking the lanes that overflow.
-inline void add_lanes(int64_t* __restrict sum, const int64_t* __restrict term,
-                      int64_t* __restrict failed, size_t begin, size_t count) {
+inline void add_lane_block(int64_t* __restrict sum, const int64_t* __restrict term,
+                           int64_t* __restrict failed, size_t begin, size_t count) {
   for (size_t l = begin; l < begin + count; ++l) {
     // Wrapping addition; it overflowed when the sum's sign differs from both operands'.
     const auto s =
@@ -158,14 +158,14 @@ inline void add_lanes(int64_t* __restrict sum, const int64_t* __restrict term,
   }
 }
 
-/// add_lanes() on every lane: in blocks of a fixed count, which the compiler vectorises (the rows
-/// never overlap: a node's row is not its operand's, and the flags have their own).
+/// add_lane_block() on every lane: in blocks of a fixed count, which the compiler vectorises (the
+/// rows never overlap: a node's row is not its operand's, and the flags have their own).
 void add_lanes(int64_t* sum, const int64_t* term, int64_t* failed, size_t lanes) {
   constexpr size_t kBlock = 8;
   size_t l = 0;
   for (; l + kBlock <= lanes; l += kBlock)
-    add_lanes(sum, term, failed, l, kBlock);
-  add_lanes(sum, term, failed, l, lanes - l);
+    add_lane_block(sum, term, failed, l, kBlock);
+  add_lane_block(sum, term, failed, l, lanes - l);
 }
 
 } // namespace
