@@ -516,6 +516,7 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
     access_uniform_slots_.push_back(std::move(uniform));
   }
   number_access_chains();
+  number_line_classes();
 }
 
 void KernelModel::number_access_chains() {
@@ -571,6 +572,24 @@ void KernelModel::number_access_chains() {
             loop.level == Level::Wrg || loop.level == Level::Seq;
 }
 
+void KernelModel::number_line_classes() {
+  line_class_.assign(kernel_.accesses.size(), -1);
+  if (!share_entered_chains_)
+    return;
+  std::vector<std::array<int64_t, 3>> classes; // loop chain, element bytes, width
+  for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
+    const codegen::MemoryAccess& a = kernel_.accesses[k];
+    if (a.space != codegen::AddressSpace::Global || batched_root_[k] < 0)
+      continue;
+    const std::array<int64_t, 3> key{access_chain_id_[k], element_bytes(a.kind), a.width};
+    const auto same = std::find(classes.begin(), classes.end(), key);
+    line_class_[k] = static_cast<int>(same - classes.begin());
+    if (same == classes.end())
+      classes.push_back(key);
+  }
+  line_classes_ = static_cast<int>(classes.size());
+}
+
 std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device) {
   int64_t budget = 256;
   if (device.max_work_group_size > 0)
@@ -589,6 +608,9 @@ std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::Device
   }
   return local;
 }
+
+/// Accesses of a line class that a later access is compared with (KernelModel::line_class_).
+constexpr int kShiftCandidates = 4;
 
 struct AnalysisScratch::Buffers {
   explicit Buffers(const runtime::DeviceProfile& profile)
@@ -609,6 +631,11 @@ struct AnalysisScratch::Buffers {
   std::vector<int64_t> batched_rows; ///< KernelModel::batched_indices_'s lanes
   std::vector<int64_t> chain_totals; ///< per distinct access chain, its executions (-1: not yet)
   std::vector<int64_t> index, trip, eval, lines, words, banks_hit;
+  /// Per line class (KernelModel::line_class_), in this launch: up to kShiftCandidates accesses
+  /// whose lines were counted from the batched indices, and their counts.
+  std::vector<std::array<int, kShiftCandidates>> counted;
+  std::vector<int> counted_size;
+  std::vector<LineCount> line_counts; ///< per access
 };
 
 AnalysisScratch::AnalysisScratch(const runtime::DeviceProfile& device)
@@ -897,12 +924,49 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     indices_batched = batched_indices_.evaluate_all_lanes(
         b.lane_values.data(), lanes, b.batched_rows, b.eval, batched_uniform_slots_.data());
   }
+  b.counted.resize(static_cast<size_t>(line_classes_));
+  b.counted_size.assign(static_cast<size_t>(line_classes_), 0);
+  b.line_counts.resize(kernel_.accesses.size());
+  // Whether access k's lanes touch their lines at indices shifted by one amount from access j's
+  // (both in batch, one loop chain: the same active lanes). The lines are counted from the first
+  // active lane's index, so both count the same lines and segments.
+  auto shifted = [&](size_t k, size_t j) {
+    const int64_t* x = b.batched_rows.data() + size_t(batched_root_[k]) * lanes;
+    const int64_t* y = b.batched_rows.data() + size_t(batched_root_[j]) * lanes;
+    const auto first = static_cast<size_t>(
+        std::find(b.active.begin(), b.active.begin() + ptrdiff_t(lanes), 1) - b.active.begin());
+    int64_t shift = 0;
+    bool differs = first == lanes || __builtin_sub_overflow(x[first], y[first], &shift);
+    for (size_t l = 0; l < lanes; ++l) {
+      int64_t d = 0;
+      const bool overflow = __builtin_sub_overflow(x[l], y[l], &d);
+      differs |= b.active[l] != 0 && (overflow || d != shift);
+    }
+    return !differs;
+  };
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
     // All lanes at once; lane by lane (as the features were first defined) where the batch
     // cannot be exact. Both give the same lanes and indices.
     bool batched = access_lanes_exact_[k] && enter_chain(k);
-    if (batched && indices_batched && batched_root_[k] >= 0) {
+    const bool from_batch = batched && indices_batched && batched_root_[k] >= 0;
+    int same_lines_as = -1;
+    if (from_batch && !detail && line_class_[k] >= 0) {
+      const auto c = static_cast<size_t>(line_class_[k]);
+      for (int i = 0; i < b.counted_size[c] && same_lines_as < 0; ++i)
+        if (shifted(k, size_t(b.counted[c][size_t(i)])))
+          same_lines_as = b.counted[c][size_t(i)];
+    }
+    if (same_lines_as >= 0) {
+      const LineCount count = b.line_counts[size_t(same_lines_as)];
+      const auto weight = static_cast<double>(counts.accesses[k]);
+      segments_weighted += weight * static_cast<double>(count.segments);
+      lines_weighted += weight * static_cast<double>(count.lines);
+      lines_weight += weight;
+      width_weighted += weight * static_cast<double>(a.width);
+      continue;
+    }
+    if (from_batch) {
       std::copy_n(b.batched_rows.begin() + ptrdiff_t(size_t(batched_root_[k]) * lanes), lanes,
                   b.index.begin());
     } else if (batched) {
@@ -941,6 +1005,12 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       const LineCount count =
           distinct_lines_of(b.index.data(), b.active.data(), lanes, element_bytes(a.kind),
                             line_bytes, a.width, b.lines);
+      if (from_batch && line_class_[k] >= 0) {
+        const auto c = static_cast<size_t>(line_class_[k]);
+        b.line_counts[k] = count;
+        if (b.counted_size[c] < kShiftCandidates)
+          b.counted[c][size_t(b.counted_size[c]++)] = static_cast<int>(k);
+      }
       value = static_cast<double>(count.lines);
       segments_weighted += weight * static_cast<double>(count.segments);
     }

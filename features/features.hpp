@@ -170,6 +170,8 @@ private:
                        AnalysisScratch::Buffers& b, Analysis* detail) const;
   /// Fills access_chain_id_, distinct_access_chains_ and share_entered_chains_.
   void number_access_chains();
+  /// Fills line_class_ and line_classes_.
+  void number_line_classes();
 
   codegen::Kernel kernel_;
   SlotTable slots_;
@@ -202,6 +204,12 @@ private:
   std::vector<int> batched_root_;
   std::vector<uint8_t> batched_uniform_slots_;
   std::vector<int> chain_access_;
+  /// Per global access evaluated in batch: its class of accesses with the same loop chain,
+  /// element size and width (-1: none). Where two of a class have indices that differ by one
+  /// amount in every active lane, the warp touches as many lines and segments at both, which are
+  /// then counted once.
+  std::vector<int> line_class_;
+  int line_classes_ = 0;
   bool uses_work_groups_ = false;
   int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
 };
