@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -928,21 +929,34 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   b.counted_size.assign(static_cast<size_t>(line_classes_), 0);
   b.line_counts.resize(kernel_.accesses.size());
   // Whether access k's lanes touch their lines at indices shifted by one amount from access j's
-  // (both in batch, one loop chain: the same active lanes). The lines are counted from the first
-  // active lane's index, so both count the same lines and segments.
-  auto shifted = [&](size_t k, size_t j) {
+  // (both in batch, one loop chain: the same active lanes, the first of them `first`). The lines
+  // are counted from the first active lane's index, so both count the same lines and segments.
+  // Differences are taken modulo 2^64: equal ones give distinct_lines_of the same offsets.
+  auto shifted = [&](size_t k, size_t j, size_t first) {
     const int64_t* x = b.batched_rows.data() + size_t(batched_root_[k]) * lanes;
     const int64_t* y = b.batched_rows.data() + size_t(batched_root_[j]) * lanes;
-    const auto first = static_cast<size_t>(
-        std::find(b.active.begin(), b.active.begin() + ptrdiff_t(lanes), 1) - b.active.begin());
-    int64_t shift = 0;
-    bool differs = first == lanes || __builtin_sub_overflow(x[first], y[first], &shift);
-    for (size_t l = 0; l < lanes; ++l) {
-      int64_t d = 0;
-      const bool overflow = __builtin_sub_overflow(x[l], y[l], &d);
-      differs |= b.active[l] != 0 && (overflow || d != shift);
+    const uint64_t shift = uint64_t(x[first]) - uint64_t(y[first]);
+    // Every lane first (inactive lanes have indices too: the batch evaluates them all), two at a
+    // time in vector registers; lane by lane, active ones only, where that fails.
+    using Pair = uint64_t __attribute__((vector_size(16)));
+    Pair differs_pair{0, 0};
+    const Pair shift_pair{shift, shift};
+    size_t l = 0;
+    for (; l + 2 <= lanes; l += 2) {
+      Pair a, c;
+      std::memcpy(&a, x + l, sizeof a);
+      std::memcpy(&c, y + l, sizeof c);
+      differs_pair |= (a - c) ^ shift_pair;
     }
-    return !differs;
+    uint64_t differs = differs_pair[0] | differs_pair[1];
+    for (; l < lanes; ++l)
+      differs |= (uint64_t(x[l]) - uint64_t(y[l])) ^ shift;
+    if (differs == 0)
+      return true;
+    for (l = 0; l < lanes; ++l)
+      if (b.active[l] && uint64_t(x[l]) - uint64_t(y[l]) != shift)
+        return false;
+    return true;
   };
   for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
     const codegen::MemoryAccess& a = kernel_.accesses[k];
@@ -953,8 +967,10 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     int same_lines_as = -1;
     if (from_batch && !detail && line_class_[k] >= 0) {
       const auto c = static_cast<size_t>(line_class_[k]);
-      for (int i = 0; i < b.counted_size[c] && same_lines_as < 0; ++i)
-        if (shifted(k, size_t(b.counted[c][size_t(i)])))
+      const auto first = static_cast<size_t>(
+          std::find(b.active.begin(), b.active.begin() + ptrdiff_t(lanes), 1) - b.active.begin());
+      for (int i = 0; first < lanes && i < b.counted_size[c] && same_lines_as < 0; ++i)
+        if (shifted(k, size_t(b.counted[c][size_t(i)]), first))
           same_lines_as = b.counted[c][size_t(i)];
     }
     if (same_lines_as >= 0) {
