@@ -60,6 +60,12 @@ void Generator::assemble() {
   for (const arith::Expr& v : program_.size_vars())
     kernel_.args.push_back(
         {KernelArg::Role::Size, v.node().name, ir::ScalarKind::Int, arith::Expr(1), -1, {}});
+  for (const auto& [name, divisor] : divisors_)
+    kernel_.size_divisors.emplace_back(name, divisor);
+  // Scalarising private arrays rewrites text only: the census is the same either way.
+  kernel_.census = cl::census(body_);
+  if (!options_.source)
+    return;
   std::string source;
   if (std::any_of(used_userfuns_.begin(), used_userfuns_.end(),
                   [](const auto& used) { return used.second->uses_opencl_int_helpers(); }))
@@ -88,10 +94,7 @@ void Generator::assemble() {
   cl::scalarise_private_arrays(body_);
   source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
                         cl::print(body_, 1));
-  for (const auto& [name, divisor] : divisors_)
-    kernel_.size_divisors.emplace_back(name, divisor);
   kernel_.source = std::move(source);
-  kernel_.census = cl::census(body_);
 }
 
 } // namespace liftx::codegen

@@ -191,6 +191,10 @@ struct Options {
   /// Count, per work-item, every access, barrier and loop body at run time (see Instrumentation):
   /// the dynamic side that validates static features. Same kernel otherwise.
   bool instrument = false;
+  /// Write the OpenCL C text (Kernel::source). Without it the kernel has everything else (its
+  /// records, arguments, launch and census): what static analysis reads, about a quarter of the
+  /// generation's time less where a space is ranked without building anything.
+  bool source = true;
 };
 
 /// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no

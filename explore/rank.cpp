@@ -393,6 +393,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
   space.sizes = options.sizes;
   space.device = ctx.profile.limits();
   space.layouts = options.layouts;
+  space.kernel_source = false; // features only: the text is generated again for what is built
   rewrite::VariantStream stream(program, space);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.

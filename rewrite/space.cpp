@@ -756,6 +756,7 @@ struct VariantStream::State {
     try {
       codegen::Options o;
       o.tie_threads_to_lengths = tied;
+      o.source = options.kernel_source;
       return codegen::generate(p, o);
     } catch (const UserError& e) {
       reject("codegen refused: " + first_words(e.message(), 4));
@@ -883,7 +884,7 @@ struct VariantStream::State {
       std::vector<Launch> kernel_launches = launches(k, is_tied, lengths);
       if (kernel_launches.empty())
         return;
-      if (sources.insert(k.source).second)
+      if (options.kernel_source && sources.insert(k.source).second)
         ++counts.distinct_sources;
       pending.push_back(Pending{p, strategy, params,
                                 std::make_shared<const codegen::Kernel>(std::move(k)),

@@ -84,6 +84,10 @@ struct SpaceOptions {
   /// layout a high-level program of its own with every rewrite and lowering of the separate
   /// grids; its variants carry the parameter "aos" (1) or "aosoa" (the block).
   bool layouts = false;
+  /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
+  /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`
+  /// stays 0.
+  bool kernel_source = true;
 };
 
 /// Counters of the stream so far (all of them, after the stream is exhausted).

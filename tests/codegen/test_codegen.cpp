@@ -5,6 +5,7 @@
 #include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "support/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -80,6 +81,49 @@ TEST_CASE("golden kernels") {
     check_golden(name, generate(name));
   }
   check_golden("chunks_free_threads", generate("chunks", false));
+}
+
+TEST_CASE("a kernel generated without its text has the same records, arguments and launch") {
+  int programs = 0;
+  for (const auto& file : fs::directory_iterator(kDir / "programs")) {
+    if (file.path().extension() != ".lift")
+      continue;
+    const ir::Program program = parse::parse_file(file.path().string()).main();
+    for (bool tied : {true, false}) {
+      INFO(file.path().filename().string() << (tied ? " tied" : " free"));
+      codegen::Options full, records;
+      full.tie_threads_to_lengths = records.tie_threads_to_lengths = tied;
+      records.source = false;
+      codegen::Kernel with_text, without_text;
+      try {
+        with_text = codegen::generate(program, full);
+      } catch (const UserError&) {
+        continue; // a program this form of kernel does not take
+      }
+      without_text = codegen::generate(program, records);
+      CHECK_FALSE(with_text.source.empty());
+      CHECK(without_text.source.empty());
+      without_text.source = with_text.source;
+      CHECK(describe(without_text) == describe(with_text));
+      REQUIRE(without_text.accesses.size() == with_text.accesses.size());
+      for (size_t k = 0; k < with_text.accesses.size(); ++k) {
+        CHECK(without_text.accesses[k].index == with_text.accesses[k].index);
+        CHECK(without_text.accesses[k].buffer == with_text.accesses[k].buffer);
+        CHECK(without_text.accesses[k].loops.size() == with_text.accesses[k].loops.size());
+      }
+      REQUIRE(without_text.args.size() == with_text.args.size());
+      for (size_t a = 0; a < with_text.args.size(); ++a)
+        CHECK(without_text.args[a].name == with_text.args[a].name);
+      CHECK(without_text.name == with_text.name);
+      CHECK(without_text.census.fors == with_text.census.fors);
+      CHECK(without_text.census.ifs == with_text.census.ifs);
+      CHECK(without_text.census.barriers == with_text.census.barriers);
+      CHECK(without_text.private_bytes == with_text.private_bytes);
+      CHECK(without_text.size_divisors == with_text.size_divisors);
+      ++programs;
+    }
+  }
+  CHECK(programs > 10);
 }
 
 TEST_CASE("loops become nothing, a block, an if or a for from their ranges") {
