@@ -52,6 +52,19 @@ features::Features fresh_features(const explore::RankedVariant& r, const interp:
   return features::compute(kernel, r.variant.launch, sizes, profile);
 }
 
+/// A ranked row's model columns (`columns`: model column -> feature_values() index) from a fresh
+/// analysis.
+std::vector<double> fresh_columns(const explore::RankedVariant& r, const std::vector<int>& columns,
+                                  const interp::Sizes& sizes,
+                                  const runtime::DeviceProfile& profile) {
+  const std::vector<double> values =
+      explore::feature_values(fresh_features(r, sizes, profile), profile.throughput());
+  std::vector<double> out;
+  for (int c : columns)
+    out.push_back(values[size_t(c)]);
+  return out;
+}
+
 /// Options that rank every row (none dropped) of the first `variants` Jacobi variants at 32x32
 /// on two threads, so that tests can check each row against a fresh analysis.
 explore::RankOptions every_row_of_jacobi_32(int64_t variants) {
@@ -122,14 +135,8 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
   const runtime::DeviceProfile profile = runtime::named_profile("cpu");
   const std::vector<int> columns = m.feature_indices(explore::feature_names());
   const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
-  for (const explore::RankedVariant& r : result.ranked) {
-    const std::vector<double> values =
-        explore::feature_values(fresh_features(r, sizes, profile), profile.throughput());
-    std::vector<double> expected;
-    for (int c : columns)
-      expected.push_back(values[size_t(c)]);
-    CHECK(r.columns == expected);
-  }
+  for (const explore::RankedVariant& r : result.ranked)
+    CHECK(r.columns == fresh_columns(r, columns, sizes, profile));
 }
 
 TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit for bit") {
@@ -144,8 +151,7 @@ TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit fo
       CAPTURE(name);
       CAPTURE(profile_name);
       const ir::Program program =
-          parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift")
-              .main();
+          parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift").main();
       explore::RankOptions o;
       o.sizes = {{"M", 40}, {"N", 72}};
       o.profile = profile_name;
@@ -158,12 +164,7 @@ TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit fo
       const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
       for (const explore::RankedVariant& r : result.ranked) {
         CAPTURE(r.variant.index);
-        const std::vector<double> values =
-            explore::feature_values(fresh_features(r, sizes, profile), profile.throughput());
-        std::vector<double> expected;
-        for (int c : columns)
-          expected.push_back(values[size_t(c)]);
-        CHECK(r.columns == expected);
+        CHECK(r.columns == fresh_columns(r, columns, sizes, profile));
         ++checked;
       }
     }
