@@ -192,8 +192,8 @@ struct Options {
   /// the dynamic side that validates static features. Same kernel otherwise.
   bool instrument = false;
   /// Write the OpenCL C text (Kernel::source). Without it the kernel has everything else (its
-  /// records, arguments, launch and census): what static analysis reads, about a quarter of the
-  /// generation's time less where a space is ranked without building anything.
+  /// records, arguments, launch and census): what static analysis reads, without the text's
+  /// assembly, scalarisation and printing, for a ranking that builds nothing.
   bool source = true;
 };
 
