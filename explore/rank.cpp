@@ -174,6 +174,13 @@ public:
     return predicted > worst.row.predicted ||
            (predicted == worst.row.predicted && position < worst.position);
   }
+  /// The prediction below which no row is kept (strictly below: a tie may still be kept by its
+  /// position); -infinity while there is room.
+  double floor() const {
+    if (keep_ == 0 || heap_.size() < keep_)
+      return -std::numeric_limits<double>::infinity();
+    return heap_.front().row.predicted;
+  }
   void add(Candidate c) {
     heap_.push_back(std::move(c));
     if (keep_ == 0)
@@ -272,7 +279,7 @@ struct RankContext {
 struct RankScratch {
   explicit RankScratch(const runtime::DeviceProfile& profile) : analysis(profile) {}
   features::AnalysisScratch analysis;
-  std::vector<double> values, rows;
+  std::vector<double> values, rows, floors;
 };
 
 /// The modelled global-memory traffic of every variant of a chunk
@@ -313,7 +320,14 @@ void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScrat
   }
   const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> x(
       rows.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(width));
-  const model::Vector predicted = ctx.model.predict(x);
+  // Rows that cannot join `top` need not be finished: a launch computing several steps is worth
+  // that many launches of one, so its floor is lower by as much.
+  std::vector<double>& floors = scratch.floors;
+  floors.resize(n);
+  const double floor = top.floor();
+  for (size_t k = 0; k < n; ++k)
+    floors[k] = floor / static_cast<double>(chunk.variants[kept[k]].run->steps_per_launch);
+  const model::Vector predicted = ctx.model.predict_reaching(x, floors);
   for (size_t k = 0; k < n; ++k) {
     // The model predicts a launch's relative throughput (the inverse of its time): a launch
     // that computes several steps is worth that many launches of one.

@@ -211,6 +211,11 @@ std::vector<double> Booster::predict_margin(const Matrix& rows) const {
   return ensemble_.margins(rows);
 }
 
+std::vector<double> Booster::predict_margin_reaching(const Matrix& rows,
+                                                     const std::vector<double>& floors) const {
+  return ensemble_.margins_reaching(rows, floors);
+}
+
 std::vector<double> Booster::predict_margin_xgboost(const Matrix& rows) const {
   if (rows.rows() == 0)
     return {};

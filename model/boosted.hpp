@@ -66,6 +66,10 @@ public:
   /// link is the identity for both objectives used here). Computed by the TreeEnsemble; bit-for-bit
   /// predict_margin_xgboost's.
   std::vector<double> predict_margin(const Matrix& rows) const;
+  /// predict_margin's values for the rows that may reach their floors; -infinity for others
+  /// (TreeEnsemble::margins_reaching).
+  std::vector<double> predict_margin_reaching(const Matrix& rows,
+                                              const std::vector<double>& floors) const;
   /// The same margins from XGBoost's own predictor (tests and debugging comparisons).
   std::vector<double> predict_margin_xgboost(const Matrix& rows) const;
   const TreeEnsemble& ensemble() const { return ensemble_; }

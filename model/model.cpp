@@ -394,6 +394,24 @@ double boosted_prediction(Objective objective, double f) {
   return std::max(y, std::numeric_limits<double>::min());
 }
 
+/// The smallest margin whose boosted_prediction is at least `prediction`, or a little less: every
+/// margin below it predicts less than `prediction`.
+double boosted_margin_floor(Objective objective, double prediction) {
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  if (!(prediction > std::numeric_limits<double>::min()))
+    return -infinity; // boosted_prediction's own floor: every margin may reach it
+  double margin = 0;
+  if (objective == Objective::pairwise) {
+    if (prediction >= 1)
+      return 30; // the sigmoid of anything below 30 is below 1 - 1e-13
+    margin = std::log(prediction) - std::log1p(-prediction);
+  } else {
+    margin = std::log2(prediction);
+  }
+  // exp2, exp and log round: a relative margin of 1e-9 covers them many times over.
+  return margin - 1e-9 * (1 + std::abs(margin));
+}
+
 } // namespace
 
 Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matrix& features,
@@ -491,6 +509,24 @@ Vector Model::predict(const Matrix& features) const {
                                                                        : tree_[node].right);
     out[r] = tree_[node].value;
   }
+  return out;
+}
+
+Vector Model::predict_reaching(const Matrix& features, const std::vector<double>& floors) const {
+  LIFTX_INTERNAL_CHECK(floors.size() == static_cast<size_t>(features.rows()),
+                       "{} floors for {} rows", floors.size(), features.rows());
+  if (kind_ != Kind::boosted)
+    return predict(features);
+  std::vector<double> margin_floors(floors.size());
+  for (size_t r = 0; r < floors.size(); ++r)
+    margin_floors[r] = boosted_margin_floor(options_.objective, floors[r]);
+  const std::vector<double> f =
+      booster_->predict_margin_reaching(standardised(features), margin_floors);
+  Vector out(static_cast<Eigen::Index>(f.size()));
+  for (size_t r = 0; r < f.size(); ++r)
+    out[static_cast<Eigen::Index>(r)] = std::isinf(f[r]) && f[r] < 0
+                                            ? -std::numeric_limits<double>::infinity()
+                                            : boosted_prediction(options_.objective, f[r]);
   return out;
 }
 

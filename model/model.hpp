@@ -130,6 +130,11 @@ public:
   /// Raw features (columns in feature_names() order) -> predicted normalised throughput (pairwise
   /// boosted models: an uncalibrated score in (0, 1), see Objective).
   Vector predict(const Matrix& features) const;
+  /// predict() for the rows whose prediction may reach their floor (`floors`, one per row, in
+  /// predict()'s units): a boosted model may stop early on rows certainly below it, which are then
+  /// -infinity; every row at or above its floor gets predict()'s value, bit for bit. kNN and tree
+  /// models predict every row.
+  Vector predict_reaching(const Matrix& features, const std::vector<double>& floors) const;
   /// Raw features -> the standardised (transformed) columns the model works on.
   Matrix standardised(const Matrix& features) const;
   /// The `count` features of a sample that stand out most: for kNN and tree models the largest

@@ -245,7 +245,98 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const json& model) {
   }
   if (shallow && complete_nodes <= 4 * out.linked_nodes_.size() + (1 << 20))
     out.make_complete();
+  out.make_bounds();
   return out;
+}
+
+void TreeEnsemble::make_bounds() {
+  bounded_ = true;
+  complete_highest_below_.assign(complete_nodes_.size(), 0.0f);
+  highest_rest_.assign(trees_.size() + 1, 0.0);
+  magnitude_rest_.assign(trees_.size() + 1, 0.0);
+  for (size_t t = trees_.size(); t-- > 0;) {
+    const Tree& tree = trees_[t];
+    double highest = -std::numeric_limits<double>::infinity(), magnitude = 0;
+    auto leaf = [&](float value) {
+      highest = std::max(highest, double{value});
+      magnitude = std::max(magnitude, std::abs(double{value}));
+    };
+    if (complete_) {
+      const float* leaves = leaf_values_.data() + tree.first_leaf;
+      for (size_t k = 0; k < (size_t{1} << tree.depth); ++k)
+        leaf(leaves[k]);
+      // Bottom-up: node i's children are 2i + 1 and 2i + 2, the bottom row the leaves.
+      const size_t internal = (size_t{1} << tree.depth) - 1;
+      float* below = complete_highest_below_.data() + tree.first_node;
+      auto child = [&](size_t c) { return c < internal ? below[c] : leaves[c - internal]; };
+      for (size_t n = internal; n-- > 0;)
+        below[n] = std::max(child(2 * n + 1), child(2 * n + 2));
+    } else {
+      // A tree's nodes are contiguous from its root; a leaf is its own left child.
+      const size_t end = t + 1 < trees_.size() ? trees_[t + 1].first_node : linked_nodes_.size();
+      for (size_t n = tree.first_node; n < end; ++n)
+        if (linked_nodes_[n].left == (n - tree.first_node) * kLinkedNodeBytes)
+          leaf(leaf_values_[n]);
+    }
+    bounded_ = bounded_ && std::isfinite(highest) && std::isfinite(magnitude);
+    highest_rest_[t] = highest_rest_[t + 1] + highest;
+    magnitude_rest_[t] = magnitude_rest_[t + 1] + magnitude;
+  }
+}
+
+void TreeEnsemble::block_highest_rest(const RowRanges& ranges, std::vector<double>& rest) const {
+  rest.resize(trees_.size() + 1);
+  rest[trees_.size()] = 0;
+  const float* low = ranges.block_low.data();
+  const float* high = ranges.block_high.data();
+  for (size_t t = trees_.size(); t-- > 0;) {
+    const Tree& tree = trees_[t];
+    const CompleteNode* nodes = complete_nodes_.data() + tree.first_node;
+    const float* below = complete_highest_below_.data() + tree.first_node;
+    const float* leaves = leaf_values_.data() + tree.first_leaf;
+    const uint32_t internal = (1u << tree.depth) - 1;
+    auto highest_below = [&](uint32_t node) {
+      return node < internal ? below[node] : leaves[node - internal];
+    };
+    // The largest leaf some value of the block's box [low, high] reaches (a NaN threshold sends
+    // every value left, as in the walk): depth first, the branch with the larger leaves first,
+    // skipping branches whose leaves cannot beat the best found.
+    float highest = -std::numeric_limits<float>::infinity();
+    uint32_t pending[kMaxCompleteDepth + 1];
+    uint32_t count = 0;
+    uint32_t node = 0;
+    for (;;) {
+      while (node < internal && highest_below(node) > highest) {
+        const CompleteNode& n = nodes[node];
+        const uint32_t feature = n.value_offset / kBlockRows;
+        const uint32_t left = 2 * node + 1, right = left + 1;
+        if (!(high[feature] >= n.threshold)) {
+          node = left;
+        } else if (low[feature] >= n.threshold) {
+          node = right;
+        } else {
+          const bool right_first = highest_below(right) > highest_below(left);
+          pending[count++] = right_first ? left : right;
+          node = right_first ? right : left;
+        }
+      }
+      if (node >= internal)
+        highest = std::max(highest, leaves[node - internal]);
+      if (count == 0)
+        break;
+      node = pending[--count];
+    }
+    rest[t] = rest[t + 1] + double{highest};
+  }
+}
+
+bool TreeEnsemble::may_reach(float margin, size_t added, double highest_rest, double floor) const {
+  // The float sums still to come round each partial sum by at most 2^-24 of its magnitude, which
+  // stays below |margin| + magnitude_rest_; counted four times over.
+  const double magnitude = std::abs(double{margin}) + magnitude_rest_[added];
+  const double rounding =
+      static_cast<double>(trees_.size() - added + 1) * std::ldexp(magnitude, -22);
+  return double{margin} + highest_rest + rounding >= floor;
 }
 
 void TreeEnsemble::make_complete() {
@@ -318,9 +409,11 @@ void descend_shared(const Node* nodes, uint32_t depth, const float* low, const f
 } // namespace
 
 template <bool has_missing>
-void TreeEnsemble::add_complete_trees(const float* block_values, const RowRanges& ranges,
+void TreeEnsemble::add_complete_trees(size_t first, size_t last, uint32_t live_groups,
+                                      const float* block_values, const RowRanges& ranges,
                                       float* block_margins) const {
-  for (const Tree& tree : trees_) {
+  for (size_t t = first; t < last; ++t) {
+    const Tree& tree = trees_[t];
     const CompleteNode* nodes = complete_nodes_.data() + tree.first_node;
     const uint8_t* default_right = complete_default_right_.data() + tree.first_node;
     const float* leaves = leaf_values_.data() + tree.first_leaf;
@@ -342,6 +435,8 @@ void TreeEnsemble::add_complete_trees(const float* block_values, const RowRanges
       }
     }
     for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
+      if (!((live_groups >> (group / kLanes)) & 1))
+        continue;
       size_t shared = block_node;
       uint32_t level = block_level;
       if constexpr (!has_missing)
@@ -373,11 +468,15 @@ void TreeEnsemble::add_complete_trees(const float* block_values, const RowRanges
 }
 
 template <bool has_missing>
-void TreeEnsemble::add_linked_trees(const float* block_values, float* block_margins) const {
-  for (const Tree& tree : trees_) {
+void TreeEnsemble::add_linked_trees(size_t first, size_t last, uint32_t live_groups,
+                                    const float* block_values, float* block_margins) const {
+  for (size_t t = first; t < last; ++t) {
+    const Tree& tree = trees_[t];
     const auto* nodes = reinterpret_cast<const char*>(linked_nodes_.data() + tree.first_node);
     const float* leaves = leaf_values_.data() + tree.first_leaf;
     for (uint32_t group = 0; group < kBlockRows; group += kLanes) {
+      if (!((live_groups >> (group / kLanes)) & 1))
+        continue;
       size_t at[kLanes] = {}; // byte offsets: a child is one add away
       const float* values = block_values + group;
       for (uint32_t level = 0; level < tree.depth; ++level) {
@@ -405,7 +504,31 @@ int TreeEnsemble::depth() const {
   return static_cast<int>(deepest);
 }
 
+void TreeEnsemble::add_trees(size_t first, size_t last, uint32_t live_groups, bool has_missing,
+                             const float* block_values, const RowRanges& ranges,
+                             float* block_margins) const {
+  if (complete_ && has_missing)
+    add_complete_trees<true>(first, last, live_groups, block_values, ranges, block_margins);
+  else if (complete_)
+    add_complete_trees<false>(first, last, live_groups, block_values, ranges, block_margins);
+  else if (has_missing)
+    add_linked_trees<true>(first, last, live_groups, block_values, block_margins);
+  else
+    add_linked_trees<false>(first, last, live_groups, block_values, block_margins);
+}
+
 std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
+  return margins_from(rows, nullptr);
+}
+
+std::vector<double> TreeEnsemble::margins_reaching(const Matrix& rows,
+                                                   const std::vector<double>& floors) const {
+  LIFTX_INTERNAL_CHECK(floors.size() == static_cast<size_t>(rows.rows()), "{} floors for {} rows",
+                       floors.size(), rows.rows());
+  return margins_from(rows, floors.data());
+}
+
+std::vector<double> TreeEnsemble::margins_from(const Matrix& rows, const double* floors) const {
   LIFTX_INTERNAL_CHECK(rows.cols() == features_, "{} feature columns for an ensemble of {}",
                        rows.cols(), features_);
   const auto count = static_cast<size_t>(rows.rows());
@@ -414,6 +537,7 @@ std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
   // of the matrix stay 0; their margins are dropped.
   std::vector<float> block(static_cast<size_t>(features_) * kBlockRows, 0.0f);
   std::array<float, kBlockRows> block_margins{};
+  std::vector<double> block_rest;
   RowRanges ranges;
   if (complete_) {
     ranges.group_low.resize(static_cast<size_t>(features_) * (kBlockRows / kLanes));
@@ -454,16 +578,39 @@ std::vector<double> TreeEnsemble::margins(const Matrix& rows) const {
       }
     }
     block_margins.fill(base_score_);
-    if (complete_ && has_missing)
-      add_complete_trees<true>(block.data(), ranges, block_margins.data());
-    else if (complete_)
-      add_complete_trees<false>(block.data(), ranges, block_margins.data());
-    else if (has_missing)
-      add_linked_trees<true>(block.data(), block_margins.data());
-    else
-      add_linked_trees<false>(block.data(), block_margins.data());
+    if (!floors || !bounded_) {
+      add_trees(0, trees_.size(), kAllGroups, has_missing, block.data(), ranges,
+                block_margins.data());
+      for (size_t r = 0; r < size; ++r)
+        out[begin + r] = block_margins[r];
+      continue;
+    }
+    // The same sums in the same order, for the groups of lanes with a row that may still reach
+    // its floor by the most the trees still to come can add to a row of this block: checked
+    // before the first tree and every kTreesPerCheck trees after it.
+    const double* rest = highest_rest_.data();
+    if (complete_ && !has_missing &&
+        std::any_of(floors + begin, floors + begin + size,
+                    [](double f) { return std::isfinite(f); })) {
+      block_highest_rest(ranges, block_rest);
+      rest = block_rest.data();
+    }
+    uint32_t live = 0;
+    for (size_t first = 0;; first += kTreesPerCheck) {
+      live = 0;
+      for (size_t r = 0; r < size; ++r)
+        if (may_reach(block_margins[r], first, rest[first], floors[begin + r]))
+          live |= 1u << (r / kLanes);
+      if (live == 0)
+        break;
+      const size_t last = std::min(first + kTreesPerCheck, trees_.size());
+      add_trees(first, last, live, has_missing, block.data(), ranges, block_margins.data());
+      if (last == trees_.size())
+        break;
+    }
     for (size_t r = 0; r < size; ++r)
-      out[begin + r] = block_margins[r];
+      out[begin + r] = (live >> (r / kLanes)) & 1 ? double{block_margins[r]}
+                                                  : -std::numeric_limits<double>::infinity();
   }
   return out;
 }

@@ -8,7 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 using namespace liftx;
@@ -366,4 +368,58 @@ TEST_CASE("boosted: leave-one-benchmark-out evaluation passes the groups (pairwi
   for (const GroupResult& g : ev.groups)
     CHECK(g.spearman > 0.9);
   CHECK(train(d, Kind::boosted, options.train).training_samples() == 240);
+}
+
+TEST_CASE("boosted: predictions reaching a floor are predict()'s bit for bit; others may stop") {
+  const int groups = 6;
+  const Grouped g = grouped(groups, 400, 5);
+  TrainOptions o = small();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto check = [&](const Model& m, const Matrix& x) {
+    const Vector p = m.predict(x);
+    // Per row: far above its prediction, at it, a double's step either side, below, none.
+    std::vector<double> floors(static_cast<size_t>(x.rows()));
+    for (size_t r = 0; r < floors.size(); ++r) {
+      const double v = p[static_cast<Eigen::Index>(r)];
+      switch ((r / 64) % 6) { // whole blocks of the ensemble alike, so that some stop early
+      case 0:
+        floors[r] = 4 * v + 1;
+        break;
+      case 1:
+        floors[r] = v;
+        break;
+      case 2:
+        floors[r] = std::nextafter(v, -inf);
+        break;
+      case 3:
+        floors[r] = std::nextafter(v, inf);
+        break;
+      case 4:
+        floors[r] = v / 2;
+        break;
+      default:
+        floors[r] = -inf;
+      }
+    }
+    const Vector q = m.predict_reaching(x, floors);
+    size_t unfinished = 0, wrong = 0;
+    for (Eigen::Index r = 0; r < p.size(); ++r) {
+      if (std::memcmp(&p[r], &q[r], sizeof(double)) == 0)
+        continue;
+      if (p[r] >= floors[static_cast<size_t>(r)] || q[r] != -inf)
+        ++wrong;
+      else
+        ++unfinished;
+    }
+    CHECK(wrong == 0);
+    return unfinished;
+  };
+  const Model regression = Model::train(Kind::boosted, column_names(3), g.x, g.y, o, &g.groups);
+  CHECK(check(regression, g.x) > 0);
+  o.objective = Objective::pairwise;
+  const Model pairwise = Model::train(Kind::boosted, column_names(3), g.x, g.y, o, &g.groups);
+  CHECK(check(pairwise, g.x) > 0);
+  // kNN predicts every row.
+  const Model knn = Model::train(Kind::knn, column_names(3), g.x, g.y, TrainOptions{});
+  CHECK(check(knn, g.x) == 0);
 }

@@ -217,7 +217,95 @@ void check_rejected(const json& model, const char* expected) {
                        UserError);
 }
 
+/// margins_reaching against margins() on `rows`, with floors chosen per block of 64 rows (every
+/// row far above its margin, just above it, at it, an ulp below or above it, far below it, none
+/// (-infinity), a mix of these per row, or far above in some groups of 8 and below in others).
+/// A row whose margin reaches its floor must get margins()'s value bit for bit; any other row
+/// margins()'s value or -infinity. Returns how many rows were left unfinished.
+size_t check_reaching(const TreeEnsemble& ensemble, const Matrix& rows, uint64_t seed) {
+  const std::vector<double> exact = ensemble.margins(rows);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, 7);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto floor_of = [&](int mode, double margin) {
+    switch (mode) {
+    case 0:
+      return margin + 100;
+    case 1:
+      return margin + 0.05;
+    case 2:
+      return margin;
+    case 3:
+      return std::nextafter(margin, -inf);
+    case 4:
+      return std::nextafter(margin, inf);
+    case 5:
+      return margin - 1;
+    default:
+      return -inf;
+    }
+  };
+  std::vector<double> floors(exact.size());
+  for (size_t block = 0; block < floors.size(); block += 64) {
+    const int mode = pick(rng);
+    for (size_t r = block; r < std::min(floors.size(), block + 64); ++r) {
+      int row_mode = mode;
+      if (mode == 7) // a mix, row by row
+        row_mode = pick(rng) % 7;
+      if (mode == 6) // far above in the even groups of 8, far below in the odd ones
+        row_mode = (r - block) / 8 % 2 == 0 ? 0 : 5;
+      floors[r] = floor_of(row_mode, exact[r]);
+    }
+  }
+  const std::vector<double> reaching = ensemble.margins_reaching(rows, floors);
+  REQUIRE(reaching.size() == exact.size());
+  size_t unfinished = 0, wrong = 0;
+  for (size_t r = 0; r < exact.size(); ++r) {
+    const bool same = std::memcmp(&reaching[r], &exact[r], sizeof(double)) == 0;
+    if (same)
+      continue;
+    if (exact[r] >= floors[r] || reaching[r] != -inf)
+      ++wrong;
+    else
+      ++unfinished;
+  }
+  CHECK(wrong == 0);
+  return unfinished;
+}
+
 } // namespace
+
+TEST_CASE("tree ensemble: margins reaching a floor are exact; rows below it may stop early") {
+  SUBCASE("the shipped model (complete trees)") {
+    const xgb::Booster booster = shipped_booster("nvidia-model.json");
+    const json model = model_json(booster);
+    // Blocks of rows sharing features, as a variant space gives them: their feature ranges are
+    // narrow, and rows far below their floors stop.
+    CHECK(check_reaching(booster.ensemble(), blocked_rows(model, booster.features(), 6400, 21),
+                         31) > 0);
+    // With missing values (the global bound) and rows that share nothing.
+    CHECK(check_reaching(booster.ensemble(), probing_rows(model, booster.features(), 6400, 22),
+                         32) > 0);
+    // Chunks that are not multiples of the block.
+    const Matrix rows = blocked_rows(model, booster.features(), 100, 23);
+    check_reaching(booster.ensemble(), rows.topRows(63), 33);
+    check_reaching(booster.ensemble(), rows.topRows(65), 34);
+    CHECK(booster.ensemble().margins_reaching(rows.topRows(0), {}).empty());
+  }
+  SUBCASE("a pairwise model with a base score") {
+    const xgb::Booster booster = trained(Objective::pairwise, synthetic(2000, 5, 2), -1.25);
+    const json model = model_json(booster);
+    CHECK(check_reaching(booster.ensemble(), blocked_rows(model, booster.features(), 3200, 24),
+                         35) > 0);
+  }
+  SUBCASE("deep trees (the linked layout)") {
+    const xgb::Booster booster = trained(Objective::regression, synthetic(3000, 5, 7), 0.5, 14);
+    REQUIRE(booster.ensemble().depth() > 10);
+    const json model = model_json(booster);
+    CHECK(check_reaching(booster.ensemble(), blocked_rows(model, booster.features(), 3200, 25),
+                         36) > 0);
+  }
+}
 
 TEST_CASE("tree ensemble: the shipped models give XGBoost's margins bit for bit") {
   for (const char* name : {"nvidia-model.json", "cpu-model.json"}) {
