@@ -2,7 +2,8 @@
 //
 // Asserts: text that is not JSON is rejected (Model::load turns that into a UserError); JSON that
 // is not a valid model is rejected by Model::from_json with a UserError; a model it accepts
-// predicts one number per row of features without crashing, explains a row, and finds its own
+// predicts one number per row of features without crashing, explains a row, gives the same
+// predictions when asked only for rows reaching them (predict_reaching), and finds its own
 // features among its feature names.
 //
 // A boosted model's payload (base64 UBJ) is XGBoost's to read, and XGBoost trusts the lengths in
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -56,6 +58,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::fail("one prediction per row", std::to_string(predicted.size()));
     for (Eigen::Index r = 0; r < rows.rows(); ++r)
       (void)m.explain(rows.row(r), 3);
+    // Every row reaches its own prediction: predict_reaching must finish it, bit for bit.
+    const std::vector<double> floors(predicted.data(), predicted.data() + predicted.size());
+    const model::Vector reaching = m.predict_reaching(rows, floors);
+    for (Eigen::Index r = 0; r < rows.rows(); ++r)
+      if (std::memcmp(&reaching[r], &predicted[r], sizeof(double)) != 0)
+        fuzz::fail("predict_reaching finishes a row at its own prediction",
+                   std::to_string(reaching[r]) + " != " + std::to_string(predicted[r]));
   });
   if (m.feature_indices(m.feature_names()).size() != m.feature_names().size())
     fuzz::fail("a model does not find its own features", "");

@@ -93,6 +93,12 @@ Rule reclamp_tile_edges();
 Rule split_reduce(int64_t k);
 /// reduce-map-fusion: reduce(f, init, map(g, x)) => reduce((a, e) => f(a, g(e)), init, x)
 Rule reduce_map_fusion();
+/// long-reduce-map-fusion: reduce-map-fusion where the length of x is not a constant. Unfused,
+/// every such reduction would first store its map in a temporary of that length, in global
+/// memory (private memory needs a constant size): M·N·K floats for a matrix product, which
+/// overflow int indices at 4096³. The space applies it before lowering; a constant length (a
+/// stencil's window of products, kept in registers) is refused.
+Rule long_reduce_map_fusion();
 
 // ---- simplification (rewrite/rules/simplification.cpp)
 // -------------------------------------------

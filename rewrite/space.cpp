@@ -533,14 +533,17 @@ struct VariantStream::State {
       if (rank >= s.min_grid_rank && rank <= s.max_grid_rank)
         for (int64_t value : s.parameter_values(options))
           strategies.push_back({&s, value});
-    seen_high_level.insert(root);
-    queue.push_back({root, 0, 0, {}});
+    // The strategies lower reductions of non-constant length fused with their maps (no
+    // temporary of that length per reduction); the work-group reductions recognise the map.
+    const ir::Program start = apply_until_fixpoint(root, long_reduce_map_fusion());
+    seen_high_level.insert(start);
+    queue.push_back({start, 0, 0, {}});
     if (options.layouts)
       for (const ir::StorageGroup& layout : explored_layouts()) {
         std::optional<size_t> iterated;
         if (iteration)
           iterated = iteration->input;
-        auto stored = store_grids_together(root, layout, iterated);
+        auto stored = store_grids_together(start, layout, iterated);
         if (const auto* p = std::get_if<ir::Program>(&stored)) {
           if (seen_high_level.insert(*p).second)
             queue.push_back({*p, 0, 0, {layout_parameter(layout)}});

@@ -74,20 +74,42 @@ Rule split_reduce(int64_t k) {
       });
 }
 
+namespace {
+
+/// reduce(f, init, map(g, x)) => reduce((a, e) => f(a, g(e)), init, x), refusing constant
+/// lengths of x when `symbolic_lengths_only`.
+RuleResult fuse_reduce_map(const ir::Expr& site, bool symbolic_lengths_only) {
+  auto r = as_unary_call_of<ir::Reduce>(site);
+  if (!r)
+    return NoMatch{"not a call of reduce"};
+  auto m = as_unary_call_of<ir::Map>(r->arg());
+  if (!m)
+    return NoMatch{"the reduced array is not a map"};
+  const ir::Expr& x = m->arg();
+  if (symbolic_lengths_only && length_of(x.type()).as_constant())
+    return NoMatch{"the reduced length is a constant"};
+  ir::Fun fused = fuse_element(r->fun->f, r->fun->init, m->fun->f, element_of(x.type()));
+  return ir::call(ir::reduce(fused, r->fun->init), {x});
+}
+
+} // namespace
+
 Rule reduce_map_fusion() {
   return make_rule(
       "reduce-map-fusion", "reduce(f, init, map(g, x)) => reduce((a, e) => f(a, g(e)), init, x)",
       {"algorithmic", "reduction"}, [](const ir::Expr& site, const RuleContext&) -> RuleResult {
-        auto r = as_unary_call_of<ir::Reduce>(site);
-        if (!r)
-          return NoMatch{"not a call of reduce"};
-        auto m = as_unary_call_of<ir::Map>(r->arg());
-        if (!m)
-          return NoMatch{"the reduced array is not a map"};
-        const ir::Expr& x = m->arg();
-        ir::Fun fused = fuse_element(r->fun->f, r->fun->init, m->fun->f, element_of(x.type()));
-        return ir::call(ir::reduce(fused, r->fun->init), {x});
+        return fuse_reduce_map(site, false);
       });
+}
+
+Rule long_reduce_map_fusion() {
+  return make_rule("long-reduce-map-fusion",
+                   "reduce(f, init, map(g, x)) => reduce((a, e) => f(a, g(e)), init, x)  (the "
+                   "length of x not a constant)",
+                   {"algorithmic", "reduction"},
+                   [](const ir::Expr& site, const RuleContext&) -> RuleResult {
+                     return fuse_reduce_map(site, true);
+                   });
 }
 
 // ---- recognising and lowering matrix reductions ------------------------------------------------

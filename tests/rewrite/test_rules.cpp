@@ -694,4 +694,23 @@ TEST_CASE("reduce-map-fusion") {
              {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of reduce"}});
 }
 
+TEST_CASE("long-reduce-map-fusion") {
+  run_table(long_reduce_map_fusion(),
+            {{"def f(x: [float]N, y: [float]N) = reduce(add, 0.0f, map(mult, zip(x, y)))", "#0",
+              "def f(x: [float]N, y: [float]N) = reduce((a, e) => add(a, mult(e)), 0.0f, zip(x, "
+              "y))",
+              n8},
+             // A matrix product's dot products, inside two maps.
+             {"def f(p: [[float]K]M, q: [[float]K]N) = map(r => map(c => reduce(add, 0.0f, "
+              "map(mult, zip(r, c)))[0], q), p)",
+              "reduce(add, 0.0f, map(mult, zip(r, c)))",
+              "def f(p: [[float]K]M, q: [[float]K]N) = map(r => map(c => reduce((a, e) => add(a, "
+              "mult(e)), 0.0f, zip(r, c))[0], q), p)",
+              {{"K", 5}, {"M", 3}, {"N", 4}}}},
+            {{"def f(x: [float]9) = reduce(add, 0.0f, map(neg, x))", "#0",
+              "the reduced length is a constant"},
+             {"def f(x: [float]N) = reduce(add, 0.0f, x)", "#0", "not a map"},
+             {"def f(x: [float]N) = map(neg, x)", "#0", "not a call of reduce"}});
+}
+
 } // namespace liftx::rewrite::test

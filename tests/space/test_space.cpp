@@ -766,6 +766,33 @@ TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies
   }
 }
 
+TEST_CASE("products of long dot products are fused: no global temporary, mm has variants at "
+          "4096^3") {
+  // Unfused, every variant of mm stored its products in an M*N*K temporary (2^36 floats at
+  // 4096^3, an index beyond int): the space had no variant at that size.
+  for (const std::string name : {"mm", "mv", "tmv"}) {
+    CAPTURE(name);
+    ir::Module module = load_linalg(name);
+    const rewrite::Sizes sizes = name == "mm"
+                                     ? rewrite::Sizes{{"K", 4096}, {"M", 4096}, {"N", 4096}}
+                                     : rewrite::Sizes{{"M", 4096}, {"N", 4096}};
+    rewrite::VariantStream stream(module.main(), options_for(sizes, "nvidia"));
+    rewrite::Variant v;
+    std::set<std::string> strategies;
+    int64_t variants = 0, temporaries = 0;
+    while (stream.next(v) && variants < 3000) {
+      ++variants;
+      strategies.insert(v.strategy);
+      REQUIRE(v.kernel);
+      for (const codegen::KernelArg& arg : v.kernel->args)
+        temporaries += arg.role == codegen::KernelArg::Role::Temporary;
+    }
+    CHECK(variants >= (name == "mm" ? 3000 : 100));
+    CHECK(temporaries == 0);
+    CHECK(strategies.size() >= 2);
+  }
+}
+
 TEST_CASE("every work-group reduction of mv and tmv verifies on PoCL, rows and column blocks") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
