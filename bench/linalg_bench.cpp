@@ -249,10 +249,12 @@ int main(int argc, char** argv) try {
 
     Operands& o = operands_for(op);
     const interp::Sizes sizes = sizes_of(op, o.n);
-    // A tied variant's threads follow the sizes; a free one keeps its work-group size.
+    // The variant's own launch: its work-group size (a tied variant's global size follows the
+    // sizes; a free one keeps its own too, and needs the size it was written for).
     codegen::LaunchRequest request;
+    request.local = launch.local;
     if (!tied)
-      request.local = launch.local;
+      request.global = launch.global;
     codegen::PreparedLaunch prepared =
         codegen::prepare_launch(program, sizes, request, device.profile.limits());
     runtime::BuildResult built =
