@@ -534,7 +534,8 @@ struct VariantStream::State {
         for (int64_t value : s.parameter_values(options))
           strategies.push_back({&s, value});
     // The strategies lower reductions of non-constant length fused with their maps (no
-    // temporary of that length per reduction); the work-group reductions recognise the map.
+    // temporary of that length per reduction). plan_reductions reads the unfused root: its
+    // builder recognises the map and fuses it itself.
     const ir::Program start = apply_until_fixpoint(root, long_reduce_map_fusion());
     seen_high_level.insert(start);
     queue.push_back({start, 0, 0, {}});
