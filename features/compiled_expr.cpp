@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -63,6 +64,8 @@ CompiledExpr::CompiledExpr(const std::vector<arith::Expr>& roots, SlotTable& slo
   integer_only_ = std::none_of(nodes_.begin(), nodes_.end(), [](const FlatNode& n) {
     return (n.kind == arith::Kind::Cst && n.den != 1) || (n.kind == arith::Kind::Pow && n.num < 0);
   });
+  static std::atomic<uint64_t> compiled{0};
+  id_ = ++compiled;
 }
 
 int CompiledExpr::flatten(const arith::Expr& e, SlotTable& slots,
@@ -110,7 +113,7 @@ int64_t CompiledExpr::evaluate(const std::vector<int64_t>& values) const {
 }
 
 bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active,
-                                  int64_t* out, std::vector<int64_t>& scratch,
+                                  int64_t* out, LaneScratch& scratch,
                                   const uint8_t* uniform_slots) const {
   if (nodes_.empty()) {
     std::fill(out, out + lanes, 0);
@@ -123,24 +126,25 @@ bool CompiledExpr::evaluate_lanes(const int64_t* values, size_t lanes, const uin
   for (size_t l = 0; l < lanes; ++l)
     if (active[l] && (out[l] || uniform_failed))
       return false;
-  std::copy_n(scratch.data() + static_cast<size_t>(root_) * lanes, lanes, out);
+  std::copy_n(scratch.row_of[static_cast<size_t>(root_)], lanes, out);
   return true;
 }
 
 bool CompiledExpr::evaluate_all_lanes(const int64_t* values, size_t lanes,
-                                      std::vector<int64_t>& rows, std::vector<int64_t>& scratch,
+                                      std::vector<const int64_t*>& rows, LaneScratch& scratch,
                                       const uint8_t* uniform_slots) const {
   if (!integer_only_ || nodes_.empty())
     return false;
-  rows.resize(roots_.size() * lanes + lanes);
-  int64_t* failed = rows.data() + roots_.size() * lanes;
+  // The failure flags after the nodes' rows (compute_rows sizes them for nodes_.size() + 1).
   int64_t uniform_failed = 0;
+  scratch.rows.resize((nodes_.size() + 1) * lanes);
+  int64_t* failed = scratch.rows.data() + nodes_.size() * lanes;
   compute_rows(values, lanes, failed, uniform_failed, scratch, uniform_slots);
   if (uniform_failed || std::any_of(failed, failed + lanes, [](int64_t f) { return f != 0; }))
     return false;
+  rows.resize(roots_.size());
   for (size_t r = 0; r < roots_.size(); ++r)
-    std::copy_n(scratch.data() + static_cast<size_t>(roots_[r]) * lanes, lanes,
-                rows.data() + r * lanes);
+    rows[r] = scratch.row_of[static_cast<size_t>(roots_[r])];
   return true;
 }
 
@@ -171,33 +175,46 @@ void add_lanes(int64_t* sum, const int64_t* term, int64_t* failed, size_t lanes)
 } // namespace
 
 void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* failed_lanes,
-                                int64_t& uniform_failed, std::vector<int64_t>& scratch,
+                                int64_t& uniform_failed, LaneScratch& scratch,
                                 const uint8_t* uniform_slots) const {
   // Nodes are stored children first (flatten appends a node after its operands), so one pass in
-  // storage order evaluates every node for every lane; row k of `scratch` holds node k's lanes,
-  // and after the rows one flag per node: the same value in every lane. Such a node (sizes,
-  // work-group ids, constants) is computed for lane 0 and copied to the others. Unlike
+  // storage order evaluates every node for every lane, into row k of scratch.rows; a variable's
+  // lanes are read where the values are, and a constant's row is kept from the last call when
+  // that evaluated this expression for as many lanes. A node whose operands are the same in every
+  // lane (sizes, work-group ids, constants) is computed for lane 0 and copied to the others. Unlike
   // evaluate(), both branches of a select are evaluated, so a failure only marks its lane.
-  const size_t rows = nodes_.size() * lanes;
-  scratch.resize(rows + nodes_.size());
-  int64_t* uniform = scratch.data() + rows;
+  const size_t nodes = nodes_.size();
+  if (scratch.rows.size() < nodes * lanes)
+    scratch.rows.resize(nodes * lanes);
+  scratch.row_of.resize(nodes);
+  scratch.uniform.resize(nodes);
+  const int64_t** row_of = scratch.row_of.data();
+  uint8_t* uniform = scratch.uniform.data();
   std::fill(failed_lanes, failed_lanes + lanes, 0);
   uniform_failed = 0; // a failure of a uniform node: every lane's
-  auto row = [&](int node) { return scratch.data() + static_cast<size_t>(node) * lanes; };
-  for (size_t k = 0; k < nodes_.size(); ++k) {
+  const bool constants_filled = scratch.constants_of == id_ && scratch.constants_lanes == lanes;
+  scratch.constants_of = id_;
+  scratch.constants_lanes = lanes;
+  for (size_t k = 0; k < nodes; ++k) {
     const FlatNode& n = nodes_[k];
-    int64_t* r = scratch.data() + k * lanes;
-    auto child = [&](int c) { return children_[static_cast<size_t>(n.first + c)]; };
+    int64_t* r = scratch.rows.data() + k * lanes;
+    auto child = [&](int c) {
+      return static_cast<size_t>(children_[static_cast<size_t>(n.first + c)]);
+    };
+    auto operand = [&](int c) { return row_of[child(c)]; };
     if (n.kind == arith::Kind::Cst) {
-      std::fill(r, r + lanes, n.num);
       uniform[k] = 1;
+      row_of[k] = r;
+      if (!constants_filled)
+        std::fill(r, r + lanes, n.num);
       continue;
     }
     if (n.kind == arith::Kind::Var) {
-      std::copy_n(values + static_cast<size_t>(n.slot) * lanes, lanes, r);
+      row_of[k] = values + static_cast<size_t>(n.slot) * lanes;
       uniform[k] = uniform_slots != nullptr && uniform_slots[n.slot] != 0;
       continue;
     }
+    row_of[k] = r;
     bool same = true;
     for (int c = 0; c < n.count; ++c)
       same = same && uniform[child(c)] != 0;
@@ -209,22 +226,22 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
     case arith::Kind::Var:
       break;
     case arith::Kind::Sum: {
-      std::copy_n(row(child(0)), m, r);
+      std::copy_n(operand(0), m, r);
       for (int c = 1; c < n.count; ++c)
-        add_lanes(r, row(child(c)), failed, m);
+        add_lanes(r, operand(c), failed, m);
       break;
     }
     case arith::Kind::Prod: {
-      std::copy_n(row(child(0)), m, r);
+      std::copy_n(operand(0), m, r);
       for (int c = 1; c < n.count; ++c) {
-        const int64_t* x = row(child(c));
+        const int64_t* x = operand(c);
         for (size_t l = 0; l < m; ++l)
           failed[l] |= __builtin_mul_overflow(r[l], x[l], &r[l]);
       }
       break;
     }
     case arith::Kind::Pow: {
-      const int64_t* base = row(child(0));
+      const int64_t* base = operand(0);
       std::fill(r, r + m, 1);
       for (int64_t i = 0; i < n.num; ++i)
         for (size_t l = 0; l < m; ++l)
@@ -233,9 +250,9 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
     }
     case arith::Kind::IntDiv:
     case arith::Kind::Mod: {
-      const int64_t *a = row(child(0)), *b = row(child(1));
+      const int64_t *a = operand(0), *b = operand(1);
       const bool div = n.kind == arith::Kind::IntDiv;
-      const FlatNode& divisor = nodes_[static_cast<size_t>(child(1))];
+      const FlatNode& divisor = nodes_[child(1)];
       if (divisor.kind == arith::Kind::Cst && divisor.num > 0 &&
           (divisor.num & (divisor.num - 1)) == 0) {
         // A constant power-of-two divisor (tile and vector widths): C's truncating division and
@@ -261,7 +278,7 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
     }
     case arith::Kind::Min:
     case arith::Kind::Max: {
-      const int64_t *a = row(child(0)), *b = row(child(1));
+      const int64_t *a = operand(0), *b = operand(1);
       if (n.kind == arith::Kind::Min)
         for (size_t l = 0; l < m; ++l)
           r[l] = a[l] <= b[l] ? a[l] : b[l];
@@ -271,8 +288,8 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
       break;
     }
     case arith::Kind::Select: {
-      const int64_t *x = row(child(0)), *y = row(child(1));
-      const int64_t *then = row(child(2)), *other = row(child(3));
+      const int64_t *x = operand(0), *y = operand(1);
+      const int64_t *then = operand(2), *other = operand(3);
       // The comparison chosen once, outside the lane loop.
       with_comparison(n.cmp, [&](auto holds) {
         for (size_t l = 0; l < m; ++l)

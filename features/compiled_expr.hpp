@@ -29,6 +29,18 @@ private:
   std::vector<arith::Expr> vars_;
 };
 
+/// The buffers of a lane-batched evaluation, reused across calls so that it allocates nothing
+/// once warmed up. The lanes of evaluate_all_lanes' results live here until the next call.
+struct LaneScratch {
+  std::vector<int64_t> rows;          ///< computed nodes' lanes: node k's from k * lanes
+  std::vector<const int64_t*> row_of; ///< each node's lanes: in `rows` or in the values
+  std::vector<uint8_t> uniform;       ///< per node: the same value in every lane
+  /// Whose constants `rows` hold (CompiledExpr's id, 0 none) for how many lanes: evaluating
+  /// the same expression again (the next launch of a kernel) need not fill them again.
+  uint64_t constants_of = 0;
+  size_t constants_lanes = 0;
+};
+
 class CompiledExpr {
 public:
   CompiledExpr() = default;
@@ -46,16 +58,16 @@ public:
   /// would need more than int64 arithmetic or may fail (a rational constant or negative power,
   /// an overflow, a division by zero, even in a select branch the lane does not take): the
   /// caller then evaluates those lanes with evaluate(), which returns or throws as always.
-  /// `scratch` is reused across calls so that the batch allocates nothing once warmed up.
   /// `uniform_slots` (indexed by slot; optional) flags the slots whose value is the same in every
   /// lane: what depends only on them is computed once, not per lane.
   bool evaluate_lanes(const int64_t* values, size_t lanes, const uint8_t* active, int64_t* out,
-                      std::vector<int64_t>& scratch, const uint8_t* uniform_slots = nullptr) const;
-  /// evaluate_lanes for every root at once: root r of lane l goes to `rows[r * lanes + l]`
-  /// (resized here). False (rows unspecified) when any node would fail in any lane, active or
-  /// not: the caller then evaluates each expression on its own.
-  bool evaluate_all_lanes(const int64_t* values, size_t lanes, std::vector<int64_t>& rows,
-                          std::vector<int64_t>& scratch, const uint8_t* uniform_slots) const;
+                      LaneScratch& scratch, const uint8_t* uniform_slots = nullptr) const;
+  /// evaluate_lanes for every root at once: root r of lane l is `rows[r][l]` (rows resized here;
+  /// they point into `scratch` or `values`, valid until either changes). False (rows
+  /// unspecified) when any node would fail in any lane, active or not: the caller then
+  /// evaluates each expression on its own.
+  bool evaluate_all_lanes(const int64_t* values, size_t lanes, std::vector<const int64_t*>& rows,
+                          LaneScratch& scratch, const uint8_t* uniform_slots) const;
   size_t roots() const { return roots_.size(); }
   bool is_constant() const { return nodes_.size() == 1 && nodes_[0].kind == arith::Kind::Cst; }
   /// Does the expression read a slot flagged in `slots` (indexed by slot; missing = unflagged)?
@@ -77,11 +89,11 @@ private:
     int count = 0;
   };
   int flatten(const arith::Expr& e, SlotTable& slots, std::unordered_map<arith::Expr, int>& memo);
-  /// Every node's value in every lane into `scratch` (node k's lanes from k * lanes, then a
-  /// same-in-every-lane flag per node); per-lane failures flagged in `failed` (lanes values,
-  /// zeroed here), failures of lane-independent nodes in `uniform_failed`.
+  /// Every node's value in every lane (at scratch.row_of[k]); per-lane failures flagged in
+  /// `failed` (lanes values, zeroed here), failures of lane-independent nodes in
+  /// `uniform_failed`.
   void compute_rows(const int64_t* values, size_t lanes, int64_t* failed, int64_t& uniform_failed,
-                    std::vector<int64_t>& scratch, const uint8_t* uniform_slots) const;
+                    LaneScratch& scratch, const uint8_t* uniform_slots) const;
   Value eval(int node, const std::vector<int64_t>& values) const;
   int64_t integer(int node, const std::vector<int64_t>& values) const;
 
@@ -93,6 +105,8 @@ private:
   /// No rational constant and no negative power: every value of every node is an integer, so
   /// evaluate_lanes may use int64 arithmetic throughout.
   bool integer_only_ = true;
+  /// Unique to each expression compiled (a copy shares it: the same nodes), for LaneScratch.
+  uint64_t id_ = 0;
 };
 
 } // namespace liftx::features

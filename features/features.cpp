@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -429,6 +430,8 @@ double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
 }
 
 KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
+  static std::atomic<uint64_t> models_built{0};
+  id_ = ++models_built;
   // The loop variables first, so that a trip that uses none of them is known when compiled.
   TripIds trips;
   auto note_loop_vars = [&](const std::vector<codegen::LoopContext>& contexts) {
@@ -625,13 +628,20 @@ struct AnalysisScratch::Buffers {
   std::array<std::vector<int64_t>, 3> lane_global, lane_local;
   /// Slot-major values of every lane: slot s of lane l at [s * lanes + l].
   std::vector<int64_t> lane_values;
+  /// What lane_values were last filled from: the model (KernelModel::id_, 0 none), the lanes
+  /// and the slot values.
+  uint64_t lane_values_model = 0;
+  size_t lane_values_lanes = 0;
+  std::vector<int64_t> lane_values_base;
   std::vector<uint8_t> active; ///< per lane: executes the access
   /// Per distinct access chain (KernelModel::access_chain_id_) in this launch: 0 not entered
   /// yet, 1 entered in batch (its lanes' activity in chain_active), 2 the batch failed.
   std::vector<uint8_t> chain_state, chain_active;
-  std::vector<int64_t> batched_rows; ///< KernelModel::batched_indices_'s lanes
+  /// KernelModel::batched_indices_'s lanes (root r's at batched_rows[r]), in `batched`.
+  std::vector<const int64_t*> batched_rows;
+  LaneScratch batched, eval;
   std::vector<int64_t> chain_totals; ///< per distinct access chain, its executions (-1: not yet)
-  std::vector<int64_t> index, trip, eval, lines, words, banks_hit;
+  std::vector<int64_t> index, trip, lines, words, banks_hit;
   /// Per line class (KernelModel::line_class_), in this launch: up to kShiftCandidates accesses
   /// whose lines were counted from the batched indices, and their counts.
   std::vector<std::array<int, kShiftCandidates>> counted;
@@ -879,10 +889,18 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       detail->warp.lanes.push_back({b.lane_global[0][l], b.lane_global[1][l], b.lane_global[2][l]});
     detail->accesses.resize(kernel_.accesses.size());
   }
-  // Every lane starts from the sizes; the loop variables are set per access.
-  b.lane_values.resize(s.values.size() * lanes);
-  for (size_t slot = 0; slot < s.values.size(); ++slot)
-    std::fill_n(b.lane_values.begin() + ptrdiff_t(slot * lanes), lanes, s.values[slot]);
+  // Every lane starts from the sizes; the loop variables are set per access, before anything
+  // reads them (a chain's variables when the lanes enter it). So the lanes are filled only when
+  // the kernel, the warp or the sizes change: the launches of one kernel come one after another.
+  if (b.lane_values_model != id_ || b.lane_values_lanes != lanes ||
+      b.lane_values_base != s.values) {
+    b.lane_values.resize(s.values.size() * lanes);
+    for (size_t slot = 0; slot < s.values.size(); ++slot)
+      std::fill_n(b.lane_values.begin() + ptrdiff_t(slot * lanes), lanes, s.values[slot]);
+    b.lane_values_model = id_;
+    b.lane_values_lanes = lanes;
+    b.lane_values_base = s.values;
+  }
   b.active.resize(lanes);
   b.index.resize(lanes);
   b.chain_state.assign(static_cast<size_t>(distinct_access_chains_), 0);
@@ -923,7 +941,7 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       if (k >= 0)
         enter_chain(static_cast<size_t>(k));
     indices_batched = batched_indices_.evaluate_all_lanes(
-        b.lane_values.data(), lanes, b.batched_rows, b.eval, batched_uniform_slots_.data());
+        b.lane_values.data(), lanes, b.batched_rows, b.batched, batched_uniform_slots_.data());
   }
   b.counted.resize(static_cast<size_t>(line_classes_));
   b.counted_size.assign(static_cast<size_t>(line_classes_), 0);
@@ -933,8 +951,8 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   // are counted from the first active lane's index, so both count the same lines and segments.
   // Differences are taken modulo 2^64: equal ones give distinct_lines_of the same offsets.
   auto shifted = [&](size_t k, size_t j, size_t first) {
-    const int64_t* x = b.batched_rows.data() + size_t(batched_root_[k]) * lanes;
-    const int64_t* y = b.batched_rows.data() + size_t(batched_root_[j]) * lanes;
+    const int64_t* x = b.batched_rows[size_t(batched_root_[k])];
+    const int64_t* y = b.batched_rows[size_t(batched_root_[j])];
     const uint64_t shift = uint64_t(x[first]) - uint64_t(y[first]);
     // Every lane first (inactive lanes have indices too: the batch evaluates them all), two at a
     // time in vector registers; lane by lane, active ones only, where that fails.
@@ -982,9 +1000,10 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       width_weighted += weight * static_cast<double>(a.width);
       continue;
     }
+    // The lanes' indices: the batch's row, or b.index.
+    const int64_t* index = b.index.data();
     if (from_batch) {
-      std::copy_n(b.batched_rows.begin() + ptrdiff_t(size_t(batched_root_[k]) * lanes), lanes,
-                  b.index.begin());
+      index = b.batched_rows[size_t(batched_root_[k])];
     } else if (batched) {
       try {
         batched = access_index_[k].evaluate_lanes(b.lane_values.data(), lanes, b.active.data(),
@@ -1010,7 +1029,7 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       first_index.assign(lanes, std::nullopt);
       for (size_t lane = 0; lane < lanes; ++lane)
         if (b.active[lane])
-          first_index[lane] = b.index[lane];
+          first_index[lane] = index[lane];
     }
     if (std::find(b.active.begin(), b.active.end(), 1) == b.active.end())
       continue;
@@ -1018,9 +1037,8 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
     double value = 0;
     switch (a.space) {
     case AddressSpace::Global: {
-      const LineCount count =
-          distinct_lines_of(b.index.data(), b.active.data(), lanes, element_bytes(a.kind),
-                            line_bytes, a.width, b.lines);
+      const LineCount count = distinct_lines_of(
+          index, b.active.data(), lanes, element_bytes(a.kind), line_bytes, a.width, b.lines);
       if (from_batch && line_class_[k] >= 0) {
         const auto c = static_cast<size_t>(line_class_[k]);
         b.line_counts[k] = count;
@@ -1035,8 +1053,8 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
       width_weighted += weight * static_cast<double>(a.width);
       break;
     case AddressSpace::Local:
-      value = bank_conflict_degree_of(b.index.data(), b.active.data(), lanes, element_bytes(a.kind),
-                                      banks, b.words, b.banks_hit);
+      value = bank_conflict_degree_of(index, b.active.data(), lanes, element_bytes(a.kind), banks,
+                                      b.words, b.banks_hit);
       banks_weighted += weight * value;
       banks_weight += weight;
       break;

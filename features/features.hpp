@@ -212,6 +212,9 @@ private:
   int line_classes_ = 0;
   bool uses_work_groups_ = false;
   int size_only_trips_ = 0; ///< loop trips that use no loop variable (LaunchState::trips)
+  /// Unique to each model built (a copy shares it, as it has the same slots): the scratch
+  /// buffers remember whose lanes they hold.
+  uint64_t id_ = 0;
 };
 
 /// The launch features assume when the local size is left to the runtime: per dimension, the

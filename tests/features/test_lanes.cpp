@@ -137,7 +137,7 @@ TEST_CASE("evaluate_lanes equals evaluate lane by lane on random expressions") {
                                       arith::var("k", {arith::cst(0), arith::cst(64)})};
   ExprGen gen{rng, vars};
   int batched = 0, refused = 0, failing_lanes = 0;
-  std::vector<int64_t> scratch;
+  LaneScratch scratch;
   for (int trial = 0; trial < 4000; ++trial) {
     SlotTable slots;
     for (const arith::Expr& v : vars)
@@ -202,7 +202,9 @@ TEST_CASE("expressions compiled together evaluate as each on its own") {
   const std::vector<arith::Expr> vars{arith::var("i"), arith::var("j"), arith::size_var("N")};
   ExprGen gen{rng, vars};
   int together = 0, refused = 0, shared = 0;
-  std::vector<int64_t> scratch, rows;
+  // Apart: the rows of evaluate_all_lanes live in its scratch.
+  LaneScratch scratch, each_scratch;
+  std::vector<const int64_t*> rows;
   for (int trial = 0; trial < 1500; ++trial) {
     SlotTable slots;
     for (const arith::Expr& v : vars)
@@ -239,14 +241,14 @@ TEST_CASE("expressions compiled together evaluate as each on its own") {
     bool every_one_ok = true;
     for (size_t r = 0; r < roots.size(); ++r) {
       const bool one_ok = each[r].evaluate_lanes(values.data(), lanes, active.data(), out.data(),
-                                                 scratch, uniform.data());
+                                                 each_scratch, uniform.data());
       every_one_ok = every_one_ok && one_ok;
       if (ok) {
         // Together succeeds only when no lane fails: then each on its own succeeds, equal.
         REQUIRE(one_ok);
         for (size_t l = 0; l < lanes; ++l) {
           INFO(roots[r].to_string() << " lane " << l);
-          CHECK(rows[r * lanes + l] == out[l]);
+          CHECK(rows[r][l] == out[l]);
         }
       }
     }
@@ -259,13 +261,55 @@ TEST_CASE("expressions compiled together evaluate as each on its own") {
   CHECK(shared > 500);
 }
 
+TEST_CASE("one scratch shared by expressions, lane counts and copies gives fresh results") {
+  // The scratch keeps an expression's constants from one call to the next when it evaluates the
+  // same expression for as many lanes again: interleaved with other expressions (constants at
+  // the same rows), other lane counts and copies, every result equals a fresh scratch's.
+  std::mt19937_64 rng(29);
+  const std::vector<arith::Expr> vars{arith::var("i"), arith::var("j"), arith::size_var("N")};
+  ExprGen gen{rng, vars};
+  SlotTable slots;
+  for (const arith::Expr& v : vars)
+    slots.slot(v);
+  std::vector<CompiledExpr> exprs;
+  while (exprs.size() < 12) {
+    try {
+      exprs.emplace_back(gen(3), slots);
+    } catch (const UserError&) {
+    }
+  }
+  exprs.push_back(exprs.front()); // a copy: the same nodes, the same constants
+  LaneScratch shared;
+  int compared = 0;
+  for (int call = 0; call < 600; ++call) {
+    const CompiledExpr& e = exprs[std::uniform_int_distribution<size_t>(0, exprs.size() - 1)(rng)];
+    const size_t lanes = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? 8 : 32;
+    std::vector<int64_t> values(3 * lanes);
+    for (int64_t& v : values)
+      v = std::uniform_int_distribution<int64_t>(-40, 300)(rng);
+    const std::vector<uint8_t> active(lanes, 1);
+    std::vector<int64_t> out(lanes), expected(lanes);
+    LaneScratch fresh;
+    const bool ok = e.evaluate_lanes(values.data(), lanes, active.data(), out.data(), shared);
+    const bool fresh_ok =
+        e.evaluate_lanes(values.data(), lanes, active.data(), expected.data(), fresh);
+    REQUIRE(ok == fresh_ok);
+    if (ok) {
+      CHECK(out == expected);
+      ++compared;
+    }
+  }
+  CHECK(compared > 300);
+}
+
 TEST_CASE("evaluate_lanes ignores failures of inactive lanes") {
   SlotTable slots;
   const arith::Expr i = arith::var("i");
   const CompiledExpr e(arith::cst(100) / i, slots);
   std::vector<int64_t> values{0, 5, -3, 0};
   std::vector<uint8_t> active{0, 1, 1, 0};
-  std::vector<int64_t> out(4), scratch;
+  std::vector<int64_t> out(4);
+  LaneScratch scratch;
   REQUIRE(e.evaluate_lanes(values.data(), 4, active.data(), out.data(), scratch));
   CHECK(out[1] == 20);
   CHECK(out[2] == -33);
