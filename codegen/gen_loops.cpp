@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 namespace liftx::codegen {
 
@@ -210,7 +212,7 @@ Value Generator::emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const 
   Value init = eval(init_expr, nullptr);
   const ScalarValue* init_scalar = as_scalar(init);
   if (!init_scalar)
-    throw NotImplemented("reduceSeq with a non-scalar accumulator");
+    return emit_aggregate_reduce(f, init, *input, dest, result);
   ir::ScalarKind kind = init_scalar->kind;
   std::string acc = fresh("acc");
   emit(fmt::format("{} {} = {};", ir::scalar_name(kind), acc, init_scalar->text));
@@ -237,6 +239,65 @@ Value Generator::emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const 
         return ScalarValue{acc, kind};
       },
       true);
+}
+
+void Generator::copy_into(const Value& v, const TargetPtr& dest, const ir::Type& type,
+                          const std::string& primitive) {
+  if (const auto* array = type.as<ir::ArrayType>()) {
+    const ArrayValue* elements = as_array(v);
+    LIFTX_INTERNAL_CHECK(elements, "copying a {} as an array", type_of(v).to_string());
+    emit_loop(Level::Seq, 0, array->length, true, "c", primitive, [&](const arith::Expr& i) {
+      copy_into(elements->at(i), dest->at(i), array->element, primitive);
+    });
+    return;
+  }
+  if (const auto* tuple = type.as<ir::TupleType>(); tuple && !dest->fields.empty()) {
+    const TupleValue* fields = as_tuple(v);
+    LIFTX_INTERNAL_CHECK(fields && fields->elements.size() == dest->fields.size(),
+                         "copying a {} as a tuple of {}", type_of(v).to_string(),
+                         dest->fields.size());
+    for (size_t k = 0; k < dest->fields.size(); ++k)
+      copy_into(fields->elements[k], dest->fields[k], tuple->elements[k], primitive);
+    return;
+  }
+  store(dest, v);
+}
+
+Value Generator::emit_aggregate_reduce(const ir::Fun& f, const Value& init, const ArrayValue& input,
+                                       const TargetPtr& dest, const ir::Type& result) {
+  const ir::Type acc_type = result.as<ir::ArrayType>()->element;
+  // Private arrays are declared with constant lengths.
+  std::function<bool(const ir::Type&)> constant_lengths = [&](const ir::Type& t) {
+    if (const auto* a = t.as<ir::ArrayType>())
+      return a->length.as_constant().has_value() && constant_lengths(a->element);
+    if (const auto* tuple = t.as<ir::TupleType>())
+      return std::all_of(tuple->elements.begin(), tuple->elements.end(), constant_lengths);
+    return true;
+  };
+  if (!constant_lengths(acc_type))
+    throw UserError(fmt::format("reduceSeq: an accumulator of type {} lives in private memory, "
+                                "which needs constant array lengths",
+                                acc_type.to_string()),
+                    loc_);
+  const TargetPtr acc = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  const TargetPtr next = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  copy_into(init, acc, acc_type, "reduceSeq");
+  const Value current = target_value(acc);
+  const arith::Expr trip = input.type.as<ir::ArrayType>()->length;
+  std::optional<int64_t> constant_trip = trip.as_constant();
+  const bool unroll = input.reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);
+  emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+    std::optional<AddressSpace> saved = std::exchange(write_space_, std::nullopt);
+    const Value stepped = apply(f, {current, input.at(index)}, next, acc_type);
+    write_space_ = saved;
+    copy_into(stepped, acc, acc_type, "reduceSeq");
+  });
+  if (dest) {
+    copy_into(current, dest->at(0), acc_type, "reduceSeq");
+    return target_value(dest);
+  }
+  return make_array(
+      result, [current](const arith::Expr&) { return current; }, true);
 }
 
 } // namespace liftx::codegen

@@ -172,6 +172,15 @@ private:
   Value emit_map(Level level, int dim, const ir::Fun& f, const Value& x, TargetPtr dest,
                  const ir::Type& result);
   void add_loop_end_barrier(size_t loop_record, int dim);
+  /// reduceSeq whose accumulator is an array or a tuple: two private copies, the function
+  /// writing the next from the current (so that an element may read any other), copied back
+  /// after each step with constant indices (registers once the compiler unrolls).
+  Value emit_aggregate_reduce(const ir::Fun& f, const Value& init, const ArrayValue& input,
+                              const TargetPtr& dest, const ir::Type& result);
+  /// Copies `v` of `type` into `dest`: arrays element by element in unrolled sequential loops
+  /// (for private memory), tuples field by field, scalars and vectors by store().
+  void copy_into(const Value& v, const TargetPtr& dest, const ir::Type& type,
+                 const std::string& primitive);
   Value emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
                     const TargetPtr& dest, const ir::Type& result);
 
