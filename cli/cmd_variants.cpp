@@ -9,6 +9,7 @@
 #include "codegen/runtime/device.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
+#include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
@@ -182,10 +183,11 @@ void add_variants_command(CLI::App& app) {
     fmt::print(report, "per lowering strategy:\n");
     // Each strategy with the steps that lowered its variants (the same data lower() runs).
     for (const auto& [k, n] : c.per_strategy) {
-      std::string steps = k == rewrite::kTemporalStrategy     ? rewrite::kTemporalSteps
-                          : k == rewrite::kTemporalStrategy3D ? rewrite::kTemporalSteps3D
-                          : k == rewrite::kReductionStrategy  ? rewrite::kReductionSteps
-                                                              : "";
+      std::string steps = k == rewrite::kTemporalStrategy        ? rewrite::kTemporalSteps
+                          : k == rewrite::kTemporalStrategy3D    ? rewrite::kTemporalSteps3D
+                          : k == rewrite::kReductionStrategy     ? rewrite::kReductionSteps
+                          : k == rewrite::kRegisterBlockStrategy ? rewrite::kRegisterBlockSteps
+                                                                 : "";
       for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
         if (strategy.name == k)
           steps = rewrite::describe(strategy);

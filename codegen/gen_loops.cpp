@@ -279,10 +279,28 @@ Value Generator::emit_aggregate_reduce(const ir::Fun& f, const Value& init, cons
                                 "which needs constant array lengths",
                                 acc_type.to_string()),
                     loc_);
+  // What the accumulators cost in registers (kernel_.private_bytes, which the space holds to
+  // the device's limit): a step reads acc[i] to write next[i], after which acc[i] is dead, and
+  // next is dead once copied back, so a register allocator gives both the same registers. A
+  // reduction that starts from an enclosing one's accumulator (a loop unrolled in chunks) reuses
+  // its registers too: that accumulator is not read again before the chunk's result replaces it.
+  const int64_t bytes_before = kernel_.private_bytes;
   const TargetPtr acc = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  const int64_t accumulator_bytes = kernel_.private_bytes - bytes_before;
   const TargetPtr next = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  kernel_.private_bytes -= accumulator_bytes;
+  const auto* init_array = std::get_if<std::shared_ptr<const ArrayValue>>(&init);
+  if (init_array && !aggregate_accumulators_.empty() &&
+      init_array->get() == aggregate_accumulators_.back())
+    kernel_.private_bytes -= accumulator_bytes;
   copy_into(init, acc, acc_type, "reduceSeq");
   const Value current = target_value(acc);
+  const auto* current_array = std::get_if<std::shared_ptr<const ArrayValue>>(&current);
+  aggregate_accumulators_.push_back(current_array ? current_array->get() : nullptr);
+  struct Popped { // also when the step throws (a user error in f)
+    std::vector<const ArrayValue*>& stack;
+    ~Popped() { stack.pop_back(); }
+  } popped{aggregate_accumulators_};
   const arith::Expr trip = input.type.as<ir::ArrayType>()->length;
   std::optional<int64_t> constant_trip = trip.as_constant();
   const bool unroll = input.reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);

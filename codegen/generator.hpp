@@ -204,6 +204,9 @@ private:
   static constexpr int64_t kMaxWindowRegisters = 512;
   /// Reductions over at most this many elements are unrolled.
   static constexpr int64_t kMaxReduceUnroll = 32;
+  /// The accumulators of the array or tuple reductions being generated, innermost last
+  /// (emit_aggregate_reduce; nullptr for a tuple's).
+  std::vector<const ArrayValue*> aggregate_accumulators_;
 
   const ir::Program& program_;
   Options options_;

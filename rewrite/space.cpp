@@ -4,6 +4,7 @@
 
 #include "ir/host_iteration.hpp"
 
+#include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/temporal.hpp"
@@ -433,6 +434,8 @@ struct VariantStream::State {
   /// Work-group reductions of a matrix's rows or columns (rewrite/reduction.hpp), lowered after
   /// the other strategies' variants: tilings not tried yet.
   std::deque<ReductionTiling> reductions;
+  /// Register-blocked product grids (rewrite/product.hpp), lowered last: blockings not tried yet.
+  std::deque<RegisterBlocking> products;
 
   std::optional<HighLevel> current;
   std::vector<std::pair<const LoweringStrategy*, int64_t>> strategies; // (strategy, parameter)
@@ -554,8 +557,10 @@ struct VariantStream::State {
       }
     if (iteration)
       plan_temporal();
-    else
+    else {
       plan_reductions();
+      plan_products();
+    }
   }
 
   /// Work-groups of 32 to 1024 work-items (powers of two within the device's limit). Rows: one
@@ -605,6 +610,54 @@ struct VariantStream::State {
     }
     queue_lowered(std::get<ir::Program>(lowered), kReductionStrategy,
                   {{"lanes", tiling.lanes}, {"parts", tiling.parts}}, false);
+  }
+
+  /// Blocks of 2 to 16 rows by 2 to 8 columns (8 to 128 outputs per work-item), both dividing
+  /// their lengths; the loop over the reduction run one step at a time or in unrolled chunks of 4
+  /// or 8 steps; each step's values copied to private memory (measured at least as fast on an
+  /// H200, bench/RESULTS.md).
+  void plan_products() {
+    auto recognised = as_product_grid(root);
+    if (!std::holds_alternative<ProductGrid>(recognised))
+      return;
+    const ProductGrid& grid = std::get<ProductGrid>(recognised);
+    auto length = [&](const ir::Expr& array) {
+      return evaluate_or(array.type().as<ir::ArrayType>()->length, options.sizes, -1);
+    };
+    const int64_t rows = length(grid.rows), columns = length(grid.columns);
+    const int64_t steps = length(grid.row);
+    for (int64_t r : {2, 4, 8, 16})
+      for (int64_t c : {2, 4, 8})
+        for (int64_t unroll : {1, 4, 8}) {
+          if (r * c < 8)
+            continue;
+          if (rows < r || rows % r != 0 || columns < c || columns % c != 0 || steps < unroll ||
+              steps % unroll != 0) {
+            reject("register block does not divide");
+            continue;
+          }
+          products.push_back({r, c, unroll, true});
+        }
+  }
+
+  void lower_next_product() {
+    const RegisterBlocking blocking = products.front();
+    products.pop_front();
+    auto lowered = build_register_blocked(root, blocking);
+    if (auto* why = std::get_if<std::string>(&lowered)) {
+      reject("register block: " + first_words(*why, 6));
+      return;
+    }
+    if (!lengths_exact(std::get<ir::Program>(lowered), options.sizes)) {
+      reject("register block does not divide");
+      return;
+    }
+    queue_lowered(std::get<ir::Program>(lowered), kRegisterBlockStrategy,
+                  {{"rows", blocking.rows},
+                   {"columns", blocking.columns},
+                   {"unroll", blocking.unroll},
+                   {"private_copies", blocking.private_copies ? 1 : 0}},
+                  false);
   }
 
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
@@ -958,9 +1011,13 @@ struct VariantStream::State {
           lower_next_temporal();
           continue;
         }
-        if (reductions.empty())
+        if (!reductions.empty()) {
+          lower_next_reduction();
+          continue;
+        }
+        if (products.empty())
           return false;
-        lower_next_reduction();
+        lower_next_product();
         continue;
       }
       current = std::move(queue.front());

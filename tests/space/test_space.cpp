@@ -5,6 +5,7 @@
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
+#include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
 
@@ -832,6 +833,40 @@ TEST_CASE("every work-group reduction of mv and tmv verifies on PoCL, rows and c
     CHECK(s.failed == 0);
     CHECK(s.verified == static_cast<int64_t>(reductions.size()));
   }
+}
+
+TEST_CASE("every register block of mm verifies on PoCL, each block and unrolling once") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  // Non-square and K of 24: 16-row blocks divide M, 8-column blocks N, chunks of 4 and 8 K.
+  const rewrite::Sizes sizes{{"M", 32}, {"N", 16}, {"K", 24}};
+  ir::Module module = load_linalg("mm");
+  // The CPU profile: a 16x8 block leaves 4 work-items here, too few work-groups for a GPU's.
+  rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+  std::map<std::map<std::string, int64_t>, rewrite::Variant> first_of;
+  rewrite::Variant v;
+  while (stream.next(v))
+    if (v.strategy == rewrite::kRegisterBlockStrategy && !first_of.contains(v.parameters))
+      first_of.emplace(v.parameters, v);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> blocks;
+  std::vector<rewrite::Variant> variants;
+  for (const auto& [parameters, variant] : first_of) {
+    blocks.insert({parameters.at("rows"), parameters.at("columns"), parameters.at("unroll")});
+    variants.push_back(variant);
+  }
+  // 2-16 rows by 2-8 columns, at least 8 outputs, k in 1, 4 or 8 steps at a time.
+  CHECK(blocks.contains({16, 8, 4}));
+  CHECK(blocks.contains({2, 4, 1}));
+  CHECK(blocks.contains({4, 2, 8}));
+  CHECK(!blocks.contains({2, 2, 1})); // 4 outputs: too few
+  CHECK(blocks.size() >= 25);
+  if (test::kSanitized && variants.size() > 4)
+    variants.resize(4);
+  VerifySummary s = verify(device, module, variants, sizes, "mm");
+  for (const std::string& f : s.failures)
+    MESSAGE(f);
+  CHECK(s.failed == 0);
+  CHECK(s.verified == static_cast<int64_t>(variants.size()));
 }
 
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
