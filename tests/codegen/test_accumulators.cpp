@@ -7,6 +7,8 @@
 #include "ir/parse/parser.hpp"
 #include "support/error.hpp"
 
+#include "pocl.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -15,11 +17,6 @@
 using namespace liftx;
 
 namespace {
-
-runtime::Device& cpu() {
-  static runtime::Device device = runtime::select_device("cpu");
-  return device;
-}
 
 const char* const kUserFuns = R"(
 userfun madd(acc: float, a: float, b: float): float { return acc + a * b; }
@@ -31,23 +28,6 @@ userfun sum_max_step(s: float, m: float, x: float): (float, float) { return {s +
 
 ir::Module parse_text(const std::string& text) {
   return parse::parse_module(std::string(kUserFuns) + text, "<test>");
-}
-
-/// Runs `program` on random inputs at `sizes` and checks every element against the interpreter
-/// of `reference` (the program itself when null).
-void check_verified(const ir::Program& program, const interp::Sizes& sizes, int64_t elements,
-                    const ir::Program* reference = nullptr) {
-  exec::RunOptions o;
-  o.time = false;
-  o.roofline = false;
-  o.reference = reference;
-  exec::RunReport r = exec::run_program(cpu(), program, sizes, o);
-  INFO(r.message);
-  INFO(r.kernel_source);
-  CHECK(r.status == runtime::Status::ok);
-  CHECK(r.verification.passed);
-  CHECK(r.verification.elements == elements);
-  CHECK(r.verification.unwritten == 0);
 }
 
 /// C = A B with each work-item computing a rows x cols block of C, the loop over k unrolled
@@ -82,7 +62,7 @@ TEST_CASE("register-blocked products equal the high-level mm, their accumulators
     const ir::Module m = parse_text(blocked_mm(c.rows, c.cols, c.unroll));
     // Non-square, k a multiple of the unrolling.
     const interp::Sizes sizes{{"M", 16}, {"N", 24}, {"K", 40}};
-    check_verified(m.main(), sizes, 16 * 24, &reference.main());
+    test::check_verified(m.main(), sizes, 16 * 24, &reference.main());
     // Constant indices only: the accumulators become scalars (registers), not arrays.
     const std::string source = codegen::generate(m.main()).source;
     CHECK(source.find("priv_") != std::string::npos);
@@ -99,7 +79,7 @@ def permuted(xs: [[float]N]M) =
   mapGlb0(row => join(reduceSeq((acc, x) => mapSeq(a => halfadd(a, x), join(transpose(split(2, acc)))),
                                 array(4, ramp), row)), xs)
 )");
-  check_verified(m.main(), {{"M", 8}, {"N", 13}}, 8 * 4);
+  test::check_verified(m.main(), {{"M", 8}, {"N", 13}}, 8 * 4);
 }
 
 TEST_CASE("a tuple accumulator: the sum and the largest value of each row in one pass") {
@@ -108,7 +88,7 @@ def sum_max(xs: [[float]N]M) =
   mapGlb0(row => reduceSeq((acc, x) => sum_max_step(get(0, acc), get(1, acc), x),
                            tuple(0.0f, -1000.0f), row)[0], xs)
 )");
-  check_verified(m.main(), {{"M", 12}, {"N", 17}}, 2 * 12);
+  test::check_verified(m.main(), {{"M", 12}, {"N", 17}}, 2 * 12);
 }
 
 TEST_CASE("an accumulator whose length is not a constant is refused at its source position") {

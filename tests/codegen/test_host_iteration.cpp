@@ -9,6 +9,8 @@
 #include "ir/parse/parser.hpp"
 #include "support/error.hpp"
 
+#include "pocl.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -17,11 +19,6 @@
 using namespace liftx;
 
 namespace {
-
-runtime::Device& cpu() {
-  static runtime::Device device = runtime::select_device("cpu");
-  return device;
-}
 
 const char* const kUserFuns = R"(
 userfun avg3(a: float, b: float, c: float): float { return 0.25f * a + 0.5f * b + 0.25f * c; }
@@ -111,7 +108,7 @@ TEST_CASE("an iterate over another iterate's result is a host iteration with a t
       o.warmup = 0;
       o.repeat = 1;
       o.roofline = false;
-      const exec::RunReport r = exec::run_program(cpu(), program, {{"N", 29}}, o);
+      const exec::RunReport r = exec::run_program(test::pocl(), program, {{"N", 29}}, o);
       INFO(r.message);
       CHECK(r.status == runtime::Status::ok);
       CHECK(r.verification.passed);
@@ -159,7 +156,7 @@ TEST_CASE("iterated kernels verify against the interpreter's iterate for odd and
       o.warmup = 1;
       o.repeat = 2;
       o.roofline = false;
-      exec::RunReport r = exec::run_program(cpu(), p, {{"N", 37}}, o);
+      exec::RunReport r = exec::run_program(test::pocl(), p, {{"N", 37}}, o);
       INFO(r.message);
       CHECK(r.status == runtime::Status::ok);
       CHECK(r.verification.passed);
@@ -177,7 +174,7 @@ TEST_CASE("iterated kernels verify against the interpreter's iterate for odd and
   exec::RunOptions o;
   o.time = false;
   o.roofline = false;
-  exec::RunReport r = exec::run_program(cpu(), source, {{"N", 20}}, o);
+  exec::RunReport r = exec::run_program(test::pocl(), source, {{"N", 20}}, o);
   INFO(r.message);
   CHECK(r.status == runtime::Status::ok);
   CHECK(r.launches == 3);
@@ -191,7 +188,7 @@ TEST_CASE("a wrong number of launches is caught by the check") {
   o.time = false;
   o.roofline = false;
   o.reference = &two;
-  exec::RunReport r = exec::run_program(cpu(), three, {{"N", 33}}, o);
+  exec::RunReport r = exec::run_program(test::pocl(), three, {{"N", 33}}, o);
   CHECK(r.status == runtime::Status::wrong_result);
 }
 

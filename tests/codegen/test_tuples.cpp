@@ -6,6 +6,8 @@
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
 
+#include "pocl.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -14,11 +16,6 @@
 using namespace liftx;
 
 namespace {
-
-runtime::Device& cpu() {
-  static runtime::Device device = runtime::select_device("cpu");
-  return device;
-}
 
 const char* const kUserFuns = R"(
 userfun neg(a: float): float { return -a; }
@@ -39,21 +36,11 @@ ir::Module parse_text(const std::string& text) {
 
 exec::RunReport run(const ir::Program& program, const interp::Sizes& sizes,
                     const ir::Program* reference = nullptr) {
-  exec::RunOptions o;
-  o.time = false;
-  o.roofline = false;
-  o.reference = reference;
-  return exec::run_program(cpu(), program, sizes, o);
+  return test::run_verified(program, sizes, reference);
 }
 
 void check_runs(const ir::Program& program, const interp::Sizes& sizes, int64_t elements) {
-  exec::RunReport r = run(program, sizes);
-  INFO(r.message);
-  INFO(r.kernel_source);
-  CHECK(r.status == runtime::Status::ok);
-  CHECK(r.verification.passed);
-  CHECK(r.verification.elements == elements);
-  CHECK(r.verification.unwritten == 0);
+  test::check_verified(program, sizes, elements);
 }
 
 std::vector<const codegen::KernelArg*> outputs(const codegen::Kernel& k) {

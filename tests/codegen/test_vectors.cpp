@@ -5,6 +5,8 @@
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
 
+#include "pocl.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -16,19 +18,10 @@ namespace {
 
 const fs::path kSource = fs::path(LIFTX_SOURCE_DIR);
 
-runtime::Device& cpu() {
-  static runtime::Device device = runtime::select_device("cpu");
-  return device;
-}
-
 /// Runs `program` on PoCL and checks every element against `reference` (or itself).
 void check_runs(const ir::Program& program, const interp::Sizes& sizes,
                 const ir::Program* reference = nullptr) {
-  exec::RunOptions o;
-  o.time = false;
-  o.roofline = false;
-  o.reference = reference;
-  exec::RunReport r = exec::run_program(cpu(), program, sizes, o);
+  exec::RunReport r = test::run_verified(program, sizes, reference);
   INFO(r.message);
   CHECK(r.status == runtime::Status::ok);
   CHECK(r.verification.passed);
@@ -71,7 +64,7 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
   // Sizes the aligned accesses were not generated for are refused before launch.
   exec::RunOptions o;
   CHECK_THROWS_AS(codegen::prepare_launch(window.main(), {{"M", 8}, {"N", 6}}, o.request(),
-                                          cpu().profile.limits()),
+                                          test::pocl().profile.limits()),
                   UserError);
 }
 
@@ -184,7 +177,7 @@ TEST_CASE("a mapLcl nested in a mapLcl runs correctly with every local size it a
     o.roofline = false;
     o.global = {local[0] * 4, 64};
     o.local = {local[0], local[1]};
-    exec::RunReport r = exec::run_program(cpu(), m.main(), sizes, o);
+    exec::RunReport r = exec::run_program(test::pocl(), m.main(), sizes, o);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
@@ -194,6 +187,6 @@ TEST_CASE("a mapLcl nested in a mapLcl runs correctly with every local size it a
   uneven.roofline = false;
   uneven.global = {64, 64};
   uneven.local = {16, 8};
-  CHECK_THROWS_WITH_AS(exec::run_program(cpu(), m.main(), sizes, uneven),
+  CHECK_THROWS_WITH_AS(exec::run_program(test::pocl(), m.main(), sizes, uneven),
                        doctest::Contains("does not divide the 4 iterations of mapLcl1"), UserError);
 }
