@@ -72,6 +72,16 @@ std::variant<ProductGrid, std::string> as_product_grid(const ir::Program& progra
     return std::string("a reduction is not over zip(row, column)");
   if (!reduction->fun->init.type().is_scalar())
     return std::string("the reduction's initial value is not a scalar");
+  // The blocked form advances each output with f and g alone: they may not read r or c.
+  auto uses_row_or_column = [&](const std::vector<ir::Expr>& free) {
+    return std::any_of(free.begin(), free.end(), [&](const ir::Expr& p) {
+      return same_param(p, row) || same_param(p, column);
+    });
+  };
+  if (uses_row_or_column(ir::free_params(reduction->fun->f)) ||
+      uses_row_or_column(ir::free_params(reduction->fun->init)) ||
+      (element && uses_row_or_column(ir::free_params(*element))))
+    return std::string("the reduction's functions read the row or the column");
   return ProductGrid{
       row, column, outer->arg(), inner->arg(), element, reduction->fun->f, reduction->fun->init};
 }
@@ -89,7 +99,8 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
     return no->why;
   if (auto no = refuse_indivisible(length_of(grid.columns.type()), columns, "a column block of"))
     return no->why;
-  if (auto no = refuse_indivisible(length_of(grid.row.type()), blocking.unroll, "a chunk of steps of"))
+  if (auto no =
+          refuse_indivisible(length_of(grid.row.type()), blocking.unroll, "a chunk of steps of"))
     return no->why;
 
   try {

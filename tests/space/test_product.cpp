@@ -55,6 +55,10 @@ TEST_CASE("product grids: mm, a grid without a map, and what is not one") {
             parse_text("def f(a: [[float]K]M) = map(r => map(c => reduce(add, 0.0f, map(mult, "
                        "zip(r, c)))[0], map(x => map(y => add(y, r[0]), x), a)), a)")
                 .main())) == "the columns depend on the row");
+  CHECK(refusal(rewrite::as_product_grid(
+            parse_text("def f(a: [[float]K]M, b: [[float]K]N) = map(r => map(c => reduce((s, p) "
+                       "=> add(s, mult(get(0, p), r[0])), 0.0f, zip(r, c))[0], b), a)")
+                .main())) == "the reduction's functions read the row or the column");
   CHECK(refusal(rewrite::as_product_grid(parse_text("def f(a: [[float]K]M, b: [[float]K]N) = "
                                                     "map(r => map(c => add(r[0], c[0]), b), a)")
                                              .main())) ==
