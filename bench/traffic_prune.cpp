@@ -1,14 +1,27 @@
 // Traffic pruning (issue 28, seed 004) judged on measured data: for each program and input of a
 // performance database, the share of the measured variants whose modelled global-memory traffic
-// (features::modelled_traffic_per_byte) exceeds F x the least, and whether the fastest measured
-// variant survives (or one within 2% of it). F is chosen leaving each program out: the smallest F
-// of the grid that keeps the best within 2% on every input of the other programs.
+// exceeds F x the least, and whether the fastest measured variant survives (or one within 2% of
+// it). F is chosen leaving each program out: the smallest F of the grid that keeps the best within
+// 2% on every input of the other programs.
 //
-//   traffic_prune DB [DEVICE] [PROFILE]   (DEVICE: a substring of the device key; PROFILE: the
-//                                          features' profile, default nvidia)
+//   traffic_prune DB [DEVICE] [PROFILE] [MODEL] [LINE] [EVERY]
+//     DEVICE  a substring of the device key (default: the only one)
+//     PROFILE the features' profile (default nvidia)
+//     MODEL   warp: the stored features' per-warp line count (features::modelled_traffic_per_byte);
+//             group (default): the work-group's distinct lines (KernelModel::group_traffic),
+//             recomputed from each stored variant;
+//             memory_time: the traffic of every level at its bandwidth, max(1, cache_time,
+//             local_time) of the derived columns (DRAM, cache lines, local memory; ideal times)
+//     LINE    the group model's line bytes (0, the default: the profile's cache line)
+//     EVERY   only the configurations whose id is a multiple of EVERY (default 1: all); the group
+//             model costs 0.1-1 s per variant on the development machine
 // Opens DB read-only. Prints one table row per program and input, then the grid.
+#include "codegen/launch.hpp"
 #include "explore/dataset.hpp"
+#include "explore/record.hpp"
 #include "features/derived.hpp"
+#include "ir/interp/interp.hpp"
+#include "ir/parse/parser.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -71,35 +84,75 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const std::string profile = argc > 3 ? argv[3] : "nvidia";
+  const std::string model = argc > 4 ? argv[4] : "group";
+  const int64_t line_bytes = argc > 5 ? std::stoll(argv[5]) : 0;
+  const int64_t every = argc > 6 ? std::stoll(argv[6]) : 1;
+  if (every < 1)
+    throw UserError(fmt::format("EVERY must be at least 1, got {}", every));
+  if (model != "warp" && model != "group" && model != "memory_time")
+    throw UserError(fmt::format("unknown traffic model '{}' (warp, group, memory_time)", model));
+  auto derived_column = [](const std::string& name) {
+    const auto& all = features::derived_columns();
+    for (size_t c = 0; c < all.size(); ++c)
+      if (all[c].name == name)
+        return c;
+    throw UserError(fmt::format("no derived column '{}'", name));
+  };
+  const size_t cache_time = derived_column("cache_time"), local_time = derived_column("local_time");
   const explore::PerfDb db(argv[1], explore::PerfDb::Access::read_only);
   const std::string device = explore::resolve_device(db, argc > 2 ? argv[2] : "");
-  const model::Dataset data = explore::load_dataset(db, device, profile);
-  const runtime::DeviceProfile::Throughput throughput =
-      runtime::named_profile(profile).throughput();
+  const runtime::DeviceProfile device_profile = runtime::named_profile(profile);
+  const runtime::DeviceProfile::Throughput throughput = device_profile.throughput();
 
   std::map<std::pair<std::string, std::string>, Group> by_input;
-  for (const model::Sample& s : data.samples) {
-    nlohmann::json columns = nlohmann::json::object();
-    for (size_t c = 0; c < data.feature_names.size(); ++c)
-      columns[data.feature_names[c]] = s.features[c];
-    const double traffic =
-        features::modelled_traffic_per_byte(features::features_from_columns(columns), throughput);
-    Group& g = by_input[{s.program, s.input}];
-    g.program = s.program;
-    g.input = s.input;
+  int64_t extrapolated = 0, rows = 0, refused = 0;
+  for (const explore::Row& row : db.rows(device, profile)) {
+    if (row.configuration_id % every != 0)
+      continue;
+    double traffic = 0;
+    if (model == "warp") {
+      traffic = features::modelled_traffic_per_byte(features::features_from_columns(row.features),
+                                                    throughput);
+    } else if (model == "memory_time") {
+      const std::vector<double> derived =
+          features::derived_values(features::features_from_columns(row.features), throughput);
+      traffic = std::max({1.0, derived[cache_time], derived[local_time]});
+    } else
+      try {
+        const std::string origin = fmt::format("configuration {}", row.configuration_id);
+        const ir::Module module = parse::parse_module(row.printed, origin);
+        const auto sizes = nlohmann::json::parse(row.sizes).get<interp::Sizes>();
+        const codegen::PreparedLaunch prepared = codegen::prepare_launch(
+            module.main(), sizes, explore::run_options_for(row.launch, origin).request(),
+            device_profile.limits());
+        const auto modelled =
+            features::KernelModel(prepared.kernel)
+                .group_traffic(prepared.launch, sizes, device_profile, line_bytes);
+        traffic = modelled.per_byte;
+        extrapolated += modelled.extrapolated;
+      } catch (const UserError&) {
+        ++refused; // a check added since it was measured (refresh_features removes these too)
+        continue;
+      }
+    ++rows;
+    Group& g = by_input[{row.program, row.sizes}];
+    g.program = row.program;
+    g.input = row.sizes;
     g.traffic.push_back(traffic);
-    g.times.push_back(s.time_ms);
+    const bool ok = row.measurement && row.measurement->status == runtime::Status::ok;
+    g.times.push_back(ok ? std::optional<double>(row.measurement->median_ms) : std::nullopt);
     g.least = std::min(g.least, traffic);
-    if (s.time_ms)
-      g.best_ms = std::min(g.best_ms, *s.time_ms);
+    if (ok)
+      g.best_ms = std::min(g.best_ms, row.measurement->median_ms);
   }
   std::vector<Group> groups;
   for (auto& [key, g] : by_input)
     if (std::isfinite(g.best_ms))
       groups.push_back(std::move(g));
 
-  fmt::print("device {}, profile {}: {} inputs of {} measured variants\n\n", device, profile,
-             groups.size(), data.samples.size());
+  fmt::print("device {}, profile {}, {} model, every {}: {} inputs of {} measured variants ({} "
+             "extrapolated, {} refused by this liftx)\n\n",
+             device, profile, model, every, groups.size(), rows, extrapolated, refused);
   fmt::print("| program | input | measured | least traffic | F (chosen without it) | removed | "
              "best kept / best |\n|---|---|---:|---:|---:|---:|---:|\n");
   int survived = 0, pruned_90 = 0;

@@ -70,8 +70,10 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+} // namespace
+
 /// Per-launch values shared by every record: coordinate sizes and the variable table.
-struct LaunchState {
+struct KernelModel::LaunchState {
   std::array<int64_t, 3> global{1, 1, 1};
   std::array<int64_t, 3> local{1, 1, 1};
   std::array<int64_t, 3> groups{1, 1, 1};
@@ -80,8 +82,6 @@ struct LaunchState {
   /// needed (the warp's lanes would otherwise evaluate them per lane and per record).
   std::vector<std::optional<int64_t>> trips;
 };
-
-} // namespace
 
 struct KernelModel::Loop {
   Level level;
@@ -102,6 +102,7 @@ namespace {
 
 using Chain = KernelModel::Chain;
 using Loop = KernelModel::Loop;
+using LaunchState = KernelModel::LaunchState;
 
 int64_t trip_of(const Loop& loop, LaunchState& s) {
   if (loop.trip_id < 0)
@@ -718,6 +719,65 @@ bool enter_first_iteration_lanes(const Chain& chain, const std::array<int64_t, 3
 
 } // namespace
 
+bool KernelModel::bind_launch(const Launch& launch, const interp::Sizes& sizes,
+                              const runtime::DeviceProfile& device, LaunchState& s) const {
+  if (launch.dims < 1 || launch.dims > 3)
+    throw UserError(fmt::format("a launch has 1 to 3 dimensions, got {}", launch.dims));
+  if (launch.dims < kernel_.launch.dims)
+    throw UserError(fmt::format("kernel {} uses {} dimension(s), the launch gives {}", kernel_.name,
+                                kernel_.launch.dims, launch.dims));
+  s.global = s.local = s.groups = {1, 1, 1};
+  bool any_local_missing = false;
+  for (int d = 0; d < launch.dims; ++d) {
+    auto k = static_cast<size_t>(d);
+    if (launch.global[k] < 1)
+      throw UserError(fmt::format("global size {} in dimension {}", launch.global[k], d));
+    if (launch.local[k] < 0)
+      throw UserError(fmt::format("local size {} in dimension {}", launch.local[k], d));
+    any_local_missing = any_local_missing || launch.local[k] == 0;
+  }
+  if (any_local_missing && uses_work_groups_)
+    throw UserError(fmt::format("kernel {} uses work-groups (mapWrg/mapLcl): give its local size",
+                                kernel_.name));
+  std::array<int64_t, 3> local = any_local_missing ? assumed_local(launch, device) : launch.local;
+  for (int d = 0; d < launch.dims; ++d) {
+    auto k = static_cast<size_t>(d);
+    s.global[k] = launch.global[k];
+    s.local[k] = local[k];
+    if (s.global[k] % s.local[k] != 0)
+      throw UserError(fmt::format("local size {} does not divide global size {} in dimension {}",
+                                  s.local[k], s.global[k], d));
+    s.groups[k] = s.global[k] / s.local[k];
+  }
+  s.values.assign(static_cast<size_t>(slots_.size()), 0);
+  s.trips.assign(static_cast<size_t>(size_only_trips_), std::nullopt);
+  for (const auto& [slot, name] : size_slots_) {
+    auto it = sizes.find(name);
+    if (it == sizes.end())
+      throw UserError(fmt::format("kernel {}: size '{}' is not bound", kernel_.name, name));
+    s.values[static_cast<size_t>(slot)] = it->second;
+  }
+  return any_local_missing;
+}
+
+std::array<int64_t, 3> KernelModel::busy_groups(LaunchState& s) const {
+  // A free launch may have more groups than a dimension's iterations (mapGlb over fewer items
+  // than work-items, mapWrg over fewer tiles).
+  std::array<int64_t, 3> busy = s.groups;
+  for (size_t k = 0; k < kernel_.loops.size(); ++k) {
+    const Loop& own = loop_chains_[k]->loops.back();
+    if (own.level != Level::Glb && own.level != Level::Wrg)
+      continue;
+    auto d = static_cast<size_t>(own.dim);
+    int64_t trip = std::max<int64_t>(trip_of(own, s), 1);
+    int64_t groups = own.level == Level::Glb
+                         ? (std::min(trip, s.global[d]) + s.local[d] - 1) / s.local[d]
+                         : std::min(trip, s.groups[d]);
+    busy[d] = std::min(busy[d], groups);
+  }
+  return busy;
+}
+
 Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
                               const runtime::DeviceProfile& device) const {
   AnalysisScratch scratch(device);
@@ -734,50 +794,13 @@ Features KernelModel::compute(const Launch& launch, const interp::Sizes& sizes,
 Features KernelModel::features_of(const Launch& launch, const interp::Sizes& sizes,
                                   AnalysisScratch::Buffers& b, Analysis* detail) const {
   const runtime::DeviceProfile& device = b.device;
-  if (launch.dims < 1 || launch.dims > 3)
-    throw UserError(fmt::format("a launch has 1 to 3 dimensions, got {}", launch.dims));
-  if (launch.dims < kernel_.launch.dims)
-    throw UserError(fmt::format("kernel {} uses {} dimension(s), the launch gives {}", kernel_.name,
-                                kernel_.launch.dims, launch.dims));
   Features f;
   LaunchState& s = b.state;
-  s.global = s.local = s.groups = {1, 1, 1};
-  bool any_local_missing = false;
-  for (int d = 0; d < launch.dims; ++d) {
-    auto k = static_cast<size_t>(d);
-    if (launch.global[k] < 1)
-      throw UserError(fmt::format("global size {} in dimension {}", launch.global[k], d));
-    if (launch.local[k] < 0)
-      throw UserError(fmt::format("local size {} in dimension {}", launch.local[k], d));
-    any_local_missing = any_local_missing || launch.local[k] == 0;
-  }
-  if (any_local_missing && uses_work_groups_)
-    throw UserError(fmt::format("kernel {} uses work-groups (mapWrg/mapLcl): give its local size",
-                                kernel_.name));
-  std::array<int64_t, 3> local = any_local_missing ? assumed_local(launch, device) : launch.local;
-  f.local_size_assumed = any_local_missing;
-  for (int d = 0; d < launch.dims; ++d) {
-    auto k = static_cast<size_t>(d);
-    s.global[k] = launch.global[k];
-    s.local[k] = local[k];
-    if (s.global[k] % s.local[k] != 0)
-      throw UserError(fmt::format("local size {} does not divide global size {} in dimension {}",
-                                  s.local[k], s.global[k], d));
-    s.groups[k] = s.global[k] / s.local[k];
-  }
+  f.local_size_assumed = bind_launch(launch, sizes, device, s);
   f.global_size = s.global;
   f.local_size = s.local;
   f.work_items = checked_mul(checked_mul(s.global[0], s.global[1]), s.global[2]);
   f.work_groups = checked_mul(checked_mul(s.groups[0], s.groups[1]), s.groups[2]);
-
-  s.values.assign(static_cast<size_t>(slots_.size()), 0);
-  s.trips.assign(static_cast<size_t>(size_only_trips_), std::nullopt);
-  for (const auto& [slot, name] : size_slots_) {
-    auto it = sizes.find(name);
-    if (it == sizes.end())
-      throw UserError(fmt::format("kernel {}: size '{}' is not bound", kernel_.name, name));
-    s.values[static_cast<size_t>(slot)] = it->second;
-  }
 
   // Exact totals over all work-items.
   RecordCounts& counts = detail ? detail->counts : b.counts;
@@ -852,23 +875,11 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   const int64_t group_size = s.local[0] * s.local[1] * s.local[2];
   const int64_t width = std::min<int64_t>(std::max<uint32_t>(device.warp_width, 1), group_size);
   const auto lanes = static_cast<size_t>(width);
-  // The middle of the work-groups that have work: a free launch may have more groups than a
-  // dimension's iterations (mapGlb over fewer items than work-items, mapWrg over fewer tiles).
-  std::array<int64_t, 3> busy_groups = s.groups;
-  for (size_t k = 0; k < kernel_.loops.size(); ++k) {
-    const Loop& own = loop_chains_[k]->loops.back();
-    if (own.level != Level::Glb && own.level != Level::Wrg)
-      continue;
-    auto d = static_cast<size_t>(own.dim);
-    int64_t trip = std::max<int64_t>(trip_of(own, s), 1);
-    int64_t groups = own.level == Level::Glb
-                         ? (std::min(trip, s.global[d]) + s.local[d] - 1) / s.local[d]
-                         : std::min(trip, s.groups[d]);
-    busy_groups[d] = std::min(busy_groups[d], groups);
-  }
+  // The middle of the work-groups that have work.
+  const std::array<int64_t, 3> busy = busy_groups(s);
   std::array<int64_t, 3> group{};
   for (size_t d = 0; d < 3; ++d)
-    group[d] = busy_groups[d] / 2;
+    group[d] = busy[d] / 2;
   for (size_t d = 0; d < 3; ++d) {
     b.lane_global[d].resize(lanes);
     b.lane_local[d].resize(lanes);
@@ -1083,6 +1094,148 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   f.occupancy = std::min(1.0, static_cast<double>(resident * group_threads) /
                                   static_cast<double>(std::max<int64_t>(cu_threads, 1)));
   return f;
+}
+
+namespace {
+
+/// Every execution of a chain's loops for one work-item, in program order: the loop variables
+/// set in `s`, `leaf` called with each, and `left` decremented. The outermost `for` loop (the one
+/// that streams through the work-item's data) stops after the iteration that makes `left` reach 0;
+/// loops inside it always run to the end, since the lines of a partial inner loop (a few taps of a
+/// window) do not grow with its iterations. Returns false when it stopped early.
+template <typename Leaf>
+bool visit_executions(const Chain& chain, size_t at, bool outer_for,
+                      const std::array<int64_t, 3>& group, const std::array<int64_t, 3>& local,
+                      const std::array<int64_t, 3>& global_id, LaunchState& s, int64_t& left,
+                      Leaf&& leaf) {
+  using codegen::cl::LoopKind;
+  if (at == chain.loops.size()) {
+    leaf();
+    --left;
+    return true;
+  }
+  const Loop& loop = chain.loops[at];
+  const auto d = static_cast<size_t>(loop.dim);
+  int64_t first = 0, step = 1;
+  switch (loop.level) {
+  case Level::Glb:
+    first = global_id[d], step = s.global[d];
+    break;
+  case Level::Wrg:
+    first = group[d], step = s.groups[d];
+    break;
+  case Level::Lcl:
+    first = local[d], step = s.local[d];
+    break;
+  case Level::Seq:
+    break;
+  }
+  auto set = [&](int64_t value) {
+    if (loop.var_slot >= 0)
+      s.values[static_cast<size_t>(loop.var_slot)] = value;
+  };
+  auto inner = [&](bool outer) {
+    return visit_executions(chain, at + 1, outer, group, local, global_id, s, left, leaf);
+  };
+  switch (loop.kind) {
+  case LoopKind::None:
+    return true;
+  case LoopKind::Block:
+    set(first);
+    return inner(outer_for);
+  case LoopKind::If:
+    set(first);
+    return first < trip_of(loop, s) ? inner(outer_for) : true;
+  case LoopKind::Unrolled:
+    if (loop.var_slot < 0)
+      return inner(outer_for); // one copy of the body: its variable is a constant of the index
+    [[fallthrough]];
+  case LoopKind::For:
+    for (int64_t value = first, trip = trip_of(loop, s); value < trip; value += step) {
+      if (outer_for && value != first && left <= 0)
+        return false;
+      set(value);
+      if (!inner(false))
+        return false;
+    }
+    return true;
+  }
+  return true;
+}
+
+} // namespace
+
+KernelModel::GroupTraffic KernelModel::group_traffic(const Launch& launch,
+                                                     const interp::Sizes& sizes,
+                                                     const runtime::DeviceProfile& device,
+                                                     int64_t line_bytes, int64_t budget) const {
+  LIFTX_USER_CHECK(budget >= 1, "the traffic model's budget must be positive, got {}", budget);
+  if (line_bytes <= 0)
+    line_bytes = device.cache_line_bytes > 0 ? device.cache_line_bytes : 64;
+  LaunchState s;
+  bind_launch(launch, sizes, device, s);
+  const std::array<int64_t, 3> busy = busy_groups(s);
+  std::array<int64_t, 3> group{};
+  for (size_t d = 0; d < 3; ++d)
+    group[d] = busy[d] / 2;
+  const int64_t group_size = s.local[0] * s.local[1] * s.local[2];
+  const int64_t busy_count = checked_mul(checked_mul(busy[0], busy[1]), busy[2]);
+  const int64_t per_item = std::max<int64_t>(budget / group_size, 1);
+
+  GroupTraffic out;
+  // Per buffer: the lines touched, and the executions seen and expected where one was cut short.
+  struct Buffer {
+    std::vector<int64_t> lines;
+    double seen = 0, expected = 0;
+    bool cut = false;
+  };
+  std::map<std::string, Buffer> buffers;
+  for (size_t k = 0; k < kernel_.accesses.size(); ++k) {
+    const codegen::MemoryAccess& a = kernel_.accesses[k];
+    if (a.space != codegen::AddressSpace::Global)
+      continue;
+    Buffer& buffer = buffers[a.buffer];
+    const int64_t bytes = element_bytes(a.kind);
+    int64_t seen = 0;
+    bool cut = false;
+    std::array<int64_t, 3> lid{0, 0, 0};
+    for (int64_t t = 0; t < group_size; ++t) {
+      std::array<int64_t, 3> gid{};
+      for (size_t d = 0; d < 3; ++d)
+        gid[d] = group[d] * s.local[d] + lid[d];
+      int64_t left = per_item;
+      cut |= !visit_executions(*access_chains_[k], 0, true, group, lid, gid, s, left, [&] {
+        const int64_t start = checked_mul(access_index_[k].evaluate(s.values), bytes);
+        const int64_t last = floor_div(start + a.width * bytes - 1, line_bytes);
+        for (int64_t line = floor_div(start, line_bytes); line <= last; ++line)
+          buffer.lines.push_back(line);
+        ++seen;
+      });
+      for (size_t d = 0; d < 3 && ++lid[d] == s.local[d]; ++d)
+        lid[d] = 0;
+    }
+    // A work-group's share of the access's executions, to scale a cut enumeration.
+    const int64_t total = total_executions(*access_chains_[k], access_chains_[k]->loops.size(), s);
+    buffer.seen += double(seen);
+    buffer.expected += cut ? double(total) / double(busy_count) : double(seen);
+    buffer.cut |= cut;
+  }
+  for (auto& [name, buffer] : buffers) {
+    std::sort(buffer.lines.begin(), buffer.lines.end());
+    const auto distinct =
+        double(std::unique(buffer.lines.begin(), buffer.lines.end()) - buffer.lines.begin());
+    const double scale =
+        buffer.cut && buffer.seen > 0 ? std::max(1.0, buffer.expected / buffer.seen) : 1.0;
+    out.lines += distinct * scale * double(busy_count);
+    out.extrapolated |= buffer.cut;
+  }
+  int64_t moved = 0;
+  for (const auto& [arg, elements] : buffer_elements_)
+    if (arg->role != codegen::KernelArg::Role::Temporary)
+      moved =
+          checked_add(moved, checked_mul(elements.evaluate(s.values), element_bytes(arg->kind)));
+  out.per_byte = out.lines * double(line_bytes) / double(std::max<int64_t>(moved, 1));
+  return out;
 }
 
 Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,

@@ -160,10 +160,41 @@ public:
   Features compute(const Launch& launch, const interp::Sizes& sizes,
                    AnalysisScratch& scratch) const;
 
+  /// Global-memory traffic with the reuse inside a work-group (group_traffic()).
+  struct GroupTraffic {
+    double lines = 0;    ///< cache lines over the launch
+    double per_byte = 0; ///< their bytes per byte the program must move (inputs + output once)
+    /// Some access had more executions in the work-group than the budget: its lines were
+    /// counted over the first iterations of each work-item's outermost `for` and scaled.
+    bool extrapolated = false;
+  };
+  static constexpr int64_t kTrafficBudget = 1 << 15;
+  /// Seed 004's traffic model at cache-line granularity, with the reuse a work-group gets: per
+  /// global buffer, the distinct lines (of `line_bytes`, default the device's) that the
+  /// representative work-group (features' choice) touches over its whole execution, every
+  /// work-item and loop iteration, times the work-groups that have work. A line re-read by another
+  /// warp of the group or in a later iteration counts once (the group's working set stays in its
+  /// compute unit's cache or local memory while it runs, which per-warp line counts do not see);
+  /// lines shared with neighbouring work-groups count for each. Each work-item's outermost `for`
+  /// stops after about budget / work-group size executions (loops inside it run to the end) and
+  /// the lines are scaled by the executions left out, which overcounts the lines consecutive
+  /// iterations share. Enumerates executions: 0.1-1 s for a large launch, an analysis (bench
+  /// traffic_prune), not the ranking's inner loop.
+  GroupTraffic group_traffic(const Launch& launch, const interp::Sizes& sizes,
+                             const runtime::DeviceProfile& device, int64_t line_bytes = 0,
+                             int64_t budget = kTrafficBudget) const;
+
   struct Loop; ///< a compiled LoopContext
   struct Chain;
+  struct LaunchState;
 
 private:
+  /// Checks the launch and binds it and the sizes in `s`; true when the local size is the one
+  /// features assume (left to the runtime).
+  bool bind_launch(const Launch& launch, const interp::Sizes& sizes,
+                   const runtime::DeviceProfile& device, LaunchState& s) const;
+  /// Per dimension, the work-groups that have work (the ids below it).
+  std::array<int64_t, 3> busy_groups(LaunchState& s) const;
   /// The features of a launch; `detail` (when given) also gets the counts, the warp and the
   /// accesses' lanes.
   Features features_of(const Launch& launch, const interp::Sizes& sizes,
