@@ -7,8 +7,9 @@
 //   traffic_prune DB [DEVICE] [PROFILE] [MODEL] [LINE] [EVERY]
 //     DEVICE  a substring of the device key (default: the only one)
 //     PROFILE the features' profile (default nvidia)
-//     MODEL   warp: the stored features' per-warp line count (features::modelled_traffic_per_byte);
-//             group (default): the work-group's distinct lines (KernelModel::group_traffic),
+//     MODEL   warp (default): the stored features' per-warp line count
+//             (features::modelled_traffic_per_byte, what `liftx rank --prune-traffic` applies);
+//             group: the work-group's distinct lines (KernelModel::group_traffic),
 //             recomputed from each stored variant;
 //             memory_time: the traffic of every level at its bandwidth, max(1, cache_time,
 //             local_time) of the derived columns (DRAM, cache lines, local memory; ideal times)
@@ -84,7 +85,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const std::string profile = argc > 3 ? argv[3] : "nvidia";
-  const std::string model = argc > 4 ? argv[4] : "group";
+  const std::string model = argc > 4 ? argv[4] : "warp";
   const int64_t line_bytes = argc > 5 ? std::stoll(argv[5]) : 0;
   const int64_t every = argc > 6 ? std::stoll(argv[6]) : 1;
   if (every < 1)

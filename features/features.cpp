@@ -1100,9 +1100,9 @@ namespace {
 
 /// Every execution of a chain's loops for one work-item, in program order: the loop variables
 /// set in `s`, `leaf` called with each, and `left` decremented. The outermost `for` loop (the one
-/// that streams through the work-item's data) stops after the iteration that makes `left` reach 0;
-/// loops inside it always run to the end, since the lines of a partial inner loop (a few taps of a
-/// window) do not grow with its iterations. Returns false when it stopped early.
+/// that streams through the work-item's data) starts no iteration after its first once `left` is
+/// spent; loops inside it always run to the end, since the lines of a partial inner loop (a few
+/// taps of a window) do not grow with its iterations. Returns false when it stopped early.
 template <typename Leaf>
 bool visit_executions(const Chain& chain, size_t at, bool outer_for,
                       const std::array<int64_t, 3>& group, const std::array<int64_t, 3>& local,
