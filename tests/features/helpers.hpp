@@ -8,12 +8,22 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace liftx::features::test {
 
 inline ir::Program parse_program(const std::string& source) {
   return parse::parse_module(source, "<test>").main();
+}
+
+/// The text of a file of the source tree, e.g. "stencils/variants/jacobi2d5pt/global2d.lift".
+inline std::string read_source(const std::string& relative) {
+  std::ifstream in(std::string(LIFTX_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 /// Kernel builds are cached; keep the cache out of the home directory.

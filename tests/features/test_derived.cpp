@@ -7,9 +7,6 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
-
 using namespace liftx;
 using namespace liftx::features;
 
@@ -22,13 +19,6 @@ double column(const std::vector<double>& values, const std::string& name) {
       return values.at(i);
   FAIL("no derived column " << name);
   return 0;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 /// A made-up launch: 1024 work-items moving 8 KiB, each with 2 loads and 1 store.
@@ -119,8 +109,8 @@ TEST_CASE("the features come back from the column values the database stores") {
 
 TEST_CASE("size-free columns stay put when only the size changes (tied launch)") {
   // One output per work-item: the per-byte ratios are those of one point, at any size.
-  const ir::Program program = test::parse_program(
-      read_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/variants/jacobi2d5pt/global2d.lift"));
+  const ir::Program program =
+      test::parse_program(test::read_source("stencils/variants/jacobi2d5pt/global2d.lift"));
   const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
   codegen::LaunchRequest request;
   std::vector<std::vector<double>> at;

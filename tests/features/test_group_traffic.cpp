@@ -9,9 +9,6 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
-
 using namespace liftx;
 using namespace liftx::features;
 
@@ -47,13 +44,6 @@ Modelled model(const std::string& source, const interp::Sizes& sizes,
   const KernelModel kernel(std::move(prepared.kernel));
   return {kernel.group_traffic(prepared.launch, sizes, nvidia, 0, budget),
           kernel.compute(prepared.launch, sizes, nvidia)};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 } // namespace
@@ -108,8 +98,7 @@ TEST_CASE("group traffic: Jacobi 2D, one work-item per point, 32x8 work-groups")
   // The representative group (8, 32) writes points x = 256 .. 287 (one line) of rows 256 .. 263
   // and reads x - 1 .. x + 32 (bytes 1020 .. 1155: three lines) of those rows, and only x (north
   // and south: one line) of rows 255 and 264: 8 + 24 + 2 = 34 lines per group, 16 x 64 groups.
-  const std::string source =
-      read_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/variants/jacobi2d5pt/global2d.lift");
+  const std::string source = test::read_source("stencils/variants/jacobi2d5pt/global2d.lift");
   const Modelled m = model(source, {{"M", 512}, {"N", 512}}, {{512, 512}, {32, 8}});
   CHECK(m.traffic.lines == 34 * 16 * 64);
   CHECK(m.traffic.per_byte == doctest::Approx(34.0 * 1024 * 128 / (2 * 512 * 512 * 4)));
