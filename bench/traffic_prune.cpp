@@ -15,7 +15,7 @@
 //             local_time) of the derived columns (DRAM, cache lines, local memory; ideal times)
 //     LINE    the group model's line bytes (0, the default: the profile's cache line)
 //     EVERY   only the configurations whose id is a multiple of EVERY (default 1: all); the group
-//             model costs 0.1-1 s per variant on the development machine
+//             model costs 0.13-0.17 s per variant on average on the development machine
 // Opens DB read-only. Prints one table row per program and input, then the grid.
 #include "codegen/launch.hpp"
 #include "explore/dataset.hpp"
