@@ -37,7 +37,8 @@ using Env = std::map<std::string, int64_t, std::less<>>;
 
 /// A value of the input and a bound on the magnitude of any term the simplifier may make of it:
 /// each name and constant counted as at least 1 (so a zero factor hides nothing), magnitudes
-/// added over sums and multiplied over products. The simplifier reorders factors and distributes
+/// added over sums, multiplied over products and by divisors (the simplifier merges divisors into
+/// one product: a /^ b /^ c becomes a /^ (b * c)). The simplifier reorders factors and distributes
 /// products over sums, so a zero the input multiplies by first may come last in a term whose
 /// other factors overflow, where the input's own value stayed in range only by its order.
 struct Value {
@@ -109,8 +110,8 @@ private:
         const Value d = unary();
         if (d.value == 0 || v.value % d.value != 0)
           v = {undefined(), 1};
-        else
-          v.value /= d.value; // the numerator's terms bound the quotient's
+        else // the simplifier may merge divisors into one product: a /^ b /^ c == a /^ (b * c)
+          v = checked(v.value / d.value, saturate(v.magnitude * d.magnitude));
       } else if (accept("/") || accept("%")) {
         const bool divide = text_[pos_ - 1] == '/';
         const Value d = unary();
@@ -118,7 +119,7 @@ private:
           v = {undefined(), 1};
         else // i128 truncates like C; a remainder may become n - d * (n / d)
           v = checked(divide ? v.value / d.value : v.value % d.value,
-                      divide ? v.magnitude : saturate(v.magnitude * (d.magnitude + 1)));
+                      saturate(v.magnitude * (d.magnitude + (divide ? 0 : 1))));
       } else {
         return v;
       }
