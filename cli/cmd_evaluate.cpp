@@ -123,12 +123,13 @@ void write_predictions(const model::Evaluation& ev, const std::string& setting,
 }
 
 struct ProtocolCommandOptions {
-  std::string protocol;    ///< empty: the plain leave-one-benchmark-out evaluation
-  std::string hold_out;    ///< program-name prefix of the held-out programs
-  bool nested = false;     ///< choose among candidate settings inside each training fold
-  std::string kinds;       ///< for --nested: comma-separated kinds (default: --model)
-  std::string test_db;     ///< transfer: the test device's database
-  std::string test_device; ///< its device key
+  std::string protocol;            ///< empty: the plain leave-one-benchmark-out evaluation
+  std::string hold_out;            ///< program-name prefix of the held-out programs
+  bool nested = false;             ///< choose among candidate settings inside each training fold
+  std::string kinds;               ///< for --nested: comma-separated kinds (default: --model)
+  std::string test_db;             ///< transfer: the test device's database
+  std::string test_device;         ///< its device key
+  std::vector<std::string> add_db; ///< transfer: more training databases (DB or DB@DEVICE_KEY)
   int inner_folds = 4;
   bool quiet = false;
 };
@@ -138,6 +139,29 @@ std::vector<model::Kind> parse_kinds(const std::string& text) {
   for (const std::string& part : split_on(text, ','))
     kinds.push_back(model::parse_kind(part));
   return kinds;
+}
+
+/// UserError when an added database gives the training data the test device's rows of an input
+/// the test data holds: the transfer would then be judged on what it learnt from.
+void refuse_test_inputs_in(const std::vector<AddedSource>& added, const model::Dataset& train,
+                           const LoadedData& test) {
+  const bool adds_test_device = std::any_of(added.begin(), added.end(), [&](const AddedSource& a) {
+    return a.device_key == test.device_key;
+  });
+  if (!adds_test_device)
+    return;
+  std::set<std::pair<std::string, std::string>> test_inputs;
+  for (const model::Sample& s : test.data.samples)
+    test_inputs.emplace(s.program, s.input);
+  const std::string tag = "@" + test.device_key;
+  for (const model::Sample& s : train.samples) {
+    const bool test_device = s.program.size() > tag.size() && s.program.ends_with(tag);
+    const std::string stencil(model::stencil_of(s.program));
+    LIFTX_USER_CHECK(!test_device || !test_inputs.contains({stencil, s.input}),
+                     "--add-db: the training data holds the test device's measurements of {} at "
+                     "{}, an input of the test data",
+                     stencil, short_input(s.input));
+  }
 }
 
 void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int orders,
@@ -152,11 +176,15 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   std::string described;
   LIFTX_USER_CHECK(protocol != "transfer" || !p.test_db.empty(),
                    "--protocol transfer needs --test-db (the database of the test device)");
+  // In the other protocols a held-out stencil's rows of the added device would stay in training.
+  LIFTX_USER_CHECK(p.add_db.empty() || !p.test_db.empty(),
+                   "--add-db goes with --protocol transfer and --test-db");
   std::optional<LoadedData> test;
   if (!p.test_db.empty()) {
     LIFTX_USER_CHECK(protocol == "transfer" || p.protocol.empty(),
                      "--test-db goes with --protocol transfer, not {}", protocol);
     test = load_data(p.test_db, p.test_device, o.profile);
+    refuse_test_inputs_in(add_databases(loaded, p.add_db, o.profile), loaded.data, *test);
     keep_shared_columns(loaded.data, test->data);
   }
   if (p.nested) {
@@ -261,9 +289,12 @@ void add_evaluate_command(CLI::App& app) {
       ->check(CLI::Range(2, 100));
   cmd->add_option("--test-db", p->test_db, "transfer: the database of the test device");
   cmd->add_option("--test-device", p->test_device, "transfer: the test device's key");
+  cmd->add_option("--add-db", p->add_db,
+                  "transfer: also train on DB (its only device) or DB@DEVICE_KEY, e.g. the test "
+                  "device's data at other inputs (repeatable; refused when it holds a test input)");
   cmd->add_flag("--quiet", p->quiet, "no progress lines (one per fold, on stderr)");
   cmd->callback([o, p, out_dir, orders] {
-    if (!p->protocol.empty() || p->nested || !p->test_db.empty())
+    if (!p->protocol.empty() || p->nested || !p->test_db.empty() || !p->add_db.empty())
       return run_protocol(*o, *p, *orders, *out_dir);
     LoadedData loaded = load_data(*o);
     loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));

@@ -66,21 +66,10 @@ void add_train(CLI::App& app) {
     nlohmann::json sources = nlohmann::json::array(
         {{{"database", fs::absolute(loaded.db_path).string()}, {"device", loaded.device_key}}});
     std::set<std::string> devices{loaded.device_key};
-    for (const std::string& spec : *extra) {
-      const size_t at = spec.rfind('@');
-      const std::string file = at == std::string::npos ? spec : spec.substr(0, at);
-      const std::string device = at == std::string::npos ? "" : spec.substr(at + 1);
-      LoadedData more = load_data(file, device, o->profile);
-      keep_shared_columns(loaded.data, more.data);
-      // Another device's times are normalised among themselves: its inputs are its own groups.
-      devices.insert(more.device_key);
-      if (more.device_key != loaded.device_key)
-        for (model::Sample& sample : more.data.samples)
-          sample.program += "@" + more.device_key;
-      loaded.data.samples.insert(loaded.data.samples.end(), more.data.samples.begin(),
-                                 more.data.samples.end());
+    for (const AddedSource& added : add_databases(loaded, *extra, o->profile)) {
+      devices.insert(added.device_key);
       sources.push_back(
-          {{"database", fs::absolute(more.db_path).string()}, {"device", more.device_key}});
+          {{"database", fs::absolute(added.db_path).string()}, {"device", added.device_key}});
     }
     loaded.data = model::select_columns(loaded.data, o->columns(loaded.data.feature_names));
     if (step)
@@ -90,7 +79,7 @@ void add_train(CLI::App& app) {
     std::set<std::string> programs;
     int ok = 0;
     for (const model::Sample& s : loaded.data.samples) {
-      programs.insert(s.program.substr(0, s.program.find('@')));
+      programs.emplace(model::stencil_of(s.program));
       ok += s.time_ms.has_value();
     }
     m.provenance = {{"database", fs::absolute(loaded.db_path).string()},

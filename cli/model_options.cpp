@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 namespace liftx::cli {
 
@@ -100,6 +101,26 @@ void keep_shared_columns(model::Dataset& a, model::Dataset& b) {
       shared.push_back(name);
   a = model::select_columns(a, shared);
   b = model::select_columns(b, shared);
+}
+
+std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std::string>& specs,
+                                       const std::string& profile) {
+  std::vector<AddedSource> added;
+  for (const std::string& spec : specs) {
+    const size_t at = spec.rfind('@');
+    const std::string file = at == std::string::npos ? spec : spec.substr(0, at);
+    const std::string device = at == std::string::npos ? "" : spec.substr(at + 1);
+    LoadedData more = load_data(file, device, profile);
+    keep_shared_columns(loaded.data, more.data);
+    if (more.device_key != loaded.device_key)
+      for (model::Sample& sample : more.data.samples)
+        sample.program += "@" + more.device_key;
+    loaded.data.samples.insert(loaded.data.samples.end(),
+                               std::make_move_iterator(more.data.samples.begin()),
+                               std::make_move_iterator(more.data.samples.end()));
+    added.push_back({more.db_path, more.device_key});
+  }
+  return added;
 }
 
 void write_text(const fs::path& path, const std::string& text) {

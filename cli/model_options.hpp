@@ -48,6 +48,19 @@ inline LoadedData load_data(const DataOptions& o) {
 /// been collected by liftx versions with other columns), in `a`'s order.
 void keep_shared_columns(model::Dataset& a, model::Dataset& b);
 
+/// One database `add_databases` added: its file and the device whose rows it gave.
+struct AddedSource {
+  std::filesystem::path db_path;
+  std::string device_key;
+};
+
+/// Adds the rows of other databases to `loaded` (`--add-db`): each spec is DB (its only device)
+/// or DB@DEVICE_KEY, read with `profile`'s features. Every dataset keeps the columns they all
+/// share. Rows of a device other than `loaded`'s get "@DEVICE_KEY" after their program name, so
+/// that each device's inputs are normalised among themselves (model::stencil_of strips it).
+std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std::string>& specs,
+                                       const std::string& profile);
+
 /// UserError when the file cannot be written.
 void write_text(const std::filesystem::path& path, const std::string& text);
 

@@ -8,12 +8,15 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace liftx::model {
 
 struct Sample {
-  std::string program;           ///< benchmark: the unit left out
+  /// Benchmark: the unit left out. Another device's samples, learnt beside the first device's
+  /// (`train --add-db`), carry "@DEVICE_KEY": their inputs are normalised among themselves.
+  std::string program;
   std::string input;             ///< the sizes, e.g. {"M":256,"N":256}
   std::vector<double> features;  ///< in the dataset's feature order
   std::optional<double> time_ms; ///< median run time; nullopt for a failed measurement
@@ -27,6 +30,12 @@ struct Sample {
   std::string strategy;
   std::map<std::string, std::string> coordinates;
 };
+
+/// A sample's program without the "@DEVICE_KEY" of another device's samples: the stencil, which
+/// every device's rows of share one fold.
+inline std::string_view stencil_of(std::string_view program) {
+  return program.substr(0, program.find('@'));
+}
 
 struct Dataset {
   std::vector<std::string> feature_names;

@@ -146,18 +146,22 @@ std::vector<Fold> inner_folds(const Dataset& data, const std::vector<size_t>& ro
       return folds;
     // A single training size: fall back to program groups.
   }
-  const std::vector<std::string> programs = programs_of(data, rows);
-  const size_t count = std::min(programs.size(), static_cast<size_t>(std::max(max_folds, 2)));
-  if (programs.size() < 2)
+  // Grouped by stencil: another device's rows of a stencil are held out with it, or the inner
+  // score would learn the stencil from them.
+  std::set<std::string, std::less<>> stencils;
+  for (const std::string& program : programs_of(data, rows))
+    stencils.emplace(stencil_of(program));
+  const size_t count = std::min(stencils.size(), static_cast<size_t>(std::max(max_folds, 2)));
+  if (stencils.size() < 2)
     return folds;
-  std::map<std::string, size_t> group; // program -> inner fold, round robin in name order
-  for (size_t p = 0; p < programs.size(); ++p)
-    group[programs[p]] = p % count;
+  std::map<std::string, size_t, std::less<>> group; // stencil -> inner fold, round robin by name
+  for (const std::string& stencil : stencils)
+    group.emplace(stencil, group.size() % count);
   folds.resize(count);
   for (size_t g = 0; g < count; ++g)
     folds[g].name = fmt::format("program group {}", g);
   for (size_t i : rows) {
-    const size_t g = group.at(data.samples[i].program);
+    const size_t g = group.find(stencil_of(data.samples[i].program))->second;
     for (size_t f = 0; f < count; ++f)
       (f == g ? folds[f].test : folds[f].train).push_back(i);
   }

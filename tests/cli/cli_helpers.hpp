@@ -3,6 +3,7 @@
 // capture its exit code, standard output and standard error.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,20 @@ inline std::string copy_of_pocl_db(const TempDir& dir) {
   const fs::path copy = dir.path / "pocl.db";
   fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "model/data/pocl.db", copy);
   return copy.string();
+}
+
+/// Runs one SQL statement on a database the test owns (to stage what a busy device, or another
+/// device, would have recorded).
+inline void execute_sql(const std::string& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(handle);
+  CAPTURE(message);
+  REQUIRE(rc == SQLITE_OK);
 }
 
 constexpr const char* kPoclDevice =

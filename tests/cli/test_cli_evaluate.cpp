@@ -4,6 +4,7 @@
 
 #include "cli_helpers.hpp"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,46 @@ TEST_CASE("evaluate --test-db trains on one database and tests on another") {
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "evaluation: train on device "));
   CHECK(table_rows(r.out).size() == 16);
+}
+
+TEST_CASE("evaluate --add-db trains on the test device's other inputs, never on a test input") {
+  TempDir dir("evaluate-add");
+  const std::string db = copy_of_pocl_db(dir);
+  // A second device: the same measurements under another key; its 128x128 rows are the test
+  // data, its 64x128 rows the added training data.
+  const std::string test = dir / "test.db";
+  fs::copy_file(db, test);
+  execute_sql(test, "UPDATE devices SET key = 'other:device:1'");
+  const std::string added = dir / "added.db";
+  fs::copy_file(test, added);
+  const auto drop_size = [](const std::string& file, const std::string& m) {
+    execute_sql(file, "DELETE FROM measurements WHERE configuration_id IN (SELECT id FROM "
+                      "configurations WHERE sizes_json = '{\"M\":" +
+                          m + ",\"N\":128}')");
+  };
+  drop_size(test, "64");
+  drop_size(added, "128");
+  const std::string base = "evaluate --db '" + db + "' --test-db '" + test +
+                           "' --kind knn --features size_free --transform log";
+  RunResult r = liftx(base + " --add-db '" + added + "'");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "train on device " + std::string(kPoclDevice) +
+                            ", test on device other:device:1 (400 samples)"));
+  CHECK(contains(r.out, ", profile cpu, 1200 samples;")); // 800 + the added 400
+  const std::vector<std::string> rows = table_rows(r.out);
+  REQUIRE(rows.size() == 8);
+  for (const std::string& row : rows)
+    CHECK(table_cells(row)[1] == "M=128,N=128");
+
+  // The test inputs themselves in the added data: refused, nothing judged.
+  RunResult leak = liftx(base + " --add-db '" + test + "'");
+  check_user_error(leak);
+  CHECK(contains(leak.err, "the training data holds the test device's measurements of "));
+  CHECK(contains(leak.err, " at M=128,N=128, an input of the test data"));
+  RunResult alone = liftx("evaluate --db '" + db + "' --add-db '" + added + "'");
+  check_user_error(alone);
+  CHECK(contains(alone.err, "--add-db goes with --protocol transfer and --test-db"));
 }
 
 TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a message") {

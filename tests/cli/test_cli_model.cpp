@@ -114,24 +114,6 @@ TEST_CASE("explore takes what the database has measured from it, unless --remeas
   CHECK(lines_of(csv.out).size() == 1 + 4);
 }
 
-namespace {
-
-/// Runs one SQL statement on a database the test owns (to stage what a busy device would have
-/// recorded).
-void execute_sql(const std::string& db, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(handle);
-  CAPTURE(message);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-} // namespace
-
 TEST_CASE("explore warns when runs spread widely, and only then") {
   TempDir dir("explore_noisy");
   const std::string db = dir / "e.db";

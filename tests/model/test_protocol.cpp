@@ -118,6 +118,32 @@ TEST_CASE("size steps: each training size but the smallest held out in turn, tra
   CHECK(groups[0].name == "program group 0");
 }
 
+TEST_CASE("program groups hold out another device's rows of a stencil with the stencil") {
+  Dataset d;
+  d.feature_names = {"x"};
+  for (const std::string program : {"a", "b", "c", "a@gpu:2", "c@gpu:2"})
+    for (int i = 0; i < 2; ++i)
+      d.samples.push_back({program, "{\"N\":8}", {double(i)}, 1.0 + i, 1, 0, "", "", {}});
+  std::vector<size_t> rows(d.samples.size());
+  std::iota(rows.begin(), rows.end(), size_t{0});
+  const std::vector<Fold> folds = inner_folds(d, rows, InnerSplit::programs, 4);
+  REQUIRE(folds.size() == 3); // three stencils, not five programs
+  for (const Fold& f : folds) {
+    CAPTURE(f.name);
+    std::set<std::string> held_out, trained;
+    for (size_t i : f.test)
+      held_out.emplace(stencil_of(d.samples[i].program));
+    for (size_t i : f.train)
+      trained.emplace(stencil_of(d.samples[i].program));
+    CHECK(held_out.size() == 1);
+    for (const std::string& stencil : held_out)
+      CHECK_FALSE(trained.contains(stencil));
+    CHECK(f.test.size() + f.train.size() == rows.size());
+  }
+  CHECK(stencil_of("jacobi@nvidia:h200:580") == "jacobi");
+  CHECK(stencil_of("jacobi") == "jacobi");
+}
+
 TEST_CASE("nested selection chooses the informative setting inside the training folds") {
   const Dataset d = synthetic(5);
   ProtocolOptions options;
