@@ -116,6 +116,35 @@ TEST_CASE("evaluate --add-db trains on the test device's other inputs, never on 
   CHECK(contains(alone.err, "--add-db goes with --protocol transfer and --test-db"));
 }
 
+TEST_CASE("evaluate --fraction counts runs to another fraction of the best, never fewer for more") {
+  TempDir dir("evaluate-fraction");
+  const std::string db = copy_of_pocl_db(dir);
+  const std::string base = "evaluate --db '" + db + "' --protocol size --kind knn --transform log";
+  RunResult at90 = liftx(base);
+  RunResult at99 = liftx(base + " --fraction 0.99 --out '" + dir / "ev" + "'");
+  CAPTURE(at99.err);
+  REQUIRE(at90.exit_code == 0);
+  REQUIRE(at99.exit_code == 0);
+  CHECK(contains(at99.out, "| runs to 99% model | random | speedup | time to 99% model (s) |"));
+  CHECK(contains(at99.out, "summary: runs to 99% median "));
+  CHECK(contains(read_text(dir.path / "ev/evaluation.csv"), ",model_runs_to_99,"));
+  const std::vector<std::string> rows90 = table_rows(at90.out), rows99 = table_rows(at99.out);
+  REQUIRE(rows90.size() == 8);
+  REQUIRE(rows99.size() == rows90.size());
+  bool later = false;
+  for (size_t i = 0; i < rows90.size(); ++i) {
+    CAPTURE(rows99[i]);
+    const int runs90 = std::stoi(table_cells(rows90[i])[6]);
+    const int runs99 = std::stoi(table_cells(rows99[i])[6]);
+    CHECK(runs99 >= runs90);
+    later |= runs99 > runs90;
+  }
+  CHECK(later); // some input's first run within 10% is not within 1%
+  RunResult low = liftx(base + " --fraction 0.3");
+  CHECK(low.exit_code != 0);
+  CHECK(contains(low.err, "--fraction"));
+}
+
 TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a message") {
   TempDir dir("evaluate-bad");
   const std::string db = copy_of_pocl_db(dir);
