@@ -596,20 +596,27 @@ struct VariantStream::State {
       }
   }
 
-  void lower_next_reduction() {
-    const ReductionTiling tiling = reductions.front();
-    reductions.pop_front();
-    auto lowered = build_matrix_reduction(root, tiling);
+  /// Queues a program a strategy's builder lowered from the root, or rejects it with why not
+  /// (`label: ...`) or `indivisible` when its lengths do not divide at these sizes.
+  void queue_built(const std::variant<ir::Program, std::string>& lowered, const std::string& label,
+                   const std::string& indivisible, const std::string& strategy,
+                   std::map<std::string, int64_t> params) {
     if (auto* why = std::get_if<std::string>(&lowered)) {
-      reject("reduction: " + first_words(*why, 6));
+      reject(label + ": " + first_words(*why, 6));
       return;
     }
     if (!lengths_exact(std::get<ir::Program>(lowered), options.sizes)) {
-      reject("reduction parts do not divide");
+      reject(indivisible);
       return;
     }
-    queue_lowered(std::get<ir::Program>(lowered), kReductionStrategy,
-                  {{"lanes", tiling.lanes}, {"parts", tiling.parts}}, false);
+    queue_lowered(std::get<ir::Program>(lowered), strategy, std::move(params), false);
+  }
+
+  void lower_next_reduction() {
+    const ReductionTiling tiling = reductions.front();
+    reductions.pop_front();
+    queue_built(build_matrix_reduction(root, tiling), "reduction", "reduction parts do not divide",
+                kReductionStrategy, {{"lanes", tiling.lanes}, {"parts", tiling.parts}});
   }
 
   /// Blocks of 2 to 16 rows by 2 to 8 columns (8 to 128 outputs per work-item); the loop over
@@ -630,21 +637,12 @@ struct VariantStream::State {
   void lower_next_product() {
     const RegisterBlocking blocking = products.front();
     products.pop_front();
-    auto lowered = build_register_blocked(root, blocking);
-    if (auto* why = std::get_if<std::string>(&lowered)) {
-      reject("register block: " + first_words(*why, 6));
-      return;
-    }
-    if (!lengths_exact(std::get<ir::Program>(lowered), options.sizes)) {
-      reject("register block does not divide");
-      return;
-    }
-    queue_lowered(std::get<ir::Program>(lowered), kRegisterBlockStrategy,
-                  {{"rows", blocking.rows},
-                   {"columns", blocking.columns},
-                   {"unroll", blocking.unroll},
-                   {"private_copies", blocking.private_copies ? 1 : 0}},
-                  false);
+    queue_built(build_register_blocked(root, blocking), "register block",
+                "register block does not divide", kRegisterBlockStrategy,
+                {{"rows", blocking.rows},
+                 {"columns", blocking.columns},
+                 {"unroll", blocking.unroll},
+                 {"private_copies", blocking.private_copies ? 1 : 0}});
   }
 
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the

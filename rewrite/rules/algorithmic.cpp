@@ -55,18 +55,12 @@ RuleResult fission(const CallOf<M>& m, ir::Fun (*rebuild)(ir::Fun)) {
   if (!body || body->args.size() != 1)
     return NoMatch{"the lambda body is not a call of one argument"};
   const ir::Expr& y = l->params[0];
-  auto uses_y = [&](const std::vector<ir::Expr>& free) {
-    for (const ir::Expr& p : free)
-      if (p.same_as(y) || p.as<ir::Param>()->id == y.as<ir::Param>()->id)
-        return true;
-    return false;
-  };
-  if (uses_y(ir::free_params(body->fun)))
+  if (uses_param(ir::free_params(body->fun), y))
     return NoMatch{"the outer function uses the lambda's parameter"};
   const ir::Expr& e = body->args[0];
   if (e.as<ir::Param>())
     return NoMatch{"nothing to split: the argument is the parameter itself"};
-  if (!uses_y(ir::free_params(e)))
+  if (!uses_param(ir::free_params(e), y))
     return NoMatch{"the argument does not use the lambda's parameter"};
   ir::Expr inner = ir::call(rebuild(ir::lambda({y}, e)), {m.arg()});
   return ir::call(rebuild(body->fun), {inner});

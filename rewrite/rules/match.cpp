@@ -3,6 +3,8 @@
 #include "ir/derived.hpp"
 #include "support/error.hpp"
 
+#include <algorithm>
+
 namespace liftx::rewrite::match {
 
 std::optional<Slide2D> as_slide_2d(const ir::Expr& e) {
@@ -198,6 +200,25 @@ ir::Fun lambda1(const ir::Type& t, const std::string& hint,
                 const std::function<ir::Expr(const ir::Expr&)>& body) {
   ir::Expr p = ir::param(t, hint);
   return ir::lambda({p}, body(p));
+}
+
+bool same_param(const ir::Expr& a, const ir::Expr& b) {
+  const auto *x = a.as<ir::Param>(), *y = b.as<ir::Param>();
+  return a.same_as(b) || (x && y && x->id == y->id);
+}
+
+bool uses_param(const std::vector<ir::Expr>& free, const ir::Expr& p) {
+  return std::any_of(free.begin(), free.end(), [&](const ir::Expr& q) { return same_param(q, p); });
+}
+
+ir::Expr join_of(ir::Expr e) {
+  return ir::call(ir::join(), {std::move(e)});
+}
+ir::Expr transpose_of(ir::Expr e) {
+  return ir::call(ir::transpose(), {std::move(e)});
+}
+ir::Expr split_of(arith::Expr n, ir::Expr e) {
+  return ir::call(ir::split(std::move(n)), {std::move(e)});
 }
 
 const ir::Type& element_of(const ir::Type& t) {

@@ -113,6 +113,16 @@ std::vector<const ir::Primitive*> parallel_maps_inside(const ir::Fun& f);
 ir::Fun lambda1(const ir::Type& t, const std::string& hint,
                 const std::function<ir::Expr(const ir::Expr&)>& body);
 
+/// Whether `a` and `b` are the same parameter (one node, or two handles of one parameter id).
+bool same_param(const ir::Expr& a, const ir::Expr& b);
+/// Whether parameter `p` is among `free` (what ir::free_params found in an expression).
+bool uses_param(const std::vector<ir::Expr>& free, const ir::Expr& p);
+
+/// Calls of the layout primitives: join(e), transpose(e) and split(n, e).
+ir::Expr join_of(ir::Expr e);
+ir::Expr transpose_of(ir::Expr e);
+ir::Expr split_of(arith::Expr n, ir::Expr e);
+
 /// The element type of an array type (InternalError otherwise: callers check first).
 const ir::Type& element_of(const ir::Type& t);
 /// The length of an array type.

@@ -5,32 +5,14 @@
 #include "rewrite/rules/match.hpp"
 #include "support/error.hpp"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
 namespace liftx::rewrite {
 
 using namespace match;
 
 namespace {
 
-bool same_param(const ir::Expr& a, const ir::Expr& b) {
-  const auto *x = a.as<ir::Param>(), *y = b.as<ir::Param>();
-  return a.same_as(b) || (x && y && x->id == y->id);
-}
-
 ir::Expr call1(const ir::Fun& f, ir::Expr x) {
   return ir::call(f, {std::move(x)});
-}
-ir::Expr join(ir::Expr e) {
-  return call1(ir::join(), std::move(e));
-}
-ir::Expr transpose(ir::Expr e) {
-  return call1(ir::transpose(), std::move(e));
-}
-ir::Expr split(int64_t n, ir::Expr e) {
-  return call1(ir::split(arith::Expr(n)), std::move(e));
 }
 
 } // namespace
@@ -50,9 +32,7 @@ std::variant<ProductGrid, std::string> as_product_grid(const ir::Program& progra
     return std::string("the inner mapped function is not a lambda of one column");
   const ir::Expr& row = per_row->params[0];
   const ir::Expr& column = per_column->params[0];
-  const std::vector<ir::Expr> column_uses = ir::free_params(inner->arg());
-  if (std::any_of(column_uses.begin(), column_uses.end(),
-                  [&](const ir::Expr& p) { return same_param(p, row); }))
+  if (uses_param(ir::free_params(inner->arg()), row))
     return std::string("the columns depend on the row");
   auto first = as_unary_call_of<ir::At>(per_column->body);
   if (!first || !(first->fun->index == arith::Expr(0)))
@@ -74,9 +54,7 @@ std::variant<ProductGrid, std::string> as_product_grid(const ir::Program& progra
     return std::string("the reduction's initial value is not a scalar");
   // The blocked form advances each output with f and g alone: they may not read r or c.
   auto uses_row_or_column = [&](const std::vector<ir::Expr>& free) {
-    return std::any_of(free.begin(), free.end(), [&](const ir::Expr& p) {
-      return same_param(p, row) || same_param(p, column);
-    });
+    return uses_param(free, row) || uses_param(free, column);
   };
   if (uses_row_or_column(ir::free_params(reduction->fun->f)) ||
       uses_row_or_column(ir::free_params(reduction->fun->init)) ||
@@ -147,29 +125,31 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
 
     auto per_column_block = [&](const ir::Expr& row_block) {
       return lambda1(
-          element_of(split(columns, grid.columns).type()), "columns",
+          element_of(split_of(columns, grid.columns).type()), "columns",
           [&](const ir::Expr& column_block) {
-            ir::Expr steps = ir::call(ir::zip(), {transpose(row_block), transpose(column_block)});
+            ir::Expr steps =
+                ir::call(ir::zip(), {transpose_of(row_block), transpose_of(column_block)});
             if (blocking.unroll == 1)
-              return join(call1(ir::reduce_seq(step, start), steps));
+              return join_of(call1(ir::reduce_seq(step, start), steps));
             // Chunks of `unroll` steps: the inner reduction, of a constant length,
             // is unrolled.
             ir::Expr outer_acc = ir::param(block_type, "outer");
             ir::Expr chunk = ir::param(
                 ir::Type::array(element_of(steps.type()), arith::Expr(blocking.unroll)), "chunk");
-            const ir::Fun chunk_step =
-                ir::lambda({outer_acc, chunk}, join(call1(ir::reduce_seq(step, outer_acc), chunk)));
-            return join(call1(ir::reduce_seq(chunk_step, start), split(blocking.unroll, steps)));
+            const ir::Fun chunk_step = ir::lambda(
+                {outer_acc, chunk}, join_of(call1(ir::reduce_seq(step, outer_acc), chunk)));
+            return join_of(
+                call1(ir::reduce_seq(chunk_step, start), split_of(blocking.unroll, steps)));
           });
     };
-    const ir::Fun per_row_block =
-        lambda1(element_of(split(rows, grid.rows).type()), "rows", [&](const ir::Expr& row_block) {
+    const ir::Fun per_row_block = lambda1(
+        element_of(split_of(rows, grid.rows).type()), "rows", [&](const ir::Expr& row_block) {
           ir::Expr blocks =
-              call1(ir::map_glb(0, per_column_block(row_block)), split(columns, grid.columns));
-          return call1(ir::map(ir::join()), transpose(blocks));
+              call1(ir::map_glb(0, per_column_block(row_block)), split_of(columns, grid.columns));
+          return call1(ir::map(ir::join()), transpose_of(blocks));
         });
     ir::Program lowered = program;
-    lowered.body = join(call1(ir::map_glb(1, per_row_block), split(rows, grid.rows)));
+    lowered.body = join_of(call1(ir::map_glb(1, per_row_block), split_of(rows, grid.rows)));
     return lowered;
   } catch (const UserError& e) {
     return std::string(e.what());

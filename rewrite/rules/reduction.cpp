@@ -170,11 +170,6 @@ std::variant<ir::Program, std::string> build_matrix_reduction(const ir::Program&
   const ir::Fun reduce_part = ir::reduce_seq(fused, m.init);
   const ir::Fun combine = ir::to_global(ir::map_lcl(0, ir::reduce_seq(m.op, m.init)));
   const ir::Fun partial_results = ir::to_local(ir::map_lcl(0, reduce_part));
-  auto join = [](ir::Expr e) { return ir::call(ir::join(), {std::move(e)}); };
-  auto transpose = [](ir::Expr e) { return ir::call(ir::transpose(), {std::move(e)}); };
-  auto split = [](arith::Expr n, ir::Expr e) {
-    return ir::call(ir::split(std::move(n)), {std::move(e)});
-  };
 
   try {
     ir::Expr per_groups = [&] {
@@ -182,8 +177,8 @@ std::variant<ir::Program, std::string> build_matrix_reduction(const ir::Program&
         // A work-group per row; work-item l reduces the row's elements l, l + parts, ...
         // (split-reduce), then one work-item combines the parts.
         const arith::Expr p(parts);
-        ir::Expr partials = join(ir::call(partial_results, {transpose(split(p, m.data))}));
-        ir::Fun per_row = ir::lambda({m.vector}, ir::call(combine, {split(p, partials)}));
+        ir::Expr partials = join_of(ir::call(partial_results, {transpose_of(split_of(p, m.data))}));
+        ir::Fun per_row = ir::lambda({m.vector}, ir::call(combine, {split_of(p, partials)}));
         return ir::call(ir::map_wrg(0, per_row), {m.matrix});
       }
       // A work-group per block of `columns` columns; work-item r * columns + c reduces the rows
@@ -191,20 +186,21 @@ std::variant<ir::Program, std::string> build_matrix_reduction(const ir::Program&
       // columns of one row), then work-item c combines the parts of column c.
       const arith::Expr columns(lanes / parts), p(parts);
       const ir::Expr all_columns = ir::call(ir::transpose(), {m.matrix});
-      ir::Expr blocks = split(columns, all_columns);
+      ir::Expr blocks = split_of(columns, all_columns);
       ir::Fun per_block = lambda1(element_of(blocks.type()), "block", [&](const ir::Expr& block) {
         ir::Expr data = ir::call(ir::map(ir::lambda({m.vector}, m.data)), {block});
-        ir::Expr cut = ir::call(
-            ir::map(lambda1(element_of(data.type()), "column",
-                            [&](const ir::Expr& column) { return transpose(split(p, column)); })),
-            {data});
-        ir::Expr partials = join(ir::call(partial_results, {join(transpose(cut))}));
-        return ir::call(combine, {transpose(split(columns, partials))});
+        ir::Expr cut = ir::call(ir::map(lambda1(element_of(data.type()), "column",
+                                                [&](const ir::Expr& column) {
+                                                  return transpose_of(split_of(p, column));
+                                                })),
+                                {data});
+        ir::Expr partials = join_of(ir::call(partial_results, {join_of(transpose_of(cut))}));
+        return ir::call(combine, {transpose_of(split_of(columns, partials))});
       });
       return ir::call(ir::map_wrg(0, per_block), {blocks});
     }();
     ir::Program lowered = program;
-    lowered.body = join(join(per_groups));
+    lowered.body = join_of(join_of(per_groups));
     return lowered;
   } catch (const UserError& e) {
     return std::string(e.what());
