@@ -778,6 +778,13 @@ std::array<int64_t, 3> KernelModel::busy_groups(LaunchState& s) const {
   return busy;
 }
 
+std::array<int64_t, 3> KernelModel::representative_group(LaunchState& s) const {
+  std::array<int64_t, 3> group = busy_groups(s);
+  for (int64_t& id : group)
+    id /= 2; // the middle of the work-groups that have work
+  return group;
+}
+
 Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
                               const runtime::DeviceProfile& device) const {
   AnalysisScratch scratch(device);
@@ -875,11 +882,7 @@ Features KernelModel::features_of(const Launch& launch, const interp::Sizes& siz
   const int64_t group_size = s.local[0] * s.local[1] * s.local[2];
   const int64_t width = std::min<int64_t>(std::max<uint32_t>(device.warp_width, 1), group_size);
   const auto lanes = static_cast<size_t>(width);
-  // The middle of the work-groups that have work.
-  const std::array<int64_t, 3> busy = busy_groups(s);
-  std::array<int64_t, 3> group{};
-  for (size_t d = 0; d < 3; ++d)
-    group[d] = busy[d] / 2;
+  const std::array<int64_t, 3> group = representative_group(s);
   for (size_t d = 0; d < 3; ++d) {
     b.lane_global[d].resize(lanes);
     b.lane_local[d].resize(lanes);
@@ -1175,9 +1178,7 @@ KernelModel::GroupTraffic KernelModel::group_traffic(const Launch& launch,
   LaunchState s;
   bind_launch(launch, sizes, device, s);
   const std::array<int64_t, 3> busy = busy_groups(s);
-  std::array<int64_t, 3> group{};
-  for (size_t d = 0; d < 3; ++d)
-    group[d] = busy[d] / 2;
+  const std::array<int64_t, 3> group = representative_group(s);
   const int64_t group_size = s.local[0] * s.local[1] * s.local[2];
   const int64_t busy_count = checked_mul(checked_mul(busy[0], busy[1]), busy[2]);
   const int64_t per_item = std::max<int64_t>(budget / group_size, 1);

@@ -195,6 +195,8 @@ private:
                    const runtime::DeviceProfile& device, LaunchState& s) const;
   /// Per dimension, the work-groups that have work (the ids below it).
   std::array<int64_t, 3> busy_groups(LaunchState& s) const;
+  /// The work-group whose accesses stand for all: the middle of the busy ones.
+  std::array<int64_t, 3> representative_group(LaunchState& s) const;
   /// The features of a launch; `detail` (when given) also gets the counts, the warp and the
   /// accesses' lanes.
   Features features_of(const Launch& launch, const interp::Sizes& sizes,
