@@ -195,7 +195,8 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     // tiny shapes rank far down): the space again, ranking only those.
     explore::RankOptions only_fixed = options;
     only_fixed.keep = fixed_grids - fixed;
-    only_fixed.keep_if = [](const std::map<std::string, int64_t>& parameters,
+    only_fixed.keep_if = [](const std::string& /*strategy*/,
+                            const std::map<std::string, int64_t>& parameters,
                             const codegen::Launch& launch) {
       return !launch.tied && launch.local_given() && explore::is_shape_free(parameters);
     };

@@ -42,6 +42,7 @@ struct CollectCommandOptions {
   bool all = false;
   int64_t sample = 100;
   uint64_t seed = 1;
+  std::string ranked_by;
   std::vector<std::string> where;
   std::string db;
   bool resume = false;
@@ -120,6 +121,12 @@ void add_collect_command(CLI::App& app) {
                   "a fixed-seed sample of N variants per program and size "
                   "set (default 100)");
   cmd->add_option("--seed", o->seed, "seed of the sample (default 1)");
+  cmd->add_option("--ranked-by", o->ranked_by,
+                  "instead of a random sample, the --sample N variants this model file ranks best "
+                  "(among the --where ones): data at the top of the space, where a ranking "
+                  "matters")
+      ->check(CLI::ExistingFile)
+      ->excludes("--all");
   cmd->add_option("--where", o->where,
                   "measure only variants with KEY=V1|V2 (as `liftx variants --where`: strategy, "
                   "tied, local, global or a parameter such as tile_x, vector); the sample is "
@@ -173,6 +180,7 @@ void add_collect_command(CLI::App& app) {
     options.all = o->all;
     options.sample = o->sample;
     options.seed = o->seed;
+    options.ranked_by = o->ranked_by;
     for (const std::string& w : o->where)
       options.where.push_back(rewrite::parse_variant_filter(w));
     options.resume = o->resume;

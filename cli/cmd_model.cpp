@@ -127,6 +127,27 @@ struct RankCommandOptions {
   bool quiet = false;
 };
 
+/// The one device profile of a JSON file: an object, or the array `liftx devices --json` prints
+/// when it holds exactly one device.
+runtime::DeviceProfile saved_device_profile(const std::string& path) {
+  std::ifstream in(path);
+  LIFTX_USER_CHECK(in.good(), "{}: cannot read the device profile", path);
+  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  LIFTX_USER_CHECK(!json.is_discarded(), "{}: not JSON (expected `liftx devices --json`)", path);
+  if (json.is_array()) {
+    LIFTX_USER_CHECK(json.size() == 1,
+                     "{}: {} device profiles; keep the one to rank for (`liftx devices --json` "
+                     "lists every device)",
+                     path, json.size());
+    json = json.front();
+  }
+  try {
+    return json.get<runtime::DeviceProfile>();
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 void add_rank(CLI::App& app) {
   auto o = std::make_shared<RankCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -135,7 +156,9 @@ void add_rank(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition (default: the last one)");
   cmd->add_option("--model", o->model, "model file (liftx train)")->required();
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
-  add_profile_option(cmd, o->profile, "the model's");
+  add_profile_option(cmd, o->profile,
+                     "the model's; or FILE.json, a device's own profile saved by `liftx devices "
+                     "--json` on its machine");
   cmd->add_option("--top", o->top, "rows to print (0 = all; default 20)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--format", o->format, "table, csv or json")
@@ -161,6 +184,12 @@ void add_rank(CLI::App& app) {
     explore::RankOptions options;
     options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
     options.profile = o->profile;
+    if (o->profile.ends_with(".json")) {
+      // A device that is not attached here, as `liftx devices --json` described it there: the
+      // ranking then sees its measured bandwidth, clock and registers, as explore on it would.
+      options.device = saved_device_profile(o->profile);
+      options.profile = explore::profile_name_for(*options.device);
+    }
     ActivityPrinter progress(o->quiet);
     options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
     options.sample = o->sample;
@@ -226,7 +255,10 @@ void add_rank(CLI::App& app) {
     }
     fmt::print("program   {} ({}), sizes {}, model {} ({}, profile {})\n", program.name, o->file,
                format_sizes(sizes), o->model, model::to_string(m.kind()),
-               o->profile.empty() ? m.profile : o->profile);
+               options.device
+                   ? fmt::format("{} of {}", options.profile, options.device->device_name)
+               : o->profile.empty() ? m.profile
+                                    : o->profile);
     fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
                "as the best of its program and input{})\n",
                result.variants, seconds,

@@ -4,6 +4,7 @@
 
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/build_cache.hpp"
+#include "codegen/runtime/cache_dir.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
@@ -184,6 +185,39 @@ std::string read_text(const std::filesystem::path& path) {
   return text;
 }
 
+/// The `options.sample` variants `options.ranked_by` ranks best (among the --where ones), best
+/// first, each with its lowered program.
+std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const interp::Sizes& sizes,
+                                         const runtime::DeviceProfile& feature_profile,
+                                         const std::string& profile_name,
+                                         const CollectOptions& options) {
+  const model::Model model = model::Model::load(options.ranked_by);
+  if (model.profile != profile_name)
+    throw UserError(
+        fmt::format("collect: the model {} is for profile {}, the collection's features "
+                    "are for profile {}",
+                    options.ranked_by.string(), model.profile, profile_name));
+  RankOptions ranking;
+  ranking.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+  ranking.profile = profile_name;
+  ranking.device = feature_profile;
+  ranking.keep = static_cast<size_t>(std::max<int64_t>(options.sample, 0));
+  ranking.explain_top = 0;
+  if (!options.where.empty())
+    ranking.keep_if = [&](const std::string& strategy,
+                          const std::map<std::string, int64_t>& parameters,
+                          const codegen::Launch& launch) {
+      return rewrite::matches(strategy, parameters, launch, options.where);
+    };
+  RankResult ranked = rank(program, model, ranking);
+  std::vector<rewrite::Variant> variants;
+  for (RankedVariant& r : ranked.ranked) {
+    r.variant.program = *r.program;
+    variants.push_back(std::move(r.variant));
+  }
+  return variants;
+}
+
 /// Streams a target's variant space (all of it or the sample), stores every variant,
 /// configuration and its features, and returns the configurations in stream order.
 std::vector<PlannedConfiguration>
@@ -201,6 +235,8 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
     while (stream.next(v))
       if (rewrite::matches(v, options.where))
         variants.push_back(std::move(v));
+  } else if (!options.ranked_by.empty()) {
+    variants = top_ranked(program, sizes, feature_profile, profile_name, options);
   } else {
     variants =
         rewrite::sample(stream, options.sample, options.seed, [&](const rewrite::Variant& v) {
@@ -465,8 +501,11 @@ CollectSummary collect(const CollectOptions& options,
         return true;
     return false;
   };
-  std::string selection = options.all
-                              ? std::string("all")
+  // The plan's name: another selection is another plan (a retrained model ranks anew).
+  std::string selection = options.all ? std::string("all")
+                          : !options.ranked_by.empty()
+                              ? fmt::format("top {} ranked by {}", options.sample,
+                                            runtime::content_hash(read_text(options.ranked_by)))
                               : fmt::format("sample {} seed {}", options.sample, options.seed);
   if (!options.where.empty())
     selection += " where " + rewrite::describe(options.where);

@@ -55,6 +55,10 @@ struct CollectOptions {
   /// Only the variants every filter keeps (`--where`), all of them or the sample drawn among
   /// them; part of the stored plan's name, so another selection is another plan.
   std::vector<rewrite::VariantFilter> where;
+  /// Instead of a sample: the `sample` variants this cost model (a `liftx train` file for the
+  /// collection's profile) ranks best among the whole space (or the --where ones). Measurements
+  /// at the top of the space, where a ranking is used and where uniform samples hardly reach.
+  std::filesystem::path ranked_by;
   bool resume = false; ///< skip configurations already measured on the device
   int repeat = exec::kDefaultRepeat;
   int warmup = exec::kDefaultWarmup;

@@ -483,7 +483,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
     };
     // Adds a variant of the current run; false once the ranking has failed.
     auto add = [&](const codegen::Launch& launch, int64_t index) {
-      if (options.keep_if && !options.keep_if(run->parameters, launch))
+      if (options.keep_if && !options.keep_if(run->strategy, run->parameters, launch))
         return true;
       chunk.variants.push_back({launch, index, run.get()});
       ++total;

@@ -62,9 +62,9 @@ struct RankOptions {
   double prune_traffic = 0;
   /// rewrite::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
   bool layouts = false;
-  /// Rank only the variants it accepts, by their lowering's parameters and their launch (before
-  /// their features are computed); empty: every variant.
-  std::function<bool(const std::map<std::string, int64_t>& parameters,
+  /// Rank only the variants it accepts, by their lowering strategy, its parameters and their
+  /// launch (before their features are computed); empty: every variant.
+  std::function<bool(const std::string& strategy, const std::map<std::string, int64_t>& parameters,
                      const codegen::Launch& launch)>
       keep_if;
   /// Called on the calling thread every few thousand variants with the phase ("sampling": the

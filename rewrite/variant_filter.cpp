@@ -17,17 +17,18 @@ std::string launch_sizes_text(const std::array<int64_t, 3>& sizes, int dims) {
 
 namespace {
 
-std::string value_of(const Variant& v, const std::string& key) {
+std::string value_of(const std::string& strategy, const std::map<std::string, int64_t>& parameters,
+                     const Launch& launch, const std::string& key) {
   if (key == "strategy")
-    return v.strategy;
+    return strategy;
   if (key == "tied")
-    return v.launch.tied ? "true" : "false";
+    return launch.tied ? "true" : "false";
   if (key == "local")
-    return launch_sizes_text(v.launch.local, v.launch.dims);
+    return launch_sizes_text(launch.local, launch.dims);
   if (key == "global")
-    return launch_sizes_text(v.launch.global, v.launch.dims);
-  auto it = v.parameters.find(key);
-  return it == v.parameters.end() ? "none" : std::to_string(it->second);
+    return launch_sizes_text(launch.global, launch.dims);
+  auto it = parameters.find(key);
+  return it == parameters.end() ? "none" : std::to_string(it->second);
 }
 
 } // namespace
@@ -51,11 +52,16 @@ VariantFilter parse_variant_filter(const std::string& text, const std::string& o
   return f;
 }
 
-bool matches(const Variant& variant, const std::vector<VariantFilter>& filters) {
+bool matches(const std::string& strategy, const std::map<std::string, int64_t>& parameters,
+             const Launch& launch, const std::vector<VariantFilter>& filters) {
   return std::all_of(filters.begin(), filters.end(), [&](const VariantFilter& f) {
-    const std::string actual = value_of(variant, f.key);
+    const std::string actual = value_of(strategy, parameters, launch, f.key);
     return std::find(f.values.begin(), f.values.end(), actual) != f.values.end();
   });
+}
+
+bool matches(const Variant& variant, const std::vector<VariantFilter>& filters) {
+  return matches(variant.strategy, variant.parameters, variant.launch, filters);
 }
 
 std::string describe(const std::vector<VariantFilter>& filters) {

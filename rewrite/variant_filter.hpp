@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ VariantFilter parse_variant_filter(const std::string& text, const std::string& o
 
 /// Does `variant` satisfy every filter (an empty list keeps everything)?
 bool matches(const Variant& variant, const std::vector<VariantFilter>& filters);
+/// The same test on a variant's parts, for callers that walk a space without building Variants.
+bool matches(const std::string& strategy, const std::map<std::string, int64_t>& parameters,
+             const Launch& launch, const std::vector<VariantFilter>& filters);
 
 /// The filters as `--where` texts, in order, joined by spaces ("" for none): a stored plan's
 /// name for its selection.

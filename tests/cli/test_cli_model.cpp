@@ -588,3 +588,141 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
   CHECK(lines_starting(tree.out, "| ").size() == 17);
   CHECK_FALSE(contains(tree.out, "written   "));
 }
+
+namespace {
+
+/// The variant indices of a database's one plan, in plan order, and the plan's selection name.
+std::pair<std::vector<int64_t>, std::string> only_plan(const std::string& db) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  std::pair<std::vector<int64_t>, std::string> plan;
+  auto rows = [](void* into, int, char** values, char**) {
+    static_cast<std::vector<std::string>*>(into)->push_back(values[0] ? values[0] : "");
+    return 0;
+  };
+  std::vector<std::string> indices, selections;
+  sqlite3_exec(handle, "SELECT variant_index FROM plan_configurations ORDER BY position", rows,
+               &indices, nullptr);
+  sqlite3_exec(handle, "SELECT selection FROM plans", rows, &selections, nullptr);
+  sqlite3_close(handle);
+  REQUIRE(selections.size() == 1);
+  for (const std::string& i : indices)
+    plan.first.push_back(std::stoll(i));
+  plan.second = selections.front();
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("collect --ranked-by plans the variants a model ranks best, in its order, among the "
+          "--where ones" *
+          doctest::skip(kPlainBuildOnly)) {
+  TempDir dir("collect-ranked-by");
+  const std::string target = "stencils/jacobi2d5pt.lift --size M=16,N=16 --profile cpu";
+  RunResult ranking =
+      liftx("rank " + target + " --model model/data/cpu-model.json --top 6 --format json --quiet");
+  REQUIRE(ranking.exit_code == 0);
+  const nlohmann::json ranked = nlohmann::json::parse(ranking.out).at("ranked");
+  REQUIRE(ranked.size() == 6);
+  std::vector<int64_t> best;
+  for (const nlohmann::json& row : ranked)
+    best.push_back(row.at("index").get<int64_t>());
+
+  const std::string plan_base = "collect " + target +
+                                " --plan-only --ranked-by model/data/cpu-model.json --sample 6 "
+                                "--quiet --db ";
+  RunResult plan = liftx(plan_base + dir / "top.db");
+  CAPTURE(plan.err);
+  REQUIRE(plan.exit_code == 0);
+  const auto [planned, selection] = only_plan(dir / "top.db");
+  CHECK(planned == best);
+  CHECK(selection.rfind("top 6 ranked by ", 0) == 0);
+
+  // Among --where: another strategy's best come first then, in the ranking's order.
+  const std::string first = ranked[0].at("strategy").get<std::string>();
+  const std::string other_strategy = [&] {
+    for (const nlohmann::json& row : ranked)
+      if (row.at("strategy") != first)
+        return row.at("strategy").get<std::string>();
+    return std::string();
+  }();
+  if (!other_strategy.empty()) {
+    RunResult only = liftx(plan_base + dir / "only.db" + " --where strategy=" + other_strategy);
+    REQUIRE(only.exit_code == 0);
+    const auto [only_planned, only_selection] = only_plan(dir / "only.db");
+    CHECK(only_planned.size() == 6);
+    // Its best is the best of that strategy in the whole ranking.
+    for (const nlohmann::json& row : ranked)
+      if (row.at("strategy") == other_strategy) {
+        CHECK(only_planned.front() == row.at("index").get<int64_t>());
+        break;
+      }
+    CHECK(contains(only_selection, "where strategy=" + other_strategy));
+  }
+
+  RunResult wrong_profile =
+      liftx("collect " + target + " --plan-only --ranked-by model/data/nvidia-model.json --db " +
+            dir / "wrong.db");
+  CHECK(wrong_profile.exit_code == 2);
+  CHECK(contains(wrong_profile.err, "is for profile nvidia, the collection's features are for "
+                                    "profile cpu"));
+  RunResult with_all =
+      liftx("collect " + target + " --plan-only --all --ranked-by model/data/cpu-model.json --db " +
+            dir / "all.db");
+  CHECK(with_all.exit_code == 2);
+  CHECK(contains(with_all.err, "--all excludes --ranked-by"));
+}
+
+TEST_CASE("rank --profile FILE.json ranks for a device described by `liftx devices --json`" *
+          doctest::skip(kPlainBuildOnly)) {
+  TempDir dir("rank-saved-profile");
+  RunResult devices = liftx("devices --json");
+  REQUIRE(devices.exit_code == 0);
+  const nlohmann::json listed = nlohmann::json::parse(devices.out);
+  REQUIRE(!listed.empty()); // CI runs on PoCL
+  const std::string saved = dir / "device.json";
+  std::ofstream(saved) << nlohmann::json::array({listed[0]}).dump();
+  const std::string base = "rank stencils/jacobi2d5pt.lift --model model/data/cpu-model.json "
+                           "--size M=16,N=16 --top 20 --format json --quiet --profile ";
+  RunResult detected = liftx(base + "detect");
+  RunResult from_file = liftx(base + saved);
+  CAPTURE(from_file.err);
+  REQUIRE(detected.exit_code == 0);
+  REQUIRE(from_file.exit_code == 0);
+  // The same device, so the same ranking as opening it.
+  const nlohmann::json detected_json = nlohmann::json::parse(detected.out);
+  const nlohmann::json a = detected_json.at("ranked");
+  const nlohmann::json b = nlohmann::json::parse(from_file.out).at("ranked");
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].at("index") == b[i].at("index"));
+    CHECK(a[i].at("predicted") == b[i].at("predicted"));
+  }
+  // The file's own limits hold: work-groups of at most 4 work-items.
+  nlohmann::json small = listed[0];
+  small["max_work_group_size"] = 4;
+  small["max_work_item_sizes"] = {4, 4, 4};
+  const std::string small_file = dir / "small.json";
+  std::ofstream(small_file) << small.dump();
+  RunResult limited = liftx(base + small_file);
+  REQUIRE(limited.exit_code == 0);
+  const nlohmann::json limited_json = nlohmann::json::parse(limited.out);
+  CHECK(limited_json.at("variants") < detected_json.at("variants"));
+  const nlohmann::json c = limited_json.at("ranked");
+  REQUIRE(!c.empty());
+  for (const nlohmann::json& row : c) {
+    int64_t items = 1;
+    for (const nlohmann::json& extent : row.at("launch").at("local"))
+      items *= extent.get<int64_t>();
+    CHECK(items <= 4);
+  }
+
+  std::ofstream(dir / "two.json") << nlohmann::json::array({listed[0], listed[0]}).dump();
+  RunResult two = liftx(base + dir / "two.json");
+  CHECK(two.exit_code == 2);
+  CHECK(contains(two.err, "2 device profiles; keep the one to rank for"));
+  std::ofstream(dir / "bad.json") << "{\"device_name\": 3";
+  RunResult bad = liftx(base + dir / "bad.json");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, dir / "bad.json" + ": not JSON"));
+}
