@@ -356,13 +356,22 @@ TEST_CASE("tree ensemble: the comparison sees a slightly different leaf") {
   const xgb::Booster booster = shipped_booster("nvidia-model.json");
   json model = model_json(booster);
   json& tree = trees_of(model)[0];
+  const Matrix rows = probing_rows(model, booster.features(), 4000, 5);
+  // The leaf the first row reaches (XGBoost's walk: value < split goes left, a missing value
+  // its default side), so that at least one row sees the change whatever the model.
   size_t leaf = 0;
-  while (tree["left_children"][leaf].get<int>() != -1)
-    ++leaf;
+  while (tree["left_children"][leaf].get<int>() != -1) {
+    const auto value = static_cast<float>(rows(0, tree["split_indices"][leaf].get<int>()));
+    const json& default_left = tree["default_left"][leaf];
+    const bool left =
+        std::isnan(value)
+            ? (default_left.is_boolean() ? default_left.get<bool>() : default_left.get<int>() != 0)
+            : value < static_cast<float>(tree["split_conditions"][leaf].get<double>());
+    leaf = tree[left ? "left_children" : "right_children"][leaf].get<size_t>();
+  }
   const float value = static_cast<float>(tree["split_conditions"][leaf].get<double>());
   tree["split_conditions"][leaf] = value + 2e-6f;
   const TreeEnsemble changed = TreeEnsemble::from_xgboost_json(model);
-  const Matrix rows = probing_rows(model, booster.features(), 4000, 5);
   const size_t differ = differing(changed.margins(rows), booster.predict_margin_xgboost(rows));
   CHECK(differ > 0);
   CHECK(differ < 4000);
