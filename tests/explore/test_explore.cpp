@@ -574,7 +574,10 @@ TEST_CASE("variant filters: KEY=V1|V2 parsed, matched on strategy, launch and pa
     std::vector<rewrite::VariantFilter> filters;
     for (const std::string& t : texts)
       filters.push_back(rewrite::parse_variant_filter(t));
-    return rewrite::matches(v, filters);
+    const bool kept = rewrite::matches(v, filters);
+    // A ranking filters by the variant's parts before it builds the Variant: the same answer.
+    CHECK(rewrite::matches(v.strategy, v.parameters, v.launch, filters) == kept);
+    return kept;
   };
   CHECK(keeps({}));
   CHECK(keeps({"strategy=global2d|window", "local=32x8", "tied=true", "tile_x=2|4"}));
