@@ -11,9 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 liftx=$(realpath "${1:-$here/build/liftx}")
 out=$(realpath -m "${2:-$here/model/data/nvidia-model.json}")
-work=${TMPDIR:-/tmp}/liftx-train-nvidia
-rm -rf "$work"
-mkdir -p "$work"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 carry=$here/docs/results/carry
 declare -A sources=(
   [h100.db]=$here/model/data/nvidia.db.xz                                 # 2D suite 512²-8192², synthetic stencils
@@ -30,4 +29,3 @@ cd "$work"
 "$liftx" train --db h100.db --add-db h200.db --add-db h200-windows-4096.db \
   --add-db h200-windows-4096x8192.db --add-db h200-top.db --profile nvidia --kind boosted \
   --transform log --boost-depth 6 --features all -o "$out"
-rm -rf "$work"
