@@ -119,6 +119,29 @@ inline void execute_sql(const std::string& db, const std::string& sql) {
   REQUIRE(rc == SQLITE_OK);
 }
 
+/// The rows of a query on a database, opened read-only (NULL as "").
+inline std::vector<std::vector<std::string>> query_rows(const std::string& db,
+                                                        const std::string& sql) {
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  std::vector<std::vector<std::string>> rows;
+  auto collect = [](void* into, int columns, char** values, char**) {
+    std::vector<std::string> row;
+    for (int c = 0; c < columns; ++c)
+      row.emplace_back(values[c] ? values[c] : "");
+    static_cast<std::vector<std::vector<std::string>>*>(into)->push_back(std::move(row));
+    return 0;
+  };
+  char* error = nullptr;
+  const int rc = sqlite3_exec(handle, sql.c_str(), collect, &rows, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
+  sqlite3_close(handle);
+  CAPTURE(message);
+  REQUIRE(rc == SQLITE_OK);
+  return rows;
+}
+
 constexpr const char* kPoclDevice =
     "pocl:pthread-skylake-avx512-intel-r-xeon-r-processor:3-1-debian";
 const std::vector<std::string> kStencils = {"gaussian",    "gradient", "hotspot2d", "jacobi2d5pt",

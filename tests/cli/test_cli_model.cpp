@@ -591,24 +591,26 @@ TEST_CASE("evaluate prints the leave-one-benchmark-out table and writes its CSV 
 
 namespace {
 
-/// The variant indices of a database's one plan, in plan order, and the plan's selection name.
-std::pair<std::vector<int64_t>, std::string> only_plan(const std::string& db) {
-  sqlite3* handle = nullptr;
-  REQUIRE(sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  std::pair<std::vector<int64_t>, std::string> plan;
-  auto rows = [](void* into, int, char** values, char**) {
-    static_cast<std::vector<std::string>*>(into)->push_back(values[0] ? values[0] : "");
-    return 0;
-  };
-  std::vector<std::string> indices, selections;
-  sqlite3_exec(handle, "SELECT variant_index FROM plan_configurations ORDER BY position", rows,
-               &indices, nullptr);
-  sqlite3_exec(handle, "SELECT selection FROM plans", rows, &selections, nullptr);
-  sqlite3_close(handle);
+/// A database's one plan: its selection name, then its variants' indices and parameters (JSON) in
+/// plan order.
+struct OnlyPlan {
+  std::string selection;
+  std::vector<int64_t> indices;
+  std::vector<nlohmann::json> parameters;
+};
+
+OnlyPlan only_plan(const std::string& db) {
+  const std::vector<std::vector<std::string>> selections =
+      query_rows(db, "SELECT selection FROM plans");
   REQUIRE(selections.size() == 1);
-  for (const std::string& i : indices)
-    plan.first.push_back(std::stoll(i));
-  plan.second = selections.front();
+  OnlyPlan plan{selections[0][0], {}, {}};
+  for (const std::vector<std::string>& row :
+       query_rows(db, "SELECT pc.variant_index, v.parameters_json FROM plan_configurations pc "
+                      "JOIN configurations c ON c.id = pc.configuration_id JOIN variants v ON "
+                      "v.id = c.variant_id ORDER BY pc.position")) {
+    plan.indices.push_back(std::stoll(row[0]));
+    plan.parameters.push_back(nlohmann::json::parse(row[1]));
+  }
   return plan;
 }
 
@@ -620,13 +622,13 @@ TEST_CASE("collect --ranked-by plans the variants a model ranks best, in its ord
   TempDir dir("collect-ranked-by");
   const std::string target = "stencils/jacobi2d5pt.lift --size M=16,N=16 --profile cpu";
   RunResult ranking =
-      liftx("rank " + target + " --model model/data/cpu-model.json --top 6 --format json --quiet");
+      liftx("rank " + target + " --model model/data/cpu-model.json --top 50 --format json --quiet");
   REQUIRE(ranking.exit_code == 0);
   const nlohmann::json ranked = nlohmann::json::parse(ranking.out).at("ranked");
-  REQUIRE(ranked.size() == 6);
+  REQUIRE(ranked.size() == 50);
   std::vector<int64_t> best;
-  for (const nlohmann::json& row : ranked)
-    best.push_back(row.at("index").get<int64_t>());
+  for (size_t i = 0; i < 6; ++i)
+    best.push_back(ranked[i].at("index").get<int64_t>());
 
   const std::string plan_base = "collect " + target +
                                 " --plan-only --ranked-by model/data/cpu-model.json --sample 6 "
@@ -634,31 +636,37 @@ TEST_CASE("collect --ranked-by plans the variants a model ranks best, in its ord
   RunResult plan = liftx(plan_base + dir / "top.db");
   CAPTURE(plan.err);
   REQUIRE(plan.exit_code == 0);
-  const auto [planned, selection] = only_plan(dir / "top.db");
-  CHECK(planned == best);
-  CHECK(selection.rfind("top 6 ranked by ", 0) == 0);
+  const OnlyPlan top = only_plan(dir / "top.db");
+  CHECK(top.indices == best);
+  CHECK(top.selection.rfind("top 6 ranked by ", 0) == 0);
 
-  // Among --where: another strategy's best come first then, in the ranking's order.
-  const std::string first = ranked[0].at("strategy").get<std::string>();
-  const std::string other_strategy = [&] {
-    for (const nlohmann::json& row : ranked)
-      if (row.at("strategy") != first)
-        return row.at("strategy").get<std::string>();
-    return std::string();
-  }();
-  if (!other_strategy.empty()) {
-    RunResult only = liftx(plan_base + dir / "only.db" + " --where strategy=" + other_strategy);
-    REQUIRE(only.exit_code == 0);
-    const auto [only_planned, only_selection] = only_plan(dir / "only.db");
-    CHECK(only_planned.size() == 6);
-    // Its best is the best of that strategy in the whole ranking.
-    for (const nlohmann::json& row : ranked)
-      if (row.at("strategy") == other_strategy) {
-        CHECK(only_planned.front() == row.at("index").get<int64_t>());
-        break;
+  // Among --where: a parameter value the best variant does not have. The plan's first is then
+  // the first of the ranking with that value, and every variant planned has it.
+  const nlohmann::json& first = ranked[0].at("parameters");
+  std::string key;
+  int64_t value = 0;
+  int64_t expected_first = -1;
+  for (const nlohmann::json& row : ranked) {
+    for (const auto& [k, v] : row.at("parameters").items())
+      if (key.empty() && first.contains(k) && first.at(k) != v) {
+        key = k;
+        value = v.get<int64_t>();
       }
-    CHECK(contains(only_selection, "where strategy=" + other_strategy));
+    if (!key.empty() && row.at("parameters").value(key, int64_t{-1}) == value) {
+      expected_first = row.at("index").get<int64_t>();
+      break;
+    }
   }
+  REQUIRE_FALSE(key.empty()); // the 50 best differ from the first somewhere
+  const std::string where = fmt::format("{}={}", key, value);
+  RunResult only = liftx(plan_base + dir / "only.db" + " --where " + where);
+  REQUIRE(only.exit_code == 0);
+  const OnlyPlan filtered = only_plan(dir / "only.db");
+  REQUIRE(filtered.indices.size() == 6);
+  CHECK(filtered.indices.front() == expected_first);
+  for (const nlohmann::json& parameters : filtered.parameters)
+    CHECK(parameters.value(key, int64_t{-1}) == value);
+  CHECK(filtered.selection == top.selection + " where " + where);
 
   RunResult wrong_profile =
       liftx("collect " + target + " --plan-only --ranked-by model/data/nvidia-model.json --db " +
