@@ -5,7 +5,7 @@
 # PRIVATE=1 each step first copies its values of A and B to private memory. One VARIANT.lift and
 # its launch sidecar VARIANT.json (n = 4096, global = (n / COLS, n / ROWS)) per line of CONFIGS:
 #   bench/mm-register-blocks.sh OUT_DIR PREFIX "ROWS COLS UNROLL PRIVATE LOCAL_X LOCAL_Y" ...
-# The folders of bench/data/mm4096/blocked* were written by it (the commands are in
+# The folders mm4096/blocked* of data/mm4096.tar.xz were written by it (the commands are in
 # bench/RESULTS.md).
 set -eu
 out=$1 prefix=$2
