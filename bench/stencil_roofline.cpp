@@ -21,7 +21,7 @@
 //                          [--seed S] [--json FILE] [--source-dir DIR]
 //   VARIANT = [STENCIL=]FILE.lift[@LAUNCH.json]   (the stencil defaults to FILE's folder name, or
 //   to the part of its name before "--" when the folder is not named after a stencil:
-//   heat3d--wA--46583-window3d.lift, as `bench/gpu-issue22.sh files` takes them)
+//   heat3d--wA--46583-window3d.lift, as `bench/gpu-multi-output-3d.sh files` takes them)
 //   --variants-dir DIR runs DIR/<stencil>/*.lift and DIR/<stencil>--*.lift; a variant's launch
 //   comes from the sidecar beside it, <stem>.json (as `liftx variants --out` writes it) or
 //   <stem>.launch.json, else from the variant's launch rule. A sidecar written for other sizes
@@ -35,10 +35,11 @@
 //   # exploration copied to best/<stencil>/ with their sidecars:
 //   build/stencil_roofline_bench --device nvidia --size 8192 --variants-dir best --json h200.json
 //   # (the float4-window kernel runs with 2, 4, 8 and 16 rows unless --window-rows says)
-//   # The 3D suite at 512^3 and at 256x512x768 (z, y, x), with the liftx 3D variants of issue 22
-//   # (files <stencil>--*.lift with .json sidecars in one folder):
+//   # The 3D suite at 512^3 and at 256x512x768 (z, y, x), with the liftx 3D variants measured on
+//   # the H200 (files <stencil>--*.lift with .json sidecars in one folder; first
+//   # `tar xJf data/h200-multi-output-3d-suite.tar.xz`):
 //   build/stencil_roofline_bench --device nvidia --size 512x512x512 --size 256x512x768
-//       --variants-dir docs/results/carry/h200-issue22/512-variants
+//       --variants-dir h200-multi-output-3d-suite/512-variants
 #include "bench/handwritten.hpp"
 #include "codegen/runtime/roofline.hpp"
 #include "exec/run.hpp"

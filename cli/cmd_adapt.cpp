@@ -22,6 +22,7 @@
 #include "rewrite/rules.hpp"
 #include "rewrite/walk.hpp"
 #include "support/error.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -309,6 +310,8 @@ void add_adapt_command(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet,
                 "no progress on stderr (the ranking count, a line per shape measured)");
   cmd->callback([o] {
+    if (!o->out.empty()) // refused before the tuning, which may take long
+      refuse_overwriting_input(o->out, {o->file}, "--output");
     const ir::Module module = parse::parse_file(o->file);
     const ir::Program program = select_program(module, o->program, o->file);
     explore::refuse_lowered(program, o->file, "adapt");
@@ -454,10 +457,10 @@ void add_adapt_command(CLI::App& app) {
       fmt::print("{}\n", artifact.fallback == p ? "  (fallback)" : "");
     }
     if (!o->out.empty()) {
-      std::ofstream out(o->out);
-      out << (o->emit == "header" ? explore::adaptive_header(artifact)
-                                  : to_json(artifact).dump(1) + "\n");
-      LIFTX_USER_CHECK(out.good(), "cannot write {}", o->out);
+      write_output_file(o->out,
+                        o->emit == "header" ? explore::adaptive_header(artifact)
+                                            : to_json(artifact).dump(1) + "\n",
+                        {o->file}, "--output");
       fmt::print("written   {}\n", o->out);
     }
     if (held_out.empty())

@@ -16,6 +16,7 @@
 #include "explore/refresh.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <unistd.h>
 
 namespace liftx::cli {
@@ -49,6 +51,7 @@ struct CollectCommandOptions {
   int repeat = exec::kDefaultRepeat;
   int warmup = exec::kDefaultWarmup;
   int timeout_ms = 60000;
+  int64_t reference_timeout_ms = explore::kDefaultReferenceTimeout.count();
   int64_t stop_after = 0;
   bool quiet = false;
   bool plan_only = false;
@@ -137,6 +140,11 @@ void add_collect_command(CLI::App& app) {
   cmd->add_option("--timeout-ms", o->timeout_ms,
                   "per variant, its build included, not its program's reference (default 60000)")
       ->check(CLI::Range(100, 3600000));
+  cmd->add_option("--reference-timeout-ms", o->reference_timeout_ms,
+                  fmt::format("per program and size set: its reference interpretation; past it "
+                              "the program's variants are recorded as timeouts (default {})",
+                              explore::kDefaultReferenceTimeout.count()))
+      ->check(CLI::Range(100, 86400000));
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->add_flag("--plan-only", o->plan_only,
                 "only enumerate, store the plans and features; open no device (needs a named "
@@ -187,6 +195,7 @@ void add_collect_command(CLI::App& app) {
     options.repeat = o->repeat;
     options.warmup = o->warmup;
     options.timeout = std::chrono::milliseconds(o->timeout_ms);
+    options.reference_timeout = std::chrono::milliseconds(o->reference_timeout_ms);
     options.stop_after = o->stop_after;
     options.plan_only = o->plan_only;
     options.build_jobs = o->build_jobs;
@@ -326,20 +335,25 @@ void add_db_command(CLI::App& app) {
     // An export is of one device; the summary of the one asked for, or of all.
     if (!o->device.empty() || !o->csv.empty() || !o->t4.empty())
       keys = {explore::resolve_device(db, o->device)};
-    auto write = [&](const std::string& target, auto&& exporter) {
+    for (const auto& [target, option] : {std::pair{o->csv, "--csv"}, {o->t4, "--t4"}})
+      if (!target.empty() && target != "-")
+        refuse_overwriting_input(target, {path}, option);
+    auto write = [&](const std::string& target, const char* option, auto&& exporter) {
       if (target == "-") {
         exporter(std::cout);
+        std::cout.flush();
+        if (!std::cout)
+          throw UserError(fmt::format("{}: cannot write to the standard output", option));
         return;
       }
-      std::ofstream out(target);
-      if (!out)
-        throw UserError(fmt::format("cannot write {}", target));
-      exporter(out);
+      std::ostringstream text;
+      exporter(text);
+      write_output_file(target, std::move(text).str(), {path}, option);
     };
     if (!o->csv.empty())
-      write(o->csv, [&](std::ostream& out) { db.export_csv(out, keys.front()); });
+      write(o->csv, "--csv", [&](std::ostream& out) { db.export_csv(out, keys.front()); });
     if (!o->t4.empty())
-      write(o->t4, [&](std::ostream& out) { db.export_t4(out, keys.front()); });
+      write(o->t4, "--t4", [&](std::ostream& out) { db.export_t4(out, keys.front()); });
     if (!o->csv.empty() || !o->t4.empty())
       return;
     fmt::print("database  {}\n", path.string());

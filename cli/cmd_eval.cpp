@@ -4,11 +4,13 @@
 #include "cli/program_options.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <filesystem>
 
 namespace liftx::cli {
 
@@ -37,6 +39,15 @@ void add_eval_command(CLI::App& app) {
     ir::Module module = parse::parse_file(options->file);
     const ir::Program& program = select_program(module, options->program, options->file);
     interp::Sizes sizes = bind_sizes(program, options->sizes);
+    if (!options->output.empty()) {
+      // Refused before the interpretation, which may take long: never written over an input.
+      std::vector<std::filesystem::path> read{options->file};
+      for (const std::string& input : options->inputs)
+        read.emplace_back(input.substr(input.find('=') + 1));
+      for (const std::string& path : interp::component_paths(
+               options->output, interp::result_components(program.result_type())))
+        refuse_overwriting_input(path, read, "--output");
+    }
     std::mt19937_64 rng(options->seed);
     std::vector<BoundInput> inputs = bind_inputs(program, sizes, options->inputs, rng);
     std::vector<interp::HostArray> arrays;

@@ -23,6 +23,7 @@
 #include "rewrite/space.hpp"
 #include "support/csv.hpp"
 #include "support/error.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -148,11 +149,11 @@ void print_csv(const nlohmann::json& rows, std::optional<size_t> best) {
   }
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out.flush())
-    throw UserError(fmt::format("cannot write {}", path.string()));
+/// The files `explore --out DIR` writes.
+constexpr const char* kOutFiles[] = {"best.lift", "best.cl", "best.json"};
+
+void write_file(const fs::path& path, const std::string& text, const fs::path& input) {
+  write_output_file(path, text, {input}, "--out");
 }
 
 /// `--budget auto`'s hard cap on runs.
@@ -259,6 +260,10 @@ void add_explore_command(CLI::App& app) {
       }
       farm_devices = farm->measurer().devices(); // rank 0's first, as it measures on it
     }
+    // Refused before the exploration, which may take long: never written over its input.
+    if (!o->out.empty())
+      for (const char* name : kOutFiles)
+        refuse_overwriting_input(fs::path(o->out) / name, {o->file}, "--out");
     ir::Module module = parse::parse_file(o->file);
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
@@ -482,9 +487,9 @@ void add_explore_command(CLI::App& app) {
       fs::create_directories(dir, ec);
       if (ec)
         throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
-      write_file(dir / "best.lift", lowered);
-      write_file(dir / "best.cl", kernel);
-      write_file(dir / "best.json", rewrite::sidecar_json(r.variant, rank_options.sizes));
+      write_file(dir / kOutFiles[0], lowered, o->file);
+      write_file(dir / kOutFiles[1], kernel, o->file);
+      write_file(dir / kOutFiles[2], rewrite::sidecar_json(r.variant, rank_options.sizes), o->file);
       fmt::print(report, "written   {}, best.cl and best.json\n", (dir / "best.lift").string());
     }
     if (o->format == "table") {

@@ -20,6 +20,7 @@
 #include "model/evaluate.hpp"
 #include "model/plot.hpp"
 #include "support/error.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -60,6 +61,11 @@ void add_train(CLI::App& app) {
   cmd->add_flag("--quiet", *quiet, "no progress lines (on stderr)");
   cmd->callback([o, output, quiet, extra] {
     const auto step = step_lines("train", *quiet);
+    std::vector<fs::path> databases{o->db.empty() ? explore::PerfDb::default_path()
+                                                  : fs::path(o->db)};
+    for (const std::string& spec : *extra)
+      databases.emplace_back(spec.substr(0, spec.rfind('@')));
+    refuse_overwriting_input(*output, databases, "--output");
     if (step)
       step("reading the database");
     LoadedData loaded = load_data(*o);

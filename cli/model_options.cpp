@@ -5,6 +5,7 @@
 #include "explore/db.hpp"
 #include "model/protocol.hpp"
 #include "support/error.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -124,10 +125,7 @@ std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out)
-    throw UserError(fmt::format("cannot write {}", path.string()));
+  write_output_file(path, text, {}, "the output");
 }
 
 std::string short_input(const std::string& sizes_json) {

@@ -53,9 +53,18 @@ void Generator::assemble() {
                             {}});
   }
   // The kernel is named after the program, unless that name is taken by one of its user
-  // functions or by OpenCL C itself.
-  while (used_userfuns_.count(kernel_.name) || ir::is_reserved_in_opencl(kernel_.name))
-    kernel_.name += "_kernel";
+  // functions or by OpenCL C itself. A suffix cannot free a name reserved by its prefix
+  // (`liftx_x`, `native_sqrt`, `__x`), so such a name is prefixed instead.
+  const auto taken = [&](const std::string& name) {
+    return used_userfuns_.count(name) || ir::is_reserved_in_opencl(name);
+  };
+  if (taken(kernel_.name)) {
+    const std::string wanted = kernel_.name;
+    std::string name = wanted + "_kernel";
+    for (int i = 1; taken(name); ++i)
+      name = fmt::format("k{}_{}", i, wanted);
+    kernel_.name = std::move(name);
+  }
   // Sizes are kernel arguments, after the buffers, sorted by name.
   for (const arith::Expr& v : program_.size_vars())
     kernel_.args.push_back(

@@ -122,8 +122,16 @@ bool computes(const ir::Expr& e) {
 Generator::Generator(const ir::Program& program, const Options& options,
                      const LengthCensus* lengths)
     : program_(program), options_(options), lengths_(lengths) {
-  for (const arith::Expr& v : program.size_vars())
+  for (const arith::Expr& v : program.size_vars()) {
+    // Sizes keep their names (they are kernel arguments a caller sets by name): one that OpenCL
+    // C reserves is refused here, for programs built in C++; the parser refuses it with a
+    // location.
+    if (ir::is_reserved_in_opencl(v.node().name))
+      throw UserError(
+          fmt::format("size variable name '{}' is reserved in OpenCL C; rename it", v.node().name),
+          program.loc);
     reserved_.insert(v.node().name);
+  }
   collect_size_divisors();
   if (lengths_)
     decide_launch();
@@ -160,18 +168,29 @@ void Generator::emit_stmt(cl::Stmt stmt) {
 }
 
 std::string Generator::fresh(const std::string& base) {
+  const std::string free_base = unreserved_base(base);
   while (true) {
-    std::string name = fmt::format("{}_{}", base, counter_++);
-    if (reserved_.insert(name).second)
+    std::string name = fmt::format("{}_{}", free_base, counter_++);
+    if (!ir::is_reserved_in_opencl(name) && reserved_.insert(name).second)
       return name;
   }
 }
 
 std::string Generator::reserve(const std::string& wanted) {
-  std::string name = wanted;
-  while (!reserved_.insert(name).second)
-    name = fmt::format("{}_{}", wanted, counter_++);
+  const std::string base = unreserved_base(wanted);
+  std::string name = base;
+  while (ir::is_reserved_in_opencl(name) || !reserved_.insert(name).second)
+    name = fmt::format("{}_{}", base, counter_++);
   return name;
+}
+
+std::string Generator::unreserved_base(const std::string& wanted) {
+  // A name OpenCL C reserves never names a kernel's variable: the loops above suffix `global`
+  // to `global_3`, but no suffix frees a name reserved by its prefix (`liftx_x`, `__x`), so
+  // that one gets a prefix first.
+  if (ir::is_reserved_in_opencl(wanted) && ir::is_reserved_in_opencl(wanted + "_0"))
+    return "v_" + wanted;
+  return wanted;
 }
 
 namespace {

@@ -121,6 +121,7 @@ private:
   void bind_parameters();
   std::string fresh(const std::string& base);
   std::string reserve(const std::string& wanted);
+  static std::string unreserved_base(const std::string& wanted);
   void emit(std::string line) { blocks_.back()->stmts.push_back({cl::Line{std::move(line)}}); }
   /// Defined in generate.cpp: inlined into emit_barrier, GCC 12 warns that the moved variant's
   /// string may be uninitialized (-Wmaybe-uninitialized, a false positive).

@@ -211,6 +211,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
     throw UserError(refusal->message);
   if (std::optional<std::string> why = index_overflow(prepared.kernel, sizes))
     throw UserError(fmt::format("cannot launch {} at these sizes: {}", program.name, *why));
+  if (std::optional<std::string> why = launch_index_overflow(prepared.kernel, launch, sizes))
+    throw UserError(fmt::format("cannot launch {} so: {}", program.name, *why));
   if (const std::shared_ptr<const Kernel>& tail = prepared.kernel.tail) {
     prepared.tail = tail_launch(*tail, launch, sizes);
     if (std::optional<LaunchRefusal> refusal = launch_refusal(*tail, *prepared.tail, sizes, device))
@@ -219,6 +221,8 @@ PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& si
     if (std::optional<std::string> why = index_overflow(*tail, sizes))
       throw UserError(
           fmt::format("cannot launch the remainder of {} at these sizes: {}", program.name, *why));
+    if (std::optional<std::string> why = launch_index_overflow(*tail, *prepared.tail, sizes))
+      throw UserError(fmt::format("cannot launch the remainder of {} so: {}", program.name, *why));
   }
   prepared.local_bytes = evaluate_size(prepared.kernel.local_bytes(), sizes, "local memory");
   return prepared;

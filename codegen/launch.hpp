@@ -56,6 +56,12 @@ std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& 
                                             const SizeBindings& sizes, const DeviceLimits& limits,
                                             std::optional<int64_t> local_bytes = std::nullopt);
 
+/// Why the launch's thread counts would overflow the 32-bit int `kernel` computes in: a
+/// free-thread kernel's loop step (the global size) past its largest index, or the work-item
+/// number of an instrumented kernel; nullopt when they fit. prepare_launch refuses such a launch.
+std::optional<std::string> launch_index_overflow(const Kernel& kernel, const Launch& launch,
+                                                 const SizeBindings& sizes);
+
 /// What a user (or a stored configuration) asks of a launch: thread counts per dimension, empty
 /// for "tied to the mapped lengths". Giving only `local` keeps the launch rule's global size,
 /// rounded up to a multiple.

@@ -1,6 +1,7 @@
 // Checks of a generated kernel against concrete sizes and launches, for what the OpenCL runtime
 // would not report: barriers some work-items never reach, and index arithmetic that overflows.
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 
 #include "support/error.hpp"
 
@@ -182,6 +183,41 @@ std::optional<std::string> index_overflow(const Kernel& kernel, const SizeBindin
     return fmt::format("an index of {} reaches {:.3g} (computing {}), beyond the 32-bit int the "
                        "kernel computes indices in",
                        access.buffer, bound.largest(), arith::to_c(access.index));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> launch_index_overflow(const Kernel& kernel, const Launch& launch,
+                                                 const SizeBindings& sizes) {
+  constexpr double kIntMax = static_cast<double>(std::numeric_limits<int32_t>::max());
+  // A free-thread kernel steps each map's loop by the global size (or the number of groups),
+  // in int: the step past the last index must still fit. The largest index any access
+  // computes bounds every loop's range.
+  if (!launch.tied) {
+    double largest = 0;
+    for (const MemoryAccess& access : kernel.accesses) {
+      MagnitudeBound bound(sizes);
+      if (bound.of(access.index))
+        largest = std::max(largest, bound.largest());
+    }
+    for (int d = 0; d < launch.dims; ++d) {
+      const double step = static_cast<double>(launch.global[d]);
+      if (step + largest + 1 > kIntMax)
+        return fmt::format("a global size of {} in dimension {} steps the kernel's loops past "
+                           "2^31 - 1, the 32-bit int it counts in (its largest index is {:.0f}); "
+                           "use at most {:.0f}",
+                           launch.global[d], d, largest, std::max(1.0, kIntMax - largest - 1));
+    }
+  }
+  // The instrumented kernel numbers its work-items in one int.
+  if (kernel.instrumentation) {
+    double work_items = 1;
+    for (int d = 0; d < launch.dims; ++d)
+      work_items *= static_cast<double>(launch.global[d]);
+    if (work_items > kIntMax)
+      return fmt::format("{:.0f} work-items do not fit the 32-bit int the instrumented kernel "
+                         "numbers them in",
+                         work_items);
   }
   return std::nullopt;
 }

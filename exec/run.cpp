@@ -404,7 +404,9 @@ std::string describe_mismatches(const Verification& v) {
 
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
                                            uint64_t seed) {
-  // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there.
+  // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there; refused
+  // before they are allocated when the run would not fit in host memory.
+  interp::check_host_memory(program, sizes);
   std::mt19937_64 rng(seed);
   std::vector<interp::HostArray> inputs;
   for (const ir::Expr& p : program.params)
@@ -650,6 +652,22 @@ double reordering_tolerance(const ir::Program& program, const interp::Sizes& siz
   return 8.0 * static_cast<double>(longest) * std::ldexp(1.0, -24);
 }
 
+std::string reference_cache_key(const ir::Program& reference, const interp::Sizes& sizes,
+                                uint64_t seed) {
+  // The printed program names its user functions but not their bodies: each definition is
+  // printed in full, so that two programs differing only inside one never share a result.
+  std::string key =
+      fmt::format("inputs v{}\n{}\n", interp::kRandomInputVersion, ir::print(reference));
+  std::vector<ir::UserFunPtr> userfuns;
+  ir::collect_userfuns(reference.body, userfuns);
+  for (const ir::UserFunPtr& f : userfuns)
+    key += f->to_opencl() + "\n";
+  for (const auto& [name, value] : sizes)
+    key += fmt::format("{}={} ", name, value);
+  key += fmt::format("seed={}", seed);
+  return key;
+}
+
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
                                    const std::vector<interp::HostArray>& inputs,
                                    const interp::Sizes& sizes) {
@@ -664,12 +682,9 @@ interp::HostArray reference_result(const ir::Program& program, const RunOptions&
     throw UserError(
         fmt::format("the reference {} does not have the parameter and result types of {}",
                     reference.name, program.name));
-  std::string key = ir::print(reference) + "\n";
-  for (const auto& [name, value] : sizes)
-    key += fmt::format("{}={} ", name, value);
-  key += fmt::format("seed={}", options.seed);
   std::filesystem::path file =
-      runtime::default_cache_dir() / "references" / (runtime::content_hash(key) + ".f32");
+      runtime::default_cache_dir() / "references" /
+      (runtime::content_hash(reference_cache_key(reference, sizes, options.seed)) + ".f32");
   std::vector<int64_t> shape = interp::concrete_shape(reference.result_type(), sizes);
   int64_t elements = 1;
   for (int64_t d : shape)

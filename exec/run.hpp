@@ -62,8 +62,8 @@ struct RunOptions {
   /// Verify against the interpretation of this program instead of the one run: typically the
   /// high-level stencil a hand- or machine-lowered variant comes from. Its parameters and result
   /// must have the variant's types. Its float results are cached on disk (LIFTX_CACHE_DIR/
-  /// references), keyed by its printed text, the sizes and the seed, so the variants of one
-  /// stencil share one interpretation.
+  /// references), keyed by reference_cache_key (program, user functions, sizes, seed), so the
+  /// variants of one stencil share one interpretation.
   const ir::Program* reference = nullptr;
   /// Inputs drawn earlier with draw_inputs(program, sizes, seed), and the reference result on
   /// them: a driver that runs many variants of one stencil draws and interprets once. Both must
@@ -84,6 +84,11 @@ struct RunOptions {
 /// parameters, in order): what other drivers use to reproduce its checks.
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
                                            uint64_t seed);
+
+/// What the disk cache of reference results is keyed by: the canonical program, the full text of
+/// every user function it calls, the input generator's version, the sizes and the seed.
+std::string reference_cache_key(const ir::Program& reference, const interp::Sizes& sizes,
+                                uint64_t seed);
 
 /// The interpreter's result for `options.reference` (or `program`) on `inputs`, from the disk
 /// cache when a reference is given and its result is float.

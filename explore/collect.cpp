@@ -5,6 +5,7 @@
 #include "codegen/kernel.hpp"
 #include "codegen/runtime/build_cache.hpp"
 #include "codegen/runtime/cache_dir.hpp"
+#include "codegen/runtime/parent_watch.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
@@ -46,8 +47,10 @@ constexpr std::chrono::milliseconds kDeviceOpenAllowance{60000};
 /// The worker draws a target's inputs and interprets its reference before the target's first
 /// job, between a "preparing" and a "prepared" line: that is the target's cost, not the job's
 /// (at 512^3 the interpreter takes minutes where a kernel takes a millisecond), so the job's
-/// timeout starts after it. The interpreter always ends; this only bounds a stuck worker.
-constexpr std::chrono::milliseconds kReferenceAllowance{6 * 3600 * 1000};
+/// timeout starts after it, and CollectOptions::reference_timeout bounds it.
+/// The target a job belongs to: its reference program, sizes and seed (defined below).
+std::string target_key(const nlohmann::json& job);
+
 /// How often a wait for a reference looks at the collection's time limit.
 constexpr std::chrono::milliseconds kTimeLimitPoll{1000};
 
@@ -73,6 +76,8 @@ public:
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
+    runtime::ParentWatchedSpawn watched; // the worker dies with this process
+    watched.add_to(actions);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
@@ -81,7 +86,7 @@ public:
     for (const std::string& a : argv)
       args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+    int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), watched.environment());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     ::close(fds[1]);
@@ -289,7 +294,7 @@ std::string profile_name_for(const runtime::DeviceProfile& device) {
 
 LocalMeasurer::LocalMeasurer(const CollectOptions& options)
     : executable_(options.worker_executable), device_(options.device), timeout_(options.timeout),
-      build_jobs_(options.build_jobs) {
+      reference_timeout_(options.reference_timeout), build_jobs_(options.build_jobs) {
   if (executable_.empty())
     throw InternalError("collect: no worker executable", __FILE__, __LINE__);
 }
@@ -384,7 +389,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
           continue;
         if (result.value("preparing", int64_t{-1}) == job.configuration_id) {
           preparing = true;
-          deadline = Clock::now() + kReferenceAllowance;
+          deadline = Clock::now() + reference_timeout_;
           continue;
         }
         if (result.value("prepared", int64_t{-1}) == job.configuration_id) {
@@ -406,11 +411,19 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         worker.stop();
         Measurement m;
         m.status = runtime::Status::timeout;
-        m.message = preparing
-                        ? fmt::format("the reference of its target took over {} s; worker killed",
-                                      kReferenceAllowance.count() / 1000)
-                        : fmt::format("no result within {} ms; worker killed", timeout_.count());
-        record(next++, 0, m);
+        if (preparing) {
+          // Every job of the target needs that reference: the next worker would only prepare it
+          // again, so they all are recorded with the reason.
+          m.message = fmt::format("the reference of its target took over {} ms "
+                                  "(--reference-timeout-ms); worker killed",
+                                  reference_timeout_.count());
+          const std::string target = target_key(job.json);
+          while (next < jobs.size() && target_key(jobs[next].json) == target)
+            record(next++, 0, m);
+        } else {
+          m.message = fmt::format("no result within {} ms; worker killed", timeout_.count());
+          record(next++, 0, m);
+        }
         worker_alive = false;
       } else {
         int status = worker.wait_exit(std::chrono::milliseconds(5000));

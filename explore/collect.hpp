@@ -35,6 +35,10 @@
 
 namespace liftx::explore {
 
+/// A reference at 512^3 takes the interpreter minutes; half an hour leaves room for larger ones
+/// and still ends a collection stuck on one.
+inline constexpr std::chrono::milliseconds kDefaultReferenceTimeout{30 * 60 * 1000};
+
 /// One stencil at one size set.
 struct CollectTarget {
   std::string file;    ///< the high-level .lift file
@@ -66,6 +70,10 @@ struct CollectOptions {
   /// Per variant, including its build (not the worker's opening of the device, nor the
   /// interpretation of its program's reference before the program's first job).
   std::chrono::milliseconds timeout{60000};
+  /// Per target (a program at one size set and seed): drawing its inputs and interpreting its
+  /// reference, before its first job. Past it the target's jobs are recorded as timeouts, each
+  /// with the reason, and the collection goes on with the next target.
+  std::chrono::milliseconds reference_timeout{kDefaultReferenceTimeout};
   /// The liftx executable that runs `collect-worker` (normally /proc/self/exe).
   std::string worker_executable;
   /// Only phase 1: plan and compute features, open no device (`profile` must be a named one).
@@ -150,6 +158,7 @@ private:
   std::string executable_;
   std::string device_;
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds reference_timeout_;
   int build_jobs_ = 0;
   int64_t restarts_ = 0;
 };

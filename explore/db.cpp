@@ -809,10 +809,21 @@ void PerfDb::export_csv(std::ostream& out, const std::string& device_key,
     out << ',' << c.name;
   out << '\n';
   while (s.step()) {
-    auto join = [](const nlohmann::json& values) {
+    // Launch sizes are stored as JSON arrays of integers; a damaged cell is named, not an
+    // internal error.
+    auto join = [&](const nlohmann::json& values) {
       std::string text;
-      for (const auto& v : values)
+      if (!values.is_array())
+        throw UserError(fmt::format("performance database: measurement {}: launch sizes {} are "
+                                    "not a list of whole numbers",
+                                    s.integer(21), values.dump()));
+      for (const auto& v : values) {
+        if (!v.is_number_integer())
+          throw UserError(fmt::format("performance database: measurement {}: launch sizes {} are "
+                                      "not a list of whole numbers",
+                                      s.integer(21), values.dump()));
         text += (text.empty() ? "" : "x") + std::to_string(v.get<int64_t>());
+      }
       return text;
     };
     out << s.integer(21) << ',' << csv_quote(s.text(1)) << ',' << csv_quote(s.text(2)) << ','
@@ -959,8 +970,30 @@ void PerfDb::export_t4(std::ostream& out, const std::string& device_key) const {
   out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
+namespace {
+
+/// The file `db` names once every symbolic link on the way is followed, also when the file it
+/// ends at does not exist yet: one side file for every spelling of one database.
+std::filesystem::path resolved(const std::filesystem::path& db) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(db, ec);
+  if (ec)
+    p = db;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec)
+      break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  const fs::path canonical = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : canonical;
+}
+
+} // namespace
+
 std::filesystem::path CollectionLock::path_for(const std::filesystem::path& db) {
-  return std::filesystem::path(db.string() + ".lock");
+  return std::filesystem::path(resolved(db).string() + ".lock");
 }
 
 namespace {
@@ -970,6 +1003,7 @@ namespace {
 /// holds the lock across the collections it runs).
 struct HeldLock {
   int fd;
+  int db_fd; ///< the database file's own lock, -1 when it did not exist yet
   int holders;
 };
 std::mutex held_locks_mutex;
@@ -1028,12 +1062,31 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
     if (attempt == 100)
       throw UserError(fmt::format("cannot lock {}: the file keeps changing", path_.string()));
   }
+  // A hard link is another path to the same file, and so another side file: an existing
+  // database is locked itself too (flock, which SQLite's own fcntl locks do not see), by its
+  // device and inode.
+  if (const int db_fd = ::open(db.c_str(), O_RDONLY | O_CLOEXEC); db_fd >= 0) {
+    if (::flock(db_fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(db_fd);
+      ::unlink(path_.c_str());
+      ::close(fd_);
+      fd_ = -1;
+      if (error != EWOULDBLOCK)
+        throw UserError(fmt::format("cannot lock {}: {}", db.string(), std::strerror(error)));
+      throw UserError(fmt::format("{} is being written by another liftx collect (through another "
+                                  "name of the same file); wait for it to finish, or collect "
+                                  "into another --db",
+                                  db.string()));
+    }
+    db_fd_ = db_fd;
+  }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 ||
       ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the pid; only the message of a refused collection lacks it.
   }
-  held_locks()[key_] = HeldLock{fd_, 1};
+  held_locks()[key_] = HeldLock{fd_, db_fd_, 1};
 }
 
 CollectionLock::~CollectionLock() {
@@ -1043,6 +1096,8 @@ CollectionLock::~CollectionLock() {
     return;
   ::unlink(path_.c_str());
   ::close(held->second.fd);
+  if (held->second.db_fd >= 0)
+    ::close(held->second.db_fd);
   held_locks().erase(held);
 }
 

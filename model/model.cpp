@@ -2,6 +2,7 @@
 
 #include "model/boosted.hpp"
 #include "support/error.hpp"
+#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 
@@ -759,12 +760,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
 void Model::save(const std::filesystem::path& path) const {
   if (path.has_parent_path())
     std::filesystem::create_directories(path.parent_path());
-  std::ofstream out(path);
-  if (!out)
-    throw UserError(fmt::format("cannot write {}", path.string()));
-  out << to_json().dump(1) << "\n";
-  if (!out)
-    throw UserError(fmt::format("cannot write {}", path.string()));
+  write_output_file(path, to_json().dump(1) + "\n", {}, "the model file");
 }
 
 Model Model::load(const std::filesystem::path& path) {

@@ -1,4 +1,5 @@
 #include "codegen/runtime/isolate.hpp"
+#include "codegen/runtime/parent_watch.hpp"
 
 #include "support/error.hpp"
 
@@ -92,6 +93,8 @@ IsolatedResult run_isolated(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, out.write_end.fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&setup.actions, err.write_end.fd, STDERR_FILENO);
+  ParentWatchedSpawn watched; // the child dies with this process (parent_watch.hpp)
+  watched.add_to(setup.actions);
   // Own process group, so a timeout can kill the child and anything it started. Default signal
   // handling and an empty mask, whatever the caller changed.
   posix_spawnattr_setpgroup(&setup.attributes, 0);
@@ -114,8 +117,8 @@ IsolatedResult run_isolated(const std::vector<std::string>& argv,
   args.push_back(nullptr);
 
   pid_t pid = -1;
-  int spawn_error =
-      ::posix_spawn(&pid, argv[0].c_str(), &setup.actions, &setup.attributes, args.data(), environ);
+  int spawn_error = ::posix_spawn(&pid, argv[0].c_str(), &setup.actions, &setup.attributes,
+                                  args.data(), watched.environment());
   if (spawn_error != 0)
     throw UserError(fmt::format("cannot run '{}': {}", argv[0], std::strerror(spawn_error)));
   out.write_end.reset();

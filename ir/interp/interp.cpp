@@ -2,6 +2,7 @@
 
 #include "ir/interp/evaluator.hpp"
 #include "ir/interp/value.hpp"
+#include "support/output_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -297,15 +298,11 @@ HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& si
 }
 
 void write_output(const std::string& path, const HostArray& a) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw UserError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   std::vector<float> values(a.data.begin(), a.data.end());
-  out.write(reinterpret_cast<const char*>(values.data()),
-            static_cast<std::streamsize>(values.size() * sizeof(float)));
-  out.flush();
-  if (!out)
-    throw UserError(fmt::format("cannot write {}: write error", path));
+  write_output_file(
+      path,
+      std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)),
+      {}, "the output");
 }
 
 std::vector<std::string> component_paths(const std::string& path, size_t components) {
@@ -365,6 +362,7 @@ HostArray evaluate(const ir::Program& p, std::span<const HostArray> inputs, cons
   LIFTX_USER_CHECK(options.threads >= 0, "thread count {} is negative", options.threads);
   const int threads = options.threads == 0 ? default_threads() : options.threads;
   check_sizes(p, sizes);
+  check_host_memory(p, sizes); // every caller, before the intermediates are allocated
   LIFTX_USER_CHECK(inputs.size() == p.params.size(), "program {} takes {} input{}, got {}", p.name,
                    p.params.size(), p.params.size() == 1 ? "" : "s", inputs.size());
   Evaluator evaluator(sizes, threads);

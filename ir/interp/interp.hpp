@@ -49,6 +49,9 @@ std::vector<int64_t> concrete_shape(const ir::Type& t, const Sizes& sizes);
 /// [-100, 100], bools random; deterministic for a given rng state (independent of the standard
 /// library's distributions).
 HostArray random_input(const ir::Type& t, const Sizes& sizes, std::mt19937_64& rng);
+/// The version of what random_input draws: results cached on disk for drawn inputs are keyed by
+/// it, so a change to the drawing must increment it.
+inline constexpr int kRandomInputVersion = 1;
 
 /// Reads a binary file of float32 values (native little-endian) for a parameter of type t;
 /// UserError if unreadable ("cannot read FILE: ...") or if the byte count does not match the shape

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <unistd.h>
 
@@ -14,6 +15,9 @@ namespace liftx::interp {
 
 namespace {
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+/// A map's result before it is stored: one interpreter Value (a variant of a scalar, a tuple and
+/// an array reference) per element.
+constexpr int64_t kBytesPerPendingValue = 64;
 
 int64_t saturating_add(int64_t a, int64_t b) {
   int64_t r;
@@ -99,11 +103,61 @@ int64_t host_memory_limit() {
   return saturating_mul(pages, page_size) / 2;
 }
 
+namespace {
+
+/// Whether the interpreter stores a call's result (a map's results are collected into storage;
+/// an iteration keeps its current and next value; views such as slide or pad store nothing).
+bool stores_its_result(const ir::Fun& f) {
+  return f.as<ir::Map>() || f.as<ir::MapSeq>() || f.as<ir::MapGlb>() || f.as<ir::MapWrg>() ||
+         f.as<ir::MapLcl>() || f.as<ir::MapSeqSlide>() || f.as<ir::Iterate>() ||
+         f.as<ir::Generate>();
+}
+
+/// The longest array a map of `f` walks, at these sizes (0 when not a map or not evaluable).
+int64_t mapped_length(const ir::Call& call, const Sizes& sizes) {
+  if (call.args.empty())
+    return 0;
+  const auto* array = call.args[0].type().as<ir::ArrayType>();
+  if (!array || !stores_its_result(call.fun))
+    return 0;
+  try {
+    return arith::evaluate(array->length, sizes);
+  } catch (const UserError&) {
+    return 0;
+  }
+}
+
+} // namespace
+
 int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes) {
+  // Inputs and result: the interpreter's doubles and the float copies written or compared.
   int64_t elements = element_count(p.result_type(), sizes);
   for (const ir::Expr& param : p.params)
     elements = saturating_add(elements, element_count(param.type(), sizes));
-  return saturating_mul(elements, 2 * static_cast<int64_t>(sizeof(double)));
+  // Every stored intermediate (counted once, also where it is one element's value inside an
+  // outer map: those live one at a time), and the values a map holds for its results before
+  // storing them densely, for the longest map.
+  int64_t intermediate = 0, longest_map = 0;
+  std::function<void(const ir::Expr&)> on_expr;
+  std::function<void(const ir::Fun&)> on_fun = [&](const ir::Fun& f) {
+    ir::for_each_child(f, on_fun, on_expr);
+  };
+  on_expr = [&](const ir::Expr& e) {
+    if (const auto* call = e.as<ir::Call>(); call && stores_its_result(call->fun)) {
+      const int64_t stored = element_count(e.type(), sizes);
+      intermediate = saturating_add(
+          intermediate, call->fun.as<ir::Iterate>() ? saturating_mul(stored, 2) : stored);
+      longest_map = std::max(longest_map, mapped_length(*call, sizes));
+    }
+    ir::for_each_child(e, on_fun, on_expr);
+  };
+  on_expr(p.body);
+  // The result is one of the intermediates (the outermost map's storage): not counted twice.
+  intermediate = std::max<int64_t>(0, intermediate - element_count(p.result_type(), sizes));
+  const int64_t dense = saturating_mul(elements, 2 * static_cast<int64_t>(sizeof(double)));
+  return saturating_add(
+      saturating_add(dense, saturating_mul(intermediate, static_cast<int64_t>(sizeof(double)))),
+      saturating_mul(longest_map, kBytesPerPendingValue));
 }
 
 void check_host_memory(const ir::Program& p, const Sizes& sizes) {
@@ -112,7 +166,8 @@ void check_host_memory(const ir::Program& p, const Sizes& sizes) {
   for (const auto& [name, value] : sizes)
     at += fmt::format("{}{}={}", at.empty() ? "" : " ", name, value);
   LIFTX_USER_CHECK(needed <= limit,
-                   "{} at {} needs about {} of host memory for its inputs and result, more than "
+                   "{} at {} needs about {} of host memory for its inputs, intermediate arrays and "
+                   "result, more than "
                    "the {} allowed (--max-memory, or LIFTX_MAX_MEMORY; the default is half the "
                    "physical memory): use smaller sizes",
                    p.name, at,

@@ -358,6 +358,11 @@ private:
       if (auto it = size_vars_.find(s.text); it != size_vars_.end())
         return it->second;
       if (declare) {
+        // A size is a kernel argument under its own name: one OpenCL C reserves would not build.
+        if (ir::is_reserved_in_opencl(s.text))
+          throw UserError(
+              fmt::format("size variable name '{}' is reserved in OpenCL C; rename it", s.text),
+              s.loc);
         arith::Expr var = arith::size_var(s.text);
         size_vars_.emplace(s.text, var);
         return var;

@@ -47,7 +47,9 @@ ir::Module parse_file(const std::string& path) {
   if (!file)
     throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   // A bound on what is read: `/dev/zero` or a huge file is refused instead of exhausting memory.
-  constexpr size_t kMaxSourceBytes = size_t{64} << 20;
+  // The parser, the checker and the printers hold a few hundred bytes per source byte (a 60 MB
+  // file reached std::bad_alloc); 4 MiB is a thousand times the largest stencil written so far.
+  constexpr size_t kMaxSourceBytes = size_t{4} << 20;
   std::string text;
   char buffer[65536];
   size_t n = 0;

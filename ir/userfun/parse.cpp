@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -149,10 +150,36 @@ bool is_opencl_reserved(std::string_view word) {
       // relational
       "isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
       "islessgreater", "isfinite", "isinf", "isnan", "isnormal", "isordered", "isunordered",
-      "signbit", "any", "all", "bitselect", "select", "shuffle", "shuffle2"};
+      "signbit", "any", "all", "bitselect", "select", "shuffle", "shuffle2",
+      // C keywords and OpenCL C 2.0 types outside the subset's own lists
+      "auto", "extern", "register", "main", "pipe", "generic", "__generic", "queue_t",
+      "ndrange_t", "clk_event_t", "reserve_id_t", "image1d_array_t", "image1d_buffer_t",
+      "image2d_array_t", "image2d_depth_t", "image2d_array_depth_t", "kernel_exec",
+      // macros every OpenCL C compiler defines: as a name, each is replaced by its value
+      "MAXFLOAT", "HUGE_VALF", "HUGE_VAL", "INFINITY", "NAN", "NULL", "CHAR_BIT", "FP_FAST_FMA",
+      "FP_FAST_FMAF", "FP_FAST_FMA_HALF", "FP_ILOGB0", "FP_ILOGBNAN", "CHAR_MAX", "CHAR_MIN",
+      "INT_MAX", "INT_MIN", "LONG_MAX", "LONG_MIN", "SCHAR_MAX", "SCHAR_MIN", "SHRT_MAX",
+      "SHRT_MIN", "UCHAR_MAX", "USHRT_MAX", "UINT_MAX", "ULONG_MAX", "M_E", "M_LOG2E",
+      "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI",
+      "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2"};
   // clang-format on
   if (std::find(std::begin(words), std::end(words), word) != std::end(words))
     return true;
+  // The float forms of the M_ constants (M_PI_F, M_E_H) are macros too.
+  for (std::string_view suffix : {"_F", "_H"})
+    if (word.size() > suffix.size() && word.ends_with(suffix) &&
+        is_opencl_reserved(word.substr(0, word.size() - suffix.size())) && word.starts_with("M_"))
+      return true;
+  // C reserves names starting with two underscores or an underscore and a capital letter; the
+  // compilers' and extensions' macros use them, and CL_/CLK_/FLT_/DBL_/HALF_/cl_ name constants
+  // and extensions (cl_khr_fp64 is a macro).
+  if (word.starts_with("__") ||
+      (word.size() > 1 && word[0] == '_' && std::isupper(static_cast<unsigned char>(word[1]))))
+    return true;
+  for (std::string_view macro_prefix :
+       {"CL_", "CLK_", "FLT_", "DBL_", "HALF_", "cl_", "memory_order_", "memory_scope_"})
+    if (word.starts_with(macro_prefix))
+      return true;
   // Families of built-ins: native_exp, half_sqrt, convert_int_rte, as_float4, vload4,
   // vstore_half2, atomic_add, work_group_*, sub_group_*. Only names of the families, so that a
   // variable such as `half_width` or `as_ratio` stays free.
@@ -476,11 +503,8 @@ private:
 
   // ---- names
   const Symbol* lookup(std::string_view name) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
-      for (const auto& s : *scope)
-        if (s.name == name)
-          return &s;
-    return nullptr;
+    const auto it = visible_.find(name);
+    return it == visible_.end() ? nullptr : &it->second;
   }
   int declare(const std::string& name, ScalarKind kind, const SourceLoc& loc, bool is_param) {
     const char* what = is_param ? "parameter" : "variable";
@@ -498,7 +522,8 @@ private:
     const int slot = static_cast<int>(slot_kinds_.size());
     slot_kinds_.push_back(kind);
     assigned_.push_back(is_param);
-    scopes_.back().push_back({name, slot, kind});
+    scopes_.back().push_back(name);
+    visible_.emplace(name, Symbol{name, slot, kind});
     return slot;
   }
   // After a return nothing is reachable, so every variable counts as assigned there.
@@ -526,6 +551,8 @@ private:
         stmt->body.push_back(statement(true, block_returns));
       }
       take();
+      for (const std::string& name : scopes_.back())
+        visible_.erase(name);
       scopes_.pop_back();
       if (block_returns)
         returns = true;
@@ -722,6 +749,7 @@ private:
     auto cond = logical_or();
     if (!is("?"))
       return cond;
+    const DepthGuard guard(*this); // `a ? b : c ? d : ...` recurses here once per `?`
     const SourceLoc loc = take().loc;
     auto then_value = expression();
     expect(":", "in the conditional expression");
@@ -742,9 +770,14 @@ private:
   };
 
   // One precedence level of left-associative binary operators.
+  // Each operator of a chain nests the tree one level deeper (`a + b + c` is `(a + b) + c`), and
+  // the evaluator, the printer and the destructor recurse on that depth: a chain counts against
+  // the nesting limit as parentheses do, which the printed form (one pair per operator) would
+  // reach anyway.
   template <typename Next>
   NodePtr left_assoc(std::initializer_list<Level> levels, Next next) {
     auto lhs = (this->*next)();
+    std::vector<std::unique_ptr<DepthGuard>> chain;
     for (;;) {
       const Level* found = nullptr;
       for (const auto& l : levels)
@@ -753,6 +786,8 @@ private:
       if (!found)
         return lhs;
       const SourceLoc loc = take().loc;
+      chain.push_back(
+          std::make_unique<DepthGuard>(*this, " (each operator of a chain nests one level)"));
       auto rhs = (this->*next)();
       lhs = binary(found->op, std::move(lhs), std::move(rhs), loc);
     }
@@ -779,11 +814,12 @@ private:
   // Bounds recursion (parser, evaluator and printer alike) on pathological nesting.
   class DepthGuard {
   public:
-    DepthGuard(Parser& p) : parser_(p) {
+    explicit DepthGuard(Parser& p, std::string_view note = "") : parser_(p) {
       if (++parser_.depth_ > max_depth)
-        throw NestingTooDeep(
-            fmt::format("userfun {}: nesting deeper than {} levels", parser_.fun_name_, max_depth),
-            parser_.peek().loc);
+        throw NestingTooDeep(fmt::format("userfun {}: nesting deeper than {} levels{}; split the "
+                                         "expression with local variables",
+                                         parser_.fun_name_, max_depth, note),
+                             parser_.peek().loc);
     }
     ~DepthGuard() { --parser_.depth_; }
     DepthGuard(const DepthGuard&) = delete;
@@ -962,7 +998,10 @@ private:
   std::span<const ScalarKind> results_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
-  std::vector<std::vector<Symbol>> scopes_;
+  // No name shadows another, so a name maps to at most one visible symbol; a map keeps
+  // declaring and looking up logarithmic in bodies of many declarations (a scan was quadratic).
+  std::vector<std::vector<std::string>> scopes_; ///< the names each open scope declared
+  std::map<std::string, Symbol, std::less<>> visible_;
   std::vector<ScalarKind> slot_kinds_;
   std::vector<bool> assigned_; ///< definitely assigned at the current point, per slot
   std::unique_ptr<UserFunBody> body_;
