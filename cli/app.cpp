@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,61 @@ std::string readable(const std::string& message) {
     return message;
   return fmt::format("{} ... ({} characters left out) ... {}", message.substr(0, kHead),
                      message.size() - kHead - kTail, message.substr(message.size() - kTail));
+}
+
+/// Edits (insertions, deletions, substitutions) between two words.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean 'explore'?)" for the candidate closest to `word` when it is close (a third
+/// of the word's letters, at least two), else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& candidate : candidates) {
+    const size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best = &candidate;
+      best_distance = d;
+    }
+  }
+  return best ? fmt::format(" (did you mean '{}'?)", *best) : std::string();
+}
+
+/// The long flags of `command` ("--size", ...), for suggestions.
+std::vector<std::string> flags_of(const CLI::App& command) {
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : command.get_options())
+    for (const std::string& name : option->get_lnames())
+      flags.push_back("--" + name);
+  return flags;
+}
+
+/// The first argument of `argv` after the command that looks like a flag and is none of its.
+std::optional<std::string> unknown_flag(const CLI::App& command, int argc, char** argv) {
+  const std::vector<std::string> flags = flags_of(command);
+  for (int i = 2; i < argc; ++i) {
+    std::string word = argv[i];
+    if (!word.starts_with("--") || word == "--")
+      continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), word) == flags.end())
+      return word;
+  }
+  return std::nullopt;
 }
 } // namespace
 
@@ -45,20 +102,36 @@ int run(int argc, char** argv) {
   add_db_command(app);
   add_synth_command(app);
   add_calibrate_command(app);
-  // CLI11 would say "A subcommand is required" for a misspelt command: name it instead.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> names; // the documented ones; hidden workers are valid too
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      known = known || sub->check_name(argv[1]);
-      if (!sub->get_group().empty())
-        names.push_back(sub->get_name());
+  std::vector<std::string> names; // the documented commands; hidden workers are valid too
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (!sub->get_group().empty())
+      names.push_back(sub->get_name());
+  // `liftx help [COMMAND]`, as `liftx [COMMAND] --help`.
+  if (argc > 1 && std::string(argv[1]) == "help") {
+    if (argc == 2) {
+      fmt::print("{}", app.help());
+      return 0;
     }
-    if (!known) {
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->check_name(argv[2])) {
+        fmt::print("{}", sub->help("liftx"));
+        return 0;
+      }
+    fmt::print(stderr, "liftx help: unknown command '{}'{}; the commands are: {}\n", argv[2],
+               did_you_mean(argv[2], names), fmt::join(names, ", "));
+    return kExitUserError;
+  }
+  // CLI11 would say "A subcommand is required" for a misspelt command: name it instead.
+  const CLI::App* command = nullptr;
+  if (argc > 1 && argv[1][0] != '-') {
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->check_name(argv[1]))
+        command = sub;
+    if (!command) {
       fmt::print(stderr,
-                 "liftx: unknown command '{}'; the commands are: {}\nRun with --help for "
-                 "more information.\n",
-                 argv[1], fmt::join(names, ", "));
+                 "liftx: unknown command '{}'{}; the commands are: {}\nRun `liftx help "
+                 "COMMAND` for a command's options.\n",
+                 argv[1], did_you_mean(argv[1], names), fmt::join(names, ", "));
       return kExitUserError;
     }
   }
@@ -68,6 +141,14 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // An unknown flag is named with the nearest flag of its command, not CLI11's raw text.
+    if (const std::optional<std::string> flag =
+            command ? unknown_flag(*command, argc, argv) : std::nullopt) {
+      fmt::print(stderr, "liftx {}: unknown option '{}'{}; `liftx help {}` lists its options\n",
+                 command->get_name(), *flag, did_you_mean(*flag, flags_of(*command)),
+                 command->get_name());
+      return kExitUserError;
+    }
     app.exit(e); // prints the usage error
     return kExitUserError;
   } catch (const UserErrorAlreadyReported&) {

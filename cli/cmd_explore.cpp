@@ -64,6 +64,7 @@ struct ExploreCommandOptions {
   int timeout_ms = 60000;
   std::string format = "table";
   bool quiet = false;
+  bool print_kernel = false;
   bool layouts = false;
   bool remeasure = false;
   std::string out;
@@ -227,6 +228,8 @@ void add_explore_command(CLI::App& app) {
   cmd->add_option("--out", o->out,
                   "write the winner to DIR: best.lift (the lowered program), best.cl (its "
                   "kernel) and best.json (its launch, for `liftx run --launch`)");
+  cmd->add_flag("--print-kernel", o->print_kernel,
+                "print the winner's lowered program and OpenCL kernel (before the summary)");
   add_mpi_options(cmd, o->mpi,
                   "under mpirun or srun: rank 0 ranks, re-ranks, reports and writes the "
                   "database; each batch's variants (--batch with online, the whole budget with "
@@ -435,6 +438,27 @@ void add_explore_command(CLI::App& app) {
     const explore::Attempt& best = result.attempts[*result.best];
     const explore::RankedVariant& r = ranked[best.ranked_index];
     const exec::RunReport& rep = best.report;
+    const std::string lowered = ir::print(ir::Module{module.userfuns, {*r.program}});
+    const std::string kernel =
+        rep.kernel_source.empty()
+            ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
+            : rep.kernel_source;
+    // The listings (thousands of lines for a large kernel) only when asked for, and before the
+    // summary: the answer is what a terminal ends on.
+    if (o->print_kernel) {
+      fmt::print(report, "\n--- {}.lift ---\n{}\n", program.name, lowered);
+      fmt::print(report, "--- kernel ---\n{}\n", kernel);
+    }
+    if (!o->out.empty()) {
+      const fs::path dir(o->out);
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec)
+        throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+      write_file(dir / kOutFiles[0], lowered, o->file);
+      write_file(dir / kOutFiles[1], kernel, o->file);
+      write_file(dir / kOutFiles[2], rewrite::sidecar_json(r.variant, rank_options.sizes), o->file);
+    }
     fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
                explore::describe_parameters(r.variant));
     fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
@@ -476,26 +500,9 @@ void add_explore_command(CLI::App& app) {
       reasons = m.explain(row);
     }
     fmt::print(report, "why       {}\n", explore::describe_reasons(reasons));
-    const std::string lowered = ir::print(ir::Module{module.userfuns, {*r.program}});
-    const std::string kernel =
-        rep.kernel_source.empty()
-            ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
-            : rep.kernel_source;
-    if (!o->out.empty()) {
-      const fs::path dir(o->out);
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec)
-        throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
-      write_file(dir / kOutFiles[0], lowered, o->file);
-      write_file(dir / kOutFiles[1], kernel, o->file);
-      write_file(dir / kOutFiles[2], rewrite::sidecar_json(r.variant, rank_options.sizes), o->file);
-      fmt::print(report, "written   {}, best.cl and best.json\n", (dir / "best.lift").string());
-    }
-    if (o->format == "table") {
-      fmt::print(report, "\n--- {}.lift ---\n{}\n", program.name, lowered);
-      fmt::print(report, "--- kernel ---\n{}\n", kernel);
-    }
+    if (!o->out.empty())
+      fmt::print(report, "written   {}, best.cl and best.json\n",
+                 (fs::path(o->out) / kOutFiles[0]).string());
   });
 }
 

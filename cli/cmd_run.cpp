@@ -49,10 +49,14 @@ struct RunCommandOptions {
   std::string output;    ///< write the kernel's result here (float32)
 };
 
-/// Reads a variant sidecar's launch into --global/--local (given ones win).
+/// Reads a variant sidecar's launch into --global/--local, and its sizes into --size (given
+/// ones win): `explore --out DIR` and `variants --out` write the sizes the launch was made for.
 void apply_launch_file(RunCommandOptions& o) {
-  if (o.launch.empty())
+  if (o.launch.empty()) {
+    if (o.sizes.empty())
+      throw UserError("--size is required (or --launch FILE.json, whose sizes are used)");
     return;
+  }
   std::ifstream in(o.launch);
   if (!in)
     throw UserError(fmt::format("cannot read {}", o.launch));
@@ -62,6 +66,17 @@ void apply_launch_file(RunCommandOptions& o) {
     o.global = fmt::format("{}", fmt::join(launch.global, ","));
   if (o.local.empty())
     o.local = fmt::format("{}", fmt::join(launch.local, ","));
+  if (o.sizes.empty()) {
+    const nlohmann::json sidecar = nlohmann::json::parse(text, nullptr, false);
+    std::vector<std::string> bindings;
+    if (sidecar.is_object() && sidecar.contains("sizes") && sidecar.at("sizes").is_object())
+      for (const auto& [name, value] : sidecar.at("sizes").items())
+        if (value.is_number_integer())
+          bindings.push_back(fmt::format("{}={}", name, value.get<int64_t>()));
+    if (bindings.empty())
+      throw UserError(fmt::format("{}: no sizes in this launch file; give --size", o.launch));
+    o.sizes = {fmt::format("{}", fmt::join(bindings, ","))};
+  }
 }
 
 exec::RunReport run_here(const RunCommandOptions& o) {
@@ -191,7 +206,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition to run (default: the last one)");
   cmd->add_option("--steps", o->steps, "iterate the program T times (see explore)");
   add_device_option(cmd, o->device);
-  cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
+  cmd->add_option("--size", o->sizes,
+                  "sizes: N=64,M=48, or 64 for every size (default: those of --launch's file)");
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
   add_timing_options(cmd, o->warmup, o->repeat);

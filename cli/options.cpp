@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -85,12 +86,26 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
   return {name, range};
 }
 
+namespace {
+std::string replace_x(std::string text) {
+  std::replace(text.begin(), text.end(), 'X', 'x');
+  return text;
+}
+} // namespace
+
 SizeOptions parse_size_options(const std::vector<std::string>& values) {
   SizeOptions sizes;
   constexpr int64_t kMaxSize = int64_t{1} << 40;
   for (const std::string& value : values) {
     for (const std::string& item : split_on(value, ',')) {
       size_t eq = item.find('=');
+      if (eq == std::string::npos && item.find_first_of("xX") != std::string::npos) {
+        if (!sizes.ordered.empty())
+          throw UserError(fmt::format("--size {}: sizes in order are given twice", item));
+        for (const std::string& part : split_on(replace_x(item), 'x'))
+          sizes.ordered.push_back(parse_integer(part, "--size", 1, kMaxSize));
+        continue;
+      }
       if (eq == std::string::npos) {
         if (sizes.all)
           throw UserError(fmt::format("--size {}: a size for every variable is given twice", item));

@@ -18,9 +18,12 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
 
 /// `--size` values: `N=64,M=48` (repeatable, comma separated) or a bare `64` that sets every size
 /// variable. Returns the explicit bindings and the default for unnamed sizes, if any.
+/// `--size` values: `M=48,N=64` (named), `64` (every size) or `48x64` (the program's sizes in
+/// the order of their names, as `adapt` writes shapes).
 struct SizeOptions {
   std::map<std::string, int64_t, std::less<>> named;
   std::optional<int64_t> all;
+  std::vector<int64_t> ordered;
 };
 SizeOptions parse_size_options(const std::vector<std::string>& values);
 

@@ -61,6 +61,15 @@ interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::stri
   for (const arith::Expr& v : vars)
     known.insert(v.node().name);
   interp::Sizes sizes;
+  if (!options.ordered.empty()) {
+    if (options.ordered.size() != vars.size() || options.all || !options.named.empty())
+      throw UserError(fmt::format("--size {}: {} has {} size{} ({}): give one per size in that "
+                                  "order alone, name them (M=48,N=64), or give one value for all",
+                                  fmt::join(options.ordered, "x"), program.name, vars.size(),
+                                  vars.size() == 1 ? "" : "s", list_sizes(vars)));
+    for (size_t i = 0; i < vars.size(); ++i)
+      sizes[vars[i].node().name] = options.ordered[i];
+  }
   for (const auto& [name, value] : options.named) {
     if (!known.contains(name))
       throw UserError(fmt::format("--size {}: {} has no size named {} (its sizes: {})", name,

@@ -153,7 +153,7 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   TempDir dir("explore");
   const std::string db = dir / "explore.db";
   RunResult r = liftx("explore stencils/jacobi2d5pt.lift --device cpu --size M=16,N=16 --budget 2 "
-                      "--sample 20 --repeat 2 --db '" +
+                      "--sample 20 --repeat 2 --print-kernel --db '" +
                       db + "'");
   CAPTURE(r.out);
   CAPTURE(r.err);
@@ -192,13 +192,16 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   CHECK(contains(field(r.out, "time      "), " ms median of 2 runs"));
   CHECK(contains(r.out, "\nwhy       "));
 
-  // Its program and kernel follow; the program printed runs and verifies at the launch given.
+  // With --print-kernel its program and kernel come before the summary, which ends the output;
+  // the program printed runs and verifies at the launch given.
   const std::string program_marker = "\n--- jacobi2d5pt.lift ---\n";
   const std::string kernel_marker = "\n--- kernel ---\n";
   const size_t program_at = r.out.find(program_marker);
   const size_t kernel_at = r.out.find(kernel_marker);
   REQUIRE(program_at != std::string::npos);
   REQUIRE(kernel_at != std::string::npos);
+  CHECK(kernel_at < r.out.find("\nbest      rank "));
+  CHECK(contains(r.out.substr(r.out.rfind('\n', r.out.size() - 2)), "why       "));
   CHECK(contains(r.out.substr(kernel_at), "kernel void jacobi2d5pt(\n"));
   const fs::path best_file = dir.path / "best.lift";
   std::ofstream(best_file) << r.out.substr(program_at + program_marker.size(),
