@@ -481,13 +481,7 @@ void add_explore_command(CLI::App& app) {
           launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
           remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
     }
-    if (rep.gb_per_s) {
-      fmt::print(report, "bandwidth {:.2f} GB/s", *rep.gb_per_s);
-      if (rep.roofline_fraction)
-        fmt::print(report, " = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)",
-                   *rep.roofline_fraction * 100, *rep.roofline_gb_per_s);
-      fmt::print(report, "\n");
-    }
+    fmt::print(report, "{}", bandwidth_line(rep));
     std::vector<model::Explanation> reasons = r.reasons;
     if (reasons.empty()) { // beyond the explained top rows
       const std::vector<double> all = explore::feature_values(

@@ -184,13 +184,7 @@ void print_report(const exec::RunReport& r, const std::string& file, bool show_k
   if (r.timing && r.launches > 1)
     fmt::print("per step  {:.4f} ms median\n",
                r.timing->median_ms / static_cast<double>(r.launches));
-  if (r.gb_per_s) {
-    fmt::print("bandwidth {:.2f} GB/s", *r.gb_per_s);
-    if (r.roofline_fraction)
-      fmt::print(" = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)", *r.roofline_fraction * 100,
-                 *r.roofline_gb_per_s);
-    fmt::print("\n");
-  }
+  fmt::print("{}", bandwidth_line(r));
   if (!r.output_files.empty())
     fmt::print("output    {}\n", fmt::join(r.output_files, " "));
   fmt::print("status    {}{}\n", runtime::to_string(r.status),

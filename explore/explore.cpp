@@ -296,7 +296,7 @@ int64_t DeviceDefaults::extent(size_t dimensions) const {
 
 DeviceDefaults defaults_for(const runtime::DeviceProfile& device) {
   if (device.type == runtime::DeviceType::cpu)
-    return {128, 0};
+    return {1024, 0};
   return {2048, 0};
 }
 

@@ -94,8 +94,9 @@ ExploreResult explore_batches(const std::vector<RankedVariant>& ranked,
                               const OnAttempt& on_attempt = {});
 
 /// What explore and tune() do when the user does not say, per kind of device. CPUs (PoCL): every
-/// size 128 (runs take milliseconds, inside the shipped CPU model's training sizes) and the whole
-/// space ranked. GPUs: every size 2048 (a kernel's time is its memory traffic rather than its
+/// size 1024 (a kernel then takes a tenth of a millisecond or more, which times steadily where
+/// 128²'s microseconds did not, and is inside the shipped CPU model's training sizes) and the
+/// whole space ranked. GPUs: every size 2048 (a kernel's time is its memory traffic rather than its
 /// launch, inside the NVIDIA model's 512-4096 and quick to interpret for the verification) and
 /// the whole space ranked too (10^6 variants: seconds, streamed over every core by rank()).
 struct DeviceDefaults {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages liftx needs (as root, or through sudo) and configures and builds
-# liftx into build/ (Release with debug info). Safe to run again: installed packages are skipped.
-# LIFTX_BUILD_DIR, LIFTX_CMAKE_ARGS: another build folder and configuration; LIFTX_EXTRA_PACKAGES:
-# more packages (scripts/fuzz.sh: clang); LIFTX_BUILD_TARGETS: build only these targets.
+# liftx into build/ (Release, no debug information). Safe to run again: installed packages are
+# skipped. LIFTX_BUILD_DIR, LIFTX_CMAKE_ARGS: another build folder and configuration;
+# LIFTX_BUILD_TYPE: another CMake build type (RelWithDebInfo to debug); LIFTX_EXTRA_PACKAGES: more
+# packages (scripts/fuzz.sh: clang); LIFTX_BUILD_TARGETS: build only these targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,5 +28,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build_dir=${LIFTX_BUILD_DIR:-build}
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${LIFTX_CMAKE_ARGS:-}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${LIFTX_BUILD_TYPE:-Release}" ${LIFTX_CMAKE_ARGS:-}
 cmake --build "$build_dir" -j "$(nproc)" ${LIFTX_BUILD_TARGETS:+--target $LIFTX_BUILD_TARGETS}

@@ -30,7 +30,7 @@ struct Options {
   float alpha = 0.2f; // stable for alpha <= 0.25
   std::string device = "cpu";
   int budget = 5;
-  int64_t max_variants = 20000;
+  int64_t max_variants = 0; // the whole space, as liftx::TuneOptions
   bool retune = false;
   bool untuned = false;
   std::string db;

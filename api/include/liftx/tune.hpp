@@ -47,9 +47,10 @@ struct TuneProgress {
 struct TuneOptions {
   int budget = 5; ///< variants to check and time, best predicted first (>= 1)
   /// Variants of the space to rank (the stream's first ones: the program as written under every
-  /// lowering strategy and launch, then its rewritten forms); 0 = the whole space, which can be
-  /// hundreds of thousands of variants and take seconds to minutes.
-  int64_t max_variants = 20000;
+  /// lowering strategy and launch, then its rewritten forms); 0 = the whole space (the default,
+  /// as `liftx explore`: hundreds of thousands of variants, seconds to a minute, streamed);
+  /// a bound trades the variants found late in the stream for a shorter ranking.
+  int64_t max_variants = 0;
   /// Untimed runs per variant, for at least 20 ms when > 0 (as the command line's --warmup).
   int warmup = kDefaultTuneWarmup;
   int repeat = kDefaultTuneRepeat; ///< timed runs per variant, the median counts (as --repeat)
