@@ -4,6 +4,7 @@
 #include "codegen/runtime/launch.hpp"
 #include "explore/rank.hpp"
 #include "ir/interp/interp.hpp"
+#include "rewrite/default_lowering.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/walk.hpp"
@@ -77,41 +78,6 @@ ArrayInfo array_of_type(const std::string& name, const ir::Type& type, const Siz
 }
 
 } // namespace
-
-std::pair<Program, std::string> default_lowering(const Program& program, const Sizes& sizes) {
-  try {
-    codegen::generate(program);
-    return {program, "as written"};
-  } catch (const UserError& as_written) {
-    std::string tried;
-    const rewrite::Sizes s(sizes.begin(), sizes.end());
-    // Several results per point written as zipND(mapND(f1, x), mapND(f2, x), ...) are fused into
-    // one map nest first, as the variant space does: otherwise the nests' maps add up and a 2D
-    // zip of two 2D nests is lowered by the 3D strategy (the first nest on two thread
-    // dimensions, the second on the third, each of its rows recomputed by every work-item).
-    const Program fused = rewrite::apply_until_fixpoint(program, rewrite::zip_of_maps());
-    // A work-item per point with x on dimension 0 (coalesced), for 3D, 2D, then 1D grids (a
-    // strategy refuses a program without that many maps).
-    for (const char* strategy :
-         {"global3d_210", "global2d_10", "global1d", "workgroup2d", "workgroup1d"}) {
-      auto lowered = rewrite::lower(fused, strategy, 0, s);
-      if (const auto* reason = std::get_if<std::string>(&lowered)) {
-        tried += fmt::format("\n  {}: {}", strategy, *reason);
-        continue;
-      }
-      const Program& p = std::get<Program>(lowered);
-      try {
-        codegen::generate(p);
-        return {p, strategy};
-      } catch (const UserError& e) {
-        tried += fmt::format("\n  {}: {}", strategy, e.message());
-      }
-    }
-    throw UserError(fmt::format("cannot compile {}: as written, {}; and no lowering strategy "
-                                "gives a kernel:{}",
-                                program.name, as_written.message(), tried));
-  }
-}
 
 std::vector<ArrayInfo> parameter_arrays(const Program& program, const Sizes& sizes) {
   std::vector<ArrayInfo> out;
@@ -299,7 +265,7 @@ Kernel Context::compile_checked(const Program& program, const Sizes& sizes,
   // What cannot be passed through the API is refused before anything is lowered or checked.
   parameter_arrays(program, sizes);
   result_arrays(program, sizes);
-  auto [lowered, strategy] = default_lowering(program, sizes);
+  auto [lowered, strategy] = rewrite::default_lowering(program, sizes);
   exec::RunOptions run;
   run.global = options.global;
   run.local = options.local;

@@ -126,11 +126,6 @@ struct KernelFactory {
                              const std::vector<Output>& outputs);
 };
 
-/// A high-level program lowered by the first strategy that gives a kernel (global 2D, global 1D,
-/// work-groups), with the strategy's name; the program itself ("as written") when it already
-/// generates. UserError naming every strategy's reason otherwise.
-std::pair<Program, std::string> default_lowering(const Program& program, const Sizes& sizes);
-
 /// The KernelError for a failed status.
 KernelError kernel_error(runtime::Status status, const std::string& message);
 

@@ -19,6 +19,7 @@
 #include "ir/parse/parser.hpp"
 #include "liftx/version.hpp"
 #include "model/model.hpp"
+#include "rewrite/default_lowering.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -151,7 +152,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   // lowered has no variant space: it is measured as written.
   std::optional<std::pair<Program, std::string>> default_variant;
   try {
-    default_variant = default_lowering(program, sizes);
+    default_variant = rewrite::default_lowering(program, sizes);
   } catch (const UserError& e) {
     if (options.include_default)
       result.notes.push_back(

@@ -10,6 +10,7 @@
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "explore/db.hpp"
@@ -20,6 +21,7 @@
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
+#include "rewrite/default_lowering.hpp"
 #include "rewrite/space.hpp"
 #include "support/csv.hpp"
 #include "support/error.hpp"
@@ -67,6 +69,7 @@ struct ExploreCommandOptions {
   bool print_kernel = false;
   bool layouts = false;
   bool remeasure = false;
+  bool no_baseline = false;
   std::string out;
   MpiCommandOptions mpi;
 };
@@ -157,6 +160,52 @@ void write_file(const fs::path& path, const std::string& text, const fs::path& i
   write_output_file(path, text, {input}, "--out");
 }
 
+/// The untuned kernel (rewrite::default_lowering: what compile() gives, and what tune() measures
+/// first), run once beside the variants so that the summary says what tuning gained. Not
+/// recorded: it is the comparison, not a variant of the ranking.
+struct Baseline {
+  std::string strategy;
+  std::optional<exec::RunReport> report;
+  std::string why_not; ///< when there is no default lowering, or it does not fit the device
+};
+
+Baseline measure_baseline(const ir::Program& program, const interp::Sizes& sizes,
+                          const runtime::DeviceProfile& device,
+                          explore::RecordingWorkerMeasure& measure) {
+  Baseline baseline;
+  try {
+    auto [lowered, strategy] =
+        rewrite::default_lowering(program, rewrite::Sizes(sizes.begin(), sizes.end()));
+    const codegen::PreparedLaunch prepared = codegen::prepare_launch(
+        lowered, codegen::SizeBindings(sizes.begin(), sizes.end()), {}, device.limits());
+    baseline.strategy = strategy;
+    baseline.report = measure.run_unrecorded(lowered, prepared.launch);
+  } catch (const UserError& e) {
+    baseline.why_not = e.message();
+  }
+  return baseline;
+}
+
+/// "untuned   0.5201 ms, the default lowering (global2d_10): the best is 3.72x faster".
+std::string baseline_line(const Baseline& baseline, const exec::RunReport& best) {
+  if (!baseline.why_not.empty())
+    return fmt::format("untuned   not compared: {}\n", baseline.why_not);
+  if (!baseline.report)
+    return "";
+  const exec::RunReport& base = *baseline.report;
+  if (base.status != runtime::Status::ok || !base.timing)
+    return fmt::format("untuned   the default lowering ({}) did not run: {}{}\n", baseline.strategy,
+                       runtime::to_string(base.status),
+                       base.message.empty() ? "" : " (" + base.message + ")");
+  const double ratio = base.timing->median_ms / best.timing->median_ms;
+  return fmt::format("untuned   {:.4f} ms, the default lowering ({}): {}\n", base.timing->median_ms,
+                     baseline.strategy,
+                     ratio >= 1 ? fmt::format("the best is {:.2f}x faster", ratio)
+                                : fmt::format("it is {:.2f}x faster than the best run: none of the "
+                                              "variants run beats it here",
+                                              1 / ratio));
+}
+
 /// `--budget auto`'s hard cap on runs.
 constexpr int64_t kAutoBudgetCap = 50;
 
@@ -228,6 +277,9 @@ void add_explore_command(CLI::App& app) {
   cmd->add_option("--out", o->out,
                   "write the winner to DIR: best.lift (the lowered program), best.cl (its "
                   "kernel) and best.json (its launch, for `liftx run --launch`)");
+  cmd->add_flag("--no-baseline", o->no_baseline,
+                "do not run the default lowering (the untuned kernel) that the summary compares "
+                "the best with (not run under --mpi)");
   cmd->add_flag("--print-kernel", o->print_kernel,
                 "print the winner's lowered program and OpenCL kernel (before the summary)");
   add_mpi_options(cmd, o->mpi,
@@ -368,6 +420,9 @@ void add_explore_command(CLI::App& app) {
     std::vector<explore::mpi::RankReport> rank_reports;
     if (farm)
       rank_reports = farm->finish(); // the other ranks end while rank 0 reports
+    // Under --mpi the ranks have ended: rank 0 does not start a worker of its own afterwards.
+    const Baseline baseline =
+        o->no_baseline || farm ? Baseline{} : measure_baseline(program, sizes, device, measure);
 
     const int64_t stored_runs = measure.stored_count();
     if (stored_runs == 0)
@@ -428,6 +483,13 @@ void add_explore_command(CLI::App& app) {
           {"best", result.best ? nlohmann::json(*result.best + 1) : nlohmann::json(nullptr)}};
       if (result.model_spearman)
         document["model_spearman"] = *result.model_spearman;
+      if (baseline.report)
+        document["default_lowering"] = {
+            {"strategy", baseline.strategy},
+            {"status", runtime::to_string(baseline.report->status)},
+            {"median_ms", baseline.report->timing
+                              ? nlohmann::json(baseline.report->timing->median_ms)
+                              : nlohmann::json(nullptr)}};
       fmt::print("{}\n", document.dump(2));
     }
     if (!result.best) {
@@ -482,6 +544,8 @@ void add_explore_command(CLI::App& app) {
           remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
     }
     fmt::print(report, "{}", bandwidth_line(rep));
+    if (const std::string line = baseline_line(baseline, rep); !line.empty())
+      fmt::print(report, "{}", line);
     std::vector<model::Explanation> reasons = r.reasons;
     if (reasons.empty()) { // beyond the explained top rows
       const std::vector<double> all = explore::feature_values(

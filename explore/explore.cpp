@@ -487,22 +487,44 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     return report_of(*m);
   }
 
+  exec::RunReport report = run_in_worker(printed, v.launch, fmt::format("variant-{}", v.index));
+  if (report.status == runtime::Status::ok && bytes_moved_ == 0 && report.bytes_moved > 0) {
+    bytes_moved_ = report.bytes_moved;
+    roofline_gb_per_s_ = report.roofline_gb_per_s;
+  }
+  db_.put_measurement(configuration_id, device_ids_.front(), measurement_of(report));
+  return report;
+}
+
+exec::RunReport RecordingWorkerMeasure::run_unrecorded(const ir::Program& lowered,
+                                                       const codegen::Launch& launch) {
+  return run_in_worker(ir::print(ir::Module{module_.userfuns, {lowered}}), launch, "unrecorded");
+}
+
+exec::RunReport RecordingWorkerMeasure::run_in_worker(const std::string& printed,
+                                                      const codegen::Launch& launch,
+                                                      const std::string& stem) {
   wait_for_reference();
-  const std::filesystem::path file = scratch_.path() / fmt::format("variant-{}.lift", v.index);
+  const std::filesystem::path file = scratch_.path() / (stem + ".lift");
   write_text(file, printed);
   std::string global, local;
-  for (int d = 0; d < v.launch.dims; ++d) {
-    global += (d ? "," : "") + std::to_string(v.launch.global[size_t(d)]);
-    local += (d ? "," : "") + std::to_string(v.launch.local[size_t(d)]);
+  for (int d = 0; d < launch.dims; ++d) {
+    global += (d ? "," : "") + std::to_string(launch.global[size_t(d)]);
+    local += (d ? "," : "") + std::to_string(launch.local[size_t(d)]);
   }
   std::vector<std::string> argv = {options_.executable, "run",
                                    file.string(),       "--worker",
                                    "--device",          options_.device_spec,
                                    "--global",          global,
-                                   "--local",           local,
                                    "--reference",       reference_.string(),
                                    "--warmup",          std::to_string(options_.warmup),
                                    "--repeat",          std::to_string(options_.repeat)};
+  // A local size of 0 leaves the work-group to the runtime: no --local then.
+  if (std::all_of(launch.local.begin(), launch.local.begin() + launch.dims,
+                  [](int64_t l) { return l > 0; })) {
+    argv.push_back("--local");
+    argv.push_back(local);
+  }
   for (const auto& [name, value] : sizes_) {
     argv.push_back("--size");
     argv.push_back(fmt::format("{}={}", name, value));
@@ -520,11 +542,6 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     report.status = child.timed_out ? runtime::Status::timeout : runtime::Status::run_error;
     report.message = child.describe() + (child.stderr_text.empty() ? "" : ": " + child.stderr_text);
   }
-  if (report.status == runtime::Status::ok && bytes_moved_ == 0 && report.bytes_moved > 0) {
-    bytes_moved_ = report.bytes_moved;
-    roofline_gb_per_s_ = report.roofline_gb_per_s;
-  }
-  db_.put_measurement(configuration_id, device_ids_.front(), measurement_of(report));
   return report;
 }
 

@@ -132,6 +132,10 @@ public:
   RecordingWorkerMeasure& operator=(const RecordingWorkerMeasure&) = delete;
 
   exec::RunReport operator()(const RankedVariant& ranked);
+  /// Builds, checks against the high-level program and times one lowered program in a worker
+  /// child as a variant is, at `launch`, but records nothing: the default lowering that explore
+  /// compares its winner with.
+  exec::RunReport run_unrecorded(const ir::Program& lowered, const codegen::Launch& launch);
   /// From now on, measures through `measurer` rather than a worker child per variant: the
   /// variants the database has not measured become collect's jobs (`collect-worker`: the same
   /// build, run, check against the reference and timing), handed over a batch at a time
@@ -150,6 +154,9 @@ private:
   /// A stored measurement as a run report; its bandwidth is known once a run of this session
   /// has given the bytes the program moves.
   exec::RunReport report_of(const Measurement& m) const;
+  /// Runs a printed lowered module in a worker child (scratch file STEM.lift) at `launch`.
+  exec::RunReport run_in_worker(const std::string& printed, const codegen::Launch& launch,
+                                const std::string& stem);
   /// Records the variant's configuration (and features) in the database: its id.
   int64_t record_variant(const RankedVariant& ranked, const std::string& printed);
   /// The latest measurement of a configuration on one of the devices (none with `remeasure`).

@@ -307,37 +307,39 @@ void to_json(nlohmann::json& json, const DeviceProfile& p) {
 
 namespace {
 
-/// A whole-number field of a stored profile within [lo, hi]: nlohmann would wrap a negative
+/// A whole number of a stored profile within [lo, T's maximum]: nlohmann would wrap a negative
 /// number into an unsigned field and truncate a fraction, so the value is checked as written.
 template <typename T>
-T profile_integer(const nlohmann::json& json, const char* name, int64_t lo,
-                  std::optional<T> fallback = std::nullopt) {
-  if (!json.contains(name) && fallback)
-    return *fallback;
-  const nlohmann::json& value = json.at(name);
+T profile_integer(const nlohmann::json& value, std::string_view name, int64_t lo) {
   const int64_t hi = static_cast<int64_t>(
       std::min<uint64_t>(std::numeric_limits<T>::max(), std::numeric_limits<int64_t>::max()));
-  bool whole = false;
-  int64_t v = 0;
-  if (value.is_number_unsigned()) {
-    whole = value.get<uint64_t>() <= static_cast<uint64_t>(hi);
-    v = whole ? static_cast<int64_t>(value.get<uint64_t>()) : 0;
-  } else if (value.is_number_integer()) {
-    whole = true;
+  std::optional<int64_t> v;
+  if (value.is_number_unsigned() && value.get<uint64_t>() <= static_cast<uint64_t>(hi))
+    v = static_cast<int64_t>(value.get<uint64_t>());
+  else if (value.is_number_integer() && !value.is_number_unsigned())
     v = value.get<int64_t>();
-  }
-  if (!whole || v < lo || v > hi)
+  if (!v || *v < lo || *v > hi)
     throw UserError(fmt::format("device profile: {} is {}; expected a whole number from {} to {}",
                                 name, value.dump(), lo, hi));
-  return static_cast<T>(v);
+  return static_cast<T>(*v);
+}
+
+/// The field `name` of a stored profile (profile_integer); `fallback` when it is absent, for
+/// fields added after profiles were first stored.
+template <typename T>
+T profile_field(const nlohmann::json& json, const char* name, int64_t lo,
+                std::optional<T> fallback = std::nullopt) {
+  if (!json.contains(name) && fallback)
+    return *fallback;
+  return profile_integer<T>(json.at(name), name, lo);
 }
 
 } // namespace
 
 void from_json(const nlohmann::json& json, DeviceProfile& p) {
   try {
-    p.platform_index = profile_integer<int>(json, "platform_index", 0);
-    p.device_index = profile_integer<int>(json, "device_index", 0);
+    p.platform_index = profile_field<int>(json, "platform_index", 0);
+    p.device_index = profile_field<int>(json, "device_index", 0);
     json.at("platform_name").get_to(p.platform_name);
     json.at("platform_version").get_to(p.platform_version);
     json.at("device_name").get_to(p.device_name);
@@ -351,12 +353,12 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
                                      : DeviceType::other;
     // Counts the features divide by are at least 1; sizes and limits may be 0 ("unknown": no
     // limit, see limits()).
-    p.compute_units = profile_integer<uint32_t>(json, "compute_units", 1);
-    p.max_clock_mhz = profile_integer<uint32_t>(json, "max_clock_mhz", 0);
-    p.global_mem_bytes = profile_integer<uint64_t>(json, "global_mem_bytes", 0);
-    p.max_alloc_bytes = profile_integer<uint64_t>(json, "max_alloc_bytes", 0);
-    p.local_mem_bytes = profile_integer<uint64_t>(json, "local_mem_bytes", 0);
-    p.max_work_group_size = profile_integer<uint64_t>(json, "max_work_group_size", 1);
+    p.compute_units = profile_field<uint32_t>(json, "compute_units", 1);
+    p.max_clock_mhz = profile_field<uint32_t>(json, "max_clock_mhz", 0);
+    p.global_mem_bytes = profile_field<uint64_t>(json, "global_mem_bytes", 0);
+    p.max_alloc_bytes = profile_field<uint64_t>(json, "max_alloc_bytes", 0);
+    p.local_mem_bytes = profile_field<uint64_t>(json, "local_mem_bytes", 0);
+    p.max_work_group_size = profile_field<uint64_t>(json, "max_work_group_size", 1);
     const nlohmann::json& item_sizes = json.at("max_work_item_sizes");
     if (!item_sizes.is_array() || item_sizes.empty() || item_sizes.size() > 3)
       throw UserError(fmt::format("device profile: max_work_item_sizes is {}; expected 1 to 3 "
@@ -364,12 +366,11 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
                                   item_sizes.dump()));
     p.max_work_item_sizes.clear();
     for (const nlohmann::json& size : item_sizes)
-      p.max_work_item_sizes.push_back(profile_integer<uint64_t>(
-          nlohmann::json{{"max_work_item_sizes", size}}, "max_work_item_sizes", 1));
-    p.warp_width = profile_integer<uint32_t>(json, "warp_width", 1);
-    p.cache_line_bytes = profile_integer<uint32_t>(json, "cache_line_bytes", 0);
-    p.local_mem_banks = profile_integer<uint32_t>(json, "local_mem_banks", 1, 32u);
-    p.registers_per_work_group = profile_integer<uint32_t>(json, "registers_per_work_group", 0, 0u);
+      p.max_work_item_sizes.push_back(profile_integer<uint64_t>(size, "max_work_item_sizes", 1));
+    p.warp_width = profile_field<uint32_t>(json, "warp_width", 1);
+    p.cache_line_bytes = profile_field<uint32_t>(json, "cache_line_bytes", 0);
+    p.local_mem_banks = profile_field<uint32_t>(json, "local_mem_banks", 1, 32u);
+    p.registers_per_work_group = profile_field<uint32_t>(json, "registers_per_work_group", 0, 0u);
     json.at("key").get_to(p.key);
     p.memory_gbs = json.value("memory_gbs", 0.0); // absent in profiles stored before it existed
     if (!std::isfinite(p.memory_gbs) || p.memory_gbs < 0)
