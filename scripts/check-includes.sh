@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Checks the #include graph between the libraries' folders against the dependency order of the
-# README ("Dependencies point one way"): a file may include headers of its own library, of
-# support/ (headers only), and of the libraries below its own. Prints each offending include and
-# exits 1; exits 0 when the graph is as stated.
+# Checks the #include graph between the libraries' folders against the dependency order of
+# docs/architecture.md ("Libraries and their order"): a file may include headers of its own
+# library, of support/ (headers only), and of the libraries below its own. Prints each offending
+# include and exits 1; exits 0 when the graph is as stated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
