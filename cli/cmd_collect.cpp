@@ -338,6 +338,7 @@ void add_db_command(CLI::App& app) {
     for (const auto& [target, option] : {std::pair{o->csv, "--csv"}, {o->t4, "--t4"}})
       if (!target.empty() && target != "-")
         refuse_overwriting_input(target, {path}, option);
+    int64_t exported_rows = 0;
     auto write = [&](const std::string& target, const char* option, auto&& exporter) {
       if (target == "-") {
         exporter(std::cout);
@@ -348,10 +349,17 @@ void add_db_command(CLI::App& app) {
       }
       std::ostringstream text;
       exporter(text);
-      write_output_file(target, std::move(text).str(), {path}, option);
+      const std::string bytes = std::move(text).str();
+      write_output_file(target, bytes, {path}, option);
+      // Written to a file, the export says what it wrote (on standard output it is the data).
+      if (std::string_view(option) == "--csv")
+        fmt::print("exported  {} measurements of {} to {}\n", exported_rows, keys.front(), target);
+      else
+        fmt::print("exported  the T4 results of {} to {}\n", keys.front(), target);
     };
     if (!o->csv.empty())
-      write(o->csv, "--csv", [&](std::ostream& out) { db.export_csv(out, keys.front()); });
+      write(o->csv, "--csv",
+            [&](std::ostream& out) { exported_rows = db.export_csv(out, keys.front()); });
     if (!o->t4.empty())
       write(o->t4, "--t4", [&](std::ostream& out) { db.export_t4(out, keys.front()); });
     if (!o->csv.empty() || !o->t4.empty())

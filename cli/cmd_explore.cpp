@@ -253,7 +253,7 @@ void add_explore_command(CLI::App& app) {
                   "(the static ranking), random, hillclimb or exhaustive")
       ->check(CLI::IsMember({"online", "model", "random", "hillclimb", "exhaustive"}));
   cmd->add_option("--size", o->sizes,
-                  "sizes (default: 128x128 points on CPUs, 2048x2048 on GPUs; as many points on "
+                  "sizes (default: 1024x1024 points on CPUs, 2048x2048 on GPUs; as many points on "
                   "a 1D or 3D grid, a power of two per dimension)");
   add_db_option(cmd, o->db, "to record every run in");
   cmd->add_option("--seed", o->seed, "seed of the random strategy and of --sample (default 1)");

@@ -796,8 +796,8 @@ std::vector<std::string> PerfDb::device_keys() const {
   return keys;
 }
 
-void PerfDb::export_csv(std::ostream& out, const std::string& device_key,
-                        int64_t after_measurement_id) const {
+int64_t PerfDb::export_csv(std::ostream& out, const std::string& device_key,
+                           int64_t after_measurement_id) const {
   std::string sql = std::string(Impl::kJoined) + " AND m.id > ?2 ORDER BY m.id";
   Statement s(impl_->db, sql.c_str());
   s.bind(1, device_key).bind(2, after_measurement_id);
@@ -808,6 +808,7 @@ void PerfDb::export_csv(std::ostream& out, const std::string& device_key,
   for (const features::Column& c : columns)
     out << ',' << c.name;
   out << '\n';
+  int64_t rows = 0;
   while (s.step()) {
     // Launch sizes are stored as JSON arrays of integers; a damaged cell is named, not an
     // internal error.
@@ -853,7 +854,9 @@ void PerfDb::export_csv(std::ostream& out, const std::string& device_key,
         out << fmt::format("{:.10g}", values.at(c.name).get<double>());
     }
     out << '\n';
+    ++rows;
   }
+  return rows;
 }
 
 int64_t PerfDb::last_measurement_id() const {

@@ -169,9 +169,10 @@ public:
   std::vector<std::string> device_keys() const;
 
   /// One row per measurement: program, sizes, strategy, launch, status, times, features. Only
-  /// measurements after `after_measurement_id` (0: all), e.g. those of one collection.
-  void export_csv(std::ostream& out, const std::string& device_key,
-                  int64_t after_measurement_id = 0) const;
+  /// measurements after `after_measurement_id` (0: all), e.g. those of one collection. Returns the
+  /// rows written.
+  int64_t export_csv(std::ostream& out, const std::string& device_key,
+                     int64_t after_measurement_id = 0) const;
   /// The same measurements as JSON objects (program, sizes, strategy, parameters, the flat
   /// configuration of the T4 export, status, times, message).
   nlohmann::json measurements_json(const std::string& device_key,

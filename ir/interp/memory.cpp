@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -105,27 +106,64 @@ int64_t host_memory_limit() {
 
 namespace {
 
-/// Whether the interpreter stores a call's result (a map's results are collected into storage;
-/// an iteration keeps its current and next value; views such as slide or pad store nothing).
-bool stores_its_result(const ir::Fun& f) {
+/// Whether the interpreter collects a call's results into storage (every map, whatever its
+/// function; an iteration keeps its current and next value; views such as slide or pad store
+/// nothing).
+bool is_map(const ir::Fun& f) {
   return f.as<ir::Map>() || f.as<ir::MapSeq>() || f.as<ir::MapGlb>() || f.as<ir::MapWrg>() ||
-         f.as<ir::MapLcl>() || f.as<ir::MapSeqSlide>() || f.as<ir::Iterate>() ||
-         f.as<ir::Generate>();
+         f.as<ir::MapLcl>() || f.as<ir::MapSeqSlide>() || f.as<ir::Generate>();
 }
 
-/// The longest array a map of `f` walks, at these sizes (0 when not a map or not evaluable).
-int64_t mapped_length(const ir::Call& call, const Sizes& sizes) {
-  if (call.args.empty())
-    return 0;
-  const auto* array = call.args[0].type().as<ir::ArrayType>();
-  if (!array || !stores_its_result(call.fun))
-    return 0;
+int64_t evaluated_length(const arith::Expr& length, const Sizes& sizes) {
   try {
-    return arith::evaluate(array->length, sizes);
+    return std::max<int64_t>(0, arith::evaluate(length, sizes));
   } catch (const UserError&) {
-    return 0;
+    return 0; // a length over variables bound inside the program: counted at one
   }
 }
+
+/// What the interpreter stores for the maps and iterations of a program, in bytes: a map of
+/// scalars (or tuples of them) stores them densely (8 bytes each); a map of arrays stores one
+/// value per element, a reference to the array its function gave (64 bytes), and that array is
+/// counted where it is made, once per element of every map around it. The longest map also
+/// holds one pending value per element before storing them.
+struct StorageEstimate {
+  const Sizes& sizes;
+  int64_t bytes = 0;
+  int64_t longest_map = 0;
+  int64_t around = 1; ///< iterations of the maps around the expression being visited
+
+  void expr(const ir::Expr& e) {
+    const auto* call = e.as<ir::Call>();
+    if (!call) {
+      ir::for_each_child(
+          e, [&](const ir::Fun& f) { fun(f); }, [&](const ir::Expr& x) { expr(x); });
+      return;
+    }
+    for (const ir::Expr& arg : call->args)
+      expr(arg);
+    const int64_t outer = around;
+    if (is_map(call->fun)) {
+      const auto* result = e.type().as<ir::ArrayType>();
+      const int64_t length = result ? evaluated_length(result->length, sizes) : 0;
+      const bool dense = result && !result->element.as<ir::ArrayType>();
+      const int64_t per_element =
+          dense ? saturating_mul(element_count(result->element, sizes), 8) : kBytesPerPendingValue;
+      bytes = saturating_add(bytes, saturating_mul(around, saturating_mul(length, per_element)));
+      longest_map = std::max(longest_map, length);
+      around = saturating_mul(around, std::max<int64_t>(1, length));
+    } else if (call->fun.as<ir::Iterate>()) {
+      bytes = saturating_add(
+          bytes, saturating_mul(around, saturating_mul(element_count(e.type(), sizes), 16)));
+    }
+    fun(call->fun);
+    around = outer;
+  }
+  void fun(const ir::Fun& f) {
+    ir::for_each_child(
+        f, [&](const ir::Fun& g) { fun(g); }, [&](const ir::Expr& x) { expr(x); });
+  }
+};
 
 } // namespace
 
@@ -134,30 +172,14 @@ int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes) {
   int64_t elements = element_count(p.result_type(), sizes);
   for (const ir::Expr& param : p.params)
     elements = saturating_add(elements, element_count(param.type(), sizes));
-  // Every stored intermediate (counted once, also where it is one element's value inside an
-  // outer map: those live one at a time), and the values a map holds for its results before
-  // storing them densely, for the longest map.
-  int64_t intermediate = 0, longest_map = 0;
-  std::function<void(const ir::Expr&)> on_expr;
-  std::function<void(const ir::Fun&)> on_fun = [&](const ir::Fun& f) {
-    ir::for_each_child(f, on_fun, on_expr);
-  };
-  on_expr = [&](const ir::Expr& e) {
-    if (const auto* call = e.as<ir::Call>(); call && stores_its_result(call->fun)) {
-      const int64_t stored = element_count(e.type(), sizes);
-      intermediate = saturating_add(
-          intermediate, call->fun.as<ir::Iterate>() ? saturating_mul(stored, 2) : stored);
-      longest_map = std::max(longest_map, mapped_length(*call, sizes));
-    }
-    ir::for_each_child(e, on_fun, on_expr);
-  };
-  on_expr(p.body);
-  // The result is one of the intermediates (the outermost map's storage): not counted twice.
-  intermediate = std::max<int64_t>(0, intermediate - element_count(p.result_type(), sizes));
   const int64_t dense = saturating_mul(elements, 2 * static_cast<int64_t>(sizeof(double)));
-  return saturating_add(
-      saturating_add(dense, saturating_mul(intermediate, static_cast<int64_t>(sizeof(double)))),
-      saturating_mul(longest_map, kBytesPerPendingValue));
+  // The intermediates; the result is one of them (its map's storage), counted above already.
+  StorageEstimate storage{sizes};
+  storage.expr(p.body);
+  const int64_t intermediate = std::max<int64_t>(
+      0, storage.bytes - saturating_mul(element_count(p.result_type(), sizes), 8));
+  return saturating_add(saturating_add(dense, intermediate),
+                        saturating_mul(storage.longest_map, kBytesPerPendingValue));
 }
 
 void check_host_memory(const ir::Program& p, const Sizes& sizes) {

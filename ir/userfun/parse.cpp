@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_set>
 
 namespace liftx::ir::userfun_detail {
 
@@ -163,7 +164,9 @@ bool is_opencl_reserved(std::string_view word) {
       "M_LOG10E", "M_LN2", "M_LN10", "M_PI", "M_PI_2", "M_PI_4", "M_1_PI", "M_2_PI",
       "M_2_SQRTPI", "M_SQRT2", "M_SQRT1_2"};
   // clang-format on
-  if (std::find(std::begin(words), std::end(words), word) != std::end(words))
+  // A set: the code generator asks for every name it makes.
+  static const std::unordered_set<std::string_view> reserved(std::begin(words), std::end(words));
+  if (reserved.contains(word))
     return true;
   // The float forms of the M_ constants (M_PI_F, M_E_H) are macros too.
   for (std::string_view suffix : {"_F", "_H"})
@@ -771,13 +774,18 @@ private:
 
   // One precedence level of left-associative binary operators.
   // Each operator of a chain nests the tree one level deeper (`a + b + c` is `(a + b) + c`), and
-  // the evaluator, the printer and the destructor recurse on that depth: a chain counts against
-  // the nesting limit as parentheses do, which the printed form (one pair per operator) would
-  // reach anyway.
+  // the evaluator, the printer and the destructor recurse on that depth. A float sum prints flat
+  // (a 7x7x7 box's 343 weighted points compile), so chains have a bound of their own, far above
+  // any stencil's, on the tree's height: operators chained plus the nesting around them.
   template <typename Next>
   NodePtr left_assoc(std::initializer_list<Level> levels, Next next) {
     auto lhs = (this->*next)();
-    std::vector<std::unique_ptr<DepthGuard>> chain;
+    const int chained_before = chained_;
+    struct Restore {
+      Parser& parser;
+      int chained;
+      ~Restore() { parser.chained_ = chained; }
+    } restore{*this, chained_before};
     for (;;) {
       const Level* found = nullptr;
       for (const auto& l : levels)
@@ -786,8 +794,12 @@ private:
       if (!found)
         return lhs;
       const SourceLoc loc = take().loc;
-      chain.push_back(
-          std::make_unique<DepthGuard>(*this, " (each operator of a chain nests one level)"));
+      if (++chained_ + depth_ > kMaxExpressionHeight)
+        throw NestingTooDeep(fmt::format("userfun {}: an expression more than {} levels deep "
+                                         "(each operator of a chain nests one); split it with "
+                                         "local variables",
+                                         fun_name_, kMaxExpressionHeight),
+                             loc);
       auto rhs = (this->*next)();
       lhs = binary(found->op, std::move(lhs), std::move(rhs), loc);
     }
@@ -814,12 +826,11 @@ private:
   // Bounds recursion (parser, evaluator and printer alike) on pathological nesting.
   class DepthGuard {
   public:
-    explicit DepthGuard(Parser& p, std::string_view note = "") : parser_(p) {
+    explicit DepthGuard(Parser& p) : parser_(p) {
       if (++parser_.depth_ > max_depth)
-        throw NestingTooDeep(fmt::format("userfun {}: nesting deeper than {} levels{}; split the "
-                                         "expression with local variables",
-                                         parser_.fun_name_, max_depth, note),
-                             parser_.peek().loc);
+        throw NestingTooDeep(
+            fmt::format("userfun {}: nesting deeper than {} levels", parser_.fun_name_, max_depth),
+            parser_.peek().loc);
     }
     ~DepthGuard() { --parser_.depth_; }
     DepthGuard(const DepthGuard&) = delete;
@@ -1006,6 +1017,10 @@ private:
   std::vector<bool> assigned_; ///< definitely assigned at the current point, per slot
   std::unique_ptr<UserFunBody> body_;
   int depth_ = 0;
+  int chained_ = 0; ///< operators chained in the expression being parsed, around this point
+  /// The tallest expression tree: its recursive evaluation, printing and destruction stay well
+  /// inside a thread's stack (also under the sanitizers, whose frames are larger).
+  static constexpr int kMaxExpressionHeight = 2048;
 };
 
 } // namespace

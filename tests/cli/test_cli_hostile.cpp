@@ -204,6 +204,15 @@ TEST_CASE("hostile: no command writes over its own input, and a failed write is 
   check_user_error(liftx("eval " + quoted(source) + " --size 8 --output " + quoted(source)),
                    "an input of this command");
   CHECK(read_text(source) == source_text);
+  // explore --out onto the folder its input is the winner of (a second explore of best.lift).
+  fs::create_directories(dir.path / "again");
+  fs::copy_file(fs::path(LIFTX_SOURCE_DIR) / "stencils/jacobi2d5pt.lift",
+                dir.path / "again/best.lift");
+  const std::string best_text = read_text(dir.path / "again/best.lift");
+  check_user_error(liftx("explore '" + dir / "again/best.lift" +
+                         "' --device cpu --size 16 --out '" + dir / "again" + "'"),
+                   "an input of this command");
+  CHECK(read_text(dir.path / "again/best.lift") == best_text);
   // A full device: the export fails with the reason, not a cut-off file and exit 0.
   if (fs::exists("/dev/full")) {
     check_user_error(liftx("db --db '" + db + "' --csv /dev/full"), "No space left on device");

@@ -3,9 +3,9 @@
 # `build/liftx` (joined with its `\` continuations) inside a fenced block whose info string is
 # exactly `sh`, in README.md and docs/*.md. Blocks of commands that need a GPU, MPI, a long run
 # or files the reader makes first are fenced as `sh no-ci` and left out. Each command runs with
-# the liftx under test, in a scratch folder that mirrors the repository (so that written files
-# land there), with its own database, cache and data folder, under a time limit; a command that
-# fails fails the test, naming the file and line it came from.
+# the liftx under test, in a scratch copy of the repository's sources (so that a file a command
+# writes never lands in the tree), with its own database, cache and data folder, under a time
+# limit; a command that fails fails the test, naming the file and line it came from.
 #
 # Usage: tests/docs/run-doc-commands.sh LIFTX_BINARY
 set -euo pipefail
@@ -14,8 +14,10 @@ root=$(realpath "$(dirname "$0")/../..")
 work=$(mktemp -d "${TMPDIR:-/tmp}/liftx-doc-commands.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 for entry in "$root"/*; do
-  [[ "$(basename "$entry")" == build* ]] && continue
-  ln -s "$entry" "$work/$(basename "$entry")"
+  case "$(basename "$entry")" in
+  build* | data) continue ;; # build outputs; archives no command reads
+  esac
+  cp -r "$entry" "$work/"
 done
 mkdir -p "$work/build"
 ln -s "$liftx" "$work/build/liftx"
