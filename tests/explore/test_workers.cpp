@@ -131,7 +131,7 @@ TEST_CASE("workers: a collect worker dies with its parent, whichever signal ends
     WorkerTestEnv hang("LIFTX_TEST_WORKER_HANG_AT", "0"); // the worker never finishes job 0
     const pid_t parent = spawn(collect_argv(dir.path / "o.db", {"--timeout-ms", "600000"}));
     std::vector<pid_t> workers;
-    for (int wait = 0; wait < 600 && workers.empty(); ++wait) {
+    for (int wait = 0; wait < 3000 && workers.empty(); ++wait) { // planning comes first
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       workers = children_of(parent);
     }
@@ -164,7 +164,7 @@ TEST_CASE("workers: a run's worker dies with its parent") {
              "--device", "cpu", "--size", "M=1024,N=1024", "--repeat", "100000", "--no-roofline",
              "--timeout-ms", "600000"});
   std::vector<pid_t> workers;
-  for (int wait = 0; wait < 600 && workers.empty(); ++wait) {
+  for (int wait = 0; wait < 3000 && workers.empty(); ++wait) { // planning comes first
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     workers = children_of(parent);
   }
@@ -199,7 +199,7 @@ TEST_CASE("workers: a reference past --reference-timeout-ms records its target's
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(run.stderr_text);
   REQUIRE(run.succeeded());
-  CHECK(seconds < 60); // one reference's wait, not one per variant
+  CHECK(seconds < 300); // one reference's wait (was 6 h per variant), however slow the build
   explore::PerfDb db(db_path);
   const std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
   REQUIRE(rows.size() == 3);
