@@ -12,7 +12,6 @@
 #include <thread>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <unistd.h>
 
 extern char** environ;

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <unistd.h>
 
@@ -16,8 +15,8 @@ namespace liftx::interp {
 
 namespace {
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
-/// A map's result before it is stored: one interpreter Value (a variant of a scalar, a tuple and
-/// an array reference) per element.
+/// One interpreter Value (a variant of a scalar, a tuple and an array reference): what a map holds
+/// per element before storing its results, and what it stores per element of arrays.
 constexpr int64_t kBytesPerPendingValue = 64;
 
 int64_t saturating_add(int64_t a, int64_t b) {
@@ -118,7 +117,7 @@ int64_t evaluated_length(const arith::Expr& length, const Sizes& sizes) {
   try {
     return std::max<int64_t>(0, arith::evaluate(length, sizes));
   } catch (const UserError&) {
-    return 0; // a length over variables bound inside the program: counted at one
+    return 0; // a length over variables bound inside the program: not counted
   }
 }
 
@@ -189,9 +188,8 @@ void check_host_memory(const ir::Program& p, const Sizes& sizes) {
     at += fmt::format("{}{}={}", at.empty() ? "" : " ", name, value);
   LIFTX_USER_CHECK(needed <= limit,
                    "{} at {} needs about {} of host memory for its inputs, intermediate arrays and "
-                   "result, more than "
-                   "the {} allowed (--max-memory, or LIFTX_MAX_MEMORY; the default is half the "
-                   "physical memory): use smaller sizes",
+                   "result, more than the {} allowed (--max-memory, or LIFTX_MAX_MEMORY; the "
+                   "default is half the physical memory): use smaller sizes",
                    p.name, at,
                    needed == kSaturated ? std::string("more than 8 EiB") : format_bytes(needed),
                    format_bytes(limit));
