@@ -233,15 +233,16 @@ TEST_CASE("hostile: a stored device profile with an impossible field is refused,
     stored = stored.at(0);
   if (stored.contains("profile"))
     stored = stored.at("profile");
-  for (const auto& [field, value] :
+  for (const auto& change :
        std::vector<std::pair<std::string, nlohmann::json>>{{"compute_units", 0},
                                                            {"warp_width", -32},
                                                            {"max_work_group_size", 0},
                                                            {"local_mem_bytes", -1},
                                                            {"max_work_item_sizes", {64, 0, 1}},
                                                            {"compute_units", 2.5}}) {
+    const std::string& field = change.first; // a copy of the name: CAPTURE takes no binding
     nlohmann::json profile = stored;
-    profile[field] = value;
+    profile[field] = change.second;
     const fs::path file = write_in(dir, "profile.json", profile.dump());
     CAPTURE(field);
     check_user_error(liftx("rank stencils/jacobi2d5pt.lift --model model/data/cpu-model.json "
