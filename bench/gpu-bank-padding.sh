@@ -8,13 +8,9 @@
 # data/h200-bank-padding.tar.xz:variants, the variants of the run in bench/RESULTS.md).
 set -u
 variants=$1 out=$2 liftx=${3:-build/liftx}
-case $variants in  # ARCHIVE.tar.xz[:FOLDER]: unpacked into a temporary folder first
-  *.tar.xz | *.tar.xz:*)
-    archive=${variants%%:*} inner=${variants#"${variants%%:*}"}
-    tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
-    tar xJf "$archive" -C "$tmp" || exit 2
-    variants=$tmp/$(basename "$archive" .tar.xz)/${inner#:} ;;
-esac
+source "$(dirname "$0")/data-folder.sh"
+resolve_data_folder "$variants"
+variants=$data_folder
 for dir in "$variants"/*/; do
   stencil=$(basename "$dir")
   mkdir -p "$out/$stencil"

@@ -10,13 +10,9 @@
 # temporary folder first; without FOLDER, every folder the archive holds).
 set -u
 variants=$1 out=$2 bench=${3:-build/linalg_bench}
-case $variants in  # ARCHIVE.tar.xz[:FOLDER]: unpacked into a temporary folder first
-  *.tar.xz | *.tar.xz:*)
-    archive=${variants%%:*} inner=${variants#"${variants%%:*}"}
-    tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
-    tar xJf "$archive" -C "$tmp" || exit 2
-    variants=$tmp/$(basename "$archive" .tar.xz)/${inner#:} ;;
-esac
+source "$(dirname "$0")/data-folder.sh"
+resolve_data_folder "$variants"
+variants=$data_folder
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
 "$bench" --device nvidia --size 8192 --mm-size 4096 --mm-check-size 128 --batches 5 --batch 4 \

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
@@ -64,6 +66,39 @@ inline void close_checked(int fd, const std::filesystem::path& shown) {
 
 } // namespace output_file_detail
 
+/// Writes `bytes` to a temporary file beside `target` (unique per process and call) and renames
+/// it over `target`: a reader sees the old file or the new one, never part of one. `durable`
+/// syncs the bytes to disk first (a command's output; a cache entry can do without). UserError
+/// naming `target` on failure, the temporary file removed and `target` untouched.
+inline void replace_file(const std::filesystem::path& target, std::string_view bytes,
+                         bool durable) {
+  using namespace output_file_detail;
+  static std::atomic<uint64_t> calls{0};
+  std::filesystem::path temp = target;
+  temp += fmt::format(".liftx-tmp-{}-{}", static_cast<long>(::getpid()), calls.fetch_add(1));
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
+  bool open = true;
+  try {
+    write_all(fd, bytes, target);
+    if (durable && ::fsync(fd) != 0)
+      throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
+    open = false; // close releases the descriptor even when it fails
+    close_checked(fd, target);
+  } catch (...) {
+    if (open)
+      ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(error)));
+  }
+}
+
 /// Writes `bytes` as `target` (see the top of this file); `inputs` are the files the command
 /// read, `option` names the output in messages ("--csv").
 inline void write_output_file(const std::filesystem::path& target, std::string_view bytes,
@@ -87,29 +122,7 @@ inline void write_output_file(const std::filesystem::path& target, std::string_v
     close_checked(fd, target);
     return;
   }
-  std::filesystem::path temp = target;
-  temp += fmt::format(".liftx-tmp-{}", static_cast<long>(::getpid()));
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
-  bool open = true;
-  try {
-    write_all(fd, bytes, target);
-    if (::fsync(fd) != 0)
-      throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
-    open = false; // close releases the descriptor even when it fails
-    close_checked(fd, target);
-  } catch (...) {
-    if (open)
-      ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  if (::rename(temp.c_str(), target.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temp.c_str());
-    throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(error)));
-  }
+  replace_file(target, bytes, /*durable=*/true);
 }
 
 } // namespace liftx

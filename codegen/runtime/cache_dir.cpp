@@ -1,8 +1,10 @@
 #include "codegen/runtime/cache_dir.hpp"
 
+#include "support/error.hpp"
+#include "support/output_file.hpp"
+
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -38,32 +40,17 @@ std::optional<std::string> read_file_bytes(const std::filesystem::path& path) {
 }
 
 bool write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
-  static std::atomic<uint64_t> counter{0};
   std::error_code ec;
   if (path.has_parent_path())
     std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     return false;
-  // Unique per process and per call, so concurrent writers never share a temporary file.
-  std::filesystem::path temp = path;
-  temp += fmt::format(".tmp-{}-{}", static_cast<long>(::getpid()), counter.fetch_add(1));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return false;
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(temp, ec);
-      return false;
-    }
-  }
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
+  try {
+    replace_file(path, bytes, /*durable=*/false); // a cache entry: losing it costs a rebuild
+    return true;
+  } catch (const UserError&) {
     return false;
   }
-  return true;
 }
 
 std::string content_hash(std::string_view bytes) {

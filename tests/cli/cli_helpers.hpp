@@ -288,6 +288,14 @@ inline void check_user_error(const RunResult& r) {
   CHECK_FALSE(contains(r.err, "bug in liftx"));
 }
 
+/// A user error (exit 2, no internal error) whose message says `message`.
+inline void check_user_error(const RunResult& r, const std::string& message) {
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  check_user_error(r);
+  CHECK(contains(r.err, message));
+}
+
 const std::string kDbCsvPrefix =
     "measurement_id,program,sizes,variant,strategy,parameters,dims,global,local,tied,status,"
     "median_ms,min_ms,max_ms,q1_ms,q3_ms,repetitions,compile_ms,timestamp,message,"

@@ -24,14 +24,6 @@ std::string source(const TempDir& dir, const std::string& name, const std::strin
   return "'" + dir / name + "'";
 }
 
-void check_user_error(const RunResult& r, const std::string& message) {
-  CAPTURE(r.out);
-  CAPTURE(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, message));
-  CHECK(!contains(r.err, "internal error"));
-}
-
 } // namespace
 
 TEST_CASE("simplify: deep nesting, division by zero and inexact exact division are user errors") {

@@ -7,6 +7,7 @@
 #include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/record.hpp"
+#include "explore_test_env.hpp"
 #include "rewrite/variant_filter.hpp"
 #include "support/error.hpp"
 
@@ -30,42 +31,9 @@
 
 namespace fs = std::filesystem;
 using namespace liftx;
+using namespace explore_test;
 
 namespace {
-
-/// A fresh folder per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / fmt::format("liftx-test-explore-{}-{}", name, ::getpid());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-/// Sets an environment variable for the scope, restoring the old value.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str()))
-      old = v;
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-  ~ScopedEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
 
 runtime::DeviceProfile test_device() {
   runtime::DeviceProfile p = runtime::named_profile("cpu");

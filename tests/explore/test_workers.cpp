@@ -3,6 +3,7 @@
 // named.
 #include "codegen/runtime/isolate.hpp"
 #include "explore/db.hpp"
+#include "explore_test_env.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -26,38 +27,9 @@
 extern char** environ;
 
 using namespace liftx;
-namespace fs = std::filesystem;
+using namespace explore_test;
 
 namespace {
-
-struct WorkerTestDir {
-  fs::path path;
-  explicit WorkerTestDir(const std::string& name) {
-    path = fs::temp_directory_path() / fmt::format("liftx-test-workers-{}-{}", name, ::getpid());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~WorkerTestDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-struct WorkerTestEnv {
-  std::string name;
-  std::optional<std::string> old;
-  WorkerTestEnv(std::string n, const std::string& value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str()))
-      old = v;
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  ~WorkerTestEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
 
 std::vector<std::string> collect_argv(const fs::path& db, std::vector<std::string> extra) {
   std::vector<std::string> argv = {
@@ -121,56 +93,21 @@ pid_t spawn(const std::vector<std::string>& argv) {
   return pid;
 }
 
-} // namespace
-
-TEST_CASE("workers: a collect worker dies with its parent, whichever signal ends it") {
-  for (const int signal : {SIGKILL, SIGTERM, SIGINT}) {
-    CAPTURE(signal);
-    WorkerTestDir dir(fmt::format("orphan-{}", signal));
-    WorkerTestEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").string());
-    WorkerTestEnv hang("LIFTX_TEST_WORKER_HANG_AT", "0"); // the worker never finishes job 0
-    const pid_t parent = spawn(collect_argv(dir.path / "o.db", {"--timeout-ms", "600000"}));
-    std::vector<pid_t> workers;
-    for (int wait = 0; wait < 3000 && workers.empty(); ++wait) { // planning comes first
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      workers = children_of(parent);
-    }
-    REQUIRE(!workers.empty());
-    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // past the worker's start
-    ::kill(parent, signal);
-    int status = 0;
-    ::waitpid(parent, &status, 0);
-    for (const pid_t worker : workers) {
-      bool gone = false;
-      for (int wait = 0; wait < 100 && !gone; ++wait) {
-        gone = !running(worker);
-        if (!gone)
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      CHECK_MESSAGE(gone, fmt::format("worker {} outlived its parent", worker));
-      if (!gone)
-        ::kill(-worker, SIGKILL);
-    }
-  }
-}
-
-TEST_CASE("workers: a run's worker dies with its parent") {
-  WorkerTestDir dir("orphan-run");
-  WorkerTestEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").string());
-  // A long run: many repetitions of a large grid on the CPU.
-  const pid_t parent =
-      spawn({LIFTX_BINARY, "run",
-             std::string(LIFTX_SOURCE_DIR) + "/stencils/variants/jacobi2d5pt/global2d.lift",
-             "--device", "cpu", "--size", "M=1024,N=1024", "--repeat", "100000", "--no-roofline",
-             "--timeout-ms", "600000"});
+/// The children `parent` has started, once it has started one (it plans first).
+std::vector<pid_t> wait_for_workers(pid_t parent) {
   std::vector<pid_t> workers;
-  for (int wait = 0; wait < 3000 && workers.empty(); ++wait) { // planning comes first
+  for (int wait = 0; wait < 3000 && workers.empty(); ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     workers = children_of(parent);
   }
   REQUIRE(!workers.empty());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ::kill(parent, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // past the worker's start
+  return workers;
+}
+
+/// Ends `parent` with `signal` and checks that each of its workers ends within 5 s.
+void check_workers_end_with(pid_t parent, int signal, const std::vector<pid_t>& workers) {
+  ::kill(parent, signal);
   int status = 0;
   ::waitpid(parent, &status, 0);
   for (const pid_t worker : workers) {
@@ -186,15 +123,40 @@ TEST_CASE("workers: a run's worker dies with its parent") {
   }
 }
 
+} // namespace
+
+TEST_CASE("workers: a collect worker dies with its parent, whichever signal ends it") {
+  for (const int signal : {SIGKILL, SIGTERM, SIGINT}) {
+    CAPTURE(signal);
+    TempDir dir(fmt::format("orphan-{}", signal));
+    ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+    ScopedEnv hang("LIFTX_TEST_WORKER_HANG_AT", "0"); // the worker never finishes job 0
+    const pid_t parent = spawn(collect_argv(dir.path / "o.db", {"--timeout-ms", "600000"}));
+    check_workers_end_with(parent, signal, wait_for_workers(parent));
+  }
+}
+
+TEST_CASE("workers: a run's worker dies with its parent") {
+  TempDir dir("orphan-run");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  // A long run: many repetitions of a large grid on the CPU.
+  const pid_t parent =
+      spawn({LIFTX_BINARY, "run",
+             std::string(LIFTX_SOURCE_DIR) + "/stencils/variants/jacobi2d5pt/global2d.lift",
+             "--device", "cpu", "--size", "M=1024,N=1024", "--repeat", "100000", "--no-roofline",
+             "--timeout-ms", "600000"});
+  check_workers_end_with(parent, SIGTERM, wait_for_workers(parent));
+}
+
 TEST_CASE("workers: a reference past --reference-timeout-ms records its target's variants as "
           "timeouts at once") {
-  WorkerTestDir dir("reference-timeout");
-  WorkerTestEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").string());
-  WorkerTestEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "600000");
+  TempDir dir("reference-timeout");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  ScopedEnv slow("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS", "600000");
   const fs::path db_path = dir.path / "r.db";
   const auto start = std::chrono::steady_clock::now();
   runtime::IsolatedResult run = runtime::run_isolated(
-      collect_argv(db_path, {"--reference-timeout-ms", "1500"}), std::chrono::milliseconds(120000));
+      collect_argv(db_path, {"--reference-timeout-ms", "1500"}), std::chrono::milliseconds(300000));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(run.stderr_text);
@@ -210,7 +172,7 @@ TEST_CASE("workers: a reference past --reference-timeout-ms records its target's
 }
 
 TEST_CASE("workers: the collection lock holds through a symbolic link and a hard link") {
-  WorkerTestDir dir("lock-links");
+  TempDir dir("lock-links");
   const fs::path db = dir.path / "real.db";
   { explore::PerfDb create(db); }
   fs::create_symlink(db, dir.path / "link.db");
@@ -227,7 +189,7 @@ TEST_CASE("workers: the collection lock holds through a symbolic link and a hard
     CHECK(r.stderr_text.find("is being written by another liftx collect") != std::string::npos);
   }
   // Held through the hard link, the lock refuses the first name too.
-  WorkerTestDir other_dir("lock-links-2");
+  TempDir other_dir("lock-links-2");
   const fs::path second = other_dir.path / "b.db";
   { explore::PerfDb create(second); }
   fs::create_hard_link(second, other_dir.path / "b-hard.db");
