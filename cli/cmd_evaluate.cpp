@@ -1,4 +1,6 @@
 // liftx evaluate: how well a cost model orders the variants it never saw.
+//   liftx evaluate --db SUITE --model NEW.json [--baseline OLD.json]
+//       judges trained models per kind of program; the ship rule with a baseline;
 //   liftx evaluate --db DB [--device KEY] [--profile P] [--kind knn|tree|boosted] [--out DIR]
 //       leave one benchmark out with the given setting (the seed's evaluation, with plots);
 //   ... --protocol program|size [--hold-out PREFIX] [--nested [--kinds knn,boosted]]
@@ -11,6 +13,7 @@
 #include "explore/dataset.hpp"
 #include "model/plot.hpp"
 #include "model/protocol.hpp"
+#include "model/ship_rule.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -169,6 +173,20 @@ void refuse_test_inputs_in(const std::vector<AddedSource>& added, const model::D
   }
 }
 
+/// Prints one model's per-kind table; returns it as CSV rows prefixed by `label`.
+std::string print_kinds(const std::vector<model::KindSummary>& kinds, const std::string& label) {
+  fmt::print("| kind | inputs | mean runs to 90% | mean runs to 95% | worst to 95% | first pick "
+             "within 95% |\n|---|---|---|---|---|---|\n");
+  std::string csv;
+  for (const model::KindSummary& k : kinds) {
+    fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.0f} | {} of {} |\n", k.kind, k.inputs,
+               k.mean_runs_90, k.mean_runs_95, k.worst_runs_95, k.first_within_95, k.inputs);
+    csv += fmt::format("\"{}\",{},{},{:.4f},{:.4f},{:.0f},{}\n", label, k.kind, k.inputs,
+                       k.mean_runs_90, k.mean_runs_95, k.worst_runs_95, k.first_within_95);
+  }
+  return csv;
+}
+
 void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int orders,
                   double fraction, const std::string& out_dir) {
   LoadedData loaded = load_data(o);
@@ -243,8 +261,16 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   model::sort_groups(result.evaluation.groups);
   const std::string csv = print_groups(result.evaluation.groups, fraction);
   print_summary(result.evaluation, fraction);
+  fmt::print("per kind of program (held-out inputs):\n");
+  const std::string kinds_csv = print_kinds(
+      model::summarize_by_kind(result.evaluation.groups, test ? test->data : loaded.data),
+      options.candidates.size() == 1 ? options.candidates[0].name : "chosen per fold");
   if (!out_dir.empty()) {
     fs::create_directories(out_dir);
+    write_text(fs::path(out_dir) / "kinds.csv",
+               "setting,kind,inputs,mean_runs_to_90,mean_runs_to_95,worst_runs_to_95,"
+               "first_pick_within_95\n" +
+                   kinds_csv);
     write_text(fs::path(out_dir) / "evaluation.csv", csv);
     std::string choices = "fold,candidate,chosen,inner_mean_runs,inner_worst_runs,inner_pearson\n";
     for (const model::FoldChoice& c : result.choices)
@@ -253,7 +279,7 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
                                name == c.setting ? 1 : 0, s.mean_model_runs, s.worst_model_runs,
                                s.mean_pearson);
     write_text(fs::path(out_dir) / "choices.csv", choices);
-    std::vector<std::string> written = {"evaluation.csv", "choices.csv"};
+    std::vector<std::string> written = {"evaluation.csv", "choices.csv", "kinds.csv"};
     write_predictions(result.evaluation,
                       options.candidates.size() == 1 ? options.candidates[0].name
                                                      : "setting chosen per fold",
@@ -268,17 +294,100 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
   }
 }
 
+struct JudgeOptions {
+  std::vector<std::string> models; ///< trained model files to judge
+  std::string baseline;            ///< the model the first one must be no worse than, per kind
+  double tolerance = model::ShipRule{}.tolerance;
+};
+
+/// Judges trained models (no training) on every input of the database, per kind of program;
+/// with a baseline, applies the ship rule to the first model and fails (exit 1) when it is refused.
+void judge_models(const DataOptions& o, const JudgeOptions& j, int orders,
+                  const std::string& out_dir) {
+  LoadedData loaded = load_data(o);
+  std::vector<size_t> all(loaded.data.samples.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  std::set<std::string> inputs;
+  for (const model::Sample& s : loaded.data.samples)
+    inputs.insert(s.program + " " + s.input);
+  fmt::print("judged on {}: device {}, profile {}, {} samples of {} inputs; every measured variant "
+             "of an input ranked by the model, tried in that order\n",
+             o.db.empty() ? "the default database" : o.db, loaded.device_key, o.profile,
+             loaded.data.samples.size(), inputs.size());
+  std::vector<std::string> files = j.models;
+  if (!j.baseline.empty())
+    files.push_back(j.baseline);
+  std::string kinds_csv = "model,kind,inputs,mean_runs_to_90,mean_runs_to_95,worst_runs_to_95,"
+                          "first_pick_within_95\n";
+  std::string groups_csv = "model,program,input,kind,configurations,failed,runs_to_90,runs_to_95,"
+                           "first_pick_fraction,spearman\n";
+  std::vector<std::vector<model::KindSummary>> summaries;
+  for (const std::string& file : files) {
+    const model::Model trained = model::Model::load(file);
+    std::vector<std::string> missing;
+    for (const std::string& name : trained.feature_names())
+      if (std::find(loaded.data.feature_names.begin(), loaded.data.feature_names.end(), name) ==
+          loaded.data.feature_names.end())
+        missing.push_back(name);
+    LIFTX_USER_CHECK(missing.empty(),
+                     "{} needs feature columns the database's rows do not all have ({}{}): "
+                     "recompute them with `liftx db --db DB --refresh-features {}` (on a copy)",
+                     file, missing.front(),
+                     missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "",
+                     o.profile);
+    std::vector<model::GroupResult> groups =
+        model::judge(trained, loaded.data, all, orders, 1, 0.95);
+    model::sort_groups(groups);
+    fmt::print("\nmodel {} ({}, trained on {} samples)\n", file, model::to_string(trained.kind()),
+               trained.training_samples());
+    for (const model::GroupResult& g : groups)
+      groups_csv +=
+          fmt::format("\"{}\",{},\"{}\",{},{},{},{},{},{:.4f},{:.4f}\n", file, g.program,
+                      short_input(g.input), model::kind_of(loaded.data, g.program),
+                      g.configurations, g.failed, model::runs_to(g, 0.90), model::runs_to(g, 0.95),
+                      g.model_curve.empty() || g.model_curve.back() <= 0
+                          ? 0.0
+                          : g.model_curve.front() / g.model_curve.back(),
+                      g.spearman);
+    summaries.push_back(model::summarize_by_kind(groups, loaded.data));
+    kinds_csv += print_kinds(summaries.back(), file);
+  }
+  if (!out_dir.empty()) {
+    fs::create_directories(out_dir);
+    write_text(fs::path(out_dir) / "kinds.csv", kinds_csv);
+    write_text(fs::path(out_dir) / "inputs.csv", groups_csv);
+    fmt::print("\nwritten   {}, {}\n", (fs::path(out_dir) / "kinds.csv").string(),
+               (fs::path(out_dir) / "inputs.csv").string());
+  }
+  if (j.baseline.empty())
+    return;
+  const std::vector<std::string> refusals =
+      model::ship_refusals(summaries.front(), summaries.back(), {j.tolerance});
+  if (refusals.empty()) {
+    fmt::print("\nship rule: {} is no worse than {} on any kind (tolerance {:g})\n",
+               j.models.front(), j.baseline, j.tolerance);
+    return;
+  }
+  fmt::print("\nship rule: {} is refused, worse than {} on:\n", j.models.front(), j.baseline);
+  for (const std::string& r : refusals)
+    fmt::print("  {}\n", r);
+  std::fflush(stdout);
+  throw RunFailed();
+}
+
 } // namespace
 
 void add_evaluate_command(CLI::App& app) {
   auto o = std::make_shared<DataOptions>();
   auto p = std::make_shared<ProtocolCommandOptions>();
+  auto j = std::make_shared<JudgeOptions>();
   auto out_dir = std::make_shared<std::string>();
   auto orders = std::make_shared<int>(100);
   auto fraction = std::make_shared<double>(0.9);
   CLI::App* cmd = app.add_subcommand(
-      "evaluate", "Leave-one-benchmark-out evaluation of a cost model on the database");
-  add_data_options(cmd, *o);
+      "evaluate", "Evaluate a kind of cost model on the database (leave one benchmark out, or "
+                  "another protocol), or judge trained model files per kind of program");
+  add_data_options(cmd, *o, &j->models);
   cmd->add_option("--out", *out_dir,
                   "write evaluation.csv, predictions.csv and SVG plots to this folder");
   cmd->add_option("--orders", *orders, "random orders to average (default 100)")
@@ -305,7 +414,22 @@ void add_evaluate_command(CLI::App& app) {
                   "transfer: also train on DB (its only device) or DB@DEVICE_KEY, e.g. the test "
                   "device's data at other inputs (repeatable; refused when it holds a test input)");
   cmd->add_flag("--quiet", p->quiet, "no progress lines (one per fold, on stderr)");
-  cmd->callback([o, p, out_dir, orders, fraction] {
+  cmd->add_option("--baseline", j->baseline,
+                  "with --model: the ship rule, exit 1 when the first --model is worse than this "
+                  "model on some kind")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tolerance", j->tolerance,
+                  "ship rule: how much higher a kind's mean runs to 95% may be, relative "
+                  "(default 0.1)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->callback([o, p, j, out_dir, orders, fraction] {
+    if (!j->models.empty()) {
+      LIFTX_USER_CHECK(p->protocol.empty() && !p->nested && p->test_db.empty() && p->add_db.empty(),
+                       "--model judges trained models; it does not go with --protocol, --nested, "
+                       "--test-db or --add-db");
+      return judge_models(*o, *j, *orders, *out_dir);
+    }
+    LIFTX_USER_CHECK(j->baseline.empty(), "--baseline goes with --model (the candidate)");
     if (!p->protocol.empty() || p->nested || !p->test_db.empty() || !p->add_db.empty())
       return run_protocol(*o, *p, *orders, *fraction, *out_dir);
     LoadedData loaded = load_data(*o);
@@ -323,6 +447,8 @@ void add_evaluate_command(CLI::App& app) {
                loaded.data.feature_names.size(), *orders);
     const std::string csv = print_groups(ev.groups, *fraction);
     print_summary(ev, *fraction);
+    fmt::print("per kind of program (held-out inputs):\n");
+    print_kinds(model::summarize_by_kind(ev.groups, loaded.data), o->kind);
     if (out_dir->empty())
       return;
     fs::create_directories(*out_dir);

@@ -36,7 +36,7 @@ std::vector<std::string> DataOptions::columns(const std::vector<std::string>& av
   return explore::feature_set(set, available);
 }
 
-void add_data_options(CLI::App* cmd, DataOptions& o) {
+void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* model_files) {
   add_db_option(cmd, o.db, "to read");
   cmd->add_option("--device", o.device,
                   "device key in the database (default: the only device it holds)");
@@ -45,18 +45,37 @@ void add_data_options(CLI::App* cmd, DataOptions& o) {
                   "model kind: knn (PCA + k nearest neighbours), tree (CART) or boosted "
                   "(XGBoost); default knn");
   // `--model` names a model file everywhere else; the older `--model KIND` of these commands
-  // still works (documented command lines stay runnable), anything else is pointed to --kind.
-  cmd->add_option_function<std::string>(
-         "--model",
-         [&o](const std::string& value) {
-           if (value != "knn" && value != "tree" && value != "boosted")
-             throw UserError(fmt::format("--model {}: this command takes the model kind as "
-                                         "--kind knn|tree|boosted (--model is a model file in "
-                                         "explore and rank)",
-                                         value));
-           o.kind = value;
-         })
-      ->group(""); // hidden from --help
+  // still works (documented command lines stay runnable), anything else is pointed to --kind,
+  // or, where the command judges model files, is one.
+  const auto is_kind = [](const std::string& value) {
+    return value == "knn" || value == "tree" || value == "boosted";
+  };
+  if (model_files) {
+    cmd->add_option_function<std::vector<std::string>>(
+        "--model",
+        [&o, model_files, is_kind](const std::vector<std::string>& values) {
+          for (const std::string& value : values) {
+            if (is_kind(value))
+              o.kind = value;
+            else
+              model_files->push_back(value);
+          }
+        },
+        "judge these trained model files on every input of the database instead of training "
+        "(repeatable): per kind of program, runs to 90% and 95% and first picks within 95%");
+  } else {
+    cmd->add_option_function<std::string>(
+           "--model",
+           [&o, is_kind](const std::string& value) {
+             if (!is_kind(value))
+               throw UserError(fmt::format("--model {}: this command takes the model kind as "
+                                           "--kind knn|tree|boosted (--model is a model file in "
+                                           "explore and rank)",
+                                           value));
+             o.kind = value;
+           })
+        ->group(""); // hidden from --help
+  }
   cmd->add_option("--transform", o.transform,
                   "features as computed (raw), log2(1 + x) (log), or log with launch sizes "
                   "relative to the bytes moved (log_relative); default raw");
@@ -119,6 +138,8 @@ std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std
     loaded.data.samples.insert(loaded.data.samples.end(),
                                std::make_move_iterator(more.data.samples.begin()),
                                std::make_move_iterator(more.data.samples.end()));
+    loaded.data.program_kinds.insert(more.data.program_kinds.begin(),
+                                     more.data.program_kinds.end());
     added.push_back({more.db_path, more.device_key});
   }
   return added;

@@ -30,7 +30,10 @@ struct DataOptions {
   std::vector<std::string> columns(const std::vector<std::string>& available) const;
 };
 
-void add_data_options(CLI::App* cmd, DataOptions& options);
+/// `model_files`, when given: `--model FILE` (repeatable) collects trained model files there; the
+/// older `--model KIND` (a model kind) still sets the kind.
+void add_data_options(CLI::App* cmd, DataOptions& options,
+                      std::vector<std::string>* model_files = nullptr);
 
 struct LoadedData {
   model::Dataset data;

@@ -2,6 +2,8 @@
 
 #include "explore/rank.hpp"
 #include "features/derived.hpp"
+#include "ir/parse/parser.hpp"
+#include "rewrite/program_kind.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -53,6 +55,29 @@ std::map<std::string, std::string> coordinates_of(const Row& r) {
       out[fmt::format("{}{}", side, d)] =
           sizes.is_array() && d < sizes.size() ? sizes[d].dump() : "-";
   }
+  return out;
+}
+
+/// The kind of each program name of `db`: of its sources (the layouts of one stencil share a
+/// name) the kind first in precedence. A source this liftx no longer parses gives no kind.
+std::map<std::string, std::string> program_kinds_of(const PerfDb& db) {
+  std::map<std::string, rewrite::ProgramKind> kinds;
+  for (const auto& [name, source] : db.program_sources()) {
+    std::optional<rewrite::ProgramKind> kind;
+    try {
+      const ir::Module module = parse::parse_module(source, name);
+      const ir::Program* program = module.find(name);
+      kind = rewrite::program_kind(program ? *program : module.main());
+    } catch (const UserError&) {
+      continue;
+    }
+    auto [at, added] = kinds.emplace(name, *kind);
+    if (!added && int(*kind) < int(at->second))
+      at->second = *kind;
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [name, kind] : kinds)
+    out.emplace(name, std::string(rewrite::kind_name(kind)));
   return out;
 }
 
@@ -127,6 +152,7 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
   if (data.samples.empty())
     throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
                                 db.path().string(), device_key, profile));
+  data.program_kinds = program_kinds_of(db);
   return data;
 }
 

@@ -796,6 +796,14 @@ std::vector<std::string> PerfDb::device_keys() const {
   return keys;
 }
 
+std::vector<std::pair<std::string, std::string>> PerfDb::program_sources() const {
+  Statement s(impl_->db, "SELECT name, source FROM programs ORDER BY id");
+  std::vector<std::pair<std::string, std::string>> out;
+  while (s.step())
+    out.emplace_back(s.text(0), s.text(1));
+  return out;
+}
+
 int64_t PerfDb::export_csv(std::ostream& out, const std::string& device_key,
                            int64_t after_measurement_id) const {
   std::string sql = std::string(Impl::kJoined) + " AND m.id > ?2 ORDER BY m.id";

@@ -167,6 +167,9 @@ public:
   std::vector<Row> rows(const std::string& device_key, const std::string& profile) const;
   /// Device keys present, for messages ("no data for device X; the database has ...").
   std::vector<std::string> device_keys() const;
+  /// Every stored high-level program as (name, source), in the order they were stored; several
+  /// sources may share a name (the layouts of one stencil).
+  std::vector<std::pair<std::string, std::string>> program_sources() const;
 
   /// One row per measurement: program, sizes, strategy, launch, status, times, features. Only
   /// measurements after `after_measurement_id` (0: all), e.g. those of one collection. Returns the

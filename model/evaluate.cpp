@@ -198,6 +198,11 @@ Evaluation evaluate(const Dataset& data, const EvaluateOptions& options) {
   return ev;
 }
 
+std::string kind_of(const Dataset& data, std::string_view program) {
+  const auto it = data.program_kinds.find(std::string(stencil_of(program)));
+  return it == data.program_kinds.end() ? "unknown" : it->second;
+}
+
 EvaluationSummary summarize(const Evaluation& evaluation) {
   EvaluationSummary s;
   s.inputs = evaluation.groups.size();

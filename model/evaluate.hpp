@@ -40,7 +40,13 @@ inline std::string_view stencil_of(std::string_view program) {
 struct Dataset {
   std::vector<std::string> feature_names;
   std::vector<Sample> samples;
+  /// The kind of each program (stencil_of a sample's program), e.g. "reduction": what the
+  /// per-kind tables group inputs by. A program missing here is of kind "unknown".
+  std::map<std::string, std::string> program_kinds;
 };
+
+/// The kind of `program` in `data` (its stencil's entry of program_kinds), "unknown" without one.
+std::string kind_of(const Dataset& data, std::string_view program);
 
 struct GroupResult {
   std::string program;

@@ -258,6 +258,7 @@ Dataset select_columns(const Dataset& data, const std::vector<std::string>& name
   Dataset out;
   out.feature_names = names;
   out.samples = data.samples;
+  out.program_kinds = data.program_kinds;
   for (Sample& sample : out.samples) {
     std::vector<double> kept;
     kept.reserve(columns.size());

@@ -810,9 +810,12 @@ struct VariantStream::State {
     return std::nullopt;
   }
 
-  /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths).
+  /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths);
+  /// `tied_locals`: for a free-thread kernel of the tied kernel's dimensions, the tied kernel's
+  /// local sizes where its launch rule gives them (0 where not).
   std::vector<Launch> launches(const codegen::Kernel& k, bool tied,
-                               const std::array<int64_t, 3>& lengths) {
+                               const std::array<int64_t, 3>& lengths,
+                               const std::optional<std::array<int64_t, 3>>& tied_locals) {
     if (codegen::index_overflow(k, options.sizes) ||
         (k.tail && codegen::index_overflow(*k.tail, options.sizes))) {
       reject("index overflows int");
@@ -842,6 +845,8 @@ struct VariantStream::State {
         // Every launch of the space names its work-group (0 would leave it to the runtime).
         if (std::any_of(l.local.begin(), l.local.begin() + l.dims, [](int64_t v) { return v < 1; }))
           reject("local does not divide global");
+        else if (!tied && tied_locals && runs_as_tied_twin(l, lengths, *tied_locals))
+          reject("free launch runs as its tied twin");
         else if (std::optional<codegen::LaunchRefusal> refusal =
                      codegen::launch_refusal(k, l, options.sizes, options.device, local_bytes))
           reject(refusal->reason);
@@ -882,6 +887,19 @@ struct VariantStream::State {
     return out;
   }
 
+  /// Whether a free-thread launch asks for exactly the tied kernel's threads: codegen's
+  /// prepare_launch then runs the tied kernel (explore, collect, `run --launch` and the
+  /// features a database is refreshed with all see that kernel), so the launch is the tied
+  /// variant's twin, and ranking it by the free-thread kernel's features would rank a kernel that
+  /// never runs.
+  static bool runs_as_tied_twin(const Launch& l, const std::array<int64_t, 3>& lengths,
+                                const std::array<int64_t, 3>& tied_locals) {
+    for (int d = 0; d < l.dims; ++d)
+      if (l.global[d] != lengths[d] || (tied_locals[d] > 0 && l.local[d] != tied_locals[d]))
+        return false;
+    return true;
+  }
+
   /// Lowers the current high-level program with the next strategy; queues its kernels.
   void lower_next() {
     // Not a structured binding: clang 14 (the fuzz build's) cannot capture one in a lambda.
@@ -919,11 +937,19 @@ struct VariantStream::State {
     }
     ++counts.kernels;
     std::array<int64_t, 3> lengths{1, 1, 1};
-    for (int d = 0; d < std::clamp(tied->launch.dims, 1, 3); ++d)
+    std::array<int64_t, 3> tied_locals{0, 0, 0};
+    const int tied_dims = std::clamp(tied->launch.dims, 1, 3);
+    for (int d = 0; d < tied_dims; ++d) {
       if (tied->launch.global[d])
         lengths[d] = evaluate_or(*tied->launch.global[d], options.sizes, 1);
+      if (tied->launch.local[d])
+        tied_locals[d] = evaluate_or(*tied->launch.local[d], options.sizes, 0);
+    }
     auto queue_kernel = [&](codegen::Kernel k, bool is_tied) {
-      std::vector<Launch> kernel_launches = launches(k, is_tied, lengths);
+      // A free-thread kernel of other dimensions has no tied twin.
+      const bool twin_possible = !is_tied && std::clamp(k.launch.dims, 1, 3) == tied_dims;
+      std::vector<Launch> kernel_launches =
+          launches(k, is_tied, lengths, twin_possible ? std::optional(tied_locals) : std::nullopt);
       if (kernel_launches.empty())
         return;
       if (options.kernel_source && sources.insert(k.source).second)

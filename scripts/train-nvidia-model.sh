@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Trains the shipped NVIDIA model (model/data/nvidia-model.json) from the tracked databases
-# (model/data and three archives of data/):
-# the H100 dataset and every H200 measurement that is not at 8192^2 (the 8192^2 broad search
-# stays out: it is the reference that explore at 8192^2 is judged against). The recipe is the
-# one chosen by the nested evaluations (docs/results.md): boosted trees on log2 of the normalised
-# throughput, depth 6, every feature column. Each database's stored features are first
+# Trains the NVIDIA model from the tracked databases (model/data and three archives of data/) and
+# ships it (model/data/nvidia-model.json) only if the ship rule holds: judged on the regression
+# suite (model/data/nvidia-suite.db.xz, every kind of program the space makes, none of it in the
+# training data), it is no worse than the model it replaces on any kind (`liftx evaluate --model
+# NEW --baseline OLD`; model/ship_rule.hpp). Otherwise the new model is left beside the old one
+# (OUTPUT.refused) and the script fails.
+# Training data: the H100 dataset, every H200 measurement of the 2D stencils that is not at
+# 8192^2 (the 8192^2 broad search is the suite's), and the H200 measurements of the training
+# programs of the other kinds (model/data/programs: reductions, products, time steps). The recipe
+# is the one chosen by the nested evaluations (docs/results.md): boosted trees on log2 of the
+# normalised throughput, depth 6, every feature column. Each database's stored features are first
 # recomputed by this liftx (`db --refresh-features`), as the model sees variants when it ranks.
-# Usage: scripts/train-nvidia-model.sh [LIFTX] [OUTPUT]   (from anywhere; default build/liftx,
-# model/data/nvidia-model.json)
+# Usage: scripts/train-nvidia-model.sh [LIFTX] [OUTPUT] [BASELINE]   (from anywhere; default
+# build/liftx, model/data/nvidia-model.json, and OUTPUT itself as the baseline when it exists)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 liftx=$(realpath "${1:-$here/build/liftx}")
 out=$(realpath -m "${2:-$here/model/data/nvidia-model.json}")
+baseline=$(realpath -m "${3:-$out}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space; do  # data/README.md
@@ -23,12 +29,26 @@ declare -A sources=(
   [h200-windows-4096.db]=$work/h200-window-4096/h200-window-4096.db.xz   # 2,000 windows at 4096²
   [h200-windows-4096x8192.db]=$work/h200-windows-4096x8192/h200-window-4096x8192.db.xz
   [h200-top.db]=$work/h200-top-of-space/top.db.xz                          # three models' top 50
+  [h200-kinds.db]=$here/model/data/nvidia-kinds.db.xz                     # reductions, products, steps
+  [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
 )
-for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db; do
+for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
+            h200-kinds.db suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
 cd "$work"
 "$liftx" train --db h100.db --add-db h200.db --add-db h200-windows-4096.db \
-  --add-db h200-windows-4096x8192.db --add-db h200-top.db --profile nvidia --kind boosted \
-  --transform log --boost-depth 6 --features all -o "$out"
+  --add-db h200-windows-4096x8192.db --add-db h200-top.db --add-db h200-kinds.db \
+  --profile nvidia --kind boosted --transform log --boost-depth 6 --features all -o candidate.json
+if [[ -e $baseline ]]; then
+  if ! "$liftx" evaluate --db suite.db --profile nvidia --model candidate.json \
+      --baseline "$baseline"; then
+    cp candidate.json "$out.refused"
+    echo "train-nvidia-model: the new model is worse on some kind; left at $out.refused" >&2
+    exit 1
+  fi
+fi
+cp candidate.json "$out.tmp"
+mv "$out.tmp" "$out"
+echo "shipped $out"

@@ -194,8 +194,10 @@ TEST_CASE("every command spells and describes its shared options the same way") 
     CAPTURE(command);
     const std::string text = help(command);
     CHECK(contains(text, "--kind TEXT model kind"));
-    CHECK_FALSE(contains(text, "--model")); // a model file elsewhere; the old spelling is hidden
+    // A model file, as elsewhere: evaluate judges model files; the old spelling is hidden.
+    CHECK(contains(text, "--model") == (std::string(command) == "evaluate"));
   }
+  CHECK(contains(help("evaluate"), "--model TEXT ... judge these trained model files"));
 }
 
 TEST_CASE("features prints the documented columns in CSV and in JSON") {
@@ -618,7 +620,7 @@ TEST_CASE("the model and database commands report bad input with a message and e
        "is already lowered (a variant, not a high-level stencil): explore works on the variants"},
       {"rank stencils/variants/jacobi2d5pt/global2d.lift " + model + " --size 16",
        "is already lowered (a variant, not a high-level stencil): rank works on the variants"},
-      {"evaluate --db '" + missing_db + "' --model my-model.json",
+      {"replay --db '" + missing_db + "' --model my-model.json",
        "--model my-model.json: this command takes the model kind as --kind knn|tree|boosted"},
       {"explore stencils/jacobi2d5pt.lift --strategy best", "--strategy: best not in"},
       {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --format xml",

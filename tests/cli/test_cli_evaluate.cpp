@@ -12,10 +12,11 @@ using namespace cli_test;
 
 namespace {
 
-/// The rows of the per-input table (header excluded).
+/// The rows of the per-input table (header excluded; the per-kind table after it left out).
 std::vector<std::string> table_rows(const std::string& out) {
   std::vector<std::string> rows;
-  for (const std::string& line : lines_starting(out, "| "))
+  for (const std::string& line :
+       lines_starting(out.substr(0, out.find("per kind of program")), "| "))
     if (line.rfind("| program ", 0) != 0)
       rows.push_back(line);
   return rows;
@@ -165,4 +166,45 @@ TEST_CASE("evaluate: bad protocol, feature set and kinds are refused with a mess
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, message));
   }
+}
+
+TEST_CASE("evaluate --model judges trained models per kind; --baseline refuses a worse one") {
+  TempDir dir("evaluate-judge");
+  const std::string db = copy_of_pocl_db(dir);
+  REQUIRE(liftx("train --db '" + db + "' --kind knn --transform log -o '" + dir / "good.json" + "'")
+              .exit_code == 0);
+  // The same neighbours with their throughputs turned upside down: it ranks every input's
+  // variants slowest first, so it is worse on the one kind the database holds.
+  nlohmann::json inverted = nlohmann::json::parse(read_text(dir / "good.json"));
+  for (nlohmann::json& target : inverted.at("targets"))
+    target = 2.0 - target.get<double>();
+  std::ofstream(dir / "inverted.json") << inverted.dump();
+
+  RunResult judged = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
+                           dir / "good.json" + "' --out '" + dir / "judged" + "'");
+  CAPTURE(judged.err);
+  REQUIRE(judged.exit_code == 0);
+  CHECK(contains(judged.out, "16 inputs; every measured variant of an input ranked by the model"));
+  CHECK(contains(judged.out, "| stencil2d | 16 | "));
+  CHECK(fs::exists(dir / "judged/kinds.csv"));
+  CHECK(contains(read_text(dir / "judged/inputs.csv"), ",jacobi2d5pt,\"M=64,N=128\",stencil2d,"));
+
+  RunResult refused = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
+                            dir / "inverted.json" + "' --baseline '" + dir / "good.json" + "'");
+  CAPTURE(refused.out);
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.out, "inverted.json is refused, worse than "));
+  CHECK(contains(refused.out, "  stencil2d: mean runs to 95% "));
+
+  RunResult shipped = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
+                            dir / "good.json" + "' --baseline '" + dir / "inverted.json" + "'");
+  CHECK(shipped.exit_code == 0);
+  CHECK(contains(shipped.out, "good.json is no worse than "));
+
+  check_user_error(
+      liftx("evaluate --db '" + db + "' --profile cpu --baseline '" + dir / "good.json" + "'"),
+      "--baseline goes with --model");
+  check_user_error(liftx("evaluate --db '" + db + "' --profile cpu --nested --model '" +
+                         dir / "good.json" + "'"),
+                   "--model judges trained models");
 }

@@ -1,0 +1,68 @@
+#include "model/ship_rule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace liftx::model {
+
+int64_t runs_to(const GroupResult& group, double fraction) {
+  const std::vector<double>& curve = group.model_curve;
+  if (curve.empty() || curve.back() <= 0)
+    return int64_t(curve.size());
+  const double target = fraction * curve.back();
+  const auto reached = std::find_if(curve.begin(), curve.end(),
+                                    [&](double best) { return best >= target * (1 - 1e-12); });
+  return int64_t(reached - curve.begin()) + 1;
+}
+
+std::vector<KindSummary> summarize_by_kind(const std::vector<GroupResult>& groups,
+                                           const Dataset& data) {
+  std::map<std::string, KindSummary> by_kind;
+  for (const GroupResult& g : groups) {
+    const std::string kind = kind_of(data, g.program);
+    KindSummary& s = by_kind[kind];
+    s.kind = kind;
+    ++s.inputs;
+    s.mean_runs_90 += double(runs_to(g, 0.90));
+    const double runs_95 = double(runs_to(g, 0.95));
+    s.mean_runs_95 += runs_95;
+    s.worst_runs_95 = std::max(s.worst_runs_95, runs_95);
+    if (runs_95 == 1)
+      ++s.first_within_95;
+  }
+  std::vector<KindSummary> out;
+  for (auto& [kind, s] : by_kind) {
+    s.mean_runs_90 /= double(s.inputs);
+    s.mean_runs_95 /= double(s.inputs);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> ship_refusals(const std::vector<KindSummary>& candidate,
+                                       const std::vector<KindSummary>& baseline,
+                                       const ShipRule& rule) {
+  std::vector<std::string> out;
+  for (const KindSummary& base : baseline) {
+    const auto it = std::find_if(candidate.begin(), candidate.end(),
+                                 [&](const KindSummary& c) { return c.kind == base.kind; });
+    if (it == candidate.end()) {
+      out.push_back(
+          fmt::format("{}: not judged (the baseline was, on {} inputs)", base.kind, base.inputs));
+      continue;
+    }
+    const double allowed =
+        std::max(base.mean_runs_95 * (1 + rule.tolerance), base.mean_runs_95 + 0.5);
+    if (it->mean_runs_95 > allowed)
+      out.push_back(fmt::format("{}: mean runs to 95% {:.2f} against {:.2f} (at most {:.2f})",
+                                base.kind, it->mean_runs_95, base.mean_runs_95, allowed));
+    if (it->first_within_95 < base.first_within_95)
+      out.push_back(fmt::format("{}: first pick within 95% on {} of {} inputs against {}",
+                                base.kind, it->first_within_95, it->inputs, base.first_within_95));
+  }
+  return out;
+}
+
+} // namespace liftx::model

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Assembles the cost model's regression suite (model/data/nvidia-suite.db.xz): H200 measurements
+# of every kind of program the variant space makes, none of them in the shipped model's training
+# data (scripts/train-nvidia-model.sh), each input with a broad measured search as its ground
+# truth. What each part is, and the command that measured it: model/data/README.md.
+# Usage: scripts/build-model-suite.sh [OUTPUT]   (default model/data/nvidia-suite.db.xz)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=$(realpath -m "${1:-$here/model/data/nvidia-suite.db.xz}")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+parts=()
+# archive:path inside it (data/README.md names the command of each)
+for part in h200-broad-search-8192:h200-broad-search-8192/broad-8192.db.xz \
+            h200-multi-output-3d-suite:h200-multi-output-3d-suite/i22.db.xz \
+            h200-3d-512-windows:h200-3d-512-windows/w3d.db.xz \
+            h200-d2q9-layouts:h200-d2q9-layouts/d2q9-layouts.db.xz \
+            h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds.db.xz \
+            h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds-2.db.xz \
+            h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds-3.db.xz; do
+  archive=${part%%:*}
+  inner=${part#*:}
+  tar xJf "$here/data/$archive.tar.xz" -C "$work" "$inner"
+  xz -d "$work/$inner"
+  parts+=("$work/${inner%.xz}")
+done
+"$here/scripts/merge-perf-db.sh" "$work/suite.db" "${parts[@]}"
+# srad1 at 4096^2 (measured beside the multi-output suite) is in the training data
+# (model/data/nvidia-h200.db.xz): a suite input's own rows may not be.
+sqlite3 "$work/suite.db" <<'SQL'
+DELETE FROM measurements WHERE configuration_id IN (
+  SELECT c.id FROM configurations c JOIN variants v ON v.id = c.variant_id
+  JOIN programs p ON p.id = v.program_id
+  WHERE p.name = 'srad1' AND c.sizes_json = '{"M":4096,"N":4096}');
+VACUUM;
+SQL
+xz -9 -c "$work/suite.db" > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "written $out"
