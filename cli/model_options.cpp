@@ -70,7 +70,7 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
              if (!is_kind(value))
                throw UserError(fmt::format("--model {}: this command takes the model kind as "
                                            "--kind knn|tree|boosted (--model is a model file in "
-                                           "explore and rank)",
+                                           "explore, rank and evaluate)",
                                            value));
              o.kind = value;
            })
@@ -85,6 +85,9 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
                 "weight the k neighbours by 1 / distance instead of equally");
   model::TrainOptions& b = o.boosting;
   cmd->add_option("--trees", b.trees, "boosted: boosting rounds (default 400)");
+  cmd->add_option("--parallel-trees", b.parallel_trees,
+                  "boosted: trees grown side by side per round on their own samples, their step "
+                  "averaged (XGBoost's num_parallel_tree; default 1)");
   cmd->add_option("--learning-rate", b.learning_rate, "boosted: XGBoost's eta (default 0.05)");
   cmd->add_option("--boost-depth", b.boost_depth, "boosted: depth of each tree (default 6)");
   cmd->add_option("--min-child-weight", b.min_child_weight,

@@ -143,6 +143,7 @@ Booster Booster::train(const DMatrix& data, const TrainOptions& options, double 
   set("subsample", fmt::format("{}", options.subsample));
   set("colsample_bytree", fmt::format("{}", options.colsample));
   set("seed", fmt::format("{}", options.seed));
+  set("num_parallel_tree", fmt::format("{}", options.parallel_trees));
   if (options.threads > 0)
     set("nthread", fmt::format("{}", options.threads));
   for (int round = 0; round < options.trees; ++round)

@@ -324,6 +324,9 @@ namespace {
 void check_boosting_options(const TrainOptions& o) {
   LIFTX_USER_CHECK(o.trees >= 1, "boosted trees: the number of trees must be at least 1, not {}",
                    o.trees);
+  LIFTX_USER_CHECK(o.parallel_trees >= 1 && o.parallel_trees <= 100,
+                   "boosted trees: the parallel trees per round must be 1 to 100, not {}",
+                   o.parallel_trees);
   LIFTX_USER_CHECK(o.learning_rate > 0 && o.learning_rate <= 1,
                    "boosted trees: the learning rate must lie in (0, 1], not {}", o.learning_rate);
   LIFTX_USER_CHECK(o.boost_depth >= 1, "boosted trees: the depth must be at least 1, not {}",
@@ -600,6 +603,7 @@ nlohmann::json Model::to_json() const {
   if (kind_ == Kind::boosted) {
     nlohmann::json& o = j["options"];
     o["trees"] = options_.trees;
+    o["parallel_trees"] = options_.parallel_trees;
     o["learning_rate"] = options_.learning_rate;
     o["boost_depth"] = options_.boost_depth;
     o["min_child_weight"] = options_.min_child_weight;
@@ -687,6 +691,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         return o.contains(key) ? int_option(o, key, origin, 0) : fallback;
       };
       m.options_.trees = optional_int("trees", defaults.trees);
+      m.options_.parallel_trees = optional_int("parallel_trees", defaults.parallel_trees);
       m.options_.learning_rate = o.value("learning_rate", defaults.learning_rate);
       m.options_.boost_depth = optional_int("boost_depth", defaults.boost_depth);
       m.options_.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);

@@ -92,7 +92,11 @@ struct TrainOptions {
   // Boosted trees (XGBoost, tree_method "hist"). Training twice with the same options and data
   // gives identical models (tests/model/test_boosted.cpp). 1, 2, 8 and 16 threads trained the same
   // model on 20,000 synthetic rows, but XGBoost does not promise that across thread counts.
-  int trees = 400;             ///< boosting rounds (one tree each)
+  int trees = 400; ///< boosting rounds
+  /// Trees grown side by side in each round, each on its own row and column sample, their step
+  /// averaged (XGBoost's num_parallel_tree): a bagged step, so that the ranking depends less on
+  /// which rows one sample drew.
+  int parallel_trees = 1;
   double learning_rate = 0.05; ///< XGBoost's eta, in (0, 1]
   int boost_depth = 6;         ///< XGBoost's max_depth (kept apart from the CART tree's default 8)
   double min_child_weight = 1; ///< minimum hessian sum in a leaf (rows, for squared error)

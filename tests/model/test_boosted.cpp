@@ -247,6 +247,32 @@ TEST_CASE("boosted: model files round trip exactly") {
   }
 }
 
+TEST_CASE("boosted: parallel trees per round average their step, and the files keep them") {
+  const Synthetic train = synthetic(1500, 8), test = synthetic(500, 9);
+  TrainOptions o = small();
+  o.trees = 60;
+  TrainOptions bagged = o;
+  bagged.parallel_trees = 4;
+  // Model::train checks the compiled trees against XGBoost's own prediction (Booster::finish):
+  // four trees a round must still sum to XGBoost's margin.
+  const Model one = Model::train(Kind::boosted, column_names(3), train.x, train.y, o);
+  const Model four = Model::train(Kind::boosted, column_names(3), train.x, train.y, bagged);
+  CHECK(four.predict(test.x) != one.predict(test.x));
+  // An averaged step learns as fast as one tree's: the fit is of the same quality.
+  const double mse_one = mean_squared_error(one.predict(test.x), test.y);
+  const double mse_four = mean_squared_error(four.predict(test.x), test.y);
+  CHECK(mse_four < 2 * mse_one);
+  const Model back = Model::from_json(four.to_json(), "four.json");
+  CHECK(back.options().parallel_trees == 4);
+  CHECK(back.predict(test.x) == four.predict(test.x));
+  nlohmann::json older = one.to_json();
+  older["options"].erase("parallel_trees"); // a file from before the option: one tree a round
+  CHECK(Model::from_json(older, "older.json").options().parallel_trees == 1);
+  bagged.parallel_trees = 0;
+  CHECK_THROWS_WITH_AS(Model::train(Kind::boosted, column_names(3), train.x, train.y, bagged),
+                       doctest::Contains("parallel trees per round must be 1 to 100"), UserError);
+}
+
 TEST_CASE("boosted: features beyond float's range saturate instead of failing in XGBoost") {
   // (fuzz/regressions/model/standardisation-beyond-float-range.json: a mean of 2.8e76.)
   const Grouped g = grouped(3, 100, 7);
