@@ -100,6 +100,9 @@ TEST_CASE("calibrate stops at its budget and a later run measures the rest" *
   CHECK_FALSE(contains(second.out, "elapsed"));
   CHECK(contains(second.out, " 0 left in the plan"));
   CHECK(contains(second.out, " measurements of 5 programs: "));
+  // A plan this small trains a model of a few dozen measurements: said, with what to do.
+  CHECK(contains(second.out, "\nwarning   "));
+  CHECK(contains(second.out, " measurements are few for a ranking model"));
 }
 
 TEST_CASE("calibrate refuses bad input with a clear message") {
