@@ -22,7 +22,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -305,8 +304,6 @@ struct JudgeOptions {
 void judge_models(const DataOptions& o, const JudgeOptions& j, int orders,
                   const std::string& out_dir) {
   LoadedData loaded = load_data(o);
-  std::vector<size_t> all(loaded.data.samples.size());
-  std::iota(all.begin(), all.end(), size_t{0});
   std::set<std::string> inputs;
   for (const model::Sample& s : loaded.data.samples)
     inputs.insert(s.program + " " + s.input);
@@ -324,20 +321,13 @@ void judge_models(const DataOptions& o, const JudgeOptions& j, int orders,
   std::vector<std::vector<model::KindSummary>> summaries;
   for (const std::string& file : files) {
     const model::Model trained = model::Model::load(file);
-    std::vector<std::string> missing;
-    for (const std::string& name : trained.feature_names())
-      if (std::find(loaded.data.feature_names.begin(), loaded.data.feature_names.end(), name) ==
-          loaded.data.feature_names.end())
-        missing.push_back(name);
-    LIFTX_USER_CHECK(missing.empty(),
-                     "{} needs feature columns the database's rows do not all have ({}{}): "
-                     "recompute them with `liftx db --db DB --refresh-features {}` (on a copy)",
-                     file, missing.front(),
-                     missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "",
-                     o.profile);
-    std::vector<model::GroupResult> groups =
-        model::judge(trained, loaded.data, all, orders, 1, 0.95);
-    model::sort_groups(groups);
+    std::vector<model::GroupResult> groups;
+    try {
+      groups = model::judge_all(trained, loaded.data, orders);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {} (`liftx db --db DB --refresh-features {}`, on a copy)",
+                                  file, e.message(), o.profile));
+    }
     fmt::print("\nmodel {} ({}, trained on {} samples)\n", file, model::to_string(trained.kind()),
                trained.training_samples());
     for (const model::GroupResult& g : groups)

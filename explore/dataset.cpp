@@ -63,7 +63,7 @@ std::map<std::string, std::string> coordinates_of(const Row& r) {
 std::map<std::string, std::string> program_kinds_of(const PerfDb& db) {
   std::map<std::string, rewrite::ProgramKind> kinds;
   for (const auto& [name, source] : db.program_sources()) {
-    std::optional<rewrite::ProgramKind> kind;
+    rewrite::ProgramKind kind;
     try {
       const ir::Module module = parse::parse_module(source, name);
       const ir::Program* program = module.find(name);
@@ -71,9 +71,9 @@ std::map<std::string, std::string> program_kinds_of(const PerfDb& db) {
     } catch (const UserError&) {
       continue;
     }
-    auto [at, added] = kinds.emplace(name, *kind);
-    if (!added && int(*kind) < int(at->second))
-      at->second = *kind;
+    auto [at, added] = kinds.emplace(name, kind);
+    if (!added && int(kind) < int(at->second))
+      at->second = kind;
   }
   std::map<std::string, std::string> out;
   for (const auto& [name, kind] : kinds)

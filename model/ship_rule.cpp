@@ -1,11 +1,33 @@
 #include "model/ship_rule.hpp"
 
+#include "model/protocol.hpp"
+#include "support/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace liftx::model {
+
+std::vector<GroupResult> judge_all(const Model& model, const Dataset& data, int random_orders) {
+  std::vector<std::string> missing;
+  for (const std::string& name : model.feature_names())
+    if (std::find(data.feature_names.begin(), data.feature_names.end(), name) ==
+        data.feature_names.end())
+      missing.push_back(name);
+  LIFTX_USER_CHECK(missing.empty(),
+                   "the model needs feature columns the data's rows do not all have ({}{}): "
+                   "recompute the stored features with this liftx",
+                   missing.front(),
+                   missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "");
+  std::vector<size_t> all(data.samples.size());
+  std::iota(all.begin(), all.end(), size_t{0});
+  std::vector<GroupResult> groups = judge(model, data, all, random_orders, 1, 0.95);
+  sort_groups(groups);
+  return groups;
+}
 
 int64_t runs_to(const GroupResult& group, double fraction) {
   const std::vector<double>& curve = group.model_curve;

@@ -5,6 +5,7 @@
 /// 2D stencils does not pay for a loss on reductions (the retrained model of 2026-11-29 did
 /// exactly that, and a suite of 2D stencils could not see it).
 #include "model/evaluate.hpp"
+#include "model/model.hpp"
 
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ struct KindSummary {
   size_t first_within_95 = 0;
   double first_share() const { return inputs ? double(first_within_95) / double(inputs) : 0; }
 };
+
+/// Every sample of `data` ranked by the trained `model` (no training), one GroupResult per input
+/// (judge() over all rows; ties in a seeded order; runs to 95% of the best). UserError naming the
+/// feature columns the model needs that the data lacks (features stored by an older liftx).
+std::vector<GroupResult> judge_all(const Model& model, const Dataset& data, int random_orders);
 
 /// Runs (1-based) until the best-so-far curve of a group reaches `fraction` of its best; the
 /// curve's length when it never does (no successful variant).

@@ -1,59 +1,31 @@
 #include "rewrite/program_kind.hpp"
 
 #include "rewrite/product.hpp"
+#include "rewrite/walk.hpp"
 
-#include <functional>
+#include <algorithm>
 
 namespace liftx::rewrite {
 
 namespace {
 
-/// Whether a function node satisfying `wanted` occurs anywhere in `body`.
-bool contains_fun(const ir::Expr& body, const std::function<bool(const ir::Fun&)>& wanted) {
-  bool found = false;
-  std::function<void(const ir::Fun&)> on_fun;
-  std::function<void(const ir::Expr&)> on_expr;
-  on_fun = [&](const ir::Fun& f) {
-    if (found)
-      return;
-    if (wanted(f)) {
-      found = true;
-      return;
-    }
-    ir::for_each_child(f, on_fun, on_expr);
-  };
-  on_expr = [&](const ir::Expr& e) {
-    if (!found)
-      ir::for_each_child(e, on_fun, on_expr);
-  };
-  on_expr(body);
-  return found;
+/// The calls of the program (rewrite::sites: every call, inside lambda bodies too, and every
+/// function passed to a primitive, applied to fresh parameters).
+std::vector<ir::Call> calls_of(const ir::Program& program) {
+  std::vector<ir::Call> out;
+  for (const Site& site : sites(program))
+    if (const auto* call = site.expr.as<ir::Call>())
+      out.push_back(*call);
+  return out;
 }
 
-/// Whether `body` reduces an array whose length is not a constant: a reduction along a dimension of
-/// the input (a stencil's reductions over its window have a constant length).
-bool reduces_along_input(const ir::Expr& body) {
-  bool found = false;
-  std::function<void(const ir::Fun&)> on_fun;
-  std::function<void(const ir::Expr&)> on_expr;
-  on_fun = [&](const ir::Fun& f) {
-    if (!found)
-      ir::for_each_child(f, on_fun, on_expr);
-  };
-  on_expr = [&](const ir::Expr& e) {
-    if (found)
-      return;
-    if (const auto* call = e.as<ir::Call>())
-      if ((call->fun.as<ir::Reduce>() || call->fun.as<ir::ReduceSeq>()) && !call->args.empty())
-        if (const auto* array = call->args.back().type().as<ir::ArrayType>())
-          if (!array->length.is_constant()) {
-            found = true;
-            return;
-          }
-    ir::for_each_child(e, on_fun, on_expr);
-  };
-  on_expr(body);
-  return found;
+/// A reduction along a dimension of the input: of an array whose length is not a constant (a
+/// stencil's reductions over its window have a constant length).
+bool reduces_along_input(const ir::Call& call) {
+  if (!(call.fun.as<ir::Reduce>() || call.fun.as<ir::ReduceSeq>()) || call.args.empty())
+    return false;
+  const auto* array = call.args.back().type().as<ir::ArrayType>();
+  return array && !array->length.is_constant();
 }
 
 /// Array dimensions around the element type, and the element type.
@@ -104,11 +76,13 @@ std::optional<ProgramKind> parse_program_kind(std::string_view name) {
 }
 
 ProgramKind program_kind(const ir::Program& program) {
-  if (contains_fun(program.body, [](const ir::Fun& f) { return f.as<ir::Iterate>() != nullptr; }))
+  const std::vector<ir::Call> calls = calls_of(program);
+  if (std::any_of(calls.begin(), calls.end(),
+                  [](const ir::Call& c) { return c.fun.as<ir::Iterate>() != nullptr; }))
     return ProgramKind::time_steps;
   if (std::holds_alternative<ProductGrid>(as_product_grid(program)))
     return ProgramKind::product;
-  if (reduces_along_input(program.body))
+  if (std::any_of(calls.begin(), calls.end(), reduces_along_input))
     return ProgramKind::reduction;
   if (!program.storage.empty())
     return ProgramKind::layout;

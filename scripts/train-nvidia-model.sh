@@ -12,12 +12,13 @@
 # normalised throughput, depth 6, every feature column. Each database's stored features are first
 # recomputed by this liftx (`db --refresh-features`), as the model sees variants when it ranks.
 # Usage: scripts/train-nvidia-model.sh [LIFTX] [OUTPUT] [BASELINE]   (from anywhere; default
-# build/liftx, model/data/nvidia-model.json, and OUTPUT itself as the baseline when it exists)
+# build/liftx, model/data/nvidia-model.json, and the shipped model/data/nvidia-model.json as the
+# baseline, whatever OUTPUT is: a new file is judged against what ships)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 liftx=$(realpath "${1:-$here/build/liftx}")
 out=$(realpath -m "${2:-$here/model/data/nvidia-model.json}")
-baseline=$(realpath -m "${3:-$out}")
+baseline=$(realpath "${3:-$here/model/data/nvidia-model.json}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space; do  # data/README.md
@@ -41,13 +42,17 @@ cd "$work"
 "$liftx" train --db h100.db --add-db h200.db --add-db h200-windows-4096.db \
   --add-db h200-windows-4096x8192.db --add-db h200-top.db --add-db h200-kinds.db \
   --profile nvidia --kind boosted --transform log --boost-depth 6 --features all -o candidate.json
-if [[ -e $baseline ]]; then
-  if ! "$liftx" evaluate --db suite.db --profile nvidia --model candidate.json \
-      --baseline "$baseline"; then
-    cp candidate.json "$out.refused"
-    echo "train-nvidia-model: the new model is worse on some kind; left at $out.refused" >&2
-    exit 1
-  fi
+status=0
+"$liftx" evaluate --db suite.db --profile nvidia --model candidate.json --baseline "$baseline" ||
+  status=$?
+if [[ $status -eq 1 ]]; then # the ship rule refused it (exit 2 and others: it could not judge)
+  cp candidate.json "$out.refused"
+  echo "train-nvidia-model: the new model is worse than $baseline on some kind;" \
+    "left at $out.refused" >&2
+  exit 1
+elif [[ $status -ne 0 ]]; then
+  echo "train-nvidia-model: the suite could not be judged (exit $status); nothing shipped" >&2
+  exit "$status"
 fi
 cp candidate.json "$out.tmp"
 mv "$out.tmp" "$out"

@@ -180,8 +180,11 @@ TEST_CASE("evaluate --model judges trained models per kind; --baseline refuses a
     target = 2.0 - target.get<double>();
   std::ofstream(dir / "inverted.json") << inverted.dump();
 
-  RunResult judged = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
-                           dir / "good.json" + "' --out '" + dir / "judged" + "'");
+  // evaluate on the copy of pocl.db with the model files and options given.
+  const auto evaluate = [&](const std::string& options) {
+    return liftx("evaluate --db '" + db + "' --profile cpu " + options);
+  };
+  RunResult judged = evaluate("--model '" + dir / "good.json" + "' --out '" + dir / "judged" + "'");
   CAPTURE(judged.err);
   REQUIRE(judged.exit_code == 0);
   CHECK(contains(judged.out, "16 inputs; every measured variant of an input ranked by the model"));
@@ -189,22 +192,25 @@ TEST_CASE("evaluate --model judges trained models per kind; --baseline refuses a
   CHECK(fs::exists(dir / "judged/kinds.csv"));
   CHECK(contains(read_text(dir / "judged/inputs.csv"), ",jacobi2d5pt,\"M=64,N=128\",stencil2d,"));
 
-  RunResult refused = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
-                            dir / "inverted.json" + "' --baseline '" + dir / "good.json" + "'");
+  RunResult refused =
+      evaluate("--model '" + dir / "inverted.json" + "' --baseline '" + dir / "good.json" + "'");
   CAPTURE(refused.out);
   CHECK(refused.exit_code == 1);
   CHECK(contains(refused.out, "inverted.json is refused, worse than "));
   CHECK(contains(refused.out, "  stencil2d: mean runs to 95% "));
 
-  RunResult shipped = liftx("evaluate --db '" + db + "' --profile cpu --model '" +
-                            dir / "good.json" + "' --baseline '" + dir / "inverted.json" + "'");
+  RunResult shipped =
+      evaluate("--model '" + dir / "good.json" + "' --baseline '" + dir / "inverted.json" + "'");
   CHECK(shipped.exit_code == 0);
   CHECK(contains(shipped.out, "good.json is no worse than "));
 
-  check_user_error(
-      liftx("evaluate --db '" + db + "' --profile cpu --baseline '" + dir / "good.json" + "'"),
-      "--baseline goes with --model");
-  check_user_error(liftx("evaluate --db '" + db + "' --profile cpu --nested --model '" +
-                         dir / "good.json" + "'"),
+  check_user_error(evaluate("--baseline '" + dir / "good.json" + "'"),
+                   "--baseline goes with --model");
+  check_user_error(evaluate("--nested --model '" + dir / "good.json" + "'"),
                    "--model judges trained models");
+  // A model file that is not there, and data without the columns a model needs: clear errors.
+  check_user_error(evaluate("--model '" + dir / "missing.json" + "'"), "missing.json");
+  execute_sql(db, "UPDATE features SET json = json_remove(json, '$.bytes_moved')");
+  check_user_error(evaluate("--model '" + dir / "good.json" + "'"),
+                   "needs feature columns the data's rows do not all have (bytes_moved");
 }

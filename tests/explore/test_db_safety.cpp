@@ -7,6 +7,8 @@
 #include "explore/record.hpp"
 #include "support/error.hpp"
 
+#include "explore_test_env.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -26,37 +28,10 @@
 
 namespace fs = std::filesystem;
 using namespace liftx;
+using explore_test::ScopedEnv;
+using explore_test::TempDir;
 
 namespace {
-
-struct SafetyDir {
-  fs::path path;
-  explicit SafetyDir(const std::string& name) {
-    path = fs::temp_directory_path() / fmt::format("liftx-test-dbsafety-{}-{}", name, ::getpid());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~SafetyDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-struct SafetyEnv {
-  std::string name;
-  std::optional<std::string> old;
-  SafetyEnv(std::string n, const char* value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str()))
-      old = v;
-    ::setenv(name.c_str(), value, 1);
-  }
-  ~SafetyEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
 
 std::string bytes_of(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -122,7 +97,7 @@ int64_t count_rows(const fs::path& db, const char* table) {
 } // namespace
 
 TEST_CASE("db safety: a corrupted database is refused for writing and left byte-identical") {
-  SafetyDir dir("corrupt");
+  TempDir dir("corrupt");
   const fs::path db = dir.path / "c.db";
   make_database(db);
   std::string bytes = bytes_of(db);
@@ -150,7 +125,7 @@ TEST_CASE("db safety: a corrupted database is refused for writing and left byte-
 }
 
 TEST_CASE("db safety: empty and foreign files") {
-  SafetyDir dir("files");
+  TempDir dir("files");
   // An empty file: a reader refuses it untouched; a writer makes it a database.
   const fs::path empty = dir.path / "empty.db";
   std::ofstream(empty).close();
@@ -182,7 +157,7 @@ TEST_CASE("db safety: empty and foreign files") {
 }
 
 TEST_CASE("db safety: a write waits for another process's transaction instead of failing") {
-  SafetyDir dir("busy");
+  TempDir dir("busy");
   const fs::path path = dir.path / "b.db";
   explore::PerfDb db(path);
   sqlite3* other = nullptr;
@@ -206,7 +181,7 @@ TEST_CASE("db safety: a write waits for another process's transaction instead of
 }
 
 TEST_CASE("db safety: the collection lock is exclusive, names its holder and dies with it") {
-  SafetyDir dir("lock");
+  TempDir dir("lock");
   const fs::path db = dir.path / "l.db";
   const fs::path lock_file = explore::CollectionLock::path_for(db);
   {
@@ -237,8 +212,8 @@ TEST_CASE("db safety: the collection lock is exclusive, names its holder and die
 
 TEST_CASE("db safety: two collections at once on one database never measure a configuration "
           "twice") {
-  SafetyDir dir("concurrent");
-  SafetyEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  TempDir dir("concurrent");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   const fs::path db = dir.path / "two.db";
   std::vector<std::string> args = collect_args(db, "4");
   args.push_back("--resume");
@@ -262,11 +237,11 @@ TEST_CASE("db safety: two collections at once on one database never measure a co
 }
 
 TEST_CASE("db safety: the scratch folders of killed collections are swept by the next run") {
-  SafetyDir dir("scratch");
-  SafetyEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  TempDir dir("scratch");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   const fs::path tmp = dir.path / "tmp";
   fs::create_directories(tmp);
-  SafetyEnv tmpdir("TMPDIR", tmp.c_str());
+  ScopedEnv tmpdir("TMPDIR", tmp.c_str());
   auto scratch_folders = [&] {
     int n = 0;
     for (const auto& e : fs::directory_iterator(tmp))
@@ -304,13 +279,13 @@ TEST_CASE("db safety: the scratch folders of killed collections are swept by the
 }
 
 TEST_CASE("collect: a kernel that never ends costs the timeout, not the worker's device opening") {
-  SafetyDir dir("timeout");
-  SafetyEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  TempDir dir("timeout");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   const fs::path db = dir.path / "t.db";
   {
     // Three kernels that spin forever: each is killed at its timeout, in a new worker each time.
     // (Before, each restarted worker's first job had 30 s more: 96 s for three such rows.)
-    SafetyEnv hang("LIFTX_TEST_WORKER_HANG_AT", "0,1,2");
+    ScopedEnv hang("LIFTX_TEST_WORKER_HANG_AT", "0,1,2");
     std::vector<std::string> args = collect_args(db, "3");
     args.insert(args.end(), {"--timeout-ms", "1000"});
     const auto start = std::chrono::steady_clock::now();
@@ -326,7 +301,7 @@ TEST_CASE("collect: a kernel that never ends costs the timeout, not the worker's
   }
   {
     // A device that takes longer to open than the timeout: the variant still has its own time.
-    SafetyEnv slow("LIFTX_TEST_WORKER_OPEN_DELAY_MS", "2500");
+    ScopedEnv slow("LIFTX_TEST_WORKER_OPEN_DELAY_MS", "2500");
     std::vector<std::string> args = collect_args(dir.path / "slow.db", "1");
     args.insert(args.end(), {"--timeout-ms", "2000"});
     runtime::IsolatedResult r = run_liftx(args);
@@ -337,7 +312,7 @@ TEST_CASE("collect: a kernel that never ends costs the timeout, not the worker's
 }
 
 TEST_CASE("collect: an already lowered program is refused before anything is written") {
-  SafetyDir dir("lowered");
+  TempDir dir("lowered");
   const fs::path db = dir.path / "low.db";
   const std::string file =
       std::string(LIFTX_SOURCE_DIR) + "/stencils/variants/jacobi2d5pt/global2d.lift";
