@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
   add_explore_command(app);
   add_adapt_command(app);
   add_evaluate_command(app);
+  add_route_command(app);
   add_replay_command(app);
   add_collect_command(app);
   add_db_command(app);

@@ -30,6 +30,7 @@ void add_variants_command(CLI::App& app);
 void add_model_commands(CLI::App& app); ///< train, rank
 void add_explore_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
+void add_route_command(CLI::App& app);  ///< per-kind routes of a model (model/routes.hpp)
 void add_replay_command(CLI::App& app); ///< exploration replayed on measured data
 void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);

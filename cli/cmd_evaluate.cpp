@@ -328,8 +328,13 @@ void judge_models(const DataOptions& o, const JudgeOptions& j, int orders,
       throw UserError(fmt::format("{}: {} (`liftx db --db DB --refresh-features {}`, on a copy)",
                                   file, e.message(), o.profile));
     }
-    fmt::print("\nmodel {} ({}, trained on {} samples)\n", file, model::to_string(trained.kind()),
-               trained.training_samples());
+    std::string routes;
+    for (const auto& [kind, route] : trained.routes())
+      routes +=
+          fmt::format("{}{} programs by a {} model of {} samples", routes.empty() ? "; " : ", ",
+                      kind, model::to_string(route->kind()), route->training_samples());
+    fmt::print("\nmodel {} ({}, trained on {} samples{})\n", file, model::to_string(trained.kind()),
+               trained.training_samples(), routes);
     for (const model::GroupResult& g : groups)
       groups_csv +=
           fmt::format("\"{}\",{},\"{}\",{},{},{},{},{},{:.4f},{:.4f}\n", file, g.program,

@@ -367,8 +367,11 @@ void add_explore_command(CLI::App& app) {
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
     fmt::print(report, "device    {} ({})\n", device.device_name, device.key);
-    fmt::print(report, "model     {} ({}, trained for profile {})\n", model_path.string(),
-               model::to_string(m.kind()), m.profile);
+    const std::string program_kind = explore::program_kind_name(program);
+    const bool routed = m.routes().count(program_kind) > 0;
+    fmt::print(report, "model     {} ({}, trained for profile {}{})\n", model_path.string(),
+               model::to_string(explore::model_for(m, program).kind()), m.profile,
+               routed ? fmt::format("; its route for {} programs", program_kind) : "");
     for (const std::string& note : found.notes)
       fmt::print(report, "note      {}\n", note);
     const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
@@ -474,8 +477,9 @@ void add_explore_command(CLI::App& app) {
           {"device", {{"name", device.device_name}, {"key", device.key}}},
           {"model",
            {{"file", model_path.string()},
-            {"kind", model::to_string(m.kind())},
-            {"profile", m.profile}}},
+            {"kind", model::to_string(explore::model_for(m, program).kind())},
+            {"profile", m.profile},
+            {"route", routed ? nlohmann::json(program_kind) : nlohmann::json()}}},
           {"space", {{"variants", ranking.variants}, {"ranked", ranked.size()}}},
           {"strategy", o->strategy},
           {"database", db_path.string()},
@@ -551,11 +555,12 @@ void add_explore_command(CLI::App& app) {
       const std::vector<double> all = explore::feature_values(
           measure.features().compute(*r.program, r.variant, rank_options.sizes),
           measure.features().profile().throughput());
-      const std::vector<int> columns = m.feature_indices(explore::feature_names());
+      const model::Model& ranking_model = explore::model_for(m, program);
+      const std::vector<int> columns = ranking_model.feature_indices(explore::feature_names());
       Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
       for (size_t c = 0; c < columns.size(); ++c)
         row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
-      reasons = m.explain(row);
+      reasons = ranking_model.explain(row);
     }
     fmt::print(report, "why       {}\n", explore::describe_reasons(reasons));
     if (!o->out.empty())

@@ -259,12 +259,16 @@ void add_rank(CLI::App& app) {
       }
       return;
     }
-    fmt::print("program   {} ({}), sizes {}, model {} ({}, profile {})\n", program.name, o->file,
-               format_sizes(sizes), o->model, model::to_string(m.kind()),
-               options.device
-                   ? fmt::format("{} of {}", options.profile, options.device->device_name)
-               : o->profile.empty() ? m.profile
-                                    : o->profile);
+    const model::Model& ranking_model = explore::model_for(m, program);
+    fmt::print(
+        "program   {} ({}), sizes {}, model {} ({}, profile {}{})\n", program.name, o->file,
+        format_sizes(sizes), o->model, model::to_string(ranking_model.kind()),
+        options.device       ? fmt::format("{} of {}", options.profile, options.device->device_name)
+        : o->profile.empty() ? m.profile
+                             : o->profile,
+        &ranking_model == &m
+            ? ""
+            : fmt::format("; its route for {} programs", explore::program_kind_name(program)));
     fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
                "as the best of its program and input{})\n",
                result.variants, seconds,

@@ -1,6 +1,7 @@
 #include "explore/rank.hpp"
 
 #include "codegen/kernel.hpp"
+#include "rewrite/program_kind.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -531,7 +532,9 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
 
 } // namespace
 
-RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options) {
+RankResult rank(const ir::Program& program, const model::Model& routed,
+                const RankOptions& options) {
+  const model::Model& model = model_for(routed, program);
   const std::string profile_name = options.profile.empty() ? model.profile : options.profile;
   LIFTX_USER_CHECK(!profile_name.empty(), "no device profile: the model names none");
   LIFTX_USER_CHECK(options.prune_traffic == 0 || options.prune_traffic >= 1,
@@ -595,6 +598,14 @@ RankResult rank(const ir::Program& program, const model::Model& model, const Ran
     result.ranked[r].rank = static_cast<int>(r + 1);
   explain_best(result.ranked, model, options, threads);
   return result;
+}
+
+std::string program_kind_name(const ir::Program& program) {
+  return std::string(rewrite::kind_name(rewrite::program_kind(program)));
+}
+
+const model::Model& model_for(const model::Model& model, const ir::Program& program) {
+  return model.for_kind(program_kind_name(program));
 }
 
 nlohmann::json launch_json(const codegen::Launch& launch) {

@@ -111,8 +111,15 @@ std::vector<double> feature_values(const features::Features& f,
 /// column name -> value, as the performance database stores them.
 nlohmann::json feature_json(const features::Features& f);
 
-/// Ranks every variant of the space (or the sample) and returns the best predicted.
+/// Ranks every variant of the space (or the sample) and returns the best predicted, by `model`'s
+/// route for the program's kind (model_for).
 RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options);
+
+/// The kind of `program` as model routes name it (rewrite::kind_name of rewrite::program_kind).
+std::string program_kind_name(const ir::Program& program);
+/// The model that ranks `program`: `model`'s route for its kind (program_kind_name), or `model`
+/// itself.
+const model::Model& model_for(const model::Model& model, const ir::Program& program);
 
 /// The launch of a variant as the database and the reports write it; "local" is empty when the
 /// runtime chooses the work-group.

@@ -577,6 +577,26 @@ std::vector<int> Model::feature_indices(const std::vector<std::string>& availabl
   return indices;
 }
 
+const Model& Model::for_kind(std::string_view program_kind) const {
+  const auto it = routes_.find(program_kind);
+  return it == routes_.end() ? *this : *it->second;
+}
+
+void Model::set_route(const std::vector<std::string>& program_kinds, Model route) {
+  LIFTX_USER_CHECK(route.routes_.empty(), "a route has routes of its own");
+  LIFTX_USER_CHECK(route.profile == profile, "a route for profile {} in a model for profile {}",
+                   route.profile, profile);
+  const auto shared = std::make_shared<const Model>(std::move(route));
+  for (const std::string& kind : program_kinds)
+    routes_[kind] = shared;
+}
+
+Model Model::without_routes() const {
+  Model m = *this;
+  m.routes_.clear();
+  return m;
+}
+
 nlohmann::json Model::to_json() const {
   nlohmann::json j;
   j["format"] = "liftx-model";
@@ -630,6 +650,22 @@ nlohmann::json Model::to_json() const {
                  {"nodes", nodes}};
   }
   j["provenance"] = provenance;
+  if (!routes_.empty()) {
+    // Each model once, however many kinds it ranks: "routes" maps a kind to its index in
+    // "route_models".
+    nlohmann::json& routes = j["routes"] = nlohmann::json::object();
+    nlohmann::json& models = j["route_models"] = nlohmann::json::array();
+    std::vector<const Model*> written;
+    for (const auto& [kind, route] : routes_) {
+      auto at = std::find(written.begin(), written.end(), route.get());
+      if (at == written.end()) {
+        written.push_back(route.get());
+        models.push_back(route->to_json());
+        at = written.end() - 1;
+      }
+      routes[kind] = at - written.begin();
+    }
+  }
   return j;
 }
 
@@ -756,6 +792,31 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
       }
     }
     m.provenance = j.value("provenance", nlohmann::json::object());
+    if (j.contains("routes") || j.contains("route_models")) {
+      if (!j.contains("routes") || !j["routes"].is_object() || !j.contains("route_models") ||
+          !j["route_models"].is_array())
+        throw UserError(fmt::format("{}: routes need 'routes' (an object: kind -> index) and "
+                                    "'route_models' (a list of models)",
+                                    origin));
+      std::vector<std::shared_ptr<const Model>> models;
+      for (const nlohmann::json& route : j["route_models"]) {
+        const std::string where = fmt::format("{} (route model {})", origin, models.size());
+        if (route.is_object() && (route.contains("routes") || route.contains("route_models")))
+          throw UserError(fmt::format("{}: a route has routes of its own", where));
+        Model routed = from_json(route, where);
+        if (routed.profile != m.profile)
+          throw UserError(fmt::format("{}: a model for profile {} in a model for profile {}", where,
+                                      routed.profile, m.profile));
+        models.push_back(std::make_shared<const Model>(std::move(routed)));
+      }
+      for (const auto& [kind, index] : j["routes"].items()) {
+        const int at = int_value(index, "the route of " + kind, origin, 0);
+        if (size_t(at) >= models.size())
+          throw UserError(fmt::format("{}: the route of {} names model {} of {}", origin, kind, at,
+                                      models.size()));
+        m.routes_.emplace(kind, models[size_t(at)]);
+      }
+    }
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("{}: malformed model file: {}", origin, e.what()));

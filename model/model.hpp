@@ -8,7 +8,9 @@
 ///
 /// Model files are versioned JSON: format version, kind, feature names in order, the device
 /// profile, the standardisation, the PCA basis and training points (kNN), the tree, or XGBoost's
-/// model (boosted), and the training provenance. This library knows nothing of the IR.
+/// model (boosted), the training provenance, and optional per-kind routes ("route_models", whole
+/// models, each once, and "routes", the index of each kind's). This library knows nothing of the
+/// IR.
 #include "model/transform.hpp"
 
 #include <Eigen/Dense>
@@ -16,8 +18,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace liftx::model {
@@ -170,6 +174,21 @@ public:
   /// the missing ones otherwise. Returns, per model feature, its index in `available`.
   std::vector<int> feature_indices(const std::vector<std::string>& available) const;
 
+  /// Per-kind routes: a model may carry other models, each for one kind of program (the caller's
+  /// names, e.g. rewrite::ProgramKind's "reduction"), chosen where they ranked that kind's held-out
+  /// programs better (model/routes.hpp). One model file then serves every kind without a model
+  /// trained for one kind having to carry on all the others.
+  /// The model that ranks programs of `program_kind`: its route, or this model.
+  const Model& for_kind(std::string_view program_kind) const;
+  const std::map<std::string, std::shared_ptr<const Model>, std::less<>>& routes() const {
+    return routes_;
+  }
+  /// Routes every kind of `program_kinds` to `route` (one model, kept once in the file), replacing
+  /// their routes. UserError when `route` has routes of its own or another profile.
+  void set_route(const std::vector<std::string>& program_kinds, Model route);
+  /// This model without its routes (what ranks every kind they do not name).
+  Model without_routes() const;
+
 private:
   Kind kind_ = Kind::knn;
   std::vector<std::string> feature_names_;
@@ -184,6 +203,8 @@ private:
   // boosted: immutable once trained or loaded, shared by copies
   std::shared_ptr<const xgb::Booster> booster_;
   int boosted_samples_ = 0;
+  // routes: immutable once set, shared by copies
+  std::map<std::string, std::shared_ptr<const Model>, std::less<>> routes_;
 };
 
 } // namespace liftx::model

@@ -253,6 +253,10 @@ ProtocolResult evaluate_transfer(const Dataset& train, const Dataset& test,
   return result;
 }
 
+Model train_on(const Dataset& data, const std::vector<size_t>& rows, const Setting& setting) {
+  return train_setting(data, normalised_targets(data), rows, setting);
+}
+
 Dataset select_columns(const Dataset& data, const std::vector<std::string>& names) {
   const std::vector<int> columns = columns_of(data, names, "the column selection");
   Dataset out;

@@ -84,6 +84,10 @@ ProtocolResult evaluate_folds(const Dataset& data, const std::vector<Fold>& fold
 ProtocolResult evaluate_transfer(const Dataset& train, const Dataset& test,
                                  const ProtocolOptions& options);
 
+/// Trains `setting` on the successful samples among `rows` of `data` (targets normalised over
+/// each whole program and input). UserError when none of them succeeded.
+Model train_on(const Dataset& data, const std::vector<size_t>& rows, const Setting& setting);
+
 /// `data` with only the columns `names` (in that order); UserError naming a missing column.
 Dataset select_columns(const Dataset& data, const std::vector<std::string>& names);
 

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 namespace liftx::model {
 
-std::vector<GroupResult> judge_all(const Model& model, const Dataset& data, int random_orders) {
+namespace {
+
+/// UserError naming the feature columns `model` needs that `data` lacks.
+void check_columns(const Model& model, const Dataset& data) {
   std::vector<std::string> missing;
   for (const std::string& name : model.feature_names())
     if (std::find(data.feature_names.begin(), data.feature_names.end(), name) ==
@@ -22,9 +24,22 @@ std::vector<GroupResult> judge_all(const Model& model, const Dataset& data, int 
                    "recompute the stored features with this liftx",
                    missing.front(),
                    missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "");
-  std::vector<size_t> all(data.samples.size());
-  std::iota(all.begin(), all.end(), size_t{0});
-  std::vector<GroupResult> groups = judge(model, data, all, random_orders, 1, 0.95);
+}
+
+} // namespace
+
+std::vector<GroupResult> judge_all(const Model& model, const Dataset& data, int random_orders) {
+  // Each kind's rows are ranked by the model that would rank them in explore (its route).
+  std::map<std::string, std::vector<size_t>> rows_by_kind;
+  for (size_t r = 0; r < data.samples.size(); ++r)
+    rows_by_kind[kind_of(data, data.samples[r].program)].push_back(r);
+  std::vector<GroupResult> groups;
+  for (const auto& [kind, rows] : rows_by_kind) {
+    const Model& ranking = model.for_kind(kind);
+    check_columns(ranking, data);
+    for (GroupResult& g : judge(ranking, data, rows, random_orders, 1, 0.95))
+      groups.push_back(std::move(g));
+  }
   sort_groups(groups);
   return groups;
 }

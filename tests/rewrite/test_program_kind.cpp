@@ -52,7 +52,7 @@ TEST_CASE("the training programs of the new kinds are the kinds they were writte
   for (const char* name : {"rowsumsq", "colabssum", "rowaxpy", "colweighted"})
     CHECK_MESSAGE(kind_of_file(std::string("model/data/programs/") + name + ".lift") == "reduction",
                   name);
-  for (const char* name : {"abt", "sqdist"})
+  for (const char* name : {"abt", "sqdist", "atb", "l1dist"})
     CHECK_MESSAGE(kind_of_file(std::string("model/data/programs/") + name + ".lift") == "product",
                   name);
   for (const char* name : {"jacobi2d5pt_x4", "box2d_x3"})

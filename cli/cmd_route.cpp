@@ -1,0 +1,121 @@
+// liftx route --base BASE.json --db DB [--add-db DB2 ...] [setting options] -o OUT.json
+//   gives the kinds of program the base model never trained on to a specialist trained on all the
+//   data, each only where the specialist, trained without each of the kind's programs, ranked
+//   them better than the base (model/routes.hpp); writes the base with those routes.
+#include "cli/app.hpp"
+#include "cli/model_options.hpp"
+#include "cli/options.hpp"
+#include "cli/progress.hpp"
+#include "explore/db.hpp"
+#include "model/routes.hpp"
+#include "support/error.hpp"
+#include "support/output_file.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+namespace liftx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RouteOptions {
+  std::string base;
+  std::string output;
+  std::vector<std::string> add_db;
+  double tolerance = model::ShipRule{}.tolerance;
+  bool quiet = false;
+};
+
+std::string figures(const model::KindSummary& k) {
+  return fmt::format("{:.2f} | {} of {}", k.mean_runs_95, k.first_within_95, k.inputs);
+}
+
+void print_decisions(const std::vector<model::RouteDecision>& decisions) {
+  fmt::print("| kind | programs | base: mean runs to 95% | first picks within 95% | specialist, "
+             "held out: mean runs to 95% | first picks within 95% | ranked by |\n"
+             "|---|---|---|---|---|---|---|\n");
+  for (const model::RouteDecision& d : decisions) {
+    const std::string not_judged =
+        d.base_trained ? "- | - | - | -" : "- | - | - | - (programs of unknown kind)";
+    // A kind of many programs (the synthetic stencils) is named by its first few.
+    const size_t named = std::min<size_t>(d.programs.size(), 6);
+    const std::string programs =
+        fmt::format("{}", fmt::join(d.programs.begin(), d.programs.begin() + long(named), ", ")) +
+        (named < d.programs.size() ? fmt::format(" and {} more", d.programs.size() - named) : "");
+    fmt::print("| {} | {} | {} | {} |\n", d.kind, programs,
+               d.base_trained || d.kind == "unknown"
+                   ? not_judged
+                   : figures(d.base) + " | " + figures(d.specialist),
+               d.routed         ? "specialist"
+               : d.base_trained ? "base (trained on the kind)"
+                                : "base");
+  }
+  for (const model::RouteDecision& d : decisions)
+    for (const std::string& why : d.refusals)
+      fmt::print("not routed: {}\n", why);
+}
+
+} // namespace
+
+void add_route_command(CLI::App& app) {
+  auto o = std::make_shared<DataOptions>();
+  auto r = std::make_shared<RouteOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "route", "Give the kinds of program a model never trained on to a specialist where it ranks "
+               "them better");
+  add_data_options(cmd, *o);
+  cmd->add_option("--base", r->base, "the model that keeps every kind it was trained on (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", r->output, "the model with its routes to write (JSON)")
+      ->required();
+  cmd->add_option("--add-db", r->add_db,
+                  "also learn from DB (its only device) or DB@DEVICE_KEY (repeatable)");
+  cmd->add_option("--tolerance", r->tolerance,
+                  "the ship rule a route must pass against the base on its kind (default 0.1)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_flag("--quiet", r->quiet, "no progress lines (on stderr)");
+  cmd->callback([o, r] {
+    std::vector<fs::path> inputs{r->base,
+                                 o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db)};
+    for (const std::string& spec : r->add_db)
+      inputs.emplace_back(spec.substr(0, spec.rfind('@')));
+    refuse_overwriting_input(r->output, inputs, "--output");
+    const model::Model base = model::Model::load(r->base);
+    LIFTX_USER_CHECK(base.profile == o->profile,
+                     "{} is a model for profile {}, the data is read for profile {} (--profile)",
+                     r->base, base.profile, o->profile);
+    LoadedData loaded = load_data(*o);
+    add_databases(loaded, r->add_db, o->profile);
+    model::RoutingOptions options;
+    options.specialist.name = fmt::format("{} {}", o->kind, o->transform);
+    options.specialist.kind = model::parse_kind(o->kind);
+    options.specialist.train = o->train_options();
+    options.specialist.features = o->columns(loaded.data.feature_names);
+    options.rule.tolerance = r->tolerance;
+    const auto step = step_lines("route", r->quiet);
+    if (step)
+      options.progress = [step](const std::string& message) { step("training " + message); };
+    const model::Routing routing = model::choose_routes(base, loaded.data, options);
+    fmt::print("base      {} ({}), trained on {} programs\n", r->base,
+               model::to_string(base.kind()), base.provenance["programs"].size());
+    fmt::print("specialist {} on {} samples, each judged kind's programs held out in turn\n\n",
+               options.specialist.name, loaded.data.samples.size());
+    print_decisions(routing.decisions);
+    routing.model.save(r->output);
+    std::vector<std::string> routed;
+    for (const auto& [kind, route] : routing.model.routes())
+      routed.push_back(kind);
+    fmt::print("\nwritten   {} ({})\n", r->output,
+               routed.empty() ? "the base alone: no kind routed"
+                              : fmt::format("routes for {}", fmt::join(routed, ", ")));
+  });
+}
+
+} // namespace liftx::cli

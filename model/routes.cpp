@@ -1,0 +1,126 @@
+#include "model/routes.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace liftx::model {
+
+namespace {
+
+std::set<std::string> trained_programs(const Model& base) {
+  const nlohmann::json& provenance = base.provenance;
+  LIFTX_USER_CHECK(provenance.is_object() && provenance.contains("programs") &&
+                       provenance["programs"].is_array(),
+                   "the base model does not list the programs it was trained on (provenance "
+                   "\"programs\"), so no kind can be told unseen by it");
+  std::set<std::string> out;
+  for (const nlohmann::json& name : provenance["programs"])
+    if (name.is_string())
+      out.insert(std::string(stencil_of(name.get<std::string>())));
+  return out;
+}
+
+/// Whether the specialist's figures on a kind beat the base's: no ship-rule refusal against
+/// them, and better in mean runs to 95% or in first picks within 95%.
+std::vector<std::string> route_refusals(const KindSummary& specialist, const KindSummary& base,
+                                        const ShipRule& rule) {
+  std::vector<std::string> refusals = ship_refusals({specialist}, {base}, rule);
+  if (refusals.empty() && specialist.mean_runs_95 >= base.mean_runs_95 &&
+      specialist.first_within_95 <= base.first_within_95)
+    refusals.push_back(fmt::format("{}: no better than the base (mean runs to 95% {:.2f} against "
+                                   "{:.2f}, first picks within 95% {} against {})",
+                                   base.kind, specialist.mean_runs_95, base.mean_runs_95,
+                                   specialist.first_within_95, base.first_within_95));
+  return refusals;
+}
+
+} // namespace
+
+Routing choose_routes(const Model& base_with_routes, const Dataset& data,
+                      const RoutingOptions& options) {
+  const Model base = base_with_routes.without_routes();
+  const std::set<std::string> seen = trained_programs(base);
+  std::map<std::string, std::set<std::string>> programs_by_kind;
+  std::map<std::string, std::vector<size_t>> rows_by_program;
+  for (size_t r = 0; r < data.samples.size(); ++r) {
+    const std::string program(stencil_of(data.samples[r].program));
+    programs_by_kind[kind_of(data, program)].insert(program);
+    rows_by_program[program].push_back(r);
+  }
+
+  Routing routing;
+  size_t to_train = 0;
+  for (const auto& [kind, programs] : programs_by_kind) {
+    RouteDecision d;
+    d.kind = kind;
+    d.programs.assign(programs.begin(), programs.end());
+    for (const std::string& p : programs)
+      d.base_trained = d.base_trained || seen.count(p) > 0;
+    if (!d.base_trained && kind != "unknown")
+      to_train += programs.size();
+    routing.decisions.push_back(std::move(d));
+  }
+
+  size_t trained = 0;
+  for (RouteDecision& d : routing.decisions) {
+    // A kind of unknown programs (stored without their source) cannot be routed to.
+    if (d.base_trained || d.kind == "unknown")
+      continue;
+    std::vector<GroupResult> base_groups;
+    std::vector<GroupResult> specialist_groups;
+    for (const std::string& program : d.programs) {
+      if (options.progress)
+        options.progress(fmt::format("{} ({}), {} of {}", program, d.kind, ++trained, to_train));
+      const std::vector<size_t>& held_out = rows_by_program.at(program);
+      std::vector<size_t> rest;
+      for (size_t r = 0; r < data.samples.size(); ++r)
+        if (stencil_of(data.samples[r].program) != program)
+          rest.push_back(r);
+      const Model specialist = train_on(data, rest, options.specialist);
+      for (GroupResult& g : judge(specialist, data, held_out, options.random_orders, 1, 0.95))
+        specialist_groups.push_back(std::move(g));
+      for (GroupResult& g : judge(base, data, held_out, options.random_orders, 1, 0.95))
+        base_groups.push_back(std::move(g));
+    }
+    d.base = summarize_by_kind(base_groups, data).at(0);
+    d.specialist = summarize_by_kind(specialist_groups, data).at(0);
+    d.refusals = route_refusals(d.specialist, d.base, options.rule);
+    d.routed = d.refusals.empty();
+  }
+
+  routing.model = base;
+  bool any = false;
+  for (const RouteDecision& d : routing.decisions)
+    any = any || d.routed;
+  if (any) {
+    if (options.progress)
+      options.progress("the specialist on all the data");
+    std::vector<size_t> all(data.samples.size());
+    for (size_t r = 0; r < all.size(); ++r)
+      all[r] = r;
+    Model specialist = train_on(data, all, options.specialist);
+    specialist.profile = base.profile;
+    std::set<std::string> programs;
+    int successful = 0;
+    for (const Sample& s : data.samples) {
+      programs.emplace(stencil_of(s.program));
+      successful += s.time_ms.has_value();
+    }
+    specialist.provenance = {
+        {"programs", std::vector<std::string>(programs.begin(), programs.end())},
+        {"samples", successful},
+        {"setting", options.specialist.name}};
+    std::vector<std::string> kinds;
+    for (const RouteDecision& d : routing.decisions)
+      if (d.routed)
+        kinds.push_back(d.kind);
+    routing.model.set_route(kinds, std::move(specialist));
+  }
+  return routing;
+}
+
+} // namespace liftx::model

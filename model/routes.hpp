@@ -1,0 +1,53 @@
+#pragma once
+/// A model per kind of program, chosen inside the training data. A model trained on every kind
+/// ranks reductions and products far better than one trained on 2D stencils only, and the 2D
+/// stencils worse (docs/results.md, 2026-12-02): no single model passes the ship rule. Routes
+/// keep the base model for every kind it was trained on and hand a kind it never saw to a
+/// specialist (one setting trained on all the data) only where, on that kind's programs of the
+/// training data, the specialist trained without each program ranked it better than the base. The
+/// base is judged on the same programs, which it never saw either, so the choice uses only
+/// held-out figures of the training data; the regression suite stays unseen for the ship rule.
+#include "model/protocol.hpp"
+#include "model/ship_rule.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace liftx::model {
+
+/// What was decided for one kind of program in the training data.
+struct RouteDecision {
+  std::string kind;
+  std::vector<std::string> programs; ///< the kind's programs in the training data
+  /// The base model was trained on one of them: the kind stays with it, unjudged (its figures on
+  /// programs it trained on would flatter it).
+  bool base_trained = false;
+  KindSummary base;       ///< the base model on the kind's inputs (when judged)
+  KindSummary specialist; ///< the specialist, each program held out of its training
+  bool routed = false;
+  /// Why the specialist does not take the kind: the ship rule's lines against the base, or that
+  /// it is no better on either figure. Empty when routed or not judged.
+  std::vector<std::string> refusals;
+};
+
+struct RoutingOptions {
+  Setting specialist; ///< what is trained for the routes (its kind, options and columns)
+  ShipRule rule;      ///< a route must pass it against the base on its kind, and be better
+  int random_orders = 100;
+  /// Told before each held-out program is trained for ("aniso3d (stencil3d), 3 of 13").
+  std::function<void(const std::string& message)> progress;
+};
+
+struct Routing {
+  std::vector<RouteDecision> decisions; ///< one per kind of the data, in kind-name order
+  /// The base (without the routes it had) with a route, the specialist trained on all of `data`,
+  /// for every kind routed.
+  Model model;
+};
+
+/// UserError when `base` does not list the programs it was trained on (provenance "programs",
+/// as `liftx train` writes it) or `data` has no successful measurement.
+Routing choose_routes(const Model& base, const Dataset& data, const RoutingOptions& options);
+
+} // namespace liftx::model
