@@ -24,8 +24,9 @@ std::set<std::string> trained_programs(const Model& base) {
   return out;
 }
 
-/// Whether the specialist's figures on a kind beat the base's: no ship-rule refusal against
-/// them, and better in mean runs to 95% or in first picks within 95%.
+/// Why the specialist may not take a kind from the base: the ship rule's refusals against the
+/// base's figures, or, when it passes, that it is better on neither mean runs to 95% nor first
+/// picks within 95%. Empty when it may.
 std::vector<std::string> route_refusals(const KindSummary& specialist, const KindSummary& base,
                                         const ShipRule& rule) {
   std::vector<std::string> refusals = ship_refusals({specialist}, {base}, rule);
