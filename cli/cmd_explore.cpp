@@ -367,11 +367,10 @@ void add_explore_command(CLI::App& app) {
     const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
     fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
     fmt::print(report, "device    {} ({})\n", device.device_name, device.key);
-    const std::string program_kind = explore::program_kind_name(program);
-    const bool routed = m.routes().count(program_kind) > 0;
+    const std::string route = explore::route_of(m, program);
     fmt::print(report, "model     {} ({}, trained for profile {}{})\n", model_path.string(),
                model::to_string(explore::model_for(m, program).kind()), m.profile,
-               routed ? fmt::format("; its route for {} programs", program_kind) : "");
+               route.empty() ? "" : fmt::format("; its route for {} programs", route));
     for (const std::string& note : found.notes)
       fmt::print(report, "note      {}\n", note);
     const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
@@ -479,7 +478,7 @@ void add_explore_command(CLI::App& app) {
            {{"file", model_path.string()},
             {"kind", model::to_string(explore::model_for(m, program).kind())},
             {"profile", m.profile},
-            {"route", routed ? nlohmann::json(program_kind) : nlohmann::json()}}},
+            {"route", route.empty() ? nlohmann::json() : nlohmann::json(route)}}},
           {"space", {{"variants", ranking.variants}, {"ranked", ranked.size()}}},
           {"strategy", o->strategy},
           {"database", db_path.string()},

@@ -259,16 +259,14 @@ void add_rank(CLI::App& app) {
       }
       return;
     }
-    const model::Model& ranking_model = explore::model_for(m, program);
+    const std::string route = explore::route_of(m, program);
     fmt::print(
         "program   {} ({}), sizes {}, model {} ({}, profile {}{})\n", program.name, o->file,
-        format_sizes(sizes), o->model, model::to_string(ranking_model.kind()),
+        format_sizes(sizes), o->model, model::to_string(explore::model_for(m, program).kind()),
         options.device       ? fmt::format("{} of {}", options.profile, options.device->device_name)
         : o->profile.empty() ? m.profile
                              : o->profile,
-        &ranking_model == &m
-            ? ""
-            : fmt::format("; its route for {} programs", explore::program_kind_name(program)));
+        route.empty() ? "" : fmt::format("; its route for {} programs", route));
     fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
                "as the best of its program and input{})\n",
                result.variants, seconds,

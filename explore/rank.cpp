@@ -608,6 +608,11 @@ const model::Model& model_for(const model::Model& model, const ir::Program& prog
   return model.for_kind(program_kind_name(program));
 }
 
+std::string route_of(const model::Model& model, const ir::Program& program) {
+  std::string kind = program_kind_name(program);
+  return model.routes().count(kind) ? kind : std::string();
+}
+
 nlohmann::json launch_json(const codegen::Launch& launch) {
   std::vector<int64_t> global, local;
   for (int d = 0; d < launch.dims; ++d) {

@@ -120,6 +120,8 @@ std::string program_kind_name(const ir::Program& program);
 /// The model that ranks `program`: `model`'s route for its kind (program_kind_name), or `model`
 /// itself.
 const model::Model& model_for(const model::Model& model, const ir::Program& program);
+/// The kind whose route of `model` ranks `program`; empty when `model` itself does.
+std::string route_of(const model::Model& model, const ir::Program& program);
 
 /// The launch of a variant as the database and the reports write it; "local" is empty when the
 /// runtime chooses the work-group.

@@ -41,6 +41,8 @@ TEST_CASE("read commands work on a read-only database in a read-only folder, byt
       "db --db " + quoted + " --t4 -",
       "train --db " + quoted + " -o '" + dir / "m.json" + "'",
       "evaluate --db " + quoted + " --kind knn",
+      "evaluate --db " + quoted + " --model '" + dir / "m.json" + "'",
+      "route --db " + quoted + " --base '" + dir / "m.json" + "' -o '" + dir / "routed.json" + "'",
       "replay --db " + quoted + " --kind knn --strategies static --budget 3 --seeds 1",
       "replay --db " + quoted + " --prior-db " + quoted +
           " --kind knn --strategies static --budget 3 --seeds 1",

@@ -27,14 +27,21 @@ void write_backwards_base(const std::string& db, const TempDir& dir) {
   std::ofstream(dir / "backwards.json") << base.dump();
 }
 
+/// `liftx route` on `db` from the base file `base` of `dir`, writing `output` there.
+RunResult route(const std::string& db, const TempDir& dir, const std::string& base,
+                const std::string& output, const std::string& options = "--kind knn --quiet") {
+  return liftx("route --db '" + db + "' --base '" + dir / base + "' " + options + " -o '" +
+               dir / output + "'");
+}
+
 } // namespace
 
 TEST_CASE("route gives a kind the base ranks backwards to the specialist, and the file serves it") {
   TempDir dir("route");
   const std::string db = copy_of_pocl_db(dir);
   write_backwards_base(db, dir);
-  RunResult r = liftx("route --db '" + db + "' --base '" + dir / "backwards.json" +
-                      "' --kind knn --transform log --quiet -o '" + dir / "routed.json" + "'");
+  RunResult r =
+      route(db, dir, "backwards.json", "routed.json", "--kind knn --transform log --quiet");
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "| stencil2d | gaussian, gradient, hotspot2d, jacobi2d5pt, jacobi2d9pt, "
@@ -53,14 +60,20 @@ TEST_CASE("route gives a kind the base ranks backwards to the specialist, and th
   CHECK(judged.exit_code == 0);
   CHECK(contains(judged.out, "; stencil2d programs by a knn model of "));
   CHECK(contains(judged.out, "routed.json is no worse than "));
+
+  // Ranking a program of the routed kind names the route it ranks with.
+  RunResult ranked = liftx("rank stencils/jacobi2d5pt.lift --model '" + dir / "routed.json" +
+                           "' --size 64 --top 3");
+  CAPTURE(ranked.err);
+  REQUIRE(ranked.exit_code == 0);
+  CHECK(contains(ranked.out, "(knn, profile cpu; its route for stencil2d programs)"));
 }
 
 TEST_CASE("route keeps every kind the base trained on, and refuses bases it cannot judge") {
   TempDir dir("route-kept");
   const std::string db = copy_of_pocl_db(dir);
   write_backwards_base(db, dir);
-  RunResult kept = liftx("route --db '" + db + "' --base '" + dir / "good.json" +
-                         "' --kind knn --quiet -o '" + dir / "kept.json" + "'");
+  RunResult kept = route(db, dir, "good.json", "kept.json");
   CAPTURE(kept.err);
   REQUIRE(kept.exit_code == 0);
   CHECK(ends_with(lines_starting(kept.out, "| stencil2d |").at(0),
@@ -71,12 +84,12 @@ TEST_CASE("route keeps every kind the base trained on, and refuses bases it cann
   nlohmann::json anonymous = nlohmann::json::parse(read_text(dir / "good.json"));
   anonymous["provenance"].erase("programs");
   std::ofstream(dir / "anonymous.json") << anonymous.dump();
-  const std::string data = "route --db '" + db + "' --kind knn -o '" + dir / "out.json" + "' ";
-  check_user_error(liftx(data + "--base '" + dir / "anonymous.json" + "'"),
+  check_user_error(route(db, dir, "anonymous.json", "out.json"),
                    "does not list the programs it was trained on");
-  check_user_error(liftx(data + "--base '" + dir / "good.json" + "' --profile nvidia"),
+  check_user_error(route(db, dir, "good.json", "out.json", "--kind knn --profile nvidia"),
                    "is a model for profile cpu, the data is read for profile nvidia");
-  check_user_error(liftx("route --db '" + db + "' --base '" + dir / "good.json" + "' -o '" +
-                         dir / "good.json" + "'"));
+  const std::string good = read_text(dir / "good.json");
+  check_user_error(route(db, dir, "good.json", "good.json"));
+  CHECK(read_text(dir / "good.json") == good);
   CHECK_FALSE(fs::exists(dir / "out.json"));
 }

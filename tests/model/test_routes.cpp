@@ -63,13 +63,18 @@ Setting tree_setting() {
   return s;
 }
 
-/// A tree trained on the stencils only, listing them as its training programs.
-Model stencil_base(const Dataset& data) {
+/// The rows of the programs whose names start with `letter` ('s': the stencils).
+std::vector<size_t> rows_of(const Dataset& data, char letter) {
   std::vector<size_t> rows;
   for (size_t r = 0; r < data.samples.size(); ++r)
-    if (data.samples[r].program[0] == 's')
+    if (data.samples[r].program[0] == letter)
       rows.push_back(r);
-  Model base = train_on(data, rows, tree_setting());
+  return rows;
+}
+
+/// A tree trained on the stencils only, listing them as its training programs.
+Model stencil_base(const Dataset& data) {
+  Model base = train_on(data, rows_of(data, 's'), tree_setting());
   base.profile = "nvidia";
   base.provenance = {{"programs", {"s1", "s2", "s3"}}};
   return base;
@@ -166,11 +171,7 @@ TEST_CASE("routes need to know what the base trained on") {
 TEST_CASE("a model file keeps its routes; nested routes and another profile are refused") {
   const Dataset data = kinds_data();
   Model base = stencil_base(data);
-  std::vector<size_t> reductions;
-  for (size_t r = 0; r < data.samples.size(); ++r)
-    if (data.samples[r].program[0] == 'r')
-      reductions.push_back(r);
-  Model route = train_on(data, reductions, tree_setting());
+  Model route = train_on(data, rows_of(data, 'r'), tree_setting());
   route.profile = "nvidia";
   base.set_route({"reduction", "product"}, route);
 
