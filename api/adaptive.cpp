@@ -1,8 +1,8 @@
-// Input-adaptive programs: the artifact of `liftx adapt` (explore/adapt.hpp) loaded, its selector
+// Input-adaptive programs: the artifact of `liftx adapt` (adapt/adapt.hpp) loaded, its selector
 // asked per shape, and the chosen member compiled once per shape and run.
 #include "liftx/adaptive.hpp"
+#include "adapt/adapt.hpp"
 #include "api/internal.hpp"
-#include "explore/adapt.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -27,7 +27,7 @@ struct AdaptiveProgram::Impl {
   std::shared_ptr<Context::Impl> context;
   AdaptiveOptions options;
   std::string path;
-  explore::AdaptiveArtifact artifact;
+  adapt::AdaptiveArtifact artifact;
   Program program;              ///< the high-level program: the reference of every check
   std::vector<Program> members; ///< the portfolio's lowered programs, parsed once
   std::vector<std::string> descriptions;
@@ -36,15 +36,15 @@ struct AdaptiveProgram::Impl {
   /// Guards the caches below. Held while a member is chosen and compiled, so that two threads
   /// asking for the same new shape compile it once.
   std::mutex mutex;
-  std::map<Sizes, std::optional<explore::AdaptiveArtifact::Pick>> chosen;
+  std::map<Sizes, std::optional<adapt::AdaptiveArtifact::Pick>> chosen;
   std::map<std::pair<size_t, Sizes>, Kernel> kernels;
 
   /// The member for `sizes` (cached), nullopt when none applies. UserError for bad sizes.
-  std::optional<explore::AdaptiveArtifact::Pick> try_choose_locked(const Sizes& sizes);
+  std::optional<adapt::AdaptiveArtifact::Pick> try_choose_locked(const Sizes& sizes);
   /// The same, a UserError listing the members when none applies.
-  explore::AdaptiveArtifact::Pick choose_locked(const Sizes& sizes);
+  adapt::AdaptiveArtifact::Pick choose_locked(const Sizes& sizes);
   /// "window tile_x=16 ..., local 2x8", or with the work-group fitted to the shape.
-  std::string describe(const explore::AdaptiveArtifact::Pick& pick) const;
+  std::string describe(const adapt::AdaptiveArtifact::Pick& pick) const;
   Kernel kernel_locked(const Sizes& sizes);
 };
 
@@ -92,7 +92,7 @@ AdaptiveProgram AdaptiveProgram::load(Context& context, const std::string& path,
                                       const AdaptiveOptions& options) {
   const std::shared_ptr<Context::Impl>& ctx = KernelFactory::context_of(context);
   LIFTX_USER_CHECK(ctx, "the Context was moved from");
-  explore::AdaptiveArtifact artifact = explore::adaptive_artifact_from(read_json(path), path);
+  adapt::AdaptiveArtifact artifact = adapt::adaptive_artifact_from(read_json(path), path);
   LIFTX_USER_CHECK(!artifact.portfolio.empty(), "{}: the adaptive program has an empty portfolio",
                    path);
   // What the file says is parsed and checked now, so that a damaged file fails here rather
@@ -112,23 +112,23 @@ AdaptiveProgram AdaptiveProgram::load(Context& context, const std::string& path,
   p->options = options;
   p->path = path;
   p->artifact = std::move(artifact);
-  const explore::AdaptiveArtifact& a = p->artifact;
+  const adapt::AdaptiveArtifact& a = p->artifact;
   std::vector<std::string> names;
   for (const arith::Expr& v : p->program.size_vars())
     names.push_back(v.node().name);
   if (a.selector.size_names != names)
     throw damaged(fmt::format("the selector is for sizes {}, the program has sizes {}",
                               fmt::join(a.selector.size_names, ", "), fmt::join(names, ", ")));
-  for (const rewrite::Sizes& shape : a.selector.shapes) {
+  for (const Sizes& shape : a.selector.shapes) {
     std::vector<std::string> shape_names;
     for (const auto& [name, value] : shape)
       shape_names.push_back(name);
     if (shape_names != names)
       throw damaged(fmt::format("the training shape {} does not bind the sizes {}",
-                                explore::shape_text(shape), fmt::join(names, ", ")));
+                                adapt::shape_text(shape), fmt::join(names, ", ")));
   }
   for (size_t m = 0; m < a.portfolio.size(); ++m) {
-    const explore::AdaptiveCandidate& c = a.portfolio[m];
+    const adapt::AdaptiveCandidate& c = a.portfolio[m];
     Program member = main_of(c.printed, fmt::format("portfolio member {}", m));
     if (!same_signature(member, p->program))
       throw damaged(fmt::format("portfolio member {} ({}) does not have the types of {}", m,
@@ -161,7 +161,7 @@ AdaptiveProgram AdaptiveProgram::load(Context& context, const std::string& path,
   return out;
 }
 
-std::optional<explore::AdaptiveArtifact::Pick>
+std::optional<adapt::AdaptiveArtifact::Pick>
 AdaptiveProgram::Impl::try_choose_locked(const Sizes& sizes) {
   interp::check_sizes(program, sizes);
   if (const auto it = chosen.find(sizes); it != chosen.end())
@@ -171,12 +171,12 @@ AdaptiveProgram::Impl::try_choose_locked(const Sizes& sizes) {
   // and is no reason to refuse a small grid (codegen::prepare_launch drops it too).
   DeviceLimits limits = context->device.profile.limits();
   limits.min_work_groups = 1;
-  const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(sizes, limits);
+  const std::optional<adapt::AdaptiveArtifact::Pick> pick = artifact.pick(sizes, limits);
   chosen.emplace(sizes, pick);
   return pick;
 }
 
-std::string AdaptiveProgram::Impl::describe(const explore::AdaptiveArtifact::Pick& pick) const {
+std::string AdaptiveProgram::Impl::describe(const adapt::AdaptiveArtifact::Pick& pick) const {
   if (pick.as_measured)
     return descriptions[pick.member];
   if (pick.rounded)
@@ -185,8 +185,8 @@ std::string AdaptiveProgram::Impl::describe(const explore::AdaptiveArtifact::Pic
                      fmt::join(pick.local, "x"));
 }
 
-explore::AdaptiveArtifact::Pick AdaptiveProgram::Impl::choose_locked(const Sizes& sizes) {
-  const std::optional<explore::AdaptiveArtifact::Pick> pick = try_choose_locked(sizes);
+adapt::AdaptiveArtifact::Pick AdaptiveProgram::Impl::choose_locked(const Sizes& sizes) {
+  const std::optional<adapt::AdaptiveArtifact::Pick> pick = try_choose_locked(sizes);
   if (!pick) {
     std::string members;
     for (size_t m = 0; m < descriptions.size(); ++m)
@@ -201,7 +201,7 @@ explore::AdaptiveArtifact::Pick AdaptiveProgram::Impl::choose_locked(const Sizes
 }
 
 Kernel AdaptiveProgram::Impl::kernel_locked(const Sizes& sizes) {
-  const explore::AdaptiveArtifact::Pick pick = choose_locked(sizes);
+  const adapt::AdaptiveArtifact::Pick pick = choose_locked(sizes);
   const size_t member = pick.member;
   auto key = std::make_pair(member, sizes);
   if (const auto it = kernels.find(key); it != kernels.end())
@@ -250,7 +250,7 @@ RunStats AdaptiveProgram::run(const Sizes& sizes, const std::vector<Input>& inpu
 AdaptiveChoice AdaptiveProgram::choice(const Sizes& sizes) const {
   Impl& p = checked(impl_);
   std::lock_guard lock(p.mutex);
-  const explore::AdaptiveArtifact::Pick pick = p.choose_locked(sizes);
+  const adapt::AdaptiveArtifact::Pick pick = p.choose_locked(sizes);
   return {pick.member, p.describe(pick)};
 }
 
@@ -290,7 +290,7 @@ std::vector<std::string> AdaptiveProgram::portfolio() const {
   return checked(impl_).descriptions;
 }
 std::vector<Sizes> AdaptiveProgram::training_shapes() const {
-  const explore::AdaptiveArtifact& a = checked(impl_).artifact;
+  const adapt::AdaptiveArtifact& a = checked(impl_).artifact;
   return {a.selector.shapes.begin(), a.selector.shapes.end()};
 }
 const std::vector<std::string>& AdaptiveProgram::notes() const {

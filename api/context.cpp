@@ -1,13 +1,13 @@
 // Devices, contexts, buffers and compiling.
 #include "api/internal.hpp"
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/launch.hpp"
 #include "explore/rank.hpp"
 #include "ir/interp/interp.hpp"
 #include "rewrite/default_lowering.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/walk.hpp"
+#include "runtime/launch.hpp"
 
 #include <fmt/format.h>
 
@@ -36,13 +36,13 @@ KernelError kernel_error(runtime::Status status, const std::string& message) {
 
 namespace {
 
-DeviceInfo info_of(const runtime::DeviceProfile& p) {
+DeviceInfo info_of(const target::DeviceProfile& p) {
   DeviceInfo d;
   d.name = p.device_name;
   d.platform = p.platform_name;
   d.vendor = p.vendor;
   d.driver_version = p.driver_version;
-  d.type = std::string(runtime::to_string(p.type));
+  d.type = std::string(target::to_string(p.type));
   d.key = p.key;
   d.spec = p.index_spec();
   d.compute_units = p.compute_units;
@@ -69,8 +69,7 @@ ArrayInfo array_of_type(const std::string& name, const ir::Type& type, const Siz
                                      "zip them)",
                                      name, type.to_string()));
   a.kind = scalar->kind;
-  interp::Sizes s(sizes.begin(), sizes.end());
-  a.shape = interp::concrete_shape(type, s);
+  a.shape = interp::concrete_shape(type, sizes);
   a.elements = 1;
   for (int64_t d : a.shape)
     a.elements *= static_cast<size_t>(d);
@@ -110,7 +109,7 @@ std::vector<ArrayInfo> result_arrays(const Program& program, const Sizes& sizes)
 
 std::vector<DeviceInfo> devices() {
   std::vector<DeviceInfo> out;
-  for (const runtime::DeviceProfile& p : runtime::list_devices())
+  for (const target::DeviceProfile& p : runtime::list_devices())
     out.push_back(info_of(p));
   return out;
 }

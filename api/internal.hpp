@@ -2,11 +2,11 @@
 // Private to liftx_api (not installed): the state behind the public handles, and how the API's
 // parts make kernels. Everything here assumes the caller holds the context's lock where it says
 // so.
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/status.hpp"
 #include "exec/run.hpp"
 #include "liftx/runtime.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/status.hpp"
 
 #include <type_traits>
 
@@ -18,7 +18,7 @@
 
 namespace liftx {
 
-static_assert(std::is_same_v<Sizes, interp::Sizes>, "the API's sizes are the interpreter's");
+static_assert(std::is_same_v<Sizes, Sizes>, "the API's sizes are the interpreter's");
 
 struct Context::Impl {
   runtime::Device device;

@@ -1,9 +1,9 @@
 // Kernels: building and binding a lowered program, and running it on the application's data.
 #include "codegen/kernel.hpp"
 #include "api/internal.hpp"
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/launch.hpp"
 #include "ir/storage.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/launch.hpp"
 
 #include <fmt/format.h>
 

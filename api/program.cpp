@@ -1,8 +1,8 @@
 // Programs: .lift input, printing and identity.
 #include "liftx/program.hpp"
 
-#include "codegen/runtime/cache_dir.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/cache_dir.hpp"
 
 #include <fmt/format.h>
 

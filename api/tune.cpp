@@ -1,25 +1,25 @@
 // In-application tuning: rank with the shipped model, check and time the best-predicted variants,
 // keep the winner in the tuning database, reuse it later.
 //
-// The tuning database is a liftx performance database (explore::PerfDb): every measurement is
+// The tuning database is a liftx performance database (perfdb::PerfDb): every measurement is
 // recorded there, so `liftx train` can learn from applications' tuning, and the winners are its
 // tuned_winners table. The variants are tried by explore::explore, as `liftx explore` tries them.
 #include "liftx/tune.hpp"
 
 #include "api/internal.hpp"
-#include "codegen/runtime/cache_dir.hpp"
-#include "codegen/runtime/launch.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
-#include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
-#include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
 #include "liftx/version.hpp"
 #include "model/model.hpp"
+#include "perfdb/db.hpp"
+#include "perfdb/record.hpp"
 #include "rewrite/default_lowering.hpp"
+#include "runtime/cache_dir.hpp"
+#include "runtime/launch.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -107,7 +107,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
                    options.max_variants);
   interp::check_sizes(program, sizes);
   check_inputs(ctx, program, sizes, inputs);
-  const runtime::DeviceProfile& profile = ctx->device.profile;
+  const target::DeviceProfile& profile = ctx->device.profile;
 
   TuneResult result;
   const std::string identity = program_identity(program);
@@ -118,20 +118,20 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
       {"liftx", LIFTX_VERSION}}.dump());
   const fs::path db_path = tuning_db_path(ctx->options);
   result.database = db_path.string();
-  explore::PerfDb db(db_path);
+  perfdb::PerfDb db(db_path);
   auto seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
 
   if (!options.retune)
-    if (std::optional<explore::TunedWinner> w = db.winner(result.key)) {
+    if (std::optional<perfdb::TunedWinner> w = db.winner(result.key)) {
       try {
         const ir::Module module = parse::parse_module(w->lowered, "<tuning database>");
         const Program& lowered = module.main();
         if (same_signature(lowered, program)) {
           std::lock_guard lock(ctx->mutex);
-          result.kernel = KernelFactory::make(
-              ctx, lowered, sizes, explore::run_options_for(w->launch), program.name, "");
+          result.kernel = KernelFactory::make(ctx, lowered, sizes,
+                                              perfdb::run_options_for(w->launch), program.name, "");
           KernelFactory::impl_of(result.kernel).variant = w->variant;
           result.reused = true;
           result.variant = w->variant;
@@ -162,7 +162,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   const bool as_written = default_variant && default_variant->second == "as written";
   const std::string kind = explore::profile_name_for(profile);
   explore::RankOptions rank_options;
-  rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+  rank_options.sizes = sizes;
   rank_options.profile = kind;
   rank_options.device = profile;
   rank_options.max_variants = options.max_variants;
@@ -247,7 +247,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     trial.predicted = c.predicted;
     trial.variant = describe(c);
     const nlohmann::json launch = explore::launch_json(c.variant.launch);
-    exec::RunOptions run = explore::run_options_for(launch);
+    exec::RunOptions run = perfdb::run_options_for(launch);
     run.warmup = options.warmup;
     run.repeat = options.repeat;
     run.check = true;
@@ -306,16 +306,16 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
     if (c.rank != 0)
       try {
         feature_values =
-            explore::feature_json(features.compute(*c.program, c.variant, rank_options.sizes));
+            features::to_stored_json(features.compute(*c.program, c.variant, rank_options.sizes));
       } catch (const UserError&) {
         // Features that cannot be computed do not stop tuning; training skips the row.
       }
     const int64_t configuration_id =
-        explore::record_configuration(db, program_id, sizes_json,
-                                      {print_program(*c.program), c.variant.strategy,
-                                       nlohmann::json(c.variant.parameters), launch},
-                                      kind, feature_values);
-    db.put_measurement(configuration_id, device_id, explore::measurement_of(report));
+        perfdb::record_configuration(db, program_id, sizes_json,
+                                     {print_program(*c.program), c.variant.strategy,
+                                      nlohmann::json(c.variant.parameters), launch},
+                                     kind, feature_values);
+    db.put_measurement(configuration_id, device_id, perfdb::measurement_of(report));
     result.trials.push_back(trial);
     kernels.push_back(kernel);
     configurations.push_back(configuration_id);
@@ -351,14 +351,14 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   result.median_ms = *winner.median_ms;
   if (kernels[best].empty()) {
     kernels[best] = KernelFactory::make(
-        ctx, *c.program, sizes, explore::run_options_for(explore::launch_json(c.variant.launch)),
+        ctx, *c.program, sizes, perfdb::run_options_for(explore::launch_json(c.variant.launch)),
         program.name, "");
     KernelFactory::impl_of(kernels[best]).variant = winner.variant;
   }
   result.kernel = kernels[best];
   lock.unlock();
 
-  explore::TunedWinner w;
+  perfdb::TunedWinner w;
   w.key = result.key;
   w.program_identity = identity;
   w.program_name = program.name;

@@ -6,10 +6,10 @@
 //   bank_padding_bench [--size M=4096,N=4096] [--profile nvidia] [--limit 200] [--stride 1]
 //                      FILE...
 // Prints one table row per program. Static only: nothing runs on a device.
-#include "codegen/runtime/device.hpp"
 #include "explore/bank_padding.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -23,8 +23,8 @@ using namespace liftx;
 
 namespace {
 
-rewrite::Sizes parse_sizes(const std::string& text, const ir::Program& program) {
-  rewrite::Sizes sizes;
+Sizes parse_sizes(const std::string& text, const ir::Program& program) {
+  Sizes sizes;
   size_t start = 0;
   while (start < text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
@@ -60,7 +60,7 @@ int main(int argc, char** argv) try {
     else
       files.emplace_back(argv[i]);
   }
-  const runtime::DeviceProfile profile = runtime::named_profile(profile_name);
+  const target::DeviceProfile profile = runtime::named_profile(profile_name);
   fmt::print("| program | variants streamed | with a 2D+ local array | checked | with a conflict | "
              "padded | mean worst degree before -> after | seconds |\n|---|---|---|---|---|---|---|"
              "---|\n");

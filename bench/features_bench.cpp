@@ -4,9 +4,9 @@
 // style (tied, free); each variant is then one KernelModel::analyze.
 //   build/features_bench [count]
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/device.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "target/profile.hpp"
 
 #include <fmt/format.h>
 
@@ -26,7 +26,7 @@ struct Variant {
   std::string name;
   const features::KernelModel* model;
   features::Launch launch;
-  const runtime::DeviceProfile* profile;
+  const target::DeviceProfile* profile;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -38,9 +38,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   const size_t wanted = argc > 1 ? static_cast<size_t>(std::atol(argv[1])) : 10000;
   const fs::path dir = fs::path(LIFTX_BENCH_SOURCE_DIR) / "stencils" / "variants" / "jacobi2d5pt";
-  const interp::Sizes sizes{{"M", 4096}, {"N", 4096}};
-  const std::vector<runtime::DeviceProfile> profiles = {runtime::named_profile("nvidia"),
-                                                        runtime::named_profile("amd")};
+  const Sizes sizes{{"M", 4096}, {"N", 4096}};
+  const std::vector<target::DeviceProfile> profiles = {*target::model_profile("nvidia"),
+                                                       *target::model_profile("amd")};
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".lift")

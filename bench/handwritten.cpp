@@ -1,8 +1,9 @@
 #include "bench/handwritten.hpp"
 
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/cache_dir.hpp"
+#include "exec/verify.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/cache_dir.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -174,25 +175,20 @@ exec::Verification verify_output(const std::vector<float>& output, const interp:
                                    output.size(), want.data.size());
     return v;
   }
-  for (size_t i = 0; i < output.size(); ++i) {
-    const bool poisoned = runtime::is_poison(output[i]);
-    const double got = output[i];
-    const double expected = want.data[i];
-    const bool both_nan = std::isnan(got) && std::isnan(expected);
-    const bool same = (both_nan && !poisoned) ||
-                      std::fabs(got - expected) <= tolerance * std::max(1.0, std::fabs(expected));
-    if (poisoned)
-      ++v.unwritten;
-    if (!std::isnan(got) && !std::isnan(expected))
-      v.max_abs_error = std::max(v.max_abs_error, std::fabs(got - expected));
-    if (!same) {
-      if (v.mismatches == 0)
-        v.first_mismatch =
-            poisoned
-                ? fmt::format("element {} was never written (interpreter {:.9g})", i, expected)
-                : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", i, got, expected);
-      ++v.mismatches;
-    }
+  // The same element check as every liftx variant's (exec/verify.hpp).
+  const exec::ElementCheck check = exec::check_elements(
+      ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(output.data()), 0,
+      output.size(), want.data.data(), 1, tolerance);
+  v.mismatches = check.mismatches;
+  v.unwritten = check.unwritten;
+  v.max_abs_error = check.max_abs_error;
+  if (check.mismatches > 0) {
+    const double expected = want.data[check.first_mismatch];
+    v.first_mismatch = check.first_unwritten
+                           ? fmt::format("element {} was never written (interpreter {:.9g})",
+                                         check.first_mismatch, expected)
+                           : fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}",
+                                         check.first_mismatch, check.first_got, expected);
   }
   v.passed = v.mismatches == 0;
   return v;

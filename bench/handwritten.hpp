@@ -5,12 +5,12 @@
 /// exec::run_program draws them, every output element compared with the reference interpreter's
 /// result for the high-level stencil, timing by profiling events. Shared by stencil_roofline_bench
 /// and its test, so that the test checks exactly what the bench verifies.
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/status.hpp"
 #include "exec/run.hpp"
 #include "ir/expr.hpp"
 #include "ir/interp/interp.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/status.hpp"
 
 #include <array>
 #include <cstdint>
@@ -66,7 +66,7 @@ std::vector<HandwrittenKernel> handwritten_kernels(const std::filesystem::path& 
 struct StencilCase {
   std::string stencil;
   ir::Module module;
-  interp::Sizes sizes;
+  Sizes sizes;
   std::vector<int64_t> shape; ///< the grid's extents, outermost first: {M, N} or {M, N, O}
   uint64_t seed = 1;
   std::vector<interp::HostArray> inputs;
@@ -94,9 +94,10 @@ StencilCase load_stencil_case(const std::filesystem::path& lift_file,
 StencilCase load_stencil_case(const std::filesystem::path& lift_file, int64_t rows, int64_t columns,
                               uint64_t seed = 1);
 
-/// Compares a kernel's float output with the interpreter's, element by element: a match is
-/// |kernel - interpreter| <= tolerance * max(1, |interpreter|), or both NaN where the kernel wrote
-/// the NaN; elements holding the poison pattern count as unwritten (and as mismatches).
+/// Compares a kernel's float output with the interpreter's with exec::check_elements, the check of
+/// every liftx variant: a match is |kernel - interpreter| <= tolerance * max(1, |interpreter|),
+/// or equal values (NaN matching NaN) where the kernel wrote them; elements holding the poison
+/// pattern count as unwritten (and as mismatches).
 exec::Verification verify_output(const std::vector<float>& output, const interp::HostArray& want,
                                  double tolerance = 1e-4);
 

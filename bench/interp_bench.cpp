@@ -68,7 +68,7 @@ Options parse_options(int argc, char** argv) {
 
 /// Best of `repeat` runs, in seconds, and the last result.
 double time_run(const ir::Program& p, const std::vector<interp::HostArray>& inputs,
-                const interp::Sizes& sizes, int threads, int repeat, interp::HostArray& result) {
+                const Sizes& sizes, int threads, int repeat, interp::HostArray& result) {
   double best = 1e300;
   for (int r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   struct Case {
     std::string name;
     ir::Module module;
-    interp::Sizes sizes;
+    Sizes sizes;
     std::vector<interp::HostArray> inputs;
     interp::HostArray sequential;
     double seconds_sequential = 0;

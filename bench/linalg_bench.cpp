@@ -16,13 +16,13 @@
 // it). Bandwidth counts the matrix, the vector(s) and the result once; the float4-copy roofline is
 // measured in the same process. Prints a table.
 #include "codegen/launch.hpp"
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/roofline.hpp"
 #include "exec/run.hpp"
-#include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/record.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/roofline.hpp"
 #include "support/error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -143,7 +143,7 @@ Operands make_operands(runtime::Device& device, const std::string& op, int64_t n
   return o;
 }
 
-interp::Sizes sizes_of(const std::string& op, int64_t n) {
+Sizes sizes_of(const std::string& op, int64_t n) {
   if (op == "mm")
     return {{"K", n}, {"M", n}, {"N", n}};
   return {{"M", n}, {"N", n}};
@@ -224,7 +224,7 @@ int main(int argc, char** argv) try {
         parse::parse_file((std::filesystem::path(opt.linalg_dir) / (op + ".lift")).string());
     std::filesystem::path sidecar = std::filesystem::path(file).replace_extension(".json");
     const std::string sidecar_text = read_text(sidecar);
-    const exec::RunOptions launch = explore::read_launch_sidecar(sidecar_text, sidecar.string());
+    const exec::RunOptions launch = perfdb::read_launch_sidecar(sidecar_text, sidecar.string());
     const bool tied = nlohmann::json::parse(sidecar_text).value("tied", true);
     const std::string label = op + " " + std::filesystem::path(file).stem().string();
 
@@ -248,7 +248,7 @@ int main(int argc, char** argv) try {
     }
 
     Operands& o = operands_for(op);
-    const interp::Sizes sizes = sizes_of(op, o.n);
+    const Sizes sizes = sizes_of(op, o.n);
     // The variant's own launch: its work-group size (a tied variant's global size follows the
     // sizes; a free one keeps its own too, and needs the size it was written for).
     codegen::LaunchRequest request;

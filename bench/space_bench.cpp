@@ -3,9 +3,9 @@
 // variants per second. The kernel source is generated once per lowered program (tied and free
 // kernels separately) by the stream, and reused across its launch configurations.
 //   space_bench [FILE] [--size M=4096,N=4096] [--variants 10000] [--profile nvidia]
-#include "codegen/runtime/device.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>

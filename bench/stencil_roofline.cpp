@@ -41,9 +41,9 @@
 //   build/stencil_roofline_bench --device nvidia --size 512x512x512 --size 256x512x768
 //       --variants-dir h200-multi-output-3d-suite/512-variants
 #include "bench/handwritten.hpp"
-#include "codegen/runtime/roofline.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/roofline.hpp"
 #include "support/error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -250,8 +250,7 @@ std::string dims_text(const std::vector<int64_t>& values) {
 
 /// Applies a launch sidecar to `options`; returns a note for the launch column when the sidecar
 /// was written for other sizes.
-std::string apply_sidecar(const fs::path& file, const interp::Sizes& sizes,
-                          exec::RunOptions& options) {
+std::string apply_sidecar(const fs::path& file, const Sizes& sizes, exec::RunOptions& options) {
   std::ifstream in(file);
   if (!in)
     throw UserError(fmt::format("cannot read {}", file.string()));
@@ -403,7 +402,7 @@ private:
                                         std::vector<int64_t> gpu_default) const {
     if (!text.empty())
       return parse_local(text, dims, option);
-    if (device_.profile.type == runtime::DeviceType::gpu)
+    if (device_.profile.type == target::DeviceType::gpu)
       return gpu_default;
     return {};
   }

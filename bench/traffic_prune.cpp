@@ -18,11 +18,11 @@
 //             model costs 0.13-0.17 s per variant on average on the development machine
 // Opens DB read-only. Prints one table row per program and input, then the grid.
 #include "codegen/launch.hpp"
-#include "explore/dataset.hpp"
-#include "explore/record.hpp"
 #include "features/derived.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/dataset.hpp"
+#include "perfdb/record.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -100,14 +100,14 @@ int main(int argc, char** argv) try {
     throw UserError(fmt::format("no derived column '{}'", name));
   };
   const size_t cache_time = derived_column("cache_time"), local_time = derived_column("local_time");
-  const explore::PerfDb db(argv[1], explore::PerfDb::Access::read_only);
-  const std::string device = explore::resolve_device(db, argc > 2 ? argv[2] : "");
-  const runtime::DeviceProfile device_profile = runtime::named_profile(profile);
-  const runtime::DeviceProfile::Throughput throughput = device_profile.throughput();
+  const perfdb::PerfDb db(argv[1], perfdb::PerfDb::Access::read_only);
+  const std::string device = perfdb::resolve_device(db, argc > 2 ? argv[2] : "");
+  const target::DeviceProfile device_profile = runtime::named_profile(profile);
+  const target::DeviceProfile::Throughput throughput = device_profile.throughput();
 
   std::map<std::pair<std::string, std::string>, Group> by_input;
   int64_t extrapolated = 0, rows = 0, refused = 0;
-  for (const explore::Row& row : db.rows(device, profile)) {
+  for (const perfdb::Row& row : db.rows(device, profile)) {
     if (row.configuration_id % every != 0)
       continue;
     double traffic = 0;
@@ -122,9 +122,9 @@ int main(int argc, char** argv) try {
       try {
         const std::string origin = fmt::format("configuration {}", row.configuration_id);
         const ir::Module module = parse::parse_module(row.printed, origin);
-        const auto sizes = nlohmann::json::parse(row.sizes).get<interp::Sizes>();
+        const auto sizes = nlohmann::json::parse(row.sizes).get<Sizes>();
         const codegen::PreparedLaunch prepared = codegen::prepare_launch(
-            module.main(), sizes, explore::run_options_for(row.launch, origin).request(),
+            module.main(), sizes, perfdb::run_options_for(row.launch, origin).request(),
             device_profile.limits());
         const auto modelled =
             features::KernelModel(prepared.kernel)

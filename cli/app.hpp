@@ -36,6 +36,6 @@ void add_collect_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 void add_synth_command(CLI::App& app); ///< synthetic stencils (synth/)
 void add_calibrate_command(CLI::App& app);
-void add_adapt_command(CLI::App& app); ///< input-adaptive selection (explore/adapt.hpp)
+void add_adapt_command(CLI::App& app); ///< input-adaptive selection (adapt/adapt.hpp)
 
 } // namespace liftx::cli

@@ -1,26 +1,26 @@
-// liftx adapt: input-adaptive variant selection (explore/adapt.hpp). Ranks the space at each
+// liftx adapt: input-adaptive variant selection (adapt/adapt.hpp). Ranks the space at each
 // training shape, measures the best-ranked variants of every shape at every shape (each run
 // verified and recorded in the performance database), keeps a greedy portfolio and its selector,
 // writes them as a JSON artifact, and optionally evaluates the selector on held-out shapes
 // against a broad search there, the portfolio's best single member and the variant tuned at one
 // typical shape.
+#include "adapt/adapt.hpp"
+#include "adapt/header.hpp"
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "explore/adapt.hpp"
-#include "explore/adapt_header.hpp"
 #include "explore/collect.hpp"
-#include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/plot.hpp"
+#include "perfdb/db.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/walk.hpp"
+#include "runtime/launch.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -73,12 +73,12 @@ constexpr int kConfirmRounds = 3;
 /// `measurer` (one worker per batch, builders ahead of it): measured configurations stand in.
 class ShapeMeasure {
 public:
-  ShapeMeasure(explore::PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
-               const ir::Program& program, const rewrite::Sizes& shape, const std::string& kind,
+  ShapeMeasure(perfdb::PerfDb& db, const target::DeviceProfile& device, const ir::Module& module,
+               const ir::Program& program, const Sizes& shape, const std::string& kind,
                const AdaptOptions& o, explore::Measurer& measurer,
-               const std::vector<runtime::DeviceProfile>& devices, int repeat,
+               const std::vector<target::DeviceProfile>& devices, int repeat,
                bool remeasure = false)
-      : measure_(db, device, module, program, interp::Sizes(shape.begin(), shape.end()), kind,
+      : measure_(db, device, module, program, shape, kind,
                  {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, repeat,
                   std::chrono::milliseconds(o.timeout_ms), remeasure}) {
     measure_.measure_through(measurer, devices);
@@ -115,16 +115,16 @@ private:
 };
 
 /// The `top` best-ranked tied variants at `shape`, for each coverage probe of the shape
-/// (explore::coverage_probes) the best-ranked one that runs there, and the `fixed_grids`
+/// (adapt::coverage_probes) the best-ranked one that runs there, and the `fixed_grids`
 /// best-ranked shape-free free-thread launches with a work-group (as fixed-grid candidates: their
 /// grid strides over any shape, odd ones too), as candidates not already in `into`; returns the
-/// best-ranked tied variant that is shape-free (explore::is_shape_free), if any. With
+/// best-ranked tied variant that is shape-free (adapt::is_shape_free), if any. With
 /// `free_threads` (a broad search), the first `top` free-thread launches go there instead.
-std::optional<explore::AdaptiveCandidate>
+std::optional<adapt::AdaptiveCandidate>
 add_ranked_candidates(const ir::Module& module, const ir::Program& program,
-                      const model::Model& model, const runtime::DeviceProfile& device,
-                      const std::string& kind, const rewrite::Sizes& shape, size_t top,
-                      size_t fixed_grids, bool quiet, std::vector<explore::AdaptiveCandidate>& into,
+                      const model::Model& model, const target::DeviceProfile& device,
+                      const std::string& kind, const Sizes& shape, size_t top, size_t fixed_grids,
+                      bool quiet, std::vector<adapt::AdaptiveCandidate>& into,
                       std::vector<rewrite::Variant>* free_threads = nullptr) {
   explore::RankOptions options;
   options.sizes = shape;
@@ -139,8 +139,8 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
   const explore::RankResult ranking = explore::rank(program, model, options);
   progress.finish();
   size_t added = 0;
-  std::optional<explore::AdaptiveCandidate> shape_free;
-  std::vector<rewrite::Sizes> uncovered = explore::coverage_probes(shape);
+  std::optional<adapt::AdaptiveCandidate> shape_free;
+  std::vector<Sizes> uncovered = adapt::coverage_probes(shape);
   // Looking for a probe's candidate costs a kernel generation per variant: within the first
   // ranked tied variants only.
   constexpr size_t kCoverageSearch = 400;
@@ -155,7 +155,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
       // A free-thread launch's global size was chosen for this shape: part of a broad search
       // here, or, shape-free, a fixed grid to run at every shape.
       const bool fixed_grid = want_fixed && r.variant.launch.local_given() &&
-                              explore::is_shape_free(r.variant.parameters);
+                              adapt::is_shape_free(r.variant.parameters);
       if (!want_free && !fixed_grid)
         continue;
       rewrite::Variant v = r.variant;
@@ -163,7 +163,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
       if (want_free) {
         free_threads->push_back(std::move(v));
       } else {
-        explore::AdaptiveCandidate c = explore::candidate_of(v, module);
+        adapt::AdaptiveCandidate c = adapt::candidate_of(v, module);
         if (std::find(into.begin(), into.end(), c) == into.end())
           into.push_back(std::move(c));
         ++fixed;
@@ -173,14 +173,14 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     ++tied;
     rewrite::Variant v = r.variant;
     v.program = *r.program;
-    explore::AdaptiveCandidate c = explore::candidate_of(v, module);
-    if (!shape_free && explore::is_shape_free(c.parameters))
+    adapt::AdaptiveCandidate c = adapt::candidate_of(v, module);
+    if (!shape_free && adapt::is_shape_free(c.parameters))
       shape_free = c;
     bool wanted = added < top;
     if (!wanted && tied <= kCoverageSearch) {
       const auto covered = std::remove_if(uncovered.begin(), uncovered.end(), [&](const auto& p) {
-        explore::Fit fit = explore::Fit::as_measured;
-        return explore::candidate_at_fitted(c, p, device.limits(), &fit).has_value();
+        adapt::Fit fit = adapt::Fit::as_measured;
+        return adapt::candidate_at_fitted(c, p, device.limits(), &fit).has_value();
       });
       wanted = covered != uncovered.end();
       uncovered.erase(covered, uncovered.end());
@@ -199,7 +199,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     only_fixed.keep_if = [](const std::string& /*strategy*/,
                             const std::map<std::string, int64_t>& parameters,
                             const codegen::Launch& launch) {
-      return !launch.tied && launch.local_given() && explore::is_shape_free(parameters);
+      return !launch.tied && launch.local_given() && adapt::is_shape_free(parameters);
     };
     ActivityPrinter fixed_progress(quiet);
     only_fixed.on_progress = [&](std::string_view phase, int64_t n) {
@@ -215,7 +215,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     for (const explore::RankedVariant& r : fixed_ranking.ranked) {
       rewrite::Variant v = r.variant;
       v.program = *r.program;
-      explore::AdaptiveCandidate c = explore::candidate_of(v, module);
+      adapt::AdaptiveCandidate c = adapt::candidate_of(v, module);
       if (std::find(into.begin(), into.end(), c) == into.end())
         into.push_back(std::move(c));
     }
@@ -226,9 +226,8 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
 /// A work-item per point (the library's default lowering: 3D, 2D, then 1D thread mappings, x
 /// on dimension 0) with a work-group of 32x4x2, 16x4 or 64 (fitted to each shape): the fallback
 /// when the ranking kept no shape-free tied variant.
-std::optional<explore::AdaptiveCandidate> default_fallback(const ir::Module& module,
-                                                           const ir::Program& program,
-                                                           const rewrite::Sizes& shape) {
+std::optional<adapt::AdaptiveCandidate>
+default_fallback(const ir::Module& module, const ir::Program& program, const Sizes& shape) {
   const ir::Program fused = rewrite::apply_until_fixpoint(program, rewrite::zip_of_maps());
   for (const auto& [strategy, local] :
        {std::pair<const char*, std::vector<int64_t>>{"global3d_210", {32, 4, 2}},
@@ -244,7 +243,7 @@ std::optional<explore::AdaptiveCandidate> default_fallback(const ir::Module& mod
     } catch (const UserError&) {
       continue;
     }
-    explore::AdaptiveCandidate c;
+    adapt::AdaptiveCandidate c;
     c.printed = ir::print(ir::Module{module.userfuns, {*p}});
     c.strategy = strategy;
     c.local = local;
@@ -318,12 +317,12 @@ void add_adapt_command(CLI::App& app) {
     std::vector<std::string> names;
     for (const arith::Expr& v : program.size_vars())
       names.push_back(v.node().name);
-    std::vector<rewrite::Sizes> shapes;
+    std::vector<Sizes> shapes;
     for (const std::string& s : o->shapes)
-      shapes.push_back(explore::parse_shape(s, names));
-    std::vector<rewrite::Sizes> held_out;
+      shapes.push_back(adapt::parse_shape(s, names));
+    std::vector<Sizes> held_out;
     for (const std::string& s : o->evaluate)
-      held_out.push_back(explore::parse_shape(s, names));
+      held_out.push_back(adapt::parse_shape(s, names));
     LIFTX_USER_CHECK(o->emit == "json" || !o->out.empty(),
                      "--emit header writes the header to the file given with -o");
     LIFTX_USER_CHECK(o->plot.empty() || !held_out.empty(),
@@ -334,8 +333,8 @@ void add_adapt_command(CLI::App& app) {
     const explore::FoundModel found = explore::find_model(o->model, device.profile);
     const model::Model model = model::Model::load(found.path);
     const DeviceLimits limits = device.profile.limits();
-    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
-    explore::PerfDb db(db_path);
+    const fs::path db_path = o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db);
+    perfdb::PerfDb db(db_path);
     // The variants of a shape are measured as one batch by a worker child (a crash or hang costs
     // its one variant), with builders ahead of it.
     explore::CollectOptions measuring;
@@ -344,7 +343,7 @@ void add_adapt_command(CLI::App& app) {
     measuring.worker_executable = fs::read_symlink("/proc/self/exe").string();
     measuring.build_jobs = o->build_jobs;
     explore::LocalMeasurer measurer(measuring);
-    const std::vector<runtime::DeviceProfile> measured_on{device.profile};
+    const std::vector<target::DeviceProfile> measured_on{device.profile};
 
     fmt::print("program   {} ({})\n", program.name, o->file);
     fmt::print("device    {} ({})\n", device.profile.device_name, device.profile.key);
@@ -354,11 +353,11 @@ void add_adapt_command(CLI::App& app) {
 
     const auto step = step_lines("adapt", o->quiet); // none with --quiet
     // Candidates: the best-ranked tied variants of every training shape.
-    explore::AdaptiveTable table;
+    adapt::AdaptiveTable table;
     table.shapes = shapes;
-    std::optional<explore::AdaptiveCandidate> fallback;
-    for (const rewrite::Sizes& shape : shapes) {
-      std::optional<explore::AdaptiveCandidate> shape_free =
+    std::optional<adapt::AdaptiveCandidate> fallback;
+    for (const Sizes& shape : shapes) {
+      std::optional<adapt::AdaptiveCandidate> shape_free =
           add_ranked_candidates(module, program, model, device.profile, kind, shape, o->top,
                                 o->fixed_grids, o->quiet, table.candidates);
       if (!fallback)
@@ -382,22 +381,22 @@ void add_adapt_command(CLI::App& app) {
 
     // Every candidate at every training shape where it applies.
     for (size_t s = 0; s < shapes.size(); ++s) {
-      const rewrite::Sizes& shape = shapes[s];
+      const Sizes& shape = shapes[s];
       if (step)
         step(fmt::format("training shape {} of {}: measuring {} candidates at {}", s + 1,
-                         shapes.size(), table.candidates.size(), explore::shape_text(shape)));
+                         shapes.size(), table.candidates.size(), adapt::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<std::optional<rewrite::Variant>> variants;
       for (size_t c = 0; c < table.candidates.size(); ++c) {
-        explore::Fit fit = explore::Fit::as_measured;
+        adapt::Fit fit = adapt::Fit::as_measured;
         variants.push_back(
             c == fallback_candidate
-                ? explore::candidate_at_fitted(table.candidates[c], shape, limits, &fit)
-                : explore::candidate_at(table.candidates[c], shape, limits));
+                ? adapt::candidate_at_fitted(table.candidates[c], shape, limits, &fit)
+                : adapt::candidate_at(table.candidates[c], shape, limits));
       }
       table.ms.push_back(measure(std::move(variants)));
-      fmt::print("measured  {}: {} of {} candidates ran\n", explore::shape_text(shape),
+      fmt::print("measured  {}: {} of {} candidates ran\n", adapt::shape_text(shape),
                  std::count_if(table.ms.back().begin(), table.ms.back().end(),
                                [](const auto& t) { return t.has_value(); }),
                  table.candidates.size());
@@ -414,23 +413,23 @@ void add_adapt_command(CLI::App& app) {
     };
     for (size_t c = 0; c < table.candidates.size(); ++c)
       if (table.candidates[c].fixed_grid() &&
-          explore::is_shape_free(table.candidates[c].parameters) &&
+          adapt::is_shape_free(table.candidates[c].parameters) &&
           (!fallback_candidate || mean_fraction(c) > mean_fraction(*fallback_candidate)))
         fallback_candidate = c;
 
-    explore::AdaptiveArtifact artifact;
+    adapt::AdaptiveArtifact artifact;
     artifact.program_name = program.name;
     artifact.program_source = ir::print(ir::Module{module.userfuns, {program}});
     artifact.device = device.profile.device_name;
     artifact.profile = device.profile.key;
     // Chosen over the training shapes and, estimated from them, shapes nearby that fewer tiles
-    // divide (explore::with_coverage_probes).
-    const explore::AdaptiveTable probed = explore::with_coverage_probes(table, limits);
-    const std::vector<size_t> members = explore::choose_portfolio(probed, o->portfolio);
+    // divide (adapt::with_coverage_probes).
+    const adapt::AdaptiveTable probed = adapt::with_coverage_probes(table, limits);
+    const std::vector<size_t> members = adapt::choose_portfolio(probed, o->portfolio);
     LIFTX_USER_CHECK(!members.empty(), "no candidate ran at any training shape: nothing to adapt");
     for (size_t c : members)
       artifact.portfolio.push_back(table.candidates[c]);
-    artifact.selector = explore::fit_selector(table, members);
+    artifact.selector = adapt::fit_selector(table, members);
     artifact.training = table;
     if (fallback_candidate) {
       const auto it = std::find(members.begin(), members.end(), *fallback_candidate);
@@ -444,8 +443,8 @@ void add_adapt_command(CLI::App& app) {
                "training shape)\n",
                shapes.size(), probed.shapes.size() - shapes.size());
     fmt::print("  {:<3} {:<48}", "#", "variant");
-    for (const rewrite::Sizes& shape : shapes)
-      fmt::print(" {:>10}", explore::shape_text(shape));
+    for (const Sizes& shape : shapes)
+      fmt::print(" {:>10}", adapt::shape_text(shape));
     fmt::print("\n");
     std::vector<size_t> listed = members;
     if (artifact.fallback && *artifact.fallback == members.size())
@@ -458,7 +457,7 @@ void add_adapt_command(CLI::App& app) {
     }
     if (!o->out.empty()) {
       write_output_file(o->out,
-                        o->emit == "header" ? explore::adaptive_header(artifact)
+                        o->emit == "header" ? adapt::adaptive_header(artifact)
                                             : to_json(artifact).dump(1) + "\n",
                         {o->file}, "--output");
       fmt::print("written   {}\n", o->out);
@@ -469,7 +468,7 @@ void add_adapt_command(CLI::App& app) {
     // Held-out shapes: the selector's pick against a broad search at each shape.
     size_t typical = 0;
     if (!o->typical.empty()) {
-      const rewrite::Sizes t = explore::parse_shape(o->typical, names);
+      const Sizes t = adapt::parse_shape(o->typical, names);
       const auto it = std::find(shapes.begin(), shapes.end(), t);
       LIFTX_USER_CHECK(it != shapes.end(), "--typical {} is not one of the training shapes",
                        o->typical);
@@ -503,7 +502,7 @@ void add_adapt_command(CLI::App& app) {
     fmt::print("\nheld-out shapes (fraction of the best known: the fastest of the selector's pick, "
                "the portfolio, the {} tuned at {} and the {} best ranked there, tied and "
                "free-thread launches each{})\n",
-               "variant", explore::shape_text(shapes[typical]), o->evaluate_top,
+               "variant", adapt::shape_text(shapes[typical]), o->evaluate_top,
                o->confirm_repeat > 0
                    ? fmt::format("; the fastest three, the pick, the single member and the "
                                  "typical variant measured again in {} interleaved rounds of {} "
@@ -526,25 +525,25 @@ void add_adapt_command(CLI::App& app) {
     std::vector<model::Series> plotted{
         {"adaptive pick", {}, model::palette(0), false},
         {"best single member", {}, model::palette(1), false},
-        {"tuned at " + explore::shape_text(shapes[typical]), {}, model::palette(2), false}};
+        {"tuned at " + adapt::shape_text(shapes[typical]), {}, model::palette(2), false}};
     for (size_t h = 0; h < held_out.size(); ++h) {
-      const rewrite::Sizes& shape = held_out[h];
+      const Sizes& shape = held_out[h];
       if (step)
         step(fmt::format("held-out shape {} of {}: ranking and measuring at {}", h + 1,
-                         held_out.size(), explore::shape_text(shape)));
+                         held_out.size(), adapt::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
-      std::vector<explore::AdaptiveCandidate> broad;
+      std::vector<adapt::AdaptiveCandidate> broad;
       std::vector<rewrite::Variant> broad_free;
       (void)add_ranked_candidates(module, program, model, device.profile, kind, shape,
                                   o->evaluate_top, 0, o->quiet, broad, &broad_free);
-      const std::optional<explore::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
+      const std::optional<adapt::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
       // Everything this shape compares, measured as one batch, each distinct candidate once:
       // the portfolio, the typical shape's variant, the broad search (the best-ranked tied
       // candidates and free-thread launches here), and a pick fitted to the shape (a launch of
       // its own).
-      std::vector<explore::AdaptiveCandidate> compared = artifact.portfolio;
-      auto slot_of = [&](const explore::AdaptiveCandidate& c) {
+      std::vector<adapt::AdaptiveCandidate> compared = artifact.portfolio;
+      auto slot_of = [&](const adapt::AdaptiveCandidate& c) {
         const auto it = std::find(compared.begin(), compared.end(), c);
         if (it != compared.end())
           return size_t(it - compared.begin());
@@ -554,21 +553,21 @@ void add_adapt_command(CLI::App& app) {
       constexpr size_t kNone = size_t(-1);
       const size_t typical_slot =
           typical_candidate ? slot_of(table.candidates[*typical_candidate]) : kNone;
-      for (const explore::AdaptiveCandidate& c : broad)
+      for (const adapt::AdaptiveCandidate& c : broad)
         (void)slot_of(c);
       std::vector<std::optional<rewrite::Variant>> variants;
-      for (const explore::AdaptiveCandidate& c : compared)
-        variants.push_back(explore::candidate_at(c, shape, limits));
+      for (const adapt::AdaptiveCandidate& c : compared)
+        variants.push_back(adapt::candidate_at(c, shape, limits));
       for (rewrite::Variant& v : broad_free)
         variants.push_back(std::move(v));
       size_t pick_slot = kNone;
       if (pick && pick->as_measured) {
         pick_slot = pick->member;
       } else if (pick) {
-        explore::Fit fit = explore::Fit::as_measured;
+        adapt::Fit fit = adapt::Fit::as_measured;
         pick_slot = variants.size();
         variants.push_back(
-            explore::candidate_at_fitted(artifact.portfolio[pick->member], shape, limits, &fit));
+            adapt::candidate_at_fitted(artifact.portfolio[pick->member], shape, limits, &fit));
       }
       // The single member and the typical variant where they do not apply as measured: fitted
       // to the shape as the pick would be (what an application keeping that one variant could
@@ -581,9 +580,9 @@ void add_adapt_command(CLI::App& app) {
           return slot;
         if (const auto it = fitted_of.find(slot); it != fitted_of.end())
           return it->second; // the same kernel and launch: one measurement, not two
-        explore::Fit fit = explore::Fit::as_measured;
+        adapt::Fit fit = adapt::Fit::as_measured;
         std::optional<rewrite::Variant> v =
-            explore::candidate_at_fitted(compared[slot], shape, limits, &fit);
+            adapt::candidate_at_fitted(compared[slot], shape, limits, &fit);
         if (!v)
           return slot;
         variants.push_back(std::move(v));
@@ -611,7 +610,7 @@ void add_adapt_command(CLI::App& app) {
           if (slot != kNone && ms[slot] &&
               std::find(counted.begin(), counted.end(), slot) == counted.end())
             counted.push_back(slot);
-        // In interleaved rounds, the fractions paired within each (explore::paired_fraction):
+        // In interleaved rounds, the fractions paired within each (adapt::paired_fraction):
         // a slow spell of the device (clocks, a neighbour) costs every variant of its round.
         std::vector<std::optional<rewrite::Variant>> again(variants.size());
         for (size_t slot : counted)
@@ -643,7 +642,7 @@ void add_adapt_command(CLI::App& app) {
           return 0.0;
         if (!rounds[slot].empty())
           if (std::optional<double> paired =
-                  explore::paired_fraction(rounds[best_slot], rounds[slot]))
+                  adapt::paired_fraction(rounds[best_slot], rounds[slot]))
             return *paired;
         return *best / *ms[slot];
       };
@@ -651,7 +650,7 @@ void add_adapt_command(CLI::App& app) {
         return percent(fraction(slot)) + (slot != as_measured_slot && ms[slot] ? "*" : "");
       };
       const double adaptive = fraction(pick_slot);
-      plotted_shapes.push_back(explore::shape_text(shape));
+      plotted_shapes.push_back(adapt::shape_text(shape));
       plotted[0].y.push_back(100 * adaptive);
       plotted[1].y.push_back(100 * fraction(single_slot));
       plotted[2].y.push_back(100 * fraction(typical_run_slot));
@@ -659,12 +658,12 @@ void add_adapt_command(CLI::App& app) {
         ++typical_missing;
       } else if (t < worst_typical) {
         worst_typical = t;
-        worst_typical_shape = explore::shape_text(shape);
+        worst_typical_shape = adapt::shape_text(shape);
       }
       sum_adaptive += adaptive;
       worst_adaptive = std::min(worst_adaptive, adaptive);
       ++shown;
-      fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", explore::shape_text(shape),
+      fmt::print("  {:<12} {:>9} {:>7} {:>8} {:>8} {:>8}  {}\n", adapt::shape_text(shape),
                  best ? fmt::format("{:.4f}", *best) : "-",
                  pick ? fmt::format("#{}{}", pick->member, pick->as_measured ? "" : "*") : "none",
                  percent(adaptive), fitted_percent(single_slot, single),

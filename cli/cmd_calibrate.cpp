@@ -8,8 +8,8 @@
 #include "cli/progress.hpp"
 #include "exec/run.hpp"
 #include "explore/calibrate.hpp"
-#include "explore/db.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/db.hpp"
 #include "support/error.hpp"
 #include "synth/synth.hpp"
 
@@ -133,7 +133,7 @@ void add_calibrate_command(CLI::App& app) {
                  state.string());
 
     std::vector<ir::Module> modules;
-    std::vector<interp::Sizes> sizes_per_file; // size by size, one entry per file
+    std::vector<Sizes> sizes_per_file; // size by size, one entry per file
     for (const std::string& file : files)
       modules.push_back(parse::parse_file(file));
     for (int64_t n : design.sizes)
@@ -144,7 +144,7 @@ void add_calibrate_command(CLI::App& app) {
     options.targets = explore::calibration_targets(files, sizes_per_file);
     options.design = design;
     options.device = o->device;
-    options.db = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
+    options.db = o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db);
     options.model =
         o->output.empty() ? explore::calibrated_model_path(device.profile) : fs::path(o->output);
     options.state = state;

@@ -18,7 +18,7 @@ namespace cl = codegen::cl;
 namespace {
 
 std::string launch_text(const std::array<std::optional<arith::Expr>, 3>& sizes, int dims,
-                        const interp::Sizes* bound) {
+                        const Sizes* bound) {
   std::string text;
   for (int d = 0; d < dims; ++d) {
     std::string part = "any";
@@ -63,13 +63,13 @@ void add_codegen_command(CLI::App& app) {
         throw UserError("--pad-local needs --size: bank conflicts depend on the launch");
       if (options->free_threads)
         throw UserError("--pad-local works on the tied kernel: drop --free-threads");
-      const runtime::DeviceProfile profile = runtime::named_profile(options->profile);
+      const target::DeviceProfile profile = runtime::named_profile(options->profile);
       const explore::BankPadding padding =
           explore::choose_bank_padding(program, bind_sizes(program, options->sizes), {}, profile);
       padding_note =
           fmt::format("// bank padding for {} ({} banks, warps of {}): ", profile.device_name,
                       padding.banks, profile.warp_width);
-      if (profile.type == runtime::DeviceType::cpu)
+      if (profile.type == target::DeviceType::cpu)
         padding_note += "a CPU has no banks: nothing padded\n";
       else if (padding.arrays.empty())
         padding_note += "no local array of two or more dimensions\n";
@@ -88,12 +88,12 @@ void add_codegen_command(CLI::App& app) {
     codegen::Options codegen_options;
     codegen_options.tie_threads_to_lengths = !options->free_threads;
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
-    std::optional<interp::Sizes> sizes;
+    std::optional<Sizes> sizes;
     if (!options->sizes.empty())
       sizes = bind_sizes(program, options->sizes);
     // Everything is formatted before anything is printed: sizes that do not fit the program
     // (an inexact division) print an error only, not half a kernel.
-    const interp::Sizes* bound = sizes ? &*sizes : nullptr;
+    const Sizes* bound = sizes ? &*sizes : nullptr;
     const std::string iterated =
         kernel.iterated_input >= 0
             ? program.params[size_t(kernel.iterated_input)].as<ir::Param>()->name

@@ -10,12 +10,12 @@
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "explore/collect.hpp"
-#include "explore/dataset.hpp"
-#include "explore/db.hpp"
 #include "explore/mpi/collect_mpi.hpp"
-#include "explore/refresh.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/dataset.hpp"
+#include "perfdb/db.hpp"
+#include "perfdb/refresh.hpp"
 #include "support/output_file.hpp"
 
 #include <fmt/format.h>
@@ -62,7 +62,7 @@ struct CollectCommandOptions {
 };
 
 std::filesystem::path db_path(const std::string& given) {
-  return given.empty() ? explore::PerfDb::default_path() : std::filesystem::path(given);
+  return given.empty() ? perfdb::PerfDb::default_path() : std::filesystem::path(given);
 }
 
 void add_worker_command(CLI::App& app) {
@@ -205,7 +205,7 @@ void add_collect_command(CLI::App& app) {
     int64_t measured_before = 0;
     if (o->format != "table" && std::filesystem::exists(options.db))
       measured_before =
-          explore::PerfDb(options.db, explore::PerfDb::Access::read_only).last_measurement_id();
+          perfdb::PerfDb(options.db, perfdb::PerfDb::Access::read_only).last_measurement_id();
     ProgressPrinter printer;
     std::function<void(const explore::CollectProgress&)> progress;
     if (!o->quiet)
@@ -248,7 +248,7 @@ void add_collect_command(CLI::App& app) {
                  s.worker_restarts);
     print_ranks(report, ranks);
     if (o->format != "table" && !s.device_key.empty()) {
-      const explore::PerfDb db(options.db, explore::PerfDb::Access::read_only);
+      const perfdb::PerfDb db(options.db, perfdb::PerfDb::Access::read_only);
       if (o->format == "csv") {
         db.export_csv(std::cout, s.device_key, measured_before);
       } else {
@@ -301,20 +301,20 @@ void add_db_command(CLI::App& app) {
       throw UserError(fmt::format("{}: no such database", path.string()));
     if (!o->refresh_profile.empty()) {
       // Bad input is refused before the database is opened for writing.
-      std::optional<runtime::DeviceProfile> measured_on;
+      std::optional<target::DeviceProfile> measured_on;
       {
-        explore::PerfDb reader(path, explore::PerfDb::Access::read_only);
+        perfdb::PerfDb reader(path, perfdb::PerfDb::Access::read_only);
         if (o->device.empty())
           (void)runtime::named_profile(o->refresh_profile);
         else
-          measured_on = reader.device_profile(explore::resolve_device(reader, o->device));
+          measured_on = reader.device_profile(perfdb::resolve_device(reader, o->device));
         if (!reader.has_features(o->refresh_profile))
           throw UserError(fmt::format("{}: no features stored for profile {}", path.string(),
                                       o->refresh_profile));
       }
-      explore::PerfDb db(path);
+      perfdb::PerfDb db(path);
       ActivityPrinter activity(false);
-      const explore::RefreshReport report = explore::refresh_features(
+      const perfdb::RefreshReport report = perfdb::refresh_features(
           db, o->refresh_profile,
           [&](int64_t done, int64_t total) {
             activity.update(fmt::format("refreshing the features ({} in all):", total), done);
@@ -330,11 +330,11 @@ void add_db_command(CLI::App& app) {
                    report.first_removal);
       return;
     }
-    explore::PerfDb db(path, explore::PerfDb::Access::read_only);
+    perfdb::PerfDb db(path, perfdb::PerfDb::Access::read_only);
     std::vector<std::string> keys = db.device_keys();
     // An export is of one device; the summary of the one asked for, or of all.
     if (!o->device.empty() || !o->csv.empty() || !o->t4.empty())
-      keys = {explore::resolve_device(db, o->device)};
+      keys = {perfdb::resolve_device(db, o->device)};
     for (const auto& [target, option] : {std::pair{o->csv, "--csv"}, {o->t4, "--t4"}})
       if (!target.empty() && target != "-")
         refuse_overwriting_input(target, {path}, option);
@@ -369,7 +369,7 @@ void add_db_command(CLI::App& app) {
       fmt::print("device    {}\n", key);
       std::map<std::string, std::map<std::string, int64_t>> counts; // program -> status -> n
       for (const char* profile : {"cpu", "nvidia", "amd", "gpu"}) {
-        std::vector<explore::Row> rows = db.rows(key, profile);
+        std::vector<perfdb::Row> rows = db.rows(key, profile);
         if (rows.empty())
           continue;
         fmt::print("  features profile {}: {} configurations\n", profile, rows.size());
@@ -378,7 +378,7 @@ void add_db_command(CLI::App& app) {
         std::vector<std::string> missing;
         for (const features::Column& c : features::columns())
           if (std::any_of(rows.begin(), rows.end(),
-                          [&](const explore::Row& r) { return !r.features.contains(c.name); }))
+                          [&](const perfdb::Row& r) { return !r.features.contains(c.name); }))
             missing.push_back(c.name);
         if (!missing.empty())
           fmt::print("    rows stored by an older liftx lack {}: `liftx db --refresh-features {} "
@@ -386,7 +386,7 @@ void add_db_command(CLI::App& app) {
                      fmt::join(missing, ", "), profile);
         if (!counts.empty())
           continue;
-        for (const explore::Row& r : rows)
+        for (const perfdb::Row& r : rows)
           ++counts[r.program][std::string(runtime::to_string(r.measurement->status))];
       }
       for (const auto& [program, statuses] : counts) {

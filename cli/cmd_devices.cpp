@@ -8,12 +8,12 @@
 // so a kernel that crashes or hangs gives a status instead of a dead command line.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/isolate.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/roofline.hpp"
 #include "exec/run.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/device.hpp"
+#include "runtime/isolate.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/roofline.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -367,7 +367,7 @@ void add_devices_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("devices", "List OpenCL platforms and devices");
   cmd->add_flag("--json", *json, "print the device profiles as JSON");
   cmd->callback([json] {
-    std::vector<runtime::DeviceProfile> devices = runtime::list_devices();
+    std::vector<target::DeviceProfile> devices = runtime::list_devices();
     if (*json) {
       fmt::print("{}\n", nlohmann::json(devices).dump(2));
       return;
@@ -380,7 +380,7 @@ void add_devices_command(CLI::App& app) {
     }
     std::vector<std::vector<std::string>> rows{{"P:D", "type", "vendor", "name", "CUs", "local KiB",
                                                 "max WG", "warp", "cache line", "driver"}};
-    for (const runtime::DeviceProfile& p : devices)
+    for (const target::DeviceProfile& p : devices)
       rows.push_back({p.index_spec(), std::string(to_string(p.type)), p.vendor, p.device_name,
                       std::to_string(p.compute_units), kib(p.local_mem_bytes),
                       std::to_string(p.max_work_group_size), std::to_string(p.warp_width),
@@ -397,7 +397,7 @@ void add_devices_command(CLI::App& app) {
                             c + 1 < row.size() ? "  " : "");
       fmt::print("{}\n", line);
     }
-    for (const runtime::DeviceProfile& p : devices)
+    for (const target::DeviceProfile& p : devices)
       fmt::print("{}  {} | {} | {} | key {}\n", p.index_spec(), p.platform_name, p.platform_version,
                  p.opencl_c_version, p.key);
   });

@@ -38,7 +38,7 @@ void add_eval_command(CLI::App& app) {
   cmd->callback([options] {
     ir::Module module = parse::parse_file(options->file);
     const ir::Program& program = select_program(module, options->program, options->file);
-    interp::Sizes sizes = bind_sizes(program, options->sizes);
+    Sizes sizes = bind_sizes(program, options->sizes);
     if (!options->output.empty()) {
       // Refused before the interpretation, which may take long: never written over an input.
       std::vector<std::filesystem::path> read{options->file};

@@ -10,10 +10,10 @@
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "explore/dataset.hpp"
 #include "model/plot.hpp"
 #include "model/protocol.hpp"
 #include "model/ship_rule.hpp"
+#include "perfdb/dataset.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -211,8 +211,8 @@ void run_protocol(const DataOptions& o, const ProtocolCommandOptions& p, int ord
     keep_shared_columns(loaded.data, test->data);
   }
   if (p.nested) {
-    options.candidates = explore::candidate_settings(
-        parse_kinds(p.kinds.empty() ? o.kind : p.kinds), loaded.data.feature_names);
+    options.candidates = perfdb::candidate_settings(parse_kinds(p.kinds.empty() ? o.kind : p.kinds),
+                                                    loaded.data.feature_names);
   } else {
     model::Setting s;
     s.name = fmt::format("{} {}", o.kind, o.transform);

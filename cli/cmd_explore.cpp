@@ -13,7 +13,6 @@
 #include "codegen/launch.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
-#include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/mpi/rank_farm.hpp"
@@ -21,6 +20,7 @@
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
+#include "perfdb/db.hpp"
 #include "rewrite/default_lowering.hpp"
 #include "rewrite/space.hpp"
 #include "support/csv.hpp"
@@ -97,7 +97,7 @@ std::string csv_number(const std::optional<double>& value) {
 /// One attempt as data (the JSON rows and the CSV columns); `stored` is the database's
 /// measurement that stood for the run, if one did.
 nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVariant& r, size_t run,
-                            const explore::Measurement* stored) {
+                            const perfdb::Measurement* stored) {
   const exec::RunReport& rep = a.report;
   nlohmann::json row = {{"run", run},
                         {"rank", r.rank},
@@ -169,15 +169,14 @@ struct Baseline {
   std::string why_not; ///< when there is no default lowering, or it does not fit the device
 };
 
-Baseline measure_baseline(const ir::Program& program, const interp::Sizes& sizes,
-                          const runtime::DeviceProfile& device,
+Baseline measure_baseline(const ir::Program& program, const Sizes& sizes,
+                          const target::DeviceProfile& device,
                           explore::RecordingWorkerMeasure& measure) {
   Baseline baseline;
   try {
-    auto [lowered, strategy] =
-        rewrite::default_lowering(program, rewrite::Sizes(sizes.begin(), sizes.end()));
-    const codegen::PreparedLaunch prepared = codegen::prepare_launch(
-        lowered, codegen::SizeBindings(sizes.begin(), sizes.end()), {}, device.limits());
+    auto [lowered, strategy] = rewrite::default_lowering(program, sizes);
+    const codegen::PreparedLaunch prepared =
+        codegen::prepare_launch(lowered, sizes, {}, device.limits());
     baseline.strategy = strategy;
     baseline.report = measure.run_unrecorded(lowered, prepared.launch);
   } catch (const UserError& e) {
@@ -300,7 +299,7 @@ void add_explore_command(CLI::App& app) {
     const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
     // --mpi: the other ranks only measure what rank 0 hands them, one variant at a time.
     std::optional<explore::mpi::RankFarm> farm;
-    std::vector<runtime::DeviceProfile> farm_devices;
+    std::vector<target::DeviceProfile> farm_devices;
     if (o->mpi.mpi) {
       explore::CollectOptions measuring;
       measuring.device = o->device;
@@ -323,20 +322,20 @@ void add_explore_command(CLI::App& app) {
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
     explore::refuse_lowered(program, o->file, "explore");
-    const runtime::DeviceProfile device =
+    const target::DeviceProfile device =
         farm ? farm_devices.front() : runtime::select_device(o->device).profile;
     const explore::DeviceDefaults defaults = explore::defaults_for(device);
-    interp::Sizes sizes =
-        bind_sizes(program, o->sizes.empty() ? std::vector{std::to_string(defaults.extent(size_t(
-                                                   rewrite::grid_rank(program.result_type()))))}
-                                             : o->sizes);
+    Sizes sizes = bind_sizes(program, o->sizes.empty()
+                                          ? std::vector{std::to_string(defaults.extent(
+                                                size_t(rewrite::grid_rank(program.result_type()))))}
+                                          : o->sizes);
     const std::string kind = explore::profile_name_for(device);
     const explore::FoundModel found = explore::find_model(o->model, device);
     const fs::path& model_path = found.path;
     model::Model m = model::Model::load(model_path);
 
     explore::RankOptions rank_options;
-    rank_options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    rank_options.sizes = sizes;
     rank_options.profile = kind;
     rank_options.device = device;
     rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
@@ -354,8 +353,8 @@ void add_explore_command(CLI::App& app) {
     };
     // The measuring side first: it interprets the reference on its own thread while the space
     // is ranked (at 8192² both take tens of seconds).
-    const fs::path db_path = o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db);
-    explore::PerfDb db(db_path);
+    const fs::path db_path = o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db);
+    perfdb::PerfDb db(db_path);
     explore::RecordingWorkerMeasure measure(
         db, device, module, program, sizes, kind,
         {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
@@ -527,7 +526,7 @@ void add_explore_command(CLI::App& app) {
     fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
                explore::describe_parameters(r.variant));
     fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
-    const explore::Measurement* best_stored = measure.stored(r);
+    const perfdb::Measurement* best_stored = measure.stored(r);
     fmt::print(report,
                "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms){}\n",
                rep.timing->median_ms,
@@ -551,11 +550,11 @@ void add_explore_command(CLI::App& app) {
       fmt::print(report, "{}", line);
     std::vector<model::Explanation> reasons = r.reasons;
     if (reasons.empty()) { // beyond the explained top rows
-      const std::vector<double> all = explore::feature_values(
+      const std::vector<double> all = features::all_values(
           measure.features().compute(*r.program, r.variant, rank_options.sizes),
           measure.features().profile().throughput());
       const model::Model& ranking_model = explore::model_for(m, program);
-      const std::vector<int> columns = ranking_model.feature_indices(explore::feature_names());
+      const std::vector<int> columns = ranking_model.feature_indices(features::all_names());
       Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
       for (size_t c = 0; c < columns.size(); ++c)
         row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];

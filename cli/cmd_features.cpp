@@ -6,9 +6,9 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "exec/run.hpp"
-#include "explore/record.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/record.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,7 +58,7 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
     else if (!options.local.empty())
       launch["local"] = options.local;
     if (!launch["global"].empty())
-      return explore::run_options_for(launch, sidecar.string());
+      return perfdb::run_options_for(launch, sidecar.string());
     try {
       options.local = j.value("local", std::vector<int64_t>{});
     } catch (const nlohmann::json::exception& e) {
@@ -100,7 +100,7 @@ void add_features_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "csv (default) or json")
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->callback([o] {
-    runtime::DeviceProfile profile = runtime::named_profile(o->profile);
+    target::DeviceProfile profile = runtime::named_profile(o->profile);
     parse_size_options(o->sizes); // malformed --size values are the user's, not one file's
     std::vector<fs::path> files = programs_at(o->path);
     const bool many = files.size() > 1 || fs::is_directory(o->path);
@@ -111,7 +111,7 @@ void add_features_command(CLI::App& app) {
       try {
         ir::Module module = parse::parse_file(file.string());
         const ir::Program& program = select_program(module, o->program, file.string());
-        interp::Sizes sizes = bind_sizes(program, o->sizes);
+        Sizes sizes = bind_sizes(program, o->sizes);
         features::Features f =
             features::compute(program, sizes, launch_for(file, *o).request(), profile);
         if (o->format == "csv") {

@@ -7,11 +7,8 @@
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
-#include "explore/dataset.hpp"
-#include "explore/db.hpp"
 #include "explore/explore.hpp"
 #include "explore/models.hpp"
 #include "explore/rank.hpp"
@@ -19,6 +16,9 @@
 #include "ir/parse/parser.hpp"
 #include "model/evaluate.hpp"
 #include "model/plot.hpp"
+#include "perfdb/dataset.hpp"
+#include "perfdb/db.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -61,7 +61,7 @@ void add_train(CLI::App& app) {
   cmd->add_flag("--quiet", *quiet, "no progress lines (on stderr)");
   cmd->callback([o, output, quiet, extra] {
     const auto step = step_lines("train", *quiet);
-    std::vector<fs::path> databases{o->db.empty() ? explore::PerfDb::default_path()
+    std::vector<fs::path> databases{o->db.empty() ? perfdb::PerfDb::default_path()
                                                   : fs::path(o->db)};
     for (const std::string& spec : *extra)
       databases.emplace_back(spec.substr(0, spec.rfind('@')));
@@ -94,7 +94,7 @@ void add_train(CLI::App& app) {
                     {"programs", std::vector<std::string>(programs.begin(), programs.end())},
                     {"samples", ok},
                     {"failed_measurements_skipped", int(loaded.data.samples.size()) - ok},
-                    {"trained", explore::utc_timestamp()},
+                    {"trained", perfdb::utc_timestamp()},
                     {"liftx", "0.1.0"}};
     m.save(*output);
     fmt::print("trained   {} model on {} successful measurements of {} programs (device{} {}, "
@@ -135,7 +135,7 @@ struct RankCommandOptions {
 
 /// The one device profile of a JSON file: an object, or the array `liftx devices --json` prints
 /// when it holds exactly one device.
-runtime::DeviceProfile saved_device_profile(const std::string& path) {
+target::DeviceProfile saved_device_profile(const std::string& path) {
   std::ifstream in(path);
   LIFTX_USER_CHECK(in.good(), "{}: cannot read the device profile", path);
   nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
@@ -148,7 +148,7 @@ runtime::DeviceProfile saved_device_profile(const std::string& path) {
     json = json.front();
   }
   try {
-    return json.get<runtime::DeviceProfile>();
+    return json.get<target::DeviceProfile>();
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", path, e.what()));
   }
@@ -186,9 +186,9 @@ void add_rank(CLI::App& app) {
     ir::Module module = parse::parse_file(o->file);
     const ir::Program& program = select_program(module, o->program, o->file);
     explore::refuse_lowered(program, o->file, "rank");
-    interp::Sizes sizes = bind_sizes(program, o->sizes);
+    Sizes sizes = bind_sizes(program, o->sizes);
     explore::RankOptions options;
-    options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    options.sizes = sizes;
     options.profile = o->profile;
     if (o->profile.ends_with(".json")) {
       // A device that is not attached here, as `liftx devices --json` described it there: the

@@ -6,8 +6,8 @@
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "explore/db.hpp"
 #include "model/routes.hpp"
+#include "perfdb/db.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -83,7 +83,7 @@ void add_route_command(CLI::App& app) {
   cmd->add_flag("--quiet", r->quiet, "no progress lines (on stderr)");
   cmd->callback([o, r] {
     std::vector<fs::path> inputs{r->base,
-                                 o->db.empty() ? explore::PerfDb::default_path() : fs::path(o->db)};
+                                 o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db)};
     for (const std::string& spec : r->add_db)
       inputs.emplace_back(spec.substr(0, spec.rfind('@')));
     refuse_overwriting_input(r->output, inputs, "--output");

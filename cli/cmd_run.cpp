@@ -5,11 +5,11 @@
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
-#include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
 #include "explore/bank_padding.hpp"
-#include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
+#include "perfdb/record.hpp"
+#include "runtime/isolate.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -61,7 +61,7 @@ void apply_launch_file(RunCommandOptions& o) {
   if (!in)
     throw UserError(fmt::format("cannot read {}", o.launch));
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const exec::RunOptions launch = explore::read_launch_sidecar(text, o.launch);
+  const exec::RunOptions launch = perfdb::read_launch_sidecar(text, o.launch);
   if (o.global.empty())
     o.global = fmt::format("{}", fmt::join(launch.global, ","));
   if (o.local.empty())
@@ -83,7 +83,7 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   ir::Module module = parse::parse_file(o.file);
   const ir::Program program =
       iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
-  interp::Sizes sizes = bind_sizes(program, o.sizes);
+  Sizes sizes = bind_sizes(program, o.sizes);
   exec::RunOptions options;
   options.global = parse_dims(o.global, "global");
   options.local = parse_dims(o.local, "local");

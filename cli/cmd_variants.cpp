@@ -6,7 +6,6 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
-#include "codegen/runtime/device.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
@@ -14,6 +13,7 @@
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
 #include "rewrite/variant_filter.hpp"
+#include "runtime/device.hpp"
 #include "support/csv.hpp"
 
 #include <fmt/format.h>
@@ -92,9 +92,9 @@ void add_variants_command(CLI::App& app) {
     ir::Module module = parse::parse_file(o->file);
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
-    interp::Sizes sizes = bind_sizes(program, o->sizes);
+    Sizes sizes = bind_sizes(program, o->sizes);
     rewrite::SpaceOptions options;
-    options.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+    options.sizes = sizes;
     options.device = runtime::named_profile(o->profile).limits();
     options.depth = o->depth;
     options.max_tile = o->max_tile;

@@ -1,5 +1,5 @@
 #include "cli/app.hpp"
-#include "codegen/runtime/parent_watch.hpp"
+#include "runtime/parent_watch.hpp"
 
 int main(int argc, char** argv) {
   liftx::runtime::watch_parent(); // a worker never outlives the liftx that started it

@@ -1,9 +1,9 @@
 #include "cli/model_options.hpp"
 
 #include "cli/options.hpp"
-#include "explore/dataset.hpp"
-#include "explore/db.hpp"
 #include "model/protocol.hpp"
+#include "perfdb/dataset.hpp"
+#include "perfdb/db.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -33,7 +33,7 @@ std::vector<std::string> DataOptions::columns(const std::vector<std::string>& av
       : model::parse_kind(kind) == model::Kind::knn || model::parse_kind(kind) == model::Kind::tree
           ? "table1"
           : "all";
-  return explore::feature_set(set, available);
+  return perfdb::feature_set(set, available);
 }
 
 void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* model_files) {
@@ -108,12 +108,12 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
 LoadedData load_data(const std::string& db_name, const std::string& device,
                      const std::string& profile) {
   LoadedData out;
-  out.db_path = db_name.empty() ? explore::PerfDb::default_path() : fs::path(db_name);
+  out.db_path = db_name.empty() ? perfdb::PerfDb::default_path() : fs::path(db_name);
   if (!fs::exists(out.db_path))
     throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
-  explore::PerfDb db(out.db_path, explore::PerfDb::Access::read_only);
-  out.device_key = explore::resolve_device(db, device);
-  out.data = explore::load_dataset(db, out.device_key, profile);
+  perfdb::PerfDb db(out.db_path, perfdb::PerfDb::Access::read_only);
+  out.device_key = perfdb::resolve_device(db, device);
+  out.data = perfdb::load_dataset(db, out.device_key, profile);
   return out;
 }
 

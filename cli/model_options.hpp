@@ -21,7 +21,7 @@ struct DataOptions {
   bool distance_weighted = false;
   model::TrainOptions boosting; ///< the boosted model's options (the rest set from the above)
   std::string objective = "regression";
-  /// Feature set (explore::feature_set); empty = the kind's default: the Table-1 columns for
+  /// Feature set (perfdb::feature_set); empty = the kind's default: the Table-1 columns for
   /// kNN and the CART tree (the seed's model), every column for boosted trees.
   std::string features;
 

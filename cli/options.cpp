@@ -1,7 +1,7 @@
 #include "cli/options.hpp"
 
-#include "codegen/runtime/launch.hpp"
 #include "ir/interp/interp.hpp"
+#include "runtime/launch.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>

@@ -49,7 +49,7 @@ void add_max_memory_option(CLI::App* cmd);
 /// The options every command spells the same way (docs/cli.md, "One vocabulary").
 ///
 /// `--db FILE`: the performance database; `role` says what the command does with it. Unset, it is
-/// explore::PerfDb::default_path().
+/// perfdb::PerfDb::default_path().
 void add_db_option(CLI::App* cmd, std::string& db, const char* role);
 /// `--device D`: the OpenCL device to run on (cpu, gpu, pocl, nvidia, amd, intel, P:D or part of
 /// its name); `required` for commands with no default, else the default is cpu.

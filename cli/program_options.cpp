@@ -54,13 +54,13 @@ ir::Program iterate_steps(const ir::Program& step, int64_t steps, const std::str
                               file, step.name, step.result_type().to_string()));
 }
 
-interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values) {
+Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values) {
   SizeOptions options = parse_size_options(size_values);
   std::vector<arith::Expr> vars = program.size_vars();
   std::set<std::string, std::less<>> known;
   for (const arith::Expr& v : vars)
     known.insert(v.node().name);
-  interp::Sizes sizes;
+  Sizes sizes;
   if (!options.ordered.empty()) {
     if (options.ordered.size() != vars.size() || options.all || !options.named.empty())
       throw UserError(fmt::format("--size {}: {} has {} size{} ({}): give one per size in that "
@@ -92,7 +92,7 @@ interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::stri
   return sizes;
 }
 
-std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Sizes& sizes,
+std::vector<BoundInput> bind_inputs(const ir::Program& program, const Sizes& sizes,
                                     const std::vector<std::string>& input_values,
                                     std::mt19937_64& rng) {
   std::map<std::string, std::string, std::less<>> files;
@@ -122,7 +122,7 @@ std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Si
   return inputs;
 }
 
-std::string format_sizes(const interp::Sizes& sizes) {
+std::string format_sizes(const Sizes& sizes) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : sizes)
     parts.push_back(fmt::format("{}={}", name, value));

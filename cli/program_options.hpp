@@ -22,18 +22,18 @@ ir::Program iterate_steps(const ir::Program& step, int64_t steps, const std::str
 
 /// Binds every size variable of `program` from `--size` values: named sizes must exist in the
 /// program; a bare value applies to the rest; anything left unbound is an error.
-interp::Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values);
+Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& size_values);
 
 /// One host array per parameter: from `--input NAME=FILE` where given, else random from `rng`.
 struct BoundInput {
   interp::HostArray data;
   std::string origin; ///< "random" or the file name
 };
-std::vector<BoundInput> bind_inputs(const ir::Program& program, const interp::Sizes& sizes,
+std::vector<BoundInput> bind_inputs(const ir::Program& program, const Sizes& sizes,
                                     const std::vector<std::string>& input_values,
                                     std::mt19937_64& rng);
 
 /// "M=48 N=64"
-std::string format_sizes(const interp::Sizes& sizes);
+std::string format_sizes(const Sizes& sizes);
 
 } // namespace liftx::cli

@@ -169,20 +169,17 @@ inline bool launch_writes_output(int64_t k, int64_t launches) {
   return (launches - 1 - k) % 2 == 0;
 }
 
-using SizeBindings = std::map<std::string, int64_t, std::less<>>;
-
 /// Why launching `kernel` with these local sizes would let the work-items of a group disagree on
 /// reaching a barrier (a barrier inside a mapLcl loop whose trip count the local size does not
 /// divide), or nullopt when every barrier is reached uniformly. A local size of 0 ("the runtime
 /// chooses") counts as unknown.
-std::optional<std::string> divergent_barrier(const Kernel& kernel,
-                                             const std::array<int64_t, 3>& local,
-                                             const SizeBindings& sizes);
+std::optional<std::string>
+divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local, const Sizes& sizes);
 
 /// Why `kernel`'s index arithmetic could leave the 32-bit `int` it is computed in at these sizes
 /// (some intermediate of an index, as printed, bounded above 2^31 - 1 from the variables' ranges),
 /// or nullopt when every index provably fits.
-std::optional<std::string> index_overflow(const Kernel& kernel, const SizeBindings& sizes);
+std::optional<std::string> index_overflow(const Kernel& kernel, const Sizes& sizes);
 
 struct Options {
   /// Tie thread counts to the mapped lengths (default). When false, the kernel is valid for any

@@ -11,7 +11,7 @@ namespace liftx::codegen {
 
 namespace {
 
-int64_t evaluate_size(const arith::Expr& e, const SizeBindings& sizes, const char* what) {
+int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes, const char* what) {
   const int64_t value = arith::evaluate(e, sizes);
   if (value < 0)
     throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
@@ -57,7 +57,7 @@ int64_t estimated_registers_per_work_item(const Kernel& kernel) {
 }
 
 std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& launch,
-                                            const SizeBindings& sizes, const DeviceLimits& limits,
+                                            const Sizes& sizes, const DeviceLimits& limits,
                                             std::optional<int64_t> local_bytes) {
   int64_t group = 1, groups = 1;
   bool groups_known = true;
@@ -123,7 +123,7 @@ LaunchRequest request_for(const Launch& launch) {
   return request;
 }
 
-Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& sizes) {
+Launch tail_launch(const Kernel& tail, const Launch& head, const Sizes& sizes) {
   if (!head.tied)
     return head;
   Launch launch;
@@ -143,7 +143,7 @@ Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& s
   return launch;
 }
 
-PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& sizes,
+PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                               const LaunchRequest& request, const DeviceLimits& limits) {
   PreparedLaunch prepared;
   prepared.kernel = generate(program, Options{true, false});

@@ -53,14 +53,14 @@ int64_t estimated_registers_per_work_item(const Kernel& kernel);
 /// sizes only: see index_overflow and Kernel::private_bytes. `local_bytes`: the kernel's local
 /// memory at these sizes when the caller has evaluated it already (one kernel, many launches).
 std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& launch,
-                                            const SizeBindings& sizes, const DeviceLimits& limits,
+                                            const Sizes& sizes, const DeviceLimits& limits,
                                             std::optional<int64_t> local_bytes = std::nullopt);
 
 /// Why the launch's thread counts would overflow the 32-bit int `kernel` computes in: a
 /// free-thread kernel's loop step (the global size) past its largest index, or the work-item
 /// number of an instrumented kernel; nullopt when they fit. prepare_launch refuses such a launch.
 std::optional<std::string> launch_index_overflow(const Kernel& kernel, const Launch& launch,
-                                                 const SizeBindings& sizes);
+                                                 const Sizes& sizes);
 
 /// What a user (or a stored configuration) asks of a launch: thread counts per dimension, empty
 /// for "tied to the mapped lengths". Giving only `local` keeps the launch rule's global size,
@@ -79,7 +79,7 @@ LaunchRequest request_for(const Launch& launch);
 /// the tail's own tied thread counts where its launch rule gives them, else the head's (a
 /// register tile's work-groups; cut to their gcd with the global size where they do not divide);
 /// free-thread kernels (`head.tied` false) take the head's launch, which any thread counts serve.
-Launch tail_launch(const Kernel& tail, const Launch& head, const SizeBindings& sizes);
+Launch tail_launch(const Kernel& tail, const Launch& head, const Sizes& sizes);
 
 struct PreparedLaunch {
   Kernel kernel;
@@ -93,7 +93,7 @@ struct PreparedLaunch {
 /// malformed, the sizes break the kernel's alignment assumptions, its indices could overflow, or
 /// launch_refusal refuses it (a user's explicit launch is not held to min_work_groups or to the
 /// register estimate: the device is the judge of what it was asked for).
-PreparedLaunch prepare_launch(const ir::Program& program, const SizeBindings& sizes,
+PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                               const LaunchRequest& request, const DeviceLimits& limits);
 
 } // namespace liftx::codegen

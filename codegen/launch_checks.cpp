@@ -14,9 +14,8 @@
 
 namespace liftx::codegen {
 
-std::optional<std::string> divergent_barrier(const Kernel& kernel,
-                                             const std::array<int64_t, 3>& local,
-                                             const SizeBindings& sizes) {
+std::optional<std::string>
+divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local, const Sizes& sizes) {
   for (const BarrierRecord& barrier : kernel.barriers)
     for (const LoopContext& loop : barrier.loops) {
       if (loop.primitive.rfind("mapLcl", 0) != 0 || loop.kind == cl::LoopKind::Block ||
@@ -52,7 +51,7 @@ namespace {
 /// print as a numerator over a denominator, (a + b) / 4: the numerator is the intermediate.
 class MagnitudeBound {
 public:
-  explicit MagnitudeBound(const SizeBindings& sizes) : sizes_(sizes) {}
+  explicit MagnitudeBound(const Sizes& sizes) : sizes_(sizes) {}
 
   /// Bound of |e|; nullopt when a variable has no bound at these sizes.
   std::optional<double> of(const arith::Expr& e) {
@@ -168,13 +167,13 @@ private:
     return 1;
   }
 
-  const SizeBindings& sizes_;
+  const Sizes& sizes_;
   double largest_ = 0;
 };
 
 } // namespace
 
-std::optional<std::string> index_overflow(const Kernel& kernel, const SizeBindings& sizes) {
+std::optional<std::string> index_overflow(const Kernel& kernel, const Sizes& sizes) {
   constexpr double kIntMax = static_cast<double>(std::numeric_limits<int32_t>::max());
   for (const MemoryAccess& access : kernel.accesses) {
     MagnitudeBound bound(sizes);
@@ -188,7 +187,7 @@ std::optional<std::string> index_overflow(const Kernel& kernel, const SizeBindin
 }
 
 std::optional<std::string> launch_index_overflow(const Kernel& kernel, const Launch& launch,
-                                                 const SizeBindings& sizes) {
+                                                 const Sizes& sizes) {
   constexpr double kIntMax = static_cast<double>(std::numeric_limits<int32_t>::max());
   // A free-thread kernel steps each map's loop by the global size (or the number of groups),
   // in int: the step past the last index must still fit. The largest index any access

@@ -3,9 +3,9 @@
 #include "exec/verify.hpp"
 #include "ir/storage.hpp"
 
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/cache_dir.hpp"
-#include "codegen/runtime/roofline.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/cache_dir.hpp"
+#include "runtime/roofline.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -30,7 +30,7 @@ size_t element_bytes(ir::ScalarKind kind) {
   return codegen::scalar_bytes(kind);
 }
 
-int64_t evaluate_size(const arith::Expr& e, const interp::Sizes& sizes, const char* what) {
+int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes, const char* what) {
   int64_t value = arith::evaluate(e, sizes);
   if (value < 0)
     throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
@@ -173,7 +173,7 @@ cl::Buffer upload_group(runtime::Device& device, const std::vector<interp::HostA
 /// buffer (set before each launch), nothing of its own.
 BoundKernel bind_kernel(runtime::Device& device, const codegen::Kernel& kernel,
                         const codegen::Launch& launch, const std::vector<interp::HostArray>& inputs,
-                        const interp::Sizes& sizes, UploadedInputs* uploaded = nullptr,
+                        const Sizes& sizes, UploadedInputs* uploaded = nullptr,
                         const BoundKernel* head = nullptr) {
   runtime::BuildResult built = runtime::default_build_cache().build(device, kernel.source);
   BoundKernel b{built, runtime::Kernel(built.program, kernel.name), {}, {}, {}, {}, 0};
@@ -265,7 +265,7 @@ BoundKernel bind_kernel(runtime::Device& device, const codegen::Kernel& kernel,
 }
 
 BoundKernel bind_kernel(runtime::Device& device, const codegen::PreparedLaunch& prepared,
-                        const std::vector<interp::HostArray>& inputs, const interp::Sizes& sizes,
+                        const std::vector<interp::HostArray>& inputs, const Sizes& sizes,
                         UploadedInputs* uploaded = nullptr) {
   BoundKernel b = bind_kernel(device, prepared.kernel, prepared.launch, inputs, sizes, uploaded);
   if (prepared.kernel.tail) {
@@ -402,7 +402,7 @@ std::string describe_mismatches(const Verification& v) {
                      v.first_mismatch);
 }
 
-std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
+std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Sizes& sizes,
                                            uint64_t seed) {
   // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there; refused
   // before they are allocated when the run would not fit in host memory.
@@ -414,8 +414,8 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const int
   return inputs;
 }
 
-RunReport run_program(runtime::Device& device, const ir::Program& program,
-                      const interp::Sizes& sizes, const RunOptions& options) {
+RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
+                      const RunOptions& options) {
   interp::check_sizes(program, sizes);
   interp::check_host_memory(program, sizes);
   RunReport report;
@@ -533,7 +533,7 @@ RunReport report_from_json(const nlohmann::json& j) {
   r.message = j.value("message", "");
   r.program = j.value("program", "");
   r.device = j.value("device", "");
-  r.sizes = j.value("sizes", interp::Sizes{});
+  r.sizes = j.value("sizes", Sizes{});
   r.launch.dims = j.value("dims", 1);
   auto global = j.value("global", std::vector<int64_t>{});
   auto local = j.value("local", std::vector<int64_t>{});
@@ -588,7 +588,7 @@ int32_t DynamicCounts::count(int64_t work_item, int slot) const {
 }
 
 DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
-                               const interp::Sizes& sizes, const RunOptions& options) {
+                               const Sizes& sizes, const RunOptions& options) {
   interp::check_sizes(program, sizes);
   RunOptions instrumented = options;
   instrumented.instrument = true;
@@ -629,7 +629,7 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
 
 namespace liftx::exec {
 
-double reordering_tolerance(const ir::Program& program, const interp::Sizes& sizes) {
+double reordering_tolerance(const ir::Program& program, const Sizes& sizes) {
   int64_t longest = 0;
   std::function<void(const ir::Expr&)> on_expr;
   std::function<void(const ir::Fun&)> on_fun = [&](const ir::Fun& f) {
@@ -652,8 +652,7 @@ double reordering_tolerance(const ir::Program& program, const interp::Sizes& siz
   return 8.0 * static_cast<double>(longest) * std::ldexp(1.0, -24);
 }
 
-std::string reference_cache_key(const ir::Program& reference, const interp::Sizes& sizes,
-                                uint64_t seed) {
+std::string reference_cache_key(const ir::Program& reference, const Sizes& sizes, uint64_t seed) {
   // The printed program names its user functions but not their bodies: each definition is
   // printed in full, so that two programs differing only inside one never share a result.
   std::string key =
@@ -670,7 +669,7 @@ std::string reference_cache_key(const ir::Program& reference, const interp::Size
 
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
                                    const std::vector<interp::HostArray>& inputs,
-                                   const interp::Sizes& sizes) {
+                                   const Sizes& sizes) {
   if (!options.reference)
     return interp::evaluate(program, inputs, sizes);
   const ir::Program& reference = *options.reference;

@@ -4,10 +4,10 @@
 /// it with profiling events.
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/status.hpp"
 #include "ir/interp/interp.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/status.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,19 +82,18 @@ struct RunOptions {
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
 /// parameters, in order): what other drivers use to reproduce its checks.
-std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const interp::Sizes& sizes,
+std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Sizes& sizes,
                                            uint64_t seed);
 
 /// What the disk cache of reference results is keyed by: the canonical program, the full text of
 /// every user function it calls, the input generator's version, the sizes and the seed.
-std::string reference_cache_key(const ir::Program& reference, const interp::Sizes& sizes,
-                                uint64_t seed);
+std::string reference_cache_key(const ir::Program& reference, const Sizes& sizes, uint64_t seed);
 
 /// The interpreter's result for `options.reference` (or `program`) on `inputs`, from the disk
 /// cache when a reference is given and its result is float.
 interp::HostArray reference_result(const ir::Program& program, const RunOptions& options,
                                    const std::vector<interp::HostArray>& inputs,
-                                   const interp::Sizes& sizes);
+                                   const Sizes& sizes);
 
 struct Verification {
   bool checked = false;
@@ -114,7 +113,7 @@ struct RunReport {
   std::string message; ///< the build log, the OpenCL error, or the first mismatch
   std::string program;
   std::string device;
-  interp::Sizes sizes;
+  Sizes sizes;
   codegen::Launch launch;
   int64_t local_bytes = 0;
   double build_ms = 0;
@@ -157,7 +156,7 @@ struct DynamicCounts {
 /// program (codegen::Kernel::launches > 1) runs all its launches: its counts add up over them,
 /// while static features describe one launch.
 DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& program,
-                               const interp::Sizes& sizes, const RunOptions& options);
+                               const Sizes& sizes, const RunOptions& options);
 
 /// The tolerance a reordered float reduction needs at `sizes`: 8 L 2^-24 for the longest
 /// reduction of `program` (L elements), 0 without one. A kernel may reduce in another order than
@@ -165,12 +164,12 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
 /// terms grows with L (about L u per unit of the terms, u = 2^-24; liftx's inputs in [-1, 1)
 /// keep the terms near 1). run_program verifies with the larger of this and
 /// RunOptions::tolerance, for the program run and its reference.
-double reordering_tolerance(const ir::Program& program, const interp::Sizes& sizes);
+double reordering_tolerance(const ir::Program& program, const Sizes& sizes);
 
 /// Generates, builds, runs, verifies and times. A program the generator refuses or a launch the
 /// device cannot take is a UserError; a kernel that fails to build or run or gives a wrong result
 /// is reported in the status.
-RunReport run_program(runtime::Device& device, const ir::Program& program,
-                      const interp::Sizes& sizes, const RunOptions& options);
+RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
+                      const RunOptions& options);
 
 } // namespace liftx::exec

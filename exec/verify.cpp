@@ -1,6 +1,6 @@
 #include "exec/verify.hpp"
 
-#include "codegen/runtime/launch.hpp"
+#include "runtime/launch.hpp"
 #include "support/error.hpp"
 
 #include <algorithm>

@@ -17,8 +17,8 @@ struct LocalCost {
 
 /// The cost of the kernel's local references, each at its degree over the representative warp;
 /// references no lane of that warp executes do not count.
-LocalCost local_cost(const ir::Program& program, const interp::Sizes& sizes,
-                     const codegen::LaunchRequest& request, const runtime::DeviceProfile& device,
+LocalCost local_cost(const ir::Program& program, const Sizes& sizes,
+                     const codegen::LaunchRequest& request, const target::DeviceProfile& device,
                      const BankCost& cost) {
   codegen::PreparedLaunch prepared =
       codegen::prepare_launch(program, sizes, request, device.limits());
@@ -62,12 +62,12 @@ bool BankPadding::changed() const {
                      [](const LocalArrayPadding& a) { return a.padding > 0; });
 }
 
-BankPadding choose_bank_padding(const ir::Program& program, const interp::Sizes& sizes,
+BankPadding choose_bank_padding(const ir::Program& program, const Sizes& sizes,
                                 const codegen::LaunchRequest& request,
-                                const runtime::DeviceProfile& device, BankCost cost) {
+                                const target::DeviceProfile& device, BankCost cost) {
   BankPadding out{program, {}, std::max<int64_t>(1, device.local_mem_banks)};
   // A CPU's local memory is ordinary cached memory: no banks, nothing to pad.
-  if (device.type == runtime::DeviceType::cpu)
+  if (device.type == target::DeviceType::cpu)
     return out;
   for (const rewrite::Path& path : padding_sites(program)) {
     const LocalCost unpadded = local_cost(out.program, sizes, request, device, cost);

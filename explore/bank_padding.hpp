@@ -11,10 +11,10 @@
 /// representative warp's lanes (features::bank_conflict_degree), which equals that gcd when the
 /// warp lies in one row of the work-group and also counts warps that span several rows.
 #include "codegen/launch.hpp"
-#include "codegen/runtime/device.hpp"
 #include "ir/expr.hpp"
 #include "ir/interp/interp.hpp"
 #include "rewrite/walk.hpp"
+#include "runtime/device.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -53,8 +53,8 @@ struct BankPadding {
 /// Arrays are chosen one after another, each with the earlier ones' choices in place; a padding is
 /// kept only when it lowers the cost (ties keep the smaller p). A CPU device has no banks: its
 /// program comes back unchanged, with no arrays listed.
-BankPadding choose_bank_padding(const ir::Program& program, const interp::Sizes& sizes,
+BankPadding choose_bank_padding(const ir::Program& program, const Sizes& sizes,
                                 const codegen::LaunchRequest& request,
-                                const runtime::DeviceProfile& device, BankCost cost = {});
+                                const target::DeviceProfile& device, BankCost cost = {});
 
 } // namespace liftx::explore

@@ -1,8 +1,8 @@
 #include "explore/calibrate.hpp"
 
-#include "explore/dataset.hpp"
 #include "model/evaluate.hpp"
 #include "model/protocol.hpp"
+#include "perfdb/dataset.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -25,7 +25,7 @@ fs::path user_data_dir() {
   return fs::path(home && *home ? home : ".") / ".local" / "share" / "liftx";
 }
 
-fs::path calibrated_model_path(const runtime::DeviceProfile& device) {
+fs::path calibrated_model_path(const target::DeviceProfile& device) {
   return user_data_dir() / "models" / (device.key + ".json");
 }
 
@@ -57,8 +57,8 @@ namespace {
 
 /// Seconds one measurement is expected to take at size n x n: building the kernel, then warm-up
 /// and timed runs of a variant a few times slower than streaming the grid twice (read and write).
-double seconds_per_measurement(const runtime::DeviceProfile& device, int64_t n) {
-  const bool cpu = device.type == runtime::DeviceType::cpu;
+double seconds_per_measurement(const target::DeviceProfile& device, int64_t n) {
+  const bool cpu = device.type == target::DeviceType::cpu;
   const double build_s = cpu ? 0.8 : 0.15; // PoCL compiles with LLVM; measured on 2 cores
   const double gbs = device.throughput().memory_gbs > 0 ? device.throughput().memory_gbs : 10;
   const double stream_s = 2.0 * 4.0 * double(n) * double(n) / (gbs * 1e9);
@@ -68,12 +68,11 @@ double seconds_per_measurement(const runtime::DeviceProfile& device, int64_t n) 
 
 } // namespace
 
-CalibrationDesign design_calibration(const runtime::DeviceProfile& device,
+CalibrationDesign design_calibration(const target::DeviceProfile& device,
                                      std::chrono::seconds budget, size_t programs) {
   CalibrationDesign design;
-  design.sizes = device.type == runtime::DeviceType::cpu
-                     ? std::vector<int64_t>{256, 512, 1024, 2048}
-                     : std::vector<int64_t>{2048, 4096};
+  design.sizes = device.type == target::DeviceType::cpu ? std::vector<int64_t>{256, 512, 1024, 2048}
+                                                        : std::vector<int64_t>{2048, 4096};
   constexpr double kPlanSeconds = 10; // enumerating one target's space and its features
   double per_round = 0;               // one measurement of every program at every size
   for (int64_t n : design.sizes)
@@ -89,7 +88,7 @@ CalibrationDesign design_calibration(const runtime::DeviceProfile& device,
 }
 
 std::vector<CollectTarget> calibration_targets(const std::vector<std::string>& files,
-                                               const std::vector<interp::Sizes>& sizes_per_file) {
+                                               const std::vector<Sizes>& sizes_per_file) {
   LIFTX_INTERNAL_CHECK(!files.empty() && sizes_per_file.size() % files.size() == 0,
                        "calibration_targets: {} size sets for {} files", sizes_per_file.size(),
                        files.size());
@@ -194,7 +193,7 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
   };
   int64_t done_before = 0;
   // Held across the chunks: another collect on the database cannot slip in between them.
-  const CollectionLock lock(options.db);
+  const perfdb::CollectionLock lock(options.db);
   for (size_t first = 0; first < options.targets.size(); first += kChunk) {
     const double left_s = double(options.budget.count()) - spent_now();
     const size_t last = std::min(options.targets.size(), first + kChunk);
@@ -240,10 +239,10 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
   summary.spent_s = state.spent_s;
   summary.feature_profile = summary.collected.profile;
 
-  const PerfDb db(options.db, PerfDb::Access::read_only);
+  const perfdb::PerfDb db(options.db, perfdb::PerfDb::Access::read_only);
   model::Dataset data;
   try {
-    data = load_dataset(db, summary.collected.device_key, summary.collected.profile);
+    data = perfdb::load_dataset(db, summary.collected.device_key, summary.collected.profile);
   } catch (const UserError&) {
     return summary; // nothing measured yet: no model
   }
@@ -256,7 +255,7 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
   summary.programs = static_cast<int64_t>(programs.size());
   if (summary.samples < 2)
     return summary;
-  data = model::select_columns(data, feature_set("all", data.feature_names));
+  data = model::select_columns(data, perfdb::feature_set("all", data.feature_names));
   model::TrainOptions train;
   train.transform = model::Transform::log;
   model::Model m = model::train(data, model::Kind::boosted, train);
@@ -272,7 +271,7 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
                     {"sample", state.design.sample},
                     {"spent_s", state.spent_s},
                     {"budget_s", options.budget.count()}}},
-                  {"trained", utc_timestamp()},
+                  {"trained", perfdb::utc_timestamp()},
                   {"liftx", "0.1.0"}};
   fs::create_directories(fs::absolute(options.model).parent_path());
   m.save(options.model);

@@ -3,8 +3,8 @@
 /// (stencils x sizes x a sample of each variant space) is measured within a time budget, resumably,
 /// and a cost model is trained on it and stored in the user data folder, where explore and tune()
 /// find it (find_model).
-#include "codegen/runtime/device.hpp"
 #include "explore/collect.hpp"
+#include "runtime/device.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace liftx::explore {
 std::filesystem::path user_data_dir();
 
 /// Where `liftx calibrate` stores a device's model: <user data>/models/<device key>.json.
-std::filesystem::path calibrated_model_path(const runtime::DeviceProfile& device);
+std::filesystem::path calibrated_model_path(const target::DeviceProfile& device);
 
 /// The benchmark stencils (the `.lift` files of stencils/, not its variants), from the source tree
 /// or ../share/liftx/stencils next to the executable; sorted by name. UserError when neither has
@@ -39,14 +39,14 @@ struct CalibrationDesign {
 /// covers the plan: enumerating each target's space (about 10 s) and measuring its sample at the
 /// rate expected of the device (a kernel build, then runs a few times slower than streaming the
 /// grid). A budget that runs out first leaves targets that a larger budget measures later.
-CalibrationDesign design_calibration(const runtime::DeviceProfile& device,
+CalibrationDesign design_calibration(const target::DeviceProfile& device,
                                      std::chrono::seconds budget, size_t programs);
 
 /// The collection targets of a design in the order they are measured: round r measures every
 /// program, program p at size (p + r) mod |sizes|, so that a run cut short by its budget has
 /// every program and every size, not all programs at the first size only.
 std::vector<CollectTarget> calibration_targets(const std::vector<std::string>& files,
-                                               const std::vector<interp::Sizes>& sizes_per_file);
+                                               const std::vector<Sizes>& sizes_per_file);
 
 struct CalibrateOptions {
   std::vector<CollectTarget> targets; ///< calibration_targets(...)

@@ -1,16 +1,17 @@
 #include "explore/collect.hpp"
 #include "explore/rank.hpp"
-#include "explore/record.hpp"
+#include "perfdb/record.hpp"
 
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/cache_dir.hpp"
-#include "codegen/runtime/parent_watch.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/cache_dir.hpp"
+#include "runtime/parent_watch.hpp"
 #include "support/error.hpp"
+#include "support/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -54,7 +55,7 @@ std::string target_key(const nlohmann::json& job);
 /// How often a wait for a reference looks at the collection's time limit.
 constexpr std::chrono::milliseconds kTimeLimitPoll{1000};
 
-std::string format_sizes(const interp::Sizes& sizes) {
+std::string format_sizes(const Sizes& sizes) {
   std::string text;
   for (const auto& [name, value] : sizes)
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
@@ -192,8 +193,8 @@ std::string read_text(const std::filesystem::path& path) {
 
 /// The `options.sample` variants `options.ranked_by` ranks best (among the --where ones), best
 /// first, each with its lowered program.
-std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const interp::Sizes& sizes,
-                                         const runtime::DeviceProfile& feature_profile,
+std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const Sizes& sizes,
+                                         const target::DeviceProfile& feature_profile,
                                          const std::string& profile_name,
                                          const CollectOptions& options) {
   const model::Model model = model::Model::load(options.ranked_by);
@@ -203,7 +204,7 @@ std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const inter
                     "are for profile {}",
                     options.ranked_by.string(), model.profile, profile_name));
   RankOptions ranking;
-  ranking.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+  ranking.sizes = sizes;
   ranking.profile = profile_name;
   ranking.device = feature_profile;
   ranking.keep = static_cast<size_t>(std::max<int64_t>(options.sample, 0));
@@ -225,13 +226,13 @@ std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const inter
 
 /// Streams a target's variant space (all of it or the sample), stores every variant,
 /// configuration and its features, and returns the configurations in stream order.
-std::vector<PlannedConfiguration>
-plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, int64_t program_id,
-            const interp::Sizes& sizes, const DeviceLimits& limits,
-            const runtime::DeviceProfile& feature_profile, const std::string& profile_name,
+std::vector<perfdb::PlannedConfiguration>
+plan_target(perfdb::PerfDb& db, const ir::Program& program, const ir::Module& module,
+            int64_t program_id, const Sizes& sizes, const DeviceLimits& limits,
+            const target::DeviceProfile& feature_profile, const std::string& profile_name,
             const CollectOptions& options, int64_t& features_failed) {
   rewrite::SpaceOptions space;
-  space.sizes = rewrite::Sizes(sizes.begin(), sizes.end());
+  space.sizes = sizes;
   space.device = limits;
   rewrite::VariantStream stream(program, space);
   std::vector<rewrite::Variant> variants;
@@ -252,21 +253,21 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
     throw UserError(fmt::format("collect: no variant of {} at {} has --where {}", program.name,
                                 nlohmann::json(sizes).dump(), rewrite::describe(options.where)));
   const nlohmann::json sizes_json(sizes);
-  std::vector<PlannedConfiguration> planned;
+  std::vector<perfdb::PlannedConfiguration> planned;
   for (const rewrite::Variant& v : variants) {
-    PlannedConfiguration p;
+    perfdb::PlannedConfiguration p;
     p.printed = ir::print(ir::Module{module.userfuns, {v.program}});
     p.strategy = v.strategy;
     p.variant_index = v.index;
     p.launch = launch_json(v.launch);
     std::optional<nlohmann::json> features;
     try {
-      features = feature_json(features::compute(
-          v.program, sizes, run_options_for(p.launch).request(), feature_profile));
+      features = features::to_stored_json(features::compute(
+          v.program, sizes, perfdb::run_options_for(p.launch).request(), feature_profile));
     } catch (const UserError&) {
       ++features_failed; // measured all the same; rows() skips it
     }
-    p.configuration_id = record_configuration(
+    p.configuration_id = perfdb::record_configuration(
         db, program_id, sizes_json, {p.printed, v.strategy, nlohmann::json(v.parameters), p.launch},
         profile_name, features);
     planned.push_back(std::move(p));
@@ -276,20 +277,15 @@ plan_target(PerfDb& db, const ir::Program& program, const ir::Module& module, in
 
 } // namespace
 
-std::string profile_name_for(const runtime::DeviceProfile& device) {
-  if (device.type == runtime::DeviceType::cpu)
+std::string profile_name_for(const target::DeviceProfile& device) {
+  if (device.type == target::DeviceType::cpu)
     return "cpu";
-  auto contains = [](std::string text, std::string_view word) {
-    for (char& c : text)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text.find(word) != std::string::npos;
-  };
-  if (contains(device.vendor, "nvidia") || contains(device.platform_name, "nvidia"))
+  if (contains_nocase(device.vendor, "nvidia") || contains_nocase(device.platform_name, "nvidia"))
     return "nvidia";
-  if (contains(device.vendor, "amd") || contains(device.vendor, "advanced micro") ||
-      contains(device.platform_name, "amd"))
+  if (contains_nocase(device.vendor, "amd") || contains_nocase(device.vendor, "advanced micro") ||
+      contains_nocase(device.platform_name, "amd"))
     return "amd";
-  return std::string(runtime::to_string(device.type));
+  return std::string(target::to_string(device.type));
 }
 
 LocalMeasurer::LocalMeasurer(const CollectOptions& options)
@@ -299,7 +295,7 @@ LocalMeasurer::LocalMeasurer(const CollectOptions& options)
     throw InternalError("collect: no worker executable", __FILE__, __LINE__);
 }
 
-std::vector<runtime::DeviceProfile> LocalMeasurer::devices() {
+std::vector<target::DeviceProfile> LocalMeasurer::devices() {
   return {runtime::select_device(device_).profile};
 }
 
@@ -307,7 +303,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
                             const std::function<bool()>& out_of_time) {
   if (jobs.empty())
     return;
-  const ScratchDir scratch("liftx-collect-");
+  const perfdb::ScratchDir scratch("liftx-collect-");
   const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
   {
     std::ofstream out(jobs_path);
@@ -351,7 +347,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
       const int status = r == WorkerProcess::Read::timeout
                              ? worker.stop()
                              : worker.wait_exit(std::chrono::milliseconds(5000));
-      const std::string err = clip_message(read_text(stderr_path));
+      const std::string err = perfdb::clip_message(read_text(stderr_path));
       if (r == WorkerProcess::Read::timeout)
         throw UserError(fmt::format("the collect worker did not open the device '{}' within {} s; "
                                     "what is measured is stored (--resume continues){}",
@@ -399,7 +395,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         }
         if (result.value("id", int64_t{-1}) != job.configuration_id)
           continue;
-        const Measurement m = measurement_from(result);
+        const perfdb::Measurement m = perfdb::measurement_from(result);
         record(next++, 0, m);
         // A kernel that failed at run time can leave the context unusable (the NVIDIA driver then
         // fails every later build and launch with CL_ERROR(-9999)): measure on in a new worker.
@@ -409,7 +405,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         }
       } else if (r == WorkerProcess::Read::timeout) {
         worker.stop();
-        Measurement m;
+        perfdb::Measurement m;
         m.status = runtime::Status::timeout;
         if (preparing) {
           // Every job of the target needs that reference: the next worker would only prepare it
@@ -427,11 +423,11 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         worker_alive = false;
       } else {
         int status = worker.wait_exit(std::chrono::milliseconds(5000));
-        std::string err = clip_message(read_text(stderr_path));
+        std::string err = perfdb::clip_message(read_text(stderr_path));
         // A worker that cannot read its jobs would fail for every job.
         if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
           throw UserError(fmt::format("the collect worker failed: {}", err));
-        Measurement m;
+        perfdb::Measurement m;
         m.status = runtime::Status::run_error;
         m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
         record(next++, 0, m);
@@ -469,7 +465,7 @@ CollectSummary collect(const CollectOptions& options,
     refuse_lowered(*program, target.file, "collect");
   }
   // One collection per database at a time (before the device is opened: refused at once).
-  const CollectionLock lock(options.db);
+  const perfdb::CollectionLock lock(options.db);
 
   CollectSummary summary;
   CollectProgress state;
@@ -484,9 +480,9 @@ CollectSummary collect(const CollectOptions& options,
 
   // The devices measured on (the first one is what `detect` means), and the profile that limits
   // the space and computes features.
-  runtime::DeviceProfile feature_profile;
+  target::DeviceProfile feature_profile;
   DeviceLimits limits;
-  std::vector<runtime::DeviceProfile> devices;
+  std::vector<target::DeviceProfile> devices;
   if (!options.plan_only)
     devices = measurer->devices();
   if (options.profile == "detect") {
@@ -502,9 +498,9 @@ CollectSummary collect(const CollectOptions& options,
     summary.profile = options.profile;
   }
 
-  PerfDb db(options.db);
+  perfdb::PerfDb db(options.db);
   std::vector<int64_t> device_ids;
-  for (const runtime::DeviceProfile& device : devices)
+  for (const target::DeviceProfile& device : devices)
     device_ids.push_back(db.device(device));
   if (!devices.empty())
     summary.device_key = devices.front().key;
@@ -533,7 +529,7 @@ CollectSummary collect(const CollectOptions& options,
     const std::string source = ir::print(ir::Module{module.userfuns, {*program}});
     const int64_t program_id = db.program(program->name, source);
     const nlohmann::json sizes_json(target.sizes);
-    std::optional<std::vector<PlannedConfiguration>> planned =
+    std::optional<std::vector<perfdb::PlannedConfiguration>> planned =
         db.plan(program_id, sizes_json, summary.profile, selection);
     if (!planned) { // said only when it happens: a stored plan is read in an instant
       state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
@@ -542,14 +538,14 @@ CollectSummary collect(const CollectOptions& options,
       planned = plan_target(db, *program, module, program_id, target.sizes, limits, feature_profile,
                             summary.profile, options, summary.features_failed);
       std::vector<std::pair<int64_t, int64_t>> ids;
-      for (const PlannedConfiguration& p : *planned)
+      for (const perfdb::PlannedConfiguration& p : *planned)
         ids.emplace_back(p.configuration_id, p.variant_index);
       db.put_plan(program_id, sizes_json, summary.profile, selection, ids);
     }
     summary.variants += static_cast<int64_t>(planned->size());
     if (options.plan_only)
       continue;
-    for (PlannedConfiguration& p : *planned) {
+    for (perfdb::PlannedConfiguration& p : *planned) {
       if (options.resume && measured_before(p.configuration_id)) {
         ++summary.skipped;
         continue;
@@ -585,7 +581,7 @@ CollectSummary collect(const CollectOptions& options,
   };
   std::vector<bool> recorded(jobs.size(), false);
   int64_t stored = 0;
-  auto record = [&](size_t job_index, size_t device, const Measurement& m) {
+  auto record = [&](size_t job_index, size_t device, const perfdb::Measurement& m) {
     if (job_index >= jobs.size() || device >= device_ids.size())
       throw InternalError(fmt::format("collect: a result for job {} on device {} of {} jobs and "
                                       "{} devices",
@@ -711,8 +707,8 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
     try {
       const ir::Program& reference = references.of(job);
       ir::Module module = parse::parse_module(job.at("module").get<std::string>(), "<variant>");
-      interp::Sizes sizes = job.at("sizes").get<interp::Sizes>();
-      exec::RunOptions options = run_options_for(job.at("launch"));
+      Sizes sizes = job.at("sizes").get<Sizes>();
+      exec::RunOptions options = perfdb::run_options_for(job.at("launch"));
       options.repeat = job.value("repeat", 10);
       options.warmup = job.value("warmup", 3);
       options.seed = job.value("seed", uint64_t{1});
@@ -735,14 +731,14 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
       options.expected = &target.expected;
       options.uploaded = &target.uploaded;
       exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
-      result.update(to_json(measurement_of(report)));
+      result.update(to_json(perfdb::measurement_of(report)));
     } catch (const UserError& e) {
       // A launch the device cannot take, or a program the generator refuses.
       result["status"] = "out_of_resources";
-      result["message"] = clip_message(e.what());
+      result["message"] = perfdb::clip_message(e.what());
     } catch (const std::exception& e) {
       result["status"] = "run_error";
-      result["message"] = clip_message(e.what());
+      result["message"] = perfdb::clip_message(e.what());
     }
     out << result.dump() << '\n';
     out.flush();
@@ -775,7 +771,7 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
     const nlohmann::json& job = all[first_of_target[t]];
     try {
       const ir::Program& reference = references.of(job);
-      interp::Sizes sizes = job.at("sizes").get<interp::Sizes>();
+      Sizes sizes = job.at("sizes").get<Sizes>();
       exec::RunOptions options;
       options.seed = job.value("seed", uint64_t{1});
       options.reference = &reference;
@@ -788,9 +784,9 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
   for (size_t i = static_cast<size_t>(shard); i < all.size(); i += static_cast<size_t>(shards)) {
     try {
       ir::Module module = parse::parse_module(all[i].at("module").get<std::string>(), "<variant>");
-      interp::Sizes sizes = all[i].at("sizes").get<interp::Sizes>();
+      Sizes sizes = all[i].at("sizes").get<Sizes>();
       codegen::PreparedLaunch launch = codegen::prepare_launch(
-          module.main(), sizes, run_options_for(all[i].at("launch")).request(),
+          module.main(), sizes, perfdb::run_options_for(all[i].at("launch")).request(),
           device.profile.limits());
       // A cache of its own per kernel: the builder needs the binary on disk, not thousands of
       // programs held in memory.

@@ -18,8 +18,8 @@
 /// `build_jobs` builder children compile the kernels and compute the reference results ahead of the
 /// worker (into the disk caches), on the other CPU cores.
 #include "exec/run.hpp"
-#include "explore/db.hpp"
 #include "ir/interp/interp.hpp"
+#include "perfdb/db.hpp"
 #include "rewrite/variant_filter.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,7 +43,7 @@ inline constexpr std::chrono::milliseconds kDefaultReferenceTimeout{30 * 60 * 10
 struct CollectTarget {
   std::string file;    ///< the high-level .lift file
   std::string program; ///< its definition to explore; empty = the main (last) one
-  interp::Sizes sizes;
+  Sizes sizes;
 };
 
 struct CollectOptions {
@@ -131,10 +131,10 @@ public:
   virtual ~Measurer() = default;
   /// The devices results come from, opened before planning: `detect` means the first one's
   /// profile, and `resume` skips what any of them has measured.
-  virtual std::vector<runtime::DeviceProfile> devices() = 0;
+  virtual std::vector<target::DeviceProfile> devices() = 0;
   /// Called once per result, on the thread that called measure(): the job's index in `jobs`, the
   /// index in devices() of the device it was measured on, and the measurement.
-  using Record = std::function<void(size_t job, size_t device, const Measurement&)>;
+  using Record = std::function<void(size_t job, size_t device, const perfdb::Measurement&)>;
   /// Measures `jobs`; returns when each has been recorded or once `out_of_time()` (what is not
   /// recorded is left for a later `resume`).
   virtual void measure(const std::vector<CollectJob>& jobs, const Record& record,
@@ -149,7 +149,7 @@ public:
 class LocalMeasurer : public Measurer {
 public:
   explicit LocalMeasurer(const CollectOptions& options);
-  std::vector<runtime::DeviceProfile> devices() override;
+  std::vector<target::DeviceProfile> devices() override;
   void measure(const std::vector<CollectJob>& jobs, const Record& record,
                const std::function<bool()>& out_of_time) override;
   int64_t worker_restarts() const override { return restarts_; }
@@ -190,6 +190,6 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
 
 /// The profile name features are stored under for a device: "cpu" for CPU devices, "nvidia" /
 /// "amd" for their GPUs, otherwise the device type's name.
-std::string profile_name_for(const runtime::DeviceProfile& device);
+std::string profile_name_for(const target::DeviceProfile& device);
 
 } // namespace liftx::explore

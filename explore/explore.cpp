@@ -1,11 +1,11 @@
 #include "explore/explore.hpp"
 
-#include "codegen/runtime/isolate.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
-#include "explore/record.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/metrics.hpp"
+#include "perfdb/record.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -294,8 +294,8 @@ int64_t DeviceDefaults::extent(size_t dimensions) const {
   return extent;
 }
 
-DeviceDefaults defaults_for(const runtime::DeviceProfile& device) {
-  if (device.type == runtime::DeviceType::cpu)
+DeviceDefaults defaults_for(const target::DeviceProfile& device) {
+  if (device.type == target::DeviceType::cpu)
     return {1024, 0};
   return {2048, 0};
 }
@@ -311,10 +311,11 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 } // namespace
 
-RecordingWorkerMeasure::RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device,
+RecordingWorkerMeasure::RecordingWorkerMeasure(perfdb::PerfDb& db,
+                                               const target::DeviceProfile& device,
                                                const ir::Module& module, const ir::Program& program,
-                                               const interp::Sizes& sizes,
-                                               std::string feature_profile, Options options)
+                                               const Sizes& sizes, std::string feature_profile,
+                                               Options options)
     : db_(db), module_(module), sizes_(sizes), feature_profile_(std::move(feature_profile)),
       options_(std::move(options)), features_(device) {
   device_ids_.push_back(db_.device(device));
@@ -352,12 +353,12 @@ void RecordingWorkerMeasure::interpret_reference() {
   }
 }
 
-const Measurement* RecordingWorkerMeasure::stored(const RankedVariant& ranked) const {
+const perfdb::Measurement* RecordingWorkerMeasure::stored(const RankedVariant& ranked) const {
   const auto found = stored_.find(ranked.variant.index);
   return found == stored_.end() ? nullptr : &found->second;
 }
 
-exec::RunReport RecordingWorkerMeasure::report_of(const Measurement& m) const {
+exec::RunReport RecordingWorkerMeasure::report_of(const perfdb::Measurement& m) const {
   exec::RunReport report;
   report.status = m.status;
   report.message = m.message;
@@ -387,27 +388,27 @@ int64_t RecordingWorkerMeasure::record_variant(const RankedVariant& r, const std
   const rewrite::Variant& v = r.variant;
   std::optional<nlohmann::json> features;
   try {
-    features = feature_json(
-        features_.compute(*r.program, v, rewrite::Sizes(sizes_.begin(), sizes_.end())));
+    features = features::to_stored_json(features_.compute(*r.program, v, sizes_));
   } catch (const UserError&) {
     // Features that cannot be computed do not stop exploration; rows() skips the row.
   }
-  return record_configuration(
+  return perfdb::record_configuration(
       db_, program_id_, nlohmann::json(sizes_),
       {printed, v.strategy, nlohmann::json(v.parameters), launch_json(v.launch)}, feature_profile_,
       features);
 }
 
-std::optional<Measurement> RecordingWorkerMeasure::known(int64_t configuration_id) const {
+std::optional<perfdb::Measurement> RecordingWorkerMeasure::known(int64_t configuration_id) const {
   if (!options_.remeasure)
     for (int64_t device_id : device_ids_)
-      if (std::optional<Measurement> m = db_.latest_measurement(configuration_id, device_id))
+      if (std::optional<perfdb::Measurement> m =
+              db_.latest_measurement(configuration_id, device_id))
         return m;
   return std::nullopt;
 }
 
 void RecordingWorkerMeasure::measure_through(Measurer& measurer,
-                                             const std::vector<runtime::DeviceProfile>& devices) {
+                                             const std::vector<target::DeviceProfile>& devices) {
   if (devices.empty())
     throw InternalError("explore: a measurer without devices", __FILE__, __LINE__);
   measurer_ = &measurer;
@@ -415,7 +416,7 @@ void RecordingWorkerMeasure::measure_through(Measurer& measurer,
   if (devices.front().memory_gbs > 0)
     roofline_gb_per_s_ = devices.front().memory_gbs;
   device_ids_.clear();
-  for (const runtime::DeviceProfile& device : devices)
+  for (const target::DeviceProfile& device : devices)
     device_ids_.push_back(db_.device(device));
 }
 
@@ -434,7 +435,7 @@ RecordingWorkerMeasure::measure_batch(const std::vector<const RankedVariant*>& v
     const RankedVariant& r = *variants[k];
     const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
     const int64_t configuration_id = record_variant(r, printed);
-    if (std::optional<Measurement> m = known(configuration_id)) {
+    if (std::optional<perfdb::Measurement> m = known(configuration_id)) {
       stored_[r.variant.index] = *m;
       reports[k] = report_of(*m);
       continue;
@@ -460,7 +461,7 @@ RecordingWorkerMeasure::measure_batch(const std::vector<const RankedVariant*>& v
   std::vector<bool> recorded(jobs.size(), false);
   measurer_->measure(
       jobs,
-      [&](size_t job, size_t device, const Measurement& m) {
+      [&](size_t job, size_t device, const perfdb::Measurement& m) {
         if (job >= jobs.size() || device >= device_ids_.size() || recorded[job])
           return;
         recorded[job] = true;
@@ -482,7 +483,7 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
   const rewrite::Variant& v = r.variant;
   const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
   const int64_t configuration_id = record_variant(r, printed);
-  if (std::optional<Measurement> m = known(configuration_id)) {
+  if (std::optional<perfdb::Measurement> m = known(configuration_id)) {
     stored_[v.index] = *m;
     return report_of(*m);
   }
@@ -492,7 +493,7 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     bytes_moved_ = report.bytes_moved;
     roofline_gb_per_s_ = report.roofline_gb_per_s;
   }
-  db_.put_measurement(configuration_id, device_ids_.front(), measurement_of(report));
+  db_.put_measurement(configuration_id, device_ids_.front(), perfdb::measurement_of(report));
   return report;
 }
 

@@ -3,10 +3,10 @@
 /// strategy until a budget of runs, and report the best. Measuring is a callback, so that the
 /// command line can run each variant isolated in a worker child (and tests can fake it).
 #include "exec/run.hpp"
-#include "explore/db.hpp"
 #include "explore/rank.hpp"
-#include "explore/record.hpp"
 #include "model/online.hpp"
+#include "perfdb/db.hpp"
+#include "perfdb/record.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -106,7 +106,7 @@ struct DeviceDefaults {
   /// many points as the 2D default (size²), a power of two; `size` itself for a 2D grid.
   int64_t extent(size_t dimensions) const;
 };
-DeviceDefaults defaults_for(const runtime::DeviceProfile& device);
+DeviceDefaults defaults_for(const target::DeviceProfile& device);
 
 /// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
 /// crashes or hangs takes down the child, not the exploration), each verified against the
@@ -124,8 +124,8 @@ public:
     std::chrono::milliseconds timeout{60000}; ///< per variant, build included
     bool remeasure = false; ///< run every variant, also those the database has measured
   };
-  RecordingWorkerMeasure(PerfDb& db, const runtime::DeviceProfile& device, const ir::Module& module,
-                         const ir::Program& program, const interp::Sizes& sizes,
+  RecordingWorkerMeasure(perfdb::PerfDb& db, const target::DeviceProfile& device,
+                         const ir::Module& module, const ir::Program& program, const Sizes& sizes,
                          std::string feature_profile, Options options);
   ~RecordingWorkerMeasure();
   RecordingWorkerMeasure(const RecordingWorkerMeasure&) = delete;
@@ -142,34 +142,34 @@ public:
   /// (`explore --mpi`: to the ranks of an MPI job). `devices` are measurer.devices(), the first
   /// being this object's device: each measurement is recorded under the device it was measured
   /// on, and what any of them has measured is stored.
-  void measure_through(Measurer& measurer, const std::vector<runtime::DeviceProfile>& devices);
+  void measure_through(Measurer& measurer, const std::vector<target::DeviceProfile>& devices);
   /// Measures `variants` (reports in their order): at once through the measurer, else one by one.
   std::vector<exec::RunReport> measure_batch(const std::vector<const RankedVariant*>& variants);
   FeatureCache& features() { return features_; }
   /// The stored measurement that stood for this variant's run, or null when it was run.
-  const Measurement* stored(const RankedVariant& ranked) const;
+  const perfdb::Measurement* stored(const RankedVariant& ranked) const;
   int64_t stored_count() const { return static_cast<int64_t>(stored_.size()); }
 
 private:
   /// A stored measurement as a run report; its bandwidth is known once a run of this session
   /// has given the bytes the program moves.
-  exec::RunReport report_of(const Measurement& m) const;
+  exec::RunReport report_of(const perfdb::Measurement& m) const;
   /// Runs a printed lowered module in a worker child (scratch file STEM.lift) at `launch`.
   exec::RunReport run_in_worker(const std::string& printed, const codegen::Launch& launch,
                                 const std::string& stem);
   /// Records the variant's configuration (and features) in the database: its id.
   int64_t record_variant(const RankedVariant& ranked, const std::string& printed);
   /// The latest measurement of a configuration on one of the devices (none with `remeasure`).
-  std::optional<Measurement> known(int64_t configuration_id) const;
+  std::optional<perfdb::Measurement> known(int64_t configuration_id) const;
 
   /// Interprets the reference into the disk cache the workers read; runs on its own thread from
   /// construction, so that it overlaps the ranking, and the first run waits for it.
   void interpret_reference();
   void wait_for_reference();
 
-  PerfDb& db_;
+  perfdb::PerfDb& db_;
   const ir::Module& module_;
-  interp::Sizes sizes_;
+  Sizes sizes_;
   std::string feature_profile_;
   Options options_;
   std::vector<int64_t> device_ids_; ///< the first: the device of the constructor
@@ -177,11 +177,11 @@ private:
   std::string reference_source_; ///< the high-level program as a .lift module
   std::string reference_name_;
   Measurer* measurer_ = nullptr;
-  ScratchDir scratch_{"liftx-explore-"};
+  perfdb::ScratchDir scratch_{"liftx-explore-"};
   std::filesystem::path reference_;
   FeatureCache features_;
-  std::map<int64_t, Measurement> stored_; ///< by variant index
-  double bytes_moved_ = 0;                ///< from the first successful run
+  std::map<int64_t, perfdb::Measurement> stored_; ///< by variant index
+  double bytes_moved_ = 0;                        ///< from the first successful run
   std::optional<double> roofline_gb_per_s_;
   std::future<void> reference_job_; ///< last: joined before the files it reads go
 };

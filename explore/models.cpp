@@ -41,7 +41,7 @@ constexpr const char* kShippedKinds[] = {"nvidia", "amd", "cpu"};
 
 } // namespace
 
-double device_distance(const runtime::DeviceProfile& a, const runtime::DeviceProfile& b) {
+double device_distance(const target::DeviceProfile& a, const target::DeviceProfile& b) {
   double d = a.type == b.type ? 0.0 : 10.0;
   d += log_ratio(a.compute_units, b.compute_units);
   d += log_ratio(a.throughput().memory_gbs, b.throughput().memory_gbs);
@@ -49,7 +49,7 @@ double device_distance(const runtime::DeviceProfile& a, const runtime::DevicePro
   return d;
 }
 
-FoundModel find_model(const std::string& explicit_path, const runtime::DeviceProfile& device,
+FoundModel find_model(const std::string& explicit_path, const target::DeviceProfile& device,
                       const std::vector<fs::path>& extra_folders) {
   std::error_code ec;
   if (!explicit_path.empty()) {

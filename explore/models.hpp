@@ -2,7 +2,7 @@
 /// Which cost model ranks a device's variants: the one the user names, the device's own from
 /// `liftx calibrate`, the shipped model of its kind, or else the shipped model of the most similar
 /// device, which exploration then corrects with its own measurements.
-#include "codegen/runtime/device.hpp"
+#include "runtime/device.hpp"
 
 #include <filesystem>
 #include <string>
@@ -26,14 +26,14 @@ model_folders(const std::vector<std::filesystem::path>& extra_folders = {});
 
 /// How unlike two devices are for a cost model: a different device type outweighs everything;
 /// then the log-ratios of compute units and memory bandwidth, and a different warp width.
-double device_distance(const runtime::DeviceProfile& a, const runtime::DeviceProfile& b);
+double device_distance(const target::DeviceProfile& a, const target::DeviceProfile& b);
 
 /// The model for `device`: `explicit_path` if given; else the device's calibrated model
 /// (calibrated_model_path); else `<kind>-model.json` (kind = profile_name_for(device)) in the
 /// first of model_folders() that has it; else the shipped model of the named profile closest to
 /// the device (device_distance), with a note saying so and suggesting `liftx calibrate`.
 /// UserError listing the folders looked in when there is none at all.
-FoundModel find_model(const std::string& explicit_path, const runtime::DeviceProfile& device,
+FoundModel find_model(const std::string& explicit_path, const target::DeviceProfile& device,
                       const std::vector<std::filesystem::path>& extra_folders = {});
 
 } // namespace liftx::explore

@@ -2,6 +2,7 @@
 
 #include "codegen/kernel.hpp"
 #include "rewrite/program_kind.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -16,12 +17,11 @@
 
 namespace liftx::explore {
 
-FeatureCache::FeatureCache(runtime::DeviceProfile profile) : profile_(std::move(profile)) {}
+FeatureCache::FeatureCache(target::DeviceProfile profile) : profile_(std::move(profile)) {}
 FeatureCache::~FeatureCache() = default;
 
 features::Features FeatureCache::compute(const ir::Program& program,
-                                         const rewrite::Variant& variant,
-                                         const rewrite::Sizes& sizes) {
+                                         const rewrite::Variant& variant, const Sizes& sizes) {
   auto it = models_.find(variant.kernel_index);
   if (it == models_.end()) {
     it = models_
@@ -37,46 +37,7 @@ features::Features FeatureCache::compute(const ir::Program& program,
       models_.erase(oldest);
     }
   }
-  interp::Sizes bound(sizes.begin(), sizes.end());
-  return it->second->compute(variant.launch, bound, profile_);
-}
-
-std::vector<std::string> feature_names() {
-  std::vector<std::string> names;
-  for (const features::Column& c : features::columns())
-    names.push_back(c.name);
-  for (const features::DerivedColumn& c : features::derived_columns())
-    names.push_back(c.name);
-  return names;
-}
-
-namespace {
-
-/// feature_values() into `values` (cleared first; no allocation once it has room).
-void feature_values_into(const features::Features& f,
-                         const runtime::DeviceProfile::Throughput& device,
-                         std::vector<double>& values) {
-  values.clear();
-  for (const features::Column& c : features::columns())
-    values.push_back(c.value(f));
-  features::append_derived_values(f, device, values);
-}
-
-} // namespace
-
-std::vector<double> feature_values(const features::Features& f,
-                                   const runtime::DeviceProfile::Throughput& device) {
-  std::vector<double> values;
-  values.reserve(features::columns().size() + features::derived_columns().size());
-  feature_values_into(f, device, values);
-  return values;
-}
-
-nlohmann::json feature_json(const features::Features& f) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const features::Column& c : features::columns())
-    j[c.name] = c.value(f);
-  return j;
+  return it->second->compute(variant.launch, sizes, profile_);
 }
 
 namespace {
@@ -270,15 +231,15 @@ private:
 /// What every ranking thread shares (read only).
 struct RankContext {
   const model::Model& model;
-  std::vector<int> columns; ///< model column -> feature_values() index
-  runtime::DeviceProfile profile;
-  runtime::DeviceProfile::Throughput throughput;
-  interp::Sizes sizes;
+  std::vector<int> columns; ///< model column -> features::all_values() index
+  target::DeviceProfile profile;
+  target::DeviceProfile::Throughput throughput;
+  Sizes sizes;
 };
 
 /// A ranking thread's buffers, reused from chunk to chunk.
 struct RankScratch {
-  explicit RankScratch(const runtime::DeviceProfile& profile) : analysis(profile) {}
+  explicit RankScratch(const target::DeviceProfile& profile) : analysis(profile) {}
   features::AnalysisScratch analysis;
   std::vector<double> values, rows, floors;
 };
@@ -315,7 +276,7 @@ void rank_chunk(const RankContext& ctx, const Chunk& chunk, TopK& top, RankScrat
     const StreamedVariant& v = chunk.variants[kept[k]];
     const features::Features f =
         v.run->kernel->model().compute(v.launch, ctx.sizes, scratch.analysis);
-    feature_values_into(f, ctx.throughput, scratch.values);
+    features::all_values_into(f, ctx.throughput, scratch.values);
     for (size_t c = 0; c < width; ++c)
       rows[k * width + c] = scratch.values[size_t(ctx.columns[c])];
   }
@@ -541,11 +502,10 @@ RankResult rank(const ir::Program& program, const model::Model& routed,
                    "the traffic bound must be at least 1 (times the least modelled traffic), got "
                    "{}",
                    options.prune_traffic);
-  const runtime::DeviceProfile profile =
+  const target::DeviceProfile profile =
       options.device ? *options.device : runtime::named_profile(profile_name);
-  const RankContext ctx{model, model.feature_indices(feature_names()), profile,
-                        profile.throughput(),
-                        interp::Sizes(options.sizes.begin(), options.sizes.end())};
+  const RankContext ctx{model, model.feature_indices(features::all_names()), profile,
+                        profile.throughput(), options.sizes};
   const unsigned threads = thread_count(options.threads);
   RankResult result;
 

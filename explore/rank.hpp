@@ -35,12 +35,12 @@ struct RankedVariant {
 };
 
 struct RankOptions {
-  rewrite::Sizes sizes;
+  Sizes sizes;
   /// Device profile for the space's limits and the features; empty = the model's profile.
   std::string profile;
   /// A real device's profile (as `liftx collect` stores features for it): its limits and its
   /// features; nullopt = the named profile `profile`.
-  std::optional<runtime::DeviceProfile> device;
+  std::optional<target::DeviceProfile> device;
   int64_t max_variants = 0; ///< stop the stream after this many (0 = the whole space)
   /// Rank a fixed-seed uniform sample of this many variants of the space instead of all of it
   /// (0 = all).
@@ -87,29 +87,21 @@ struct RankResult {
 /// Static features of a stream of variants, computed with one KernelModel per kernel.
 class FeatureCache {
 public:
-  explicit FeatureCache(runtime::DeviceProfile profile);
+  explicit FeatureCache(target::DeviceProfile profile);
   ~FeatureCache();
   /// `program`: the variant's lowered program (the variant may have been stripped of it).
   features::Features compute(const ir::Program& program, const rewrite::Variant& variant,
-                             const rewrite::Sizes& sizes);
-  const runtime::DeviceProfile& profile() const { return profile_; }
+                             const Sizes& sizes);
+  const target::DeviceProfile& profile() const { return profile_; }
   size_t kernels() const { return generated_; } ///< kernel models built so far
 
 private:
-  runtime::DeviceProfile profile_;
+  target::DeviceProfile profile_;
   /// By Variant::kernel_index. The stream gives a kernel's launches together, so only the most
   /// recent kernels are kept (a space has thousands; each model holds compiled expressions).
   std::map<int64_t, std::unique_ptr<features::KernelModel>> models_;
   size_t generated_ = 0;
 };
-
-/// The feature column names a model may use (features::columns(), then
-/// features::derived_columns()) and one sample's values in that order.
-std::vector<std::string> feature_names();
-std::vector<double> feature_values(const features::Features& f,
-                                   const runtime::DeviceProfile::Throughput& device);
-/// column name -> value, as the performance database stores them.
-nlohmann::json feature_json(const features::Features& f);
 
 /// Ranks every variant of the space (or the sample) and returns the best predicted, by `model`'s
 /// route for the program's kind (model_for).

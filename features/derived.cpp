@@ -52,13 +52,13 @@ const std::vector<DerivedColumn>& derived_columns() {
 }
 
 std::vector<double> derived_values(const Features& f,
-                                   const runtime::DeviceProfile::Throughput& device) {
+                                   const target::DeviceProfile::Throughput& device) {
   std::vector<double> values;
   append_derived_values(f, device, values);
   return values;
 }
 
-void append_derived_values(const Features& f, const runtime::DeviceProfile::Throughput& device,
+void append_derived_values(const Features& f, const target::DeviceProfile::Throughput& device,
                            std::vector<double>& out) {
   const double bytes = std::max<double>(double(f.bytes_moved), 1);
   const double items = double(f.work_items);
@@ -124,8 +124,32 @@ void append_derived_values(const Features& f, const runtime::DeviceProfile::Thro
   out.insert(out.end(), std::begin(values), std::end(values));
 }
 
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (const Column& c : columns())
+    names.push_back(c.name);
+  for (const DerivedColumn& c : derived_columns())
+    names.push_back(c.name);
+  return names;
+}
+
+void all_values_into(const Features& f, const target::DeviceProfile::Throughput& device,
+                     std::vector<double>& out) {
+  out.clear();
+  for (const Column& c : columns())
+    out.push_back(c.value(f));
+  append_derived_values(f, device, out);
+}
+
+std::vector<double> all_values(const Features& f, const target::DeviceProfile::Throughput& device) {
+  std::vector<double> values;
+  values.reserve(columns().size() + derived_columns().size());
+  all_values_into(f, device, values);
+  return values;
+}
+
 double modelled_traffic_per_byte(const Features& f,
-                                 const runtime::DeviceProfile::Throughput& device) {
+                                 const target::DeviceProfile::Throughput& device) {
   const double warp = double(std::max<int64_t>(device.warp_width, 1));
   const double group =
       double(std::max<int64_t>(f.work_items / std::max<int64_t>(f.work_groups, 1), 1));

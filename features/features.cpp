@@ -595,7 +595,7 @@ void KernelModel::number_line_classes() {
   line_classes_ = static_cast<int>(classes.size());
 }
 
-std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device) {
+std::array<int64_t, 3> assumed_local(const Launch& launch, const target::DeviceProfile& device) {
   int64_t budget = 256;
   if (device.max_work_group_size > 0)
     budget = std::min<int64_t>(budget, static_cast<int64_t>(device.max_work_group_size));
@@ -618,10 +618,10 @@ std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::Device
 constexpr int kShiftCandidates = 4;
 
 struct AnalysisScratch::Buffers {
-  explicit Buffers(const runtime::DeviceProfile& profile)
+  explicit Buffers(const target::DeviceProfile& profile)
       : device(profile),
         resident_work_items_per_cu(profile.throughput().resident_work_items_per_cu) {}
-  runtime::DeviceProfile device;
+  target::DeviceProfile device;
   int64_t resident_work_items_per_cu;
   LaunchState state;
   RecordCounts counts; ///< when no Analysis records them
@@ -650,7 +650,7 @@ struct AnalysisScratch::Buffers {
   std::vector<LineCount> line_counts; ///< per access
 };
 
-AnalysisScratch::AnalysisScratch(const runtime::DeviceProfile& device)
+AnalysisScratch::AnalysisScratch(const target::DeviceProfile& device)
     : buffers_(std::make_unique<Buffers>(device)) {}
 AnalysisScratch::~AnalysisScratch() = default;
 AnalysisScratch::AnalysisScratch(AnalysisScratch&&) noexcept = default;
@@ -719,8 +719,8 @@ bool enter_first_iteration_lanes(const Chain& chain, const std::array<int64_t, 3
 
 } // namespace
 
-bool KernelModel::bind_launch(const Launch& launch, const interp::Sizes& sizes,
-                              const runtime::DeviceProfile& device, LaunchState& s) const {
+bool KernelModel::bind_launch(const Launch& launch, const Sizes& sizes,
+                              const target::DeviceProfile& device, LaunchState& s) const {
   if (launch.dims < 1 || launch.dims > 3)
     throw UserError(fmt::format("a launch has 1 to 3 dimensions, got {}", launch.dims));
   if (launch.dims < kernel_.launch.dims)
@@ -785,22 +785,22 @@ std::array<int64_t, 3> KernelModel::representative_group(LaunchState& s) const {
   return group;
 }
 
-Analysis KernelModel::analyze(const Launch& launch, const interp::Sizes& sizes,
-                              const runtime::DeviceProfile& device) const {
+Analysis KernelModel::analyze(const Launch& launch, const Sizes& sizes,
+                              const target::DeviceProfile& device) const {
   AnalysisScratch scratch(device);
   Analysis out;
   out.features = features_of(launch, sizes, *scratch.buffers_, &out);
   return out;
 }
 
-Features KernelModel::compute(const Launch& launch, const interp::Sizes& sizes,
+Features KernelModel::compute(const Launch& launch, const Sizes& sizes,
                               AnalysisScratch& scratch) const {
   return features_of(launch, sizes, *scratch.buffers_, nullptr);
 }
 
-Features KernelModel::features_of(const Launch& launch, const interp::Sizes& sizes,
+Features KernelModel::features_of(const Launch& launch, const Sizes& sizes,
                                   AnalysisScratch::Buffers& b, Analysis* detail) const {
-  const runtime::DeviceProfile& device = b.device;
+  const target::DeviceProfile& device = b.device;
   Features f;
   LaunchState& s = b.state;
   f.local_size_assumed = bind_launch(launch, sizes, device, s);
@@ -1168,9 +1168,8 @@ bool visit_executions(const Chain& chain, size_t at, bool outer_for,
 
 } // namespace
 
-KernelModel::GroupTraffic KernelModel::group_traffic(const Launch& launch,
-                                                     const interp::Sizes& sizes,
-                                                     const runtime::DeviceProfile& device,
+KernelModel::GroupTraffic KernelModel::group_traffic(const Launch& launch, const Sizes& sizes,
+                                                     const target::DeviceProfile& device,
                                                      int64_t line_bytes, int64_t budget) const {
   LIFTX_USER_CHECK(budget >= 1, "the traffic model's budget must be positive, got {}", budget);
   if (line_bytes <= 0)
@@ -1239,21 +1238,21 @@ KernelModel::GroupTraffic KernelModel::group_traffic(const Launch& launch,
   return out;
 }
 
-Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,
-                 const runtime::DeviceProfile& device) {
+Features compute(const codegen::Kernel& kernel, const Launch& launch, const Sizes& sizes,
+                 const target::DeviceProfile& device) {
   return KernelModel(kernel).compute(launch, sizes, device);
 }
 
-Analysis analyze(const ir::Program& program, const interp::Sizes& sizes,
-                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device) {
+Analysis analyze(const ir::Program& program, const Sizes& sizes,
+                 const codegen::LaunchRequest& request, const target::DeviceProfile& device) {
   interp::check_sizes(program, sizes);
   codegen::PreparedLaunch prepared =
       codegen::prepare_launch(program, sizes, request, device.limits());
   return KernelModel(std::move(prepared.kernel)).analyze(prepared.launch, sizes, device);
 }
 
-Features compute(const ir::Program& program, const interp::Sizes& sizes,
-                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device) {
+Features compute(const ir::Program& program, const Sizes& sizes,
+                 const codegen::LaunchRequest& request, const target::DeviceProfile& device) {
   return analyze(program, sizes, request, device).features;
 }
 

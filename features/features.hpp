@@ -10,9 +10,9 @@
 /// be compared exactly with an instrumented run (exec::run_instrumented).
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
-#include "codegen/runtime/device.hpp"
 #include "features/compiled_expr.hpp"
 #include "ir/interp/interp.hpp"
+#include "target/profile.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -129,7 +129,7 @@ double bank_conflict_degree(const std::vector<std::optional<int64_t>>& indices,
 /// operations) it computes once.
 class AnalysisScratch {
 public:
-  explicit AnalysisScratch(const runtime::DeviceProfile& device);
+  explicit AnalysisScratch(const target::DeviceProfile& device);
   ~AnalysisScratch();
   AnalysisScratch(AnalysisScratch&&) noexcept;
   AnalysisScratch& operator=(AnalysisScratch&&) noexcept;
@@ -149,16 +149,15 @@ public:
 
   /// UserError for a launch that does not fit the kernel (dims, local not dividing global, a
   /// work-group kernel without a local size, unbound sizes).
-  Analysis analyze(const Launch& launch, const interp::Sizes& sizes,
-                   const runtime::DeviceProfile& device) const;
-  Features compute(const Launch& launch, const interp::Sizes& sizes,
-                   const runtime::DeviceProfile& device) const {
+  Analysis analyze(const Launch& launch, const Sizes& sizes,
+                   const target::DeviceProfile& device) const;
+  Features compute(const Launch& launch, const Sizes& sizes,
+                   const target::DeviceProfile& device) const {
     return analyze(launch, sizes, device).features;
   }
   /// The same features as compute() for the scratch's device, in its buffers (the ranking's inner
   /// loop).
-  Features compute(const Launch& launch, const interp::Sizes& sizes,
-                   AnalysisScratch& scratch) const;
+  Features compute(const Launch& launch, const Sizes& sizes, AnalysisScratch& scratch) const;
 
   /// Global-memory traffic with the reuse inside a work-group (group_traffic()).
   struct GroupTraffic {
@@ -180,8 +179,8 @@ public:
   /// the lines are scaled by the executions left out, which overcounts the lines consecutive
   /// iterations share. Enumerates executions (0.13-0.17 s per stored stencil variant on average),
   /// an analysis (bench traffic_prune), not the ranking's inner loop.
-  GroupTraffic group_traffic(const Launch& launch, const interp::Sizes& sizes,
-                             const runtime::DeviceProfile& device, int64_t line_bytes = 0,
+  GroupTraffic group_traffic(const Launch& launch, const Sizes& sizes,
+                             const target::DeviceProfile& device, int64_t line_bytes = 0,
                              int64_t budget = kTrafficBudget) const;
 
   struct Loop; ///< a compiled LoopContext
@@ -191,16 +190,16 @@ public:
 private:
   /// Checks the launch and binds it and the sizes in `s`; true when the local size is the one
   /// features assume (left to the runtime).
-  bool bind_launch(const Launch& launch, const interp::Sizes& sizes,
-                   const runtime::DeviceProfile& device, LaunchState& s) const;
+  bool bind_launch(const Launch& launch, const Sizes& sizes, const target::DeviceProfile& device,
+                   LaunchState& s) const;
   /// Per dimension, the work-groups that have work (the ids below it).
   std::array<int64_t, 3> busy_groups(LaunchState& s) const;
   /// The work-group whose accesses stand for all: the middle of the busy ones.
   std::array<int64_t, 3> representative_group(LaunchState& s) const;
   /// The features of a launch; `detail` (when given) also gets the counts, the warp and the
   /// accesses' lanes.
-  Features features_of(const Launch& launch, const interp::Sizes& sizes,
-                       AnalysisScratch::Buffers& b, Analysis* detail) const;
+  Features features_of(const Launch& launch, const Sizes& sizes, AnalysisScratch::Buffers& b,
+                       Analysis* detail) const;
   /// Fills access_chain_id_, distinct_access_chains_ and share_entered_chains_.
   void number_access_chains();
   /// Fills line_class_ and line_classes_.
@@ -253,16 +252,16 @@ private:
 /// The launch features assume when the local size is left to the runtime: per dimension, the
 /// largest divisor of the global size that keeps the work-group within min(256, the device's
 /// limit) (dimension 0 first, then 1, then 2).
-std::array<int64_t, 3> assumed_local(const Launch& launch, const runtime::DeviceProfile& device);
+std::array<int64_t, 3> assumed_local(const Launch& launch, const target::DeviceProfile& device);
 
-Features compute(const codegen::Kernel& kernel, const Launch& launch, const interp::Sizes& sizes,
-                 const runtime::DeviceProfile& device);
+Features compute(const codegen::Kernel& kernel, const Launch& launch, const Sizes& sizes,
+                 const target::DeviceProfile& device);
 /// Generates the kernel and chooses the launch as exec::run_program would
 /// (codegen::prepare_launch).
-Analysis analyze(const ir::Program& program, const interp::Sizes& sizes,
-                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device);
-Features compute(const ir::Program& program, const interp::Sizes& sizes,
-                 const codegen::LaunchRequest& request, const runtime::DeviceProfile& device);
+Analysis analyze(const ir::Program& program, const Sizes& sizes,
+                 const codegen::LaunchRequest& request, const target::DeviceProfile& device);
+Features compute(const ir::Program& program, const Sizes& sizes,
+                 const codegen::LaunchRequest& request, const target::DeviceProfile& device);
 
 // ---- output ------------------------------------------------------------------------------------
 struct Column {
@@ -277,6 +276,10 @@ const std::vector<Column>& columns();
 /// CSV header: `program,` then the columns; a row per program.
 std::string csv_header();
 std::string csv_row(const std::string& program, const Features& features);
+/// column name -> value, integer columns as integers (`liftx features --format json`).
 nlohmann::json to_json(const Features& features);
+/// column name -> value, every column as a double: the form the performance database has stored
+/// since its first row (to_json's integers would change the stored text of the same features).
+nlohmann::json to_stored_json(const Features& features);
 
 } // namespace liftx::features

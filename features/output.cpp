@@ -130,4 +130,11 @@ nlohmann::json to_json(const Features& features) {
   return j;
 }
 
+nlohmann::json to_stored_json(const Features& features) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Column& c : columns())
+    j[c.name] = c.value(features);
+  return j;
+}
+
 } // namespace liftx::features

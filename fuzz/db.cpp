@@ -4,9 +4,9 @@
 // The input is written to a file and opened read-only; then every read path of `liftx db` runs:
 // device keys, the device's rows for each features profile, the CSV and T4 exports, and a tuned
 // winner. Asserts: each either works or ends in a UserError.
-#include "explore/db.hpp"
-#include "explore/dataset.hpp"
+#include "perfdb/db.hpp"
 #include "fuzz/fuzz_common.hpp"
+#include "perfdb/dataset.hpp"
 
 #include <unistd.h>
 
@@ -34,19 +34,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
   fuzz::expect_user_errors([&] {
-    explore::PerfDb db(path, explore::PerfDb::Access::read_only);
+    perfdb::PerfDb db(path, perfdb::PerfDb::Access::read_only);
     std::vector<std::string> keys = db.device_keys();
     if (keys.size() > 4)
       keys.resize(4);
     for (const std::string& key : keys) {
-      fuzz::expect_user_errors([&] { (void)explore::resolve_device(db, key); });
+      fuzz::expect_user_errors([&] { (void)perfdb::resolve_device(db, key); });
       for (const char* profile : {"cpu", "nvidia", "amd", "gpu"})
         fuzz::expect_user_errors([&] { (void)db.rows(key, profile); });
       std::ostringstream csv, t4;
       fuzz::expect_user_errors([&] { db.export_csv(csv, key); });
       fuzz::expect_user_errors([&] { db.export_t4(t4, key); });
     }
-    fuzz::expect_user_errors([&] { (void)explore::resolve_device(db, ""); });
+    fuzz::expect_user_errors([&] { (void)perfdb::resolve_device(db, ""); });
     (void)db.winner("0123456789abcdef");
   });
   return 0;

@@ -4,15 +4,15 @@
 // Asserts: any text is read as run options or rejected with a UserError; accepted options have 1
 // to 3 global sizes in [1, 2^31] and a local size that is empty or one positive size per global
 // one.
-#include "explore/record.hpp"
 #include "fuzz/fuzz_common.hpp"
+#include "perfdb/record.hpp"
 
 using namespace liftx;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   exec::RunOptions options;
   if (!fuzz::expect_user_errors(
-          [&] { options = explore::read_launch_sidecar(fuzz::as_text(data, size), "fuzz.json"); }))
+          [&] { options = perfdb::read_launch_sidecar(fuzz::as_text(data, size), "fuzz.json"); }))
     return 0;
   const size_t dims = options.global.size();
   if (dims < 1 || dims > 3)

@@ -36,8 +36,6 @@
 
 namespace liftx::rewrite {
 
-using Sizes = std::map<std::string, int64_t, std::less<>>;
-
 using Launch = codegen::Launch;
 
 struct Variant {
@@ -69,8 +67,8 @@ int64_t remainder_steps(const Variant& variant);
 
 struct SpaceOptions {
   Sizes sizes;
-  /// The launches a device takes: runtime::DeviceProfile::limits() of a probed device or of a
-  /// named profile (runtime::named_profile).
+  /// The launches a device takes: target::DeviceProfile::limits() of a probed device or of a
+  /// named profile (target::model_profile).
   DeviceLimits device;
   int depth = 2; ///< high-level rewrite steps
   /// Tile steps and split factors: powers of two from 2 up to this (and dividing the length).

@@ -1,6 +1,6 @@
 #pragma once
 /// What a device can take, as the variant space and the launch checks need it: plain numbers,
-/// no OpenCL. The one source of these numbers is runtime::DeviceProfile (probed from a device or
+/// no OpenCL. The one source of these numbers is target::DeviceProfile (probed from a device or
 /// one of the named profiles), through DeviceProfile::limits(); nothing else lists them.
 #include <array>
 #include <cstdint>
@@ -14,7 +14,7 @@ struct DeviceLimits {
   std::array<int64_t, 3> max_work_item_sizes{unlimited, unlimited, unlimited};
   int64_t local_memory_bytes = unlimited; ///< per work-group
   /// Private memory per work-item that liftx lets a kernel use (arrays, scalars, register
-  /// windows). OpenCL does not report it: a policy, see runtime::DeviceProfile::limits().
+  /// windows). OpenCL does not report it: a policy, see target::DeviceProfile::limits().
   int64_t private_memory_bytes = unlimited;
   /// 32-bit registers the work-items of one work-group share (an NVIDIA SM's 65,536). A launch
   /// whose work-group needs more fails with CL_OUT_OF_RESOURCES; launch_refusal estimates the

@@ -5,8 +5,8 @@
 // to each other at once never wait for each other.
 #include "explore/mpi/rank_farm.hpp"
 
-#include "codegen/runtime/device.hpp"
-#include "explore/record.hpp"
+#include "perfdb/record.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -188,7 +188,7 @@ Batch batch_from(const nlohmann::json& json) {
 struct Event {
   enum class Kind { result, done, failed } kind = Kind::result;
   size_t job = 0; ///< result: the job's number on rank 0 (Batch::job_indices)
-  Measurement measurement;
+  perfdb::Measurement measurement;
   int64_t batch = 0;    ///< done
   int64_t restarts = 0; ///< done: the rank's worker restarts so far
   std::string message;  ///< failed
@@ -223,7 +223,7 @@ Event event_from(int tag, const std::string& text) {
   Event event;
   if (tag == kResult) {
     event.job = json.at("job").get<size_t>();
-    event.measurement = measurement_from(json.at("measurement"));
+    event.measurement = perfdb::measurement_from(json.at("measurement"));
   } else if (tag == kDone) {
     event.kind = Event::Kind::done;
     event.batch = json.at("batch").get<int64_t>();
@@ -295,7 +295,7 @@ private:
       try {
         measurer_.measure(
             batch.jobs,
-            [&](size_t job, size_t, const Measurement& m) {
+            [&](size_t job, size_t, const perfdb::Measurement& m) {
               push(Event{Event::Kind::result, batch.job_indices[job], m});
             },
             [&] { return Clock::now() >= deadline || stopping(); });
@@ -324,7 +324,7 @@ private:
 /// The rank's device: its spec ("P:D") and profile (opened and closed again, as collect does).
 struct RankDevice {
   std::string spec;
-  runtime::DeviceProfile profile;
+  target::DeviceProfile profile;
 };
 
 RankDevice open_rank_device(const std::string& spec, int local_rank) {
@@ -421,8 +421,8 @@ public:
     reports_[0].host = session.host;
   }
 
-  std::vector<runtime::DeviceProfile> devices() override {
-    std::vector<runtime::DeviceProfile> profiles;
+  std::vector<target::DeviceProfile> devices() override {
+    std::vector<target::DeviceProfile> profiles;
     const RankDevice own = open_rank_device(options_.device, session_.local_rank);
     add_slot(0, own.profile, profiles);
     CollectOptions rank0_options = options_;
@@ -503,8 +503,8 @@ private:
     int64_t restarts = 0;
   };
 
-  void add_slot(int rank, const runtime::DeviceProfile& profile,
-                std::vector<runtime::DeviceProfile>& profiles) {
+  void add_slot(int rank, const target::DeviceProfile& profile,
+                std::vector<target::DeviceProfile>& profiles) {
     Slot slot;
     slot.rank = rank;
     slot.device = profiles.size();
@@ -515,7 +515,7 @@ private:
   }
 
   /// Every other rank's device, or why it has none; ranks not heard from in time are lost.
-  void receive_hellos(std::vector<runtime::DeviceProfile>& profiles) {
+  void receive_hellos(std::vector<target::DeviceProfile>& profiles) {
     std::vector<bool> heard(static_cast<size_t>(session_.size), false);
     heard[0] = true;
     int waiting = session_.size - 1;
@@ -537,7 +537,7 @@ private:
         reports_[r].problem = hello["error"].get<std::string>();
         warn(message->source, reports_[r].problem);
       } else {
-        add_slot(message->source, hello.at("device").get<runtime::DeviceProfile>(), profiles);
+        add_slot(message->source, hello.at("device").get<target::DeviceProfile>(), profiles);
       }
     }
     for (size_t r = 1; r < heard.size(); ++r)

@@ -31,6 +31,14 @@
 #include <unordered_map>
 #include <vector>
 
+namespace liftx {
+
+/// Values of size variables by name, e.g. {{"M", 512}, {"N", 512}}: what arithmetic expressions
+/// are evaluated with, and the sizes a program is run, launched, ranked or tuned at, everywhere.
+using Sizes = std::map<std::string, int64_t, std::less<>>;
+
+} // namespace liftx
+
 namespace liftx::arith {
 
 struct Node;
@@ -146,7 +154,7 @@ std::vector<Expr> free_vars(const Expr& e);
 Expr substitute(const Expr& e, const std::unordered_map<Expr, Expr, std::hash<Expr>>& map);
 /// Evaluates with variables bound by name. Throws UserError naming an unbound variable, a division
 /// by zero, or an inexact exact_div.
-int64_t evaluate(const Expr& e, const std::map<std::string, int64_t, std::less<>>& bindings);
+int64_t evaluate(const Expr& e, const Sizes& bindings);
 /// OpenCL C text: integer arithmetic with explicit parentheses, min/max as `min(a, b)`, select as
 /// `(l < r ? t : e)`; exact division prints as `/`.
 std::string to_c(const Expr& e);

@@ -24,8 +24,6 @@
 
 namespace liftx::interp {
 
-using Sizes = std::map<std::string, int64_t, std::less<>>;
-
 /// A dense row-major host array of one scalar kind; a scalar when shape is empty. Tuple-typed
 /// values are stored with one extra innermost dimension holding the components (all components
 /// must then share a scalar kind, else NotImplemented).

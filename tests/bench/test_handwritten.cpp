@@ -4,7 +4,7 @@
 // element by element against the reference interpreter, through bench::run_handwritten, the same
 // path stencil_roofline_bench verifies with.
 #include "bench/handwritten.hpp"
-#include "codegen/runtime/device.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -143,7 +143,7 @@ TEST_CASE("every 3D hand-written kernel matches the interpreter on random non-cu
     for (const std::vector<int64_t>& shape : shapes) {
       bench::StencilCase c = stencil_case(stencil, shape);
       CHECK(c.rank() == 3);
-      CHECK(c.sizes == interp::Sizes{{"M", shape[0]}, {"N", shape[1]}, {"O", shape[2]}});
+      CHECK(c.sizes == Sizes{{"M", shape[0]}, {"N", shape[1]}, {"O", shape[2]}});
       check_random_case(c);
       check_passes(kernels[0], c, checking_only());
       // Global rounded up past the grid along every axis (28 -> 32, 20 -> 24, 12 -> 15).

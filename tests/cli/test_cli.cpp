@@ -318,7 +318,7 @@ TEST_CASE("run and explore take iterated programs and --steps; a step that canno
   CHECK(contains(bad.err, "--steps needs a step function"));
 }
 
-// Under the sanitizers: tests/explore/test_adapt*.cpp (the portfolio, selector and header).
+// Under the sanitizers: tests/adapt/test_*.cpp (the portfolio, selector and header).
 TEST_CASE("adapt measures a portfolio at training shapes, writes it and evaluates held-out "
           "shapes; bad shapes are refused" *
           doctest::skip(kPlainBuildOnly)) {

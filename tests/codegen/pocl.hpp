@@ -1,8 +1,8 @@
 #pragma once
 // What the code-generation tests that run kernels share: PoCL, and one untimed run on random
 // inputs verified element by element against the interpreter.
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
+#include "runtime/device.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,7 +16,7 @@ inline runtime::Device& pocl() {
 
 /// Runs `program` on PoCL at `sizes`, untimed, verified against `reference`'s interpretation
 /// (the program's own when null).
-inline exec::RunReport run_verified(const ir::Program& program, const interp::Sizes& sizes,
+inline exec::RunReport run_verified(const ir::Program& program, const Sizes& sizes,
                                     const ir::Program* reference = nullptr) {
   exec::RunOptions o;
   o.time = false;
@@ -27,7 +27,7 @@ inline exec::RunReport run_verified(const ir::Program& program, const interp::Si
 
 /// run_verified, checking that it ran, passed, compared `elements` elements and left none
 /// unwritten.
-inline void check_verified(const ir::Program& program, const interp::Sizes& sizes, int64_t elements,
+inline void check_verified(const ir::Program& program, const Sizes& sizes, int64_t elements,
                            const ir::Program* reference = nullptr) {
   exec::RunReport r = run_verified(program, sizes, reference);
   INFO(r.message);

@@ -2,9 +2,9 @@
 // work-item, summed in private memory). Each kernel is verified on PoCL against the interpreter
 // on random inputs; the register-blocked products against the high-level mm of linalg/.
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include "pocl.hpp"
@@ -61,7 +61,7 @@ TEST_CASE("register-blocked products equal the high-level mm, their accumulators
     INFO(c.rows << "x" << c.cols << " unrolled " << c.unroll);
     const ir::Module m = parse_text(blocked_mm(c.rows, c.cols, c.unroll));
     // Non-square, k a multiple of the unrolling.
-    const interp::Sizes sizes{{"M", 16}, {"N", 24}, {"K", 40}};
+    const Sizes sizes{{"M", 16}, {"N", 24}, {"K", 40}};
     test::check_verified(m.main(), sizes, 16 * 24, &reference.main());
     // Constant indices only: the accumulators become scalars (registers), not arrays.
     const std::string source = codegen::generate(m.main()).source;

@@ -2,9 +2,9 @@
 // LIFTX_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -283,11 +283,11 @@ TEST_CASE("programs that are not lowered or not lowerable are refused with a loc
 
 TEST_CASE("launches the device cannot take are refused before running") {
   ir::Module m = load("tiled1d");
-  runtime::DeviceProfile small;
+  target::DeviceProfile small;
   small.max_work_group_size = 1024;
   small.max_work_item_sizes = {1024, 1024, 1024};
   small.local_mem_bytes = 64; // the tile needs 72 bytes
-  interp::Sizes sizes{{"N", 64}};
+  Sizes sizes{{"N", 64}};
   try {
     codegen::prepare_launch(m.main(), sizes, {}, small.limits());
     FAIL("not refused");
@@ -320,7 +320,7 @@ TEST_CASE("launches whose work-group would need more registers than the device h
   const codegen::Kernel kernel = codegen::generate(m.main(), codegen::Options{true});
   CHECK(kernel.private_bytes == 512);
   CHECK(codegen::estimated_registers_per_work_item(kernel) == 144);
-  const interp::Sizes sizes{{"N", 128 * 4096}};
+  const Sizes sizes{{"N", 128 * 4096}};
   auto launch_of = [](int64_t local) {
     codegen::Launch l;
     l.global[0] = 4096;
@@ -338,7 +338,7 @@ TEST_CASE("launches whose work-group would need more registers than the device h
   // A CPU has no such limit; a probed GPU that reports its registers is held to them.
   CHECK_FALSE(codegen::launch_refusal(kernel, launch_of(512), sizes,
                                       runtime::named_profile("cpu").limits()));
-  runtime::DeviceProfile reported = runtime::named_profile("nvidia");
+  target::DeviceProfile reported = runtime::named_profile("nvidia");
   reported.registers_per_work_group = 32768;
   CHECK(codegen::launch_refusal(kernel, launch_of(256), sizes, reported.limits()));
   // The estimate prunes the space; a launch a user asks for explicitly goes to the device.

@@ -3,10 +3,10 @@
 // kernel's launch count, and runs on PoCL verified against the interpreter's iterate (which
 // applies f T times) for launch counts of both parities, timed too.
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include "pocl.hpp"

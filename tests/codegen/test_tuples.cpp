@@ -2,9 +2,9 @@
 // buffer per component (struct of arrays). Each kernel is verified on PoCL against the
 // interpreter, every output element by element.
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 
 #include "pocl.hpp"
 
@@ -34,12 +34,12 @@ ir::Module parse_text(const std::string& text) {
   return parse::parse_module(std::string(kUserFuns) + text, "<test>");
 }
 
-exec::RunReport run(const ir::Program& program, const interp::Sizes& sizes,
+exec::RunReport run(const ir::Program& program, const Sizes& sizes,
                     const ir::Program* reference = nullptr) {
   return test::run_verified(program, sizes, reference);
 }
 
-void check_runs(const ir::Program& program, const interp::Sizes& sizes, int64_t elements) {
+void check_runs(const ir::Program& program, const Sizes& sizes, int64_t elements) {
   test::check_verified(program, sizes, elements);
 }
 

@@ -1,9 +1,9 @@
 // Vectors and register windows in generated code: each kernel verified on PoCL against the
 // interpreter of the high-level stencil, and the generated text checked for what it must contain.
 #include "codegen/kernel.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 
 #include "pocl.hpp"
 
@@ -19,7 +19,7 @@ namespace {
 const fs::path kSource = fs::path(LIFTX_SOURCE_DIR);
 
 /// Runs `program` on PoCL and checks every element against `reference` (or itself).
-void check_runs(const ir::Program& program, const interp::Sizes& sizes,
+void check_runs(const ir::Program& program, const Sizes& sizes,
                 const ir::Program* reference = nullptr) {
   exec::RunReport r = test::run_verified(program, sizes, reference);
   INFO(r.message);
@@ -48,9 +48,8 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
   REQUIRE(k.size_divisors.size() == 2);
   CHECK(k.window_bytes == 3 * 6 * 4);
   CHECK(k.private_bytes == k.window_bytes + 4 * 4);
-  for (interp::Sizes sizes :
-       {interp::Sizes{{"M", 40}, {"N", 24}}, interp::Sizes{{"M", 4}, {"N", 4}},
-        interp::Sizes{{"M", 12}, {"N", 64}}}) {
+  for (Sizes sizes :
+       {Sizes{{"M", 40}, {"N", 24}}, Sizes{{"M", 4}, {"N", 4}}, Sizes{{"M", 12}, {"N", 64}}}) {
     CAPTURE(sizes.at("M"));
     check_runs(window.main(), sizes, &stencil.main());
   }
@@ -166,7 +165,7 @@ TEST_CASE("a kernel named like one of its user functions or an OpenCL word is re
 TEST_CASE("a mapLcl nested in a mapLcl runs correctly with every local size it accepts") {
   ir::Module m = parse::parse_file(
       (kSource / "tests" / "codegen" / "programs" / "nested_lcl_reduce.lift").string());
-  const interp::Sizes sizes{{"M", 24}, {"N", 32}};
+  const Sizes sizes{{"M", 24}, {"N", 32}};
   // Free thread counts: the mapLcl1 over 4 points accepts 1, 2 or 4 work-items in dimension 1;
   // more work-items in dimension 0 than products leave some idle at the barrier.
   for (std::array<int64_t, 2> local : {std::array<int64_t, 2>{16, 4}, {4, 2}, {64, 1}}) {

@@ -1,7 +1,7 @@
 // The element-by-element comparison behind every verified run: what matches, what is counted,
 // which mismatch is reported first, and that splitting the range over threads changes nothing.
-#include "codegen/runtime/launch.hpp"
 #include "exec/verify.hpp"
+#include "runtime/launch.hpp"
 
 #include <doctest/doctest.h>
 

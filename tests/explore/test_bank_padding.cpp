@@ -3,12 +3,12 @@
 // (explore::choose_bank_padding) pads where that lowers the cost; and before and after padding the
 // static degrees equal what the instrumented kernel's own first indices give over every warp of the
 // launch, on PoCL.
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "explore/bank_padding.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 #include "tests/sanitized.hpp"
 
 #include <doctest/doctest.h>
@@ -78,7 +78,7 @@ std::vector<double> instrumented_degrees(const exec::DynamicCounts& dyn, int64_t
 /// The features' degree of each local access (the representative warp, nvidia profile) equals
 /// the degree of the same warp's lanes at the indices the instrumented kernel recorded. Returns
 /// the worst access's degree averaged over every warp of the launch, from the recorded indices.
-double check_against_instrumented(const ir::Program& program, const interp::Sizes& sizes,
+double check_against_instrumented(const ir::Program& program, const Sizes& sizes,
                                   const codegen::LaunchRequest& launch = {}) {
   exec::RunOptions options;
   options.time = false;
@@ -86,7 +86,7 @@ double check_against_instrumented(const ir::Program& program, const interp::Size
   options.global = launch.global;
   options.local = launch.local;
   const exec::DynamicCounts dyn = exec::run_instrumented(pocl(), program, sizes, options);
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
   const features::Analysis a = features::KernelModel(dyn.kernel).analyze(dyn.launch, sizes, nvidia);
   const int slots = dyn.kernel.instrumentation->access_slots;
   const std::vector<double> all_warps =
@@ -134,8 +134,8 @@ TEST_CASE("a warp in one row of the work-group: the degree is the seed's gcd(str
 TEST_CASE("Algorithm 2 pads a tile read down its columns, and the instrumented kernel agrees") {
   const ir::Module module = parse::parse_module(kRowSums, "rowsums.lift");
   const ir::Program& program = module.main();
-  const interp::Sizes sizes{{"N", 128}};
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const Sizes sizes{{"N", 128}};
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
   const explore::BankPadding padding =
       explore::choose_bank_padding(program, sizes, codegen::LaunchRequest{}, nvidia);
   REQUIRE(padding.arrays.size() == 1);
@@ -155,11 +155,11 @@ TEST_CASE("Algorithm 2 pads a tile read down its columns, and the instrumented k
 }
 
 TEST_CASE("Algorithm 2 leaves conflict-free tiles and one-dimensional local arrays alone") {
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
   // Jacobi's overlapped tile (18 x 10, the work-group's rows read along them): no conflict.
   const ir::Module tiled = parse::parse_file(std::string(LIFTX_SOURCE_DIR) +
                                              "/stencils/variants/jacobi2d5pt/tiled_local.lift");
-  const interp::Sizes sizes{{"M", 32}, {"N", 64}};
+  const Sizes sizes{{"M", 32}, {"N", 64}};
   const explore::BankPadding jacobi =
       explore::choose_bank_padding(tiled.main(), sizes, codegen::LaunchRequest{}, nvidia);
   REQUIRE(jacobi.arrays.size() == 1);
@@ -181,8 +181,8 @@ TEST_CASE("padded variants of the space: the features' degrees are the instrumen
   // are shorter than a warp can meet a bank twice; Algorithm 2 pads those.
   const ir::Module module =
       parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift");
-  const interp::Sizes sizes{{"M", 32}, {"N", 64}};
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const Sizes sizes{{"M", 32}, {"N", 64}};
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
   rewrite::SpaceOptions options;
   options.sizes = sizes;
   options.device = nvidia.limits();

@@ -1,8 +1,8 @@
 // Calibration's design (sizes, samples from the budget, the interleaved target order, the state
 // file) and which model a device gets (find_model: its own, its kind's, or the closest shipped).
-#include "codegen/runtime/device.hpp"
 #include "explore/calibrate.hpp"
 #include "explore/models.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -39,8 +39,8 @@ struct DataDir {
   }
 };
 
-runtime::DeviceProfile amd_gpu() {
-  runtime::DeviceProfile p = runtime::named_profile("amd");
+target::DeviceProfile amd_gpu() {
+  target::DeviceProfile p = runtime::named_profile("amd");
   p.device_name = "gfx1100";
   p.key = "amd:gfx1100:3625";
   return p;
@@ -49,8 +49,8 @@ runtime::DeviceProfile amd_gpu() {
 } // namespace
 
 TEST_CASE("calibrate: the design grows its sample with the budget, within 20 to 400") {
-  const runtime::DeviceProfile gpu = runtime::named_profile("nvidia");
-  const runtime::DeviceProfile cpu = runtime::named_profile("cpu");
+  const target::DeviceProfile gpu = runtime::named_profile("nvidia");
+  const target::DeviceProfile cpu = runtime::named_profile("cpu");
   CHECK(explore::design_calibration(gpu, std::chrono::minutes(20), 16).sizes ==
         std::vector<int64_t>{2048, 4096});
   CHECK(explore::design_calibration(cpu, std::chrono::minutes(20), 16).sizes ==
@@ -67,7 +67,7 @@ TEST_CASE("calibrate: the design grows its sample with the budget, within 20 to 
 
 TEST_CASE("calibrate: targets alternate sizes so that every round has every program") {
   const std::vector<std::string> files = {"a.lift", "b.lift", "c.lift"};
-  std::vector<interp::Sizes> sizes; // size by size, one entry per file
+  std::vector<Sizes> sizes; // size by size, one entry per file
   for (int64_t n : {16, 32})
     for (size_t f = 0; f < files.size(); ++f)
       sizes.push_back({{"N", n + int64_t(f)}});
@@ -104,7 +104,7 @@ TEST_CASE("calibrate: the state file round-trips and a corrupt one is refused") 
 
 TEST_CASE("find_model: the device's calibrated model, then its kind's, then the closest shipped") {
   DataDir dir("find");
-  const runtime::DeviceProfile amd = amd_gpu();
+  const target::DeviceProfile amd = amd_gpu();
   // No model at all in the folders we control; the source tree's shipped ones are found, and
   // neither is for amd: the closest GPU model (nvidia), not the cpu one, with a note.
   const explore::FoundModel closest = explore::find_model("", amd);
@@ -133,9 +133,9 @@ TEST_CASE("find_model: the device's calibrated model, then its kind's, then the 
 }
 
 TEST_CASE("find_model: device distance puts the type first, then size and bandwidth") {
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  const runtime::DeviceProfile cpu = runtime::named_profile("cpu");
-  const runtime::DeviceProfile amd = amd_gpu();
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const target::DeviceProfile cpu = runtime::named_profile("cpu");
+  const target::DeviceProfile amd = amd_gpu();
   CHECK(explore::device_distance(nvidia, nvidia) == 0);
   CHECK(explore::device_distance(amd, nvidia) < explore::device_distance(amd, cpu));
   CHECK(explore::device_distance(amd, nvidia) == explore::device_distance(nvidia, amd));

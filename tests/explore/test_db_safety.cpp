@@ -2,9 +2,9 @@
 // foreign files left as they were; writes that wait for another process's transaction; one
 // collection per database at a time; scratch folders of killed runs swept; worker timeouts that
 // charge a variant for its own time only; lowered programs refused.
-#include "codegen/runtime/isolate.hpp"
-#include "explore/db.hpp"
-#include "explore/record.hpp"
+#include "perfdb/db.hpp"
+#include "perfdb/record.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
 #include "explore_test_env.hpp"
@@ -60,7 +60,7 @@ std::string what_of(const std::function<void()>& f) {
 
 /// A liftx database of several pages (a program row per page or so).
 void make_database(const fs::path& path) {
-  explore::PerfDb db(path);
+  perfdb::PerfDb db(path);
   for (int i = 0; i < 40; ++i)
     db.program(fmt::format("program{}", i), std::string(3000, static_cast<char>('a' + i % 26)));
 }
@@ -107,7 +107,7 @@ TEST_CASE("db safety: a corrupted database is refused for writing and left byte-
   std::ofstream(db, std::ios::binary | std::ios::trunc) << bytes;
   const std::vector<std::string> before = entries_of(dir.path);
 
-  const std::string message = what_of([&] { explore::PerfDb{db}; });
+  const std::string message = what_of([&] { perfdb::PerfDb{db}; });
   CHECK(message.find(db.string()) != std::string::npos);
   CHECK(message.find("corrupt") != std::string::npos);
   CHECK(bytes_of(db) == bytes);
@@ -130,16 +130,16 @@ TEST_CASE("db safety: empty and foreign files") {
   const fs::path empty = dir.path / "empty.db";
   std::ofstream(empty).close();
   const std::string message = what_of([&] {
-    explore::PerfDb{empty, explore::PerfDb::Access::read_only};
+    perfdb::PerfDb{empty, perfdb::PerfDb::Access::read_only};
   });
   CHECK(message == fmt::format("{} is not a liftx performance database", empty.string()));
   CHECK(fs::file_size(empty) == 0);
   CHECK(entries_of(dir.path) == std::vector<std::string>{"empty.db"});
   {
-    explore::PerfDb db(empty);
+    perfdb::PerfDb db(empty);
     db.program("p", "source");
   }
-  CHECK(explore::PerfDb(empty, explore::PerfDb::Access::read_only).device_keys().empty());
+  CHECK(perfdb::PerfDb(empty, perfdb::PerfDb::Access::read_only).device_keys().empty());
 
   // Someone else's SQLite file (in rollback-journal mode): refused before the journal mode is
   // switched, which would rewrite its header.
@@ -150,7 +150,7 @@ TEST_CASE("db safety: empty and foreign files") {
                        nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(handle);
   const std::string foreign_bytes = bytes_of(foreign);
-  CHECK(what_of([&] { explore::PerfDb{foreign}; }) ==
+  CHECK(what_of([&] { perfdb::PerfDb{foreign}; }) ==
         fmt::format("{} is not a liftx performance database", foreign.string()));
   CHECK(bytes_of(foreign) == foreign_bytes);
   CHECK_FALSE(fs::exists(foreign.string() + "-wal"));
@@ -159,7 +159,7 @@ TEST_CASE("db safety: empty and foreign files") {
 TEST_CASE("db safety: a write waits for another process's transaction instead of failing") {
   TempDir dir("busy");
   const fs::path path = dir.path / "b.db";
-  explore::PerfDb db(path);
+  perfdb::PerfDb db(path);
   sqlite3* other = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
   REQUIRE(sqlite3_exec(other,
@@ -183,14 +183,14 @@ TEST_CASE("db safety: a write waits for another process's transaction instead of
 TEST_CASE("db safety: the collection lock is exclusive, names its holder and dies with it") {
   TempDir dir("lock");
   const fs::path db = dir.path / "l.db";
-  const fs::path lock_file = explore::CollectionLock::path_for(db);
+  const fs::path lock_file = perfdb::CollectionLock::path_for(db);
   {
-    explore::CollectionLock held(db);
+    perfdb::CollectionLock held(db);
     CHECK(fs::exists(lock_file));
     // Within the process that holds it the lock is shared (calibrate holds it across the
     // collections it runs); the file stays until the last holder releases it.
     {
-      explore::CollectionLock again(db);
+      perfdb::CollectionLock again(db);
       CHECK(fs::exists(lock_file));
     }
     CHECK(fs::exists(lock_file));
@@ -207,7 +207,7 @@ TEST_CASE("db safety: the collection lock is exclusive, names its holder and die
   CHECK_FALSE(fs::exists(lock_file)); // released and removed
   // A lock file left by a killed process is not a lock.
   std::ofstream(lock_file) << "999999999\n";
-  CHECK_NOTHROW(explore::CollectionLock{db});
+  CHECK_NOTHROW(perfdb::CollectionLock{db});
 }
 
 TEST_CASE("db safety: two collections at once on one database never measure a configuration "
@@ -273,7 +273,7 @@ TEST_CASE("db safety: the scratch folders of killed collections are swept by the
   CHECK(fs::exists(live));
   CHECK(fs::exists(foreign));
   ::close(fd);
-  explore::ScratchDir::sweep(tmp, "liftx-collect-");
+  perfdb::ScratchDir::sweep(tmp, "liftx-collect-");
   CHECK_FALSE(fs::exists(live));
   CHECK(fs::exists(foreign));
 }

@@ -1,14 +1,14 @@
 // The performance database (round trip, idempotent upserts, exports, default path) and the
 // collection's resume guarantee: an interrupted and resumed run ends with the same measured
 // configurations as an uninterrupted one.
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/isolate.hpp"
 #include "explore/collect.hpp"
-#include "explore/db.hpp"
 #include "explore/explore.hpp"
-#include "explore/record.hpp"
 #include "explore_test_env.hpp"
+#include "perfdb/db.hpp"
+#include "perfdb/record.hpp"
 #include "rewrite/variant_filter.hpp"
+#include "runtime/device.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -35,8 +35,8 @@ using namespace explore_test;
 
 namespace {
 
-runtime::DeviceProfile test_device() {
-  runtime::DeviceProfile p = runtime::named_profile("cpu");
+target::DeviceProfile test_device() {
+  target::DeviceProfile p = runtime::named_profile("cpu");
   p.key = "test:cpu-device:1.0";
   p.device_name = "test cpu device";
   return p;
@@ -56,7 +56,7 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   const fs::path path = dir.path / "sub" / "perf.db"; // parent folders are created
   int64_t configuration = 0, other_configuration = 0;
   {
-    explore::PerfDb db(path);
+    perfdb::PerfDb db(path);
     const int64_t device = db.device(test_device());
     CHECK(db.device(test_device()) == device);
     const int64_t program = db.program("jacobi", "def jacobi(a: [float]N) = a");
@@ -82,7 +82,7 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
                     {{"work_items", 512}, {"occupancy_fraction", 0.75}}); // replaces
     db.put_features(other_configuration, "cpu", {{"work_items", 4}, {"occupancy_fraction", 0.25}});
     CHECK_FALSE(db.has_measurement(configuration, device));
-    explore::Measurement ok;
+    perfdb::Measurement ok;
     ok.median_ms = 1.5;
     ok.min_ms = 1.25;
     ok.max_ms = 2.5;
@@ -91,17 +91,17 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
     ok.repetitions = 10;
     ok.compile_ms = 120;
     db.put_measurement(configuration, device, ok);
-    explore::Measurement failed;
+    perfdb::Measurement failed;
     failed.status = runtime::Status::build_error;
     failed.message = "error: \"x\" undeclared, line 3";
     db.put_measurement(other_configuration, device, failed);
     CHECK(db.has_measurement(configuration, device));
   }
-  explore::PerfDb db(path); // reopened: nothing lost
+  perfdb::PerfDb db(path); // reopened: nothing lost
   CHECK(db.device_keys() == std::vector<std::string>{"test:cpu-device:1.0"});
-  std::vector<explore::Row> rows = db.rows("test:cpu-device:1.0", "cpu");
+  std::vector<perfdb::Row> rows = db.rows("test:cpu-device:1.0", "cpu");
   REQUIRE(rows.size() == 2);
-  const explore::Row& r = rows[0];
+  const perfdb::Row& r = rows[0];
   CHECK(r.configuration_id == configuration);
   CHECK(r.program == "jacobi");
   CHECK(nlohmann::json::parse(r.sizes) == nlohmann::json{{"M", 16}, {"N", 32}});
@@ -126,7 +126,7 @@ TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keep
   CHECK(db.rows("no such device", "cpu").empty());
 
   // A re-measurement: rows() gives the latest, the exports every measurement.
-  explore::Measurement again;
+  perfdb::Measurement again;
   again.median_ms = 1.0;
   again.repetitions = 5;
   db.put_measurement(configuration, db.device(test_device()), again);
@@ -210,7 +210,7 @@ TEST_CASE("db: each run status has its T4 invalidity") {
   for (const auto& row : table) { // (no structured binding: clang 14's CAPTURE cannot take one)
     const std::string status(runtime::to_string(row.first));
     CAPTURE(status);
-    CHECK(explore::t4_invalidity(row.first) == row.second);
+    CHECK(perfdb::t4_invalidity(row.first) == row.second);
   }
 }
 
@@ -221,48 +221,48 @@ TEST_CASE("db: files that are not liftx databases are refused") {
     std::ofstream out(garbage);
     out << "this is not an SQLite database, just some text long enough to have a header......\n";
   }
-  CHECK_THROWS_AS(explore::PerfDb{garbage}, UserError);
+  CHECK_THROWS_AS(perfdb::PerfDb{garbage}, UserError);
   // An SQLite file with someone else's tables.
   const fs::path foreign = dir.path / "foreign.db";
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(foreign.c_str(), &db) == SQLITE_OK);
   REQUIRE(sqlite3_exec(db, "CREATE TABLE t(x INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
-  CHECK_THROWS_AS(explore::PerfDb{foreign}, UserError);
+  CHECK_THROWS_AS(perfdb::PerfDb{foreign}, UserError);
 }
 
 TEST_CASE("launch sidecars: read back as run options; anything else is a user error") {
-  exec::RunOptions o = explore::read_launch_sidecar(
+  exec::RunOptions o = perfdb::read_launch_sidecar(
       R"({"dims": 2, "global": [64, 32], "local": [8, 4], "tied": true})", "v.json");
   CHECK(o.global == std::vector<int64_t>{64, 32});
   CHECK(o.local == std::vector<int64_t>{8, 4});
   // A local size with a 0 (or none) leaves the choice to the runtime.
-  CHECK(explore::read_launch_sidecar(R"({"global": [64], "local": [0]})", "v.json").local.empty());
-  CHECK(explore::read_launch_sidecar(R"({"global": [64]})", "v.json").local.empty());
+  CHECK(perfdb::read_launch_sidecar(R"({"global": [64], "local": [0]})", "v.json").local.empty());
+  CHECK(perfdb::read_launch_sidecar(R"({"global": [64]})", "v.json").local.empty());
   // Issue 20: a string size was a JSON type error (an internal error in the CLI).
   for (const char* text :
        {R"({"global":["a"]})", R"({"global":[]})", R"({"global":[1,2,3,4]})", R"({"global":[-1]})",
         R"({"global":[2.5]})", R"({"global":[4294967296]})", R"({"global":8})", R"({"local":[4]})",
         R"({"global":[8],"local":[4,4]})", R"({"global":[8],"local":[-4]})", "null", "[]", "{", ""})
-    CHECK_THROWS_WITH_AS(explore::read_launch_sidecar(text, "v.json"),
-                         doctest::Contains("v.json: "), UserError);
+    CHECK_THROWS_WITH_AS(perfdb::read_launch_sidecar(text, "v.json"), doctest::Contains("v.json: "),
+                         UserError);
 }
 
 TEST_CASE("db: the default path honours LIFTX_DB, then XDG_DATA_HOME, then HOME") {
   {
     ScopedEnv db("LIFTX_DB", "/tmp/somewhere/mine.db");
-    CHECK(explore::PerfDb::default_path() == fs::path("/tmp/somewhere/mine.db"));
+    CHECK(perfdb::PerfDb::default_path() == fs::path("/tmp/somewhere/mine.db"));
   }
   {
     ScopedEnv db("LIFTX_DB", nullptr);
     ScopedEnv xdg("XDG_DATA_HOME", "/tmp/xdg-data");
-    CHECK(explore::PerfDb::default_path() == fs::path("/tmp/xdg-data/liftx/perf.db"));
+    CHECK(perfdb::PerfDb::default_path() == fs::path("/tmp/xdg-data/liftx/perf.db"));
   }
   {
     ScopedEnv db("LIFTX_DB", "");
     ScopedEnv xdg("XDG_DATA_HOME", nullptr);
     ScopedEnv home("HOME", "/tmp/home-of-test");
-    CHECK(explore::PerfDb::default_path() ==
+    CHECK(perfdb::PerfDb::default_path() ==
           fs::path("/tmp/home-of-test/.local/share/liftx/perf.db"));
   }
 }
@@ -274,11 +274,11 @@ using MeasuredKey = std::tuple<std::string, std::string, std::string, std::strin
 /// What a collection measured: (variant text, sizes, launch, status) per configuration, and the
 /// number of measurements (duplicates would show here).
 std::pair<std::set<MeasuredKey>, size_t> measured(const fs::path& path) {
-  explore::PerfDb db(path);
+  perfdb::PerfDb db(path);
   std::vector<std::string> keys = db.device_keys();
   REQUIRE(keys.size() == 1);
   std::set<MeasuredKey> set;
-  for (const explore::Row& r : db.rows(keys[0], "cpu"))
+  for (const perfdb::Row& r : db.rows(keys[0], "cpu"))
     set.emplace(r.printed, r.sizes, r.launch.dump(),
                 std::string(runtime::to_string(r.measurement->status)));
   std::ostringstream csv;
@@ -338,10 +338,10 @@ TEST_CASE("collect: killed midway and resumed, it ends with the rows of an unint
 }
 
 TEST_CASE("collect: the features profile name of a device") {
-  runtime::DeviceProfile p = runtime::named_profile("cpu");
-  p.type = runtime::DeviceType::cpu;
+  target::DeviceProfile p = runtime::named_profile("cpu");
+  p.type = target::DeviceType::cpu;
   CHECK(explore::profile_name_for(p) == "cpu");
-  p.type = runtime::DeviceType::gpu;
+  p.type = target::DeviceType::gpu;
   p.vendor = "NVIDIA Corporation";
   CHECK(explore::profile_name_for(p) == "nvidia");
   p.vendor = "Advanced Micro Devices, Inc.";
@@ -378,11 +378,11 @@ TEST_CASE("collect: a worker that crashes, hangs or whose kernel fails costs one
   INFO(run.stderr_text);
   REQUIRE(run.succeeded());
   CHECK(run.stdout_text.find("restarted 3 times") != std::string::npos);
-  explore::PerfDb db(db_path);
-  std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  perfdb::PerfDb db(db_path);
+  std::vector<perfdb::Row> rows = db.rows(db.device_keys().at(0), "cpu");
   REQUIRE(rows.size() == 5);
   std::vector<std::string> statuses;
-  for (const explore::Row& r : rows)
+  for (const perfdb::Row& r : rows)
     statuses.emplace_back(runtime::to_string(r.measurement->status));
   CHECK(statuses == std::vector<std::string>{"ok", "run_error", "run_error", "timeout", "ok"});
   CHECK(rows[2].measurement->message.find("test hook") != std::string::npos);
@@ -406,10 +406,10 @@ TEST_CASE("collect: a target's reference is not counted in its first job's timeo
   };
   auto statuses = [&] {
     std::vector<std::string> out;
-    explore::PerfDb db(db_path);
+    perfdb::PerfDb db(db_path);
     if (db.device_keys().empty())
       return out;
-    for (const explore::Row& r : db.rows(db.device_keys().at(0), "cpu"))
+    for (const perfdb::Row& r : db.rows(db.device_keys().at(0), "cpu"))
       out.emplace_back(runtime::to_string(r.measurement->status));
     return out;
   };
@@ -439,7 +439,7 @@ TEST_CASE("collect: a target's reference is not counted in its first job's timeo
 
 TEST_CASE("db: a plan is stored whole, read back in order, and replaced by a new one") {
   TempDir dir("plan");
-  explore::PerfDb db(dir.path / "p.db");
+  perfdb::PerfDb db(dir.path / "p.db");
   const int64_t program = db.program("jacobi", "def jacobi ...");
   const nlohmann::json sizes = {{"M", 16}, {"N", 32}};
   CHECK_FALSE(db.plan(program, sizes, "cpu", "all"));
@@ -499,7 +499,7 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   REQUIRE(planned.succeeded());
   CHECK(planned.stdout_text.find("1 targets, 1 enumerated now") != std::string::npos);
   CHECK(planned.stdout_text.find("8 planned, 0 measured") != std::string::npos);
-  CHECK(explore::PerfDb(db_path).device_keys().empty());
+  CHECK(perfdb::PerfDb(db_path).device_keys().empty());
 
   // A first run that may stop at its time limit, then a resumed one: together they measure the
   // plan once, without enumerating it again.
@@ -514,11 +514,11 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
   CHECK(rest.stdout_text.find("0 enumerated now") != std::string::npos);
   CHECK(rest.stdout_text.find("left") == std::string::npos);
 
-  explore::PerfDb db(db_path);
-  std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  perfdb::PerfDb db(db_path);
+  std::vector<perfdb::Row> rows = db.rows(db.device_keys().at(0), "cpu");
   CHECK(rows.size() == 8);
   double compiled_ms = 0;
-  for (const explore::Row& r : rows) {
+  for (const perfdb::Row& r : rows) {
     CHECK(runtime::to_string(r.measurement->status) == std::string_view("ok"));
     compiled_ms += r.measurement->compile_ms;
   }
@@ -685,18 +685,18 @@ TEST_CASE("explore_batches: variants measured several at a time are the ones, in
 }
 
 TEST_CASE("a worker's measurement survives JSON, the bytes it moved included") {
-  explore::Measurement m;
+  perfdb::Measurement m;
   m.median_ms = 1.5;
   m.q1_ms = 1.25;
   m.repetitions = 2;
   m.samples_ms = {1.25, 1.75};
   m.bytes_moved = 8192;
-  const explore::Measurement back = explore::measurement_from(explore::to_json(m));
+  const perfdb::Measurement back = perfdb::measurement_from(perfdb::to_json(m));
   CHECK(back.status == runtime::Status::ok);
   CHECK(back.median_ms == 1.5);
   CHECK(back.q1_ms == 1.25);
   CHECK(back.repetitions == 2);
   CHECK(back.samples_ms == m.samples_ms);
   CHECK(back.bytes_moved == 8192);
-  CHECK_FALSE(explore::to_json(explore::Measurement{}).contains("bytes_moved"));
+  CHECK_FALSE(perfdb::to_json(perfdb::Measurement{}).contains("bytes_moved"));
 }

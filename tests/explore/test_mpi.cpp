@@ -1,7 +1,7 @@
 // explore/mpi/ without mpirun: a rank's device choice. `collect --mpi` itself runs under mpirun
 // in tests/explore/test_mpi_collect.sh (ctest: mpi_collect).
-#include "codegen/runtime/device.hpp"
 #include "explore/mpi/rank_farm.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -16,8 +16,8 @@ TEST_CASE("device_for_local_rank: a P:D spec as given, else the local rank's mat
   CHECK(explore::mpi::device_for_local_rank("7:3", 2) == "7:3"); // not opened: the rank's own
   // The CPU devices (PoCL's one here), as runtime::matching_devices gives them.
   std::set<std::string> cpus;
-  for (const runtime::DeviceProfile& device : runtime::list_devices())
-    if (device.type == runtime::DeviceType::cpu)
+  for (const target::DeviceProfile& device : runtime::list_devices())
+    if (device.type == target::DeviceType::cpu)
       cpus.insert(device.index_spec());
   REQUIRE_FALSE(cpus.empty());
   const std::string first = runtime::select_device("cpu").profile.index_spec();
@@ -33,7 +33,7 @@ TEST_CASE("device_for_local_rank: a P:D spec as given, else the local rank's mat
 TEST_CASE("runtime::matching_devices: what select_device opens the first of") {
   for (const char* spec : {"cpu", "pocl", "0:0"}) {
     CAPTURE(spec);
-    const std::vector<runtime::DeviceProfile> matching = runtime::matching_devices(spec);
+    const std::vector<target::DeviceProfile> matching = runtime::matching_devices(spec);
     REQUIRE_FALSE(matching.empty());
     CHECK(matching.front().index_spec() == runtime::select_device(spec).profile.index_spec());
   }

@@ -1,9 +1,9 @@
 // Workers and the collection lock against hostile use: a worker never outlives the liftx that
 // started it, a slow reference is bounded, and one database is one collection however it is
 // named.
-#include "codegen/runtime/isolate.hpp"
-#include "explore/db.hpp"
 #include "explore_test_env.hpp"
+#include "perfdb/db.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -162,10 +162,10 @@ TEST_CASE("workers: a reference past --reference-timeout-ms records its target's
   INFO(run.stderr_text);
   REQUIRE(run.succeeded());
   CHECK(seconds < 300); // one reference's wait (was 6 h per variant), however slow the build
-  explore::PerfDb db(db_path);
-  const std::vector<explore::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  perfdb::PerfDb db(db_path);
+  const std::vector<perfdb::Row> rows = db.rows(db.device_keys().at(0), "cpu");
   REQUIRE(rows.size() == 3);
-  for (const explore::Row& r : rows) {
+  for (const perfdb::Row& r : rows) {
     CHECK(runtime::to_string(r.measurement->status) == "timeout");
     CHECK(r.measurement->message.find("--reference-timeout-ms") != std::string::npos);
   }
@@ -174,10 +174,10 @@ TEST_CASE("workers: a reference past --reference-timeout-ms records its target's
 TEST_CASE("workers: the collection lock holds through a symbolic link and a hard link") {
   TempDir dir("lock-links");
   const fs::path db = dir.path / "real.db";
-  { explore::PerfDb create(db); }
+  { perfdb::PerfDb create(db); }
   fs::create_symlink(db, dir.path / "link.db");
   fs::create_hard_link(db, dir.path / "hard.db");
-  const explore::CollectionLock held(db);
+  const perfdb::CollectionLock held(db);
   for (const fs::path& other : std::vector<fs::path>{dir.path / "link.db", dir.path / "hard.db"}) {
     CAPTURE(other);
     runtime::IsolatedResult r = runtime::run_isolated(
@@ -191,9 +191,9 @@ TEST_CASE("workers: the collection lock holds through a symbolic link and a hard
   // Held through the hard link, the lock refuses the first name too.
   TempDir other_dir("lock-links-2");
   const fs::path second = other_dir.path / "b.db";
-  { explore::PerfDb create(second); }
+  { perfdb::PerfDb create(second); }
   fs::create_hard_link(second, other_dir.path / "b-hard.db");
-  const explore::CollectionLock through_link(other_dir.path / "b-hard.db");
+  const perfdb::CollectionLock through_link(other_dir.path / "b-hard.db");
   runtime::IsolatedResult r = runtime::run_isolated(
       {LIFTX_BINARY, "collect", std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift",
        "--size", "M=16,N=32", "--sample", "2", "--plan-only", "--profile", "cpu", "--db",

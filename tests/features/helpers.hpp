@@ -1,10 +1,10 @@
 #pragma once
 // Shared by the feature tests: parsing a program from text, profiles, and the dynamic side (an
 // instrumented run on PoCL) that the static features are validated against.
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -53,7 +53,7 @@ TEST_CASE("derived columns: one value per column, names distinct from the Table-
 }
 
 TEST_CASE("derived columns by hand: traffic, intensity and the roofline terms") {
-  runtime::DeviceProfile::Throughput t;
+  target::DeviceProfile::Throughput t;
   t.memory_gbs = 1000;
   t.cache_gbs = 2000;
   t.local_gbs = 10000;
@@ -111,7 +111,7 @@ TEST_CASE("size-free columns stay put when only the size changes (tied launch)")
   // One output per work-item: the per-byte ratios are those of one point, at any size.
   const ir::Program program =
       test::parse_program(test::read_source("stencils/variants/jacobi2d5pt/global2d.lift"));
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
   codegen::LaunchRequest request;
   std::vector<std::vector<double>> at;
   for (int64_t n : {512, 2048}) {

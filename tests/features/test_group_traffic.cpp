@@ -35,10 +35,9 @@ struct Modelled {
   Features features;
 };
 
-Modelled model(const std::string& source, const interp::Sizes& sizes,
-               const codegen::LaunchRequest& request,
+Modelled model(const std::string& source, const Sizes& sizes, const codegen::LaunchRequest& request,
                int64_t budget = KernelModel::kTrafficBudget) {
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia"); // 128-byte lines
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia"); // 128-byte lines
   codegen::PreparedLaunch prepared =
       codegen::prepare_launch(test::parse_program(source), sizes, request, nvidia.limits());
   const KernelModel kernel(std::move(prepared.kernel));
@@ -81,7 +80,7 @@ TEST_CASE("group traffic: a 1D three-point smoother, counted by hand") {
 }
 
 TEST_CASE("group traffic: a tile in local memory reads what direct reads of the window read") {
-  const interp::Sizes sizes{{"N", 4096}};
+  const Sizes sizes{{"N", 4096}};
   const Modelled direct = model(kGroupSmoother, sizes, {{4096}, {8}});
   const Modelled tiled = model(kLocalSmoother, sizes, {{4096}, {8}});
   const Modelled plain = model(kSmoother, sizes, {{4096}, {8}});

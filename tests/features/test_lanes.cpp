@@ -4,6 +4,7 @@
 #include "features/compiled_expr.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -349,10 +350,10 @@ TEST_CASE("cache lines and bank conflicts equal their reference implementations"
 TEST_CASE("compute with a reused scratch equals analyze on every hand-lowered variant") {
   // Many launches of many kernels through one scratch, in an order that changes the kernel and
   // the warp's width between calls: nothing of one launch may leak into the next.
-  const runtime::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  const runtime::DeviceProfile cpu = runtime::named_profile("cpu");
+  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
+  const target::DeviceProfile cpu = runtime::named_profile("cpu");
   AnalysisScratch nvidia_scratch(nvidia), cpu_scratch(cpu);
-  const interp::Sizes sizes{{"M", 64}, {"N", 128}};
+  const Sizes sizes{{"M", 64}, {"N", 128}};
   int launches = 0;
   for (const auto& dir : std::filesystem::directory_iterator(
            std::filesystem::path(LIFTX_SOURCE_DIR) / "stencils" / "variants")) {

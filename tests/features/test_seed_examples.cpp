@@ -123,7 +123,7 @@ TEST_CASE("Listing 4: join(mapGlb0(mapSeq(f), split(n, in))) coalescing") {
                  Case{64, 32, 64, 32, 64}}) {
     CAPTURE(c.n);
     ir::Program program = test::parse_program(listing4(c.n));
-    interp::Sizes sizes{{"N", N}};
+    Sizes sizes{{"N", N}};
     Features nv = compute(program, sizes, {}, runtime::named_profile("nvidia"));
     CHECK(nv.global_size[0] == N / c.n);
     CHECK(nv.work_items == N / c.n);
@@ -154,7 +154,7 @@ TEST_CASE("Listing 3: zip, toLocal(add), toGlobal(multByTwo)") {
   // (amd) 2560 / 64 = 40, capped at 32: 32 * 64 / 2560 = 0.8.
   ir::Program program = test::parse_program(kListing3);
   const int64_t N = 4096;
-  interp::Sizes sizes{{"N", N}};
+  Sizes sizes{{"N", N}};
   Features nv = compute(program, sizes, {}, runtime::named_profile("nvidia"));
   CHECK(nv.global_size[0] == N);
   CHECK(nv.local_size[0] == 64);
@@ -243,7 +243,7 @@ TEST_CASE("bad launches are user errors") {
   KernelModel model(
       codegen::prepare_launch(program, {{"N", 256}}, {}, runtime::named_profile("nvidia").limits())
           .kernel);
-  runtime::DeviceProfile nv = runtime::named_profile("nvidia");
+  target::DeviceProfile nv = runtime::named_profile("nvidia");
   CHECK_THROWS_AS(model.analyze({1, {256, 1, 1}, {0, 0, 0}}, {{"N", 256}}, nv), UserError);
   CHECK_THROWS_AS(model.analyze({1, {256, 1, 1}, {48, 0, 0}}, {{"N", 256}}, nv), UserError);
   CHECK_THROWS_AS(model.analyze({1, {256, 1, 1}, {64, 0, 0}}, {}, nv), UserError);

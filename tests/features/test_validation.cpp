@@ -23,7 +23,7 @@ namespace {
 /// Cache lines per warp per global access over every warp of the launch, from the dynamic first
 /// indices, weighted by the dynamic executions of each access.
 double dynamic_lines_all_warps(const exec::DynamicCounts& dyn, const Features& f,
-                               const runtime::DeviceProfile& profile,
+                               const target::DeviceProfile& profile,
                                const std::vector<int64_t>& executions) {
   const codegen::Kernel& kernel = dyn.kernel;
   const int slots = kernel.instrumentation->access_slots;
@@ -74,7 +74,7 @@ struct Outcome {
 
 /// Runs the instrumented kernel once and checks the static analysis of the same kernel and
 /// launch against it for each profile. Returns the cache-line figures per profile.
-std::map<std::string, Outcome> validate(const ir::Program& program, const interp::Sizes& sizes,
+std::map<std::string, Outcome> validate(const ir::Program& program, const Sizes& sizes,
                                         const exec::RunOptions& options) {
   std::map<std::string, Outcome> outcomes;
   exec::DynamicCounts dyn = exec::run_instrumented(test::pocl(), program, sizes, options);
@@ -89,7 +89,7 @@ std::map<std::string, Outcome> validate(const ir::Program& program, const interp
   Launch launch = dyn.launch;
   for (const char* name : {"nvidia", "amd"}) {
     CAPTURE(name);
-    runtime::DeviceProfile profile = runtime::named_profile(name);
+    target::DeviceProfile profile = runtime::named_profile(name);
     Analysis a = model.analyze(launch, sizes, profile);
     REQUIRE(a.counts.accesses.size() == static_cast<size_t>(inst.access_slots));
     REQUIRE(a.counts.barriers.size() == static_cast<size_t>(inst.barrier_slots));
@@ -176,7 +176,7 @@ TEST_CASE("static features equal the instrumented kernel's counts on every varia
     // straddles rows unevenly and the representative full warp is not typical; at N = 256 the
     // warps are whole rows, as on real grid sizes. Counts are exact at both sizes.
     const bool window = file.stem() == "window";
-    const interp::Sizes sizes{{"M", 40}, {"N", window ? 256 : 112}};
+    const Sizes sizes{{"M", 40}, {"N", window ? 256 : 112}};
     ir::Module module = parse::parse_file(file.string());
     const ir::Program& program = module.main();
     for (const bool tied : {true, false}) {
@@ -224,7 +224,7 @@ TEST_CASE("static features equal the instrumented kernel's counts on the codegen
     CAPTURE(file.string());
     ir::Module module = parse::parse_file(file.string());
     const ir::Program& program = module.main();
-    interp::Sizes sizes;
+    Sizes sizes;
     for (const arith::Expr& v : program.size_vars())
       sizes[v.node().name] = v.node().name == "M" ? 16 : 256;
     validate(program, sizes, {});

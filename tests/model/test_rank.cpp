@@ -28,7 +28,7 @@ ir::Program jacobi() {
 /// A model over the real feature columns, trained on made-up data: ranking only needs it to be
 /// deterministic.
 Model synthetic_feature_model(Kind kind) {
-  const std::vector<std::string> cols = explore::feature_names();
+  const std::vector<std::string> cols = features::all_names();
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
   Matrix x(80, static_cast<Eigen::Index>(cols.size()));
@@ -45,20 +45,19 @@ Model synthetic_feature_model(Kind kind) {
 
 /// The features of a ranked row from a fresh kernel generation and analysis (not the ranking's
 /// cached kernel models).
-features::Features fresh_features(const explore::RankedVariant& r, const interp::Sizes& sizes,
-                                  const runtime::DeviceProfile& profile) {
+features::Features fresh_features(const explore::RankedVariant& r, const Sizes& sizes,
+                                  const target::DeviceProfile& profile) {
   const codegen::Kernel kernel =
       codegen::generate(*r.program, codegen::Options{r.variant.launch.tied});
   return features::compute(kernel, r.variant.launch, sizes, profile);
 }
 
-/// A ranked row's model columns (`columns`: model column -> feature_values() index) from a fresh
-/// analysis.
+/// A ranked row's model columns (`columns`: model column -> features::all_values() index) from a
+/// fresh analysis.
 std::vector<double> fresh_columns(const explore::RankedVariant& r, const std::vector<int>& columns,
-                                  const interp::Sizes& sizes,
-                                  const runtime::DeviceProfile& profile) {
+                                  const Sizes& sizes, const target::DeviceProfile& profile) {
   const std::vector<double> values =
-      explore::feature_values(fresh_features(r, sizes, profile), profile.throughput());
+      features::all_values(fresh_features(r, sizes, profile), profile.throughput());
   std::vector<double> out;
   for (int c : columns)
     out.push_back(values[size_t(c)]);
@@ -142,9 +141,9 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
   const Model m = synthetic_feature_model(Kind::knn);
   const explore::RankResult result = explore::rank(jacobi(), m, o);
   REQUIRE(result.ranked.size() == 600);
-  const runtime::DeviceProfile profile = runtime::named_profile("cpu");
-  const std::vector<int> columns = m.feature_indices(explore::feature_names());
-  const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
+  const target::DeviceProfile profile = runtime::named_profile("cpu");
+  const std::vector<int> columns = m.feature_indices(features::all_names());
+  const Sizes& sizes = o.sizes;
   for (const explore::RankedVariant& r : result.ranked)
     CHECK(r.columns == fresh_columns(r, columns, sizes, profile));
 }
@@ -154,7 +153,7 @@ TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit fo
   // in every lane (a stencil's neighbours); a fresh analysis counts every access. Both must agree
   // exactly, on clamped and padded neighbours, windows and tiles, on a 32-lane and a CPU profile.
   const Model m = synthetic_feature_model(Kind::knn);
-  const std::vector<int> columns = m.feature_indices(explore::feature_names());
+  const std::vector<int> columns = m.feature_indices(features::all_names());
   int checked = 0;
   for (const char* name : {"gaussian", "jacobi2d9pt", "srad1"})
     for (const char* profile_name : {"nvidia", "cpu"}) {
@@ -170,8 +169,8 @@ TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit fo
       o.threads = 2;
       const explore::RankResult result = explore::rank(program, m, o);
       REQUIRE(result.ranked.size() == 150);
-      const runtime::DeviceProfile profile = runtime::named_profile(profile_name);
-      const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
+      const target::DeviceProfile profile = runtime::named_profile(profile_name);
+      const Sizes& sizes = o.sizes;
       for (const explore::RankedVariant& r : result.ranked) {
         CAPTURE(r.variant.index);
         CHECK(r.columns == fresh_columns(r, columns, sizes, profile));
@@ -186,8 +185,8 @@ TEST_CASE("traffic pruning ranks exactly the variants within F times the least m
   const Model m = synthetic_feature_model(Kind::knn);
   const explore::RankResult all = explore::rank(jacobi(), m, o);
   REQUIRE(all.ranked.size() == 5000);
-  const runtime::DeviceProfile profile = runtime::named_profile("cpu");
-  const interp::Sizes sizes(o.sizes.begin(), o.sizes.end());
+  const target::DeviceProfile profile = runtime::named_profile("cpu");
+  const Sizes& sizes = o.sizes;
   std::map<int64_t, float> traffic; // by variant index, as ranking stores it
   float least = std::numeric_limits<float>::infinity();
   for (const explore::RankedVariant& r : all.ranked) {

@@ -56,8 +56,8 @@ inline Site find_site(const ir::Program& p, const std::string& which) {
 }
 
 /// Random non-zero inputs for every parameter (fixed seed).
-inline std::vector<interp::HostArray>
-random_inputs(const ir::Program& p, const interp::Sizes& sizes, uint64_t seed = 20240501) {
+inline std::vector<interp::HostArray> random_inputs(const ir::Program& p, const Sizes& sizes,
+                                                    uint64_t seed = 20240501) {
   std::mt19937_64 rng(seed);
   std::vector<interp::HostArray> inputs;
   for (const ir::Expr& param : p.params)
@@ -68,7 +68,7 @@ random_inputs(const ir::Program& p, const interp::Sizes& sizes, uint64_t seed = 
 /// Both programs give the same result (exactly: rewrites keep the order of arithmetic) on the same
 /// random inputs.
 inline void check_same_results(const ir::Program& before, const ir::Program& after,
-                               const interp::Sizes& sizes) {
+                               const Sizes& sizes) {
   auto inputs = random_inputs(before, sizes);
   interp::EvalOptions one_thread{1};
   interp::HostArray expected = interp::evaluate(before, inputs, sizes, one_thread);
@@ -99,7 +99,7 @@ struct AppliesRow {
   std::string input;    ///< a `def` using kUserFuns
   std::string site;     ///< "#k" or the printed call
   std::string expected; ///< the expected `def` (same parameters)
-  interp::Sizes sizes;  ///< a small size satisfying the rule's divisibility
+  Sizes sizes;          ///< a small size satisfying the rule's divisibility
 };
 
 struct RefusesRow {

@@ -42,7 +42,7 @@ TEST_CASE("store-grids-together applies: the most common grid type, in parameter
        def("a: [[float]N]M, b: [[float]N]M, c: [[float]N]M, d: [[float]N]M",
            "aos(c, d), aosoa(8, a, b)")},
   };
-  const interp::Sizes sizes{{"M", 3}, {"N", 10}};
+  const Sizes sizes{{"M", 3}, {"N", 10}};
   for (const Row& row : rows) {
     INFO(row.input << " with " << store_grids_name(row.layout));
     ir::Module m = parse_program(row.input);

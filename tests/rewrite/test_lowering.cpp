@@ -69,7 +69,7 @@ const Strategy kStrategies[] = {{"global2d", &global2d},
 } // namespace
 
 TEST_CASE("lowering the stencils gives kernels computing the same function") {
-  const interp::Sizes sizes{{"M", 16}, {"N", 32}};
+  const Sizes sizes{{"M", 16}, {"N", 32}};
   for (const char* stencil : {"jacobi2d5pt", "jacobi2d9pt", "gradient", "gaussian", "stencil2d",
                               "hotspot2d", "srad1", "srad2"}) {
     ir::Module m = parse::parse_file(kStencils + stencil + ".lift");

@@ -16,8 +16,8 @@ void run_table(const Rule& rule, const std::vector<AppliesRow>& applies,
     check_refuses(rule, row);
 }
 
-const interp::Sizes n8{{"N", 8}};
-const interp::Sizes mn{{"M", 3}, {"N", 8}};
+const Sizes n8{{"N", 8}};
+const Sizes mn{{"M", 3}, {"N", 8}};
 
 } // namespace
 
@@ -153,7 +153,7 @@ const char* const kZipStencil2d =
 } // namespace
 
 TEST_CASE("tile-stencil-2d") {
-  const interp::Sizes sizes{{"M", 4}, {"N", 8}};
+  const Sizes sizes{{"M", 4}, {"N", 8}};
   run_table(
       tile_stencil_2d(4, 2),
       {{kStencil2d, "#0",
@@ -176,7 +176,7 @@ TEST_CASE("tile-stencil-2d") {
 }
 
 TEST_CASE("tile-stencil-2d-zip") {
-  const interp::Sizes sizes{{"M", 4}, {"N", 8}};
+  const Sizes sizes{{"M", 4}, {"N", 8}};
   run_table(
       tile_stencil_2d_zip(4, 2),
       {{kZipStencil2d, "#0",
@@ -214,7 +214,7 @@ const char* const kStencil3d = "def f(x: [[[float]O]N]M) = map3D(nbh => add(nbh[
 const char* const kZipStencil3d =
     "def f(a: [[[float]O]N]M, b: [[[float]O]N]M) = map3D((nbh, p) => add(nbh[1][2][1], p), "
     "zip3D(slide3D(3, 1, pad3D(1, 1, clamp, a)), b))";
-const interp::Sizes kCube{{"M", 4}, {"N", 6}, {"O", 8}};
+const Sizes kCube{{"M", 4}, {"N", 6}, {"O", 8}};
 } // namespace
 
 TEST_CASE("tile-stencil-3d") {

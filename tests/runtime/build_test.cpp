@@ -1,6 +1,6 @@
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/launch.hpp"
 #include "helpers.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/launch.hpp"
 
 #include <fstream>
 

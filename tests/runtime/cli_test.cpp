@@ -1,13 +1,14 @@
 // End-to-end tests of `liftx devices` and `liftx launch` (which runs kernels in a child process).
 // Skipped when the liftx executable has not been built or there is no OpenCL device.
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/isolate.hpp"
 #include "helpers.hpp"
+#include "runtime/device.hpp"
+#include "runtime/isolate.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
 
+using namespace liftx;
 using namespace liftx::runtime;
 using namespace std::chrono_literals;
 
@@ -48,9 +49,9 @@ TEST_CASE("liftx devices lists the same devices as list_devices") {
   IsolatedResult json_run = run_liftx({"devices", "--json"});
   REQUIRE(json_run.succeeded());
   nlohmann::json json = nlohmann::json::parse(json_run.stdout_text);
-  std::vector<DeviceProfile> devices = list_devices();
+  std::vector<target::DeviceProfile> devices = list_devices();
   REQUIRE(json.size() == devices.size());
-  CHECK(json[0].get<DeviceProfile>().key == devices[0].key);
+  CHECK(json[0].get<target::DeviceProfile>().key == devices[0].key);
 
   IsolatedResult table = run_liftx({"devices"});
   REQUIRE(table.succeeded());

@@ -1,7 +1,7 @@
-#include "codegen/runtime/cache_dir.hpp"
-#include "codegen/runtime/device.hpp"
-#include "codegen/runtime/status.hpp"
 #include "helpers.hpp"
+#include "runtime/cache_dir.hpp"
+#include "runtime/device.hpp"
+#include "runtime/status.hpp"
 #include "support/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,12 +20,12 @@ TEST_CASE("status names round-trip") {
 }
 
 TEST_CASE("list_devices gives sane profiles") {
-  std::vector<DeviceProfile> devices = list_devices();
+  std::vector<target::DeviceProfile> devices = list_devices();
   if (devices.empty()) {
     MESSAGE("skipped: no OpenCL device on this machine (install pocl-opencl-icd)");
     return;
   }
-  for (const DeviceProfile& p : devices) {
+  for (const target::DeviceProfile& p : devices) {
     CAPTURE(p.device_name);
     CHECK_FALSE(p.platform_name.empty());
     CHECK_FALSE(p.device_name.empty());
@@ -44,7 +44,7 @@ TEST_CASE("list_devices gives sane profiles") {
     CHECK(p.index_spec() == fmt::format("{}:{}", p.platform_index, p.device_index));
   }
   // Keys are stable: listing again gives the same ones.
-  std::vector<DeviceProfile> again = list_devices();
+  std::vector<target::DeviceProfile> again = list_devices();
   REQUIRE(again.size() == devices.size());
   for (size_t i = 0; i < devices.size(); ++i)
     CHECK(again[i].key == devices[i].key);
@@ -54,28 +54,30 @@ TEST_CASE("a device profile survives JSON") {
   LIFTX_REQUIRE_DEVICE(device);
   nlohmann::json json = device->profile;
   CHECK(json.at("type") == std::string(to_string(device->profile.type)));
-  DeviceProfile back = json.get<DeviceProfile>();
+  target::DeviceProfile back = json.get<target::DeviceProfile>();
   CHECK(back.key == device->profile.key);
   CHECK(back.device_name == device->profile.device_name);
   CHECK(back.max_work_item_sizes == device->profile.max_work_item_sizes);
   CHECK(back.local_mem_bytes == device->profile.local_mem_bytes);
   CHECK(back.type == device->profile.type);
-  CHECK_THROWS_AS(nlohmann::json::object().get<DeviceProfile>(), UserError);
+  CHECK_THROWS_AS(nlohmann::json::object().get<target::DeviceProfile>(), UserError);
 }
 
 TEST_CASE("select_device by type, vendor, index and name") {
-  std::vector<DeviceProfile> devices = list_devices();
+  std::vector<target::DeviceProfile> devices = list_devices();
   if (devices.empty()) {
     MESSAGE("skipped: no OpenCL device on this machine (install pocl-opencl-icd)");
     CHECK_THROWS_AS(select_device("cpu"), UserError);
     return;
   }
-  bool has_cpu = std::any_of(devices.begin(), devices.end(),
-                             [](const DeviceProfile& p) { return p.type == DeviceType::cpu; });
+  bool has_cpu = std::any_of(devices.begin(), devices.end(), [](const target::DeviceProfile& p) {
+    return p.type == target::DeviceType::cpu;
+  });
   if (has_cpu)
-    CHECK(select_device("cpu").profile.type == DeviceType::cpu);
-  bool has_pocl = std::any_of(devices.begin(), devices.end(),
-                              [](const DeviceProfile& p) { return p.key.rfind("pocl:", 0) == 0; });
+    CHECK(select_device("cpu").profile.type == target::DeviceType::cpu);
+  bool has_pocl = std::any_of(devices.begin(), devices.end(), [](const target::DeviceProfile& p) {
+    return p.key.rfind("pocl:", 0) == 0;
+  });
   if (has_pocl) {
     Device pocl = select_device("POCL"); // case does not matter
     CHECK(pocl.profile.key.rfind("pocl:", 0) == 0);
@@ -91,14 +93,14 @@ TEST_CASE("select_device by type, vendor, index and name") {
 }
 
 TEST_CASE("an unknown device spec lists what is available") {
-  std::vector<DeviceProfile> devices = list_devices();
+  std::vector<target::DeviceProfile> devices = list_devices();
   try {
     select_device("no-such-device-xyz");
     FAIL("expected a UserError");
   } catch (const UserError& e) {
     std::string message = e.what();
     CHECK(message.find("no-such-device-xyz") != std::string::npos);
-    for (const DeviceProfile& p : devices) {
+    for (const target::DeviceProfile& p : devices) {
       CHECK(message.find(p.device_name) != std::string::npos);
       CHECK(message.find(p.index_spec()) != std::string::npos);
     }

@@ -1,7 +1,7 @@
 #pragma once
 // Shared fixtures of the runtime tests: one opened device per process (skipping cleanly when the
 // machine has no OpenCL device) and a private cache folder.
-#include "codegen/runtime/device.hpp"
+#include "runtime/device.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,11 +14,11 @@ namespace liftx::runtime::testing {
 /// The first CPU device (PoCL here), else the first device; nullptr when there is none.
 inline Device* test_device() {
   static std::optional<Device> device = []() -> std::optional<Device> {
-    std::vector<DeviceProfile> devices = list_devices();
+    std::vector<target::DeviceProfile> devices = list_devices();
     if (devices.empty())
       return std::nullopt;
-    for (const DeviceProfile& p : devices)
-      if (p.type == DeviceType::cpu)
+    for (const target::DeviceProfile& p : devices)
+      if (p.type == target::DeviceType::cpu)
         return open_device(p);
     return open_device(devices.front());
   }();

@@ -1,4 +1,4 @@
-#include "codegen/runtime/isolate.hpp"
+#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
-#include "codegen/runtime/build_cache.hpp"
-#include "codegen/runtime/launch.hpp"
-#include "codegen/runtime/roofline.hpp"
 #include "helpers.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/roofline.hpp"
 
 #include <nlohmann/json.hpp>
 

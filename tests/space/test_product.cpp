@@ -94,7 +94,7 @@ TEST_CASE("a register-blocked grid computes the grid, every sum in its order") {
   const ir::Module grid =
       parse_text("def f(a: [[float]K]M, b: [[float]K]N) = "
                  "map(r => map(c => reduce(muladd, 1.0f, map(sub, zip(r, c)))[0], b), a)");
-  const interp::Sizes sizes{{"M", 8}, {"N", 12}, {"K", 8}};
+  const Sizes sizes{{"M", 8}, {"N", 12}, {"K", 8}};
   std::mt19937_64 rng(7);
   std::vector<interp::HostArray> inputs;
   for (const ir::Expr& p : grid.main().params)

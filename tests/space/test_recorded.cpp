@@ -1,9 +1,9 @@
 // The variant space and the static features, against tables recorded before the outer ring was
 // consolidated (tests/data/): a refactoring that changes a count, a rejection reason or a feature
 // value fails here. Regenerate a table only for a deliberate change of behaviour, and say so.
-#include "codegen/runtime/device.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 
 #include "../sanitized.hpp"
 

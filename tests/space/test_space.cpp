@@ -1,13 +1,13 @@
 // The variant space: size of the space per stencil, determinism, laziness, printing, and a
 // fixed-seed sample of variants built and verified on the OpenCL CPU device (PoCL).
 #include "codegen/launch.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 
 #include "../sanitized.hpp"
 #include "../verify_options.hpp"
@@ -35,8 +35,7 @@ ir::Module load(const std::string& name) {
   return parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift");
 }
 
-rewrite::SpaceOptions options_for(const rewrite::Sizes& sizes,
-                                  const std::string& profile = "nvidia") {
+rewrite::SpaceOptions options_for(const Sizes& sizes, const std::string& profile = "nvidia") {
   rewrite::SpaceOptions o;
   o.sizes = sizes;
   o.device = runtime::named_profile(profile).limits();
@@ -123,7 +122,7 @@ TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 10
 TEST_CASE("launches respect the device limits and local divides global") {
   struct Case {
     ir::Module module;
-    rewrite::Sizes sizes;
+    Sizes sizes;
   };
   const std::vector<Case> cases{
       {load("jacobi2d5pt"), {{"M", 256}, {"N", 512}}},
@@ -286,7 +285,7 @@ TEST_CASE("variants print to .lift and parse back alpha-equal; sidecars carry th
 
 TEST_CASE("lowering strategies refuse with reasons") {
   ir::Module module = load("jacobi2d5pt");
-  rewrite::Sizes sizes{{"M", 64}, {"N", 64}};
+  Sizes sizes{{"M", 64}, {"N", 64}};
   auto global = rewrite::lower(module.main(), "global2d_10", 0, sizes);
   REQUIRE(std::holds_alternative<ir::Program>(global));
   CHECK(ir::print(std::get<ir::Program>(global)).find("mapGlb1") != std::string::npos);
@@ -352,7 +351,7 @@ struct VerifySummary {
 };
 
 VerifySummary verify(runtime::Device& device, const ir::Module& module,
-                     const std::vector<rewrite::Variant>& variants, const rewrite::Sizes& sizes,
+                     const std::vector<rewrite::Variant>& variants, const Sizes& sizes,
                      const std::string& name) {
   VerifySummary s;
   for (const rewrite::Variant& v : variants) {
@@ -425,7 +424,7 @@ sample_per_strategy(rewrite::VariantStream& stream, size_t keep, uint64_t seed,
 /// Verifies `variants` on PoCL and checks that every one passed; prints the count when all of a
 /// space are verified.
 void check_all_verify(runtime::Device& device, const ir::Module& module,
-                      const std::vector<rewrite::Variant>& variants, const rewrite::Sizes& sizes,
+                      const std::vector<rewrite::Variant>& variants, const Sizes& sizes,
                       const std::string& name, bool print) {
   VerifySummary s = verify(device, module, variants, sizes, name);
   if (print)
@@ -444,7 +443,7 @@ TEST_CASE("a fixed-seed sample of 30 variants per stencil verifies on PoCL" *
           doctest::skip(test::kPlainBuildOnly)) {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  rewrite::Sizes sizes{{"M", 32}, {"N", 64}};
+  Sizes sizes{{"M", 32}, {"N", 64}};
   for (const std::string& name : kStencils) {
     CAPTURE(name);
     ir::Module module = load(name);
@@ -470,7 +469,7 @@ TEST_CASE("register-window variants of every stencil verify on PoCL" *
           doctest::skip(test::kPlainBuildOnly)) {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  rewrite::Sizes sizes{{"M", 32}, {"N", 64}};
+  Sizes sizes{{"M", 32}, {"N", 64}};
   for (const std::string& name : kStencils) {
     CAPTURE(name);
     ir::Module module = load(name);
@@ -513,7 +512,7 @@ TEST_CASE(
     "1D stencils get work-group tiles, chunks and register windows, and they verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  const rewrite::Sizes sizes{{"N", 64}};
+  const Sizes sizes{{"N", 64}};
   for (const std::string name : {"smooth1d", "sum5_1d"}) {
     CAPTURE(name);
     ir::Module module = load_test_program(name);
@@ -553,7 +552,7 @@ TEST_CASE("a 3D stencil gets 3D thread mappings, 3D tiles and z-windows, and the
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   ir::Module module = load_test_program("j3d7pt");
-  const rewrite::Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}}; // not a cube
+  const Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}}; // not a cube
   rewrite::SpaceOptions options = options_for(sizes);
   options.depth = 1;
   options.max_tile = 4;
@@ -589,7 +588,7 @@ TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-
   const std::vector<std::string> stencils{"heat3d",  "j3d7pt",    "j3d13pt",
                                           "j3d27pt", "poisson3d", "hotspot3d"};
 #endif
-  const rewrite::Sizes sizes{{"M", 16}, {"N", 24}, {"O", 32}}; // not a cube
+  const Sizes sizes{{"M", 16}, {"N", 24}, {"O", 32}}; // not a cube
   for (const std::string& name : stencils) {
     CAPTURE(name);
     ir::Module module =
@@ -617,7 +616,7 @@ TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-
 TEST_CASE("multi-output stencils get the whole space as one fused nest, and verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  const rewrite::Sizes sizes{{"M", 16}, {"N", 40}};
+  const Sizes sizes{{"M", 16}, {"N", 40}};
 #ifdef LIFTX_SANITIZED
   const std::vector<std::string> stencils{"shallow_water"}; // 10x slower: one of the two
 #else
@@ -656,7 +655,7 @@ TEST_CASE("grids stored together (AoS, AoSoA(32)) are a dimension of the space a
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   // N = 40: AoSoA(32) rows end in unused slots.
-  const rewrite::Sizes sizes{{"M", 16}, {"N", 40}};
+  const Sizes sizes{{"M", 16}, {"N", 40}};
 #ifdef LIFTX_SANITIZED
   const std::vector<std::string> stencils{"hotspot2d"};
 #else
@@ -697,7 +696,7 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
   runtime::Device device = runtime::select_device("cpu");
   struct Case {
     std::string file;
-    rewrite::Sizes sizes;
+    Sizes sizes;
     size_t keep; ///< variants per strategy
   };
 #ifdef LIFTX_SANITIZED
@@ -751,7 +750,7 @@ TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies
           doctest::skip(test::kPlainBuildOnly)) {
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  const std::vector<std::pair<std::string, rewrite::Sizes>> cases = {
+  const std::vector<std::pair<std::string, Sizes>> cases = {
       {"mv", {{"M", 48}, {"N", 64}}},
       {"tmv", {{"M", 64}, {"N", 48}}},
       {"mm", {{"K", 16}, {"M", 24}, {"N", 32}}},
@@ -759,7 +758,7 @@ TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies
   for (const auto& c : cases) {
     // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
     const std::string& name = c.first;
-    const rewrite::Sizes& sizes = c.second;
+    const Sizes& sizes = c.second;
     CAPTURE(name);
     ir::Module module = load_linalg(name);
     rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
@@ -780,9 +779,8 @@ TEST_CASE("products of long dot products are fused: no global temporary, mm has 
   for (const std::string name : {"mm", "mv", "tmv"}) {
     CAPTURE(name);
     ir::Module module = load_linalg(name);
-    const rewrite::Sizes sizes = name == "mm"
-                                     ? rewrite::Sizes{{"K", 4096}, {"M", 4096}, {"N", 4096}}
-                                     : rewrite::Sizes{{"M", 4096}, {"N", 4096}};
+    const Sizes sizes = name == "mm" ? Sizes{{"K", 4096}, {"M", 4096}, {"N", 4096}}
+                                     : Sizes{{"M", 4096}, {"N", 4096}};
     rewrite::VariantStream stream(module.main(), options_for(sizes, "nvidia"));
     rewrite::Variant v;
     std::set<std::string> strategies;
@@ -804,11 +802,11 @@ TEST_CASE("every work-group reduction of mv and tmv verifies on PoCL, rows and c
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   // Non-square, so that a transposed or mis-strided index cannot pass.
-  for (const auto& c : std::vector<std::pair<std::string, rewrite::Sizes>>{
+  for (const auto& c : std::vector<std::pair<std::string, Sizes>>{
            {"mv", {{"M", 40}, {"N", 256}}}, {"tmv", {{"M", 80}, {"N", 64}}}}) {
     // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
     const std::string& name = c.first;
-    const rewrite::Sizes& sizes = c.second;
+    const Sizes& sizes = c.second;
     CAPTURE(name);
     ir::Module module = load_linalg(name);
     rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
@@ -845,7 +843,7 @@ TEST_CASE("every register block of mm verifies on PoCL, each block and unrolling
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   // Non-square and K of 24: 16-row blocks divide M, 8-column blocks N, chunks of 4 and 8 K.
-  const rewrite::Sizes sizes{{"M", 32}, {"N", 16}, {"K", 24}};
+  const Sizes sizes{{"M", 32}, {"N", 16}, {"K", 24}};
   ir::Module module = load_linalg("mm");
   // The CPU profile: a 16x8 block leaves 4 work-items here, too few work-groups for a GPU's.
   rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
@@ -890,7 +888,7 @@ TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chun
   REQUIRE(args.size() >= 2);
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  rewrite::Sizes sizes{{"M", args[0]}, {"N", args[1]}};
+  Sizes sizes{{"M", args[0]}, {"N", args[1]}};
   const char* only = std::getenv("LIFTX_VERIFY_STENCILS");
   for (const std::string& name : kStencils) {
     if (only && std::string(only).find(name) == std::string::npos)
@@ -948,8 +946,7 @@ TEST_CASE("every free-thread launch of the space runs the free-thread kernel it 
         continue;
       ++same_global;
       const codegen::PreparedLaunch prepared = codegen::prepare_launch(
-          v.program, codegen::SizeBindings(options.sizes.begin(), options.sizes.end()),
-          codegen::request_for(v.launch), options.device);
+          v.program, options.sizes, codegen::request_for(v.launch), options.device);
       INFO(describe(v));
       REQUIRE_FALSE(prepared.launch.tied);
     }

@@ -2,12 +2,12 @@
 // against the interpreter's iterate of the unfused step, for every boundary, at the grid's edges
 // of non-square grids; what does not fuse is refused with its reason.
 #include "../sanitized.hpp"
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -65,7 +65,7 @@ userfun star7(c: float, f: float, b: float, n: float, s: float, w: float, e: flo
 }
 
 exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling,
-                          const interp::Sizes& sizes) {
+                          const Sizes& sizes) {
   const std::optional<ir::HostIteration> h = ir::host_iteration(program);
   REQUIRE(h);
   auto fused = rewrite::fuse_steps_tiled(h->step, tiling);
@@ -92,7 +92,7 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
 } // namespace
 
 TEST_CASE("fused steps verify against iterate at the edges of non-square grids") {
-  const interp::Sizes sizes{{"M", 20}, {"N", 24}};
+  const Sizes sizes{{"M", 20}, {"N", 24}};
   using Memory = rewrite::TemporalTiling::Memory;
   struct Row {
     const char* boundary;
@@ -159,7 +159,7 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
 }
 
 TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids") {
-  const interp::Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}};
+  const Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}};
   using Memory = rewrite::TemporalTiling::Memory;
   struct Row {
     const char* boundary;
@@ -210,7 +210,7 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
 
 TEST_CASE("one tiled step (a remainder's launch) works for every boundary, constant included") {
   using Memory = rewrite::TemporalTiling::Memory;
-  const interp::Sizes sizes{{"M", 12}, {"N", 20}};
+  const Sizes sizes{{"M", 12}, {"N", 20}};
   for (const char* boundary : {"clamp", "mirror", "wrap", "constant(0.5f)"})
     for (Memory memory : {Memory::local, Memory::registers}) {
       CAPTURE(boundary);

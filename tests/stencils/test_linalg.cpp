@@ -37,7 +37,7 @@ interp::HostArray random_array(std::vector<int64_t> shape, uint64_t seed) {
 /// The interpreter's result of linalg/`file` on `inputs` at `sizes` against `expected(i)` for
 /// every element i of the (flattened) result.
 void check_linalg(const std::string& file, const std::vector<interp::HostArray>& inputs,
-                  const interp::Sizes& sizes, size_t elements,
+                  const Sizes& sizes, size_t elements,
                   const std::function<double(size_t)>& expected) {
   CAPTURE(file);
   ir::Module module = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/" + file);

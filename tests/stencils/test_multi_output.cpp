@@ -64,8 +64,7 @@ void check_multi(
     fields.push_back(std::move(field));
     inputs.push_back(std::move(host));
   }
-  interp::HostArray result =
-      interp::evaluate(program, inputs, interp::Sizes{{"M", rows}, {"N", cols}});
+  interp::HostArray result = interp::evaluate(program, inputs, Sizes{{"M", rows}, {"N", cols}});
   REQUIRE(result.shape == std::vector<int64_t>{rows, cols, static_cast<int64_t>(K)});
   int mismatches = 0;
   for (int y = 0; y < rows; ++y)

@@ -65,7 +65,7 @@ void check_stencil(const std::string& file, int rows, int cols, int grid_count, 
     grids.push_back(random_grid(rows, cols, rng, lo, hi));
     inputs.push_back(to_host(grids.back()));
   }
-  interp::Sizes sizes{{"M", rows}, {"N", cols}};
+  Sizes sizes{{"M", rows}, {"N", cols}};
   interp::HostArray result = interp::evaluate(program, inputs, sizes);
   REQUIRE(result.shape == std::vector<int64_t>{rows, cols});
   int mismatches = 0;

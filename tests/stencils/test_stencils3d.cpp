@@ -100,7 +100,7 @@ void check_stencil(const std::string& file, int grid_count, float lo, float hi,
       grids.push_back(random_grid(s.m, s.n, s.o, rng, lo, hi));
       inputs.push_back(to_host(grids.back()));
     }
-    interp::Sizes sizes{{"M", s.m}, {"N", s.n}, {"O", s.o}};
+    Sizes sizes{{"M", s.m}, {"N", s.n}, {"O", s.o}};
     interp::HostArray result = interp::evaluate(program, inputs, sizes);
     REQUIRE(result.shape == std::vector<int64_t>{s.m, s.n, s.o});
     int mismatches = 0;

@@ -1,14 +1,15 @@
 // The synthetic stencil generator (synth/): determinism, variety, every drawn stencil parses,
 // type-checks and interprets to finite bounded outputs, the operation counts, errors, and a few
 // fixed-seed stencils lowered by the variant space verify on PoCL.
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/space.hpp"
+#include "runtime/device.hpp"
 
 #include "../verify_options.hpp"
 #include "support/error.hpp"
+#include "support/hash.hpp"
 #include "synth/synth.hpp"
 
 #include <doctest/doctest.h>
@@ -36,22 +37,12 @@ ir::Module parse_text(const std::string& text, const std::string& name) {
 }
 
 /// Runs `program` on fresh random inputs (uniform in [-1, 1), never zero).
-interp::HostArray interpret(const ir::Program& program, const interp::Sizes& sizes, uint64_t seed) {
+interp::HostArray interpret(const ir::Program& program, const Sizes& sizes, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<interp::HostArray> inputs;
   for (const ir::Expr& p : program.params)
     inputs.push_back(interp::random_input(p.type(), sizes, rng));
   return interp::evaluate(program, inputs, sizes);
-}
-
-/// FNV-1a, 64 bits: a hash of a text that is the same everywhere.
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
 }
 
 } // namespace
@@ -87,8 +78,8 @@ TEST_CASE("a fixed seed draws a fixed stencil on every platform") {
                               "sum, 9 steps (rational poly2 poly4 poly3 minmax rational root root "
                               "minmax), ~57 ops");
   // The whole text, coefficients and layout included, by its FNV-1a hash.
-  CHECK(fnv1a(synth::to_lift(a, "a")) == 8336979745461304947ULL);
-  CHECK(fnv1a(synth::to_lift(b, "b")) == 16701795162894432516ULL);
+  CHECK(liftx::fnv1a(synth::to_lift(a, "a")) == 8336979745461304947ULL);
+  CHECK(liftx::fnv1a(synth::to_lift(b, "b")) == 16701795162894432516ULL);
 }
 
 TEST_CASE("over 200 seeds every shape, radius, boundary, grid count, combination and step "
@@ -181,7 +172,7 @@ TEST_CASE("options restrict the shapes, the radius and the grids") {
 }
 
 TEST_CASE("100 generated stencils parse, type-check and interpret to finite bounded outputs") {
-  const interp::Sizes sizes{{"M", 13}, {"N", 17}};
+  const Sizes sizes{{"M", 13}, {"N", 17}};
   for (int i = 0; i < 100; ++i) {
     const synth::StencilSpec spec = synth::generate(77, i, {});
     const std::string name = fmt::format("synth_77_{}", i);
@@ -256,7 +247,7 @@ TEST_CASE("a hand-built spec: its text, its operation count and its values") {
 
   // The values: out[y][x] = clamp(0.8 s - 0.01, -0.5, 0.5) with s over the clamped star.
   ir::Module module = parse_text(text, "hand");
-  const interp::Sizes sizes{{"M", 5}, {"N", 7}};
+  const Sizes sizes{{"M", 5}, {"N", 7}};
   std::mt19937_64 rng(3);
   std::vector<interp::HostArray> in;
   for (const ir::Expr& p : module.main().params)
@@ -305,7 +296,7 @@ TEST_CASE("three fixed-seed stencils lower to variants that verify on PoCL") {
   std::filesystem::create_directories(cache);
   setenv("LIFTX_CACHE_DIR", cache.c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
-  const rewrite::Sizes sizes{{"M", 32}, {"N", 64}};
+  const Sizes sizes{{"M", 32}, {"N", 64}};
   rewrite::SpaceOptions options;
   options.sizes = sizes;
   options.device = runtime::named_profile("cpu").limits();

@@ -2,10 +2,10 @@
 // high-level stencil (both interpreted), generates a kernel that runs on the CPU OpenCL device
 // (PoCL) and matches the reference interpreter at a non-square size, and prints back to an
 // alpha-equal program.
-#include "codegen/runtime/device.hpp"
 #include "exec/run.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -97,7 +97,7 @@ TEST_CASE("every variant prints back to an alpha-equal program") {
 }
 
 TEST_CASE("every variant computes the same function as its high-level stencil") {
-  const interp::Sizes sizes{{"M", 40}, {"N", 112}};
+  const Sizes sizes{{"M", 40}, {"N", 112}};
   for (const auto& entry : variant_files()) {
     // (named, not a structured binding: clang 14's doctest macros cannot capture a binding)
     const auto& stencil = entry.first;
@@ -135,7 +135,7 @@ TEST_CASE("every variant runs on the CPU device and matches the interpreter") {
   options.time = false;
   options.roofline = false;
   // Non-square, N a multiple of 16 (tiles, chunks of 4) and M of 8 (tiles).
-  const interp::Sizes sizes{{"M", 40}, {"N", 112}};
+  const Sizes sizes{{"M", 40}, {"N", 112}};
   int runs = 0;
   for (const auto& [stencil, list] : variant_files()) {
     for (const fs::path& file : list) {
@@ -158,7 +158,7 @@ TEST_CASE("every variant with random local sizes is refused or computes the righ
   // A local size alone keeps the tied global size rounded up to a multiple of it; the extra
   // work-items must not write past the output (they once did: heap corruption on PoCL).
   std::optional<runtime::Device> device = cpu_device();
-  const interp::Sizes sizes{{"M", 16}, {"N", 32}};
+  const Sizes sizes{{"M", 16}, {"N", 32}};
   std::mt19937_64 rng(20);
   // 20 work-group shapes per variant file (issue 20's check): 5 s in the plain build, 37 s
   // under the sanitizers; LIFTX_TEST_LOCAL_TRIALS sets another count.

@@ -16,8 +16,8 @@ namespace liftx {
 /// A type-checked liftx program: `def name(params) = body`.
 using Program = ir::Program;
 
-/// Values of a program's size variables, e.g. {{"M", 512}, {"N", 512}}.
-using Sizes = std::map<std::string, int64_t, std::less<>>;
+// liftx::Sizes, the values of a program's size variables (e.g. {{"M", 512}, {"N", 512}}), comes
+// with the DSL's headers (ir/arith/expr.hpp): the library and its users share one name.
 
 /// The definition `name` (default: the last one) of a `.lift` file. UserError, located
 /// `file:line:col`, for an unreadable file, a syntax or type error, or an unknown name.
