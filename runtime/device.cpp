@@ -8,14 +8,8 @@
 #include <CL/cl_ext.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <array>
-#include <cctype>
 #include <charconv>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
