@@ -3,6 +3,7 @@
 #include "model/evaluate.hpp"
 #include "model/protocol.hpp"
 #include "perfdb/dataset.hpp"
+#include "perfdb/lock.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>

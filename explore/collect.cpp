@@ -1,5 +1,6 @@
 #include "explore/collect.hpp"
 #include "explore/rank.hpp"
+#include "perfdb/lock.hpp"
 #include "perfdb/record.hpp"
 
 #include "codegen/kernel.hpp"

@@ -13,10 +13,11 @@
 /// committed as it arrives. A worker first opens the device and says so (opening has its own
 /// bound, never charged to a variant); then each variant has the timeout. A worker that crashes or
 /// hangs past the timeout is killed, its variant recorded as run_error / timeout, and a new worker
-/// continues with the next variant. One collection writes a database at a time (CollectionLock);
-/// a lowered program (no variant space) is refused before anything is written. Meanwhile
-/// `build_jobs` builder children compile the kernels and compute the reference results ahead of the
-/// worker (into the disk caches), on the other CPU cores.
+/// continues with the next variant. One collection writes a database at a time
+/// (perfdb::CollectionLock, perfdb/lock.hpp); a lowered program (no variant space) is refused
+/// before anything is written. Meanwhile `build_jobs` builder children compile the kernels and
+/// compute the reference results ahead of the worker (into the disk caches), on the other CPU
+/// cores.
 #include "exec/run.hpp"
 #include "ir/interp/interp.hpp"
 #include "perfdb/db.hpp"

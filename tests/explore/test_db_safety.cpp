@@ -3,6 +3,7 @@
 // collection per database at a time; scratch folders of killed runs swept; worker timeouts that
 // charge a variant for its own time only; lowered programs refused.
 #include "perfdb/db.hpp"
+#include "perfdb/lock.hpp"
 #include "perfdb/record.hpp"
 #include "runtime/isolate.hpp"
 #include "support/error.hpp"

@@ -3,6 +3,7 @@
 // named.
 #include "explore_test_env.hpp"
 #include "perfdb/db.hpp"
+#include "perfdb/lock.hpp"
 #include "runtime/isolate.hpp"
 #include "support/error.hpp"
 
