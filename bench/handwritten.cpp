@@ -9,10 +9,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <cmath>
-#include <random>
-
 namespace liftx::bench {
 
 namespace {

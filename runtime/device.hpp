@@ -4,8 +4,6 @@
 #include "runtime/opencl.hpp"
 #include "target/profile.hpp"
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
