@@ -26,7 +26,7 @@ std::string AdaptiveCandidate::describe() const {
   return text;
 }
 
-AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module) {
+AdaptiveCandidate candidate_of(const space::Variant& variant, const ir::Module& module) {
   AdaptiveCandidate c;
   c.printed = ir::print(ir::Module{module.userfuns, {variant.program}});
   c.strategy = variant.strategy;
@@ -47,14 +47,14 @@ bool is_shape_free(const std::map<std::string, int64_t>& parameters) {
   return true;
 }
 
-std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate, const Sizes& sizes,
-                                             const DeviceLimits& device) {
+std::optional<space::Variant> candidate_at(const AdaptiveCandidate& candidate, const Sizes& sizes,
+                                           const DeviceLimits& device) {
   // A member runs at small shapes too: the space's pruning of launches with few work-groups
   // (DeviceLimits::min_work_groups) is about ranking, not about what a device can run.
   DeviceLimits limits = device;
   limits.min_work_groups = 1;
   const ir::Module module = parse::parse_module(candidate.printed, "<adaptive candidate>");
-  rewrite::Variant v;
+  space::Variant v;
   v.strategy = candidate.strategy;
   v.parameters = candidate.parameters;
   v.program = module.main();
@@ -85,10 +85,10 @@ namespace {
 
 /// The candidate's kernel launched with its work-group and the global size rounded up to a
 /// multiple of it (codegen::prepare_launch generates the free-thread kernel for such a launch).
-std::optional<rewrite::Variant> candidate_rounded(const AdaptiveCandidate& candidate,
-                                                  const Sizes& sizes, const DeviceLimits& limits) {
+std::optional<space::Variant> candidate_rounded(const AdaptiveCandidate& candidate,
+                                                const Sizes& sizes, const DeviceLimits& limits) {
   const ir::Module module = parse::parse_module(candidate.printed, "<adaptive candidate>");
-  rewrite::Variant v;
+  space::Variant v;
   v.strategy = candidate.strategy;
   v.parameters = candidate.parameters;
   v.program = module.main();
@@ -112,11 +112,11 @@ std::optional<rewrite::Variant> candidate_rounded(const AdaptiveCandidate& candi
 
 } // namespace
 
-std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
-                                                    const Sizes& sizes, const DeviceLimits& device,
-                                                    Fit* fit) {
+std::optional<space::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
+                                                  const Sizes& sizes, const DeviceLimits& device,
+                                                  Fit* fit) {
   *fit = Fit::as_measured;
-  if (std::optional<rewrite::Variant> as_measured = candidate_at(candidate, sizes, device))
+  if (std::optional<space::Variant> as_measured = candidate_at(candidate, sizes, device))
     return as_measured;
   if (candidate.fixed_grid())
     return std::nullopt; // its grid strides over any shape: what stops it, fitting cannot mend
@@ -142,11 +142,11 @@ std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& can
       measured *= candidate.local[d];
     }
     if (2 * kept < measured)
-      if (std::optional<rewrite::Variant> v = candidate_rounded(candidate, sizes, limits)) {
+      if (std::optional<space::Variant> v = candidate_rounded(candidate, sizes, limits)) {
         *fit = Fit::rounded;
         return v;
       }
-    std::optional<rewrite::Variant> v = candidate_at(fitted, sizes, device);
+    std::optional<space::Variant> v = candidate_at(fitted, sizes, device);
     if (v)
       *fit = Fit::shrunk;
     return v;
@@ -381,7 +381,7 @@ std::optional<AdaptiveArtifact::Pick> AdaptiveArtifact::pick(const Sizes& sizes,
   std::optional<Pick> picked;
   auto runs = [&](size_t member) {
     Fit fit = Fit::as_measured;
-    std::optional<rewrite::Variant> v =
+    std::optional<space::Variant> v =
         candidate_at_fitted(portfolio.at(member), sizes, limits, &fit);
     if (v)
       picked = Pick{
@@ -455,9 +455,8 @@ nlohmann::json to_json(const AdaptiveArtifact& a) {
 
 AdaptiveArtifact adaptive_artifact_from(const nlohmann::json& j, const std::string& origin) {
   try {
-    if (j.value("format", "") != "liftx-adaptive-1")
-      throw UserError(
-          fmt::format("{}: not a liftx adaptive program (written by `liftx adapt`)", origin));
+    LIFTX_USER_CHECK(j.value("format", "") == "liftx-adaptive-1",
+                     "{}: not a liftx adaptive program (written by `liftx adapt`)", origin);
     AdaptiveArtifact a;
     a.program_name = j.at("program").get<std::string>();
     a.program_source = j.at("source").get<std::string>();

@@ -10,7 +10,7 @@
 /// work-group divide. Or a free-thread member: a fixed grid of work-items whose loops stride
 /// over the shape, which runs as measured at every shape its tiles divide (odd ones too).
 #include "ir/expr.hpp"
-#include "rewrite/space.hpp"
+#include "space/space.hpp"
 #include "support/device_limits.hpp"
 
 #include <nlohmann/json.hpp>
@@ -39,7 +39,7 @@ struct AdaptiveCandidate {
 
 /// A variant as a candidate (its lowered program printed with `module`'s user functions): a tied
 /// launch's work-group, or a free-thread launch's grid and work-group.
-AdaptiveCandidate candidate_of(const rewrite::Variant& variant, const ir::Module& module);
+AdaptiveCandidate candidate_of(const space::Variant& variant, const ir::Module& module);
 
 /// Whether a variant's lowering has no parameter that must divide the sizes (tile, split,
 /// chunk, vector width): with its work-group fitted, it runs at any shape.
@@ -49,8 +49,8 @@ bool is_shape_free(const std::map<std::string, int64_t>& parameters);
 /// sizes with the candidate's work-group, or its fixed grid), or nullopt when it does not apply
 /// there: a tile or split that does not divide a size, a work-group that does not divide the
 /// global size or does not fit the device.
-std::optional<rewrite::Variant> candidate_at(const AdaptiveCandidate& candidate, const Sizes& sizes,
-                                             const DeviceLimits& device);
+std::optional<space::Variant> candidate_at(const AdaptiveCandidate& candidate, const Sizes& sizes,
+                                           const DeviceLimits& device);
 
 /// How candidate_at_fitted launches a candidate at a shape.
 enum class Fit {
@@ -67,9 +67,9 @@ enum class Fit {
 /// work-group kept and the global size rounded up (at 2047x2049 the divisors are 3x23: a
 /// work-group that small starves a GPU). `fit` says which. A fixed grid is never fitted: it runs
 /// as measured or not at all.
-std::optional<rewrite::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
-                                                    const Sizes& sizes, const DeviceLimits& device,
-                                                    Fit* fit);
+std::optional<space::Variant> candidate_at_fitted(const AdaptiveCandidate& candidate,
+                                                  const Sizes& sizes, const DeviceLimits& device,
+                                                  Fit* fit);
 
 /// Measured times of candidates at shapes: ms[s][c], nullopt where the candidate does not apply
 /// or its run failed.

@@ -3,11 +3,11 @@
 #include "codegen/kernel.hpp"
 #include "explore/rank.hpp"
 #include "ir/interp/interp.hpp"
-#include "rewrite/default_lowering.hpp"
 #include "rewrite/rules.hpp"
-#include "rewrite/space.hpp"
 #include "rewrite/walk.hpp"
 #include "runtime/launch.hpp"
+#include "space/default_lowering.hpp"
+#include "space/space.hpp"
 
 #include <fmt/format.h>
 
@@ -264,7 +264,7 @@ Kernel Context::compile_checked(const Program& program, const Sizes& sizes,
   // What cannot be passed through the API is refused before anything is lowered or checked.
   parameter_arrays(program, sizes);
   result_arrays(program, sizes);
-  auto [lowered, strategy] = rewrite::default_lowering(program, sizes);
+  auto [lowered, strategy] = space::default_lowering(program, sizes);
   exec::RunOptions run;
   run.global = options.global;
   run.local = options.local;

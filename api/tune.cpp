@@ -17,9 +17,9 @@
 #include "model/model.hpp"
 #include "perfdb/db.hpp"
 #include "perfdb/record.hpp"
-#include "rewrite/default_lowering.hpp"
 #include "runtime/cache_dir.hpp"
 #include "runtime/launch.hpp"
+#include "space/default_lowering.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -152,7 +152,7 @@ TuneResult tune_checked(Context& context, const Program& program, const Sizes& s
   // lowered has no variant space: it is measured as written.
   std::optional<std::pair<Program, std::string>> default_variant;
   try {
-    default_variant = rewrite::default_lowering(program, sizes);
+    default_variant = space::default_lowering(program, sizes);
   } catch (const UserError& e) {
     if (options.include_default)
       result.notes.push_back(

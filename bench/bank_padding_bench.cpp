@@ -1,15 +1,15 @@
 // Bank-conflict padding over the variant space (issue 28, seed 004's Algorithm 2): for each
 // program, the variants whose kernels keep a local array of two or more dimensions (the first
 // LIMIT of the stream, or every STRIDE-th), how many of them have a bank conflict on the profile's
-// representative warp and what explore::choose_bank_padding makes of them.
+// representative warp and what space::choose_bank_padding makes of them.
 //
 //   bank_padding_bench [--size M=4096,N=4096] [--profile nvidia] [--limit 200] [--stride 1]
 //                      FILE...
 // Prints one table row per program. Static only: nothing runs on a device.
-#include "explore/bank_padding.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/bank_padding.hpp"
+#include "space/space.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -67,11 +67,11 @@ int main(int argc, char** argv) try {
   for (const std::string& file : files) {
     const auto t0 = std::chrono::steady_clock::now();
     const ir::Module module = parse::parse_file(file);
-    rewrite::SpaceOptions options;
+    space::SpaceOptions options;
     options.sizes = parse_sizes(sizes_text, module.main());
     options.device = profile.limits();
-    rewrite::VariantStream stream(module.main(), options);
-    rewrite::Variant v;
+    space::VariantStream stream(module.main(), options);
+    space::Variant v;
     int64_t local = 0, checked = 0, conflicts = 0, padded = 0;
     double before = 0, after = 0;
     while (checked < limit && stream.next(v)) {
@@ -80,8 +80,8 @@ int main(int argc, char** argv) try {
       if (local++ % stride != 0)
         continue;
       const codegen::LaunchRequest request = codegen::request_for(v.launch);
-      const explore::BankPadding padding =
-          explore::choose_bank_padding(v.program, options.sizes, request, profile);
+      const space::BankPadding padding =
+          space::choose_bank_padding(v.program, options.sizes, request, profile);
       if (padding.arrays.empty())
         continue;
       ++checked;

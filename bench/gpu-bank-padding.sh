@@ -20,7 +20,7 @@ for dir in "$variants"/*/; do
       extra=()
       [[ $mode == padded ]] && extra=(--pad-local)
       "$liftx" run "$lift" --device nvidia --size M=4096,N=4096 --launch "${lift%.lift}.json" \
-        --reference "stencils/$stencil.lift" --json "${extra[@]}" >"$out/$stencil/$name.$mode.json" \
+        --reference "stencils/$stencil.lift" --format json "${extra[@]}" >"$out/$stencil/$name.$mode.json" \
         2>"$out/$stencil/$name.$mode.err" || true
     done
   done

@@ -17,11 +17,11 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt"
 for stencil in jacobi2d5pt jacobi2d9pt; do
   for variant in global2d window; do
     file=stencils/variants/$stencil/$variant.lift
-    "$liftx" run "$file" --device nvidia --size "$size" --steps 2 --repeat 3 --json \
+    "$liftx" run "$file" --device nvidia --size "$size" --steps 2 --repeat 3 --format json \
       >"$out/$stencil-$variant-check2.json" || true
-    "$liftx" run "$file" --device nvidia --size "$size" --no-check --repeat 20 --json \
+    "$liftx" run "$file" --device nvidia --size "$size" --no-check --repeat 20 --format json \
       >"$out/$stencil-$variant-1.json" || true
     "$liftx" run "$file" --device nvidia --size "$size" --steps "$steps" --no-check --repeat 10 \
-      --json >"$out/$stencil-$variant-$steps.json" || true
+      --format json >"$out/$stencil-$variant-$steps.json" || true
   done
 done

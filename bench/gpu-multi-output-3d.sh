@@ -36,7 +36,7 @@ files)
   for file in "$dir"/*.lift; do
     name=$(basename "${file%.lift}")
     "$liftx" run "$file" --launch "${file%.lift}.json" --device nvidia --size "${SIZE:-512}" \
-      --reference "stencils/3d/${name%%--*}.lift" --json >"$out/$name.json" || true
+      --reference "stencils/3d/${name%%--*}.lift" --format json >"$out/$name.json" || true
   done
   ;;
 *)

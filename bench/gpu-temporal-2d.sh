@@ -72,7 +72,7 @@ xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
   elif grep -q "\"tied\": false" "$sidecar"; then
     launch="--local $group --global $((2 * ${group%,*})),$((2 * ${group#*,}))"
   fi
-  "$0" run "$1" --device "$3" --size "$2" $launch --repeat 1 --json \
+  "$0" run "$1" --device "$3" --size "$2" $launch --repeat 1 --format json \
     >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
   <"$out/variants.list"
 
@@ -93,7 +93,7 @@ while read -r file; do
   median=""
   if [ "$status" = ok ]; then
     "$liftx" run "$file" --device "$device" --size "$size" --launch "$base.json" --no-check \
-      --repeat 10 --json >"$base.time.json" 2>"$base.time.err" || true
+      --repeat 10 --format json >"$base.time.json" 2>"$base.time.err" || true
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi
@@ -107,9 +107,9 @@ done <"$out/variants.list"
 for stencil in jacobi2d5pt jacobi2d9pt; do
   for variant in global2d window; do
     file=stencils/variants/$stencil/$variant.lift
-    "$liftx" run "$file" --device "$device" --size "$size" --steps 2 --repeat 3 --json \
+    "$liftx" run "$file" --device "$device" --size "$size" --steps 2 --repeat 3 --format json \
       >"$out/baseline-$stencil-$variant-check2.json" || true
     "$liftx" run "$file" --device "$device" --size "$size" --steps "$steps" --no-check --repeat 10 \
-      --json >"$out/baseline-$stencil-$variant-$steps.json" || true
+      --format json >"$out/baseline-$stencil-$variant-$steps.json" || true
   done
 done

@@ -79,7 +79,7 @@ xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
     launch="$launch --global $(echo "$group" | awk -F, "{print 2*\$1\",\"2*\$2\",\"2*\$3}")"
   fi
   sed -E "s/iterate\(([0-9]+),/iterate(2,/g" "$1" >"${1%.lift}.check.lift"
-  "$0" run "${1%.lift}.check.lift" --device "$3" --size "$2" $launch --repeat 1 --json \
+  "$0" run "${1%.lift}.check.lift" --device "$3" --size "$2" $launch --repeat 1 --format json \
     >"${1%.lift}.check.json" 2>"${1%.lift}.check.err" || true' "$liftx" {} "$check_size" "$device" \
   <"$out/variants.list"
 
@@ -98,7 +98,7 @@ while read -r file; do
     status=not_timed # past DEADLINE
   elif [ "$status" = ok ]; then
     "$liftx" run "$file" --device "$device" --size "$size" --launch "$base.json" --no-check \
-      --repeat 10 --json >"$base.time.json" 2>"$base.time.err" || true
+      --repeat 10 --format json >"$base.time.json" 2>"$base.time.err" || true
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi

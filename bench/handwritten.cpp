@@ -87,8 +87,7 @@ std::vector<HandwrittenKernel> handwritten_kernels(const std::filesystem::path& 
                                       stencil + "_naive", "", 1, 1});
   if (stencil == "jacobi2d5pt") {
     for (int rows : window_rows) {
-      if (rows < 1)
-        throw UserError(fmt::format("window rows must be at least 1, got {}", rows));
+      LIFTX_USER_CHECK(rows >= 1, "window rows must be at least 1, got {}", rows);
       kernels.push_back(
           HandwrittenKernel{stencil, fmt::format("handwritten float4-window rows={}", rows),
                             dir / "jacobi2d5pt_float4_window.cl", "jacobi2d5pt_float4_window",
@@ -123,8 +122,8 @@ std::string grid_type_text(size_t rank) {
 
 StencilCase load_stencil_case(const std::filesystem::path& lift_file,
                               const std::vector<int64_t>& shape, uint64_t seed) {
-  if (shape.size() != 2 && shape.size() != 3)
-    throw UserError(fmt::format("a stencil case has 2 or 3 extents, got {}", shape.size()));
+  LIFTX_USER_CHECK(!(shape.size() != 2 && shape.size() != 3),
+                   "a stencil case has 2 or 3 extents, got {}", shape.size());
   StencilCase c;
   c.stencil = lift_file.stem().string();
   c.module = parse::parse_file(lift_file.string());
@@ -140,12 +139,10 @@ StencilCase load_stencil_case(const std::filesystem::path& lift_file,
   };
   const std::string grid = grid_type_text(shape.size());
   for (const ir::Expr& p : program.params)
-    if (!is_float_grid(p.type()))
-      throw UserError(fmt::format("{}: every parameter of {} must be a {} grid", lift_file.string(),
-                                  program.name, grid));
-  if (!is_float_grid(program.result_type()))
-    throw UserError(fmt::format("{}: the result of {} must be a {} grid", lift_file.string(),
-                                program.name, grid));
+    LIFTX_USER_CHECK(is_float_grid(p.type()), "{}: every parameter of {} must be a {} grid",
+                     lift_file.string(), program.name, grid);
+  LIFTX_USER_CHECK(is_float_grid(program.result_type()), "{}: the result of {} must be a {} grid",
+                   lift_file.string(), program.name, grid);
 
   c.inputs = exec::draw_inputs(program, c.sizes, seed);
   exec::RunOptions reference_options;
@@ -197,10 +194,11 @@ namespace {
 void plan_launch(const HandwrittenKernel& kernel, const StencilCase& stencil,
                  const HandwrittenOptions& options, HandwrittenReport& report) {
   report.dims = stencil.rank();
-  if (!options.local.empty() && static_cast<int>(options.local.size()) != report.dims)
-    throw UserError(fmt::format("a hand-written kernel of a {}D stencil has a local size of {} "
-                                "values, got {}",
-                                report.dims, report.dims, options.local.size()));
+  LIFTX_USER_CHECK(
+      !(!options.local.empty() && static_cast<int>(options.local.size()) != report.dims),
+      "a hand-written kernel of a {}D stencil has a local size of {} "
+      "values, got {}",
+      report.dims, report.dims, options.local.size());
   const std::array<int64_t, 3> items{
       (stencil.columns() + kernel.columns_per_item - 1) / kernel.columns_per_item,
       (stencil.rows() + kernel.rows_per_item - 1) / kernel.rows_per_item, stencil.planes()};
@@ -223,8 +221,7 @@ cl::NDRange nd_range(const std::array<int64_t, 3>& values, int dims) {
 HandwrittenReport run_handwritten(runtime::Device& device, const HandwrittenKernel& kernel,
                                   const StencilCase& stencil, const HandwrittenOptions& options) {
   std::optional<std::string> source = runtime::read_file_bytes(kernel.file);
-  if (!source)
-    throw UserError(fmt::format("cannot read {}", kernel.file.string()));
+  LIFTX_USER_CHECK(source, "cannot read {}", kernel.file.string());
 
   HandwrittenReport report;
   report.bytes_moved = stencil.bytes_moved();

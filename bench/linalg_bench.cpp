@@ -104,9 +104,8 @@ double time_batches(runtime::Device& device, const std::function<void()>& enqueu
 }
 
 void check_blas(clblast::StatusCode status, const std::string& what) {
-  if (status != clblast::StatusCode::kSuccess)
-    throw UserError(
-        fmt::format("CLBlast {} failed with status {}", what, static_cast<int>(status)));
+  LIFTX_USER_CHECK(status == clblast::StatusCode::kSuccess, "CLBlast {} failed with status {}",
+                   what, static_cast<int>(status));
 }
 
 /// Enqueues CLBlast's computation of `o` (y = A x, y = A^T x, C = A B; row-major).
@@ -151,8 +150,7 @@ Sizes sizes_of(const std::string& op, int64_t n) {
 
 std::string read_text(const std::filesystem::path& p) {
   std::ifstream in(p);
-  if (!in)
-    throw UserError(fmt::format("cannot read {}", p.string()));
+  LIFTX_USER_CHECK(in, "cannot read {}", p.string());
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -218,8 +216,8 @@ int main(int argc, char** argv) try {
     const ir::Module module = parse::parse_file(file);
     const ir::Program& program = module.main();
     const std::string op = program.name;
-    if (op != "mv" && op != "tmv" && op != "mm")
-      throw UserError(fmt::format("{}: the program is {}, not mv, tmv or mm", file, op));
+    LIFTX_USER_CHECK(!(op != "mv" && op != "tmv" && op != "mm"),
+                     "{}: the program is {}, not mv, tmv or mm", file, op);
     const ir::Module high_level =
         parse::parse_file((std::filesystem::path(opt.linalg_dir) / (op + ".lift")).string());
     std::filesystem::path sidecar = std::filesystem::path(file).replace_extension(".json");

@@ -4,8 +4,8 @@
 // kernels separately) by the stream, and reused across its launch configurations.
 //   space_bench [FILE] [--size M=4096,N=4096] [--variants 10000] [--profile nvidia]
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       file = argv[i];
   }
   try {
-    rewrite::SpaceOptions options;
+    space::SpaceOptions options;
     size_t start = 0;
     while (start < sizes_text.size()) {
       size_t comma = sizes_text.find(',', start);
@@ -47,13 +47,13 @@ int main(int argc, char** argv) {
     options.device = runtime::named_profile(profile).limits();
     auto t0 = std::chrono::steady_clock::now();
     ir::Module module = parse::parse_file(file);
-    rewrite::VariantStream stream(module.main(), options);
-    rewrite::Variant v;
+    space::VariantStream stream(module.main(), options);
+    space::Variant v;
     size_t source_bytes = 0;
     while ((limit <= 0 || stream.counts().variants < limit) && stream.next(v))
       source_bytes += v.kernel_source().size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const rewrite::SpaceCounts& c = stream.counts();
+    const space::SpaceCounts& c = stream.counts();
     fmt::print("{:<28} {:>9} {:>9} {:>9} {:>9} {:>12}\n", "stencil (size, profile)", "variants",
                "sources", "lowered", "seconds", "variants/s");
     fmt::print("{:<28} {:>9} {:>9} {:>9} {:>9.2f} {:>12.0f}\n",

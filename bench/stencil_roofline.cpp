@@ -154,10 +154,11 @@ Size parse_size(const std::string& text) {
   double points = 1; // in double: the product of int64 extents may overflow
   for (int64_t e : size.extents)
     points *= static_cast<double>(e);
-  if (size.rank() < 2 || size.rank() > 3 || points > std::numeric_limits<int32_t>::max())
-    throw UserError(fmt::format("--size: expected N, MxN or MxNxO with values of at least 1 and "
-                                "at most 2^31 - 1 points in all, got '{}'",
-                                text));
+  LIFTX_USER_CHECK(size.rank() >= 2 && size.rank() <= 3 &&
+                       points <= std::numeric_limits<int32_t>::max(),
+                   "--size: expected N, MxN or MxNxO with values of at least 1 and "
+                   "at most 2^31 - 1 points in all, got '{}'",
+                   text);
   return size;
 }
 
@@ -166,9 +167,8 @@ std::vector<int64_t> parse_local(const std::string& text, size_t dims, const cha
   if (text.empty() || text == "auto")
     return {};
   std::optional<std::vector<int64_t>> local = positive_numbers(text, ',');
-  if (!local || local->size() != dims)
-    throw UserError(fmt::format("{}: expected {} (positive) or auto, got '{}'", option,
-                                dims == 3 ? "X,Y,Z" : "X,Y", text));
+  LIFTX_USER_CHECK(local && local->size() == dims, "{}: expected {} (positive) or auto, got '{}'",
+                   option, dims == 3 ? "X,Y,Z" : "X,Y", text);
   return *local;
 }
 
@@ -252,8 +252,7 @@ std::string dims_text(const std::vector<int64_t>& values) {
 /// was written for other sizes.
 std::string apply_sidecar(const fs::path& file, const Sizes& sizes, exec::RunOptions& options) {
   std::ifstream in(file);
-  if (!in)
-    throw UserError(fmt::format("cannot read {}", file.string()));
+  LIFTX_USER_CHECK(in, "cannot read {}", file.string());
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -515,8 +514,7 @@ void write_json(const std::string& path, const runtime::Device& device, const Op
                    {"rows", nlohmann::json::array()}};
   for (const Row& r : rows)
     j["rows"].push_back(row_json(r));
-  if (!runtime::write_file_atomically(path, j.dump(2) + "\n"))
-    throw UserError(fmt::format("cannot write {}", path));
+  LIFTX_USER_CHECK(runtime::write_file_atomically(path, j.dump(2) + "\n"), "cannot write {}", path);
 }
 
 bool has_size_of_rank(const std::vector<Size>& sizes, int rank) {
@@ -546,9 +544,8 @@ std::vector<Size> sizes_to_run(const Options& o) {
 
 void check_stencil_names(const std::vector<std::string>& stencils) {
   for (const std::string& s : stencils)
-    if (!is_handwritten_stencil(s))
-      throw UserError(fmt::format("--stencil: unknown stencil '{}' (known: {})", s,
-                                  fmt::join(bench::handwritten_stencils(), ", ")));
+    LIFTX_USER_CHECK(is_handwritten_stencil(s), "--stencil: unknown stencil '{}' (known: {})", s,
+                     fmt::join(bench::handwritten_stencils(), ", "));
 }
 
 /// --stencil, else every hand-written stencil of a rank some size has. A stencil named whose rank
@@ -563,9 +560,9 @@ std::vector<std::string> stencils_to_run(const Options& o, const std::vector<Siz
   }
   for (const std::string& s : o.stencils) {
     const int rank = bench::stencil_rank(s);
-    if (!has_size_of_rank(sizes, rank))
-      throw UserError(fmt::format("--stencil {} is {}D but no --size is (e.g. --size {})", s, rank,
-                                  rank == 3 ? "512x512x512" : "8192"));
+    LIFTX_USER_CHECK(has_size_of_rank(sizes, rank),
+                     "--stencil {} is {}D but no --size is (e.g. --size {})", s, rank,
+                     rank == 3 ? "512x512x512" : "8192");
   }
   return o.stencils;
 }
@@ -574,18 +571,17 @@ std::vector<VariantFile> variants_to_run(const Options& o,
                                          const std::vector<std::string>& stencils) {
   std::vector<VariantFile> variants;
   for (const std::string& dir : o.variants_dirs) {
-    if (!fs::is_directory(dir))
-      throw UserError(fmt::format("--variants-dir: {} is not a directory", dir));
+    LIFTX_USER_CHECK(fs::is_directory(dir), "--variants-dir: {} is not a directory", dir);
     for (const std::string& s : stencils)
       for (VariantFile& v : variants_in(dir, s))
         variants.push_back(std::move(v));
   }
   for (const std::string& text : o.variants) {
     VariantFile v = parse_variant_argument(text);
-    if (std::find(stencils.begin(), stencils.end(), v.stencil) == stencils.end())
-      throw UserError(fmt::format("variant {}: stencil '{}' is not among those run (write "
-                                  "STENCIL=FILE.lift, or add --stencil {})",
-                                  text, v.stencil, v.stencil));
+    LIFTX_USER_CHECK(std::find(stencils.begin(), stencils.end(), v.stencil) != stencils.end(),
+                     "variant {}: stencil '{}' is not among those run (write "
+                     "STENCIL=FILE.lift, or add --stencil {})",
+                     text, v.stencil, v.stencil);
     variants.push_back(std::move(v));
   }
   return variants;
@@ -609,8 +605,7 @@ int run(const Options& o) {
   const std::vector<Size> sizes = sizes_to_run(o);
   const std::vector<std::string> stencils = stencils_to_run(o, sizes);
   for (int rows : o.window_rows)
-    if (rows < 1 || rows > 64)
-      throw UserError(fmt::format("--window-rows: expected 1 to 64, got {}", rows));
+    LIFTX_USER_CHECK(rows >= 1 && rows <= 64, "--window-rows: expected 1 to 64, got {}", rows);
   parse_local(o.local, 2, "--local"); // refused before the device is opened
   parse_local(o.local3d, 3, "--local3d");
   const std::vector<VariantFile> variants = variants_to_run(o, stencils);

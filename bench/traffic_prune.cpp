@@ -88,10 +88,9 @@ int main(int argc, char** argv) try {
   const std::string model = argc > 4 ? argv[4] : "warp";
   const int64_t line_bytes = argc > 5 ? std::stoll(argv[5]) : 0;
   const int64_t every = argc > 6 ? std::stoll(argv[6]) : 1;
-  if (every < 1)
-    throw UserError(fmt::format("EVERY must be at least 1, got {}", every));
-  if (model != "warp" && model != "group" && model != "memory_time")
-    throw UserError(fmt::format("unknown traffic model '{}' (warp, group, memory_time)", model));
+  LIFTX_USER_CHECK(every >= 1, "EVERY must be at least 1, got {}", every);
+  LIFTX_USER_CHECK(!(model != "warp" && model != "group" && model != "memory_time"),
+                   "unknown traffic model '{}' (warp, group, memory_time)", model);
   auto derived_column = [](const std::string& name) {
     const auto& all = features::derived_columns();
     for (size_t c = 0; c < all.size(); ++c)

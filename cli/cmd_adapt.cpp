@@ -85,7 +85,7 @@ public:
   }
 
   /// The median time of each variant (nullopt where it failed or is absent), measured together.
-  std::vector<std::optional<double>> operator()(std::vector<std::optional<rewrite::Variant>> all) {
+  std::vector<std::optional<double>> operator()(std::vector<std::optional<space::Variant>> all) {
     std::vector<explore::RankedVariant> ranked;
     std::vector<size_t> slot;
     for (size_t k = 0; k < all.size(); ++k) {
@@ -125,7 +125,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
                       const model::Model& model, const target::DeviceProfile& device,
                       const std::string& kind, const Sizes& shape, size_t top, size_t fixed_grids,
                       bool quiet, std::vector<adapt::AdaptiveCandidate>& into,
-                      std::vector<rewrite::Variant>* free_threads = nullptr) {
+                      std::vector<space::Variant>* free_threads = nullptr) {
   explore::RankOptions options;
   options.sizes = shape;
   options.profile = kind;
@@ -158,7 +158,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
                               adapt::is_shape_free(r.variant.parameters);
       if (!want_free && !fixed_grid)
         continue;
-      rewrite::Variant v = r.variant;
+      space::Variant v = r.variant;
       v.program = *r.program;
       if (want_free) {
         free_threads->push_back(std::move(v));
@@ -171,7 +171,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
       continue;
     }
     ++tied;
-    rewrite::Variant v = r.variant;
+    space::Variant v = r.variant;
     v.program = *r.program;
     adapt::AdaptiveCandidate c = adapt::candidate_of(v, module);
     if (!shape_free && adapt::is_shape_free(c.parameters))
@@ -213,7 +213,7 @@ add_ranked_candidates(const ir::Module& module, const ir::Program& program,
     }
     fixed_progress.finish();
     for (const explore::RankedVariant& r : fixed_ranking.ranked) {
-      rewrite::Variant v = r.variant;
+      space::Variant v = r.variant;
       v.program = *r.program;
       adapt::AdaptiveCandidate c = adapt::candidate_of(v, module);
       if (std::find(into.begin(), into.end(), c) == into.end())
@@ -387,7 +387,7 @@ void add_adapt_command(CLI::App& app) {
                          shapes.size(), table.candidates.size(), adapt::shape_text(shape)));
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
-      std::vector<std::optional<rewrite::Variant>> variants;
+      std::vector<std::optional<space::Variant>> variants;
       for (size_t c = 0; c < table.candidates.size(); ++c) {
         adapt::Fit fit = adapt::Fit::as_measured;
         variants.push_back(
@@ -534,7 +534,7 @@ void add_adapt_command(CLI::App& app) {
       ShapeMeasure measure(db, device.profile, module, program, shape, kind, *o, measurer,
                            measured_on, o->repeat);
       std::vector<adapt::AdaptiveCandidate> broad;
-      std::vector<rewrite::Variant> broad_free;
+      std::vector<space::Variant> broad_free;
       (void)add_ranked_candidates(module, program, model, device.profile, kind, shape,
                                   o->evaluate_top, 0, o->quiet, broad, &broad_free);
       const std::optional<adapt::AdaptiveArtifact::Pick> pick = artifact.pick(shape, limits);
@@ -555,10 +555,10 @@ void add_adapt_command(CLI::App& app) {
           typical_candidate ? slot_of(table.candidates[*typical_candidate]) : kNone;
       for (const adapt::AdaptiveCandidate& c : broad)
         (void)slot_of(c);
-      std::vector<std::optional<rewrite::Variant>> variants;
+      std::vector<std::optional<space::Variant>> variants;
       for (const adapt::AdaptiveCandidate& c : compared)
         variants.push_back(adapt::candidate_at(c, shape, limits));
-      for (rewrite::Variant& v : broad_free)
+      for (space::Variant& v : broad_free)
         variants.push_back(std::move(v));
       size_t pick_slot = kNone;
       if (pick && pick->as_measured) {
@@ -581,7 +581,7 @@ void add_adapt_command(CLI::App& app) {
         if (const auto it = fitted_of.find(slot); it != fitted_of.end())
           return it->second; // the same kernel and launch: one measurement, not two
         adapt::Fit fit = adapt::Fit::as_measured;
-        std::optional<rewrite::Variant> v =
+        std::optional<space::Variant> v =
             adapt::candidate_at_fitted(compared[slot], shape, limits, &fit);
         if (!v)
           return slot;
@@ -612,7 +612,7 @@ void add_adapt_command(CLI::App& app) {
             counted.push_back(slot);
         // In interleaved rounds, the fractions paired within each (adapt::paired_fraction):
         // a slow spell of the device (clocks, a neighbour) costs every variant of its round.
-        std::vector<std::optional<rewrite::Variant>> again(variants.size());
+        std::vector<std::optional<space::Variant>> again(variants.size());
         for (size_t slot : counted)
           again[slot] = variants[slot];
         ShapeMeasure confirm(db, device.profile, module, program, shape, kind, *o, measurer,

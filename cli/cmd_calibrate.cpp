@@ -61,8 +61,7 @@ std::vector<std::string> write_synthetic(const fs::path& folder, int count) {
     const fs::path path = folder / (name + ".lift");
     std::ofstream out(path);
     out << synth::to_lift(synth::generate(kSeed, i, options), name);
-    if (!out)
-      throw UserError(fmt::format("cannot write {}", path.string()));
+    LIFTX_USER_CHECK(out, "cannot write {}", path.string());
     files.push_back(path.string());
   }
   return files;

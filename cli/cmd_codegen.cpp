@@ -1,14 +1,15 @@
 // `liftx codegen FILE [--program NAME] [--size ...] [--free-threads] [--pad-local [--profile P]]`:
 // prints the OpenCL kernel of a lowered program and its launch configuration (symbolic, and
 // concrete when sizes are given); --pad-local first pads its local arrays' rows against bank
-// conflicts (explore::choose_bank_padding) and says what it chose.
+// conflicts (space::choose_bank_padding) and says what it chose.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
-#include "explore/bank_padding.hpp"
 #include "ir/parse/parser.hpp"
+#include "space/bank_padding.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 
@@ -59,13 +60,13 @@ void add_codegen_command(CLI::App& app) {
     ir::Program program = select_program(module, options->program, options->file);
     std::string padding_note;
     if (options->pad_local) {
-      if (options->sizes.empty())
-        throw UserError("--pad-local needs --size: bank conflicts depend on the launch");
-      if (options->free_threads)
-        throw UserError("--pad-local works on the tied kernel: drop --free-threads");
+      LIFTX_USER_CHECK(!options->sizes.empty(),
+                       "--pad-local needs --size: bank conflicts depend on the launch");
+      LIFTX_USER_CHECK(!options->free_threads,
+                       "--pad-local works on the tied kernel: drop --free-threads");
       const target::DeviceProfile profile = runtime::named_profile(options->profile);
-      const explore::BankPadding padding =
-          explore::choose_bank_padding(program, bind_sizes(program, options->sizes), {}, profile);
+      const space::BankPadding padding =
+          space::choose_bank_padding(program, bind_sizes(program, options->sizes), {}, profile);
       padding_note =
           fmt::format("// bank padding for {} ({} banks, warps of {}): ", profile.device_name,
                       padding.banks, profile.warp_width);
@@ -77,7 +78,7 @@ void add_codegen_command(CLI::App& app) {
         padding_note += fmt::format("{} local array{}\n", padding.arrays.size(),
                                     padding.arrays.size() == 1 ? "" : "s");
       for (size_t k = 0; k < padding.arrays.size(); ++k) {
-        const explore::LocalArrayPadding& a = padding.arrays[k];
+        const space::LocalArrayPadding& a = padding.arrays[k];
         padding_note += fmt::format(
             "//   toLocal #{}: {}; worst degree {:g} -> {:g}, cost {:g} -> {:g}\n", k + 1,
             a.padding > 0 ? fmt::format("rows padded by {}", a.padding) : "left unpadded",

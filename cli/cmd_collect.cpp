@@ -2,7 +2,7 @@
 // [--where K=V...] [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of
 // high-level stencils into the performance database, in a worker child (`collect-worker`,
 // hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/).
-// `liftx db [--db PATH] [--device KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
+// `liftx db [--db PATH] [--device-key KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
 // its exports.
 #include "cli/app.hpp"
 #include "cli/mpi_options.hpp"
@@ -16,6 +16,7 @@
 #include "perfdb/dataset.hpp"
 #include "perfdb/db.hpp"
 #include "perfdb/refresh.hpp"
+#include "support/error.hpp"
 #include "support/output_file.hpp"
 
 #include <fmt/format.h>
@@ -79,8 +80,7 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "device spec");
   cmd->callback([o] {
     std::ifstream jobs(o->jobs);
-    if (!jobs)
-      throw UserError(fmt::format("cannot read {}", o->jobs));
+    LIFTX_USER_CHECK(jobs, "cannot read {}", o->jobs);
     explore::run_worker(jobs, o->from, o->device, std::cout);
   });
 
@@ -100,8 +100,7 @@ void add_worker_command(CLI::App& app) {
   builder->add_option("--device", b->device, "device spec");
   builder->callback([b] {
     std::ifstream jobs(b->jobs);
-    if (!jobs)
-      throw UserError(fmt::format("cannot read {}", b->jobs));
+    LIFTX_USER_CHECK(jobs, "cannot read {}", b->jobs);
     explore::run_builder(jobs, b->shard, b->shards, b->device);
   });
 }
@@ -190,7 +189,7 @@ void add_collect_command(CLI::App& app) {
     options.seed = o->seed;
     options.ranked_by = o->ranked_by;
     for (const std::string& w : o->where)
-      options.where.push_back(rewrite::parse_variant_filter(w));
+      options.where.push_back(space::parse_variant_filter(w));
     options.resume = o->resume;
     options.repeat = o->repeat;
     options.warmup = o->warmup;
@@ -285,20 +284,19 @@ void add_db_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("db", "Summarise the performance database; export it as CSV or T4 JSON");
   add_db_option(cmd, o->db, "to read");
-  cmd->add_option("--device", o->device, "device key (default: the only one)");
+  add_device_key_option(cmd, o->device, "device key (default: the only one)");
   cmd->add_option("--csv", o->csv, "write one row per measurement to FILE (- for stdout)");
   cmd->add_option("--t4", o->t4, "write the T4 results JSON to FILE (- for stdout)");
   cmd->add_option("--refresh-features", o->refresh_profile,
                   "recompute the features stored for PROFILE (nvidia, amd, cpu) with this liftx "
                   "and write them back (the only option that writes to the database); with "
-                  "--device, for that device's stored profile (data collected with --profile "
+                  "--device-key, for that device's stored profile (data collected with --profile "
                   "detect) instead of the named one")
       ->excludes("--csv")
       ->excludes("--t4");
   cmd->callback([o] {
     std::filesystem::path path = db_path(o->db);
-    if (!std::filesystem::exists(path))
-      throw UserError(fmt::format("{}: no such database", path.string()));
+    LIFTX_USER_CHECK(std::filesystem::exists(path), "{}: no such database", path.string());
     if (!o->refresh_profile.empty()) {
       // Bad input is refused before the database is opened for writing.
       std::optional<target::DeviceProfile> measured_on;
@@ -308,9 +306,9 @@ void add_db_command(CLI::App& app) {
           (void)runtime::named_profile(o->refresh_profile);
         else
           measured_on = reader.device_profile(perfdb::resolve_device(reader, o->device));
-        if (!reader.has_features(o->refresh_profile))
-          throw UserError(fmt::format("{}: no features stored for profile {}", path.string(),
-                                      o->refresh_profile));
+        LIFTX_USER_CHECK(reader.has_features(o->refresh_profile),
+                         "{}: no features stored for profile {}", path.string(),
+                         o->refresh_profile);
       }
       perfdb::PerfDb db(path);
       ActivityPrinter activity(false);
@@ -343,8 +341,7 @@ void add_db_command(CLI::App& app) {
       if (target == "-") {
         exporter(std::cout);
         std::cout.flush();
-        if (!std::cout)
-          throw UserError(fmt::format("{}: cannot write to the standard output", option));
+        LIFTX_USER_CHECK(std::cout, "{}: cannot write to the standard output", option);
         return;
       }
       std::ostringstream text;
@@ -382,7 +379,7 @@ void add_db_command(CLI::App& app) {
             missing.push_back(c.name);
         if (!missing.empty())
           fmt::print("    rows stored by an older liftx lack {}: `liftx db --refresh-features {} "
-                     "[--device KEY]` recomputes them\n",
+                     "[--device-key KEY]` recomputes them\n",
                      fmt::join(missing, ", "), profile);
         if (!counts.empty())
           continue;

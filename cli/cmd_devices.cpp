@@ -1,9 +1,9 @@
 // Device-facing subcommands:
-//   `liftx devices [--json]`                         every OpenCL platform/device and its profile
-//   `liftx roofline --device D [--refresh] [--json]` the float4-copy bandwidth (cached per device)
+//   `liftx devices [--format json]`                  every OpenCL platform/device and its profile
+//   `liftx roofline --device D [--remeasure] [--format json]` the float4-copy bandwidth (cached)
 //   `liftx launch KERNEL.cl --device D --kernel NAME --global X[,Y[,Z]] [--local X[,Y[,Z]]]
 //        --arg buf:float:N | int:V | long:V | float:V | local:BYTES ... [--repeat R] [--warmup W]
-//        [--timeout-ms T] [--build-options S] [--seed S] [--json]`
+//        [--timeout-ms T] [--build-options S] [--seed S] [--format json]`
 // `launch` does the OpenCL work in a child (`liftx launch-worker`, hidden) through run_isolated,
 // so a kernel that crashes or hangs gives a status instead of a dead command line.
 #include "cli/app.hpp"
@@ -52,8 +52,8 @@ T parse_number(std::string_view text, std::string_view what) {
   T value{};
   const char* end = text.data() + text.size();
   std::from_chars_result parsed = std::from_chars(text.data(), end, value);
-  if (text.empty() || parsed.ec != std::errc() || parsed.ptr != end)
-    throw UserError(fmt::format("{}: '{}' is not a valid number", what, text));
+  LIFTX_USER_CHECK(!text.empty() && parsed.ec == std::errc() && parsed.ptr == end,
+                   "{}: '{}' is not a valid number", what, text);
   return value;
 }
 
@@ -64,15 +64,13 @@ std::vector<size_t> parse_sizes(const std::string& text, std::string_view what) 
   while (true) {
     size_t comma = rest.find(',');
     uint64_t value = parse_number<uint64_t>(rest.substr(0, comma), what);
-    if (value == 0)
-      throw UserError(fmt::format("{}: sizes must be positive (got '{}')", what, text));
+    LIFTX_USER_CHECK(value != 0, "{}: sizes must be positive (got '{}')", what, text);
     sizes.push_back(static_cast<size_t>(value));
     if (comma == std::string_view::npos)
       break;
     rest = rest.substr(comma + 1);
   }
-  if (sizes.size() > 3)
-    throw UserError(fmt::format("{}: at most 3 dimensions (got '{}')", what, text));
+  LIFTX_USER_CHECK(sizes.size() <= 3, "{}: at most 3 dimensions (got '{}')", what, text);
   return sizes;
 }
 
@@ -105,8 +103,8 @@ KernelArg parse_arg(const std::string& text) {
   if (starts("buf:float:")) {
     arg.kind = KernelArg::Kind::float_buffer;
     arg.count = parse_number<uint64_t>(std::string_view(text).substr(10), what);
-    if (arg.count == 0 || arg.count > (uint64_t{1} << 40))
-      throw UserError(fmt::format("{}: the buffer size must be positive", what));
+    LIFTX_USER_CHECK(arg.count != 0 && arg.count <= (uint64_t{1} << 40),
+                     "{}: the buffer size must be positive", what);
   } else if (starts("int:")) {
     arg.kind = KernelArg::Kind::int32;
     arg.integer = parse_number<int32_t>(value, what);
@@ -119,8 +117,7 @@ KernelArg parse_arg(const std::string& text) {
   } else if (starts("local:")) {
     arg.kind = KernelArg::Kind::local;
     arg.count = parse_number<uint64_t>(value, what);
-    if (arg.count == 0)
-      throw UserError(fmt::format("{}: local memory must be positive", what));
+    LIFTX_USER_CHECK(arg.count != 0, "{}: local memory must be positive", what);
   } else {
     throw UserError(
         fmt::format("{}: expected buf:float:N, int:V, long:V, float:V or local:BYTES", what));
@@ -170,9 +167,9 @@ Validated validate(const LaunchOptions& o) {
   v.local = cl::NullRange;
   if (!o.local.empty()) {
     std::vector<size_t> local = parse_sizes(o.local, "--local");
-    if (local.size() != global.size())
-      throw UserError(fmt::format("--local {} has {} dimensions but --global {} has {}", o.local,
-                                  local.size(), o.global, global.size()));
+    LIFTX_USER_CHECK(local.size() == global.size(),
+                     "--local {} has {} dimensions but --global {} has {}", o.local, local.size(),
+                     o.global, global.size());
     v.local = to_range(local);
   }
   for (const std::string& arg : o.args)
@@ -182,8 +179,7 @@ Validated validate(const LaunchOptions& o) {
 
 std::string read_source(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw UserError(fmt::format("cannot read kernel file '{}'", file));
+  LIFTX_USER_CHECK(in, "cannot read kernel file '{}'", file);
   std::ostringstream text;
   text << in.rdbuf();
   return std::move(text).str();
@@ -365,7 +361,7 @@ std::string kib(uint64_t bytes) {
 void add_devices_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("devices", "List OpenCL platforms and devices");
-  cmd->add_flag("--json", *json, "print the device profiles as JSON");
+  add_report_format_option(cmd, *json);
   cmd->callback([json] {
     std::vector<target::DeviceProfile> devices = runtime::list_devices();
     if (*json) {
@@ -413,8 +409,9 @@ void add_roofline_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("roofline", "Measure (once per device) the float4-copy bandwidth in GB/s");
   add_device_option(cmd, options->device, true);
-  cmd->add_flag("--refresh", options->refresh, "measure again instead of using the cached value");
-  cmd->add_flag("--json", options->json, "print JSON");
+  add_remeasure_flag(cmd, options->refresh, "measure again instead of using the cached value",
+                     "--refresh");
+  add_report_format_option(cmd, options->json);
   cmd->callback([options] {
     runtime::Device device = runtime::select_device(options->device);
     bool cached =
@@ -431,7 +428,7 @@ void add_roofline_command(CLI::App& app) {
     fmt::print("device    {} {} ({})\n", device.profile.index_spec(), device.profile.device_name,
                device.profile.platform_name);
     fmt::print("roofline  {:.1f} GB/s (float4 copy, 1 read + 1 write per element; {})\n", gb_per_s,
-               cached ? "cached, --refresh to measure again" : "measured");
+               cached ? "cached, --remeasure to measure again" : "measured");
   });
 }
 
@@ -443,7 +440,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--timeout-ms", options->timeout_ms,
                   "time limit of the whole run (default 60000)")
       ->check(CLI::Range(1, 86400000));
-  cmd->add_flag("--json", options->json, "print the result as JSON");
+  add_report_format_option(cmd, options->json);
   cmd->callback([options] {
     Validated v = validate(*options); // bad options are reported before any process starts
     read_source(options->file);

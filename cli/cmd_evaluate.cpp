@@ -1,7 +1,7 @@
 // liftx evaluate: how well a cost model orders the variants it never saw.
 //   liftx evaluate --db SUITE --model NEW.json [--baseline OLD.json]
 //       judges trained models per kind of program; the ship rule with a baseline;
-//   liftx evaluate --db DB [--device KEY] [--profile P] [--kind knn|tree|boosted] [--out DIR]
+//   liftx evaluate --db DB [--device-key KEY] [--profile P] [--kind knn|tree|boosted] [--out DIR]
 //       leave one benchmark out with the given setting (the seed's evaluation, with plots);
 //   ... --protocol program|size [--hold-out PREFIX] [--nested [--kinds knn,boosted]]
 //   ... --test-db DB2 [--test-device KEY2]

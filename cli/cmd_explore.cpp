@@ -21,8 +21,8 @@
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
 #include "perfdb/db.hpp"
-#include "rewrite/default_lowering.hpp"
-#include "rewrite/space.hpp"
+#include "space/default_lowering.hpp"
+#include "space/space.hpp"
 #include "support/csv.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
@@ -160,7 +160,7 @@ void write_file(const fs::path& path, const std::string& text, const fs::path& i
   write_output_file(path, text, {input}, "--out");
 }
 
-/// The untuned kernel (rewrite::default_lowering: what compile() gives, and what tune() measures
+/// The untuned kernel (space::default_lowering: what compile() gives, and what tune() measures
 /// first), run once beside the variants so that the summary says what tuning gained. Not
 /// recorded: it is the comparison, not a variant of the ranking.
 struct Baseline {
@@ -174,7 +174,7 @@ Baseline measure_baseline(const ir::Program& program, const Sizes& sizes,
                           explore::RecordingWorkerMeasure& measure) {
   Baseline baseline;
   try {
-    auto [lowered, strategy] = rewrite::default_lowering(program, sizes);
+    auto [lowered, strategy] = space::default_lowering(program, sizes);
     const codegen::PreparedLaunch prepared =
         codegen::prepare_launch(lowered, sizes, {}, device.limits());
     baseline.strategy = strategy;
@@ -266,9 +266,9 @@ void add_explore_command(CLI::App& app) {
   cmd->add_flag("--layouts", o->layouts,
                 "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
                 "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
-  cmd->add_flag("--remeasure", o->remeasure,
-                "run every variant chosen, also those the database has measured on this device "
-                "(by default their latest measurement stands for the run)");
+  add_remeasure_flag(cmd, o->remeasure,
+                     "run every variant chosen, also those the database has measured on this "
+                     "device (by default their latest measurement stands for the run)");
   cmd->add_option("--format", o->format,
                   "table (default), or json / csv: the runs as data on stdout, the report on "
                   "stderr")
@@ -279,8 +279,8 @@ void add_explore_command(CLI::App& app) {
   cmd->add_flag("--no-baseline", o->no_baseline,
                 "do not run the default lowering (the untuned kernel) that the summary compares "
                 "the best with (not run under --mpi)");
-  cmd->add_flag("--print-kernel", o->print_kernel,
-                "print the winner's lowered program and OpenCL kernel (before the summary)");
+  add_print_kernel_flag(cmd, o->print_kernel,
+                        "print the winner's lowered program and OpenCL kernel (before the summary)");
   add_mpi_options(cmd, o->mpi,
                   "under mpirun or srun: rank 0 ranks, re-ranks, reports and writes the "
                   "database; each batch's variants (--batch with online, the whole budget with "
@@ -517,11 +517,10 @@ void add_explore_command(CLI::App& app) {
       const fs::path dir(o->out);
       std::error_code ec;
       fs::create_directories(dir, ec);
-      if (ec)
-        throw UserError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+      LIFTX_USER_CHECK(!ec, "cannot create {}: {}", dir.string(), ec.message());
       write_file(dir / kOutFiles[0], lowered, o->file);
       write_file(dir / kOutFiles[1], kernel, o->file);
-      write_file(dir / kOutFiles[2], rewrite::sidecar_json(r.variant, rank_options.sizes), o->file);
+      write_file(dir / kOutFiles[2], space::sidecar_json(r.variant, rank_options.sizes), o->file);
     }
     fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
                explore::describe_parameters(r.variant));
@@ -535,8 +534,8 @@ void add_explore_command(CLI::App& app) {
                best_stored ? ", measured by an earlier run (stored)" : "");
     if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
       // A fused launch (temporal blocking) computes several steps; a remainder launch the rest.
-      const int64_t per_launch = rewrite::steps_per_launch(r.variant);
-      const int64_t remainder = rewrite::remainder_steps(r.variant);
+      const int64_t per_launch = space::steps_per_launch(r.variant);
+      const int64_t remainder = space::remainder_steps(r.variant);
       fmt::print(
           report,
           "per step  {:.4f} ms ({} launch{} of {} step{} each{}, two buffers "

@@ -9,6 +9,7 @@
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 #include "perfdb/record.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -46,9 +47,8 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
       continue;
     std::ifstream in(sidecar);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object())
-      throw UserError(
-          fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}", sidecar.string()));
+    LIFTX_USER_CHECK(j.is_object(), "{}: expected {{\"global\": [...], \"local\": [...]}}",
+                     sidecar.string());
     // What the sidecar leaves out comes from the command line; the launch is then checked like
     // every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
     nlohmann::json launch = nlohmann::json::object();
@@ -71,8 +71,7 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
 }
 
 std::vector<fs::path> programs_at(const std::string& path) {
-  if (!fs::exists(path))
-    throw UserError(fmt::format("{}: no such file or directory", path));
+  LIFTX_USER_CHECK(fs::exists(path), "{}: no such file or directory", path);
   if (!fs::is_directory(path))
     return {fs::path(path)};
   std::vector<fs::path> files;
@@ -80,8 +79,7 @@ std::vector<fs::path> programs_at(const std::string& path) {
     if (e.is_regular_file() && e.path().extension() == ".lift")
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  if (files.empty())
-    throw UserError(fmt::format("{}: no .lift files", path));
+  LIFTX_USER_CHECK(!files.empty(), "{}: no .lift files", path);
   return files;
 }
 

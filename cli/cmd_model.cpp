@@ -1,5 +1,5 @@
 // Cost-model commands (evaluate: cmd_evaluate.cpp, explore: cmd_explore.cpp):
-//   liftx train --db DB [--device KEY] [--profile P] [--kind knn|tree|boosted] -o FILE
+//   liftx train --db DB [--device-key KEY] [--profile P] [--kind knn|tree|boosted] -o FILE
 //   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
@@ -164,7 +164,7 @@ void add_rank(CLI::App& app) {
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   add_profile_option(cmd, o->profile,
                      "the model's; or FILE.json, a device's own profile saved by `liftx devices "
-                     "--json` on its machine");
+                     "--format json` on its machine");
   cmd->add_option("--top", o->top, "rows to print (0 = all; default 20)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--format", o->format, "table, csv or json")
@@ -219,7 +219,7 @@ void add_rank(CLI::App& app) {
         write_text(fs::path(o->out) / (stem + ".lift"),
                    ir::print(ir::Module{module.userfuns, {*r.program}}));
         write_text(fs::path(o->out) / (stem + ".json"),
-                   rewrite::sidecar_json(r.variant, options.sizes));
+                   space::sidecar_json(r.variant, options.sizes));
       }
     }
     if (o->format == "json") {

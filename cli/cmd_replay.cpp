@@ -1,5 +1,5 @@
 // liftx replay: exploration strategies simulated on measured data (no device).
-//   liftx replay --db DB [--device KEY] [--profile P] [--strategies static,online,random,hillclimb]
+//   liftx replay --db DB [--device-key KEY] [--profile P] [--strategies static,online,random,hillclimb]
 //       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
 //       [--prior-db DB [--prior-device KEY]]
 #include "cli/app.hpp"

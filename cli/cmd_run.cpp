@@ -6,10 +6,11 @@
 #include "cli/options.hpp"
 #include "cli/program_options.hpp"
 #include "exec/run.hpp"
-#include "explore/bank_padding.hpp"
 #include "ir/parse/parser.hpp"
 #include "perfdb/record.hpp"
 #include "runtime/isolate.hpp"
+#include "space/bank_padding.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -37,12 +38,12 @@ struct RunCommandOptions {
   int warmup = exec::kDefaultWarmup;
   bool no_check = false;
   bool no_roofline = false;
-  bool pad_local = false; ///< pad local arrays' rows first (explore::choose_bank_padding)
+  bool pad_local = false; ///< pad local arrays' rows first (space::choose_bank_padding)
   uint64_t seed = 1;
   double tolerance = 1e-4;
   int timeout_ms = 120000;
   bool json = false;
-  bool show_kernel = false;
+  bool print_kernel = false;
   bool worker = false;
   std::string launch;    ///< a variant sidecar (liftx variants --out): its global/local sizes
   std::string reference; ///< verify against this program (e.g. the high-level stencil)
@@ -53,13 +54,12 @@ struct RunCommandOptions {
 /// ones win): `explore --out DIR` and `variants --out` write the sizes the launch was made for.
 void apply_launch_file(RunCommandOptions& o) {
   if (o.launch.empty()) {
-    if (o.sizes.empty())
-      throw UserError("--size is required (or --launch FILE.json, whose sizes are used)");
+    LIFTX_USER_CHECK(!o.sizes.empty(),
+                     "--size is required (or --launch FILE.json, whose sizes are used)");
     return;
   }
   std::ifstream in(o.launch);
-  if (!in)
-    throw UserError(fmt::format("cannot read {}", o.launch));
+  LIFTX_USER_CHECK(in, "cannot read {}", o.launch);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const exec::RunOptions launch = perfdb::read_launch_sidecar(text, o.launch);
   if (o.global.empty())
@@ -73,8 +73,7 @@ void apply_launch_file(RunCommandOptions& o) {
       for (const auto& [name, value] : sidecar.at("sizes").items())
         if (value.is_number_integer())
           bindings.push_back(fmt::format("{}={}", name, value.get<int64_t>()));
-    if (bindings.empty())
-      throw UserError(fmt::format("{}: no sizes in this launch file; give --size", o.launch));
+    LIFTX_USER_CHECK(!bindings.empty(), "{}: no sizes in this launch file; give --size", o.launch);
     o.sizes = {fmt::format("{}", fmt::join(bindings, ","))};
   }
 }
@@ -101,11 +100,11 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   }
   runtime::Device device = runtime::select_device(o.device);
   if (o.pad_local)
-    return exec::run_program(device,
-                             explore::choose_bank_padding(
-                                 program, sizes, {options.global, options.local}, device.profile)
-                                 .program,
-                             sizes, options);
+    return exec::run_program(
+        device,
+        space::choose_bank_padding(program, sizes, {options.global, options.local}, device.profile)
+            .program,
+        sizes, options);
   return exec::run_program(device, program, sizes, options);
 }
 
@@ -147,8 +146,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
   return argv;
 }
 
-void print_report(const exec::RunReport& r, const std::string& file, bool show_kernel) {
-  if (show_kernel)
+void print_report(const exec::RunReport& r, const std::string& file, bool print_kernel) {
+  if (print_kernel)
     fmt::print("{}\n", r.kernel_source);
   std::vector<std::string> sizes;
   for (const auto& [name, value] : r.sizes)
@@ -233,8 +232,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output,
                   "write the kernel's result as float32 binary (a tuple result: one file per "
                   "output, FILE.0.ext, FILE.1.ext, ...)");
-  cmd->add_flag("--json", o->json, "print the report as JSON");
-  cmd->add_flag("--show-kernel", o->show_kernel, "print the generated kernel too");
+  add_report_format_option(cmd, o->json);
+  add_print_kernel_flag(cmd, o->print_kernel, "print the generated kernel too", "--show-kernel");
   cmd->add_option("--launch", o->launch, "a variant's .json sidecar: run with its global/local");
   cmd->add_flag("--worker", o->worker, "run in this process (used internally)")->group("");
   cmd->callback([o] {
@@ -250,8 +249,7 @@ void add_run_command(CLI::App& app) {
       try {
         report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
       } catch (const nlohmann::json::exception& e) {
-        throw InternalError(fmt::format("unreadable worker report: {}", e.what()), __FILE__,
-                            __LINE__);
+        LIFTX_UNREACHABLE("unreadable worker report: {}", e.what());
       }
     } else if (!child.timed_out && child.signal == 0 && child.exit_code == kExitUserError) {
       // The worker found bad input: its message is the user's.
@@ -267,7 +265,7 @@ void add_run_command(CLI::App& app) {
     if (o->json)
       fmt::print("{}\n", exec::to_json(report).dump(2));
     else
-      print_report(report, o->file, o->show_kernel);
+      print_report(report, o->file, o->print_kernel);
     if (report.status != runtime::Status::ok)
       throw RunFailed();
   });

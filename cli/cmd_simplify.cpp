@@ -25,8 +25,8 @@ void add_simplify_command(CLI::App& app) {
     std::map<std::string, arith::Range, std::less<>> ranges;
     for (const std::string& text : options->ranges) {
       auto [name, range] = parse_range_option(text);
-      if (!ranges.emplace(name, range).second)
-        throw UserError(fmt::format("--range {}: the range of {} is given twice", text, name));
+      LIFTX_USER_CHECK(ranges.emplace(name, range).second,
+                       "--range {}: the range of {} is given twice", text, name);
     }
     arith::Expr e = arith::parse_user_expression(options->expression, ranges);
     fmt::print("{}\n", options->as_c ? arith::to_c(e) : e.to_string());

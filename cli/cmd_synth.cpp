@@ -24,15 +24,15 @@ std::vector<synth::Shape> parse_shapes(const std::string& text) {
     if (item.empty())
       continue;
     std::optional<synth::Shape> shape = synth::parse_shape(item);
-    if (!shape)
-      throw UserError(fmt::format("--shapes: unknown shape '{}' (star, box, cross, diamond or "
-                                  "asymmetric)",
-                                  item));
+    LIFTX_USER_CHECK(shape,
+                     "--shapes: unknown shape '{}' (star, box, cross, diamond or "
+                     "asymmetric)",
+                     item);
     if (std::find(shapes.begin(), shapes.end(), *shape) == shapes.end())
       shapes.push_back(*shape);
   }
-  if (shapes.empty())
-    throw UserError("--shapes: no shape given (star, box, cross, diamond or asymmetric)");
+  LIFTX_USER_CHECK(!shapes.empty(),
+                   "--shapes: no shape given (star, box, cross, diamond or asymmetric)");
   return shapes;
 }
 
@@ -71,16 +71,14 @@ void add_synth_command(CLI::App& app) {
     options.max_grids = o->max_grids;
     std::error_code ec;
     std::filesystem::create_directories(o->out, ec);
-    if (ec)
-      throw UserError(fmt::format("cannot create {}: {}", o->out, ec.message()));
+    LIFTX_USER_CHECK(!ec, "cannot create {}: {}", o->out, ec.message());
     for (int64_t i = 0; i < o->count; ++i) {
       const synth::StencilSpec spec = synth::generate(o->seed, static_cast<int>(i), options);
       const std::string name = fmt::format("synth_{}_{}", o->seed, i);
       const std::filesystem::path path = std::filesystem::path(o->out) / (name + ".lift");
       std::ofstream file(path);
       file << synth::to_lift(spec, name);
-      if (!file)
-        throw UserError(fmt::format("cannot write {}", path.string()));
+      LIFTX_USER_CHECK(file, "cannot write {}", path.string());
       fmt::print("{}  {}\n", name, synth::describe(spec));
     }
   });

@@ -10,11 +10,12 @@
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
-#include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
-#include "rewrite/variant_filter.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
+#include "space/variant_filter.hpp"
 #include "support/csv.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,8 +50,7 @@ struct VariantsOptions {
 /// Writes `text` to `path` (a UserError when it cannot).
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
-  if (!f)
-    throw UserError(fmt::format("cannot write {}", path.string()));
+  LIFTX_USER_CHECK(f, "cannot write {}", path.string());
   f << text;
 }
 
@@ -86,20 +86,20 @@ void add_variants_command(CLI::App& app) {
                   "parameter such as tile_x, tile_y, vector; `none` = the parameter is absent); "
                   "repeatable, all must hold");
   cmd->callback([o] {
-    std::vector<rewrite::VariantFilter> filters;
+    std::vector<space::VariantFilter> filters;
     for (const std::string& w : o->where)
-      filters.push_back(rewrite::parse_variant_filter(w));
+      filters.push_back(space::parse_variant_filter(w));
     ir::Module module = parse::parse_file(o->file);
     const ir::Program program =
         iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
     Sizes sizes = bind_sizes(program, o->sizes);
-    rewrite::SpaceOptions options;
+    space::SpaceOptions options;
     options.sizes = sizes;
     options.device = runtime::named_profile(o->profile).limits();
     options.depth = o->depth;
     options.max_tile = o->max_tile;
     options.layouts = o->layouts;
-    rewrite::VariantStream stream(program, options);
+    space::VariantStream stream(program, options);
     // Machine-readable output: one row per listed variant (CSV streams them as they come).
     const bool as_data = o->format != "table";
     std::FILE* report = as_data ? stderr : stdout;
@@ -107,23 +107,23 @@ void add_variants_command(CLI::App& app) {
     if (o->format == "csv" && !o->count)
       fmt::print("index,strategy,parameters,dims,global,local,tied\n");
     // The columns and their forms are those of `liftx db --csv`.
-    auto list = [&](const rewrite::Variant& v) {
+    auto list = [&](const space::Variant& v) {
       if (!as_data || o->count)
         return;
       if (o->format == "csv") {
         fmt::print("{},{},{},{},{},{},{}\n", v.index, v.strategy,
                    csv_quote(nlohmann::json(v.parameters).dump()), v.launch.dims,
-                   rewrite::launch_sizes_text(v.launch.global, v.launch.dims),
-                   rewrite::launch_sizes_text(v.launch.local, v.launch.dims),
+                   space::launch_sizes_text(v.launch.global, v.launch.dims),
+                   space::launch_sizes_text(v.launch.local, v.launch.dims),
                    v.launch.tied ? "true" : "false");
         return;
       }
-      nlohmann::json row = nlohmann::json::parse(rewrite::sidecar_json(v, options.sizes));
+      nlohmann::json row = nlohmann::json::parse(space::sidecar_json(v, options.sizes));
       row.erase("sizes"); // once, in the document
       row["index"] = v.index;
       rows.push_back(std::move(row));
     };
-    std::vector<rewrite::Variant> chosen;
+    std::vector<space::Variant> chosen;
     ActivityPrinter progress(o->quiet);
     int64_t walked = 0;
     auto walk = [&] {
@@ -133,24 +133,24 @@ void add_variants_command(CLI::App& app) {
     if (o->sample > 0) {
       // A uniform sample of the variants that match.
       int64_t matching = 0;
-      chosen = rewrite::sample(stream, o->sample, o->seed, [&](const rewrite::Variant& v) {
+      chosen = space::sample(stream, o->sample, o->seed, [&](const space::Variant& v) {
         walk();
-        const bool kept = rewrite::matches(v, filters);
+        const bool kept = space::matches(v, filters);
         matching += kept;
         return kept;
       });
       progress.finish();
-      for (const rewrite::Variant& v : chosen)
+      for (const space::Variant& v : chosen)
         list(v);
       if (!filters.empty())
         fmt::print(report, "matching  {} variants (--where), {} sampled\n", matching,
                    chosen.size());
     } else {
-      rewrite::Variant v;
+      space::Variant v;
       int64_t kept = 0;
       while ((o->limit <= 0 || kept < o->limit) && stream.next(v)) {
         walk();
-        if (!rewrite::matches(v, filters))
+        if (!space::matches(v, filters))
           continue;
         ++kept;
         list(v);
@@ -163,15 +163,15 @@ void add_variants_command(CLI::App& app) {
     }
     if (!o->out.empty() && !o->count) {
       std::filesystem::create_directories(o->out);
-      for (const rewrite::Variant& v : chosen) {
+      for (const space::Variant& v : chosen) {
         std::string stem = fmt::format("{}-{}", v.index, v.strategy);
         ir::Module m{module.userfuns, {v.program}};
         write_file(std::filesystem::path(o->out) / (stem + ".lift"), ir::print(m));
         write_file(std::filesystem::path(o->out) / (stem + ".json"),
-                   rewrite::sidecar_json(v, options.sizes));
+                   space::sidecar_json(v, options.sizes));
       }
     }
-    const rewrite::SpaceCounts& c = stream.counts();
+    const space::SpaceCounts& c = stream.counts();
     fmt::print(report, "program   {} ({}), sizes {}, device profile {}\n", program.name, o->file,
                format_sizes(sizes), o->profile);
     fmt::print(report,

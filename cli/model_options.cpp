@@ -38,8 +38,8 @@ std::vector<std::string> DataOptions::columns(const std::vector<std::string>& av
 
 void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* model_files) {
   add_db_option(cmd, o.db, "to read");
-  cmd->add_option("--device", o.device,
-                  "device key in the database (default: the only device it holds)");
+  add_device_key_option(cmd, o.device,
+                        "device key in the database (default: the only device it holds)");
   cmd->add_option("--profile", o.profile, "feature profile the features were stored for (cpu)");
   cmd->add_option("--kind", o.kind,
                   "model kind: knn (PCA + k nearest neighbours), tree (CART) or boosted "
@@ -67,11 +67,11 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
     cmd->add_option_function<std::string>(
            "--model",
            [&o, is_kind](const std::string& value) {
-             if (!is_kind(value))
-               throw UserError(fmt::format("--model {}: this command takes the model kind as "
-                                           "--kind knn|tree|boosted (--model is a model file in "
-                                           "explore, rank and evaluate)",
-                                           value));
+             LIFTX_USER_CHECK(is_kind(value),
+                              "--model {}: this command takes the model kind as "
+                              "--kind knn|tree|boosted (--model is a model file in "
+                              "explore, rank and evaluate)",
+                              value);
              o.kind = value;
            })
         ->group(""); // hidden from --help
@@ -109,8 +109,7 @@ LoadedData load_data(const std::string& db_name, const std::string& device,
                      const std::string& profile) {
   LoadedData out;
   out.db_path = db_name.empty() ? perfdb::PerfDb::default_path() : fs::path(db_name);
-  if (!fs::exists(out.db_path))
-    throw UserError(fmt::format("database {} does not exist", out.db_path.string()));
+  LIFTX_USER_CHECK(fs::exists(out.db_path), "database {} does not exist", out.db_path.string());
   perfdb::PerfDb db(out.db_path, perfdb::PerfDb::Access::read_only);
   out.device_key = perfdb::resolve_device(db, device);
   out.data = perfdb::load_dataset(db, out.device_key, profile);

@@ -36,8 +36,8 @@ explore::mpi::MpiOptions mpi_options(const MpiCommandOptions& o, const char* com
   } catch (const std::exception&) {
     throw UserError(fmt::format("--mpi-test-die: RANK:K, not '{}'", o.test_die));
   }
-  if (mpi.die_rank < 1 || mpi.die_after < 1)
-    throw UserError("--mpi-test-die: RANK must be > 0 (rank 0 writes the database) and K >= 1");
+  LIFTX_USER_CHECK(mpi.die_rank >= 1 && mpi.die_after >= 1,
+                   "--mpi-test-die: RANK must be > 0 (rank 0 writes the database) and K >= 1");
   return mpi;
 }
 

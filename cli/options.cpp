@@ -44,10 +44,10 @@ int64_t parse_integer(const std::string& text, const std::string& what, int64_t 
   const char* first = text.data();
   const char* last = text.data() + text.size();
   auto [end, ec] = std::from_chars(first, last, value);
-  if (text.empty() || ec != std::errc() || end != last)
-    throw UserError(fmt::format("{}: '{}' is not an integer", what, text));
-  if (value < lo || value > hi)
-    throw UserError(fmt::format("{}: {} is out of range [{}, {}]", what, value, lo, hi));
+  LIFTX_USER_CHECK(!text.empty() && ec == std::errc() && end == last, "{}: '{}' is not an integer",
+                   what, text);
+  LIFTX_USER_CHECK(value >= lo && value <= hi, "{}: {} is out of range [{}, {}]", what, value, lo,
+                   hi);
   return value;
 }
 
@@ -57,8 +57,7 @@ std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
     return values;
   for (const std::string& part : split_on(text, ','))
     values.push_back(parse_integer(part, fmt::format("--{}", what), 1, int64_t{1} << 31));
-  if (values.size() > 3)
-    throw UserError(fmt::format("--{}: at most 3 dimensions", what));
+  LIFTX_USER_CHECK(values.size() <= 3, "--{}: at most 3 dimensions", what);
   return values;
 }
 
@@ -66,12 +65,10 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
   const std::string what = fmt::format("--range {}", text);
   size_t eq = text.find('=');
   size_t colon = text.find(':', eq == std::string::npos ? 0 : eq);
-  if (eq == std::string::npos || colon == std::string::npos)
-    throw UserError(
-        fmt::format("{}: expected NAME=LO:HI (HI exclusive; either bound may be empty)", what));
+  LIFTX_USER_CHECK(eq != std::string::npos && colon != std::string::npos,
+                   "{}: expected NAME=LO:HI (HI exclusive; either bound may be empty)", what);
   std::string name = text.substr(0, eq);
-  if (!is_identifier(name))
-    throw UserError(fmt::format("{}: '{}' is not a name", what, name));
+  LIFTX_USER_CHECK(is_identifier(name), "{}: '{}' is not a name", what, name);
   std::string lo = text.substr(eq + 1, colon - eq - 1);
   std::string hi = text.substr(colon + 1);
   constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
@@ -81,8 +78,9 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
     range.start = arith::cst(parse_integer(lo, what, kMin, kMax));
   if (!hi.empty())
     range.stop = arith::cst(parse_integer(hi, what, kMin, kMax));
-  if (range.start && range.stop && !(*range.start->as_constant() < *range.stop->as_constant()))
-    throw UserError(fmt::format("{}: the range is empty (HI is exclusive)", what));
+  LIFTX_USER_CHECK(
+      !(range.start && range.stop && !(*range.start->as_constant() < *range.stop->as_constant())),
+      "{}: the range is empty (HI is exclusive)", what);
   return {name, range};
 }
 
@@ -119,25 +117,21 @@ SizeOptions parse_size_options(const std::vector<std::string>& values) {
     for (const std::string& item : split_on(value, ',')) {
       size_t eq = item.find('=');
       if (eq == std::string::npos && item.find_first_of("xX") != std::string::npos) {
-        if (!sizes.ordered.empty())
-          throw UserError(fmt::format("--size {}: sizes in order are given twice", item));
+        LIFTX_USER_CHECK(sizes.ordered.empty(), "--size {}: sizes in order are given twice", item);
         for (const std::string& part : split_on(replace_x(item), 'x'))
           sizes.ordered.push_back(parse_integer(part, "--size", 1, kMaxSize));
         continue;
       }
       if (eq == std::string::npos) {
-        if (sizes.all)
-          throw UserError(fmt::format("--size {}: a size for every variable is given twice", item));
+        LIFTX_USER_CHECK(!sizes.all, "--size {}: a size for every variable is given twice", item);
         sizes.all = parse_integer(item, "--size", 1, kMaxSize);
         continue;
       }
       std::string name = item.substr(0, eq);
-      if (!is_identifier(name))
-        throw UserError(fmt::format("--size {}: '{}' is not a size name", item, name));
+      LIFTX_USER_CHECK(is_identifier(name), "--size {}: '{}' is not a size name", item, name);
       int64_t size =
           parse_integer(item.substr(eq + 1), fmt::format("--size {}", name), 1, kMaxSize);
-      if (!sizes.named.emplace(name, size).second)
-        throw UserError(fmt::format("--size: {} is given twice", name));
+      LIFTX_USER_CHECK(sizes.named.emplace(name, size).second, "--size: {} is given twice", name);
     }
   }
   return sizes;
@@ -175,6 +169,42 @@ void add_profile_option(CLI::App* cmd, std::string& profile, const char* default
                   fmt::format("device profile of the variant space and the features: nvidia, amd, "
                               "cpu or detect (the first OpenCL device's own; default {})",
                               default_text));
+}
+
+namespace {
+
+/// A flag's older name: sets the same flag, hidden from --help (documented command lines and
+/// scripts keep working; the help and the docs show one name).
+void add_older_flag_spelling(CLI::App* cmd, const char* older_spelling, bool& target) {
+  if (older_spelling)
+    cmd->add_flag(older_spelling, target, "")->group("");
+}
+
+} // namespace
+
+void add_device_key_option(CLI::App* cmd, std::string& key, const char* help) {
+  cmd->add_option("--device-key", key, help);
+  cmd->add_option("--device", key, "")->group("")->excludes("--device-key");
+}
+
+void add_report_format_option(CLI::App* cmd, bool& json) {
+  cmd->add_option_function<std::string>(
+         "--format", [&json](const std::string& format) { json = format == "json"; },
+         "table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  add_older_flag_spelling(cmd, "--json", json);
+}
+
+void add_remeasure_flag(CLI::App* cmd, bool& remeasure, const char* help,
+                        const char* older_spelling) {
+  cmd->add_flag("--remeasure", remeasure, help);
+  add_older_flag_spelling(cmd, older_spelling, remeasure);
+}
+
+void add_print_kernel_flag(CLI::App* cmd, bool& print_kernel, const char* help,
+                           const char* older_spelling) {
+  cmd->add_flag("--print-kernel", print_kernel, help);
+  add_older_flag_spelling(cmd, older_spelling, print_kernel);
 }
 
 void add_timing_options(CLI::App* cmd, int& warmup, int& repeat) {

@@ -57,6 +57,20 @@ void add_device_option(CLI::App* cmd, std::string& device, bool required = false
 /// `--profile P`: the device profile of the variant space and the features (nvidia, amd, cpu, or
 /// detect: the first OpenCL device's own). `--device-profile` is its older spelling.
 void add_profile_option(CLI::App* cmd, std::string& profile, const char* default_text);
+/// `--device-key K`: a device of a database by its key (`train`, `evaluate`, `replay`, `route`,
+/// `db`), so that `--device` always names an OpenCL device. There `--device` is its older
+/// spelling, hidden from --help.
+void add_device_key_option(CLI::App* cmd, std::string& key, const char* help);
+/// `--format table|json` for a command that prints one report: sets `json` for json. `--json` is
+/// its older spelling, hidden from --help.
+void add_report_format_option(CLI::App* cmd, bool& json);
+/// `--remeasure`: measure again what a database or a cache holds, rather than reuse it (one word
+/// for that in every command). `older_spelling` (hidden from --help) still works where given.
+void add_remeasure_flag(CLI::App* cmd, bool& remeasure, const char* help,
+                        const char* older_spelling = nullptr);
+/// `--print-kernel`: print the generated OpenCL kernel too. `older_spelling` as above.
+void add_print_kernel_flag(CLI::App* cmd, bool& print_kernel, const char* help,
+                           const char* older_spelling = nullptr);
 /// `--warmup N` and `--repeat N`, with the defaults of explore::ExploreOptions::Measure (and of
 /// liftx::TuneOptions).
 void add_timing_options(CLI::App* cmd, int& warmup, int& repeat);

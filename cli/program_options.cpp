@@ -62,18 +62,17 @@ Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& siz
     known.insert(v.node().name);
   Sizes sizes;
   if (!options.ordered.empty()) {
-    if (options.ordered.size() != vars.size() || options.all || !options.named.empty())
-      throw UserError(fmt::format("--size {}: {} has {} size{} ({}): give one per size in that "
-                                  "order alone, name them (M=48,N=64), or give one value for all",
-                                  fmt::join(options.ordered, "x"), program.name, vars.size(),
-                                  vars.size() == 1 ? "" : "s", list_sizes(vars)));
+    LIFTX_USER_CHECK(options.ordered.size() == vars.size() && !options.all && options.named.empty(),
+                     "--size {}: {} has {} size{} ({}): give one per size in that "
+                     "order alone, name them (M=48,N=64), or give one value for all",
+                     fmt::join(options.ordered, "x"), program.name, vars.size(),
+                     vars.size() == 1 ? "" : "s", list_sizes(vars));
     for (size_t i = 0; i < vars.size(); ++i)
       sizes[vars[i].node().name] = options.ordered[i];
   }
   for (const auto& [name, value] : options.named) {
-    if (!known.contains(name))
-      throw UserError(fmt::format("--size {}: {} has no size named {} (its sizes: {})", name,
-                                  program.name, name, list_sizes(vars)));
+    LIFTX_USER_CHECK(known.contains(name), "--size {}: {} has no size named {} (its sizes: {})",
+                     name, program.name, name, list_sizes(vars));
     sizes[name] = value;
   }
   std::vector<std::string> missing;
@@ -85,9 +84,9 @@ Sizes bind_sizes(const ir::Program& program, const std::vector<std::string>& siz
     else
       missing.push_back(name);
   }
-  if (!missing.empty())
-    throw UserError(fmt::format("missing --size for {} (give NAME=VALUE, or a bare value for all)",
-                                fmt::join(missing, ", ")));
+  LIFTX_USER_CHECK(missing.empty(),
+                   "missing --size for {} (give NAME=VALUE, or a bare value for all)",
+                   fmt::join(missing, ", "));
   interp::check_sizes(program, sizes);
   return sizes;
 }
@@ -98,17 +97,16 @@ std::vector<BoundInput> bind_inputs(const ir::Program& program, const Sizes& siz
   std::map<std::string, std::string, std::less<>> files;
   for (const std::string& value : input_values) {
     size_t eq = value.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
-      throw UserError(fmt::format("--input {}: expected NAME=FILE", value));
+    LIFTX_USER_CHECK(eq != std::string::npos && eq != 0 && eq + 1 != value.size(),
+                     "--input {}: expected NAME=FILE", value);
     std::string name = value.substr(0, eq);
     bool is_param = false;
     for (const ir::Expr& p : program.params)
       is_param |= param_name(p) == name;
-    if (!is_param)
-      throw UserError(
-          fmt::format("--input {}: {} has no parameter named {}", value, program.name, name));
-    if (!files.emplace(name, value.substr(eq + 1)).second)
-      throw UserError(fmt::format("--input: {} is given twice", name));
+    LIFTX_USER_CHECK(is_param, "--input {}: {} has no parameter named {}", value, program.name,
+                     name);
+    LIFTX_USER_CHECK(files.emplace(name, value.substr(eq + 1)).second, "--input: {} is given twice",
+                     name);
   }
   interp::check_host_memory(program, sizes);
   std::vector<BoundInput> inputs;

@@ -13,8 +13,7 @@ namespace {
 
 int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes, const char* what) {
   const int64_t value = arith::evaluate(e, sizes);
-  if (value < 0)
-    throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
+  LIFTX_USER_CHECK(value >= 0, "{} evaluates to {} (negative)", what, value);
   return value;
 }
 
@@ -151,12 +150,11 @@ PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
   Launch& launch = prepared.launch;
   launch.dims = rule.dims;
   auto check_count = [&](const std::vector<int64_t>& values, const char* what) {
-    if (!values.empty() && static_cast<int>(values.size()) != launch.dims)
-      throw UserError(fmt::format("--{} has {} value(s), but the kernel of {} uses {} dimension(s)",
-                                  what, values.size(), program.name, launch.dims));
+    LIFTX_USER_CHECK(!(!values.empty() && static_cast<int>(values.size()) != launch.dims),
+                     "--{} has {} value(s), but the kernel of {} uses {} dimension(s)", what,
+                     values.size(), program.name, launch.dims);
     for (int64_t v : values)
-      if (v < 1)
-        throw UserError(fmt::format("--{} values must be positive, got {}", what, v));
+      LIFTX_USER_CHECK(v >= 1, "--{} values must be positive, got {}", what, v);
   };
   check_count(request.global, "global");
   check_count(request.local, "local");
@@ -167,9 +165,9 @@ PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                     prepared.kernel.tail->size_divisors.end());
   for (const auto& [name, divisor] : divisors) {
     auto it = sizes.find(name);
-    if (it != sizes.end() && it->second % divisor != 0)
-      throw UserError(fmt::format("{} = {}: the kernel of {} needs {} to be a multiple of {}", name,
-                                  it->second, program.name, name, divisor));
+    LIFTX_USER_CHECK(!(it != sizes.end() && it->second % divisor != 0),
+                     "{} = {}: the kernel of {} needs {} to be a multiple of {}", name, it->second,
+                     program.name, name, divisor);
   }
 
   std::array<int64_t, 3> tied_global{1, 1, 1};

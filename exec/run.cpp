@@ -32,8 +32,7 @@ size_t element_bytes(ir::ScalarKind kind) {
 
 int64_t evaluate_size(const arith::Expr& e, const Sizes& sizes, const char* what) {
   int64_t value = arith::evaluate(e, sizes);
-  if (value < 0)
-    throw UserError(fmt::format("{} evaluates to {} (negative)", what, value));
+  LIFTX_USER_CHECK(value >= 0, "{} evaluates to {} (negative)", what, value);
   return value;
 }
 
@@ -618,8 +617,7 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
     counts.counts = read_ints(bound.counts, static_cast<size_t>(inst.slots()));
     counts.first_index = read_ints(bound.first_index, static_cast<size_t>(inst.access_slots));
   } catch (const runtime::BuildError& e) {
-    throw InternalError(fmt::format("the instrumented kernel does not build: {}", e.what()),
-                        __FILE__, __LINE__);
+    LIFTX_UNREACHABLE("the instrumented kernel does not build: {}", e.what());
   }
   counts.kernel = std::move(launch.kernel);
   return counts;
@@ -677,10 +675,9 @@ interp::HostArray reference_result(const ir::Program& program, const RunOptions&
                         reference.result_type() == program.result_type();
   for (size_t i = 0; same_signature && i < program.params.size(); ++i)
     same_signature = reference.params[i].type() == program.params[i].type();
-  if (!same_signature)
-    throw UserError(
-        fmt::format("the reference {} does not have the parameter and result types of {}",
-                    reference.name, program.name));
+  LIFTX_USER_CHECK(same_signature,
+                   "the reference {} does not have the parameter and result types of {}",
+                   reference.name, program.name);
   std::filesystem::path file =
       runtime::default_cache_dir() / "references" /
       (runtime::content_hash(reference_cache_key(reference, sizes, options.seed)) + ".f32");

@@ -139,8 +139,7 @@ void write_calibration_state(const fs::path& path, const CalibrationState& state
                           {"spent_s", state.spent_s}}
                .dump(2)
         << "\n";
-    if (!out)
-      throw UserError(fmt::format("cannot write {}", partial.string()));
+    LIFTX_USER_CHECK(out, "cannot write {}", partial.string());
   }
   fs::rename(partial, path);
 }

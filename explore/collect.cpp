@@ -7,10 +7,10 @@
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/build_cache.hpp"
 #include "runtime/cache_dir.hpp"
 #include "runtime/parent_watch.hpp"
+#include "space/space.hpp"
 #include "support/error.hpp"
 #include "support/text.hpp"
 
@@ -70,8 +70,8 @@ class WorkerProcess {
 public:
   WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_path) {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw UserError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    LIFTX_USER_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe: {}",
+                     std::strerror(errno));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -118,8 +118,7 @@ public:
         return Read::timeout;
       pollfd p{fd_, POLLIN, 0};
       int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-      if (ready < 0 && errno != EINTR)
-        throw InternalError(fmt::format("poll: {}", std::strerror(errno)), __FILE__, __LINE__);
+      LIFTX_INTERNAL_CHECK(!(ready < 0 && errno != EINTR), "poll: {}", std::strerror(errno));
       if (ready <= 0)
         continue;
       char chunk[65536];
@@ -194,16 +193,15 @@ std::string read_text(const std::filesystem::path& path) {
 
 /// The `options.sample` variants `options.ranked_by` ranks best (among the --where ones), best
 /// first, each with its lowered program.
-std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const Sizes& sizes,
-                                         const target::DeviceProfile& feature_profile,
-                                         const std::string& profile_name,
-                                         const CollectOptions& options) {
+std::vector<space::Variant> top_ranked(const ir::Program& program, const Sizes& sizes,
+                                       const target::DeviceProfile& feature_profile,
+                                       const std::string& profile_name,
+                                       const CollectOptions& options) {
   const model::Model model = model::Model::load(options.ranked_by);
-  if (model.profile != profile_name)
-    throw UserError(
-        fmt::format("collect: the model {} is for profile {}, the collection's features "
-                    "are for profile {}",
-                    options.ranked_by.string(), model.profile, profile_name));
+  LIFTX_USER_CHECK(model.profile == profile_name,
+                   "collect: the model {} is for profile {}, the collection's features "
+                   "are for profile {}",
+                   options.ranked_by.string(), model.profile, profile_name);
   RankOptions ranking;
   ranking.sizes = sizes;
   ranking.profile = profile_name;
@@ -214,10 +212,10 @@ std::vector<rewrite::Variant> top_ranked(const ir::Program& program, const Sizes
     ranking.keep_if = [&](const std::string& strategy,
                           const std::map<std::string, int64_t>& parameters,
                           const codegen::Launch& launch) {
-      return rewrite::matches(strategy, parameters, launch, options.where);
+      return space::matches(strategy, parameters, launch, options.where);
     };
   RankResult ranked = rank(program, model, ranking);
-  std::vector<rewrite::Variant> variants;
+  std::vector<space::Variant> variants;
   for (RankedVariant& r : ranked.ranked) {
     r.variant.program = *r.program;
     variants.push_back(std::move(r.variant));
@@ -232,30 +230,29 @@ plan_target(perfdb::PerfDb& db, const ir::Program& program, const ir::Module& mo
             int64_t program_id, const Sizes& sizes, const DeviceLimits& limits,
             const target::DeviceProfile& feature_profile, const std::string& profile_name,
             const CollectOptions& options, int64_t& features_failed) {
-  rewrite::SpaceOptions space;
-  space.sizes = sizes;
-  space.device = limits;
-  rewrite::VariantStream stream(program, space);
-  std::vector<rewrite::Variant> variants;
+  space::SpaceOptions space_options;
+  space_options.sizes = sizes;
+  space_options.device = limits;
+  space::VariantStream stream(program, space_options);
+  std::vector<space::Variant> variants;
   if (options.all) {
-    rewrite::Variant v;
+    space::Variant v;
     while (stream.next(v))
-      if (rewrite::matches(v, options.where))
+      if (space::matches(v, options.where))
         variants.push_back(std::move(v));
   } else if (!options.ranked_by.empty()) {
     variants = top_ranked(program, sizes, feature_profile, profile_name, options);
   } else {
-    variants =
-        rewrite::sample(stream, options.sample, options.seed, [&](const rewrite::Variant& v) {
-          return rewrite::matches(v, options.where);
-        });
+    variants = space::sample(stream, options.sample, options.seed, [&](const space::Variant& v) {
+      return space::matches(v, options.where);
+    });
   }
-  if (variants.empty() && !options.where.empty())
-    throw UserError(fmt::format("collect: no variant of {} at {} has --where {}", program.name,
-                                nlohmann::json(sizes).dump(), rewrite::describe(options.where)));
+  LIFTX_USER_CHECK(!(variants.empty() && !options.where.empty()),
+                   "collect: no variant of {} at {} has --where {}", program.name,
+                   nlohmann::json(sizes).dump(), space::describe(options.where));
   const nlohmann::json sizes_json(sizes);
   std::vector<perfdb::PlannedConfiguration> planned;
-  for (const rewrite::Variant& v : variants) {
+  for (const space::Variant& v : variants) {
     perfdb::PlannedConfiguration p;
     p.printed = ir::print(ir::Module{module.userfuns, {v.program}});
     p.strategy = v.strategy;
@@ -292,8 +289,7 @@ std::string profile_name_for(const target::DeviceProfile& device) {
 LocalMeasurer::LocalMeasurer(const CollectOptions& options)
     : executable_(options.worker_executable), device_(options.device), timeout_(options.timeout),
       reference_timeout_(options.reference_timeout), build_jobs_(options.build_jobs) {
-  if (executable_.empty())
-    throw InternalError("collect: no worker executable", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(!executable_.empty(), "collect: no worker executable");
 }
 
 std::vector<target::DeviceProfile> LocalMeasurer::devices() {
@@ -310,8 +306,7 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
     std::ofstream out(jobs_path);
     for (const CollectJob& job : jobs)
       out << job.json.dump() << '\n';
-    if (!out)
-      throw UserError(fmt::format("cannot write {}", jobs_path.string()));
+    LIFTX_USER_CHECK(out, "cannot write {}", jobs_path.string());
   }
   const std::filesystem::path stderr_path = scratch.path() / "worker.stderr";
 
@@ -349,11 +344,10 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
                              ? worker.stop()
                              : worker.wait_exit(std::chrono::milliseconds(5000));
       const std::string err = perfdb::clip_message(read_text(stderr_path));
-      if (r == WorkerProcess::Read::timeout)
-        throw UserError(fmt::format("the collect worker did not open the device '{}' within {} s; "
-                                    "what is measured is stored (--resume continues){}",
-                                    device_, kDeviceOpenAllowance.count() / 1000,
-                                    err.empty() ? "" : ": " + err));
+      LIFTX_USER_CHECK(r != WorkerProcess::Read::timeout,
+                       "the collect worker did not open the device '{}' within {} s; "
+                       "what is measured is stored (--resume continues){}",
+                       device_, kDeviceOpenAllowance.count() / 1000, err.empty() ? "" : ": " + err);
       throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
                                   describe_wait_status(status), err.empty() ? "" : ": " + err));
     }
@@ -426,8 +420,8 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
         int status = worker.wait_exit(std::chrono::milliseconds(5000));
         std::string err = perfdb::clip_message(read_text(stderr_path));
         // A worker that cannot read its jobs would fail for every job.
-        if (next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2)
-          throw UserError(fmt::format("the collect worker failed: {}", err));
+        LIFTX_USER_CHECK(!(next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2),
+                         "the collect worker failed: {}", err);
         perfdb::Measurement m;
         m.status = runtime::Status::run_error;
         m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
@@ -442,10 +436,9 @@ void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& r
 CollectSummary collect(const CollectOptions& options,
                        const std::function<void(const CollectProgress&)>& progress,
                        Measurer* measurer) {
-  if (options.targets.empty())
-    throw UserError("collect: no programs to collect");
-  if (!options.all && options.sample <= 0)
-    throw UserError("collect: --sample must be positive (or use --all)");
+  LIFTX_USER_CHECK(!options.targets.empty(), "collect: no programs to collect");
+  LIFTX_USER_CHECK(!(!options.all && options.sample <= 0),
+                   "collect: --sample must be positive (or use --all)");
   std::optional<LocalMeasurer> local;
   if (!measurer && !options.plan_only)
     measurer = &local.emplace(options);
@@ -460,8 +453,7 @@ CollectSummary collect(const CollectOptions& options,
     const ir::Module& module = modules.emplace_back(parse::parse_file(target.file));
     const ir::Program* program =
         target.program.empty() ? &module.main() : module.find(target.program);
-    if (!program)
-      throw UserError(fmt::format("{}: no definition named '{}'", target.file, target.program));
+    LIFTX_USER_CHECK(program, "{}: no definition named '{}'", target.file, target.program);
     programs.push_back(program);
     refuse_lowered(*program, target.file, "collect");
   }
@@ -487,9 +479,9 @@ CollectSummary collect(const CollectOptions& options,
   if (!options.plan_only)
     devices = measurer->devices();
   if (options.profile == "detect") {
-    if (devices.empty())
-      throw UserError("collect: planning without a device needs a named --profile (cpu, nvidia "
-                      "or amd), not detect");
+    LIFTX_USER_CHECK(!devices.empty(),
+                     "collect: planning without a device needs a named --profile (cpu, nvidia "
+                     "or amd), not detect");
     feature_profile = devices.front();
     limits = devices.front().limits();
     summary.profile = profile_name_for(devices.front());
@@ -518,7 +510,7 @@ CollectSummary collect(const CollectOptions& options,
                                             runtime::content_hash(read_text(options.ranked_by)))
                               : fmt::format("sample {} seed {}", options.sample, options.seed);
   if (!options.where.empty())
-    selection += " where " + rewrite::describe(options.where);
+    selection += " where " + space::describe(options.where);
 
   // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";
@@ -583,11 +575,10 @@ CollectSummary collect(const CollectOptions& options,
   std::vector<bool> recorded(jobs.size(), false);
   int64_t stored = 0;
   auto record = [&](size_t job_index, size_t device, const perfdb::Measurement& m) {
-    if (job_index >= jobs.size() || device >= device_ids.size())
-      throw InternalError(fmt::format("collect: a result for job {} on device {} of {} jobs and "
-                                      "{} devices",
-                                      job_index, device, jobs.size(), device_ids.size()),
-                          __FILE__, __LINE__);
+    LIFTX_INTERNAL_CHECK(job_index < jobs.size() && device < device_ids.size(),
+                         "collect: a result for job {} on device {} of {} jobs and "
+                         "{} devices",
+                         job_index, device, jobs.size(), device_ids.size());
     if (recorded[job_index])
       return; // a second answer (a rank given up for lost came back): the first one stands
     recorded[job_index] = true;
@@ -627,8 +618,7 @@ public:
                                          : parse::parse_file(key))
                .first;
     const ir::Program* reference = it->second.find(job.at("reference_program").get<std::string>());
-    if (!reference)
-      throw UserError("the reference program is missing");
+    LIFTX_USER_CHECK(reference, "the reference program is missing");
     return *reference;
   }
 
@@ -747,8 +737,8 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
 }
 
 void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec) {
-  if (shards < 1 || shard < 0 || shard >= shards)
-    throw UserError(fmt::format("collect-builder: shard {} of {} does not exist", shard, shards));
+  LIFTX_USER_CHECK(shards >= 1 && shard >= 0 && shard < shards,
+                   "collect-builder: shard {} of {} does not exist", shard, shards);
   std::vector<nlohmann::json> all;
   for (std::string line; std::getline(jobs, line);)
     if (!line.empty())

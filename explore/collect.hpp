@@ -21,7 +21,7 @@
 #include "exec/run.hpp"
 #include "ir/interp/interp.hpp"
 #include "perfdb/db.hpp"
-#include "rewrite/variant_filter.hpp"
+#include "space/variant_filter.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -59,7 +59,7 @@ struct CollectOptions {
   uint64_t seed = 1;
   /// Only the variants every filter keeps (`--where`), all of them or the sample drawn among
   /// them; part of the stored plan's name, so another selection is another plan.
-  std::vector<rewrite::VariantFilter> where;
+  std::vector<space::VariantFilter> where;
   /// Instead of a sample: the `sample` variants this cost model (a `liftx train` file for the
   /// collection's profile) ranks best among the whole space (or the --where ones). Measurements
   /// at the top of the space, where a ranking is used and where uniform samples hardly reach.

@@ -56,7 +56,7 @@ std::string to_string(Strategy strategy) {
 namespace {
 
 /// How many of the variants' coordinates differ (parameters by name, launch per dimension).
-int differences(const rewrite::Variant& a, const rewrite::Variant& b) {
+int differences(const space::Variant& a, const space::Variant& b) {
   int diff = 0;
   std::set<std::string> names;
   for (const auto& [k, v] : a.parameters)
@@ -118,7 +118,7 @@ std::optional<double> spearman_of(const std::vector<Attempt>& attempts,
 
 std::vector<size_t> neighbours(const std::vector<RankedVariant>& ranked, size_t i) {
   std::vector<size_t> out;
-  const rewrite::Variant& v = ranked.at(i).variant;
+  const space::Variant& v = ranked.at(i).variant;
   for (size_t j = 0; j < ranked.size(); ++j)
     if (j != i && ranked[j].variant.strategy == v.strategy &&
         differences(v, ranked[j].variant) == 1)
@@ -168,10 +168,8 @@ ExploreResult explore_batches(const std::vector<RankedVariant>& ranked,
       variants.push_back(&ranked[index]);
     }
     std::vector<exec::RunReport> reports = measure(variants);
-    if (reports.size() != indices.size())
-      throw InternalError(
-          fmt::format("explore: {} reports for {} variants", reports.size(), indices.size()),
-          __FILE__, __LINE__);
+    LIFTX_INTERNAL_CHECK(reports.size() == indices.size(), "explore: {} reports for {} variants",
+                         reports.size(), indices.size());
     for (size_t k = 0; k < indices.size(); ++k) {
       result.attempts.push_back({indices[k], predicted_of(indices[k]), std::move(reports[k])});
       const size_t a = result.attempts.size() - 1;
@@ -305,8 +303,7 @@ namespace {
 void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
-  if (!out)
-    throw UserError(fmt::format("cannot write {}", path.string()));
+  LIFTX_USER_CHECK(out, "cannot write {}", path.string());
 }
 
 } // namespace
@@ -385,7 +382,7 @@ exec::RunReport RecordingWorkerMeasure::report_of(const perfdb::Measurement& m) 
 }
 
 int64_t RecordingWorkerMeasure::record_variant(const RankedVariant& r, const std::string& printed) {
-  const rewrite::Variant& v = r.variant;
+  const space::Variant& v = r.variant;
   std::optional<nlohmann::json> features;
   try {
     features = features::to_stored_json(features_.compute(*r.program, v, sizes_));
@@ -409,8 +406,7 @@ std::optional<perfdb::Measurement> RecordingWorkerMeasure::known(int64_t configu
 
 void RecordingWorkerMeasure::measure_through(Measurer& measurer,
                                              const std::vector<target::DeviceProfile>& devices) {
-  if (devices.empty())
-    throw InternalError("explore: a measurer without devices", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(!devices.empty(), "explore: a measurer without devices");
   measurer_ = &measurer;
   // Collect workers measure no roofline: the cached one of the first device, if any.
   if (devices.front().memory_gbs > 0)
@@ -480,7 +476,7 @@ RecordingWorkerMeasure::measure_batch(const std::vector<const RankedVariant*>& v
 }
 
 exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
-  const rewrite::Variant& v = r.variant;
+  const space::Variant& v = r.variant;
   const std::string printed = ir::print(ir::Module{module_.userfuns, {*r.program}});
   const int64_t configuration_id = record_variant(r, printed);
   if (std::optional<perfdb::Measurement> m = known(configuration_id)) {

@@ -53,8 +53,7 @@ FoundModel find_model(const std::string& explicit_path, const target::DeviceProf
                       const std::vector<fs::path>& extra_folders) {
   std::error_code ec;
   if (!explicit_path.empty()) {
-    if (!fs::exists(explicit_path, ec))
-      throw UserError(fmt::format("model file {} does not exist", explicit_path));
+    LIFTX_USER_CHECK(fs::exists(explicit_path, ec), "model file {} does not exist", explicit_path);
     return {explicit_path, {}, true};
   }
   if (const fs::path own = calibrated_model_path(device); fs::exists(own, ec))

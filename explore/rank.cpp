@@ -20,8 +20,8 @@ namespace liftx::explore {
 FeatureCache::FeatureCache(target::DeviceProfile profile) : profile_(std::move(profile)) {}
 FeatureCache::~FeatureCache() = default;
 
-features::Features FeatureCache::compute(const ir::Program& program,
-                                         const rewrite::Variant& variant, const Sizes& sizes) {
+features::Features FeatureCache::compute(const ir::Program& program, const space::Variant& variant,
+                                         const Sizes& sizes) {
   auto it = models_.find(variant.kernel_index);
   if (it == models_.end()) {
     it = models_
@@ -93,8 +93,8 @@ struct StreamedVariant {
 
 /// The variant of the stream again, without its program and kernel source (as ranked rows keep
 /// it).
-rewrite::Variant variant_of(const StreamedVariant& v) {
-  rewrite::Variant out;
+space::Variant variant_of(const StreamedVariant& v) {
+  space::Variant out;
   out.strategy = v.run->strategy;
   out.parameters = v.run->parameters;
   out.launch = v.launch;
@@ -365,26 +365,27 @@ namespace {
 /// on its next chunk itself rather than wait, so that `threads` threads keep as many cores busy.
 int64_t walk_chunks(const ir::Program& program, const RankOptions& options, const RankContext& ctx,
                     unsigned threads, std::string_view phase, const ChunkWork& work) {
-  rewrite::SpaceOptions space;
-  space.sizes = options.sizes;
-  space.device = ctx.profile.limits();
-  space.layouts = options.layouts;
-  space.kernel_source = false; // features only: the text is generated again for what is built
-  rewrite::VariantStream stream(program, space);
+  space::SpaceOptions space_options;
+  space_options.sizes = options.sizes;
+  space_options.device = ctx.profile.limits();
+  space_options.layouts = options.layouts;
+  space_options.kernel_source =
+      false; // features only: the text is generated again for what is built
+  space::VariantStream stream(program, space_options);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
   constexpr int64_t kProgressEvery = 4096;
-  std::vector<rewrite::Variant> sampled;
+  std::vector<space::Variant> sampled;
   if (options.sample > 0) {
     int64_t walked = 0;
-    std::function<bool(const rewrite::Variant&)> count_walked;
+    std::function<bool(const space::Variant&)> count_walked;
     if (options.on_progress)
-      count_walked = [&](const rewrite::Variant&) {
+      count_walked = [&](const space::Variant&) {
         if (++walked % kProgressEvery == 0)
           options.on_progress("sampling", walked);
         return true;
       };
-    sampled = rewrite::sample(stream, options.sample, options.sample_seed, count_walked);
+    sampled = space::sample(stream, options.sample, options.sample_seed, count_walked);
   }
 
   // `threads` in all: threads - 1 that only rank (numbers 0 to threads - 2), and this one
@@ -419,7 +420,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
       }
       if (!run || run->strategy != strategy || run->parameters != parameters) {
         run = std::make_shared<const VariantRun>(VariantRun{
-            strategy, parameters, index_of_kernel, kernel, rewrite::steps_per_launch(parameters)});
+            strategy, parameters, index_of_kernel, kernel, space::steps_per_launch(parameters)});
         chunk.runs.push_back(run);
       }
     };
@@ -463,14 +464,14 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
     };
     bool pushing = true;
     if (options.sample > 0) {
-      for (const rewrite::Variant& v : sampled) {
+      for (const space::Variant& v : sampled) {
         if (!more() || !pushing)
           break;
         enter_run(v.strategy, v.parameters, v.program, v.kernel_index, v.launch.tied, v.kernel);
         pushing = add(v.launch, v.index);
       }
     } else {
-      rewrite::KernelVariants group;
+      space::KernelVariants group;
       while (pushing && more() && stream.next_kernel(group)) {
         if (group.launches.empty())
           continue;
@@ -596,7 +597,7 @@ void refuse_lowered(const ir::Program& program, const std::string& file,
                               file, program.name, command, file));
 }
 
-std::string describe_parameters(const rewrite::Variant& v) {
+std::string describe_parameters(const space::Variant& v) {
   std::string out = v.strategy;
   for (const auto& [name, value] : v.parameters)
     out += fmt::format(" {}={}", name, value);

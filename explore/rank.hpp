@@ -1,13 +1,13 @@
 #pragma once
 /// Ranking the variants of a program with a cost model, without running any: every variant of the
-/// variant space (rewrite::VariantStream) gets its static features (one features::KernelModel per
+/// variant space (space::VariantStream) gets its static features (one features::KernelModel per
 /// distinct kernel, so a launch costs one analysis) and a predicted normalised throughput. The
 /// space streams through the features and the model in chunks, on every core, and only the best
 /// predicted variants are kept: a GPU-sized space (10^6 variants) ranks in seconds.
 #include "features/derived.hpp"
 #include "features/features.hpp"
 #include "model/model.hpp"
-#include "rewrite/space.hpp"
+#include "space/space.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +24,7 @@ namespace liftx::explore {
 struct RankedVariant {
   /// The variant without its program and kernel source (a whole space of them would not fit in
   /// memory): `program` holds the lowered program, shared by the variants of one kernel.
-  rewrite::Variant variant;
+  space::Variant variant;
   std::shared_ptr<const ir::Program> program;
   double predicted = 0;                    ///< normalised throughput, higher is better
   std::vector<model::Explanation> reasons; ///< its most telling features (top rows only)
@@ -60,7 +60,7 @@ struct RankOptions {
   /// (features::modelled_traffic_per_byte) is at most this many times the least of the space or
   /// sample; 0 = rank every variant. A first walk of the space models each variant's traffic.
   double prune_traffic = 0;
-  /// rewrite::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
+  /// space::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
   bool layouts = false;
   /// Rank only the variants it accepts, by their lowering strategy, its parameters and their
   /// launch (before their features are computed); empty: every variant.
@@ -90,7 +90,7 @@ public:
   explicit FeatureCache(target::DeviceProfile profile);
   ~FeatureCache();
   /// `program`: the variant's lowered program (the variant may have been stripped of it).
-  features::Features compute(const ir::Program& program, const rewrite::Variant& variant,
+  features::Features compute(const ir::Program& program, const space::Variant& variant,
                              const Sizes& sizes);
   const target::DeviceProfile& profile() const { return profile_; }
   size_t kernels() const { return generated_; } ///< kernel models built so far
@@ -119,7 +119,7 @@ std::string route_of(const model::Model& model, const ir::Program& program);
 /// runtime chooses the work-group.
 nlohmann::json launch_json(const codegen::Launch& launch);
 /// "global2d_10 tile_x=16 tile_y=8" (the launch: codegen::describe).
-std::string describe_parameters(const rewrite::Variant& v);
+std::string describe_parameters(const space::Variant& v);
 
 /// UserError when `program` (from `file`) is already lowered: one variant, with no space to rank,
 /// explore or collect. `command` names the caller in the message.

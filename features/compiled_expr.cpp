@@ -305,9 +305,7 @@ void CompiledExpr::compute_rows(const int64_t* values, size_t lanes, int64_t* fa
 
 int64_t CompiledExpr::integer(int node, const std::vector<int64_t>& values) const {
   Value v = eval(node, values);
-  if (v.den != 1)
-    throw UserError(
-        fmt::format("inexact exact division: {} is not an integer", source_.to_string()));
+  LIFTX_USER_CHECK(v.den == 1, "inexact exact division: {} is not an integer", source_.to_string());
   return v.num;
 }
 
@@ -380,8 +378,7 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
     Value base = eval(child(0), values);
     int64_t k = n.num;
     if (k < 0) {
-      if (base.num == 0)
-        throw UserError(fmt::format("division by zero in {}", source_.to_string()));
+      LIFTX_USER_CHECK(base.num != 0, "division by zero in {}", source_.to_string());
       base = normalise(base.den, base.num);
       k = -k;
     }
@@ -393,8 +390,7 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
   case arith::Kind::IntDiv:
   case arith::Kind::Mod: {
     int64_t a = integer(child(0), values), b = integer(child(1), values);
-    if (b == 0)
-      throw UserError(fmt::format("division by zero in {}", source_.to_string()));
+    LIFTX_USER_CHECK(b != 0, "division by zero in {}", source_.to_string());
     if (b == -1) {
       if (n.kind == arith::Kind::Mod)
         return {0, 1};
@@ -417,7 +413,7 @@ CompiledExpr::Value CompiledExpr::eval(int node, const std::vector<int64_t>& val
     return eval(child(holds ? 2 : 3), values);
   }
   }
-  throw InternalError("unknown arith node kind", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("unknown arith node kind");
 }
 
 } // namespace liftx::features

@@ -162,8 +162,8 @@ double modelled_traffic_per_byte(const Features& f,
 Features features_from_columns(const nlohmann::json& columns) {
   auto get = [&](const char* name) {
     auto it = columns.find(name);
-    if (it == columns.end() || !it->is_number())
-      throw UserError(fmt::format("the features lack a numeric '{}' column", name));
+    LIFTX_USER_CHECK(it != columns.end() && it->is_number(),
+                     "the features lack a numeric '{}' column", name);
     return it->get<double>();
   };
   auto count = [&](const char* name) { return static_cast<int64_t>(std::llround(get(name))); };

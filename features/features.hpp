@@ -200,6 +200,29 @@ private:
   /// accesses' lanes.
   Features features_of(const Launch& launch, const Sizes& sizes, AnalysisScratch::Buffers& b,
                        Analysis* detail) const;
+  // The steps of features_of (warp.cpp).
+  struct WarpTotals;
+  /// Every record's executions over all work-items (into `counts`), and the features made of
+  /// them: loads, stores, barriers, branches and arithmetic per work-item.
+  void count_executions(LaunchState& s, RecordCounts& counts, AnalysisScratch::Buffers& b,
+                        Features& f) const;
+  /// Places the warp of `group` that stands for all (its lanes' ids and slot values) in `b`, and
+  /// in `detail` when given; returns its lanes.
+  size_t place_warp(const std::array<int64_t, 3>& group, AnalysisScratch::Buffers& b,
+                    Analysis* detail) const;
+  /// The warp's lanes enter access k's loop chain at once (once per chain and launch where
+  /// chains share their variables), leaving the lanes inside it in b.active; false where that
+  /// cannot be exact and the lanes go one by one.
+  bool enter_chain_lanes(size_t k, const std::array<int64_t, 3>& group, AnalysisScratch::Buffers& b,
+                         size_t lanes) const;
+  /// An access of k's line class, counted already, whose lanes touch lines shifted by one amount
+  /// from k's (then k touches as many lines and segments); -1 when none.
+  int same_lines_as(size_t k, size_t lanes, const AnalysisScratch::Buffers& b) const;
+  /// Access k on the warp: its lanes' indices, then its cache lines and segments (global) or its
+  /// bank conflicts (local), weighted by its executions, into `totals`.
+  void measure_access(size_t k, bool indices_batched, const std::array<int64_t, 3>& group,
+                      size_t lanes, const RecordCounts& counts, AnalysisScratch::Buffers& b,
+                      WarpTotals& totals, Analysis* detail) const;
   /// Fills access_chain_id_, distinct_access_chains_ and share_entered_chains_.
   void number_access_chains();
   /// Fills line_class_ and line_classes_.

@@ -7,6 +7,7 @@
 // reparsed canonical printing all give the input's value. A difference traps.
 #include "fuzz/fuzz_common.hpp"
 #include "ir/arith/expr.hpp"
+#include "support/error.hpp"
 
 #include <cctype>
 #include <cstdint>
@@ -292,8 +293,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::optional<Expr>& b : {d.range.start, d.range.stop})
         if (b)
           for (const Expr& v : free_vars(*b))
-            if (!ranges.count(v.node().name) || !(ranges.at(v.node().name) == v.node().range))
-              throw liftx::UserError("bound over an undeclared name");
+            LIFTX_USER_CHECK(ranges.count(v.node().name) &&
+                                 ranges.at(v.node().name) == v.node().range,
+                             "bound over an undeclared name");
       d.range = var(d.name, d.range).node().range; // var() may reject it (UserError)
       ranges[d.name] = d.range;
       declared.push_back(std::move(d));

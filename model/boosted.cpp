@@ -24,9 +24,7 @@ std::string last_error() {
 
 /// InternalError naming the call unless XGBoost returned 0.
 void check(int rc, const char* call) {
-  if (rc != 0)
-    throw InternalError(fmt::format("XGBoost {} failed: {}", call, last_error()), __FILE__,
-                        __LINE__);
+  LIFTX_INTERNAL_CHECK(rc == 0, "XGBoost {} failed: {}", call, last_error());
 }
 
 /// XGBoost rejects infinite inputs, and a finite double beyond float's range casts to one: such
@@ -152,7 +150,7 @@ Booster Booster::train(const DMatrix& data, const TrainOptions& options, double 
     b.finish("the trained model");
   } catch (const UserError& e) {
     // Booster trains only what the ensemble supports.
-    throw InternalError(e.message(), __FILE__, __LINE__);
+    LIFTX_UNREACHABLE("{}", e.message());
   }
   return b;
 }
@@ -160,9 +158,9 @@ Booster Booster::train(const DMatrix& data, const TrainOptions& options, double 
 Booster Booster::from_ubj(std::string_view bytes, const std::string& origin) {
   Booster b;
   check(XGBoosterCreate(nullptr, 0, &b.handle_), "XGBoosterCreate");
-  if (XGBoosterLoadModelFromBuffer(b.handle_, bytes.data(), static_cast<bst_ulong>(bytes.size())))
-    throw UserError(
-        fmt::format("{}: XGBoost cannot load the boosted model: {}", origin, last_error()));
+  LIFTX_USER_CHECK(
+      !XGBoosterLoadModelFromBuffer(b.handle_, bytes.data(), static_cast<bst_ulong>(bytes.size())),
+      "{}: XGBoost cannot load the boosted model: {}", origin, last_error());
   b.finish(origin);
   return b;
 }

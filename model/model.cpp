@@ -257,9 +257,8 @@ int int_value(const nlohmann::json& value, const std::string& what, const std::s
                                   : value.get<int64_t>() >= lo) &&
       (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t{INT_MAX}
                                   : value.get<int64_t>() <= INT_MAX);
-  if (!in_range)
-    throw UserError(fmt::format("{}: {} must be an integer from {} to {}, not {}", origin, what, lo,
-                                INT_MAX, value.dump()));
+  LIFTX_USER_CHECK(in_range, "{}: {} must be an integer from {} to {}, not {}", origin, what, lo,
+                   INT_MAX, value.dump());
   return value.get<int>();
 }
 
@@ -278,9 +277,8 @@ Vector vector_from(const nlohmann::json& j) {
 Matrix matrix_from(const nlohmann::json& j, Eigen::Index cols) {
   Matrix m(static_cast<Eigen::Index>(j.size()), cols);
   for (size_t r = 0; r < j.size(); ++r) {
-    if (!j[r].is_array() || static_cast<Eigen::Index>(j[r].size()) != cols)
-      throw UserError(
-          fmt::format("matrix row {} has {} values, expected {}", r, j[r].size(), cols));
+    LIFTX_USER_CHECK(j[r].is_array() && static_cast<Eigen::Index>(j[r].size()) == cols,
+                     "matrix row {} has {} values, expected {}", r, j[r].size(), cols);
     for (Eigen::Index c = 0; c < cols; ++c)
       m(static_cast<Eigen::Index>(r), c) = j[r][size_t(c)].get<double>();
   }
@@ -671,42 +669,39 @@ nlohmann::json Model::to_json() const {
 
 Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   // Not value("format", ""): that throws a JSON type error when "format" is not a string.
-  if (!j.is_object() || !j.contains("format") || j["format"] != "liftx-model")
-    throw UserError(fmt::format("{}: not a liftx model file", origin));
-  if (!j.contains("version") || !j["version"].is_number_integer() ||
-      j["version"].get<int>() != kFormatVersion)
-    throw UserError(fmt::format("{}: model format version {} is not supported (this liftx reads "
-                                "version {}); retrain it with `liftx train`",
-                                origin, j.contains("version") ? j["version"].dump() : "(none)",
-                                kFormatVersion));
+  LIFTX_USER_CHECK(j.is_object() && j.contains("format") && j["format"] == "liftx-model",
+                   "{}: not a liftx model file", origin);
+  LIFTX_USER_CHECK(j.contains("version") && j["version"].is_number_integer() &&
+                       j["version"].get<int>() == kFormatVersion,
+                   "{}: model format version {} is not supported (this liftx reads "
+                   "version {}); retrain it with `liftx train`",
+                   origin, j.contains("version") ? j["version"].dump() : "(none)", kFormatVersion);
   try {
     for (const char* key : {"kind", "profile", "features", "standardisation", "options"})
-      if (!j.contains(key))
-        throw UserError(fmt::format("{}: model file lacks '{}'", origin, key));
+      LIFTX_USER_CHECK(j.contains(key), "{}: model file lacks '{}'", origin, key);
     Model m;
     m.kind_ = parse_kind(j["kind"].get<std::string>());
     m.profile = j["profile"].get<std::string>();
     m.feature_names_ = j["features"].get<std::vector<std::string>>();
     const auto& s = j["standardisation"];
-    if (!s.at("kept").is_array())
-      throw UserError(fmt::format("{}: standardisation.kept is not a list", origin));
+    LIFTX_USER_CHECK(s.at("kept").is_array(), "{}: standardisation.kept is not a list", origin);
     for (const nlohmann::json& column : s.at("kept"))
       m.standardiser_.kept.push_back(int_value(column, "a kept column", origin, 0));
     m.standardiser_.mean = vector_from(s.at("mean"));
     m.standardiser_.scale = vector_from(s.at("scale"));
     const auto kept = static_cast<Eigen::Index>(m.standardiser_.kept.size());
-    if (m.standardiser_.mean.size() != kept || m.standardiser_.scale.size() != kept)
-      throw UserError(fmt::format("{}: inconsistent standardisation", origin));
+    LIFTX_USER_CHECK(m.standardiser_.mean.size() == kept && m.standardiser_.scale.size() == kept,
+                     "{}: inconsistent standardisation", origin);
     for (Eigen::Index c = 0; c < kept; ++c)
-      if (!std::isfinite(m.standardiser_.mean[c]) || !std::isfinite(m.standardiser_.scale[c]) ||
-          !(m.standardiser_.scale[c] > 0))
-        throw UserError(fmt::format("{}: standardisation of column {} has mean {} and scale {} "
-                                    "(both must be finite, the scale positive)",
-                                    origin, c, m.standardiser_.mean[c], m.standardiser_.scale[c]));
+      LIFTX_USER_CHECK(std::isfinite(m.standardiser_.mean[c]) &&
+                           std::isfinite(m.standardiser_.scale[c]) && m.standardiser_.scale[c] > 0,
+                       "{}: standardisation of column {} has mean {} and scale {} "
+                       "(both must be finite, the scale positive)",
+                       origin, c, m.standardiser_.mean[c], m.standardiser_.scale[c]);
     for (int c : m.standardiser_.kept)
-      if (c < 0 || static_cast<size_t>(c) >= m.feature_names_.size())
-        throw UserError(fmt::format("{}: standardisation names column {} of {}", origin, c,
-                                    m.feature_names_.size()));
+      LIFTX_USER_CHECK(c >= 0 && static_cast<size_t>(c) < m.feature_names_.size(),
+                       "{}: standardisation names column {} of {}", origin, c,
+                       m.feature_names_.size());
     const auto& o = j["options"];
     // Models written before transforms existed used the raw features.
     const std::string transform = o.value("transform", std::string("raw"));
@@ -733,9 +728,9 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
       m.options_.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);
       m.options_.subsample = o.value("subsample", defaults.subsample);
       m.options_.colsample = o.value("colsample", defaults.colsample);
-      if (o.contains("seed") && !o["seed"].is_number_unsigned())
-        throw UserError(fmt::format("{}: options.seed must be a non-negative integer, not {}",
-                                    origin, o["seed"].dump()));
+      LIFTX_USER_CHECK(!(o.contains("seed") && !o["seed"].is_number_unsigned()),
+                       "{}: options.seed must be a non-negative integer, not {}", origin,
+                       o["seed"].dump());
       m.options_.seed = o.value("seed", defaults.seed);
       m.options_.threads = optional_int("threads", defaults.threads);
       try {
@@ -744,11 +739,11 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         throw UserError(fmt::format("{}: {}", origin, e.message()));
       }
       const auto& b = j.at("boosted");
-      if (b.at("format").get<std::string>() != "ubj" ||
-          b.at("encoding").get<std::string>() != "base64")
-        throw UserError(fmt::format("{}: boosted model stored as {} in {} (this liftx reads ubj "
-                                    "in base64)",
-                                    origin, b.at("format").dump(), b.at("encoding").dump()));
+      LIFTX_USER_CHECK(b.at("format").get<std::string>() == "ubj" &&
+                           b.at("encoding").get<std::string>() == "base64",
+                       "{}: boosted model stored as {} in {} (this liftx reads ubj "
+                       "in base64)",
+                       origin, b.at("format").dump(), b.at("encoding").dump());
       m.boosted_samples_ = int_value(b.at("training_samples"), "training_samples", origin, 0);
       std::string bytes;
       try {
@@ -757,23 +752,21 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         throw UserError(fmt::format("{}: boosted model: {}", origin, e.message()));
       }
       m.booster_ = std::make_shared<const xgb::Booster>(xgb::Booster::from_ubj(bytes, origin));
-      if (m.booster_->features() != kept)
-        throw UserError(fmt::format("{}: the boosted model has {} features, the standardisation {}",
-                                    origin, m.booster_->features(), kept));
+      LIFTX_USER_CHECK(m.booster_->features() == kept,
+                       "{}: the boosted model has {} features, the standardisation {}", origin,
+                       m.booster_->features(), kept);
     } else if (m.kind_ == Kind::knn) {
       const auto& p = j.at("pca");
       m.pca_.variance_kept = vector_from(p.at("variance_kept"));
       m.pca_.basis = matrix_from(p.at("basis"), m.pca_.variance_kept.size());
-      if (m.pca_.basis.rows() != kept)
-        throw UserError(fmt::format("{}: PCA basis does not match the standardisation", origin));
+      LIFTX_USER_CHECK(m.pca_.basis.rows() == kept,
+                       "{}: PCA basis does not match the standardisation", origin);
       m.points_ = matrix_from(j.at("points"), m.pca_.basis.cols());
       m.targets_ = vector_from(j.at("targets"));
-      if (m.targets_.size() != m.points_.rows())
-        throw UserError(fmt::format("{}: {} targets for {} points", origin, m.targets_.size(),
-                                    m.points_.rows()));
+      LIFTX_USER_CHECK(m.targets_.size() == m.points_.rows(), "{}: {} targets for {} points",
+                       origin, m.targets_.size(), m.points_.rows());
       // Without points every prediction would be 0: the file is broken, not the model.
-      if (m.points_.rows() == 0)
-        throw UserError(fmt::format("{}: the kNN model has no points", origin));
+      LIFTX_USER_CHECK(m.points_.rows() != 0, "{}: the kNN model has no points", origin);
     } else {
       for (const auto& n : j.at("tree").at("nodes")) {
         auto field = [&](size_t i) { return int_value(n.at(i), "a tree node field", origin, -1); };
@@ -782,38 +775,37 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
         m.tree_.push_back(node);
       }
       const int size = static_cast<int>(m.tree_.size());
-      if (size == 0)
-        throw UserError(fmt::format("{}: empty tree", origin));
+      LIFTX_USER_CHECK(size != 0, "{}: empty tree", origin);
       for (int i = 0; i < size; ++i) {
         const TreeNode& n = m.tree_[size_t(i)];
-        if (n.feature >= kept ||
-            (n.feature >= 0 && (n.left <= i || n.left >= size || n.right <= i || n.right >= size)))
-          throw UserError(fmt::format("{}: malformed tree node {}", origin, i));
+        LIFTX_USER_CHECK(n.feature < kept && !(n.feature >= 0 && (n.left <= i || n.left >= size ||
+                                                                  n.right <= i || n.right >= size)),
+                         "{}: malformed tree node {}", origin, i);
       }
     }
     m.provenance = j.value("provenance", nlohmann::json::object());
     if (j.contains("routes") || j.contains("route_models")) {
-      if (!j.contains("routes") || !j["routes"].is_object() || !j.contains("route_models") ||
-          !j["route_models"].is_array())
-        throw UserError(fmt::format("{}: routes need 'routes' (an object: kind -> index) and "
-                                    "'route_models' (a list of models)",
-                                    origin));
+      LIFTX_USER_CHECK(j.contains("routes") && j["routes"].is_object() &&
+                           j.contains("route_models") && j["route_models"].is_array(),
+                       "{}: routes need 'routes' (an object: kind -> index) and "
+                       "'route_models' (a list of models)",
+                       origin);
       std::vector<std::shared_ptr<const Model>> models;
       for (const nlohmann::json& route : j["route_models"]) {
         const std::string where = fmt::format("{} (route model {})", origin, models.size());
-        if (route.is_object() && (route.contains("routes") || route.contains("route_models")))
-          throw UserError(fmt::format("{}: a route has routes of its own", where));
+        LIFTX_USER_CHECK(
+            !(route.is_object() && (route.contains("routes") || route.contains("route_models"))),
+            "{}: a route has routes of its own", where);
         Model routed = from_json(route, where);
-        if (routed.profile != m.profile)
-          throw UserError(fmt::format("{}: a model for profile {} in a model for profile {}", where,
-                                      routed.profile, m.profile));
+        LIFTX_USER_CHECK(routed.profile == m.profile,
+                         "{}: a model for profile {} in a model for profile {}", where,
+                         routed.profile, m.profile);
         models.push_back(std::make_shared<const Model>(std::move(routed)));
       }
       for (const auto& [kind, index] : j["routes"].items()) {
         const int at = int_value(index, "the route of " + kind, origin, 0);
-        if (size_t(at) >= models.size())
-          throw UserError(fmt::format("{}: the route of {} names model {} of {}", origin, kind, at,
-                                      models.size()));
+        LIFTX_USER_CHECK(size_t(at) < models.size(), "{}: the route of {} names model {} of {}",
+                         origin, kind, at, models.size());
         m.routes_.emplace(kind, models[size_t(at)]);
       }
     }
@@ -831,11 +823,10 @@ void Model::save(const std::filesystem::path& path) const {
 
 Model Model::load(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw UserError(fmt::format("cannot read model file {}: it is a directory", path.string()));
+  LIFTX_USER_CHECK(!std::filesystem::is_directory(path, ec),
+                   "cannot read model file {}: it is a directory", path.string());
   std::ifstream in(path);
-  if (!in)
-    throw UserError(fmt::format("cannot read model file {}", path.string()));
+  LIFTX_USER_CHECK(in, "cannot read model file {}", path.string());
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);

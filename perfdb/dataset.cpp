@@ -23,7 +23,7 @@ std::string resolve_device(const PerfDb& db, const std::string& wanted) {
       return keys[0];
     throw UserError(keys.empty()
                         ? std::string("the database holds no measurements")
-                        : "the database holds several devices; choose one with --device:" + list);
+                        : "the database holds several devices; choose one with --device-key:" + list);
   }
   for (const std::string& k : keys)
     if (k == wanted)
@@ -148,9 +148,9 @@ model::Dataset load_dataset(const PerfDb& db, const std::string& device_key,
   }
   for (model::Sample& s : data.samples)
     s.build_ms = build_ms.at({s.input, s.kernel});
-  if (data.samples.empty())
-    throw UserError(fmt::format("{}: no measurement of device {} with features for profile {}",
-                                db.path().string(), device_key, profile));
+  LIFTX_USER_CHECK(!data.samples.empty(),
+                   "{}: no measurement of device {} with features for profile {}",
+                   db.path().string(), device_key, profile);
   data.program_kinds = program_kinds_of(db);
   return data;
 }
@@ -171,9 +171,8 @@ std::vector<std::string> feature_set(const std::string& name,
           "line_segments_per_warp_access", "global_access_width", "bank_conflict_degree",
           "work_groups_per_cu", "occupancy_fraction"})
       wanted.insert(c);
-  if (wanted.empty())
-    throw UserError(
-        fmt::format("unknown feature set '{}' (known: table1, derived, size_free, all)", name));
+  LIFTX_USER_CHECK(!wanted.empty(),
+                   "unknown feature set '{}' (known: table1, derived, size_free, all)", name);
   std::vector<std::string> out;
   for (const std::string& a : available)
     if (wanted.count(a))

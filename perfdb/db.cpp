@@ -131,8 +131,7 @@ public:
         throw UserError(
             fmt::format("performance database {}: {}", file ? file : "", sqlite3_errmsg(db)));
       }
-      throw InternalError(fmt::format("sqlite: cannot prepare '{}': {}", sql, sqlite3_errmsg(db)),
-                          __FILE__, __LINE__);
+      LIFTX_UNREACHABLE("sqlite: cannot prepare '{}': {}", sql, sqlite3_errmsg(db));
     }
   }
   ~Statement() { sqlite3_finalize(stmt_); }
@@ -159,11 +158,10 @@ public:
     if (rc == SQLITE_DONE)
       return false;
     const char* file = sqlite3_db_filename(db_, "main");
-    if ((rc & 0xff) == SQLITE_BUSY)
-      throw UserError(fmt::format("performance database {}: still locked by another process "
-                                  "after {} s ({})",
-                                  file ? file : "", PerfDb::kBusyTimeoutMs / 1000,
-                                  sqlite3_errmsg(db_)));
+    LIFTX_USER_CHECK((rc & 0xff) != SQLITE_BUSY,
+                     "performance database {}: still locked by another process "
+                     "after {} s ({})",
+                     file ? file : "", PerfDb::kBusyTimeoutMs / 1000, sqlite3_errmsg(db_));
     throw UserError(
         fmt::format("performance database {}: {}", file ? file : "", sqlite3_errmsg(db_)));
   }
@@ -269,10 +267,10 @@ struct PerfDb::Impl {
     sqlite3_stmt* stmt = nullptr;
     const int rc = sqlite3_prepare_v2(db, probe.c_str(), -1, &stmt, nullptr);
     sqlite3_finalize(stmt);
-    if (rc != SQLITE_OK)
-      throw UserError(fmt::format("{} is not a usable liftx performance database: table '{}' "
-                                  "({})",
-                                  path.string(), table.name, sqlite3_errmsg(db)));
+    LIFTX_USER_CHECK(rc == SQLITE_OK,
+                     "{} is not a usable liftx performance database: table '{}' "
+                     "({})",
+                     path.string(), table.name, sqlite3_errmsg(db));
   }
 
   void exec(const char* sql) {
@@ -313,12 +311,11 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
   impl_->access = access;
   const bool writing = access == Access::read_write;
   std::error_code ec;
-  if (!writing && !std::filesystem::exists(path, ec))
-    throw UserError(fmt::format("no performance database at {}", path.string()));
+  LIFTX_USER_CHECK(!(!writing && !std::filesystem::exists(path, ec)),
+                   "no performance database at {}", path.string());
   if (writing && path.has_parent_path())
     std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec)
-    throw UserError(fmt::format("cannot create the folder of {}: {}", path.string(), ec.message()));
+  LIFTX_USER_CHECK(!ec, "cannot create the folder of {}: {}", path.string(), ec.message());
   // A reader of a database in WAL mode would leave -wal and -shm files beside it. When there is
   // no -wal file (no writer has uncommitted pages), the file is opened as immutable: no locks and
   // no side files, so reading leaves the folder as it was (a tracked database stays clean).
@@ -355,10 +352,10 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
           throw;
         problems = sqlite3_errmsg(impl_->db);
       }
-      if (!problems.empty())
-        throw UserError(fmt::format("{} is corrupted ({}): it was not written; restore it from a "
-                                    "copy or collect into another --db",
-                                    path.string(), clip(problems)));
+      LIFTX_USER_CHECK(problems.empty(),
+                       "{} is corrupted ({}): it was not written; restore it from a "
+                       "copy or collect into another --db",
+                       path.string(), clip(problems));
     }
     auto schema_version = [&] {
       int version = 0;
@@ -377,12 +374,12 @@ PerfDb::PerfDb(const std::filesystem::path& path, Access access) : impl_(std::ma
     };
     // An empty file is a new database only for a writer; a reader refuses it untouched.
     int version = schema_version();
-    if (version == 0 && (!writing || table_count() != 0))
-      throw UserError(fmt::format("{} is not a liftx performance database", path.string()));
-    if (version != 0 && version != kSchemaVersion)
-      throw UserError(fmt::format("{}: schema version {} is not supported (this liftx reads "
-                                  "version {})",
-                                  path.string(), version, kSchemaVersion));
+    LIFTX_USER_CHECK(!(version == 0 && (!writing || table_count() != 0)),
+                     "{} is not a liftx performance database", path.string());
+    LIFTX_USER_CHECK(!(version != 0 && version != kSchemaVersion),
+                     "{}: schema version {} is not supported (this liftx reads "
+                     "version {})",
+                     path.string(), version, kSchemaVersion);
     if (version != 0)
       impl_->check_tables(); // before a writer changes a byte
     if (writing) {
@@ -427,8 +424,7 @@ int64_t PerfDb::device(const target::DeviceProfile& profile) {
   insert.bind(1, profile.key).bind(2, profile.device_name).bind(3, json.dump()).step();
   Statement select(impl_->db, "SELECT id FROM devices WHERE key = ?1");
   select.bind(1, profile.key);
-  if (!select.step())
-    throw InternalError("device row missing after insert", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(select.step(), "device row missing after insert");
   return select.integer(0);
 }
 
@@ -452,8 +448,7 @@ int64_t PerfDb::program(const std::string& name, const std::string& source) {
   insert.bind(1, name).bind(2, hash).bind(3, source).step();
   Statement select(impl_->db, "SELECT id FROM programs WHERE source_hash = ?1");
   select.bind(1, hash);
-  if (!select.step())
-    throw InternalError("program row missing after insert", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(select.step(), "program row missing after insert");
   return select.integer(0);
 }
 
@@ -468,8 +463,7 @@ int64_t PerfDb::variant(int64_t program_id, const std::string& printed, const st
   insert.bind(5, parameters.dump()).step();
   Statement select(impl_->db, "SELECT id FROM variants WHERE hash = ?1");
   select.bind(1, hash);
-  if (!select.step())
-    throw InternalError("variant row missing after insert", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(select.step(), "variant row missing after insert");
   return select.integer(0);
 }
 
@@ -489,8 +483,7 @@ int64_t PerfDb::configuration(int64_t variant_id, const nlohmann::json& sizes,
                               "sizes_json = ?2 AND global_json = ?3 AND local_json = ?4 AND "
                               "tied = ?5");
   select.bind(1, variant_id).bind(2, sizes_json).bind(3, global).bind(4, local).bind(5, tied);
-  if (!select.step())
-    throw InternalError("configuration row missing after insert", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(select.step(), "configuration row missing after insert");
   return select.integer(0);
 }
 
@@ -624,8 +617,7 @@ namespace {
 Measurement measurement_at(const Statement& s, int first = 9) {
   Measurement m;
   std::optional<runtime::Status> status = runtime::parse_status(s.text(first));
-  if (!status)
-    throw UserError(fmt::format("performance database: unknown status '{}'", s.text(first)));
+  LIFTX_USER_CHECK(status, "performance database: unknown status '{}'", s.text(first));
   m.status = *status;
   m.median_ms = s.real(first + 1);
   m.min_ms = s.real(first + 2);
@@ -808,15 +800,15 @@ int64_t PerfDb::export_csv(std::ostream& out, const std::string& device_key,
     // internal error.
     auto join = [&](const nlohmann::json& values) {
       std::string text;
-      if (!values.is_array())
-        throw UserError(fmt::format("performance database: measurement {}: launch sizes {} are "
-                                    "not a list of whole numbers",
-                                    s.integer(21), values.dump()));
+      LIFTX_USER_CHECK(values.is_array(),
+                       "performance database: measurement {}: launch sizes {} are "
+                       "not a list of whole numbers",
+                       s.integer(21), values.dump());
       for (const auto& v : values) {
-        if (!v.is_number_integer())
-          throw UserError(fmt::format("performance database: measurement {}: launch sizes {} are "
-                                      "not a list of whole numbers",
-                                      s.integer(21), values.dump()));
+        LIFTX_USER_CHECK(v.is_number_integer(),
+                         "performance database: measurement {}: launch sizes {} are "
+                         "not a list of whole numbers",
+                         s.integer(21), values.dump());
         text += (text.empty() ? "" : "x") + std::to_string(v.get<int64_t>());
       }
       return text;

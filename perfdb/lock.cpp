@@ -78,9 +78,8 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
   // lock a file no longer at the path, so the lock counts only when the path still names it.
   for (int attempt = 0;; ++attempt) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      throw UserError(
-          fmt::format("cannot create the lock file {}: {}", path_.string(), std::strerror(errno)));
+    LIFTX_USER_CHECK(fd_ >= 0, "cannot create the lock file {}: {}", path_.string(),
+                     std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       std::string pid;
@@ -96,8 +95,8 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
       }
       ::close(fd_);
       fd_ = -1;
-      if (error != EWOULDBLOCK)
-        throw UserError(fmt::format("cannot lock {}: {}", path_.string(), std::strerror(error)));
+      LIFTX_USER_CHECK(error == EWOULDBLOCK, "cannot lock {}: {}", path_.string(),
+                       std::strerror(error));
       throw UserError(fmt::format("{} is being written by another liftx collect (pid {}); wait for "
                                   "it to finish, or collect into another --db",
                                   db.string(), pid.empty() ? "unknown" : pid));
@@ -109,8 +108,7 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
       break;
     ::close(fd_);
     fd_ = -1;
-    if (attempt == 100)
-      throw UserError(fmt::format("cannot lock {}: the file keeps changing", path_.string()));
+    LIFTX_USER_CHECK(attempt != 100, "cannot lock {}: the file keeps changing", path_.string());
   }
   // A hard link is another path to the same file, and so another side file: an existing
   // database is locked itself too (flock, which SQLite's own fcntl locks do not see), by its
@@ -122,8 +120,8 @@ CollectionLock::CollectionLock(const std::filesystem::path& db) : path_(path_for
       ::unlink(path_.c_str());
       ::close(fd_);
       fd_ = -1;
-      if (error != EWOULDBLOCK)
-        throw UserError(fmt::format("cannot lock {}: {}", db.string(), std::strerror(error)));
+      LIFTX_USER_CHECK(error == EWOULDBLOCK, "cannot lock {}: {}", db.string(),
+                       std::strerror(error));
       throw UserError(fmt::format("{} is being written by another liftx collect (through another "
                                   "name of the same file); wait for it to finish, or collect "
                                   "into another --db",

@@ -28,9 +28,8 @@ ScratchDir::ScratchDir(const std::string& prefix) {
   const std::filesystem::path temp = std::filesystem::temp_directory_path();
   sweep(temp, prefix);
   std::string pattern = (temp / fmt::format("{}{}-XXXXXX", prefix, ::getpid())).string();
-  if (!::mkdtemp(pattern.data()))
-    throw UserError(fmt::format("cannot create a temporary folder in {}: {}", temp.string(),
-                                std::strerror(errno)));
+  LIFTX_USER_CHECK(::mkdtemp(pattern.data()), "cannot create a temporary folder in {}: {}",
+                   temp.string(), std::strerror(errno));
   path_ = pattern;
   lock_fd_ = ::open((path_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -109,9 +108,7 @@ nlohmann::json to_json(const Measurement& m) {
 Measurement measurement_from(const nlohmann::json& j) {
   Measurement m;
   std::optional<runtime::Status> status = runtime::parse_status(j.value("status", ""));
-  if (!status)
-    throw InternalError(fmt::format("worker sent an unknown status in {}", j.dump()), __FILE__,
-                        __LINE__);
+  LIFTX_INTERNAL_CHECK(status, "worker sent an unknown status in {}", j.dump());
   m.status = *status;
   m.median_ms = j.value("median_ms", 0.0);
   m.min_ms = j.value("min_ms", 0.0);
@@ -136,8 +133,7 @@ std::vector<int64_t> launch_sizes(const nlohmann::json& launch, const char* key,
                                   const std::string& origin) {
   const bool required = min > 0;
   if (!launch.contains(key)) {
-    if (required)
-      throw UserError(fmt::format("{}: the launch has no \"{}\" sizes", origin, key));
+    LIFTX_USER_CHECK(!required, "{}: the launch has no \"{}\" sizes", origin, key);
     return {};
   }
   const nlohmann::json& sizes = launch[key];
@@ -153,24 +149,24 @@ std::vector<int64_t> launch_sizes(const nlohmann::json& launch, const char* key,
         break;
       out.push_back(v.get<int64_t>());
     }
-  if (!sizes.is_array() || out.size() != sizes.size() || (required && out.empty()))
-    throw UserError(fmt::format("{}: the launch's \"{}\" must be 1 to 3 integers from {} to {}, "
-                                "not {}",
-                                origin, key, min, kMax, sizes.dump()));
+  LIFTX_USER_CHECK(sizes.is_array() && out.size() == sizes.size() && !(required && out.empty()),
+                   "{}: the launch's \"{}\" must be 1 to 3 integers from {} to {}, "
+                   "not {}",
+                   origin, key, min, kMax, sizes.dump());
   return out;
 }
 
 } // namespace
 
 exec::RunOptions run_options_for(const nlohmann::json& launch, const std::string& origin) {
-  if (!launch.is_object())
-    throw UserError(fmt::format("{}: a launch is a JSON object, not {}", origin, launch.dump()));
+  LIFTX_USER_CHECK(launch.is_object(), "{}: a launch is a JSON object, not {}", origin,
+                   launch.dump());
   exec::RunOptions options;
   options.global = launch_sizes(launch, "global", 1, origin);
   std::vector<int64_t> local = launch_sizes(launch, "local", 0, origin);
-  if (!local.empty() && local.size() != options.global.size())
-    throw UserError(fmt::format("{}: the launch has {} global sizes and {} local ones", origin,
-                                options.global.size(), local.size()));
+  LIFTX_USER_CHECK(!(!local.empty() && local.size() != options.global.size()),
+                   "{}: the launch has {} global sizes and {} local ones", origin,
+                   options.global.size(), local.size());
   bool all_set = !local.empty();
   for (int64_t l : local)
     all_set = all_set && l > 0;

@@ -195,9 +195,9 @@ ir::Program replace_at(const ir::Program& program, const Path& path, const Node&
   Node body = replace_in(program.body, path, 0, replacement);
   ir::Program result = program;
   result.body = std::get<ir::Expr>(body);
-  if (result.body.type() != program.body.type())
-    throw UserError(fmt::format("rewriting changed the program's type from {} to {}",
-                                program.body.type().to_string(), result.body.type().to_string()));
+  LIFTX_USER_CHECK(result.body.type() == program.body.type(),
+                   "rewriting changed the program's type from {} to {}",
+                   program.body.type().to_string(), result.body.type().to_string());
   return result;
 }
 
@@ -241,9 +241,7 @@ ir::Program apply_until_fixpoint(const ir::Program& program, const Rule& rule, i
     if (!changed)
       return current;
   }
-  throw InternalError(
-      fmt::format("rule {} did not reach a fixpoint in {} steps", rule.name, max_steps), __FILE__,
-      __LINE__);
+  LIFTX_UNREACHABLE("rule {} did not reach a fixpoint in {} steps", rule.name, max_steps);
 }
 
 } // namespace liftx::rewrite

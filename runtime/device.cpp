@@ -256,12 +256,12 @@ std::vector<target::DeviceProfile> matching_devices(std::string_view spec) {
 
 Device select_device(std::string_view spec) {
   Enumerated all = enumerate();
-  if (all.platforms.empty())
-    throw UserError(fmt::format(
-        "no OpenCL platform found (device '{}' requested). Install an OpenCL driver, or register "
-        "one: put a file containing the driver library's path (e.g. /usr/lib/libnvidia-opencl.so) "
-        "into a folder as NAME.icd and set OCL_ICD_VENDORS to that folder",
-        spec));
+  LIFTX_USER_CHECK(
+      !all.platforms.empty(),
+      "no OpenCL platform found (device '{}' requested). Install an OpenCL driver, or register "
+      "one: put a file containing the driver library's path (e.g. /usr/lib/libnvidia-opencl.so) "
+      "into a folder as NAME.icd and set OCL_ICD_VENDORS to that folder",
+      spec);
   const std::vector<std::pair<size_t, size_t>> found = matching_indices(all, spec);
   if (!found.empty()) {
     auto [p, d] = found.front();

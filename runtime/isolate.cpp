@@ -44,8 +44,7 @@ struct Pipe {
 
 Pipe make_pipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw UserError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  LIFTX_USER_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe: {}", std::strerror(errno));
   Pipe pipe;
   pipe.read_end.fd = fds[0];
   pipe.write_end.fd = fds[1];
@@ -80,8 +79,7 @@ std::string IsolatedResult::describe() const {
 
 IsolatedResult run_isolated(const std::vector<std::string>& argv,
                             std::chrono::milliseconds timeout) {
-  if (argv.empty())
-    throw UserError("run_isolated: no program given");
+  LIFTX_USER_CHECK(!argv.empty(), "run_isolated: no program given");
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + timeout;
 
@@ -119,8 +117,7 @@ IsolatedResult run_isolated(const std::vector<std::string>& argv,
   pid_t pid = -1;
   int spawn_error = ::posix_spawn(&pid, argv[0].c_str(), &setup.actions, &setup.attributes,
                                   args.data(), watched.environment());
-  if (spawn_error != 0)
-    throw UserError(fmt::format("cannot run '{}': {}", argv[0], std::strerror(spawn_error)));
+  LIFTX_USER_CHECK(spawn_error == 0, "cannot run '{}': {}", argv[0], std::strerror(spawn_error));
   out.write_end.reset();
   err.write_end.reset();
 
@@ -172,8 +169,7 @@ IsolatedResult run_isolated(const std::vector<std::string>& argv,
       reaped = true;
       break;
     }
-    if (done < 0 && errno != EINTR)
-      throw UserError(fmt::format("waitpid failed: {}", std::strerror(errno)));
+    LIFTX_USER_CHECK(!(done < 0 && errno != EINTR), "waitpid failed: {}", std::strerror(errno));
     if (std::chrono::steady_clock::now() >= deadline)
       result.timed_out = true;
     else
@@ -182,8 +178,7 @@ IsolatedResult run_isolated(const std::vector<std::string>& argv,
   if (result.timed_out)
     ::kill(-pid, SIGKILL);
   while (!reaped && ::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw UserError(fmt::format("waitpid failed: {}", std::strerror(errno)));
+    LIFTX_USER_CHECK(errno == EINTR, "waitpid failed: {}", std::strerror(errno));
   }
   result.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -94,9 +94,8 @@ Timing summarize_samples(std::vector<double> samples_ms) {
 namespace {
 
 void check_timing_counts(int warmup, int repeat) {
-  if (repeat < 1 || warmup < 0)
-    throw UserError(
-        fmt::format("timing needs repeat >= 1 and warmup >= 0 (got {} and {})", repeat, warmup));
+  LIFTX_USER_CHECK(repeat >= 1 && warmup >= 0,
+                   "timing needs repeat >= 1 and warmup >= 0 (got {} and {})", repeat, warmup);
 }
 
 /// Waits for `event` and reports a failed execution as a LaunchError.
@@ -194,8 +193,7 @@ Timing time_kernel(Device& device, cl::Kernel& kernel, const cl::NDRange& global
 }
 
 cl::Buffer allocate(Device& device, size_t bytes, cl_mem_flags flags) {
-  if (bytes == 0)
-    throw UserError("cannot allocate an empty OpenCL buffer");
+  LIFTX_USER_CHECK(bytes != 0, "cannot allocate an empty OpenCL buffer");
   if (device.profile.max_alloc_bytes > 0 && bytes > device.profile.max_alloc_bytes)
     throw LaunchError(Status::out_of_resources, CL_INVALID_BUFFER_SIZE,
                       fmt::format("a buffer of {} bytes exceeds the device's largest allocation "

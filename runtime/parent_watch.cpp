@@ -27,8 +27,8 @@ int watch_read_end() {
   static int read_end = -1;
   std::call_once(once, [] {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw UserError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    LIFTX_USER_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe: {}",
+                     std::strerror(errno));
     read_end = fds[0];
     // fds[1] is deliberately never closed: its closing at exit is the signal.
   });

@@ -40,8 +40,8 @@ nlohmann::json read_roofline_file(const std::filesystem::path& cache_dir) {
 } // namespace
 
 CopyBandwidth measure_copy_bandwidth(Device& device, size_t floats, int warmup, int repeat) {
-  if (floats == 0 || floats % 4 != 0)
-    throw UserError(fmt::format("the copy size must be a positive multiple of 4 (got {})", floats));
+  LIFTX_USER_CHECK(floats != 0 && floats % 4 == 0,
+                   "the copy size must be a positive multiple of 4 (got {})", floats);
   std::vector<float> input(floats);
   for (size_t i = 0; i < floats; ++i)
     input[i] = copy_input(i);

@@ -64,6 +64,17 @@ public:
 
 } // namespace liftx
 
+// One spelling per kind of failure: the CHECK macros state each rule as what must hold, so grep
+// finds them all, and a bare throw is one that no macro can say.
+// - A user error with a condition is LIFTX_USER_CHECK(what must hold, fmt, args...). `throw
+//   UserError(...)` stays where there is no condition to state (after a switch or a lookup that
+//   found nothing, in a catch that re-throws with context, `.located(...)`), where the error
+//   carries a SourceLoc (the macro takes none), and where the `if` declares what the message
+//   shows (`if (auto why = ...)`) or is a branch of an if-else chain.
+// - An internal error with a condition is LIFTX_INTERNAL_CHECK, one without is LIFTX_UNREACHABLE;
+//   neither is written as `throw InternalError(...)`, so every one carries __FILE__ and __LINE__.
+// The macros' messages are fmt format strings: a literal brace in one is doubled.
+
 /// Throws UserError(fmt::format(...)) unless `cond` holds.
 #define LIFTX_USER_CHECK(cond, ...)                                                                \
   do {                                                                                             \
@@ -78,5 +89,7 @@ public:
       throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__);                  \
   } while (0)
 
+/// Throws InternalError unconditionally: a case that cannot occur, or a failure that is a bug in
+/// liftx (e.g. caught around a call that must not fail).
 #define LIFTX_UNREACHABLE(...)                                                                     \
   throw ::liftx::InternalError(fmt::format(__VA_ARGS__), __FILE__, __LINE__)

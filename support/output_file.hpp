@@ -37,12 +37,11 @@ inline void refuse_overwriting_input(const std::filesystem::path& target,
                                      const std::vector<std::filesystem::path>& inputs,
                                      std::string_view option) {
   for (const std::filesystem::path& input : inputs)
-    if (same_file(target, input))
-      throw UserError(
-          fmt::format("{} {}{} is an input of this command: refusing to write over "
-                      "it; choose another output file",
-                      option, target.string(),
-                      target == input ? "" : " (another name of " + input.string() + ")"));
+    LIFTX_USER_CHECK(!same_file(target, input),
+                     "{} {}{} is an input of this command: refusing to write over "
+                     "it; choose another output file",
+                     option, target.string(),
+                     target == input ? "" : " (another name of " + input.string() + ")");
 }
 
 namespace output_file_detail {
@@ -52,16 +51,14 @@ inline void write_all(int fd, std::string_view bytes, const std::filesystem::pat
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0)
-      throw UserError(fmt::format("cannot write {}: {}", shown.string(),
-                                  n < 0 ? std::strerror(errno) : "nothing written"));
+    LIFTX_USER_CHECK(n > 0, "cannot write {}: {}", shown.string(),
+                     n < 0 ? std::strerror(errno) : "nothing written");
     bytes.remove_prefix(static_cast<size_t>(n));
   }
 }
 
 inline void close_checked(int fd, const std::filesystem::path& shown) {
-  if (::close(fd) != 0)
-    throw UserError(fmt::format("cannot write {}: {}", shown.string(), std::strerror(errno)));
+  LIFTX_USER_CHECK(::close(fd) == 0, "cannot write {}: {}", shown.string(), std::strerror(errno));
 }
 
 } // namespace output_file_detail
@@ -77,13 +74,12 @@ inline void replace_file(const std::filesystem::path& target, std::string_view b
   std::filesystem::path temp = target;
   temp += fmt::format(".liftx-tmp-{}-{}", static_cast<long>(::getpid()), calls.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
+  LIFTX_USER_CHECK(fd >= 0, "cannot write {}: {}", target.string(), std::strerror(errno));
   bool open = true;
   try {
     write_all(fd, bytes, target);
-    if (durable && ::fsync(fd) != 0)
-      throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
+    LIFTX_USER_CHECK(!(durable && ::fsync(fd) != 0), "cannot write {}: {}", target.string(),
+                     std::strerror(errno));
     open = false; // close releases the descriptor even when it fails
     close_checked(fd, target);
   } catch (...) {
@@ -111,8 +107,7 @@ inline void write_output_file(const std::filesystem::path& target, std::string_v
     // A device or a pipe (/dev/stdout, /dev/full) cannot be replaced by a rename: written in
     // place, its errors reported.
     const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      throw UserError(fmt::format("cannot write {}: {}", target.string(), std::strerror(errno)));
+    LIFTX_USER_CHECK(fd >= 0, "cannot write {}: {}", target.string(), std::strerror(errno));
     try {
       write_all(fd, bytes, target);
     } catch (...) {

@@ -132,9 +132,9 @@ T profile_integer(const nlohmann::json& value, std::string_view name, int64_t lo
     v = static_cast<int64_t>(value.get<uint64_t>());
   else if (value.is_number_integer() && !value.is_number_unsigned())
     v = value.get<int64_t>();
-  if (!v || *v < lo || *v > hi)
-    throw UserError(fmt::format("device profile: {} is {}; expected a whole number from {} to {}",
-                                name, value.dump(), lo, hi));
+  LIFTX_USER_CHECK(v && *v >= lo && *v <= hi,
+                   "device profile: {} is {}; expected a whole number from {} to {}", name,
+                   value.dump(), lo, hi);
   return static_cast<T>(*v);
 }
 
@@ -174,10 +174,10 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
     p.local_mem_bytes = profile_field<uint64_t>(json, "local_mem_bytes", 0);
     p.max_work_group_size = profile_field<uint64_t>(json, "max_work_group_size", 1);
     const nlohmann::json& item_sizes = json.at("max_work_item_sizes");
-    if (!item_sizes.is_array() || item_sizes.empty() || item_sizes.size() > 3)
-      throw UserError(fmt::format("device profile: max_work_item_sizes is {}; expected 1 to 3 "
-                                  "whole numbers of at least 1",
-                                  item_sizes.dump()));
+    LIFTX_USER_CHECK(item_sizes.is_array() && !item_sizes.empty() && item_sizes.size() <= 3,
+                     "device profile: max_work_item_sizes is {}; expected 1 to 3 "
+                     "whole numbers of at least 1",
+                     item_sizes.dump());
     p.max_work_item_sizes.clear();
     for (const nlohmann::json& size : item_sizes)
       p.max_work_item_sizes.push_back(profile_integer<uint64_t>(size, "max_work_item_sizes", 1));
@@ -187,10 +187,10 @@ void from_json(const nlohmann::json& json, DeviceProfile& p) {
     p.registers_per_work_group = profile_field<uint32_t>(json, "registers_per_work_group", 0, 0u);
     json.at("key").get_to(p.key);
     p.memory_gbs = json.value("memory_gbs", 0.0); // absent in profiles stored before it existed
-    if (!std::isfinite(p.memory_gbs) || p.memory_gbs < 0)
-      throw UserError(fmt::format("device profile: memory_gbs is {}; expected a bandwidth of 0 "
-                                  "(unknown) or more GB/s",
-                                  json.at("memory_gbs").dump()));
+    LIFTX_USER_CHECK(std::isfinite(p.memory_gbs) && p.memory_gbs >= 0,
+                     "device profile: memory_gbs is {}; expected a bandwidth of 0 "
+                     "(unknown) or more GB/s",
+                     json.at("memory_gbs").dump());
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("malformed device profile JSON: {}", e.what()));
   }

@@ -3,11 +3,11 @@
 // checked, untimed run of a variant's launch against its high-level stencil, so that a rewrite
 // that changed the function cannot pass.
 #include "exec/run.hpp"
-#include "rewrite/space.hpp"
+#include "space/space.hpp"
 
 namespace liftx::test {
 
-inline exec::RunOptions verify_options(const rewrite::Variant& variant,
+inline exec::RunOptions verify_options(const space::Variant& variant,
                                        const ir::Program& reference) {
   exec::RunOptions o;
   o.check = true;

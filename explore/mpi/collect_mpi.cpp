@@ -7,11 +7,10 @@ namespace liftx::explore::mpi {
 
 MpiCollectResult collect(const CollectOptions& options, const MpiOptions& mpi,
                          const std::function<void(const CollectProgress&)>& progress) {
-  if (mpi.batch < 1)
-    throw UserError("--mpi-batch must be at least 1");
-  if (options.plan_only)
-    throw UserError("--plan-only needs no device and no MPI: plan in one process, then collect "
-                    "with --mpi");
+  LIFTX_USER_CHECK(mpi.batch >= 1, "--mpi-batch must be at least 1");
+  LIFTX_USER_CHECK(!options.plan_only,
+                   "--plan-only needs no device and no MPI: plan in one process, then collect "
+                   "with --mpi");
   RankFarm farm(options, mpi);
   MpiCollectResult result;
   result.rank = farm.rank();

@@ -45,8 +45,7 @@ constexpr auto kAliveInterval = std::chrono::seconds(1);
 constexpr auto kHelloLimit = std::chrono::seconds(120);
 
 void check(int rc, const char* call) {
-  if (rc != MPI_SUCCESS)
-    throw InternalError(fmt::format("{} failed with MPI error {}", call, rc), __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(rc == MPI_SUCCESS, "{} failed with MPI error {}", call, rc);
 }
 
 /// MPI for the life of a collection: initialised once per process, finalised on scope exit.
@@ -55,12 +54,11 @@ public:
   Session() {
     int initialised = 0;
     MPI_Initialized(&initialised);
-    if (initialised)
-      throw UserError("--mpi: MPI is already initialised in this process");
+    LIFTX_USER_CHECK(!initialised, "--mpi: MPI is already initialised in this process");
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-    if (provided < MPI_THREAD_FUNNELED)
-      throw UserError("--mpi: this MPI library does not allow threads (MPI_THREAD_FUNNELED)");
+    LIFTX_USER_CHECK(provided >= MPI_THREAD_FUNNELED,
+                     "--mpi: this MPI library does not allow threads (MPI_THREAD_FUNNELED)");
     // An error talking to a dead rank is ours to handle, not a reason to abort the job.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -203,7 +201,7 @@ Tag tag_of(const Event& event) {
   case Event::Kind::failed:
     return kFailed;
   }
-  throw InternalError("unknown event kind", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("unknown event kind");
 }
 
 std::string event_text(const Event& event) {
@@ -215,7 +213,7 @@ std::string event_text(const Event& event) {
   case Event::Kind::failed:
     return nlohmann::json{{"message", event.message}}.dump();
   }
-  throw InternalError("unknown event kind", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("unknown event kind");
 }
 
 Event event_from(int tag, const std::string& text) {
@@ -458,14 +456,13 @@ public:
       if (!busy)
         std::this_thread::sleep_for(kPollInterval);
     }
-    if (!pending_.empty() && !out_of_time() && live_slots() == 0)
-      throw UserError(fmt::format("{} --mpi: every rank failed; what was measured is stored "
-                                  "({}).{}",
-                                  mpi_.command,
-                                  mpi_.command == "collect"
-                                      ? "--resume continues"
-                                      : "the same command again does not measure it again",
-                                  problems()));
+    LIFTX_USER_CHECK(!(!pending_.empty() && !out_of_time() && live_slots() == 0),
+                     "{} --mpi: every rank failed; what was measured is stored "
+                     "({}).{}",
+                     mpi_.command,
+                     mpi_.command == "collect" ? "--resume continues"
+                                               : "the same command again does not measure it again",
+                     problems());
   }
 
   int64_t worker_restarts() const override {
@@ -733,20 +730,17 @@ int RankFarm::ranks() const {
 }
 
 RankReport RankFarm::serve() {
-  if (state_->coordinator)
-    throw InternalError("RankFarm::serve on rank 0", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(!state_->coordinator, "RankFarm::serve on rank 0");
   return mpi::serve(state_->options, state_->mpi, state_->session);
 }
 
 Measurer& RankFarm::measurer() {
-  if (!state_->coordinator)
-    throw InternalError("RankFarm::measurer on a rank other than 0", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(state_->coordinator, "RankFarm::measurer on a rank other than 0");
   return *state_->coordinator;
 }
 
 std::vector<RankReport> RankFarm::finish() {
-  if (!state_->coordinator)
-    throw InternalError("RankFarm::finish on a rank other than 0", __FILE__, __LINE__);
+  LIFTX_INTERNAL_CHECK(state_->coordinator, "RankFarm::finish on a rank other than 0");
   state_->finished = true;
   state_->session.finalize = state_->coordinator->finish();
   return state_->coordinator->reports();

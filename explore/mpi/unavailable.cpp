@@ -28,15 +28,15 @@ int RankFarm::ranks() const {
 }
 
 RankReport RankFarm::serve() {
-  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("RankFarm without MPI");
 }
 
 Measurer& RankFarm::measurer() {
-  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("RankFarm without MPI");
 }
 
 std::vector<RankReport> RankFarm::finish() {
-  throw InternalError("RankFarm without MPI", __FILE__, __LINE__);
+  LIFTX_UNREACHABLE("RankFarm without MPI");
 }
 
 } // namespace liftx::explore::mpi

@@ -1,5 +1,6 @@
 /// evaluate, substitute and free_vars.
 #include "ir/arith/simplify_internal.hpp"
+#include "support/error.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -37,8 +38,7 @@ public:
       return n.value;
     case Kind::Var: {
       auto it = bindings_.find(n.name);
-      if (it == bindings_.end())
-        throw UserError(fmt::format("unbound variable '{}' in {}", n.name, e.to_string()));
+      LIFTX_USER_CHECK(it != bindings_.end(), "unbound variable '{}' in {}", n.name, e.to_string());
       return Rational{it->second, 1};
     }
     case Kind::Sum: {
@@ -73,8 +73,7 @@ public:
     case Kind::IntDiv:
     case Kind::Mod: {
       int64_t a = integer(n.operands[0]), b = integer(n.operands[1]);
-      if (b == 0)
-        throw UserError(fmt::format("division by zero in {}", e.to_string()));
+      LIFTX_USER_CHECK(b != 0, "division by zero in {}", e.to_string());
       if (b == -1) {
         if (n.kind == Kind::Mod)
           return Rational{0, 1};
@@ -122,8 +121,7 @@ public:
   /// base^k; `e` (the power) names it in errors.
   static Rational power(Rational base, int64_t k, const Expr& e) {
     if (k < 0) {
-      if (base.num == 0)
-        throw UserError(fmt::format("division by zero in {}", e.to_string()));
+      LIFTX_USER_CHECK(base.num != 0, "division by zero in {}", e.to_string());
       base = detail::make_rational(base.den, base.num);
       k = -k;
     }
@@ -135,9 +133,8 @@ public:
 
   int64_t integer(const Expr& e) {
     Rational r = eval(e);
-    if (r.den != 1)
-      throw UserError(fmt::format("inexact exact division: {} evaluates to {}/{}", e.to_string(),
-                                  r.num, r.den));
+    LIFTX_USER_CHECK(r.den == 1, "inexact exact division: {} evaluates to {}/{}", e.to_string(),
+                     r.num, r.den);
     return r.num;
   }
 

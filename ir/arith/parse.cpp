@@ -6,6 +6,7 @@
 ///   primary := INT | NAME | ('min' | 'max') '(' sum ',' sum ')'
 ///            | '(' sum [CMP sum '?' sum ':' sum] ')'
 #include "ir/arith/simplify_internal.hpp"
+#include "support/error.hpp"
 
 #include <cctype>
 #include <limits>
@@ -105,8 +106,8 @@ private:
   /// The simplifier keeps `x / 0` as a node (it may sit in a branch never taken, and printed
   /// expressions must parse back); written by the user, it is a mistake.
   const Expr& nonzero_divisor(const Expr& divisor) const {
-    if (user_written_ && divisor.is_constant() && divisor.as_constant() == 0)
-      throw UserError("division by zero");
+    LIFTX_USER_CHECK(!(user_written_ && divisor.is_constant() && divisor.as_constant() == 0),
+                     "division by zero");
     return divisor;
   }
 
@@ -114,9 +115,8 @@ private:
   /// (printed expressions carry rational constants such as `1 /^ 2` as terms of sums).
   Expr exact_quotient_of(const Expr& a, const Expr& b) const {
     Expr q = exact_div(a, b);
-    if (user_written_ && a.is_constant() && b.is_constant() && !q.as_constant())
-      throw UserError(
-          fmt::format("exact division {} /^ {} is not exact", a.to_string(), b.to_string()));
+    LIFTX_USER_CHECK(!(user_written_ && a.is_constant() && b.is_constant() && !q.as_constant()),
+                     "exact division {} /^ {} is not exact", a.to_string(), b.to_string());
     return q;
   }
 

@@ -2,6 +2,7 @@
 
 #include "ir/interp/evaluator.hpp"
 #include "ir/interp/value.hpp"
+#include "support/error.hpp"
 #include "support/output_file.hpp"
 
 #include <algorithm>
@@ -68,10 +69,9 @@ int64_t evaluate_length(const arith::Expr& length, const ir::Type& t, const Size
       try {
         const int64_t den = arith::evaluate(*divisor, sizes);
         const int64_t num = arith::evaluate(length * *divisor, sizes);
-        if (den != 0 && num % den != 0)
-          throw UserError(fmt::format("length {} of type {}: {} is not a multiple of {}{}",
-                                      length.to_string(), t.to_string(), num, den,
-                                      bindings_text(t, sizes)));
+        LIFTX_USER_CHECK(!(den != 0 && num % den != 0),
+                         "length {} of type {}: {} is not a multiple of {}{}", length.to_string(),
+                         t.to_string(), num, den, bindings_text(t, sizes));
       } catch (const UserError& inner) {
         if (inner.message().rfind("length ", 0) == 0)
           throw;
@@ -270,15 +270,13 @@ HostArray read_input(const std::string& path, const ir::Type& t, const Sizes& si
   LIFTX_USER_CHECK(!std::filesystem::is_directory(path, ec), "cannot read {}: it is a directory",
                    path);
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  LIFTX_USER_CHECK(in, "cannot read {}: {}", path, std::strerror(errno));
   // Read at most one float more than the shape needs: a larger file (or /dev/zero) is refused
   // without reading it all.
   const size_t expected = static_cast<size_t>(out.size()) * sizeof(float);
   std::vector<char> bytes(expected + sizeof(float));
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (in.bad())
-    throw UserError(fmt::format("cannot read {}: read error", path));
+  LIFTX_USER_CHECK(!in.bad(), "cannot read {}: read error", path);
   bytes.resize(static_cast<size_t>(in.gcount()));
   LIFTX_USER_CHECK(bytes.size() <= expected, "{} has more than the {} floats {} needs{}", path,
                    out.size(), what, bindings_text(t, sizes));

@@ -44,9 +44,8 @@ namespace {
 
 [[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(int64_t index, int64_t length,
                                                                 bool from_program) {
-  if (from_program)
-    throw UserError(
-        fmt::format("index {} is out of bounds of an array of length {}", index, length));
+  LIFTX_USER_CHECK(!from_program, "index {} is out of bounds of an array of length {}", index,
+                   length);
   LIFTX_UNREACHABLE("index {} out of bounds of an array level of length {}", index, length);
 }
 

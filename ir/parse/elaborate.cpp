@@ -5,6 +5,7 @@
 
 #include "ir/derived.hpp"
 #include "ir/primitives.hpp"
+#include "support/error.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -769,18 +770,16 @@ private:
 
   /// The element type `levels` array levels below the single argument type.
   ir::Type element_type(const Primitive& p, const std::vector<ir::Type>& types, int levels) {
-    if (types.size() != 1)
-      throw UserError(
-          fmt::format("{} expects 1 {}, got {}", p.name, p.data_noun, describe_types(types)));
+    LIFTX_USER_CHECK(types.size() == 1, "{} expects 1 {}, got {}", p.name, p.data_noun,
+                     describe_types(types));
     ir::Type t = types[0];
     for (int i = 0; i < levels; ++i) {
       const auto* array = t.as<ir::ArrayType>();
-      if (!array)
-        throw UserError(fmt::format("{} expects {}, got {}", p.name,
-                                    levels == 1   ? "an array"
-                                    : levels == 2 ? "a 2-dimensional array"
-                                                  : "a 3-dimensional array",
-                                    types[0].to_string()));
+      LIFTX_USER_CHECK(array, "{} expects {}, got {}", p.name,
+                       levels == 1   ? "an array"
+                       : levels == 2 ? "a 2-dimensional array"
+                                     : "a 3-dimensional array",
+                       types[0].to_string());
       t = array->element;
     }
     return t;
@@ -811,8 +810,8 @@ private:
     }
     case node_kind<ir::Iterate>: {
       arith::Expr count = size(*args[0]);
-      if (types.size() != 1)
-        throw UserError(fmt::format("iterate expects 1 argument, got {}", describe_types(types)));
+      LIFTX_USER_CHECK(types.size() == 1, "iterate expects 1 argument, got {}",
+                       describe_types(types));
       return ir::iterate(count, function(*args[1], types));
     }
     case node_kind<ir::Zip>:

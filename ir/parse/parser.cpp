@@ -2,6 +2,7 @@
 
 #include "ir/parse/elaborate.hpp"
 #include "ir/parse/syntax.hpp"
+#include "support/error.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -44,8 +45,7 @@ ir::Module parse_file(const std::string& path) {
   errno = 0;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
-  if (!file)
-    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  LIFTX_USER_CHECK(file, "cannot read {}: {}", path, std::strerror(errno));
   // A bound on what is read: `/dev/zero` or a huge file is refused instead of exhausting memory.
   // The parser, the checker and the printers hold a few hundred bytes per source byte (a 60 MB
   // file reached std::bad_alloc); 4 MiB is a thousand times the largest stencil written so far.
@@ -55,12 +55,10 @@ ir::Module parse_file(const std::string& path) {
   size_t n = 0;
   while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) {
     text.append(buffer, n);
-    if (text.size() > kMaxSourceBytes)
-      throw UserError(
-          fmt::format("{}: larger than {} MiB; not a .lift source", path, kMaxSourceBytes >> 20));
+    LIFTX_USER_CHECK(text.size() <= kMaxSourceBytes, "{}: larger than {} MiB; not a .lift source",
+                     path, kMaxSourceBytes >> 20);
   }
-  if (std::ferror(file.get()))
-    throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  LIFTX_USER_CHECK(!std::ferror(file.get()), "cannot read {}: {}", path, std::strerror(errno));
   return parse_module(text, path);
 }
 

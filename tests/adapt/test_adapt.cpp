@@ -135,7 +135,7 @@ TEST_CASE("a candidate applies where its tiles and work-group divide the shape")
   c.printed = kTiledSmoother;
   c.strategy = "workgroup1d";
   c.local = {8};
-  const std::optional<rewrite::Variant> at64 = adapt::candidate_at(c, {{"N", 64}}, limits);
+  const std::optional<space::Variant> at64 = adapt::candidate_at(c, {{"N", 64}}, limits);
   REQUIRE(at64);
   CHECK(at64->launch.tied);
   CHECK(at64->launch.global[0] == 64);
@@ -152,7 +152,7 @@ TEST_CASE("a member's work-group is fitted to a shape it does not divide, and sa
   c.strategy = "global1d";
   c.local = {16};
   adapt::Fit fit = adapt::Fit::rounded;
-  std::optional<rewrite::Variant> v = adapt::candidate_at_fitted(c, {{"N", 64}}, limits, &fit);
+  std::optional<space::Variant> v = adapt::candidate_at_fitted(c, {{"N", 64}}, limits, &fit);
   REQUIRE(v);
   CHECK(fit == adapt::Fit::as_measured);
   CHECK(v->launch.local[0] == 16);
@@ -246,8 +246,7 @@ TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too,
   for (int64_t n : {64, 37, 1, 32}) {
     CAPTURE(n);
     adapt::Fit fit = adapt::Fit::rounded;
-    const std::optional<rewrite::Variant> v =
-        adapt::candidate_at_fitted(c, {{"N", n}}, limits, &fit);
+    const std::optional<space::Variant> v = adapt::candidate_at_fitted(c, {{"N", n}}, limits, &fit);
     REQUIRE(v);
     CHECK(fit == adapt::Fit::as_measured);
     CHECK(v->launch.global[0] == 32); // the grid strides over the sizes
@@ -255,7 +254,7 @@ TEST_CASE("a fixed-grid candidate runs as measured at every shape, odd ones too,
     CHECK(v->launch.tied == (n == 32)); // the tied launch where the grid is the mapped length
   }
   // It goes back to the same candidate.
-  const std::optional<rewrite::Variant> at64 = adapt::candidate_at(c, {{"N", 64}}, limits);
+  const std::optional<space::Variant> at64 = adapt::candidate_at(c, {{"N", 64}}, limits);
   REQUIRE(at64);
   const adapt::AdaptiveCandidate again =
       adapt::candidate_of(*at64, parse::parse_module(c.printed, "<test>"));

@@ -6,8 +6,8 @@
 #include "adapt/header.hpp"
 #include "codegen/kernel.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -35,14 +35,14 @@ namespace {
 /// tiled one.
 std::vector<adapt::AdaptiveCandidate> sample_candidates(const ir::Module& module,
                                                         size_t per_strategy) {
-  rewrite::SpaceOptions options;
+  space::SpaceOptions options;
   options.sizes = {{"M", 64}, {"N", 96}};
   options.device = runtime::named_profile("nvidia").limits();
-  rewrite::VariantStream stream(module.main(), options);
+  space::VariantStream stream(module.main(), options);
   std::map<std::string, size_t> taken;
   std::vector<adapt::AdaptiveCandidate> out;
   std::mt19937_64 rng(17);
-  rewrite::Variant v;
+  space::Variant v;
   bool shape_free = false; // one member that applies at every shape (the fallback)
   bool fixed_free = false, fixed_tiled = false;
   while (stream.next(v)) {
@@ -192,7 +192,7 @@ int main() {
       if (pick) {
         // The launch liftx runs for that pick: its global size.
         adapt::Fit fit = adapt::Fit::as_measured;
-        const std::optional<rewrite::Variant> v =
+        const std::optional<space::Variant> v =
             adapt::candidate_at_fitted(a.portfolio[pick->member], sizes, limits, &fit);
         REQUIRE(v);
         std::array<int64_t, 3> global{1, 1, 1};

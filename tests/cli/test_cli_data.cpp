@@ -198,6 +198,46 @@ TEST_CASE("every command spells and describes its shared options the same way") 
     CHECK(contains(text, "--model") == (std::string(command) == "evaluate"));
   }
   CHECK(contains(help("evaluate"), "--model TEXT ... judge these trained model files"));
+  // One word per idea; an older spelling still parses but is not shown.
+  for (const char* command : {"run", "devices", "roofline", "launch"}) {
+    CAPTURE(command);
+    const std::string text = help(command);
+    CHECK(contains(text, "--format TEXT:{table,json} table (default) or json"));
+    CHECK_FALSE(contains(text, "--json"));
+  }
+  for (const char* command : {"explore", "roofline"}) {
+    CAPTURE(command);
+    CHECK(contains(help(command), "--remeasure "));
+    CHECK_FALSE(contains(help(command), "--refresh "));
+  }
+  for (const char* command : {"explore", "run"}) {
+    CAPTURE(command);
+    CHECK(contains(help(command), "--print-kernel "));
+    CHECK_FALSE(contains(help(command), "--show-kernel"));
+  }
+  for (const char* command : {"train", "evaluate", "replay", "route", "db"}) {
+    CAPTURE(command);
+    const std::string text = help(command);
+    CHECK(contains(text, "--device-key TEXT "));
+    CHECK_FALSE(contains(text, "--device TEXT")); // --device names an OpenCL device only
+  }
+}
+
+TEST_CASE("an older spelling gives what the one in --help gives") {
+  const std::string run = "run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
+                          "--size M=24,N=40 --repeat 1 --no-roofline ";
+  RunResult format = liftx(run + "--format json --print-kernel");
+  RunResult older = liftx(run + "--json --show-kernel");
+  CAPTURE(format.err);
+  CAPTURE(older.err);
+  REQUIRE(format.exit_code == 0);
+  REQUIRE(older.exit_code == 0);
+  for (const RunResult* r : {&format, &older}) {
+    CHECK(contains(r->out, "\"status\": \"ok\""));
+    CHECK(contains(r->out, "\"passed\": true"));
+  }
+  CHECK(liftx(run + "--format yaml").exit_code != 0);
+  CHECK(liftx("train --db nowhere.db --device-key a --device b").exit_code != 0);
 }
 
 TEST_CASE("features prints the documented columns in CSV and in JSON") {
@@ -440,7 +480,7 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
                          "\n  features profile cpu: 800 configurations\n"
                          // pocl.db predates two columns: the summary says so.
                          "    rows stored by an older liftx lack line_segments_per_warp_access, "
-                         "global_access_width: `liftx db --refresh-features cpu [--device KEY]` "
+                         "global_access_width: `liftx db --refresh-features cpu [--device-key KEY]` "
                          "recomputes them\n";
   for (const std::string& s : kStencils)
     expected += "  " + s + std::string(14 - s.size(), ' ') + "   100: ok 100\n";
@@ -494,7 +534,7 @@ TEST_CASE("db summarises a database and exports it as CSV and T4 JSON") {
   CHECK(first.at("measurements").at(0).at("unit") == "ms");
   CHECK(first.at("times").at("runtimes").at(0) == first.at("measurements").at(0).at("value"));
   RunResult t4_file =
-      liftx("db --db '" + db + "' --device " + kPoclDevice + " --t4 '" + dir / "t4.json" + "'");
+      liftx("db --db '" + db + "' --device-key " + kPoclDevice + " --t4 '" + dir / "t4.json" + "'");
   REQUIRE(t4_file.exit_code == 0);
   CHECK(read_text(dir.path / "t4.json") == t4.out);
   // A device the database does not hold is an error, not an empty export (issue 20).
@@ -543,13 +583,13 @@ TEST_CASE("db --refresh-features reports what it rewrote; refuses an unknown pro
   RunResult both = liftx("db --db '" + db + "' --refresh-features cpu --csv -");
   CHECK(both.exit_code != 0);
   RunResult no_device =
-      liftx("db --db '" + db + "' --refresh-features cpu --device no-such-device");
+      liftx("db --db '" + db + "' --refresh-features cpu --device-key no-such-device");
   check_user_error(no_device);
   CHECK(contains(no_device.err, "no-such-device"));
   // A profile the database stored no features for (here with --device, which skips the name
   // check): refused, not reported as 0 of 0 refreshed.
   RunResult no_features =
-      liftx("db --db '" + db + "' --refresh-features nvidia --device " + std::string(kPoclDevice));
+      liftx("db --db '" + db + "' --refresh-features nvidia --device-key " + std::string(kPoclDevice));
   check_user_error(no_features);
   CHECK(contains(no_features.err, "no features stored for profile nvidia"));
   CHECK(read_text(db) == before);

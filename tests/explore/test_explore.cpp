@@ -6,9 +6,9 @@
 #include "explore_test_env.hpp"
 #include "perfdb/db.hpp"
 #include "perfdb/record.hpp"
-#include "rewrite/variant_filter.hpp"
 #include "runtime/device.hpp"
 #include "runtime/isolate.hpp"
+#include "space/variant_filter.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -531,7 +531,7 @@ TEST_CASE("collect: planned without a device, measured later by builders and a w
 
 TEST_CASE("variant filters: KEY=V1|V2 parsed, matched on strategy, launch and parameters, and "
           "named back") {
-  rewrite::Variant v;
+  space::Variant v;
   v.strategy = "window";
   v.parameters = {{"tile_x", 4}, {"vector", 2}};
   v.launch.dims = 2;
@@ -539,12 +539,12 @@ TEST_CASE("variant filters: KEY=V1|V2 parsed, matched on strategy, launch and pa
   v.launch.local = {32, 8, 1};
   v.launch.tied = true;
   auto keeps = [&](std::vector<std::string> texts) {
-    std::vector<rewrite::VariantFilter> filters;
+    std::vector<space::VariantFilter> filters;
     for (const std::string& t : texts)
-      filters.push_back(rewrite::parse_variant_filter(t));
-    const bool kept = rewrite::matches(v, filters);
+      filters.push_back(space::parse_variant_filter(t));
+    const bool kept = space::matches(v, filters);
     // A ranking filters by the variant's parts before it builds the Variant: the same answer.
-    CHECK(rewrite::matches(v.strategy, v.parameters, v.launch, filters) == kept);
+    CHECK(space::matches(v.strategy, v.parameters, v.launch, filters) == kept);
     return kept;
   };
   CHECK(keeps({}));
@@ -553,11 +553,11 @@ TEST_CASE("variant filters: KEY=V1|V2 parsed, matched on strategy, launch and pa
   CHECK_FALSE(keeps({"strategy=window", "vector=4"}));
   CHECK_FALSE(keeps({"local=32x8x1"})); // a 2D launch has two sizes
   CHECK_FALSE(keeps({"tile_y=1"}));
-  const std::vector<rewrite::VariantFilter> two = {rewrite::parse_variant_filter("tile_x=2|4"),
-                                                   rewrite::parse_variant_filter("tied=false")};
-  CHECK(rewrite::describe(two) == "tile_x=2|4 tied=false");
+  const std::vector<space::VariantFilter> two = {space::parse_variant_filter("tile_x=2|4"),
+                                                 space::parse_variant_filter("tied=false")};
+  CHECK(space::describe(two) == "tile_x=2|4 tied=false");
   for (const char* bad : {"tile_x", "=4", "tile_x=", "tile_x=2||4", "tile_x=4|"})
-    CHECK_THROWS_AS(rewrite::parse_variant_filter(bad), UserError);
+    CHECK_THROWS_AS(space::parse_variant_filter(bad), UserError);
 }
 
 TEST_CASE("collect --where: the plan samples only the variants the filters keep, and is a plan "

@@ -223,7 +223,7 @@ TEST_CASE("traffic pruning ranks exactly the variants within F times the least m
   CHECK_THROWS_AS(explore::rank(jacobi(), m, o), UserError);
 }
 
-TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
+TEST_CASE("ranking a sample ranks exactly the variants space::sample draws") {
   explore::RankOptions o;
   o.sizes = {{"M", 16}, {"N", 16}};
   o.sample = 40;
@@ -232,12 +232,12 @@ TEST_CASE("ranking a sample ranks exactly the variants rewrite::sample draws") {
   auto ranked = explore::rank(jacobi(), m, o).ranked;
   REQUIRE(ranked.size() == 40);
 
-  rewrite::SpaceOptions space;
-  space.sizes = o.sizes;
-  space.device = runtime::named_profile("cpu").limits();
-  rewrite::VariantStream stream(jacobi(), space);
+  space::SpaceOptions space_options;
+  space_options.sizes = o.sizes;
+  space_options.device = runtime::named_profile("cpu").limits();
+  space::VariantStream stream(jacobi(), space_options);
   std::set<int64_t> drawn, got;
-  for (const rewrite::Variant& v : rewrite::sample(stream, 40, 3))
+  for (const space::Variant& v : space::sample(stream, 40, 3))
     drawn.insert(v.index);
   for (const explore::RankedVariant& r : ranked)
     got.insert(r.variant.index);
@@ -320,7 +320,7 @@ TEST_CASE("a fused launch is ranked per step: its prediction counts the steps it
   const explore::RankResult result = explore::rank(heat, m, o);
   std::set<int64_t> degrees;
   for (const explore::RankedVariant& r : result.ranked) {
-    const double steps = double(rewrite::steps_per_launch(r.variant));
+    const double steps = double(space::steps_per_launch(r.variant));
     degrees.insert(int64_t(steps));
     const Eigen::Map<const Eigen::RowVectorXd> row(r.columns.data(),
                                                    Eigen::Index(r.columns.size()));

@@ -2,8 +2,8 @@
 // consolidated (tests/data/): a refactoring that changes a count, a rejection reason or a feature
 // value fails here. Regenerate a table only for a deliberate change of behaviour, and say so.
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 
 #include "../sanitized.hpp"
 
@@ -47,14 +47,14 @@ std::string read_file(const std::string& path) {
 std::vector<std::string> space_table(const std::string& stencil, const std::string& profile,
                                      int64_t m, int64_t n) {
   ir::Module module = parse::parse_file(source_path("stencils/" + stencil + ".lift"));
-  rewrite::SpaceOptions options;
+  space::SpaceOptions options;
   options.sizes = {{"M", m}, {"N", n}};
   options.device = runtime::named_profile(profile).limits();
-  rewrite::VariantStream stream(module.main(), options);
-  rewrite::Variant v;
+  space::VariantStream stream(module.main(), options);
+  space::Variant v;
   while (stream.next(v)) {
   }
-  const rewrite::SpaceCounts& c = stream.counts();
+  const space::SpaceCounts& c = stream.counts();
   std::vector<std::string> out{fmt::format(
       "{} {} M={} N={}: variants {} sources {} lowered {} high_level {}", stencil, profile, m, n,
       c.variants, c.distinct_sources, c.lowered_programs, c.high_level_programs)};

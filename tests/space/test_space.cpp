@@ -6,8 +6,8 @@
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
 #include "rewrite/reduction.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 
 #include "../sanitized.hpp"
 #include "../verify_options.hpp"
@@ -35,14 +35,14 @@ ir::Module load(const std::string& name) {
   return parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/" + name + ".lift");
 }
 
-rewrite::SpaceOptions options_for(const Sizes& sizes, const std::string& profile = "nvidia") {
-  rewrite::SpaceOptions o;
+space::SpaceOptions options_for(const Sizes& sizes, const std::string& profile = "nvidia") {
+  space::SpaceOptions o;
   o.sizes = sizes;
   o.device = runtime::named_profile(profile).limits();
   return o;
 }
 
-rewrite::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
+space::SpaceOptions options_for(int64_t m, int64_t n, const std::string& profile = "nvidia") {
   return options_for({{"M", m}, {"N", n}}, profile);
 }
 
@@ -52,7 +52,7 @@ ir::Module load_test_program(const std::string& name) {
 }
 
 /// Identity of a variant for comparisons: strategy, parameters, launch and the kernel source hash.
-std::string describe(const rewrite::Variant& v) {
+std::string describe(const space::Variant& v) {
   std::string s = v.strategy;
   for (const auto& [k, val] : v.parameters)
     s += fmt::format(" {}={}", k, val);
@@ -88,8 +88,8 @@ TEST_CASE("every stencil has thousands of variants and hundreds of kernels at 10
     for (int64_t size : {1024, 4096}) {
       CAPTURE(name);
       CAPTURE(size);
-      rewrite::VariantStream stream(module.main(), options_for(size, size));
-      rewrite::Variant v;
+      space::VariantStream stream(module.main(), options_for(size, size));
+      space::Variant v;
       std::set<std::string> variants;
       std::set<size_t> sources;
       bool local_tile = false;
@@ -134,9 +134,9 @@ TEST_CASE("launches respect the device limits and local divides global") {
     for (const char* profile : {"nvidia", "amd"}) {
       CAPTURE(c.module.main().name);
       CAPTURE(profile);
-      rewrite::SpaceOptions o = options_for(c.sizes, profile);
-      rewrite::VariantStream stream(c.module.main(), o);
-      rewrite::Variant v;
+      space::SpaceOptions o = options_for(c.sizes, profile);
+      space::VariantStream stream(c.module.main(), o);
+      space::Variant v;
       int64_t n = 0;
       while (stream.next(v) && n++ < 20000) {
         int64_t threads = 1, groups = 1;
@@ -168,9 +168,9 @@ TEST_CASE("launches respect the device limits and local divides global") {
 TEST_CASE("generation is deterministic") {
   ir::Module module = load("hotspot2d");
   auto first = [&](int count) {
-    rewrite::VariantStream stream(module.main(), options_for(1024, 1024));
+    space::VariantStream stream(module.main(), options_for(1024, 1024));
     std::vector<std::string> out;
-    rewrite::Variant v;
+    space::Variant v;
     while (static_cast<int>(out.size()) < count && stream.next(v))
       out.push_back(describe(v));
     return std::make_pair(out, stream.counts().rejections);
@@ -187,13 +187,13 @@ TEST_CASE("generation is deterministic") {
   if (test::kSanitized)
     return;
   auto full = [&] {
-    rewrite::VariantStream stream(module.main(), options_for(16, 32));
-    rewrite::Variant v;
+    space::VariantStream stream(module.main(), options_for(16, 32));
+    space::Variant v;
     while (stream.next(v)) {
     }
     return stream.counts();
   };
-  rewrite::SpaceCounts c1 = full(), c2 = full();
+  space::SpaceCounts c1 = full(), c2 = full();
   CHECK(c1.variants == c2.variants);
   CHECK(c1.distinct_sources == c2.distinct_sources);
   CHECK(c1.per_strategy == c2.per_strategy);
@@ -203,13 +203,13 @@ TEST_CASE("generation is deterministic") {
 
 TEST_CASE("next_kernel hands out the variants next() would, a kernel at a time") {
   ir::Module module = load("gradient");
-  const rewrite::SpaceOptions options = options_for(64, 128);
+  const space::SpaceOptions options = options_for(64, 128);
   const int prefix = test::kSanitized ? 2000 : 20000;
   // The variants one at a time.
   std::vector<std::string> one_by_one;
   std::vector<std::shared_ptr<const codegen::Kernel>> kernels;
-  rewrite::VariantStream single(module.main(), options);
-  rewrite::Variant v;
+  space::VariantStream single(module.main(), options);
+  space::Variant v;
   while (static_cast<int>(one_by_one.size()) < prefix && single.next(v)) {
     one_by_one.push_back(fmt::format("{} {} {}", v.index, v.kernel_index, describe(v)));
     kernels.push_back(v.kernel);
@@ -217,18 +217,18 @@ TEST_CASE("next_kernel hands out the variants next() would, a kernel at a time")
   REQUIRE(one_by_one.size() == size_t(prefix));
   // The same stream a kernel at a time, after 7 variants taken one by one (the first kernel's
   // rest then comes as a group of its own).
-  rewrite::VariantStream grouped(module.main(), options);
+  space::VariantStream grouped(module.main(), options);
   std::vector<std::string> by_kernel;
   size_t groups = 0;
   for (int i = 0; i < 7; ++i) {
     REQUIRE(grouped.next(v));
     by_kernel.push_back(fmt::format("{} {} {}", v.index, v.kernel_index, describe(v)));
   }
-  rewrite::KernelVariants group;
+  space::KernelVariants group;
   while (by_kernel.size() < one_by_one.size() && grouped.next_kernel(group)) {
     ++groups;
     for (size_t i = 0; i < group.launches.size() && by_kernel.size() < one_by_one.size(); ++i) {
-      rewrite::Variant expanded;
+      space::Variant expanded;
       expanded.strategy = group.strategy;
       expanded.parameters = group.parameters;
       expanded.program = group.program;
@@ -248,8 +248,8 @@ TEST_CASE("next_kernel hands out the variants next() would, a kernel at a time")
 
 TEST_CASE("the stream is lazy") {
   ir::Module module = load("jacobi2d5pt");
-  rewrite::VariantStream stream(module.main(), options_for(4096, 4096));
-  rewrite::Variant v;
+  space::VariantStream stream(module.main(), options_for(4096, 4096));
+  space::Variant v;
   REQUIRE(stream.next(v));
   // One high-level program expanded, one lowered program generated, for the first variant.
   CHECK(stream.counts().high_level_programs == 1);
@@ -265,17 +265,17 @@ TEST_CASE("variants print to .lift and parse back alpha-equal; sidecars carry th
           doctest::skip(test::kPlainBuildOnly)) {
   for (const std::string& name : {std::string("gaussian"), std::string("srad2")}) {
     ir::Module module = load(name);
-    rewrite::VariantStream stream(module.main(), options_for(64, 128));
+    space::VariantStream stream(module.main(), options_for(64, 128));
     const size_t n = 40;
-    std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 7);
+    std::vector<space::Variant> picked = space::sample(stream, n, 7);
     REQUIRE(picked.size() == n);
     std::set<std::string> strategies;
-    for (const rewrite::Variant& v : picked) {
+    for (const space::Variant& v : picked) {
       strategies.insert(v.strategy);
       ir::Module out{module.userfuns, {v.program}};
       ir::Module back = parse::parse_module(ir::print(out), "variant.lift");
       CHECK(ir::alpha_equal(back.main(), v.program));
-      std::string json = rewrite::sidecar_json(v, {{"M", 64}, {"N", 128}});
+      std::string json = space::sidecar_json(v, {{"M", 64}, {"N", 128}});
       CHECK(json.find(fmt::format("\"strategy\": \"{}\"", v.strategy)) != std::string::npos);
       CHECK(json.find("\"global\": [") != std::string::npos);
     }
@@ -322,9 +322,10 @@ TEST_CASE("lowering strategies are data: the steps that run are the steps printe
   CHECK(find("chunks").parameter == "chunk");
   CHECK(find("window").parameter == "vector");
   CHECK(find("global1d").parameter.empty());
-  rewrite::SpaceOptions o = options_for(64, 64);
-  CHECK(find("window").parameter_values(o) == std::vector<int64_t>{1, 2, 4, 8});
-  CHECK(find("global1d").parameter_values(o) == std::vector<int64_t>{0});
+  space::SpaceOptions o = options_for(64, 64);
+  CHECK(find("window").parameter_values(o.max_chunk) == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(find("global1d").parameter_values(o.max_chunk) == std::vector<int64_t>{0});
+  CHECK(find("chunks").parameter_values(8) == std::vector<int64_t>{2, 4, 8});
 
   // What runs: global1d maps only dimension 0 to work-items. A 1D program's only map takes
   // global2d_10's first step (map-to-mapGlb1); the second finds no map left and is named.
@@ -351,10 +352,10 @@ struct VerifySummary {
 };
 
 VerifySummary verify(runtime::Device& device, const ir::Module& module,
-                     const std::vector<rewrite::Variant>& variants, const Sizes& sizes,
+                     const std::vector<space::Variant>& variants, const Sizes& sizes,
                      const std::string& name) {
   VerifySummary s;
-  for (const rewrite::Variant& v : variants) {
+  for (const space::Variant& v : variants) {
     const exec::RunOptions o = test::verify_options(v, module.main());
     std::string problem;
     try {
@@ -384,34 +385,33 @@ VerifySummary verify(runtime::Device& device, const ir::Module& module,
 /// strategy among those `wanted` accepts (all when unset), how many each strategy had, and, with
 /// LIFTX_VERIFY_ALL set (docs/results.md: the whole-space verification runs), every one of them.
 struct StrategySample {
-  std::map<std::string, std::vector<rewrite::Variant>> picked;
+  std::map<std::string, std::vector<space::Variant>> picked;
   std::map<std::string, int64_t> seen;
   bool every = std::getenv("LIFTX_VERIFY_ALL") != nullptr;
-  std::vector<rewrite::Variant> all; ///< with `every`
+  std::vector<space::Variant> all; ///< with `every`
 
   /// What to verify: every variant with `every`, else the reservoirs.
-  std::vector<rewrite::Variant> to_verify() const {
+  std::vector<space::Variant> to_verify() const {
     if (every)
       return all;
-    std::vector<rewrite::Variant> out;
+    std::vector<space::Variant> out;
     for (const auto& [strategy, variants] : picked)
       out.insert(out.end(), variants.begin(), variants.end());
     return out;
   }
 };
 
-StrategySample
-sample_per_strategy(rewrite::VariantStream& stream, size_t keep, uint64_t seed,
-                    const std::function<bool(const rewrite::Variant&)>& wanted = {}) {
+StrategySample sample_per_strategy(space::VariantStream& stream, size_t keep, uint64_t seed,
+                                   const std::function<bool(const space::Variant&)>& wanted = {}) {
   StrategySample out;
   std::mt19937_64 rng(seed);
-  rewrite::Variant v;
+  space::Variant v;
   while (stream.next(v)) {
     if (wanted && !wanted(v))
       continue;
     if (out.every)
       out.all.push_back(v);
-    std::vector<rewrite::Variant>& mine = out.picked[v.strategy];
+    std::vector<space::Variant>& mine = out.picked[v.strategy];
     const int64_t n = ++out.seen[v.strategy];
     if (mine.size() < keep)
       mine.push_back(v);
@@ -424,7 +424,7 @@ sample_per_strategy(rewrite::VariantStream& stream, size_t keep, uint64_t seed,
 /// Verifies `variants` on PoCL and checks that every one passed; prints the count when all of a
 /// space are verified.
 void check_all_verify(runtime::Device& device, const ir::Module& module,
-                      const std::vector<rewrite::Variant>& variants, const Sizes& sizes,
+                      const std::vector<space::Variant>& variants, const Sizes& sizes,
                       const std::string& name, bool print) {
   VerifySummary s = verify(device, module, variants, sizes, name);
   if (print)
@@ -447,14 +447,14 @@ TEST_CASE("a fixed-seed sample of 30 variants per stencil verifies on PoCL" *
   for (const std::string& name : kStencils) {
     CAPTURE(name);
     ir::Module module = load(name);
-    rewrite::VariantStream stream(module.main(), options_for(32, 64));
+    space::VariantStream stream(module.main(), options_for(32, 64));
     const size_t n = 30;
     // Seed 2024's sample of this space (after the free-thread twins of tied launches left it)
     // holds a free-thread workgroup2d variant of gaussian (global 8x1024, local 1x2) whose
     // kernel PoCL 3.1's compiler aborts on ("Could not find a dominating alternative
     // variable"): in this process the abort would end the test. explore, collect and run
     // build in a worker and record it as run_error (killed by signal 6).
-    std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 2025);
+    std::vector<space::Variant> picked = space::sample(stream, n, 2025);
     REQUIRE(picked.size() == n);
     VerifySummary s = verify(device, module, picked, sizes, name);
     for (const std::string& f : s.failures)
@@ -475,16 +475,16 @@ TEST_CASE("register-window variants of every stencil verify on PoCL" *
     ir::Module module = load(name);
     // One rewrite deep (the tiles) and tiles up to 8: the window variants without the space's
     // other families, so the whole stream is walked quickly.
-    rewrite::SpaceOptions options = options_for(32, 64);
+    space::SpaceOptions options = options_for(32, 64);
     options.depth = 1;
     options.max_tile = 8;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     // A fixed-seed reservoir of the window variants (tied and free launches, every width).
-    std::vector<rewrite::Variant> picked;
+    std::vector<space::Variant> picked;
     std::mt19937_64 rng(11);
     int64_t seen = 0;
     std::set<int64_t> widths;
-    rewrite::Variant v;
+    space::Variant v;
     while (stream.next(v)) {
       if (v.strategy != "window")
         continue;
@@ -516,10 +516,10 @@ TEST_CASE(
   for (const std::string name : {"smooth1d", "sum5_1d"}) {
     CAPTURE(name);
     ir::Module module = load_test_program(name);
-    rewrite::SpaceOptions options = options_for(sizes);
+    space::SpaceOptions options = options_for(sizes);
     options.depth = 1;
     options.max_tile = 8;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     const StrategySample sample = sample_per_strategy(stream, 6, 5);
     for (const char* strategy :
          {"global1d", "workgroup1d", "workgroup1d_local", "chunks1d", "window1d"})
@@ -541,8 +541,8 @@ TEST_CASE("an anisotropic 2D stencil (a window per dimension) has variants that 
   setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   ir::Module module = load_test_program("aniso2d");
-  rewrite::VariantStream stream(module.main(), options_for(16, 40));
-  std::vector<rewrite::Variant> picked = rewrite::sample(stream, 24, 7);
+  space::VariantStream stream(module.main(), options_for(16, 40));
+  std::vector<space::Variant> picked = space::sample(stream, 24, 7);
   REQUIRE(picked.size() == 24);
   check_all_verify(device, module, picked, {{"M", 16}, {"N", 40}}, "aniso2d", false);
   CHECK(stream.counts().variants > 1000);
@@ -553,11 +553,11 @@ TEST_CASE("a 3D stencil gets 3D thread mappings, 3D tiles and z-windows, and the
   runtime::Device device = runtime::select_device("cpu");
   ir::Module module = load_test_program("j3d7pt");
   const Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}}; // not a cube
-  rewrite::SpaceOptions options = options_for(sizes);
+  space::SpaceOptions options = options_for(sizes);
   options.depth = 1;
   options.max_tile = 4;
-  rewrite::VariantStream stream(module.main(), options);
-  const StrategySample sample = sample_per_strategy(stream, 6, 3, [](const rewrite::Variant& v) {
+  space::VariantStream stream(module.main(), options);
+  const StrategySample sample = sample_per_strategy(stream, 6, 3, [](const space::Variant& v) {
     if (!v.strategy.starts_with("global3d") && !v.strategy.starts_with("workgroup3d") &&
         v.strategy != "window3d")
       return false;
@@ -593,14 +593,14 @@ TEST_CASE("every 3D suite stencil has thousands of variants with 3D tiles and z-
     CAPTURE(name);
     ir::Module module =
         parse::parse_file(fmt::format("{}/stencils/3d/{}.lift", LIFTX_SOURCE_DIR, name));
-    rewrite::SpaceOptions options = options_for(sizes);
+    space::SpaceOptions options = options_for(sizes);
     options.depth = 1;
     options.max_tile = 8;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     // Four of each 3D strategy, a fixed-seed reservoir over the whole stream.
     const StrategySample sample = sample_per_strategy(
-        stream, 4, 5, [](const rewrite::Variant& v) { return v.launch.dims == 3; });
-    const rewrite::SpaceCounts& counts = stream.counts();
+        stream, 4, 5, [](const space::Variant& v) { return v.launch.dims == 3; });
+    const space::SpaceCounts& counts = stream.counts();
     CHECK(counts.variants >= 1000);
     for (const char* strategy :
          {"global3d_210", "global3d_012", "workgroup3d", "workgroup3d_local", "window3d"}) {
@@ -625,11 +625,11 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
   for (const std::string& name : stencils) {
     CAPTURE(name);
     ir::Module module = load(name);
-    rewrite::SpaceOptions options = options_for(sizes);
+    space::SpaceOptions options = options_for(sizes);
     options.max_tile = 8;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     const StrategySample sample =
-        sample_per_strategy(stream, 2, 11, [](const rewrite::Variant&) { return true; });
+        sample_per_strategy(stream, 2, 11, [](const space::Variant&) { return true; });
     // Tiles in local memory and register windows as for one-output stencils.
     CHECK(sample.picked.count("workgroup2d_local") == 1);
     CHECK(sample.picked.count("window") == 1);
@@ -637,9 +637,9 @@ TEST_CASE("multi-output stencils get the whole space as one fused nest, and veri
     check_all_verify(device, module, sample.to_verify(), sizes, name + " M=16 N=40", sample.every);
     // Register windows storing each output buffer's rows as vectors (vectorise-outputs of a
     // tuple result).
-    rewrite::VariantStream vector_stream(module.main(), options);
+    space::VariantStream vector_stream(module.main(), options);
     const StrategySample vectors =
-        sample_per_strategy(vector_stream, 2, 12, [](const rewrite::Variant& v) {
+        sample_per_strategy(vector_stream, 2, 12, [](const space::Variant& v) {
           const auto width = v.parameters.find("vector");
           return v.strategy == "window" && width != v.parameters.end() && width->second > 1;
         });
@@ -664,13 +664,13 @@ TEST_CASE("grids stored together (AoS, AoSoA(32)) are a dimension of the space a
   for (const std::string& name : stencils) {
     CAPTURE(name);
     ir::Module module = load(name);
-    rewrite::SpaceOptions options = options_for(sizes);
+    space::SpaceOptions options = options_for(sizes);
     options.max_tile = 8;
     options.depth = 1;
     options.layouts = true;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     std::map<std::string, int64_t> per_layout;
-    const StrategySample sample = sample_per_strategy(stream, 2, 5, [&](const rewrite::Variant& v) {
+    const StrategySample sample = sample_per_strategy(stream, 2, 5, [&](const space::Variant& v) {
       const bool aos = v.parameters.contains("aos");
       const bool aosoa = v.parameters.contains("aosoa");
       ++per_layout[aos ? "aos" : aosoa ? "aosoa" : "apart"];
@@ -719,21 +719,21 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
     ir::Module module = parse::parse_file(fmt::format("{}/{}.lift", LIFTX_SOURCE_DIR, c.file));
     const std::optional<ir::HostIteration> iteration = ir::host_iteration(module.main());
     REQUIRE(iteration);
-    rewrite::SpaceOptions options = options_for(c.sizes, "cpu");
+    space::SpaceOptions options = options_for(c.sizes, "cpu");
     options.max_tile = 8;
-    rewrite::VariantStream stream(module.main(), options);
+    space::VariantStream stream(module.main(), options);
     const StrategySample sample = sample_per_strategy(stream, c.keep, 5);
     CHECK(stream.counts().variants > 1000);
     // Every strategy of the step's grid rank, work-group tiles, register windows and fused steps
     // included.
     CHECK(sample.picked.size() >= (c.sizes.size() == 2 ? 8u : 4u));
-    for (const rewrite::Variant& v : sample.to_verify()) {
+    for (const space::Variant& v : sample.to_verify()) {
       const std::optional<ir::HostIteration> lowered = ir::host_iteration(v.program);
       REQUIRE(lowered);
       // A fused launch (temporal2d) computes steps_per_launch steps, a remainder launch the rest.
-      CHECK(lowered->count * rewrite::steps_per_launch(v) + rewrite::remainder_steps(v) ==
+      CHECK(lowered->count * space::steps_per_launch(v) + space::remainder_steps(v) ==
             iteration->count);
-      CHECK(lowered->tail_count == (rewrite::remainder_steps(v) > 0 ? 1 : 0));
+      CHECK(lowered->tail_count == (space::remainder_steps(v) > 0 ? 1 : 0));
       CHECK(lowered->input == iteration->input);
     }
     check_all_verify(device, module, sample.to_verify(), c.sizes, c.file, sample.every);
@@ -761,9 +761,9 @@ TEST_CASE("a fixed-seed sample of the linear-algebra programs' variants verifies
     const Sizes& sizes = c.second;
     CAPTURE(name);
     ir::Module module = load_linalg(name);
-    rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+    space::VariantStream stream(module.main(), options_for(sizes, "cpu"));
     const size_t n = 12;
-    std::vector<rewrite::Variant> picked = rewrite::sample(stream, n, 7);
+    std::vector<space::Variant> picked = space::sample(stream, n, 7);
     REQUIRE(picked.size() == n);
     VerifySummary s = verify(device, module, picked, sizes, name);
     for (const std::string& f : s.failures)
@@ -781,8 +781,8 @@ TEST_CASE("products of long dot products are fused: no global temporary, mm has 
     ir::Module module = load_linalg(name);
     const Sizes sizes = name == "mm" ? Sizes{{"K", 4096}, {"M", 4096}, {"N", 4096}}
                                      : Sizes{{"M", 4096}, {"N", 4096}};
-    rewrite::VariantStream stream(module.main(), options_for(sizes, "nvidia"));
-    rewrite::Variant v;
+    space::VariantStream stream(module.main(), options_for(sizes, "nvidia"));
+    space::Variant v;
     std::set<std::string> strategies;
     int64_t variants = 0, temporaries = 0;
     while (stream.next(v) && variants < 3000) {
@@ -809,10 +809,10 @@ TEST_CASE("every work-group reduction of mv and tmv verifies on PoCL, rows and c
     const Sizes& sizes = c.second;
     CAPTURE(name);
     ir::Module module = load_linalg(name);
-    rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
-    std::vector<rewrite::Variant> reductions;
+    space::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+    std::vector<space::Variant> reductions;
     std::set<std::pair<int64_t, int64_t>> tilings;
-    rewrite::Variant v;
+    space::Variant v;
     while (stream.next(v))
       if (v.strategy == rewrite::kReductionStrategy) {
         reductions.push_back(v);
@@ -846,14 +846,14 @@ TEST_CASE("every register block of mm verifies on PoCL, each block and unrolling
   const Sizes sizes{{"M", 32}, {"N", 16}, {"K", 24}};
   ir::Module module = load_linalg("mm");
   // The CPU profile: a 16x8 block leaves 4 work-items here, too few work-groups for a GPU's.
-  rewrite::VariantStream stream(module.main(), options_for(sizes, "cpu"));
-  std::map<std::map<std::string, int64_t>, rewrite::Variant> first_of;
-  rewrite::Variant v;
+  space::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+  std::map<std::map<std::string, int64_t>, space::Variant> first_of;
+  space::Variant v;
   while (stream.next(v))
     if (v.strategy == rewrite::kRegisterBlockStrategy && !first_of.contains(v.parameters))
       first_of.emplace(v.parameters, v);
   std::set<std::tuple<int64_t, int64_t, int64_t>> blocks;
-  std::vector<rewrite::Variant> variants;
+  std::vector<space::Variant> variants;
   for (const auto& [parameters, variant] : first_of) {
     blocks.insert({parameters.at("rows"), parameters.at("columns"), parameters.at("unroll")});
     variants.push_back(variant);
@@ -894,16 +894,16 @@ TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chun
     if (only && std::string(only).find(name) == std::string::npos)
       continue;
     ir::Module module = load(name);
-    rewrite::SpaceOptions o = options_for(args[0], args[1]);
+    space::SpaceOptions o = options_for(args[0], args[1]);
     if (args.size() > 2)
       o.max_tile = args[2];
     if (args.size() > 3)
       o.depth = static_cast<int>(args[3]);
     if (args.size() > 4)
       o.max_chunk = args[4];
-    rewrite::VariantStream stream(module.main(), o);
-    std::vector<rewrite::Variant> all;
-    rewrite::Variant v;
+    space::VariantStream stream(module.main(), o);
+    std::vector<space::Variant> all;
+    space::Variant v;
     while (stream.next(v))
       all.push_back(v);
     VerifySummary s = verify(device, module, all, sizes, name);
@@ -928,9 +928,9 @@ TEST_CASE("every free-thread launch of the space runs the free-thread kernel it 
   for (const std::string& name : stencils) {
     CAPTURE(name);
     const ir::Module module = load(name);
-    const rewrite::SpaceOptions options = options_for(32, 64);
-    rewrite::VariantStream stream(module.main(), options);
-    rewrite::Variant v;
+    const space::SpaceOptions options = options_for(32, 64);
+    space::VariantStream stream(module.main(), options);
+    space::Variant v;
     // A lowered program's tied launches come before its free ones in the stream.
     std::map<size_t, std::array<int64_t, 3>> tied_global; // by lowered program
     int64_t free_launches = 0, same_global = 0;

@@ -5,9 +5,9 @@
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "rewrite/temporal.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 #include "support/error.hpp"
 
 #include <doctest/doctest.h>
@@ -277,15 +277,15 @@ TEST_CASE("what does not fuse is refused with its reason") {
 }
 
 TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
-  rewrite::SpaceOptions o;
+  space::SpaceOptions o;
   o.sizes = {{"M", 16}, {"N", 32}};
   o.device = runtime::named_profile("nvidia").limits();
   o.max_tile = 8;
   o.depth = 0;
   auto fused_variants = [&](const ir::Program& p) {
-    rewrite::VariantStream stream(p, o);
-    std::vector<rewrite::Variant> fused;
-    rewrite::Variant v;
+    space::VariantStream stream(p, o);
+    std::vector<space::Variant> fused;
+    space::Variant v;
     while (stream.next(v))
       if (v.strategy == rewrite::kTemporalStrategy)
         fused.push_back(v);
@@ -293,41 +293,41 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
   };
   // Clamp: 2, 3 and 4 steps per launch (three and four re-clamp each intermediate region), the
   // input never staged; wrap: the same degrees, the input tile staged or not.
-  const std::vector<rewrite::Variant> clamp = fused_variants(heat(4, "clamp"));
+  const std::vector<space::Variant> clamp = fused_variants(heat(4, "clamp"));
   REQUIRE_FALSE(clamp.empty());
   std::set<int64_t> clamp_degrees;
   std::map<int64_t, size_t> first_of_degree;
   for (size_t i = 0; i < clamp.size(); ++i) {
-    const rewrite::Variant& v = clamp[i];
-    const int64_t degree = rewrite::steps_per_launch(v);
+    const space::Variant& v = clamp[i];
+    const int64_t degree = space::steps_per_launch(v);
     clamp_degrees.insert(degree);
     first_of_degree.emplace(degree, i);
     CHECK(v.parameters.at("stage") == 0);
-    CHECK(ir::host_iteration(v.program)->count * degree + rewrite::remainder_steps(v) == 4);
+    CHECK(ir::host_iteration(v.program)->count * degree + space::remainder_steps(v) == 4);
   }
   CHECK(clamp_degrees == std::set<int64_t>{2, 3, 4});
-  const std::vector<rewrite::Variant> wrap = fused_variants(heat(4, "wrap"));
+  const std::vector<space::Variant> wrap = fused_variants(heat(4, "wrap"));
   std::set<int64_t> degrees, stages;
-  for (const rewrite::Variant& v : wrap) {
+  for (const space::Variant& v : wrap) {
     degrees.insert(v.parameters.at("steps_per_launch"));
     stages.insert(v.parameters.at("stage"));
   }
   CHECK(degrees == std::set<int64_t>{2, 3, 4}); // 3: one launch of three steps, one of one
   CHECK(stages == std::set<int64_t>{0, 1});
   // Constant: re-padded from two steps on, so the same degrees as clamp.
-  const std::vector<rewrite::Variant> constant = fused_variants(heat(4, "constant(0.25f)"));
+  const std::vector<space::Variant> constant = fused_variants(heat(4, "constant(0.25f)"));
   std::set<int64_t> constant_degrees;
-  for (const rewrite::Variant& v : constant)
-    constant_degrees.insert(rewrite::steps_per_launch(v));
+  for (const space::Variant& v : constant)
+    constant_degrees.insert(space::steps_per_launch(v));
   CHECK(constant_degrees == std::set<int64_t>{2, 3, 4});
   CHECK(fused_variants(heat(3, "wrap")).size() > 0); // 3 steps per launch, or 2 and 1
   // Five steps: no degree divides them; each fused variant's launches add up to five.
   std::set<std::pair<int64_t, int64_t>> splits;
-  for (const rewrite::Variant& v : fused_variants(heat(5, "wrap"))) {
+  for (const space::Variant& v : fused_variants(heat(5, "wrap"))) {
     const std::optional<ir::HostIteration> h = ir::host_iteration(v.program);
     REQUIRE(h);
-    const int64_t degree = rewrite::steps_per_launch(v);
-    const int64_t rest = rewrite::remainder_steps(v);
+    const int64_t degree = space::steps_per_launch(v);
+    const int64_t rest = space::remainder_steps(v);
     CHECK(h->count * degree + rest == 5);
     CHECK(h->tail_count == (rest > 0 ? 1 : 0));
     splits.insert({degree, rest});
@@ -337,14 +337,14 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
   // its two steps would need the same rewrites.
   const std::optional<ir::HostIteration> five = ir::host_iteration(heat(5, "wrap"));
   const ir::Program two_iterations = ir::iterate_steps(five->step, 2, five->step, 3, five->input);
-  CHECK_THROWS_WITH_AS(rewrite::VariantStream(two_iterations, o),
+  CHECK_THROWS_WITH_AS(space::VariantStream(two_iterations, o),
                        doctest::Contains("an iterate over another iterate's result"), UserError);
 
   // Sampled fused variants, tied and free, verify against the unfused iterate; with five steps
   // every one has a remainder launch.
-  const std::vector<rewrite::Variant> clamp_odd = fused_variants(heat(5, "clamp"));
+  const std::vector<space::Variant> clamp_odd = fused_variants(heat(5, "clamp"));
   REQUIRE_FALSE(clamp_odd.empty());
-  std::vector<std::pair<ir::Program, rewrite::Variant>> to_verify;
+  std::vector<std::pair<ir::Program, space::Variant>> to_verify;
   for (size_t i = 0; i < clamp.size();
        i += std::max<size_t>(1, clamp.size() / test::verified_sample(6)))
     to_verify.emplace_back(heat(4, "clamp"), clamp[i]);
@@ -355,12 +355,12 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     to_verify.emplace_back(heat(4, "constant(0.25f)"), constant[i]);
   for (size_t i = 0; i < clamp_odd.size();
        i += std::max<size_t>(1, clamp_odd.size() / test::verified_sample(6))) {
-    CHECK(rewrite::remainder_steps(clamp_odd[i]) > 0);
+    CHECK(space::remainder_steps(clamp_odd[i]) > 0);
     to_verify.emplace_back(heat(5, "clamp"), clamp_odd[i]);
   }
   for (const auto& entry : to_verify) {
     const ir::Program& reference = entry.first;
-    const rewrite::Variant& v = entry.second;
+    const space::Variant& v = entry.second;
     CAPTURE(v.index);
     exec::RunOptions run;
     run.time = false;
@@ -376,7 +376,7 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
 }
 
 TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify") {
-  rewrite::SpaceOptions o;
+  space::SpaceOptions o;
   o.sizes = {{"M", 8}, {"N", 8}, {"O", 16}};
   o.device = runtime::named_profile("nvidia").limits();
   o.max_tile = 4;
@@ -384,15 +384,15 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
   for (const char* boundary : {"clamp", "wrap"}) {
     CAPTURE(boundary);
     const ir::Program program = heat3d(4, boundary);
-    rewrite::VariantStream stream(program, o);
-    std::vector<rewrite::Variant> fused;
+    space::VariantStream stream(program, o);
+    std::vector<space::Variant> fused;
     std::set<int64_t> degrees, depths, streamed;
-    rewrite::Variant v;
+    space::Variant v;
     while (stream.next(v)) {
       CHECK(v.strategy != rewrite::kTemporalStrategy);
       if (v.strategy != rewrite::kTemporalStrategy3D)
         continue;
-      degrees.insert(rewrite::steps_per_launch(v));
+      degrees.insert(space::steps_per_launch(v));
       depths.insert(v.parameters.at("tile_z"));
       streamed.insert(v.parameters.at("stream"));
       fused.push_back(v);
@@ -404,15 +404,15 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
     CHECK(streamed == std::set<int64_t>{0, 1}); // columns streamed along z, and not
     // A sample, and the first variant of every degree and placement, verify against the unfused
     // iterate.
-    std::vector<const rewrite::Variant*> to_verify;
+    std::vector<const space::Variant*> to_verify;
     std::set<int64_t> seen;
     for (size_t i = 0; i < fused.size();
          i += std::max<size_t>(1, fused.size() / test::verified_sample(4)))
       to_verify.push_back(&fused[i]);
-    for (const rewrite::Variant& f : fused)
-      if (seen.insert(rewrite::steps_per_launch(f) * 10 + f.parameters.at("stream")).second)
+    for (const space::Variant& f : fused)
+      if (seen.insert(space::steps_per_launch(f) * 10 + f.parameters.at("stream")).second)
         to_verify.push_back(&f);
-    for (const rewrite::Variant* f : to_verify) {
+    for (const space::Variant* f : to_verify) {
       CAPTURE(f->index);
       exec::RunOptions run;
       run.time = false;

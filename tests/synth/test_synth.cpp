@@ -4,8 +4,8 @@
 #include "exec/run.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/space.hpp"
 
 #include "../verify_options.hpp"
 #include "support/error.hpp"
@@ -297,7 +297,7 @@ TEST_CASE("three fixed-seed stencils lower to variants that verify on PoCL") {
   setenv("LIFTX_CACHE_DIR", cache.c_str(), 1);
   runtime::Device device = runtime::select_device("cpu");
   const Sizes sizes{{"M", 32}, {"N", 64}};
-  rewrite::SpaceOptions options;
+  space::SpaceOptions options;
   options.sizes = sizes;
   options.device = runtime::named_profile("cpu").limits();
   // Per stencil, the first variant of each of these strategies in the stream (workgroup2d_local
@@ -309,16 +309,16 @@ TEST_CASE("three fixed-seed stencils lower to variants that verify on PoCL") {
     const std::string name = fmt::format("synth_11_{}", index);
     CAPTURE(synth::describe(spec));
     ir::Module module = parse_text(synth::to_lift(spec, name), name);
-    rewrite::VariantStream stream(module.main(), options);
-    std::vector<rewrite::Variant> picked;
+    space::VariantStream stream(module.main(), options);
+    std::vector<space::Variant> picked;
     std::set<std::string> seen;
-    rewrite::Variant v;
+    space::Variant v;
     while (seen.size() < strategies.size() && stream.next(v))
       if (std::find(strategies.begin(), strategies.end(), v.strategy) != strategies.end() &&
           seen.insert(v.strategy).second)
         picked.push_back(v);
     CHECK(picked.size() == strategies.size());
-    for (const rewrite::Variant& variant : picked) {
+    for (const space::Variant& variant : picked) {
       CAPTURE(variant.strategy);
       const exec::RunOptions o = test::verify_options(variant, module.main());
       const exec::RunReport r = exec::run_program(device, variant.program, sizes, o);

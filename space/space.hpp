@@ -6,20 +6,23 @@
 ///  1. high level: depth-limited enumeration of algorithmic rewrites (2D overlapped tiling, split-
 ///     join on an inner map, map-map interchange; each family at most once per program),
 ///     deduplicated modulo renaming;
-///  2. lowering: each high-level program under each lowering strategy (global 2D in both orders,
-///     global 1D, work-group 1D/2D with or without the local tile copy, sequential chunks), then
-///     map -> mapSeq and reduce -> reduceSeq to a fixpoint; programs the code generator refuses
-///     are dropped with a reason;
+///  2. lowering: each high-level program under each lowering strategy of rewrite/lowering.hpp
+///     (global 2D in both orders, global 1D, work-group 1D/2D with or without the local tile copy,
+///     sequential chunks, register windows); programs the code generator refuses are dropped with
+///     a reason;
 ///  3. numbers: launch configurations per lowered program, for the tied kernel (the launch rule
 ///     of codegen, free local sizes enumerated) and for the free-thread kernel (powers of two),
 ///     filtered by the device limits.
 /// An iterated 2D stencil also gets fused launches, several steps each (temporal blocking,
 /// rewrite/temporal.hpp), after the step's own variants.
 /// Every rejection is counted under a named reason. Generation is deterministic.
+///
+/// The stream's code: stream.cpp (stages 1 and 2, the order of the stream), launches.cpp (stage 3),
+/// plans.cpp (the kinds' own plans: reductions, products, fused time steps), sample.cpp.
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
 #include "ir/expr.hpp"
-#include "rewrite/rule.hpp"
+#include "rewrite/lowering.hpp"
 #include "support/device_limits.hpp"
 
 #include <array>
@@ -34,7 +37,7 @@
 #include <variant>
 #include <vector>
 
-namespace liftx::rewrite {
+namespace liftx::space {
 
 using Launch = codegen::Launch;
 
@@ -133,53 +136,6 @@ private:
   std::unique_ptr<State> state_;
 };
 
-/// One step of a lowering strategy: rules applied once (alternatives, tried in order: the first
-/// that applies is the step), or turning every remaining map/reduce sequential.
-struct LoweringStep {
-  enum class Kind { rule, sequentialise };
-  /// Which site the rule is tried at first: the outermost, the innermost, or the first inside
-  /// every work-group dimension (a tile copy belongs there, as in Lift's addIdForMapWrgParam).
-  enum class Site { first, last, inside_all_work_groups };
-  Kind kind = Kind::rule;
-  std::string name; ///< as printed: "map-to-mapGlb1", "chunk-outputs(n)", "sequential"
-  /// The rules of a rule step, made with the strategy's parameter (chunk size, vector width).
-  std::function<std::vector<Rule>(int64_t parameter)> rules;
-  Site site = Site::first;
-  bool skip_unless_parameter_above_1 = false; ///< vectorise-outputs(1) would be the identity
-};
-
-/// A lowering strategy as data: its steps are both what lower() runs and what describe() prints.
-struct LoweringStrategy {
-  std::string name;
-  std::vector<LoweringStep> steps;
-  /// The strategy's parameter as Variant::parameters names it ("chunk", "vector"; empty: none)
-  /// and the values the space tries (one 0 when there is none).
-  std::string parameter;
-  std::function<std::vector<int64_t>(const SpaceOptions&)> parameter_values;
-  /// The stencils it is tried on: those whose result grid has from `min_grid_rank` to
-  /// `max_grid_rank` dimensions (array levels, a reduction's one-element arrays not counted).
-  int min_grid_rank = 1;
-  int max_grid_rank = 3;
-  /// A strategy of 3D tiles (tile-stencil-3d): it lowers the 3D-tiled programs, which no other
-  /// strategy lowers, and its threads are tied to the tiles (free 3D launches would multiply a
-  /// kernel's variants by the thousand, three dimensions of global and local choices, for
-  /// work-items that loop over tiles). 3D-tiled programs get no further high-level rewrite.
-  bool tiles_3d = false;
-};
-/// Dimensions of a stencil's result grid: its array levels down to the first of length 1 (a
-/// reduction's one-element result per point); a length the sizes do not fix counts.
-int grid_rank(const ir::Type& result, const Sizes& sizes = {});
-/// Every lowering strategy of the space, in the order the space tries them.
-const std::vector<LoweringStrategy>& lowering_strategies();
-/// "map-to-mapGlb1, map-to-mapGlb0, chunk-outputs(n), sequential".
-std::string describe(const LoweringStrategy& strategy);
-
-/// Applies a named lowering strategy with its parameter (chunk size or 0) to a high-level
-/// program: the lowered program or the reason it does not apply. Exposed for tests.
-std::variant<ir::Program, std::string> lower(const ir::Program& program,
-                                             const std::string& strategy, int64_t parameter,
-                                             const Sizes& sizes);
-
 /// A uniform fixed-seed sample of `n` variants of the whole stream, or of those `keep` accepts
 /// (reservoir sampling: the stream is consumed once, at most `n` variants are held), in stream
 /// order.
@@ -189,4 +145,4 @@ std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,
 /// The JSON sidecar of a variant (sizes, launch, strategy, parameters), as text.
 std::string sidecar_json(const Variant& v, const Sizes& sizes);
 
-} // namespace liftx::rewrite
+} // namespace liftx::space

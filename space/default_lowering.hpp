@@ -1,12 +1,12 @@
 #pragma once
 /// The default lowering of a high-level program: the untuned kernel that `compile()` builds and
 /// that `tune()` and `liftx explore` measure beside the variants they rank.
-#include "rewrite/space.hpp"
+#include "space/space.hpp"
 
 #include <string>
 #include <utility>
 
-namespace liftx::rewrite {
+namespace liftx::space {
 
 /// The program itself ("as written") when it already generates a kernel; else lowered by the
 /// first strategy that gives one (a work-item per point with x on dimension 0, for 3D, 2D and 1D
@@ -15,4 +15,4 @@ namespace liftx::rewrite {
 std::pair<ir::Program, std::string> default_lowering(const ir::Program& program,
                                                      const Sizes& sizes);
 
-} // namespace liftx::rewrite
+} // namespace liftx::space

@@ -1,4 +1,4 @@
-#include "rewrite/variant_filter.hpp"
+#include "space/variant_filter.hpp"
 
 #include "support/error.hpp"
 
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace liftx::rewrite {
+namespace liftx::space {
 
 std::string launch_sizes_text(const std::array<int64_t, 3>& sizes, int dims) {
   std::string s;
@@ -35,17 +35,16 @@ std::string value_of(const std::string& strategy, const std::map<std::string, in
 
 VariantFilter parse_variant_filter(const std::string& text, const std::string& option) {
   const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw UserError(fmt::format("{} {}: expected KEY=VALUE[|VALUE...], e.g. "
-                                "strategy=window or tile_y=4|8",
-                                option, text));
+  LIFTX_USER_CHECK(eq != std::string::npos && eq != 0 && eq + 1 != text.size(),
+                   "{} {}: expected KEY=VALUE[|VALUE...], e.g. "
+                   "strategy=window or tile_y=4|8",
+                   option, text);
   VariantFilter f{text.substr(0, eq), {}};
   for (size_t start = eq + 1; start <= text.size();) {
     size_t bar = text.find('|', start);
     if (bar == std::string::npos)
       bar = text.size();
-    if (bar == start)
-      throw UserError(fmt::format("{} {}: an empty value", option, text));
+    LIFTX_USER_CHECK(bar != start, "{} {}: an empty value", option, text);
     f.values.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
@@ -75,4 +74,4 @@ std::string describe(const std::vector<VariantFilter>& filters) {
   return text;
 }
 
-} // namespace liftx::rewrite
+} // namespace liftx::space

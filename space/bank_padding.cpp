@@ -1,4 +1,4 @@
-#include "explore/bank_padding.hpp"
+#include "space/bank_padding.hpp"
 
 #include "codegen/kernel.hpp"
 #include "features/features.hpp"
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace liftx::explore {
+namespace liftx::space {
 namespace {
 
 struct LocalCost {
@@ -99,4 +99,4 @@ BankPadding choose_bank_padding(const ir::Program& program, const Sizes& sizes,
   return out;
 }
 
-} // namespace liftx::explore
+} // namespace liftx::space

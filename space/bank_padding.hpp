@@ -12,14 +12,13 @@
 /// warp lies in one row of the work-group and also counts warps that span several rows.
 #include "codegen/launch.hpp"
 #include "ir/expr.hpp"
-#include "ir/interp/interp.hpp"
 #include "rewrite/walk.hpp"
-#include "runtime/device.hpp"
+#include "target/profile.hpp"
 
 #include <cstdint>
 #include <vector>
 
-namespace liftx::explore {
+namespace liftx::space {
 
 /// The seed's linear cost of one bank access with `degree` simultaneous requests (its Eq. 3).
 /// The start cost adds the same to every padding's total (the references are the same), so the
@@ -57,4 +56,4 @@ BankPadding choose_bank_padding(const ir::Program& program, const Sizes& sizes,
                                 const codegen::LaunchRequest& request,
                                 const target::DeviceProfile& device, BankCost cost = {});
 
-} // namespace liftx::explore
+} // namespace liftx::space

@@ -1,14 +1,14 @@
 // Padding local arrays against bank conflicts (seed 004, section 5): the degree the features give a
 // warp lying in one row is the seed's gcd(stride, banks); Algorithm 2
-// (explore::choose_bank_padding) pads where that lowers the cost; and before and after padding the
+// (space::choose_bank_padding) pads where that lowers the cost; and before and after padding the
 // static degrees equal what the instrumented kernel's own first indices give over every warp of the
 // launch, on PoCL.
 #include "exec/run.hpp"
-#include "explore/bank_padding.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
-#include "rewrite/space.hpp"
 #include "runtime/device.hpp"
+#include "space/bank_padding.hpp"
+#include "space/space.hpp"
 #include "tests/sanitized.hpp"
 
 #include <doctest/doctest.h>
@@ -136,10 +136,10 @@ TEST_CASE("Algorithm 2 pads a tile read down its columns, and the instrumented k
   const ir::Program& program = module.main();
   const Sizes sizes{{"N", 128}};
   const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  const explore::BankPadding padding =
-      explore::choose_bank_padding(program, sizes, codegen::LaunchRequest{}, nvidia);
+  const space::BankPadding padding =
+      space::choose_bank_padding(program, sizes, codegen::LaunchRequest{}, nvidia);
   REQUIRE(padding.arrays.size() == 1);
-  const explore::LocalArrayPadding& tile = padding.arrays[0];
+  const space::LocalArrayPadding& tile = padding.arrays[0];
   CHECK(padding.changed());
   CHECK(tile.padding == 1); // the smallest p that makes the row stride odd
   CHECK(tile.degree_unpadded == 32);
@@ -160,8 +160,8 @@ TEST_CASE("Algorithm 2 leaves conflict-free tiles and one-dimensional local arra
   const ir::Module tiled = parse::parse_file(std::string(LIFTX_SOURCE_DIR) +
                                              "/stencils/variants/jacobi2d5pt/tiled_local.lift");
   const Sizes sizes{{"M", 32}, {"N", 64}};
-  const explore::BankPadding jacobi =
-      explore::choose_bank_padding(tiled.main(), sizes, codegen::LaunchRequest{}, nvidia);
+  const space::BankPadding jacobi =
+      space::choose_bank_padding(tiled.main(), sizes, codegen::LaunchRequest{}, nvidia);
   REQUIRE(jacobi.arrays.size() == 1);
   CHECK_FALSE(jacobi.changed());
   CHECK(jacobi.arrays[0].degree_unpadded == 1);
@@ -173,7 +173,7 @@ TEST_CASE("Algorithm 2 leaves conflict-free tiles and one-dimensional local arra
                                              "toLocal(mapLcl0(id))(t)), split(32, x)))\n"
                                              "userfun neg(a: float): float { return -a; }",
                                              "one.lift");
-  CHECK(explore::choose_bank_padding(one.main(), {{"N", 64}}, {}, nvidia).arrays.empty());
+  CHECK(space::choose_bank_padding(one.main(), {{"N", 64}}, {}, nvidia).arrays.empty());
 }
 
 TEST_CASE("padded variants of the space: the features' degrees are the instrumented kernel's") {
@@ -183,25 +183,25 @@ TEST_CASE("padded variants of the space: the features' degrees are the instrumen
       parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift");
   const Sizes sizes{{"M", 32}, {"N", 64}};
   const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  rewrite::SpaceOptions options;
+  space::SpaceOptions options;
   options.sizes = sizes;
   options.device = nvidia.limits();
-  rewrite::VariantStream stream(module.main(), options);
-  rewrite::Variant v;
+  space::VariantStream stream(module.main(), options);
+  space::Variant v;
   const int wanted = test::kSanitized ? 1 : 3;
   int padded = 0, local = 0;
   while (padded < wanted && stream.next(v)) {
     if (ir::print(v.program).find("toLocal(") == std::string::npos || local++ % 7 != 0)
       continue;
     const codegen::LaunchRequest request = codegen::request_for(v.launch);
-    const explore::BankPadding padding =
-        explore::choose_bank_padding(v.program, sizes, request, nvidia);
+    const space::BankPadding padding =
+        space::choose_bank_padding(v.program, sizes, request, nvidia);
     if (!padding.changed())
       continue;
     CAPTURE(v.index);
     CAPTURE(v.strategy);
     ++padded;
-    const explore::LocalArrayPadding& tile = padding.arrays.back();
+    const space::LocalArrayPadding& tile = padding.arrays.back();
     CHECK(tile.degree_unpadded > 1);
     CHECK(tile.degree_padded < tile.degree_unpadded);
     // Before and after: the static degrees are the instrumented kernel's, and the padded kernel

@@ -2,7 +2,7 @@
 /// `--where KEY=V1|V2|...`: keeping the variants of a space whose strategy, launch or parameters
 /// take one of the listed values (`liftx variants` and `liftx collect`, so that a collection can
 /// sample the part of a space a user cares about, e.g. the 2.5D register windows of a 3D stencil).
-#include "rewrite/space.hpp"
+#include "space/space.hpp"
 
 #include <array>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace liftx::rewrite {
+namespace liftx::space {
 
 /// One filter: KEY is `strategy`, `tied` (true/false), `local` or `global` (32x8, 128x2x1), or a
 /// strategy parameter (tile_x, tile_y, vector, split, ...; the value `none` = absent).
@@ -35,4 +35,4 @@ bool matches(const std::string& strategy, const std::map<std::string, int64_t>& 
 /// name for its selection.
 std::string describe(const std::vector<VariantFilter>& filters);
 
-} // namespace liftx::rewrite
+} // namespace liftx::space

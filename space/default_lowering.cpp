@@ -1,6 +1,6 @@
 // The default lowering: what compile() builds and tune() and explore measure first, the untuned
 // kernel a tuned variant is compared with.
-#include "rewrite/default_lowering.hpp"
+#include "space/default_lowering.hpp"
 
 #include "codegen/kernel.hpp"
 #include "rewrite/rules.hpp"
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace liftx::rewrite {
+namespace liftx::space {
 
 std::pair<ir::Program, std::string> default_lowering(const ir::Program& program,
                                                      const Sizes& sizes) {
@@ -22,12 +22,12 @@ std::pair<ir::Program, std::string> default_lowering(const ir::Program& program,
     // one map nest first, as the variant space does: otherwise the nests' maps add up and a 2D
     // zip of two 2D nests is lowered by the 3D strategy (the first nest on two thread
     // dimensions, the second on the third, each of its rows recomputed by every work-item).
-    const ir::Program fused = apply_until_fixpoint(program, zip_of_maps());
+    const ir::Program fused = rewrite::apply_until_fixpoint(program, rewrite::zip_of_maps());
     // A work-item per point with x on dimension 0 (coalesced), for 3D, 2D, then 1D grids (a
     // strategy refuses a program without that many maps).
     for (const char* strategy :
          {"global3d_210", "global2d_10", "global1d", "workgroup2d", "workgroup1d"}) {
-      auto lowered = lower(fused, strategy, 0, sizes);
+      auto lowered = rewrite::lower(fused, strategy, 0, sizes);
       if (const auto* reason = std::get_if<std::string>(&lowered)) {
         tried += fmt::format("\n  {}: {}", strategy, *reason);
         continue;
@@ -46,4 +46,4 @@ std::pair<ir::Program, std::string> default_lowering(const ir::Program& program,
   }
 }
 
-} // namespace liftx::rewrite
+} // namespace liftx::space

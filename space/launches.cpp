@@ -1,0 +1,156 @@
+#include "space/stream_state.hpp"
+
+#include "support/error.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace liftx::space {
+
+std::optional<codegen::Kernel> VariantStream::State::generate(const ir::Program& p, bool tied) {
+  try {
+    codegen::Options o;
+    o.tie_threads_to_lengths = tied;
+    o.source = options.kernel_source;
+    return codegen::generate(p, o);
+  } catch (const UserError& e) {
+    reject("codegen refused: " + first_words(e.message(), 4));
+  } catch (const NotImplemented& e) {
+    reject("codegen not implemented: " + first_words(e.what(), 6));
+  } catch (const InternalError& e) {
+    reject("codegen internal error: " + first_words(e.what(), 6));
+  }
+  return std::nullopt;
+}
+
+std::vector<Launch>
+VariantStream::State::launches(const codegen::Kernel& k, bool tied,
+                               const std::array<int64_t, 3>& lengths,
+                               const std::optional<std::array<int64_t, 3>>& tied_locals) {
+  if (codegen::index_overflow(k, options.sizes) ||
+      (k.tail && codegen::index_overflow(*k.tail, options.sizes))) {
+    reject("index overflows int");
+    return {};
+  }
+  int dims = std::clamp(k.launch.dims, 1, 3);
+  int64_t local_bytes = rewrite::evaluate_or(k.local_bytes(), options.sizes, 0);
+  std::array<std::vector<int64_t>, 3> globals, locals_fixed;
+  for (int d = 0; d < dims; ++d) {
+    if (tied) {
+      globals[d] = {k.launch.global[d] ? rewrite::evaluate_or(*k.launch.global[d], options.sizes, 1)
+                                       : 1};
+    } else {
+      int64_t base = 1;
+      while (base * 2 <= lengths[d])
+        base *= 2;
+      for (int h = 0; h <= options.free_global_halvings && base >= 1; ++h, base /= 2)
+        globals[d].push_back(base);
+    }
+    if (tied && k.launch.local[d])
+      locals_fixed[d] = {rewrite::evaluate_or(*k.launch.local[d], options.sizes, 0)};
+  }
+  std::vector<Launch> out;
+  // Odometer over the global choices, then over local choices of each.
+  std::function<void(int, Launch&)> choose_global, choose_local;
+  choose_local = [&](int d, Launch& l) {
+    if (d == dims) {
+      // Every launch of the space names its work-group (0 would leave it to the runtime).
+      if (std::any_of(l.local.begin(), l.local.begin() + l.dims, [](int64_t v) { return v < 1; }))
+        reject("local does not divide global");
+      else if (!tied && tied_locals && runs_as_tied_twin(l, lengths, *tied_locals))
+        reject("free launch runs as its tied twin");
+      else if (std::optional<codegen::LaunchRefusal> refusal =
+                   codegen::launch_refusal(k, l, options.sizes, options.device, local_bytes))
+        reject(refusal->reason);
+      else if (std::optional<codegen::LaunchRefusal> tail_refusal =
+                   k.tail ? codegen::launch_refusal(*k.tail,
+                                                    codegen::tail_launch(*k.tail, l, options.sizes),
+                                                    options.sizes, options.device)
+                          : std::nullopt)
+        reject("remainder: " + tail_refusal->reason);
+      else
+        out.push_back(l);
+      return;
+    }
+    std::vector<int64_t> options_d = locals_fixed[d];
+    if (options_d.empty())
+      for (int64_t p = 1; p <= l.global[d]; p *= 2)
+        if (l.global[d] % p == 0)
+          options_d.push_back(p);
+    for (int64_t v : options_d) {
+      l.local[d] = v;
+      choose_local(d + 1, l);
+    }
+  };
+  choose_global = [&](int d, Launch& l) {
+    if (d == dims) {
+      choose_local(0, l);
+      return;
+    }
+    for (int64_t g : globals[d]) {
+      l.global[d] = g;
+      choose_global(d + 1, l);
+    }
+  };
+  Launch l;
+  l.dims = dims;
+  l.tied = tied;
+  choose_global(0, l);
+  return out;
+}
+
+bool VariantStream::State::runs_as_tied_twin(const Launch& l, const std::array<int64_t, 3>& lengths,
+                                             const std::array<int64_t, 3>& tied_locals) {
+  for (int d = 0; d < l.dims; ++d)
+    if (l.global[d] != lengths[d] || (tied_locals[d] > 0 && l.local[d] != tied_locals[d]))
+      return false;
+  return true;
+}
+
+void VariantStream::State::queue_lowered(const ir::Program& p, const std::string& strategy,
+                                         std::map<std::string, int64_t> params, bool free_threads) {
+  if (!seen_lowered.insert(p).second) {
+    reject("duplicate lowered program");
+    return;
+  }
+  ++counts.lowered_programs;
+  auto tied = generate(p, true);
+  if (!tied)
+    return;
+  if (tied->private_bytes > options.device.private_memory_bytes) {
+    reject("private memory over limit");
+    return;
+  }
+  ++counts.kernels;
+  std::array<int64_t, 3> lengths{1, 1, 1};
+  std::array<int64_t, 3> tied_locals{0, 0, 0};
+  const int tied_dims = std::clamp(tied->launch.dims, 1, 3);
+  for (int d = 0; d < tied_dims; ++d) {
+    if (tied->launch.global[d])
+      lengths[d] = rewrite::evaluate_or(*tied->launch.global[d], options.sizes, 1);
+    if (tied->launch.local[d])
+      tied_locals[d] = rewrite::evaluate_or(*tied->launch.local[d], options.sizes, 0);
+  }
+  auto queue_kernel = [&](codegen::Kernel k, bool is_tied) {
+    // A free-thread kernel of other dimensions has no tied twin.
+    const bool twin_possible = !is_tied && std::clamp(k.launch.dims, 1, 3) == tied_dims;
+    std::vector<Launch> kernel_launches =
+        launches(k, is_tied, lengths, twin_possible ? std::optional(tied_locals) : std::nullopt);
+    if (kernel_launches.empty())
+      return;
+    if (options.kernel_source && sources.insert(k.source).second)
+      ++counts.distinct_sources;
+    pending.push_back(Pending{p, strategy, params,
+                              std::make_shared<const codegen::Kernel>(std::move(k)),
+                              std::move(kernel_launches), 0, counts.kernels - 1});
+  };
+  queue_kernel(std::move(*tied), true);
+  if (options.free_threads && free_threads) {
+    if (auto free = generate(p, false)) {
+      ++counts.kernels;
+      queue_kernel(std::move(*free), false);
+    }
+  }
+}
+
+} // namespace liftx::space

@@ -1,0 +1,199 @@
+#include "space/stream_state.hpp"
+
+#include "rewrite/lowering.hpp"
+
+#include <algorithm>
+
+namespace liftx::space {
+
+namespace {
+
+/// Fused tiles whose halos would recompute more than this many points per useful one are not
+/// worth a trip to DRAM saved. Register tiles recompute without loads from local memory or
+/// barriers, and narrow ones read coalesced: they may recompute more (on an H100 the fastest
+/// fused launches of Jacobi 2D recompute 1.75x, of heat 2D 3.75x: bench/RESULTS.md).
+constexpr double kMaxRedundantWork = 2.0;
+constexpr double kMaxRedundantRegisterWork = 4.0;
+/// Outputs of a register tile: a work-item keeps every step's region of it in registers (3D
+/// tiles past this and the 1 KB of private memory spill: 1.4-3.7x slower on an H200,
+/// bench/RESULTS.md).
+constexpr int64_t kMaxRegisterTile = 64;
+
+} // namespace
+
+void VariantStream::State::plan_reductions() {
+  auto recognised = rewrite::as_matrix_reduction(root);
+  if (!std::holds_alternative<rewrite::MatrixReduction>(recognised))
+    return;
+  const rewrite::MatrixReduction& m = std::get<rewrite::MatrixReduction>(recognised);
+  auto length_of = [&](const ir::Type& t) -> int64_t {
+    const auto* a = t.as<ir::ArrayType>();
+    return a ? rewrite::evaluate_or(a->length, options.sizes, -1) : -1;
+  };
+  const int64_t length = length_of(m.data.type());
+  const int64_t outputs = length_of(root.result_type());
+  if (length < 1 || outputs < 1)
+    return;
+  const int64_t max_lanes = std::min<int64_t>(
+      {1024, options.device.max_work_group_size, options.device.max_work_item_sizes[0]});
+  for (int64_t lanes : rewrite::powers_of_two(32, max_lanes))
+    for (int64_t parts :
+         rewrite::powers_of_two(1, m.columns ? std::min<int64_t>(32, lanes) : lanes)) {
+      if (!m.columns && parts != lanes)
+        continue;
+      const int64_t columns = lanes / parts;
+      if (m.columns && columns < 8)
+        continue;
+      if (length % parts != 0 || parts > length || (m.columns && outputs % columns != 0)) {
+        reject("reduction parts do not divide");
+        continue;
+      }
+      reductions.push_back({lanes, parts});
+    }
+}
+
+void VariantStream::State::queue_built(const std::variant<ir::Program, std::string>& lowered,
+                                       const std::string& label, const std::string& indivisible,
+                                       const std::string& strategy,
+                                       std::map<std::string, int64_t> params) {
+  if (auto* why = std::get_if<std::string>(&lowered)) {
+    reject(label + ": " + first_words(*why, 6));
+    return;
+  }
+  if (!rewrite::lengths_exact(std::get<ir::Program>(lowered), options.sizes)) {
+    reject(indivisible);
+    return;
+  }
+  queue_lowered(std::get<ir::Program>(lowered), strategy, std::move(params), false);
+}
+
+void VariantStream::State::lower_next_reduction() {
+  const rewrite::ReductionTiling tiling = reductions.front();
+  reductions.pop_front();
+  queue_built(rewrite::build_matrix_reduction(root, tiling), "reduction",
+              "reduction parts do not divide", rewrite::kReductionStrategy,
+              {{"lanes", tiling.lanes}, {"parts", tiling.parts}});
+}
+
+void VariantStream::State::plan_products() {
+  if (!std::holds_alternative<rewrite::ProductGrid>(rewrite::as_product_grid(root)))
+    return;
+  for (int64_t rows : {2, 4, 8, 16})
+    for (int64_t columns : {2, 4, 8})
+      for (int64_t unroll : {1, 4, 8})
+        if (rows * columns >= 8)
+          products.push_back({rows, columns, unroll, true});
+}
+
+void VariantStream::State::lower_next_product() {
+  const rewrite::RegisterBlocking blocking = products.front();
+  products.pop_front();
+  queue_built(rewrite::build_register_blocked(root, blocking), "register block",
+              "register block does not divide", rewrite::kRegisterBlockStrategy,
+              {{"rows", blocking.rows},
+               {"columns", blocking.columns},
+               {"unroll", blocking.unroll},
+               {"private_copies", blocking.private_copies ? 1 : 0}});
+}
+
+void VariantStream::State::plan_temporal() {
+  auto recognised = rewrite::as_stencil_step(iteration->step);
+  if (!std::holds_alternative<rewrite::StencilStep>(recognised))
+    return;
+  const rewrite::StencilStep& s = std::get<rewrite::StencilStep>(recognised);
+  std::vector<int64_t> out; // output lengths, outermost first
+  for (const arith::Expr& length : ir::array_shape(root.result_type()))
+    out.push_back(rewrite::evaluate_or(length, options.sizes, -1));
+  if (static_cast<int>(out.size()) != s.rank)
+    return;
+  const bool three = s.rank == 3;
+  using Memory = rewrite::TemporalTiling::Memory;
+  for (int64_t t : {2, 3, 4, 6, 8}) {
+    if (t > iteration->count)
+      continue;
+    for (Memory memory : {Memory::local, Memory::registers, Memory::stream}) {
+      const bool stream = memory == Memory::stream;
+      if (stream && (!three || t != 2))
+        continue;
+      const bool registers = memory != Memory::local;
+      for (int64_t tz : three ? rewrite::powers_of_two(stream ? 4 : 1, stream ? 64 : 8)
+                              : std::vector<int64_t>{1})
+        for (int64_t ty : rewrite::powers_of_two(registers || three ? 1 : 2,
+                                                 registers ? (three ? 8 : 32) : options.max_tile))
+          for (int64_t tx :
+               rewrite::powers_of_two(registers ? 1 : 4, registers ? 8 : 2 * options.max_tile))
+            for (bool stage : {false, true}) {
+              // A stream's registers hold planes of its column, not the column.
+              if (registers && (stream ? tx * ty : tx * ty * tz) > kMaxRegisterTile)
+                continue;
+              if (stage && s.boundary.kind != ir::Boundary::Kind::Wrap)
+                continue;
+              const std::vector<int64_t> tile =
+                  three ? std::vector<int64_t>{tz, ty, tx} : std::vector<int64_t>{ty, tx};
+              bool divides = true;
+              for (size_t d = 0; d < tile.size(); ++d)
+                divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
+              if (!divides) {
+                reject("tile does not divide");
+                continue;
+              }
+              rewrite::TemporalTiling tiling{t, tx, ty, stage, memory};
+              tiling.tile_z = tz;
+              if (rewrite::redundant_work_ratio(s, tiling) >
+                  (registers ? kMaxRedundantRegisterWork : kMaxRedundantWork)) {
+                reject("temporal tile recomputes too much");
+                continue;
+              }
+              temporal.push_back(tiling);
+            }
+    }
+  }
+}
+
+void VariantStream::State::lower_next_temporal() {
+  const rewrite::TemporalTiling tiling = temporal.front();
+  temporal.pop_front();
+  const bool registers = tiling.memory != rewrite::TemporalTiling::Memory::local;
+  auto fused = rewrite::fuse_steps_tiled(iteration->step, tiling);
+  if (auto* why = std::get_if<std::string>(&fused)) {
+    reject("temporal: " + first_words(*why, 6));
+    return;
+  }
+  if (!rewrite::lengths_exact(std::get<ir::Program>(fused), options.sizes)) {
+    reject("tile does not divide");
+    return;
+  }
+  const int64_t launches = iteration->count / tiling.degree;
+  const int64_t remainder = iteration->count % tiling.degree;
+  ir::Program lowered = ir::iterate_step(std::get<ir::Program>(fused), launches, iteration->input);
+  if (remainder > 0) {
+    // The steps left over: one launch of them, the same tiles (a register tile's launch is
+    // then the same as the fused one's).
+    rewrite::TemporalTiling rest = tiling;
+    rest.degree = remainder;
+    auto tail = rewrite::fuse_steps_tiled(iteration->step, rest);
+    if (auto* why = std::get_if<std::string>(&tail)) {
+      reject("temporal remainder: " + first_words(*why, 6));
+      return;
+    }
+    lowered = ir::iterate_steps(std::get<ir::Program>(fused), launches, std::get<ir::Program>(tail),
+                                1, iteration->input);
+  }
+  std::map<std::string, int64_t> parameters{{"steps_per_launch", tiling.degree},
+                                            {"tile_x", tiling.tile_x},
+                                            {"tile_y", tiling.tile_y},
+                                            {"stage", tiling.stage_input ? 1 : 0},
+                                            {"registers", registers ? 1 : 0}};
+  if (remainder > 0)
+    parameters["remainder_steps"] = remainder;
+  const bool three = rewrite::grid_rank(root.result_type(), options.sizes) == 3;
+  if (three) {
+    parameters["tile_z"] = tiling.tile_z;
+    parameters["stream"] = tiling.memory == rewrite::TemporalTiling::Memory::stream ? 1 : 0;
+  }
+  // A register tile's work-items need no free-thread loops.
+  queue_lowered(lowered, three ? rewrite::kTemporalStrategy3D : rewrite::kTemporalStrategy,
+                std::move(parameters), !registers);
+}
+
+} // namespace liftx::space
