@@ -150,6 +150,13 @@ int run(int argc, char** argv) {
                  command->get_name());
       return kExitUserError;
     }
+    // Any other usage error of a command (a value out of range, a missing option): CLI11's
+    // reason, named with the command and where its options are listed.
+    if (command) {
+      fmt::print(stderr, "liftx {}: {}; `liftx help {}` lists its options\n", command->get_name(),
+                 e.what(), command->get_name());
+      return kExitUserError;
+    }
     app.exit(e); // prints the usage error
     return kExitUserError;
   } catch (const UserErrorAlreadyReported&) {

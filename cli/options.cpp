@@ -183,8 +183,17 @@ void add_older_flag_spelling(CLI::App* cmd, const char* older_spelling, bool& ta
 } // namespace
 
 void add_device_key_option(CLI::App* cmd, std::string& key, const char* help) {
-  cmd->add_option("--device-key", key, help);
-  cmd->add_option("--device", key, "")->group("")->excludes("--device-key");
+  CLI::Option* device_key = cmd->add_option("--device-key", key, help);
+  cmd->add_option_function<std::string>(
+         "--device",
+         [&key, device_key](const std::string& value) {
+           if (device_key->count() > 0)
+             throw CLI::ValidationError("--device",
+                                        "the older spelling of --device-key: give one of them");
+           key = value;
+         },
+         "")
+      ->group("");
 }
 
 void add_report_format_option(CLI::App* cmd, bool& json) {

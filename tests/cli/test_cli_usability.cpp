@@ -20,6 +20,16 @@ TEST_CASE("usability: a misspelt command or flag is named with the nearest one")
   RunResult far = liftx("run stencils/jacobi2d5pt.lift --frobnicate");
   CHECK(far.exit_code == 2);
   CHECK(contains(far.err, "unknown option '--frobnicate'; `liftx help run` lists its options"));
+  // A value out of range or a missing option: CLI11's reason, named with the command.
+  RunResult range = liftx("explore stencils/jacobi2d5pt.lift --budget 0");
+  CHECK(range.exit_code == 2);
+  CHECK(contains(range.err, "liftx explore: --budget: "));
+  CHECK(contains(range.err, "Value 0 not in range 1 to 1000000"));
+  CHECK(contains(range.err, "`liftx help explore` lists its options"));
+  CHECK(!contains(range.err, "Run with --help"));
+  RunResult missing = liftx("rank stencils/jacobi2d5pt.lift --size 16");
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "liftx rank: --model is required; `liftx help rank`"));
 }
 
 TEST_CASE("usability: liftx help COMMAND prints the command's options") {
