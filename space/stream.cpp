@@ -82,6 +82,8 @@ std::string first_words(std::string text, int words) {
   return out;
 }
 
+// Several results per point (zip2D of map2Ds) are computed in one map nest (the root): the
+// lowering strategies then map one nest to the threads and read the shared inputs once.
 VariantStream::State::State(ir::Program p, SpaceOptions o)
     : iteration(ir::host_iteration(p)),
       root(rewrite::apply_until_fixpoint(iteration ? iteration->step : p, rewrite::zip_of_maps())),

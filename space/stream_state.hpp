@@ -89,8 +89,7 @@ struct VariantStream::State {
 
   void reject(const std::string& reason, int64_t n = 1) { counts.rejections[reason] += n; }
 
-  // Several results per point (zip2D of map2Ds) are computed in one map nest: the lowering
-  // strategies then map one nest to the threads and read the shared inputs once.
+  /// A lowered step wrapped back into the program's iteration (T launches of its kernel).
   ir::Program iterated(const ir::Program& step) const {
     return iteration ? ir::iterate_step(step, iteration->count, iteration->input) : step;
   }
