@@ -143,6 +143,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
     argv.push_back("--no-roofline");
   if (o.pad_local)
     argv.push_back("--pad-local");
+  if (o.print_kernel)
+    argv.push_back("--print-kernel");
   return argv;
 }
 
@@ -238,8 +240,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--worker", o->worker, "run in this process (used internally)")->group("");
   cmd->callback([o] {
     apply_launch_file(*o);
+    // The kernel's text travels from the worker only when it is to be printed (explore's and
+    // collect's workers share exec::to_json and have no use for it).
+    auto report_json = [o](const exec::RunReport& report) {
+      nlohmann::json json = exec::to_json(report);
+      if (o->print_kernel)
+        json["kernel_source"] = report.kernel_source;
+      return json;
+    };
     if (o->worker) {
-      fmt::print("{}\n", exec::to_json(run_here(*o)).dump());
+      fmt::print("{}\n", report_json(run_here(*o)).dump());
       return;
     }
     runtime::IsolatedResult child =
@@ -247,7 +257,9 @@ void add_run_command(CLI::App& app) {
     exec::RunReport report;
     if (child.succeeded()) {
       try {
-        report = exec::report_from_json(nlohmann::json::parse(child.stdout_text));
+        const nlohmann::json json = nlohmann::json::parse(child.stdout_text);
+        report = exec::report_from_json(json);
+        report.kernel_source = json.value("kernel_source", "");
       } catch (const nlohmann::json::exception& e) {
         LIFTX_UNREACHABLE("unreadable worker report: {}", e.what());
       }
@@ -263,7 +275,7 @@ void add_run_command(CLI::App& app) {
       report.device = o->device;
     }
     if (o->json)
-      fmt::print("{}\n", exec::to_json(report).dump(2));
+      fmt::print("{}\n", report_json(report).dump(2));
     else
       print_report(report, o->file, o->print_kernel);
     if (report.status != runtime::Status::ok)
