@@ -31,8 +31,13 @@ ScratchDir::ScratchDir(const std::string& prefix) {
   LIFTX_USER_CHECK(::mkdtemp(pattern.data()), "cannot create a temporary folder in {}: {}",
                    temp.string(), std::strerror(errno));
   path_ = pattern;
-  lock_fd_ = ::open((path_ / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  // The lock is taken under another name and then renamed to "lock": a sweep by another process
+  // (which removes folders whose "lock" it can take) must never find the file unlocked between
+  // its creation and our flock, or it removes a folder that is in use.
+  const std::filesystem::path unpublished = path_ / "lock.new";
+  lock_fd_ = ::open(unpublished.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 ||
+      ::rename(unpublished.c_str(), (path_ / "lock").c_str()) != 0) {
     const int error = errno;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
