@@ -17,6 +17,7 @@
 #include "explore/models.hpp"
 #include "explore/mpi/rank_farm.hpp"
 #include "explore/rank.hpp"
+#include "explore/session.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
@@ -37,6 +38,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -169,19 +171,19 @@ struct Baseline {
   std::string why_not; ///< when there is no default lowering, or it does not fit the device
 };
 
-Baseline measure_baseline(const ir::Program& program, const Sizes& sizes,
-                          const target::DeviceProfile& device,
+Baseline measure_baseline(const explore::Session& session,
                           explore::RecordingWorkerMeasure& measure) {
+  const explore::DefaultCandidate& untuned = session.default_lowering();
   Baseline baseline;
-  try {
-    auto [lowered, strategy] = space::default_lowering(program, sizes);
-    const codegen::PreparedLaunch prepared =
-        codegen::prepare_launch(lowered, sizes, {}, device.limits());
-    baseline.strategy = strategy;
-    baseline.report = measure.run_unrecorded(lowered, prepared.launch);
-  } catch (const UserError& e) {
-    baseline.why_not = e.message();
-  }
+  baseline.strategy = untuned.strategy;
+  baseline.why_not = untuned.why_not;
+  if (untuned.candidate)
+    try {
+      baseline.report =
+          measure.run_unrecorded(*untuned.candidate->program, untuned.candidate->variant.launch);
+    } catch (const UserError& e) {
+      baseline.why_not = e.message();
+    }
   return baseline;
 }
 
@@ -219,6 +221,338 @@ std::string describe_online_stop(const explore::ExploreResult& result,
     return fmt::format("{} runs, expected gain left {:.2f}%", result.attempts.size(),
                        *result.remaining_gain * 100);
   return fmt::format("{} runs", result.attempts.size());
+}
+
+/// What the command explores: the parsed program and sizes, the device, and where runs go.
+struct ExploreTarget {
+  ir::Module module;
+  ir::Program program;
+  target::DeviceProfile device;
+  Sizes sizes;
+  fs::path db_path;
+};
+
+/// --mpi: every rank but 0 only measures what rank 0 hands it, one variant at a time; `farm`
+/// stays empty without --mpi.
+void start_farm(const ExploreCommandOptions& o, std::optional<explore::mpi::RankFarm>& farm) {
+  if (!o.mpi.mpi)
+    return;
+  explore::CollectOptions measuring;
+  measuring.device = o.device;
+  measuring.worker_executable = fs::read_symlink("/proc/self/exe").string();
+  measuring.timeout = std::chrono::milliseconds(o.timeout_ms);
+  explore::mpi::MpiOptions mpi = mpi_options(o.mpi, "explore");
+  mpi.batch = 1;
+  farm.emplace(measuring, mpi);
+}
+
+ExploreTarget load_target(const ExploreCommandOptions& o,
+                          const std::optional<target::DeviceProfile>& farm_device) {
+  // Refused before the exploration, which may take long: never written over its input.
+  if (!o.out.empty())
+    for (const char* name : kOutFiles)
+      refuse_overwriting_input(fs::path(o.out) / name, {o.file}, "--out");
+  ir::Module module = parse::parse_file(o.file);
+  ir::Program program = iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
+  explore::refuse_lowered(program, o.file, "explore");
+  target::DeviceProfile device =
+      farm_device ? *farm_device : runtime::select_device(o.device).profile;
+  const explore::DeviceDefaults defaults = explore::defaults_for(device);
+  Sizes sizes =
+      bind_sizes(program, o.sizes.empty() ? std::vector{std::to_string(defaults.extent(
+                                                size_t(rewrite::grid_rank(program.result_type()))))}
+                                          : o.sizes);
+  fs::path db_path = o.db.empty() ? perfdb::PerfDb::default_path() : fs::path(o.db);
+  return {std::move(module), std::move(program), std::move(device), std::move(sizes),
+          std::move(db_path)};
+}
+
+explore::SessionOptions session_options(const ExploreCommandOptions& o, const Sizes& sizes,
+                                        int64_t budget, bool across_ranks) {
+  explore::SessionOptions session;
+  session.sizes = sizes;
+  session.model = o.model;
+  session.sample = o.sample;
+  session.sample_seed = o.seed;
+  session.layouts = o.layouts;
+  // Reasons for the first budget's worth; a variant measured from further down gets its own
+  // when it is reported (TreeSHAP of a thousand rows costs seconds on a small machine).
+  session.explain_top = size_t(budget);
+  explore::ExploreOptions& options = session.explore;
+  options.strategy = explore::parse_strategy(o.strategy);
+  options.budget = budget;
+  options.batch = o.batch;
+  if (o.acquisition == "ei")
+    options.online.acquisition = model::OnlineAcquisition::expected_improvement;
+  options.auto_budget = o.budget == "auto";
+  options.seed = o.seed;
+  if (across_ranks) // each batch at once, across the ranks
+    options.parallel = std::numeric_limits<int64_t>::max();
+  return session;
+}
+
+void print_header(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
+                  const explore::Session& session, int64_t budget) {
+  const model::Model& m = *session.model();
+  const std::vector<explore::RankedVariant>& ranked = session.candidates();
+  fmt::print(report, "program   {} ({}), sizes {}\n", t.program.name, o.file,
+             format_sizes(t.sizes));
+  fmt::print(report, "device    {} ({})\n", t.device.device_name, t.device.key);
+  const std::string route = explore::route_of(m, t.program);
+  fmt::print(report, "model     {} ({}, trained for profile {}{})\n",
+             session.found_model().path.string(),
+             model::to_string(explore::model_for(m, t.program).kind()), m.profile,
+             route.empty() ? "" : fmt::format("; its route for {} programs", route));
+  for (const std::string& note : session.notes())
+    fmt::print(report, "note      {}\n", note);
+  const int64_t variants = session.ranking().variants;
+  const bool all_kept = static_cast<int64_t>(ranked.size()) == variants;
+  fmt::print(report, "space     {} variants ranked{}{}; strategy {}{}, budget {}\n", variants,
+             session.rank_options().sample > 0
+                 ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o.seed)
+                 : "",
+             all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o.strategy,
+             o.strategy == "online"
+                 ? fmt::format(" (batches of {}{})", o.batch,
+                               o.acquisition == "ei" ? ", expected improvement first" : "")
+                 : "",
+             o.strategy == "exhaustive" ? fmt::format("{}", ranked.size())
+             : o.budget == "auto"       ? fmt::format("auto (at most {})", budget)
+                                        : fmt::format("{}", budget));
+}
+
+/// What the runs say as a whole: where they were recorded, per rank under --mpi, how noisy they
+/// were and how well the model and the online re-ranking predicted them.
+void print_run_summary(std::FILE* report, const explore::ExploreResult& result,
+                       const explore::Session& session,
+                       const explore::RecordingWorkerMeasure& measure, const fs::path& db_path,
+                       const std::vector<explore::mpi::RankReport>& rank_reports) {
+  const int64_t stored_runs = measure.stored_count();
+  if (stored_runs == 0)
+    fmt::print(report, "\nrecorded  {} measurements in {}\n", result.attempts.size(),
+               db_path.string());
+  else
+    fmt::print(
+        report,
+        "\nrecorded  {} measurements in {}; {} of the runs (marked stored) were measured before "
+        "and taken from it (--remeasure runs them again)\n",
+        int64_t(result.attempts.size()) - stored_runs, db_path.string(), stored_runs);
+  print_ranks(report, rank_reports);
+  const auto noisy_runs =
+      std::count_if(result.attempts.begin(), result.attempts.end(), [](const explore::Attempt& a) {
+        return a.report.timing && noisy(*a.report.timing);
+      });
+  if (noisy_runs > 0)
+    fmt::print(report,
+               "warning   {} of {} runs spread widely (interquartile range above {:.0f}% of the "
+               "median): the device was busy or the kernels are short; more --repeat "
+               "steadies the medians\n",
+               noisy_runs, result.attempts.size(), kNoisySpread * 100);
+  if (result.model_spearman)
+    fmt::print(report,
+               "model     Spearman {:.3f} between predicted and measured throughput on the {} "
+               "variants run\n",
+               *result.model_spearman, result.attempts.size());
+  else
+    fmt::print(report, "model     rank correlation not computed (it needs two successful runs with "
+                       "different predictions)\n");
+  const explore::ExploreOptions& options = session.options().explore;
+  if (options.strategy == explore::Strategy::online)
+    fmt::print(report, "online    {}; re-ranked scores when chosen vs measured: {}\n",
+               describe_online_stop(result, options),
+               result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
+                                      : std::string("Spearman not computed (fewer than two "
+                                                    "successful runs with different scores)"));
+}
+
+/// `--format json`: the whole exploration as one document.
+nlohmann::json explore_document(const ExploreCommandOptions& o, const ExploreTarget& t,
+                                const explore::Session& session,
+                                const explore::ExploreResult& result, const nlohmann::json& rows,
+                                const Baseline& baseline) {
+  const model::Model& m = *session.model();
+  const std::string route = explore::route_of(m, t.program);
+  nlohmann::json document = {
+      {"program", t.program.name},
+      {"file", o.file},
+      {"sizes", t.sizes},
+      {"device", {{"name", t.device.device_name}, {"key", t.device.key}}},
+      {"model",
+       {{"file", session.found_model().path.string()},
+        {"kind", model::to_string(explore::model_for(m, t.program).kind())},
+        {"profile", m.profile},
+        {"route", route.empty() ? nlohmann::json() : nlohmann::json(route)}}},
+      {"space",
+       {{"variants", session.ranking().variants}, {"ranked", session.candidates().size()}}},
+      {"strategy", o.strategy},
+      {"database", t.db_path.string()},
+      {"runs", rows},
+      {"best", result.best ? nlohmann::json(*result.best + 1) : nlohmann::json(nullptr)}};
+  if (result.model_spearman)
+    document["model_spearman"] = *result.model_spearman;
+  if (baseline.report)
+    document["default_lowering"] = {
+        {"strategy", baseline.strategy},
+        {"status", runtime::to_string(baseline.report->status)},
+        {"median_ms", baseline.report->timing ? nlohmann::json(baseline.report->timing->median_ms)
+                                              : nlohmann::json(nullptr)}};
+  return document;
+}
+
+/// The winner's reasons: those ranking gave it, or (ranked beyond the explained top rows)
+/// computed now.
+std::vector<model::Explanation> reasons_of(const explore::RankedVariant& r,
+                                           const explore::Session& session,
+                                           explore::RecordingWorkerMeasure& measure,
+                                           const ir::Program& program) {
+  if (!r.reasons.empty())
+    return r.reasons;
+  const std::vector<double> all =
+      features::all_values(measure.features().compute(*r.program, r.variant, session.sizes()),
+                           measure.features().profile().throughput());
+  const model::Model& ranking_model = explore::model_for(*session.model(), program);
+  const std::vector<int> columns = ranking_model.feature_indices(features::all_names());
+  Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
+  for (size_t c = 0; c < columns.size(); ++c)
+    row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
+  return ranking_model.explain(row);
+}
+
+/// The answer, last: the winner, its time (per step for iterated programs), its bandwidth, the
+/// untuned kernel it is compared with, and why the model liked it.
+void print_best(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
+                const explore::Session& session, explore::RecordingWorkerMeasure& measure,
+                const explore::Attempt& best, const Baseline& baseline) {
+  const explore::RankedVariant& r = session.candidates()[best.ranked_index];
+  const exec::RunReport& rep = best.report;
+  fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
+             explore::describe_parameters(r.variant));
+  fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
+  const perfdb::Measurement* best_stored = measure.stored(r);
+  fmt::print(report,
+             "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms){}\n",
+             rep.timing->median_ms,
+             best_stored ? size_t(best_stored->repetitions) : rep.timing->samples_ms.size(),
+             rep.timing->q1_ms, rep.timing->q3_ms,
+             best_stored ? ", measured by an earlier run (stored)" : "");
+  if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
+    // A fused launch (temporal blocking) computes several steps; a remainder launch the rest.
+    const int64_t per_launch = space::steps_per_launch(r.variant);
+    const int64_t remainder = space::remainder_steps(r.variant);
+    fmt::print(
+        report,
+        "per step  {:.4f} ms ({} launch{} of {} step{} each{}, two buffers "
+        "swapped)\n",
+        rep.timing->median_ms / static_cast<double>(launches->count * per_launch + remainder),
+        launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
+        remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
+  }
+  fmt::print(report, "{}", bandwidth_line(rep));
+  if (const std::string line = baseline_line(baseline, rep); !line.empty())
+    fmt::print(report, "{}", line);
+  fmt::print(report, "why       {}\n",
+             explore::describe_reasons(reasons_of(r, session, measure, t.program)));
+  if (!o.out.empty())
+    fmt::print(report, "written   {}, best.cl and best.json\n",
+               (fs::path(o.out) / kOutFiles[0]).string());
+}
+
+/// `--print-kernel` (before the summary: the answer is what a terminal ends on) and `--out`.
+void emit_winner(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
+                 const explore::Session& session, const explore::Attempt& best) {
+  const explore::RankedVariant& r = session.candidates()[best.ranked_index];
+  const std::string lowered = ir::print(ir::Module{t.module.userfuns, {*r.program}});
+  const std::string kernel =
+      best.report.kernel_source.empty()
+          ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
+          : best.report.kernel_source;
+  if (o.print_kernel) {
+    fmt::print(report, "\n--- {}.lift ---\n{}\n", t.program.name, lowered);
+    fmt::print(report, "--- kernel ---\n{}\n", kernel);
+  }
+  if (!o.out.empty()) {
+    const fs::path dir(o.out);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    LIFTX_USER_CHECK(!ec, "cannot create {}: {}", dir.string(), ec.message());
+    write_file(dir / kOutFiles[0], lowered, o.file);
+    write_file(dir / kOutFiles[1], kernel, o.file);
+    write_file(dir / kOutFiles[2], space::sidecar_json(r.variant, session.sizes()), o.file);
+  }
+}
+
+/// The exploration itself: rank, then run the budget's variants with a table row per run.
+void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::RankFarm>& farm) {
+  // With --format json|csv, stdout carries the data alone and the report goes to stderr.
+  std::FILE* const report = o.format == "table" ? stdout : stderr;
+  const int64_t budget = o.budget == "auto" ? kAutoBudgetCap : std::stoll(o.budget);
+  std::vector<target::DeviceProfile> farm_devices;
+  if (farm)
+    farm_devices = farm->measurer().devices(); // rank 0's first, as it measures on it
+  const ExploreTarget t = load_target(o, farm ? std::optional(farm_devices.front())
+                                              : std::optional<target::DeviceProfile>());
+  ActivityPrinter ranking_progress(o.quiet);
+  explore::SessionOptions settings = session_options(o, t.sizes, budget, farm.has_value());
+  settings.on_rank_progress = [&](std::string_view phase, int64_t n) {
+    ranking_progress.update(phase, n);
+  };
+  explore::Session session(t.program, t.device, std::move(settings));
+  // The measuring side before ranking: it interprets the reference on its own thread while the
+  // space is ranked (at 8192² both take tens of seconds).
+  perfdb::PerfDb db(t.db_path);
+  explore::RecordingWorkerMeasure measure(
+      db, t.device, t.module, t.program, t.sizes, session.profile_name(),
+      {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, o.repeat,
+       std::chrono::milliseconds(o.timeout_ms), o.remeasure});
+  if (farm)
+    measure.measure_through(farm->measurer(), farm_devices);
+  session.rank();
+  ranking_progress.finish();
+  print_header(report, o, t, session, budget);
+
+  // The table: one row per run, in the order they ran.
+  const std::vector<explore::RankedVariant>& ranked = session.candidates();
+  const size_t planned_runs =
+      o.strategy == "exhaustive" ? ranked.size() : static_cast<size_t>(budget);
+  const size_t run_width = fmt::format("[{:>3}/{}]", planned_runs, planned_runs).size();
+  fmt::print(report, "\n  {:<{}} {:>6} {:>9}  {:<32} {:<30} {}\n", "run", run_width, "rank",
+             "predicted", "parameters", "launch", "median ± interquartile range");
+  auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
+    const explore::RankedVariant& r = ranked[a.ranked_index];
+    const std::string run = fmt::format("[{:>3}/{}]", done, planned);
+    fmt::print(report, "  {:<{}} {:>6} {:>9.3f}  {:<32} {:<30} {}\n", run, run_width, r.rank,
+               r.predicted, explore::describe_parameters(r.variant),
+               codegen::describe(r.variant.launch),
+               describe_time(a.report) + (measure.stored(r) ? " stored" : ""));
+    std::fflush(report);
+  };
+  const explore::ExploreResult result = session.measure(
+      [&](const std::vector<const explore::RankedVariant*>& variants) {
+        return measure.measure_batch(variants);
+      },
+      on_attempt);
+  std::vector<explore::mpi::RankReport> rank_reports;
+  if (farm)
+    rank_reports = farm->finish(); // the other ranks end while rank 0 reports
+  // Under --mpi the ranks have ended: rank 0 does not start a worker of its own afterwards.
+  const Baseline baseline = o.no_baseline || farm ? Baseline{} : measure_baseline(session, measure);
+  print_run_summary(report, result, session, measure, t.db_path, rank_reports);
+
+  // The data, before a failure is reported: what was measured is never lost.
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < result.attempts.size(); ++i)
+    rows.push_back(attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index], i + 1,
+                                measure.stored(ranked[result.attempts[i].ranked_index])));
+  if (o.format == "csv")
+    print_csv(rows, result.best);
+  if (o.format == "json")
+    fmt::print("{}\n", explore_document(o, t, session, result, rows, baseline).dump(2));
+  if (!result.best) {
+    fmt::print(report, "best      none of the {} variants run succeeded\n", result.attempts.size());
+    throw RunFailed();
+  }
+  emit_winner(report, o, t, session, result.attempts[*result.best]);
+  print_best(report, o, t, session, measure, result.attempts[*result.best], baseline);
 }
 
 } // namespace
@@ -279,8 +613,9 @@ void add_explore_command(CLI::App& app) {
   cmd->add_flag("--no-baseline", o->no_baseline,
                 "do not run the default lowering (the untuned kernel) that the summary compares "
                 "the best with (not run under --mpi)");
-  add_print_kernel_flag(cmd, o->print_kernel,
-                        "print the winner's lowered program and OpenCL kernel (before the summary)");
+  add_print_kernel_flag(
+      cmd, o->print_kernel,
+      "print the winner's lowered program and OpenCL kernel (before the summary)");
   add_mpi_options(cmd, o->mpi,
                   "under mpirun or srun: rank 0 ranks, re-ranks, reports and writes the "
                   "database; each batch's variants (--batch with online, the whole budget with "
@@ -288,281 +623,18 @@ void add_explore_command(CLI::App& app) {
                   "device (docs/mpi.md)",
                   false);
   cmd->callback([o] {
-    // With --format json|csv, stdout carries the data alone and the report goes to stderr.
-    std::FILE* const report = o->format == "table" ? stdout : stderr;
-    const bool auto_budget = o->budget == "auto";
-    LIFTX_USER_CHECK(!auto_budget || o->strategy == "online",
+    LIFTX_USER_CHECK(o->budget != "auto" || o->strategy == "online",
                      "--budget auto goes with --strategy online, not {}", o->strategy);
     LIFTX_USER_CHECK(o->acquisition == "mean" || o->strategy == "online",
                      "--acquisition {} goes with --strategy online, not {}", o->acquisition,
                      o->strategy);
-    const int64_t budget = auto_budget ? kAutoBudgetCap : std::stoll(o->budget);
-    // --mpi: the other ranks only measure what rank 0 hands them, one variant at a time.
     std::optional<explore::mpi::RankFarm> farm;
-    std::vector<target::DeviceProfile> farm_devices;
-    if (o->mpi.mpi) {
-      explore::CollectOptions measuring;
-      measuring.device = o->device;
-      measuring.worker_executable = fs::read_symlink("/proc/self/exe").string();
-      measuring.timeout = std::chrono::milliseconds(o->timeout_ms);
-      explore::mpi::MpiOptions mpi = mpi_options(o->mpi, "explore");
-      mpi.batch = 1;
-      farm.emplace(measuring, mpi);
-      if (farm->rank() != 0) {
-        farm->serve(); // rank 0 reports for the job
-        return;
-      }
-      farm_devices = farm->measurer().devices(); // rank 0's first, as it measures on it
+    start_farm(*o, farm);
+    if (farm && farm->rank() != 0) {
+      farm->serve(); // rank 0 reports for the job
+      return;
     }
-    // Refused before the exploration, which may take long: never written over its input.
-    if (!o->out.empty())
-      for (const char* name : kOutFiles)
-        refuse_overwriting_input(fs::path(o->out) / name, {o->file}, "--out");
-    ir::Module module = parse::parse_file(o->file);
-    const ir::Program program =
-        iterate_steps(select_program(module, o->program, o->file), o->steps, o->file);
-    explore::refuse_lowered(program, o->file, "explore");
-    const target::DeviceProfile device =
-        farm ? farm_devices.front() : runtime::select_device(o->device).profile;
-    const explore::DeviceDefaults defaults = explore::defaults_for(device);
-    Sizes sizes = bind_sizes(program, o->sizes.empty()
-                                          ? std::vector{std::to_string(defaults.extent(
-                                                size_t(rewrite::grid_rank(program.result_type()))))}
-                                          : o->sizes);
-    const std::string kind = explore::profile_name_for(device);
-    const explore::FoundModel found = explore::find_model(o->model, device);
-    const fs::path& model_path = found.path;
-    model::Model m = model::Model::load(model_path);
-
-    explore::RankOptions rank_options;
-    rank_options.sizes = sizes;
-    rank_options.profile = kind;
-    rank_options.device = device;
-    rank_options.sample = o->sample >= 0 ? o->sample : defaults.sample;
-    rank_options.sample_seed = o->seed;
-    rank_options.layouts = o->layouts;
-    // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
-    rank_options.keep =
-        o->strategy == "exhaustive" ? 0 : std::max(rank_options.keep, size_t(budget) * 4);
-    // Reasons for the first budget's worth; a variant measured from further down gets its own
-    // when it is reported (TreeSHAP of a thousand rows costs seconds on a small machine).
-    rank_options.explain_top = size_t(budget);
-    ActivityPrinter ranking_progress(o->quiet);
-    rank_options.on_progress = [&](std::string_view phase, int64_t n) {
-      ranking_progress.update(phase, n);
-    };
-    // The measuring side first: it interprets the reference on its own thread while the space
-    // is ranked (at 8192² both take tens of seconds).
-    const fs::path db_path = o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db);
-    perfdb::PerfDb db(db_path);
-    explore::RecordingWorkerMeasure measure(
-        db, device, module, program, sizes, kind,
-        {fs::read_symlink("/proc/self/exe").string(), o->device, o->warmup, o->repeat,
-         std::chrono::milliseconds(o->timeout_ms), o->remeasure});
-    if (farm)
-      measure.measure_through(farm->measurer(), farm_devices);
-    const explore::RankResult ranking = explore::rank(program, m, rank_options);
-    ranking_progress.finish();
-    const std::vector<explore::RankedVariant>& ranked = ranking.ranked;
-    fmt::print(report, "program   {} ({}), sizes {}\n", program.name, o->file, format_sizes(sizes));
-    fmt::print(report, "device    {} ({})\n", device.device_name, device.key);
-    const std::string route = explore::route_of(m, program);
-    fmt::print(report, "model     {} ({}, trained for profile {}{})\n", model_path.string(),
-               model::to_string(explore::model_for(m, program).kind()), m.profile,
-               route.empty() ? "" : fmt::format("; its route for {} programs", route));
-    for (const std::string& note : found.notes)
-      fmt::print(report, "note      {}\n", note);
-    const bool all_kept = static_cast<int64_t>(ranked.size()) == ranking.variants;
-    fmt::print(report, "space     {} variants ranked{}{}; strategy {}{}, budget {}\n",
-               ranking.variants,
-               rank_options.sample > 0
-                   ? fmt::format(" (a uniform sample, seed {}; --sample 0 ranks all)", o->seed)
-                   : "",
-               all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o->strategy,
-               o->strategy == "online"
-                   ? fmt::format(" (batches of {}{})", o->batch,
-                                 o->acquisition == "ei" ? ", expected improvement first" : "")
-                   : "",
-               o->strategy == "exhaustive" ? fmt::format("{}", ranked.size())
-               : auto_budget               ? fmt::format("auto (at most {})", budget)
-                                           : fmt::format("{}", budget));
-
-    // The table: one row per run, in the order they ran.
-    const size_t planned_runs =
-        o->strategy == "exhaustive" ? ranked.size() : static_cast<size_t>(budget);
-    const size_t run_width = fmt::format("[{:>3}/{}]", planned_runs, planned_runs).size();
-    fmt::print(report, "\n  {:<{}} {:>6} {:>9}  {:<32} {:<30} {}\n", "run", run_width, "rank",
-               "predicted", "parameters", "launch", "median ± interquartile range");
-    auto on_attempt = [&](const explore::Attempt& a, int64_t done, int64_t planned) {
-      const explore::RankedVariant& r = ranked[a.ranked_index];
-      const std::string run = fmt::format("[{:>3}/{}]", done, planned);
-      fmt::print(report, "  {:<{}} {:>6} {:>9.3f}  {:<32} {:<30} {}\n", run, run_width, r.rank,
-                 r.predicted, explore::describe_parameters(r.variant),
-                 codegen::describe(r.variant.launch),
-                 describe_time(a.report) + (measure.stored(r) ? " stored" : ""));
-      std::fflush(report);
-    };
-    explore::ExploreOptions options;
-    options.strategy = explore::parse_strategy(o->strategy);
-    options.budget = budget;
-    options.batch = o->batch;
-    if (o->acquisition == "ei")
-      options.online.acquisition = model::OnlineAcquisition::expected_improvement;
-    options.auto_budget = auto_budget;
-    options.seed = o->seed;
-    if (farm) // each batch at once, across the ranks
-      options.parallel = std::max<int64_t>(static_cast<int64_t>(ranked.size()), 1);
-    explore::ExploreResult result = explore::explore_batches(
-        ranked, options,
-        [&](const std::vector<const explore::RankedVariant*>& variants) {
-          return measure.measure_batch(variants);
-        },
-        on_attempt);
-    std::vector<explore::mpi::RankReport> rank_reports;
-    if (farm)
-      rank_reports = farm->finish(); // the other ranks end while rank 0 reports
-    // Under --mpi the ranks have ended: rank 0 does not start a worker of its own afterwards.
-    const Baseline baseline =
-        o->no_baseline || farm ? Baseline{} : measure_baseline(program, sizes, device, measure);
-
-    const int64_t stored_runs = measure.stored_count();
-    if (stored_runs == 0)
-      fmt::print(report, "\nrecorded  {} measurements in {}\n", result.attempts.size(),
-                 db_path.string());
-    else
-      fmt::print(
-          report,
-          "\nrecorded  {} measurements in {}; {} of the runs (marked stored) were measured before "
-          "and taken from it (--remeasure runs them again)\n",
-          int64_t(result.attempts.size()) - stored_runs, db_path.string(), stored_runs);
-    print_ranks(report, rank_reports);
-    const auto noisy_runs = std::count_if(
-        result.attempts.begin(), result.attempts.end(),
-        [](const explore::Attempt& a) { return a.report.timing && noisy(*a.report.timing); });
-    if (noisy_runs > 0)
-      fmt::print(report,
-                 "warning   {} of {} runs spread widely (interquartile range above {:.0f}% of the "
-                 "median): the device was busy or the kernels are short; more --repeat "
-                 "steadies the medians\n",
-                 noisy_runs, result.attempts.size(), kNoisySpread * 100);
-    if (result.model_spearman)
-      fmt::print(report,
-                 "model     Spearman {:.3f} between predicted and measured throughput on the {} "
-                 "variants run\n",
-                 *result.model_spearman, result.attempts.size());
-    else
-      fmt::print(report,
-                 "model     rank correlation not computed (it needs two successful runs with "
-                 "different predictions)\n");
-    if (options.strategy == explore::Strategy::online)
-      fmt::print(report, "online    {}; re-ranked scores when chosen vs measured: {}\n",
-                 describe_online_stop(result, options),
-                 result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
-                                        : std::string("Spearman not computed (fewer than two "
-                                                      "successful runs with different scores)"));
-    // The data, before a failure is reported: what was measured is never lost.
-    nlohmann::json rows = nlohmann::json::array();
-    for (size_t i = 0; i < result.attempts.size(); ++i)
-      rows.push_back(attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index],
-                                  i + 1, measure.stored(ranked[result.attempts[i].ranked_index])));
-    if (o->format == "csv")
-      print_csv(rows, result.best);
-    if (o->format == "json") {
-      nlohmann::json document = {
-          {"program", program.name},
-          {"file", o->file},
-          {"sizes", sizes},
-          {"device", {{"name", device.device_name}, {"key", device.key}}},
-          {"model",
-           {{"file", model_path.string()},
-            {"kind", model::to_string(explore::model_for(m, program).kind())},
-            {"profile", m.profile},
-            {"route", route.empty() ? nlohmann::json() : nlohmann::json(route)}}},
-          {"space", {{"variants", ranking.variants}, {"ranked", ranked.size()}}},
-          {"strategy", o->strategy},
-          {"database", db_path.string()},
-          {"runs", rows},
-          {"best", result.best ? nlohmann::json(*result.best + 1) : nlohmann::json(nullptr)}};
-      if (result.model_spearman)
-        document["model_spearman"] = *result.model_spearman;
-      if (baseline.report)
-        document["default_lowering"] = {
-            {"strategy", baseline.strategy},
-            {"status", runtime::to_string(baseline.report->status)},
-            {"median_ms", baseline.report->timing
-                              ? nlohmann::json(baseline.report->timing->median_ms)
-                              : nlohmann::json(nullptr)}};
-      fmt::print("{}\n", document.dump(2));
-    }
-    if (!result.best) {
-      fmt::print(report, "best      none of the {} variants run succeeded\n",
-                 result.attempts.size());
-      throw RunFailed();
-    }
-    const explore::Attempt& best = result.attempts[*result.best];
-    const explore::RankedVariant& r = ranked[best.ranked_index];
-    const exec::RunReport& rep = best.report;
-    const std::string lowered = ir::print(ir::Module{module.userfuns, {*r.program}});
-    const std::string kernel =
-        rep.kernel_source.empty()
-            ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
-            : rep.kernel_source;
-    // The listings (thousands of lines for a large kernel) only when asked for, and before the
-    // summary: the answer is what a terminal ends on.
-    if (o->print_kernel) {
-      fmt::print(report, "\n--- {}.lift ---\n{}\n", program.name, lowered);
-      fmt::print(report, "--- kernel ---\n{}\n", kernel);
-    }
-    if (!o->out.empty()) {
-      const fs::path dir(o->out);
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      LIFTX_USER_CHECK(!ec, "cannot create {}: {}", dir.string(), ec.message());
-      write_file(dir / kOutFiles[0], lowered, o->file);
-      write_file(dir / kOutFiles[1], kernel, o->file);
-      write_file(dir / kOutFiles[2], space::sidecar_json(r.variant, rank_options.sizes), o->file);
-    }
-    fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
-               explore::describe_parameters(r.variant));
-    fmt::print(report, "launch    {}\n", codegen::describe(r.variant.launch));
-    const perfdb::Measurement* best_stored = measure.stored(r);
-    fmt::print(report,
-               "time      {:.4f} ms median of {} runs (interquartile range {:.4f}-{:.4f} ms){}\n",
-               rep.timing->median_ms,
-               best_stored ? size_t(best_stored->repetitions) : rep.timing->samples_ms.size(),
-               rep.timing->q1_ms, rep.timing->q3_ms,
-               best_stored ? ", measured by an earlier run (stored)" : "");
-    if (std::optional<ir::HostIteration> launches = ir::host_iteration(*r.program)) {
-      // A fused launch (temporal blocking) computes several steps; a remainder launch the rest.
-      const int64_t per_launch = space::steps_per_launch(r.variant);
-      const int64_t remainder = space::remainder_steps(r.variant);
-      fmt::print(
-          report,
-          "per step  {:.4f} ms ({} launch{} of {} step{} each{}, two buffers "
-          "swapped)\n",
-          rep.timing->median_ms / static_cast<double>(launches->count * per_launch + remainder),
-          launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
-          remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
-    }
-    fmt::print(report, "{}", bandwidth_line(rep));
-    if (const std::string line = baseline_line(baseline, rep); !line.empty())
-      fmt::print(report, "{}", line);
-    std::vector<model::Explanation> reasons = r.reasons;
-    if (reasons.empty()) { // beyond the explained top rows
-      const std::vector<double> all = features::all_values(
-          measure.features().compute(*r.program, r.variant, rank_options.sizes),
-          measure.features().profile().throughput());
-      const model::Model& ranking_model = explore::model_for(m, program);
-      const std::vector<int> columns = ranking_model.feature_indices(features::all_names());
-      Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
-      for (size_t c = 0; c < columns.size(); ++c)
-        row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
-      reasons = ranking_model.explain(row);
-    }
-    fmt::print(report, "why       {}\n", explore::describe_reasons(reasons));
-    if (!o->out.empty())
-      fmt::print(report, "written   {}, best.cl and best.json\n",
-                 (fs::path(o->out) / kOutFiles[0]).string());
+    run_explore(*o, farm);
   });
 }
 
