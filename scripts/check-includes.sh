@@ -25,7 +25,7 @@ declare -A allowed=(
   [perfdb]="features exec model space rewrite ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
   [explore]="perfdb space rewrite features exec model ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
   [explore/mpi]="explore perfdb space rewrite features exec model ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
-  [adapt]="space rewrite ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
+  [adapt]="explore perfdb space rewrite features exec model ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
   [cli]="explore/mpi explore adapt perfdb synth space rewrite features exec model ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
   [api]="explore adapt perfdb space rewrite features exec model ir/parse codegen runtime target ir/interp ir ir/arith ir/userfun"
 )
