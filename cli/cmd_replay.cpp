@@ -1,11 +1,13 @@
 // liftx replay: exploration strategies simulated on measured data (no device).
-//   liftx replay --db DB [--device-key KEY] [--profile P] [--strategies static,online,random,hillclimb]
+//   liftx replay --db DB [--device-key KEY] [--profile P] [--strategies
+//   static,online,random,hillclimb]
 //       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
 //       [--prior-db DB [--prior-device KEY]]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "model/evaluation_report.hpp"
 #include "model/replay.hpp"
 #include "support/error.hpp"
 
@@ -78,9 +80,9 @@ std::string groups_csv(const model::ReplayResult& result) {
   for (const model::ReplayGroup& g : result.groups)
     for (const model::ReplayOutcome& o : g.outcomes)
       csv += fmt::format("{},\"{}\",{},{},{},{:.2f},{},{:.2f},{},{},{:.4f}\n", g.program,
-                         short_input(g.input), g.pool, g.failed, model::to_string(o.strategy),
-                         o.runs_to_90, int(o.censored_90), o.runs_to_95, int(o.censored_95),
-                         o.auto_runs, o.auto_fraction);
+                         model::short_input(g.input), g.pool, g.failed,
+                         model::to_string(o.strategy), o.runs_to_90, int(o.censored_90),
+                         o.runs_to_95, int(o.censored_95), o.auto_runs, o.auto_fraction);
   return csv;
 }
 

@@ -151,16 +151,4 @@ void write_text(const fs::path& path, const std::string& text) {
   write_output_file(path, text, {}, "the output");
 }
 
-std::string short_input(const std::string& sizes_json) {
-  try {
-    auto j = nlohmann::json::parse(sizes_json);
-    std::string out;
-    for (auto it = j.begin(); it != j.end(); ++it)
-      out += fmt::format("{}{}={}", out.empty() ? "" : ",", it.key(), it.value().dump());
-    return out;
-  } catch (const nlohmann::json::exception&) {
-    return sizes_json;
-  }
-}
-
 } // namespace liftx::cli

@@ -67,7 +67,4 @@ std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std
 /// UserError when the file cannot be written.
 void write_text(const std::filesystem::path& path, const std::string& text);
 
-/// {"M":512,"N":512} -> M=512,N=512
-std::string short_input(const std::string& sizes_json);
-
 } // namespace liftx::cli
