@@ -788,4 +788,33 @@ void run_builder(std::istream& jobs, int shard, int shards, const std::string& d
   }
 }
 
+int64_t newest_measurement_id(const std::filesystem::path& db) {
+  if (!std::filesystem::exists(db))
+    return 0;
+  return perfdb::PerfDb(db, perfdb::PerfDb::Access::read_only).last_measurement_id();
+}
+
+void write_collected_csv(std::ostream& out, const std::filesystem::path& db,
+                         const CollectSummary& summary, int64_t measured_before) {
+  const perfdb::PerfDb reader(db, perfdb::PerfDb::Access::read_only);
+  reader.export_csv(out, summary.device_key, measured_before);
+}
+
+nlohmann::json collected_json(const std::filesystem::path& db, const CollectSummary& summary,
+                              int64_t measured_before) {
+  const perfdb::PerfDb reader(db, perfdb::PerfDb::Access::read_only);
+  nlohmann::json statuses = nlohmann::json::object();
+  for (const auto& [status, n] : summary.statuses)
+    statuses[status] = n;
+  return {{"database", db.string()},
+          {"device", summary.device_key},
+          {"profile", summary.profile},
+          {"planned", summary.variants},
+          {"measured", summary.measured},
+          {"skipped", summary.skipped},
+          {"left", summary.left},
+          {"statuses", statuses},
+          {"measurements", reader.measurements_json(summary.device_key, measured_before)}};
+}
+
 } // namespace liftx::explore

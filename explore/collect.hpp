@@ -189,6 +189,20 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
 /// caches the worker reads. Errors are left for the worker to report.
 void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec);
 
+/// The id of the newest measurement of the database at `db`, opened read-only (0 when there is
+/// no file yet): the measurements a collection adds are those after it.
+int64_t newest_measurement_id(const std::filesystem::path& db);
+
+/// The measurements a collection added (those after `measured_before`) on its device
+/// (summary.device_key, not empty), as CSV rows of PerfDb::export_csv.
+void write_collected_csv(std::ostream& out, const std::filesystem::path& db,
+                         const CollectSummary& summary, int64_t measured_before);
+
+/// The summary of a collection with the measurements it added (as write_collected_csv, in
+/// PerfDb::measurements_json's form), as one JSON document.
+nlohmann::json collected_json(const std::filesystem::path& db, const CollectSummary& summary,
+                              int64_t measured_before);
+
 /// The profile name features are stored under for a device: "cpu" for CPU devices, "nvidia" /
 /// "amd" for their GPUs, otherwise the device type's name.
 std::string profile_name_for(const target::DeviceProfile& device);
