@@ -157,7 +157,18 @@ int run(int argc, char** argv) {
                  e.what(), command->get_name());
       return kExitUserError;
     }
-    app.exit(e); // prints the usage error
+    // No command: `liftx`, `liftx --bogus`. Say what comes first and what the commands are.
+    const std::string first = argc > 1 ? argv[1] : "";
+    const std::string reason =
+        first.empty() ? std::string("a command is required")
+        : first.starts_with("-")
+            ? fmt::format("unknown option '{}'{}: options follow a command", first,
+                          did_you_mean(first.substr(0, first.find('=')), {"--help", "--version"}))
+            : std::string(e.what());
+    fmt::print(stderr,
+               "liftx: {}; the commands are: {}\nRun `liftx help` for an overview, `liftx help "
+               "COMMAND` for a command's options.\n",
+               reason, fmt::join(names, ", "));
     return kExitUserError;
   } catch (const UserErrorAlreadyReported&) {
     return kExitUserError;

@@ -30,6 +30,17 @@ TEST_CASE("usability: a misspelt command or flag is named with the nearest one")
   RunResult missing = liftx("rank stencils/jacobi2d5pt.lift --size 16");
   CHECK(missing.exit_code == 2);
   CHECK(contains(missing.err, "liftx rank: --model is required; `liftx help rank`"));
+  // No command at all: what comes first, and the commands.
+  RunResult nothing = liftx("");
+  CHECK(nothing.exit_code == 2);
+  CHECK(contains(nothing.err, "liftx: a command is required; the commands are: "));
+  CHECK(contains(nothing.err, "explore"));
+  RunResult bare_flag = liftx("--verison");
+  CHECK(bare_flag.exit_code == 2);
+  CHECK(contains(bare_flag.err, "unknown option '--verison' (did you mean '--version'?): options "
+                                "follow a command"));
+  CHECK(contains(bare_flag.err, "`liftx help COMMAND`"));
+  CHECK(!contains(bare_flag.err, "Run with --help"));
 }
 
 TEST_CASE("usability: liftx help COMMAND prints the command's options") {
