@@ -7,18 +7,12 @@
 #include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
-#include "exec/run.hpp"
-#include "explore/collect.hpp"
-#include "explore/explore.hpp"
-#include "explore/models.hpp"
 #include "explore/rank.hpp"
+#include "explore/rank_report.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
-#include "model/evaluate.hpp"
-#include "model/plot.hpp"
 #include "perfdb/dataset.hpp"
 #include "perfdb/db.hpp"
-#include "runtime/isolate.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -26,17 +20,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <numeric>
 #include <set>
 
 namespace liftx::cli {
@@ -133,24 +117,88 @@ struct RankCommandOptions {
   bool quiet = false;
 };
 
-/// The one device profile of a JSON file: an object, or the array `liftx devices --json` prints
-/// when it holds exactly one device.
-target::DeviceProfile saved_device_profile(const std::string& path) {
-  std::ifstream in(path);
-  LIFTX_USER_CHECK(in.good(), "{}: cannot read the device profile", path);
-  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-  LIFTX_USER_CHECK(!json.is_discarded(), "{}: not JSON (expected `liftx devices --json`)", path);
-  if (json.is_array()) {
-    LIFTX_USER_CHECK(json.size() == 1,
-                     "{}: {} device profiles; keep the one to rank for (`liftx devices --json` "
-                     "lists every device)",
-                     path, json.size());
-    json = json.front();
-  }
-  try {
-    return json.get<target::DeviceProfile>();
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
+void add_rank_options(CLI::App* cmd, RankCommandOptions& o) {
+  cmd->add_option("file", o.file, "high-level .lift stencil")->required();
+  cmd->add_option("--program", o.program, "definition (default: the last one)");
+  cmd->add_option("--model", o.model, "model file (liftx train)")->required();
+  cmd->add_option("--size", o.sizes, "sizes: N=64,M=48, or 64 for every size")->required();
+  add_profile_option(cmd, o.profile,
+                     "the model's; or FILE.json, a device's own profile saved by `liftx devices "
+                     "--format json` on its machine");
+  cmd->add_option("--top", o.top, "rows to print (0 = all; default 20)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--format", o.format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--sample", o.sample,
+                  "rank a fixed-seed uniform sample of this many variants (default 0 = all)");
+  cmd->add_flag("--quiet", o.quiet, "no progress line while ranking");
+  cmd->add_option("--seed", o.seed, "seed of --sample (default 1)");
+  cmd->add_option("--prune-traffic", o.prune_traffic,
+                  "rank only the variants whose modelled global-memory traffic is at most F "
+                  "times the least (F >= 1; default 0: rank all)");
+  cmd->add_flag("--layouts", o.layouts,
+                "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
+                "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
+  cmd->add_option("--out", o.out,
+                  "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
+}
+
+/// The table `liftx rank` prints by default: what was ranked, how, and the best rows.
+void print_rank_table(const RankCommandOptions& o, const ir::Program& program,
+                      const model::Model& m, const explore::RankOptions& options,
+                      const explore::RankReport& report) {
+  const explore::RankResult& result = report.result;
+  const std::string route = explore::route_of(m, program);
+  fmt::print("program   {} ({}), sizes {}, model {} ({}, profile {}{})\n", program.name, o.file,
+             format_sizes(options.sizes), o.model,
+             model::to_string(explore::model_for(m, program).kind()),
+             explore::rank_profile_description(options, m, o.profile),
+             route.empty() ? "" : fmt::format("; its route for {} programs", route));
+  fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
+             "as the best of its program and input{})\n",
+             result.variants, report.seconds,
+             ir::host_iteration(program) ? "; per step: a fused launch counts its steps" : "");
+  if (options.prune_traffic > 0)
+    fmt::print("pruned    {} of the {} variants: modelled traffic above {:.3g} x the least "
+               "({:.3g} cache-line bytes per byte moved)\n",
+               result.pruned, result.variants, options.prune_traffic, result.least_traffic);
+  fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
+             "strategy and parameters", "launch", "main features");
+  for (const explore::RankedVariant& r : result.ranked)
+    fmt::print("{:>5} {:>9.3f} {:>6}  {:<36} {:<34} {}\n", r.rank, r.predicted, r.variant.index,
+               explore::describe_parameters(r.variant), codegen::describe(r.variant.launch),
+               explore::describe_reasons(r.reasons));
+}
+
+void run_rank(const RankCommandOptions& o) {
+  model::Model m = model::Model::load(o.model);
+  ir::Module module = parse::parse_file(o.file);
+  const ir::Program& program = select_program(module, o.program, o.file);
+  explore::refuse_lowered(program, o.file, "rank");
+  explore::RankOptions options;
+  options.sizes = bind_sizes(program, o.sizes);
+  explore::set_rank_profile(options, o.profile);
+  ActivityPrinter progress(o.quiet);
+  options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
+  options.sample = o.sample;
+  options.sample_seed = o.seed;
+  options.keep = size_t(o.top); // the rows shown; 0 = all
+  options.prune_traffic = o.prune_traffic;
+  options.layouts = o.layouts;
+  const explore::RankReport report = explore::timed_rank(program, m, options);
+  progress.finish();
+  if (!o.out.empty())
+    explore::write_ranked_variants(o.out, module.userfuns, report.result.ranked, options.sizes);
+  if (o.format == "json") {
+    fmt::print("{}\n",
+               explore::rank_document(program.name, report.result, o.model, options.prune_traffic)
+                   .dump(2));
+  } else if (o.format == "csv") {
+    fmt::print("{}\n", explore::kRankCsvHeader);
+    for (const explore::RankedVariant& r : report.result.ranked)
+      fmt::print("{}\n", explore::rank_csv_row(r));
+  } else {
+    print_rank_table(o, program, m, options, report);
   }
 }
 
@@ -158,132 +206,8 @@ void add_rank(CLI::App& app) {
   auto o = std::make_shared<RankCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "rank", "Rank every variant of a program with a cost model, without running any");
-  cmd->add_option("file", o->file, "high-level .lift stencil")->required();
-  cmd->add_option("--program", o->program, "definition (default: the last one)");
-  cmd->add_option("--model", o->model, "model file (liftx train)")->required();
-  cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
-  add_profile_option(cmd, o->profile,
-                     "the model's; or FILE.json, a device's own profile saved by `liftx devices "
-                     "--format json` on its machine");
-  cmd->add_option("--top", o->top, "rows to print (0 = all; default 20)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--format", o->format, "table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_option("--sample", o->sample,
-                  "rank a fixed-seed uniform sample of this many variants (default 0 = all)");
-  cmd->add_flag("--quiet", o->quiet, "no progress line while ranking");
-  cmd->add_option("--seed", o->seed, "seed of --sample (default 1)");
-  cmd->add_option("--prune-traffic", o->prune_traffic,
-                  "rank only the variants whose modelled global-memory traffic is at most F "
-                  "times the least (F >= 1; default 0: rank all)");
-  cmd->add_flag("--layouts", o->layouts,
-                "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
-                "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
-  cmd->add_option("--out", o->out,
-                  "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
-  cmd->callback([o] {
-    model::Model m = model::Model::load(o->model);
-    ir::Module module = parse::parse_file(o->file);
-    const ir::Program& program = select_program(module, o->program, o->file);
-    explore::refuse_lowered(program, o->file, "rank");
-    Sizes sizes = bind_sizes(program, o->sizes);
-    explore::RankOptions options;
-    options.sizes = sizes;
-    options.profile = o->profile;
-    if (o->profile.ends_with(".json")) {
-      // A device that is not attached here, as `liftx devices --json` described it there: the
-      // ranking then sees its measured bandwidth, clock and registers, as explore on it would.
-      options.device = saved_device_profile(o->profile);
-      options.profile = explore::profile_name_for(*options.device);
-    }
-    ActivityPrinter progress(o->quiet);
-    options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };
-    options.sample = o->sample;
-    options.sample_seed = o->seed;
-    options.keep = size_t(o->top); // the rows shown; 0 = all
-    options.prune_traffic = o->prune_traffic;
-    options.layouts = o->layouts;
-    auto start = std::chrono::steady_clock::now();
-    const explore::RankResult result = explore::rank(program, m, options);
-    progress.finish();
-    const std::vector<explore::RankedVariant>& ranked = result.ranked;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const size_t shown = ranked.size();
-    if (!o->out.empty()) {
-      fs::create_directories(o->out);
-      for (size_t i = 0; i < shown; ++i) {
-        const explore::RankedVariant& r = ranked[i];
-        const std::string stem =
-            fmt::format("{:03}-{}-{}", r.rank, r.variant.index, r.variant.strategy);
-        write_text(fs::path(o->out) / (stem + ".lift"),
-                   ir::print(ir::Module{module.userfuns, {*r.program}}));
-        write_text(fs::path(o->out) / (stem + ".json"),
-                   space::sidecar_json(r.variant, options.sizes));
-      }
-    }
-    if (o->format == "json") {
-      nlohmann::json rows = nlohmann::json::array();
-      for (size_t i = 0; i < shown; ++i) {
-        const explore::RankedVariant& r = ranked[i];
-        nlohmann::json reasons = nlohmann::json::array();
-        for (const model::Explanation& e : r.reasons)
-          reasons.push_back({{"feature", e.feature}, {"value", e.value}, {"z", e.standardised}});
-        rows.push_back({{"rank", r.rank},
-                        {"predicted", r.predicted},
-                        {"index", r.variant.index},
-                        {"strategy", r.variant.strategy},
-                        {"parameters", r.variant.parameters},
-                        {"launch", explore::launch_json(r.variant.launch)},
-                        {"features", reasons}});
-      }
-      nlohmann::json document{{"program", program.name},
-                              {"variants", result.variants},
-                              {"model", o->model},
-                              {"ranked", rows}};
-      if (options.prune_traffic > 0)
-        document["pruning"] = {{"factor", options.prune_traffic},
-                               {"least_traffic", result.least_traffic},
-                               {"bound", result.traffic_bound},
-                               {"pruned", result.pruned}};
-      fmt::print("{}\n", document.dump(2));
-      return;
-    }
-    if (o->format == "csv") {
-      fmt::print("rank,predicted,index,strategy,parameters,launch,features\n");
-      for (size_t i = 0; i < shown; ++i) {
-        const explore::RankedVariant& r = ranked[i];
-        fmt::print("{},{:.6f},{},{},\"{}\",\"{}\",\"{}\"\n", r.rank, r.predicted, r.variant.index,
-                   r.variant.strategy, explore::describe_parameters(r.variant),
-                   codegen::describe(r.variant.launch), explore::describe_reasons(r.reasons));
-      }
-      return;
-    }
-    const std::string route = explore::route_of(m, program);
-    fmt::print(
-        "program   {} ({}), sizes {}, model {} ({}, profile {}{})\n", program.name, o->file,
-        format_sizes(sizes), o->model, model::to_string(explore::model_for(m, program).kind()),
-        options.device       ? fmt::format("{} of {}", options.profile, options.device->device_name)
-        : o->profile.empty() ? m.profile
-                             : o->profile,
-        route.empty() ? "" : fmt::format("; its route for {} programs", route));
-    fmt::print("ranked    {} variants in {:.3f} s; predicted normalised throughput (1 = as fast "
-               "as the best of its program and input{})\n",
-               result.variants, seconds,
-               ir::host_iteration(program) ? "; per step: a fused launch counts its steps" : "");
-    if (options.prune_traffic > 0)
-      fmt::print("pruned    {} of the {} variants: modelled traffic above {:.3g} x the least "
-                 "({:.3g} cache-line bytes per byte moved)\n",
-                 result.pruned, result.variants, options.prune_traffic, result.least_traffic);
-    fmt::print("{:>5} {:>9} {:>6}  {:<36} {:<34} {}\n", "rank", "predicted", "index",
-               "strategy and parameters", "launch", "main features");
-    for (size_t i = 0; i < shown; ++i) {
-      const explore::RankedVariant& r = ranked[i];
-      fmt::print("{:>5} {:>9.3f} {:>6}  {:<36} {:<34} {}\n", r.rank, r.predicted, r.variant.index,
-                 explore::describe_parameters(r.variant), codegen::describe(r.variant.launch),
-                 explore::describe_reasons(r.reasons));
-    }
-  });
+  add_rank_options(cmd, *o);
+  cmd->callback([o] { run_rank(*o); });
 }
 
 } // namespace

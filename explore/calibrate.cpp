@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <thread>
 
 namespace liftx::explore {
 
@@ -28,6 +29,23 @@ fs::path user_data_dir() {
 
 fs::path calibrated_model_path(const target::DeviceProfile& device) {
   return user_data_dir() / "models" / (device.key + ".json");
+}
+
+fs::path calibration_folder(const target::DeviceProfile& device) {
+  return user_data_dir() / "calibration" / device.key;
+}
+
+std::vector<std::string> calibration_stencils(const std::vector<std::string>& given) {
+  std::vector<std::string> files = given;
+  if (files.empty())
+    for (const fs::path& f : suite_stencils())
+      files.push_back(f.string());
+  return files;
+}
+
+int default_calibration_build_jobs() {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(cores - 1, 0, 4);
 }
 
 std::vector<fs::path> suite_stencils() {
@@ -85,6 +103,20 @@ CalibrationDesign design_calibration(const target::DeviceProfile& device,
   // Fewer than 20 variants per space teach the model little about it; beyond 400 a space adds
   // little that another stencil would not.
   design.sample = std::clamp<int64_t>(rounds, 20, 400);
+  return design;
+}
+
+CalibrationDesign resume_or_design_calibration(const CalibrationState& earlier,
+                                               const target::DeviceProfile& device,
+                                               std::chrono::seconds budget, size_t programs,
+                                               const std::vector<int64_t>& sizes, int64_t sample) {
+  if (earlier.exists)
+    return earlier.design;
+  CalibrationDesign design = design_calibration(device, budget, programs);
+  if (!sizes.empty())
+    design.sizes = sizes;
+  if (sample > 0)
+    design.sample = sample;
   return design;
 }
 

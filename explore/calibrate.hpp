@@ -21,6 +21,14 @@ std::filesystem::path user_data_dir();
 /// Where `liftx calibrate` stores a device's model: <user data>/models/<device key>.json.
 std::filesystem::path calibrated_model_path(const target::DeviceProfile& device);
 
+/// Where a device's calibration keeps its state file and its synthetic stencils:
+/// <user data>/calibration/<device key>.
+std::filesystem::path calibration_folder(const target::DeviceProfile& device);
+
+/// Below this many measurements a calibrated model is thin: a one-minute calibration on a 2-core
+/// machine trained on 6, the shipped CPU model on 2,089 (40 minutes).
+inline constexpr int64_t kFewCalibrationSamples = 300;
+
 /// The benchmark stencils (the `.lift` files of stencils/, not its variants), from the source tree
 /// or ../share/liftx/stencils next to the executable; sorted by name. UserError when neither has
 /// any.
@@ -41,6 +49,13 @@ struct CalibrationDesign {
 /// grid). A budget that runs out first leaves targets that a larger budget measures later.
 CalibrationDesign design_calibration(const target::DeviceProfile& device,
                                      std::chrono::seconds budget, size_t programs);
+
+/// The stencil files a calibration measures: `given`, else the benchmark suite (suite_stencils).
+std::vector<std::string> calibration_stencils(const std::vector<std::string>& given);
+
+/// Processes building kernels ahead of the measurements by default: the cores but one, at most 4
+/// (a build is single-threaded; the measurements need a core of their own).
+int default_calibration_build_jobs();
 
 /// The collection targets of a design in the order they are measured: round r measures every
 /// program, program p at size (p + r) mod |sizes|, so that a run cut short by its budget has
@@ -72,6 +87,14 @@ struct CalibrationState {
 /// The state file's content; exists = false when there is none. UserError when it is unreadable.
 CalibrationState read_calibration_state(const std::filesystem::path& path);
 void write_calibration_state(const std::filesystem::path& path, const CalibrationState& state);
+
+/// The design a run measures: an earlier run's (`earlier.exists`: a resumed calibration measures
+/// the same plans), else design_calibration's, with `sizes` and `sample` instead of its own where
+/// given (non-empty, > 0).
+CalibrationDesign resume_or_design_calibration(const CalibrationState& earlier,
+                                               const target::DeviceProfile& device,
+                                               std::chrono::seconds budget, size_t programs,
+                                               const std::vector<int64_t>& sizes, int64_t sample);
 
 struct CalibrateSummary {
   CollectSummary collected;
