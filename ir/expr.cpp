@@ -383,8 +383,140 @@ Expr call(const Fun& fun, std::vector<Expr> args, SourceLoc loc) {
       ExprData{Call{fun, std::move(args), std::move(loc)}, std::move(result), h}));
 }
 
+namespace {
+
+template <typename N, typename... Ts>
+constexpr bool is_one_of = (std::is_same_v<N, Ts> || ...);
+
+// ---- primitives that apply a function (besides the maps and reductions) ----
+
+Type applying_type(const Fun& fun, const Iterate& n, std::span<const Type> args) {
+  if (args.size() != 1)
+    type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
+  Type result = apply_to_element(fun, n.f, args);
+  if (result != args[0])
+    type_error(fun, fmt::format("function must preserve the type, but maps {} -> {}",
+                                args[0].to_string(), result.to_string()));
+  return result;
+}
+
+Type applying_type(const Fun& fun, const Generate& n, std::span<const Type> args) {
+  if (!args.empty())
+    type_error(fun, fmt::format("expected no arguments, got {}", types_text(args)));
+  Type indices[] = {Type::int_(), Type::int_()};
+  return Type::array(apply_to_element(fun, n.f, indices), n.length);
+}
+
+Type applying_type(const Fun& fun, const MapSeqSlide& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  arith::Expr windows = window_count(fun, a.length, n.size, n.step);
+  Type window = Type::array(a.element, n.size);
+  return Type::array(apply_to_element(fun, n.f, std::span<const Type>(&window, 1)), windows);
+}
+
+// ---- tuples ----
+
+Type tuple_op_type(const Fun& fun, const Tuple&, std::span<const Type> args) {
+  if (args.size() < 2)
+    type_error(fun, fmt::format("expected at least 2 arguments, got {}", types_text(args)));
+  return Type::tuple(std::vector<Type>(args.begin(), args.end()));
+}
+
+Type tuple_op_type(const Fun& fun, const Get& n, std::span<const Type> args) {
+  if (args.size() != 1)
+    type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
+  const auto* t = args[0].as<TupleType>();
+  if (!t)
+    type_error(fun, fmt::format("expected a tuple, got {}", args[0].to_string()));
+  if (static_cast<size_t>(n.index) >= t->elements.size())
+    type_error(fun, fmt::format("index {} out of range for {}", n.index, args[0].to_string()));
+  return t->elements[static_cast<size_t>(n.index)];
+}
+
+// ---- reshaping and reading one array ----
+
+Type reshape_type(const Fun& fun, const Split& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  arith::Expr chunks = arith::exact_div(a.length, n.chunk);
+  if (is_fractional_constant(chunks) || arith::prove_lt(a.length, n.chunk))
+    type_error(fun, fmt::format("array length {} is not divisible by {}", a.length.to_string(),
+                                n.chunk.to_string()));
+  return Type::array(Type::array(a.element, n.chunk), chunks);
+}
+
+Type reshape_type(const Fun& fun, const Join&, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  const auto* inner = a.element.as<ArrayType>();
+  if (!inner)
+    type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+  return Type::array(inner->element, inner->length * a.length);
+}
+
+Type reshape_type(const Fun& fun, const Slide& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  arith::Expr windows = window_count(fun, a.length, n.size, n.step);
+  return Type::array(Type::array(a.element, n.size), windows);
+}
+
+Type reshape_type(const Fun& fun, const Pad& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  check_boundary_fits(fun, n.boundary, a.element);
+  return Type::array(a.element, n.left + a.length + n.right);
+}
+
+Type reshape_type(const Fun& fun, const At& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  if (arith::prove_lt(n.index, arith::Expr(0)) || arith::prove_le(a.length, n.index))
+    type_error(fun, fmt::format("index {} is outside [0, {}) of {}", n.index.to_string(),
+                                a.length.to_string(), args[0].to_string()));
+  return a.element;
+}
+
+Type reshape_type(const Fun& fun, const Transpose&, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  const auto* inner = a.element.as<ArrayType>();
+  if (!inner)
+    type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+  return Type::array(Type::array(inner->element, a.length), inner->length);
+}
+
+// ---- OpenCL vectors ----
+
+Type vector_op_type(const Fun& fun, const AsVector& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  const auto* s = a.element.as<ScalarType>();
+  if (!s || s->kind == ScalarKind::Bool)
+    type_error(
+        fun, fmt::format("expected an array of int, float or double, got {}", args[0].to_string()));
+  arith::Expr vectors = arith::exact_div(a.length, arith::Expr(n.width));
+  if (is_fractional_constant(vectors) || arith::prove_lt(a.length, arith::Expr(n.width)))
+    type_error(
+        fun, fmt::format("array length {} is not divisible by {}", a.length.to_string(), n.width));
+  return Type::array(Type::vector(s->kind, n.width), vectors);
+}
+
+Type vector_op_type(const Fun& fun, const AsScalar&, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  const auto* v = a.element.as<VectorType>();
+  if (!v)
+    type_error(fun, fmt::format("expected an array of vectors, got {}", args[0].to_string()));
+  return Type::array(Type::scalar(v->kind), a.length * arith::Expr(v->width));
+}
+
+Type vector_op_type(const Fun& fun, const Vectorize& n, std::span<const Type> args) {
+  const UserFunDef& def = *n.f.as<UserFun>()->def;
+  std::vector<Type> spread_args = spread(args, def.params().size());
+  std::vector<Type> expected;
+  for (const UserFunParam& p : def.params())
+    expected.push_back(Type::vector(p.kind, n.width));
+  if (spread_args != expected)
+    type_error(fun, fmt::format("expected {}, got {}", types_text(expected), types_text(args)));
+  return Type::vector(def.result(), n.width);
+}
+
+} // namespace
+
 Type result_type(const Fun& fun, std::span<const Type> args) {
-  auto one_array = [&]() -> const ArrayType& { return expect_one_array(fun, args); };
   return std::visit(
       [&](const auto& n) -> Type {
         using N = std::decay_t<decltype(n)>;
@@ -392,117 +524,26 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           return lambda_type(fun, n, args);
         } else if constexpr (std::is_same_v<N, UserFun>) {
           return userfun_type(fun, *n.def, args);
-        } else if constexpr (std::is_same_v<N, Map> || std::is_same_v<N, MapSeq> ||
-                             std::is_same_v<N, MapGlb> || std::is_same_v<N, MapWrg> ||
-                             std::is_same_v<N, MapLcl>) {
+        } else if constexpr (is_one_of<N, Map, MapSeq, MapGlb, MapWrg, MapLcl>) {
           return map_like_type(fun, n.f, args);
-        } else if constexpr (std::is_same_v<N, Reduce> || std::is_same_v<N, ReduceSeq>) {
+        } else if constexpr (is_one_of<N, Reduce, ReduceSeq>) {
           return reduce_like_type(fun, n.f, n.init, args);
-        } else if constexpr (std::is_same_v<N, Iterate>) {
-          if (args.size() != 1)
-            type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
-          Type result = apply_to_element(fun, n.f, args);
-          if (result != args[0])
-            type_error(fun, fmt::format("function must preserve the type, but maps {} -> {}",
-                                        args[0].to_string(), result.to_string()));
-          return result;
+        } else if constexpr (is_one_of<N, Iterate, Generate, MapSeqSlide>) {
+          return applying_type(fun, n, args);
         } else if constexpr (std::is_same_v<N, Zip>) {
           return zip_type(fun, args);
-        } else if constexpr (std::is_same_v<N, Tuple>) {
-          if (args.size() < 2)
-            type_error(fun, fmt::format("expected at least 2 arguments, got {}", types_text(args)));
-          return Type::tuple(std::vector<Type>(args.begin(), args.end()));
-        } else if constexpr (std::is_same_v<N, Split>) {
-          const ArrayType& a = one_array();
-          arith::Expr chunks = arith::exact_div(a.length, n.chunk);
-          if (is_fractional_constant(chunks) || arith::prove_lt(a.length, n.chunk))
-            type_error(fun, fmt::format("array length {} is not divisible by {}",
-                                        a.length.to_string(), n.chunk.to_string()));
-          return Type::array(Type::array(a.element, n.chunk), chunks);
-        } else if constexpr (std::is_same_v<N, Join>) {
-          const ArrayType& a = one_array();
-          const auto* inner = a.element.as<ArrayType>();
-          if (!inner)
-            type_error(fun,
-                       fmt::format("expected an array of arrays, got {}", args[0].to_string()));
-          return Type::array(inner->element, inner->length * a.length);
-        } else if constexpr (std::is_same_v<N, Slide>) {
-          const ArrayType& a = one_array();
-          arith::Expr windows = window_count(fun, a.length, n.size, n.step);
-          return Type::array(Type::array(a.element, n.size), windows);
-        } else if constexpr (std::is_same_v<N, Pad>) {
-          const ArrayType& a = one_array();
-          check_boundary_fits(fun, n.boundary, a.element);
-          return Type::array(a.element, n.left + a.length + n.right);
-        } else if constexpr (std::is_same_v<N, At>) {
-          const ArrayType& a = one_array();
-          if (arith::prove_lt(n.index, arith::Expr(0)) || arith::prove_le(a.length, n.index))
-            type_error(fun, fmt::format("index {} is outside [0, {}) of {}", n.index.to_string(),
-                                        a.length.to_string(), args[0].to_string()));
-          return a.element;
-        } else if constexpr (std::is_same_v<N, Get>) {
-          if (args.size() != 1)
-            type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
-          const auto* t = args[0].as<TupleType>();
-          if (!t)
-            type_error(fun, fmt::format("expected a tuple, got {}", args[0].to_string()));
-          if (static_cast<size_t>(n.index) >= t->elements.size())
-            type_error(fun,
-                       fmt::format("index {} out of range for {}", n.index, args[0].to_string()));
-          return t->elements[static_cast<size_t>(n.index)];
-        } else if constexpr (std::is_same_v<N, Transpose>) {
-          const ArrayType& a = one_array();
-          const auto* inner = a.element.as<ArrayType>();
-          if (!inner)
-            type_error(fun,
-                       fmt::format("expected an array of arrays, got {}", args[0].to_string()));
-          return Type::array(Type::array(inner->element, a.length), inner->length);
+        } else if constexpr (is_one_of<N, Tuple, Get>) {
+          return tuple_op_type(fun, n, args);
+        } else if constexpr (is_one_of<N, Split, Join, Slide, Pad, At, Transpose>) {
+          return reshape_type(fun, n, args);
         } else if constexpr (std::is_same_v<N, Id>) {
           if (args.size() != 1)
             type_error(fun, fmt::format("expected 1 argument, got {}", types_text(args)));
           return args[0];
-        } else if constexpr (std::is_same_v<N, Generate>) {
-          if (!args.empty())
-            type_error(fun, fmt::format("expected no arguments, got {}", types_text(args)));
-          Type indices[] = {Type::int_(), Type::int_()};
-          return Type::array(apply_to_element(fun, n.f, indices), n.length);
-        } else if constexpr (std::is_same_v<N, AsVector>) {
-          const ArrayType& a = one_array();
-          const auto* s = a.element.as<ScalarType>();
-          if (!s || s->kind == ScalarKind::Bool)
-            type_error(fun, fmt::format("expected an array of int, float or double, got {}",
-                                        args[0].to_string()));
-          arith::Expr vectors = arith::exact_div(a.length, arith::Expr(n.width));
-          if (is_fractional_constant(vectors) || arith::prove_lt(a.length, arith::Expr(n.width)))
-            type_error(fun, fmt::format("array length {} is not divisible by {}",
-                                        a.length.to_string(), n.width));
-          return Type::array(Type::vector(s->kind, n.width), vectors);
-        } else if constexpr (std::is_same_v<N, AsScalar>) {
-          const ArrayType& a = one_array();
-          const auto* v = a.element.as<VectorType>();
-          if (!v)
-            type_error(fun,
-                       fmt::format("expected an array of vectors, got {}", args[0].to_string()));
-          return Type::array(Type::scalar(v->kind), a.length * arith::Expr(v->width));
-        } else if constexpr (std::is_same_v<N, Vectorize>) {
-          const UserFunDef& def = *n.f.template as<UserFun>()->def;
-          std::vector<Type> spread_args = spread(args, def.params().size());
-          std::vector<Type> expected;
-          for (const UserFunParam& p : def.params())
-            expected.push_back(Type::vector(p.kind, n.width));
-          if (spread_args != expected)
-            type_error(fun,
-                       fmt::format("expected {}, got {}", types_text(expected), types_text(args)));
-          return Type::vector(def.result(), n.width);
-        } else if constexpr (std::is_same_v<N, MapSeqSlide>) {
-          const ArrayType& a = one_array();
-          arith::Expr windows = window_count(fun, a.length, n.size, n.step);
-          Type window = Type::array(a.element, n.size);
-          return Type::array(apply_to_element(fun, n.f, std::span<const Type>(&window, 1)),
-                             windows);
+        } else if constexpr (is_one_of<N, AsVector, AsScalar, Vectorize>) {
+          return vector_op_type(fun, n, args);
         } else {
-          static_assert(std::is_same_v<N, ToGlobal> || std::is_same_v<N, ToLocal> ||
-                        std::is_same_v<N, ToLocalPadded> || std::is_same_v<N, ToPrivate>);
+          static_assert(is_one_of<N, ToGlobal, ToLocal, ToLocalPadded, ToPrivate>);
           return result_type(n.f, args);
         }
       },

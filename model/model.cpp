@@ -667,6 +667,164 @@ nlohmann::json Model::to_json() const {
   return j;
 }
 
+namespace {
+
+/// "standardisation": the kept columns (of `feature_count`), their means and scales.
+Standardiser read_standardisation(const nlohmann::json& s, size_t feature_count,
+                                  const std::string& origin) {
+  Standardiser out;
+  LIFTX_USER_CHECK(s.at("kept").is_array(), "{}: standardisation.kept is not a list", origin);
+  for (const nlohmann::json& column : s.at("kept"))
+    out.kept.push_back(int_value(column, "a kept column", origin, 0));
+  out.mean = vector_from(s.at("mean"));
+  out.scale = vector_from(s.at("scale"));
+  const auto kept = static_cast<Eigen::Index>(out.kept.size());
+  LIFTX_USER_CHECK(out.mean.size() == kept && out.scale.size() == kept,
+                   "{}: inconsistent standardisation", origin);
+  for (Eigen::Index c = 0; c < kept; ++c)
+    LIFTX_USER_CHECK(std::isfinite(out.mean[c]) && std::isfinite(out.scale[c]) && out.scale[c] > 0,
+                     "{}: standardisation of column {} has mean {} and scale {} "
+                     "(both must be finite, the scale positive)",
+                     origin, c, out.mean[c], out.scale[c]);
+  for (int c : out.kept)
+    LIFTX_USER_CHECK(c >= 0 && static_cast<size_t>(c) < feature_count,
+                     "{}: standardisation names column {} of {}", origin, c, feature_count);
+  return out;
+}
+
+/// The boosting options of "options" into `options` (absent ones keep their defaults).
+void read_boosting_options(const nlohmann::json& o, const std::string& origin,
+                           TrainOptions& options) {
+  const TrainOptions defaults;
+  // Integers through int_value: value<int>() of 1e18 is undefined behaviour.
+  auto optional_int = [&](const char* key, int fallback) {
+    return o.contains(key) ? int_option(o, key, origin, 0) : fallback;
+  };
+  options.trees = optional_int("trees", defaults.trees);
+  options.parallel_trees = optional_int("parallel_trees", defaults.parallel_trees);
+  options.learning_rate = o.value("learning_rate", defaults.learning_rate);
+  options.boost_depth = optional_int("boost_depth", defaults.boost_depth);
+  options.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);
+  options.subsample = o.value("subsample", defaults.subsample);
+  options.colsample = o.value("colsample", defaults.colsample);
+  LIFTX_USER_CHECK(!(o.contains("seed") && !o["seed"].is_number_unsigned()),
+                   "{}: options.seed must be a non-negative integer, not {}", origin,
+                   o["seed"].dump());
+  options.seed = o.value("seed", defaults.seed);
+  options.threads = optional_int("threads", defaults.threads);
+  try {
+    options.objective = parse_objective(o.value("objective", std::string("regression")));
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", origin, e.message()));
+  }
+}
+
+/// "options"; the boosting ones only for a boosted model.
+TrainOptions read_options(const nlohmann::json& o, Kind kind, const std::string& origin) {
+  TrainOptions options;
+  // Models written before transforms existed used the raw features.
+  const std::string transform = o.value("transform", std::string("raw"));
+  try {
+    options.transform = parse_transform(transform);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", origin, e.message()));
+  }
+  options.k = int_option(o, "k", origin, 1);
+  options.distance_weighted = o.value("distance_weighted", false);
+  options.variance = o.at("variance").get<double>();
+  options.max_depth = int_option(o, "max_depth", origin, 0);
+  options.min_leaf = int_option(o, "min_leaf", origin, 0);
+  if (kind == Kind::boosted)
+    read_boosting_options(o, origin, options);
+  return options;
+}
+
+/// "boosted": the XGBoost model (UBJSON in base64) of `kept` features.
+std::shared_ptr<const xgb::Booster> read_booster(const nlohmann::json& b, Eigen::Index kept,
+                                                 const std::string& origin) {
+  std::string bytes;
+  try {
+    bytes = xgb::base64_decode(b.at("model").get<std::string>());
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: boosted model: {}", origin, e.message()));
+  }
+  auto booster = std::make_shared<const xgb::Booster>(xgb::Booster::from_ubj(bytes, origin));
+  LIFTX_USER_CHECK(booster->features() == kept,
+                   "{}: the boosted model has {} features, the standardisation {}", origin,
+                   booster->features(), kept);
+  return booster;
+}
+
+/// "tree": the nodes of a regression tree over `kept` columns.
+std::vector<TreeNode> read_tree(const nlohmann::json& tree, Eigen::Index kept,
+                                const std::string& origin) {
+  std::vector<TreeNode> out;
+  for (const auto& n : tree.at("nodes")) {
+    auto field = [&](size_t i) { return int_value(n.at(i), "a tree node field", origin, -1); };
+    TreeNode node{field(0), n.at(1).get<double>(), field(2),
+                  field(3), n.at(4).get<double>(), field(5)};
+    out.push_back(node);
+  }
+  const int size = static_cast<int>(out.size());
+  LIFTX_USER_CHECK(size != 0, "{}: empty tree", origin);
+  for (int i = 0; i < size; ++i) {
+    const TreeNode& n = out[size_t(i)];
+    LIFTX_USER_CHECK(n.feature < kept && !(n.feature >= 0 && (n.left <= i || n.left >= size ||
+                                                              n.right <= i || n.right >= size)),
+                     "{}: malformed tree node {}", origin, i);
+  }
+  return out;
+}
+
+/// "pca", "points" and "targets": a kNN model's PCA of `kept` columns and training samples.
+void read_knn(const nlohmann::json& j, Eigen::Index kept, const std::string& origin, Pca& pca,
+              Matrix& points, Vector& targets) {
+  const auto& p = j.at("pca");
+  pca.variance_kept = vector_from(p.at("variance_kept"));
+  pca.basis = matrix_from(p.at("basis"), pca.variance_kept.size());
+  LIFTX_USER_CHECK(pca.basis.rows() == kept, "{}: PCA basis does not match the standardisation",
+                   origin);
+  points = matrix_from(j.at("points"), pca.basis.cols());
+  targets = vector_from(j.at("targets"));
+  LIFTX_USER_CHECK(targets.size() == points.rows(), "{}: {} targets for {} points", origin,
+                   targets.size(), points.rows());
+  // Without points every prediction would be 0: the file is broken, not the model.
+  LIFTX_USER_CHECK(points.rows() != 0, "{}: the kNN model has no points", origin);
+}
+
+/// "routes" and "route_models": per program kind, the model that ranks it (each a model for
+/// `profile` without routes of its own).
+std::map<std::string, std::shared_ptr<const Model>, std::less<>>
+read_routes(const nlohmann::json& j, const std::string& profile, const std::string& origin) {
+  LIFTX_USER_CHECK(j.contains("routes") && j["routes"].is_object() && j.contains("route_models") &&
+                       j["route_models"].is_array(),
+                   "{}: routes need 'routes' (an object: kind -> index) and "
+                   "'route_models' (a list of models)",
+                   origin);
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const nlohmann::json& route : j["route_models"]) {
+    const std::string where = fmt::format("{} (route model {})", origin, models.size());
+    LIFTX_USER_CHECK(
+        !(route.is_object() && (route.contains("routes") || route.contains("route_models"))),
+        "{}: a route has routes of its own", where);
+    Model routed = Model::from_json(route, where);
+    LIFTX_USER_CHECK(routed.profile == profile,
+                     "{}: a model for profile {} in a model for profile {}", where, routed.profile,
+                     profile);
+    models.push_back(std::make_shared<const Model>(std::move(routed)));
+  }
+  std::map<std::string, std::shared_ptr<const Model>, std::less<>> routes;
+  for (const auto& [kind, index] : j["routes"].items()) {
+    const int at = int_value(index, "the route of " + kind, origin, 0);
+    LIFTX_USER_CHECK(size_t(at) < models.size(), "{}: the route of {} names model {} of {}", origin,
+                     kind, at, models.size());
+    routes.emplace(kind, models[size_t(at)]);
+  }
+  return routes;
+}
+
+} // namespace
+
 Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   // Not value("format", ""): that throws a JSON type error when "format" is not a string.
   LIFTX_USER_CHECK(j.is_object() && j.contains("format") && j["format"] == "liftx-model",
@@ -683,61 +841,10 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     m.kind_ = parse_kind(j["kind"].get<std::string>());
     m.profile = j["profile"].get<std::string>();
     m.feature_names_ = j["features"].get<std::vector<std::string>>();
-    const auto& s = j["standardisation"];
-    LIFTX_USER_CHECK(s.at("kept").is_array(), "{}: standardisation.kept is not a list", origin);
-    for (const nlohmann::json& column : s.at("kept"))
-      m.standardiser_.kept.push_back(int_value(column, "a kept column", origin, 0));
-    m.standardiser_.mean = vector_from(s.at("mean"));
-    m.standardiser_.scale = vector_from(s.at("scale"));
+    m.standardiser_ = read_standardisation(j["standardisation"], m.feature_names_.size(), origin);
     const auto kept = static_cast<Eigen::Index>(m.standardiser_.kept.size());
-    LIFTX_USER_CHECK(m.standardiser_.mean.size() == kept && m.standardiser_.scale.size() == kept,
-                     "{}: inconsistent standardisation", origin);
-    for (Eigen::Index c = 0; c < kept; ++c)
-      LIFTX_USER_CHECK(std::isfinite(m.standardiser_.mean[c]) &&
-                           std::isfinite(m.standardiser_.scale[c]) && m.standardiser_.scale[c] > 0,
-                       "{}: standardisation of column {} has mean {} and scale {} "
-                       "(both must be finite, the scale positive)",
-                       origin, c, m.standardiser_.mean[c], m.standardiser_.scale[c]);
-    for (int c : m.standardiser_.kept)
-      LIFTX_USER_CHECK(c >= 0 && static_cast<size_t>(c) < m.feature_names_.size(),
-                       "{}: standardisation names column {} of {}", origin, c,
-                       m.feature_names_.size());
-    const auto& o = j["options"];
-    // Models written before transforms existed used the raw features.
-    const std::string transform = o.value("transform", std::string("raw"));
-    try {
-      m.options_.transform = parse_transform(transform);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", origin, e.message()));
-    }
-    m.options_.k = int_option(o, "k", origin, 1);
-    m.options_.distance_weighted = o.value("distance_weighted", false);
-    m.options_.variance = o.at("variance").get<double>();
-    m.options_.max_depth = int_option(o, "max_depth", origin, 0);
-    m.options_.min_leaf = int_option(o, "min_leaf", origin, 0);
+    m.options_ = read_options(j["options"], m.kind_, origin);
     if (m.kind_ == Kind::boosted) {
-      const TrainOptions defaults;
-      // Integers through int_value: value<int>() of 1e18 is undefined behaviour.
-      auto optional_int = [&](const char* key, int fallback) {
-        return o.contains(key) ? int_option(o, key, origin, 0) : fallback;
-      };
-      m.options_.trees = optional_int("trees", defaults.trees);
-      m.options_.parallel_trees = optional_int("parallel_trees", defaults.parallel_trees);
-      m.options_.learning_rate = o.value("learning_rate", defaults.learning_rate);
-      m.options_.boost_depth = optional_int("boost_depth", defaults.boost_depth);
-      m.options_.min_child_weight = o.value("min_child_weight", defaults.min_child_weight);
-      m.options_.subsample = o.value("subsample", defaults.subsample);
-      m.options_.colsample = o.value("colsample", defaults.colsample);
-      LIFTX_USER_CHECK(!(o.contains("seed") && !o["seed"].is_number_unsigned()),
-                       "{}: options.seed must be a non-negative integer, not {}", origin,
-                       o["seed"].dump());
-      m.options_.seed = o.value("seed", defaults.seed);
-      m.options_.threads = optional_int("threads", defaults.threads);
-      try {
-        m.options_.objective = parse_objective(o.value("objective", std::string("regression")));
-      } catch (const UserError& e) {
-        throw UserError(fmt::format("{}: {}", origin, e.message()));
-      }
       const auto& b = j.at("boosted");
       LIFTX_USER_CHECK(b.at("format").get<std::string>() == "ubj" &&
                            b.at("encoding").get<std::string>() == "base64",
@@ -745,70 +852,15 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
                        "in base64)",
                        origin, b.at("format").dump(), b.at("encoding").dump());
       m.boosted_samples_ = int_value(b.at("training_samples"), "training_samples", origin, 0);
-      std::string bytes;
-      try {
-        bytes = xgb::base64_decode(b.at("model").get<std::string>());
-      } catch (const UserError& e) {
-        throw UserError(fmt::format("{}: boosted model: {}", origin, e.message()));
-      }
-      m.booster_ = std::make_shared<const xgb::Booster>(xgb::Booster::from_ubj(bytes, origin));
-      LIFTX_USER_CHECK(m.booster_->features() == kept,
-                       "{}: the boosted model has {} features, the standardisation {}", origin,
-                       m.booster_->features(), kept);
+      m.booster_ = read_booster(b, kept, origin);
     } else if (m.kind_ == Kind::knn) {
-      const auto& p = j.at("pca");
-      m.pca_.variance_kept = vector_from(p.at("variance_kept"));
-      m.pca_.basis = matrix_from(p.at("basis"), m.pca_.variance_kept.size());
-      LIFTX_USER_CHECK(m.pca_.basis.rows() == kept,
-                       "{}: PCA basis does not match the standardisation", origin);
-      m.points_ = matrix_from(j.at("points"), m.pca_.basis.cols());
-      m.targets_ = vector_from(j.at("targets"));
-      LIFTX_USER_CHECK(m.targets_.size() == m.points_.rows(), "{}: {} targets for {} points",
-                       origin, m.targets_.size(), m.points_.rows());
-      // Without points every prediction would be 0: the file is broken, not the model.
-      LIFTX_USER_CHECK(m.points_.rows() != 0, "{}: the kNN model has no points", origin);
+      read_knn(j, kept, origin, m.pca_, m.points_, m.targets_);
     } else {
-      for (const auto& n : j.at("tree").at("nodes")) {
-        auto field = [&](size_t i) { return int_value(n.at(i), "a tree node field", origin, -1); };
-        TreeNode node{field(0), n.at(1).get<double>(), field(2),
-                      field(3), n.at(4).get<double>(), field(5)};
-        m.tree_.push_back(node);
-      }
-      const int size = static_cast<int>(m.tree_.size());
-      LIFTX_USER_CHECK(size != 0, "{}: empty tree", origin);
-      for (int i = 0; i < size; ++i) {
-        const TreeNode& n = m.tree_[size_t(i)];
-        LIFTX_USER_CHECK(n.feature < kept && !(n.feature >= 0 && (n.left <= i || n.left >= size ||
-                                                                  n.right <= i || n.right >= size)),
-                         "{}: malformed tree node {}", origin, i);
-      }
+      m.tree_ = read_tree(j.at("tree"), kept, origin);
     }
     m.provenance = j.value("provenance", nlohmann::json::object());
-    if (j.contains("routes") || j.contains("route_models")) {
-      LIFTX_USER_CHECK(j.contains("routes") && j["routes"].is_object() &&
-                           j.contains("route_models") && j["route_models"].is_array(),
-                       "{}: routes need 'routes' (an object: kind -> index) and "
-                       "'route_models' (a list of models)",
-                       origin);
-      std::vector<std::shared_ptr<const Model>> models;
-      for (const nlohmann::json& route : j["route_models"]) {
-        const std::string where = fmt::format("{} (route model {})", origin, models.size());
-        LIFTX_USER_CHECK(
-            !(route.is_object() && (route.contains("routes") || route.contains("route_models"))),
-            "{}: a route has routes of its own", where);
-        Model routed = from_json(route, where);
-        LIFTX_USER_CHECK(routed.profile == m.profile,
-                         "{}: a model for profile {} in a model for profile {}", where,
-                         routed.profile, m.profile);
-        models.push_back(std::make_shared<const Model>(std::move(routed)));
-      }
-      for (const auto& [kind, index] : j["routes"].items()) {
-        const int at = int_value(index, "the route of " + kind, origin, 0);
-        LIFTX_USER_CHECK(size_t(at) < models.size(), "{}: the route of {} names model {} of {}",
-                         origin, kind, at, models.size());
-        m.routes_.emplace(kind, models[size_t(at)]);
-      }
-    }
+    if (j.contains("routes") || j.contains("route_models"))
+      m.routes_ = read_routes(j, m.profile, origin);
     return m;
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("{}: malformed model file: {}", origin, e.what()));

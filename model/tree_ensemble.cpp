@@ -99,41 +99,46 @@ bool margin_is_base_score(const std::string& objective) {
   return objective == "reg:squarederror" || objective == "rank:pairwise";
 }
 
-} // namespace
-
-TreeEnsemble TreeEnsemble::from_xgboost_ubj(std::string_view bytes) {
-  json model;
-  try {
-    model = json::from_ubjson(bytes);
-  } catch (const json::exception& e) {
-    malformed(fmt::format("not Universal Binary JSON: {}", e.what()));
-  }
-  return from_xgboost_json(model);
-}
-
-TreeEnsemble TreeEnsemble::from_xgboost_json(const json& model) {
-  const json& learner = member(model, "learner", "the model");
+/// Refuses objectives whose base score is not the margin.
+void check_objective(const json& learner) {
   const json& objective = member(learner, "objective", "learner");
   const std::string objective_name = string_member(objective, "name", "learner.objective");
   if (!margin_is_base_score(objective_name))
     malformed(fmt::format("objective {} is not supported (reg:squarederror or rank:pairwise)",
                           objective_name));
+}
 
+struct LearnerParameters {
+  int64_t features;
+  float base_score;
+};
+
+/// learner.learner_model_param: the feature count and base score of a model with one output.
+LearnerParameters read_learner_parameters(const json& learner) {
   const json& parameters = member(learner, "learner_model_param", "learner");
   const std::string parameters_name = "learner.learner_model_param";
-  TreeEnsemble out;
-  const int64_t features = integer_parameter(parameters, "num_feature", parameters_name);
-  if (features < 0 || features > kMaxFeatures)
-    malformed(fmt::format("{} features", features));
-  out.features_ = static_cast<int>(features);
-  out.base_score_ = float_parameter(parameters, "base_score", parameters_name);
+  LearnerParameters out;
+  out.features = integer_parameter(parameters, "num_feature", parameters_name);
+  if (out.features < 0 || out.features > kMaxFeatures)
+    malformed(fmt::format("{} features", out.features));
+  out.base_score = float_parameter(parameters, "base_score", parameters_name);
   const int64_t classes = integer_parameter(parameters, "num_class", parameters_name);
   const int64_t targets = parameters.contains("num_target")
                               ? integer_parameter(parameters, "num_target", parameters_name)
                               : 1;
   if (classes > 1 || targets != 1)
     malformed(fmt::format("{} classes and {} targets (one output is supported)", classes, targets));
+  return out;
+}
 
+/// A gbtree's "trees" and "tree_info" (each tree's output group), checked against its declared
+/// tree count.
+struct GbtreeTrees {
+  const json& trees;
+  const json& tree_info;
+};
+
+GbtreeTrees gbtree_trees(const json& learner) {
   const json& booster = member(learner, "gradient_booster", "learner");
   // dart weighs its trees and gblinear has none: only gbtree sums its trees as they are.
   const std::string booster_name = string_member(booster, "name", "learner.gradient_booster");
@@ -149,90 +154,161 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const json& model) {
       trees.size() > static_cast<size_t>(kMaxTrees))
     malformed(fmt::format("{} trees declared, {} stored, {} in tree_info", declared_trees,
                           trees.size(), tree_info.size()));
+  return GbtreeTrees{trees, tree_info};
+}
 
-  for (size_t t = 0; t < trees.size(); ++t) {
-    const std::string where = fmt::format("tree {}", t);
-    if (integer_element(tree_info, t, "tree_info", gbtree_name) != 0)
-      malformed(fmt::format("{} belongs to output group {} (one output is supported)", where,
-                            tree_info[t].dump()));
-    const json& tree = trees[t];
-    const json& left = array_member(tree, "left_children", where);
-    const json& right = array_member(tree, "right_children", where);
-    const json& split_index = array_member(tree, "split_indices", where);
-    const json& condition = array_member(tree, "split_conditions", where);
-    const json& default_left = array_member(tree, "default_left", where);
-    const int64_t declared_nodes =
-        integer_parameter(member(tree, "tree_param", where), "num_nodes", where + ".tree_param");
-    const size_t nodes = left.size();
-    if (declared_nodes != static_cast<int64_t>(nodes) || right.size() != nodes ||
-        split_index.size() != nodes || condition.size() != nodes || default_left.size() != nodes ||
-        nodes == 0 || nodes > static_cast<size_t>(kMaxNodesPerTree))
-      malformed(fmt::format("{} declares {} nodes; its arrays hold {} left children, {} right "
-                            "children, {} split indices, {} conditions, {} default directions",
-                            where, declared_nodes, nodes, right.size(), split_index.size(),
-                            condition.size(), default_left.size()));
-    if (tree.contains("split_type")) {
-      const json& split_type = array_member(tree, "split_type", where);
-      for (size_t i = 0; i < split_type.size(); ++i)
-        if (integer_element(split_type, i, "split_type", where) != 0)
-          malformed(fmt::format("{}: node {} splits on categories (not supported)", where, i));
-    }
+/// Refuses tree t of another output group than 0.
+void check_output_group(const GbtreeTrees& gbtree, size_t t, const std::string& where) {
+  if (integer_element(gbtree.tree_info, t, "tree_info", "learner.gradient_booster.model") != 0)
+    malformed(fmt::format("{} belongs to output group {} (one output is supported)", where,
+                          gbtree.tree_info[t].dump()));
+}
 
-    // Breadth first from the root, renumbering so that children are adjacent; a node reached
-    // twice means a cycle or a shared subtree. Unreachable (deleted) nodes are left out.
-    const auto first = static_cast<uint32_t>(out.linked_nodes_.size());
-    std::vector<int64_t> renumbered(nodes, -1);
-    std::vector<size_t> order{0}; // original index of each new node
-    std::vector<uint32_t> depth{0};
-    renumbered[0] = 0;
-    uint32_t tree_depth = 0;
-    for (size_t next = 0; next < order.size(); ++next) {
-      const size_t original = order[next];
-      const auto self = static_cast<uint32_t>(next);
-      const int64_t l = integer_element(left, original, "left_children", where);
-      const int64_t r = integer_element(right, original, "right_children", where);
-      if (l == -1) {
-        if (r != -1)
-          malformed(
-              fmt::format("{}: node {} has a right child ({}) but no left", where, original, r));
-        out.linked_nodes_.push_back(
-            {0, std::numeric_limits<float>::quiet_NaN(), self * kLinkedNodeBytes, 0});
-        out.leaf_values_.push_back(float_element(condition, original, "split_conditions", where));
-        continue;
-      }
-      if (l < 0 || l >= static_cast<int64_t>(nodes) || r < 0 || r >= static_cast<int64_t>(nodes))
-        malformed(fmt::format("{}: node {} has children {} and {}, outside its {} nodes", where,
-                              original, l, r, nodes));
-      // XGBoost's predictor takes the right child to be left + 1 (so do its trees, which
-      // allocate children in pairs): refuse any other tree rather than guess which it means.
-      if (r != l + 1)
+/// One tree's node arrays, all of its declared node count.
+struct TreeArrays {
+  const json& left;
+  const json& right;
+  const json& split_index;
+  const json& condition;
+  const json& default_left;
+  size_t nodes;
+};
+
+TreeArrays tree_arrays(const json& tree, const std::string& where) {
+  const json& left = array_member(tree, "left_children", where);
+  const json& right = array_member(tree, "right_children", where);
+  const json& split_index = array_member(tree, "split_indices", where);
+  const json& condition = array_member(tree, "split_conditions", where);
+  const json& default_left = array_member(tree, "default_left", where);
+  const int64_t declared_nodes =
+      integer_parameter(member(tree, "tree_param", where), "num_nodes", where + ".tree_param");
+  const size_t nodes = left.size();
+  if (declared_nodes != static_cast<int64_t>(nodes) || right.size() != nodes ||
+      split_index.size() != nodes || condition.size() != nodes || default_left.size() != nodes ||
+      nodes == 0 || nodes > static_cast<size_t>(kMaxNodesPerTree))
+    malformed(fmt::format("{} declares {} nodes; its arrays hold {} left children, {} right "
+                          "children, {} split indices, {} conditions, {} default directions",
+                          where, declared_nodes, nodes, right.size(), split_index.size(),
+                          condition.size(), default_left.size()));
+  if (tree.contains("split_type")) {
+    const json& split_type = array_member(tree, "split_type", where);
+    for (size_t i = 0; i < split_type.size(); ++i)
+      if (integer_element(split_type, i, "split_type", where) != 0)
+        malformed(fmt::format("{}: node {} splits on categories (not supported)", where, i));
+  }
+  return TreeArrays{left, right, split_index, condition, default_left, nodes};
+}
+
+/// A node of a tree renumbered breadth first (its index: its position in WalkedTree::nodes).
+struct WalkedNode {
+  bool leaf;
+  float value;         ///< leaf: its value
+  int64_t feature;     ///< split: the feature it tests
+  float threshold;     ///< split: go right when value >= threshold
+  uint32_t left_child; ///< split: the new index of its left child (the right one follows)
+  bool missing_left;   ///< split: a missing value goes left
+};
+
+struct WalkedTree {
+  std::vector<WalkedNode> nodes;
+  uint32_t depth = 0;
+};
+
+/// Breadth first from the root, renumbering so that children are adjacent; a node reached
+/// twice means a cycle or a shared subtree. Unreachable (deleted) nodes are left out.
+WalkedTree walk_tree(const TreeArrays& tree, int64_t features, const std::string& where) {
+  WalkedTree out;
+  const size_t nodes = tree.nodes;
+  std::vector<int64_t> renumbered(nodes, -1);
+  std::vector<size_t> order{0}; // original index of each new node
+  std::vector<uint32_t> depth{0};
+  renumbered[0] = 0;
+  for (size_t next = 0; next < order.size(); ++next) {
+    const size_t original = order[next];
+    const auto self = static_cast<uint32_t>(next);
+    const int64_t l = integer_element(tree.left, original, "left_children", where);
+    const int64_t r = integer_element(tree.right, original, "right_children", where);
+    if (l == -1) {
+      if (r != -1)
         malformed(
-            fmt::format("{}: node {} has children {} and {}, not adjacent", where, original, l, r));
-      if (renumbered[static_cast<size_t>(l)] != -1 || renumbered[static_cast<size_t>(r)] != -1)
-        malformed(fmt::format("{}: node {} or {} is reached twice (a cycle)", where, l, r));
-      const int64_t feature = integer_element(split_index, original, "split_indices", where);
-      if (feature < 0 || feature >= features)
-        malformed(fmt::format("{}: node {} splits on feature {} of {}", where, original, feature,
-                              features));
-      float threshold = float_element(condition, original, "split_conditions", where);
-      // XGBoost sends every present value right at a NaN threshold (value < NaN is false); so
-      // does -inf, which keeps NaN thresholds for leaves.
-      if (std::isnan(threshold))
-        threshold = -std::numeric_limits<float>::infinity();
-      const auto left_child = static_cast<uint32_t>(order.size());
-      renumbered[static_cast<size_t>(l)] = left_child;
-      renumbered[static_cast<size_t>(r)] = left_child + 1;
-      order.push_back(static_cast<size_t>(l));
-      order.push_back(static_cast<size_t>(r));
-      depth.push_back(depth[self] + 1);
-      depth.push_back(depth[self] + 1);
-      tree_depth = std::max(tree_depth, depth[self] + 1);
-      const bool missing_left = integer_element(default_left, original, "default_left", where);
-      out.linked_nodes_.push_back({static_cast<uint32_t>(feature) * kBlockRows, threshold,
-                                   left_child * kLinkedNodeBytes, missing_left ? 0u : 1u});
-      out.leaf_values_.push_back(0);
+            fmt::format("{}: node {} has a right child ({}) but no left", where, original, r));
+      out.nodes.push_back({true, float_element(tree.condition, original, "split_conditions", where),
+                           0, 0, 0, false});
+      continue;
     }
-    out.trees_.push_back({first, first, tree_depth});
+    if (l < 0 || l >= static_cast<int64_t>(nodes) || r < 0 || r >= static_cast<int64_t>(nodes))
+      malformed(fmt::format("{}: node {} has children {} and {}, outside its {} nodes", where,
+                            original, l, r, nodes));
+    // XGBoost's predictor takes the right child to be left + 1 (so do its trees, which
+    // allocate children in pairs): refuse any other tree rather than guess which it means.
+    if (r != l + 1)
+      malformed(
+          fmt::format("{}: node {} has children {} and {}, not adjacent", where, original, l, r));
+    if (renumbered[static_cast<size_t>(l)] != -1 || renumbered[static_cast<size_t>(r)] != -1)
+      malformed(fmt::format("{}: node {} or {} is reached twice (a cycle)", where, l, r));
+    const int64_t feature = integer_element(tree.split_index, original, "split_indices", where);
+    if (feature < 0 || feature >= features)
+      malformed(fmt::format("{}: node {} splits on feature {} of {}", where, original, feature,
+                            features));
+    float threshold = float_element(tree.condition, original, "split_conditions", where);
+    // XGBoost sends every present value right at a NaN threshold (value < NaN is false); so
+    // does -inf, which keeps NaN thresholds for leaves.
+    if (std::isnan(threshold))
+      threshold = -std::numeric_limits<float>::infinity();
+    const auto left_child = static_cast<uint32_t>(order.size());
+    renumbered[static_cast<size_t>(l)] = left_child;
+    renumbered[static_cast<size_t>(r)] = left_child + 1;
+    order.push_back(static_cast<size_t>(l));
+    order.push_back(static_cast<size_t>(r));
+    depth.push_back(depth[self] + 1);
+    depth.push_back(depth[self] + 1);
+    out.depth = std::max(out.depth, depth[self] + 1);
+    const bool missing_left = integer_element(tree.default_left, original, "default_left", where);
+    out.nodes.push_back({false, 0, feature, threshold, left_child, missing_left});
+  }
+  return out;
+}
+
+} // namespace
+
+TreeEnsemble TreeEnsemble::from_xgboost_ubj(std::string_view bytes) {
+  json model;
+  try {
+    model = json::from_ubjson(bytes);
+  } catch (const json::exception& e) {
+    malformed(fmt::format("not Universal Binary JSON: {}", e.what()));
+  }
+  return from_xgboost_json(model);
+}
+
+TreeEnsemble TreeEnsemble::from_xgboost_json(const json& model) {
+  const json& learner = member(model, "learner", "the model");
+  check_objective(learner);
+  const LearnerParameters parameters = read_learner_parameters(learner);
+  TreeEnsemble out;
+  out.features_ = static_cast<int>(parameters.features);
+  out.base_score_ = parameters.base_score;
+  const GbtreeTrees gbtree = gbtree_trees(learner);
+
+  for (size_t t = 0; t < gbtree.trees.size(); ++t) {
+    const std::string where = fmt::format("tree {}", t);
+    check_output_group(gbtree, t, where);
+    const WalkedTree tree =
+        walk_tree(tree_arrays(gbtree.trees[t], where), parameters.features, where);
+    const auto first = static_cast<uint32_t>(out.linked_nodes_.size());
+    for (size_t self = 0; self < tree.nodes.size(); ++self) {
+      const WalkedNode& node = tree.nodes[self];
+      // A leaf's left child is itself.
+      if (node.leaf)
+        out.linked_nodes_.push_back({0, std::numeric_limits<float>::quiet_NaN(),
+                                     static_cast<uint32_t>(self) * kLinkedNodeBytes, 0});
+      else
+        out.linked_nodes_.push_back({static_cast<uint32_t>(node.feature) * kBlockRows,
+                                     node.threshold, node.left_child * kLinkedNodeBytes,
+                                     node.missing_left ? 0u : 1u});
+      out.leaf_values_.push_back(node.leaf ? node.value : 0);
+    }
+    out.trees_.push_back({first, first, tree.depth});
   }
   LIFTX_INTERNAL_CHECK(out.linked_nodes_.size() < std::numeric_limits<uint32_t>::max() / 16,
                        "{} nodes in the ensemble", out.linked_nodes_.size());

@@ -625,21 +625,12 @@ std::string describe(const StencilSpec& spec) {
                      steps.empty() ? "" : " (" + steps + ")", ops_per_point(spec));
 }
 
-std::string to_lift(const StencilSpec& spec, std::string_view name) {
-  LIFTX_USER_CHECK(is_identifier(name), "'{}' is not a valid .lift identifier", name);
-  LIFTX_USER_CHECK(!spec.points.empty() && !spec.grids.empty() &&
-                       spec.grids[0].use == Use::neighbourhood,
-                   "a synthetic stencil reads its first grid as a neighbourhood");
-  const auto [left, right] = padding(spec.points);
-  const int size = left + right + 1;
-  const int window = (2 * spec.radius + 1) * (2 * spec.radius + 1);
-  const bool weights_array = spec.combine == Combine::weights_array;
-  LIFTX_USER_CHECK(!weights_array ||
-                       (spec.shape == Shape::box && left == spec.radius && right == spec.radius),
-                   "a weights array needs the box shape");
-  std::string out;
+namespace {
 
-  // The header.
+/// The .lift file's opening comment: what was drawn, its picture, grids, combination and steps.
+std::string lift_header_comment(const StencilSpec& spec, std::string_view name, int size,
+                                int window) {
+  std::string out;
   std::vector<std::string> grid_lines;
   for (size_t i = 0; i < spec.grids.size(); ++i) {
     const Grid& g = spec.grids[i];
@@ -687,54 +678,76 @@ std::string to_lift(const StencilSpec& spec, std::string_view name) {
                      ops_per_point(spec));
   out += fmt::format("// Output [[float]N]M; inputs in [-1, 1] give outputs in [-{0}, {0}].\n",
                      output_bound(spec));
+  return out;
+}
 
-  // The weights of the weights array, by ring.
-  if (weights_array) {
-    out += fmt::format("userfun {}_w(i: int, n: int): float {{\n", name);
-    out += fmt::format("  int dy = abs(i / {} - {});\n", size, spec.radius);
-    out += fmt::format("  int dx = abs(i % {} - {});\n", size, spec.radius);
-    out += "  int d = max(dx, dy);\n";
-    for (int d = 0; d < spec.radius; ++d)
-      out += fmt::format("  if (d == {}) return {};\n", d,
-                         literal(spec.ring_weights[static_cast<size_t>(d)]));
-    out += fmt::format("  return {};\n}}\n", literal(spec.ring_weights.back()));
-  }
+/// userfun <name>_w: the weights of the weights array, by ring.
+std::string ring_weights_userfun(const StencilSpec& spec, std::string_view name, int size) {
+  std::string out;
+  out += fmt::format("userfun {}_w(i: int, n: int): float {{\n", name);
+  out += fmt::format("  int dy = abs(i / {} - {});\n", size, spec.radius);
+  out += fmt::format("  int dx = abs(i % {} - {});\n", size, spec.radius);
+  out += "  int d = max(dx, dy);\n";
+  for (int d = 0; d < spec.radius; ++d)
+    out += fmt::format("  if (d == {}) return {};\n", d,
+                       literal(spec.ring_weights[static_cast<size_t>(d)]));
+  out += fmt::format("  return {};\n}}\n", literal(spec.ring_weights.back()));
+  return out;
+}
 
-  // The user function: parameters, the sum, the steps.
-  std::vector<std::string> params, values_read, args, lambda_params, zipped;
-  std::vector<double> coefficients;
+/// What the user function reads and how the definition feeds it, per grid.
+struct UserFunInputs {
+  std::vector<std::string> values_read;   ///< the user function's parameters
+  std::vector<std::string> args;          ///< the arguments the definition passes them
+  std::vector<std::string> lambda_params; ///< per grid, the map2D lambda's parameter
+  std::vector<std::string> zipped;        ///< per grid, what map2D maps over
+  std::vector<double> coefficients;       ///< per value read
+};
+
+UserFunInputs user_fun_inputs(const StencilSpec& spec, std::string_view name, int left, int right,
+                              int size, int window) {
+  const bool weights_array = spec.combine == Combine::weights_array;
+  UserFunInputs in;
   for (size_t i = 0; i < spec.grids.size(); ++i) {
     const Grid& g = spec.grids[i];
-    coefficients.insert(coefficients.end(), g.coefficients.begin(), g.coefficients.end());
+    in.coefficients.insert(in.coefficients.end(), g.coefficients.begin(), g.coefficients.end());
     if (g.use == Use::pointwise) {
-      values_read.push_back(fmt::format("g{}", i));
-      args.push_back(fmt::format("p{}", i));
-      lambda_params.push_back(fmt::format("p{}", i));
-      zipped.push_back(fmt::format("g{}", i));
+      in.values_read.push_back(fmt::format("g{}", i));
+      in.args.push_back(fmt::format("p{}", i));
+      in.lambda_params.push_back(fmt::format("p{}", i));
+      in.zipped.push_back(fmt::format("g{}", i));
       continue;
     }
     const std::string nbh = fmt::format("n{}", i);
-    lambda_params.push_back(nbh);
-    zipped.push_back(fmt::format("slide2D({}, 1, pad2D({}, {}, {}, g{}))", size, left, right,
-                                 to_string(g.boundary), i));
+    in.lambda_params.push_back(nbh);
+    in.zipped.push_back(fmt::format("slide2D({}, 1, pad2D({}, {}, {}, g{}))", size, left, right,
+                                    to_string(g.boundary), i));
     if (weights_array) {
-      values_read.push_back(fmt::format("s{}", i));
-      args.push_back(fmt::format("reduce(add, 0.0f, map(mult, zip(array({}, {}_w), join({}))))[0]",
-                                 window, name, nbh));
+      in.values_read.push_back(fmt::format("s{}", i));
+      in.args.push_back(fmt::format(
+          "reduce(add, 0.0f, map(mult, zip(array({}, {}_w), join({}))))[0]", window, name, nbh));
       continue;
     }
     for (const Offset& p : spec.points) {
-      values_read.push_back(point_name(i, p));
-      args.push_back(fmt::format("{}[{}][{}]", nbh, p.dy + left, p.dx + left));
+      in.values_read.push_back(point_name(i, p));
+      in.args.push_back(fmt::format("{}[{}][{}]", nbh, p.dy + left, p.dx + left));
     }
   }
-  for (const std::string& v : values_read)
+  return in;
+}
+
+/// userfun <name>_f: the parameters, the sum, the steps.
+std::string user_function(const StencilSpec& spec, std::string_view name, const UserFunInputs& in) {
+  std::string out;
+  std::vector<std::string> params;
+  for (const std::string& v : in.values_read)
     params.push_back(v + ": float");
   const std::string head = fmt::format("userfun {}_f(", name);
   out += head + wrap(params, ", ", head.size(), "    ", 10) + "): float {\n";
-  const std::string sum = weighted_sum(values_read, coefficients, 12, std::string(12, ' '));
+  const std::string sum = weighted_sum(in.values_read, in.coefficients, 12, std::string(12, ' '));
   if (spec.steps.empty()) {
-    out += "  return " + weighted_sum(values_read, coefficients, 9, std::string(9, ' ')) + ";\n}\n";
+    out += "  return " + weighted_sum(in.values_read, in.coefficients, 9, std::string(9, ' ')) +
+           ";\n}\n";
   } else {
     out += "  float s = " + sum + ";\n";
     out += spec.combine == Combine::sum
@@ -744,22 +757,50 @@ std::string to_lift(const StencilSpec& spec, std::string_view name) {
       out += "  v = " + step_text(s) + ";\n";
     out += "  return v;\n}\n";
   }
+  return out;
+}
 
-  // The definition.
+/// def <name>: map2D of the user function over the grids.
+std::string lift_definition(const StencilSpec& spec, std::string_view name,
+                            const UserFunInputs& in) {
+  std::string out;
   std::vector<std::string> grid_params;
   for (size_t i = 0; i < spec.grids.size(); ++i)
     grid_params.push_back(fmt::format("g{}: [[float]N]M", i));
   const std::string def_head = fmt::format("def {}(", name);
   out += def_head + wrap(grid_params, ", ", def_head.size(), "    ", 3) + ") =\n";
-  const std::string lambda = lambda_params.size() == 1
-                                 ? lambda_params[0]
-                                 : fmt::format("({})", fmt::join(lambda_params, ", "));
+  const std::string lambda = in.lambda_params.size() == 1
+                                 ? in.lambda_params[0]
+                                 : fmt::format("({})", fmt::join(in.lambda_params, ", "));
   const std::string call_head = fmt::format("  map2D({} => {}_f(", lambda, name);
-  out += call_head + wrap(args, ", ", call_head.size(), std::string(10, ' '), 2) + "),\n";
-  if (zipped.size() == 1)
-    out += "        " + zipped[0] + ")\n";
+  out += call_head + wrap(in.args, ", ", call_head.size(), std::string(10, ' '), 2) + "),\n";
+  if (in.zipped.size() == 1)
+    out += "        " + in.zipped[0] + ")\n";
   else
-    out += "        zip2D(" + wrap(zipped, ", ", 14, std::string(14, ' '), 2) + "))\n";
+    out += "        zip2D(" + wrap(in.zipped, ", ", 14, std::string(14, ' '), 2) + "))\n";
+  return out;
+}
+
+} // namespace
+
+std::string to_lift(const StencilSpec& spec, std::string_view name) {
+  LIFTX_USER_CHECK(is_identifier(name), "'{}' is not a valid .lift identifier", name);
+  LIFTX_USER_CHECK(!spec.points.empty() && !spec.grids.empty() &&
+                       spec.grids[0].use == Use::neighbourhood,
+                   "a synthetic stencil reads its first grid as a neighbourhood");
+  const auto [left, right] = padding(spec.points);
+  const int size = left + right + 1;
+  const int window = (2 * spec.radius + 1) * (2 * spec.radius + 1);
+  const bool weights_array = spec.combine == Combine::weights_array;
+  LIFTX_USER_CHECK(!weights_array ||
+                       (spec.shape == Shape::box && left == spec.radius && right == spec.radius),
+                   "a weights array needs the box shape");
+  std::string out = lift_header_comment(spec, name, size, window);
+  if (weights_array)
+    out += ring_weights_userfun(spec, name, size);
+  const UserFunInputs inputs = user_fun_inputs(spec, name, left, right, size, window);
+  out += user_function(spec, name, inputs);
+  out += lift_definition(spec, name, inputs);
   return out;
 }
 
