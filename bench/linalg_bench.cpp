@@ -1,5 +1,5 @@
-// liftx's lowered linear-algebra variants (linalg/mv.lift, tmv.lift, mm.lift) against CLBlast on
-// the same device and the same buffers (seed 004's comparison with the vendor BLAS):
+// liftx's lowered linear-algebra variants (stencils/linalg/mv.lift, tmv.lift, mm.lift) against
+// CLBlast on the same device and the same buffers (seed 004's comparison with the vendor BLAS):
 //
 //   linalg_bench --device nvidia --size 8192 [--mm-size 4096] [--check-size 1024]
 //                [--mm-check-size 128] [--batches 10] [--batch 10] VARIANT.lift...
@@ -7,8 +7,9 @@
 // Each VARIANT.lift is a lowered variant of one of the programs (its definition's name: mv, tmv
 // or mm), with the launch sidecar `liftx variants --out` writes beside it (VARIANT.json). Every
 // variant is first verified against the reference interpreter of the high-level program
-// (linalg/NAME.lift) on random inputs at --check-size (mm: --mm-check-size), with the tolerance
-// every liftx run uses (exec::RunOptions, exec::reordering_tolerance), then run at --size (mm:
+// (stencils/linalg/NAME.lift) on random inputs at --check-size (mm: --mm-check-size), with the
+// tolerance every liftx run uses (exec::RunOptions, exec::reordering_tolerance), then run at --size
+// (mm:
 // --mm-size) on the buffers CLBlast reads, its result compared element by element with CLBlast's
 // (relative 1e-3; the interpreter is too slow there). Both are timed the same way: batches of
 // --batch launches back to back, waited for once, the median over --batches batches of the time per
@@ -53,7 +54,7 @@ struct Options {
   int64_t mm_check_size = 128;
   int batches = 10;
   int batch = 10;
-  std::string linalg_dir = "linalg";
+  std::string linalg_dir = "stencils/linalg";
   std::vector<std::string> variants;
 };
 
@@ -178,7 +179,8 @@ int main(int argc, char** argv) try {
                  "n at which each mm variant is verified against the interpreter (default 128)");
   app.add_option("--batches", opt.batches, "timed batches (default 10)");
   app.add_option("--batch", opt.batch, "launches per batch (default 10)");
-  app.add_option("--linalg", opt.linalg_dir, "folder of the high-level programs (default linalg)");
+  app.add_option("--linalg", opt.linalg_dir,
+                 "folder of the high-level programs (default stencils/linalg)");
   app.add_option("variants", opt.variants, "lowered variants (.lift with a .json sidecar)");
   CLI11_PARSE(app, argc, argv);
 

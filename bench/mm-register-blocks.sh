@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes hand-lowered register-blocked variants of linalg/mm.lift (issue 28) for linalg_bench:
+# Writes hand-lowered register-blocked variants of stencils/linalg/mm.lift (issue 28) for linalg_bench:
 # each work-item computes a ROWS x COLS block of C, its sums in a private accumulator (a
 # reduceSeq over an array); the loop over k is unrolled UNROLL times (1: not split); with
 # PRIVATE=1 each step first copies its values of A and B to private memory. One VARIANT.lift and

@@ -1,6 +1,6 @@
 // reduceSeq whose accumulator is an array or a tuple (register blocking: several outputs per
 // work-item, summed in private memory). Each kernel is verified on PoCL against the interpreter
-// on random inputs; the register-blocked products against the high-level mm of linalg/.
+// on random inputs; the register-blocked products against the high-level mm of stencils/linalg/.
 #include "codegen/kernel.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
@@ -53,7 +53,8 @@ def mm(A: [[float]K]M, B: [[float]N]K) =
 } // namespace
 
 TEST_CASE("register-blocked products equal the high-level mm, their accumulators in registers") {
-  const ir::Module reference = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mm.lift");
+  const ir::Module reference =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
   struct Case {
     int rows, cols, unroll;
   };

@@ -34,7 +34,8 @@ std::string why(const std::variant<ir::Program, std::string>& r) {
 } // namespace
 
 TEST_CASE("product grids: mm, a grid without a map, and what is not one") {
-  const ir::Module mm = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mm.lift");
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
   auto grid = rewrite::as_product_grid(mm.main());
   REQUIRE(std::holds_alternative<rewrite::ProductGrid>(grid));
   CHECK(std::get<rewrite::ProductGrid>(grid).element.has_value()); // map(mult) kept apart
@@ -72,7 +73,8 @@ TEST_CASE("product grids: mm, a grid without a map, and what is not one") {
 }
 
 TEST_CASE("the builder refuses blocks that do not fit the grid") {
-  const ir::Module mm = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mm.lift");
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
   const ir::Module fixed =
       parse_text("def f(a: [[float]12]6, b: [[float]12]10) = "
                  "map(r => map(c => reduce(add, 0.0f, map(mult, zip(r, c)))[0], b), a)");

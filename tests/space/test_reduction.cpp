@@ -27,8 +27,10 @@ std::string refusal(const std::variant<rewrite::MatrixReduction, std::string>& r
 } // namespace
 
 TEST_CASE("matrix reductions: rows, columns, and what is not one") {
-  const ir::Module mv = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mv.lift");
-  const ir::Module tmv = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/tmv.lift");
+  const ir::Module mv =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mv.lift");
+  const ir::Module tmv =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/tmv.lift");
   auto rows = rewrite::as_matrix_reduction(mv.main());
   REQUIRE(std::holds_alternative<rewrite::MatrixReduction>(rows));
   CHECK(!std::get<rewrite::MatrixReduction>(rows).columns);
@@ -64,8 +66,10 @@ TEST_CASE("matrix reductions: rows, columns, and what is not one") {
 }
 
 TEST_CASE("the builder refuses tilings that do not fit the reduction") {
-  const ir::Module mv = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mv.lift");
-  const ir::Module tmv = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/tmv.lift");
+  const ir::Module mv =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mv.lift");
+  const ir::Module tmv =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/tmv.lift");
   auto why = [](const std::variant<ir::Program, std::string>& r) {
     return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : "";
   };
@@ -80,7 +84,8 @@ TEST_CASE("the builder refuses tilings that do not fit the reduction") {
 }
 
 TEST_CASE("a long reduction is verified with a tolerance that grows with its length") {
-  const ir::Module mv = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/mv.lift");
+  const ir::Module mv =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mv.lift");
   // 8 L 2^-24: 8192 terms allow 3.9e-3 relative; short stencil sums stay below the 1e-4 default.
   CHECK(exec::reordering_tolerance(mv.main(), {{"M", 4}, {"N", 8192}}) ==
         doctest::Approx(8.0 * 8192 * std::ldexp(1.0, -24)));

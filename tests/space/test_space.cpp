@@ -740,9 +740,9 @@ TEST_CASE("iterated stencils run as launches of each lowered step and verify on 
   }
 }
 
-/// A program of linalg/ (matrix-vector products, matrix product, convolution).
+/// A program of stencils/linalg/ (matrix-vector products, matrix product, convolution).
 ir::Module load_linalg(const std::string& name) {
-  return parse::parse_file(fmt::format("{}/linalg/{}.lift", LIFTX_SOURCE_DIR, name));
+  return parse::parse_file(fmt::format("{}/stencils/linalg/{}.lift", LIFTX_SOURCE_DIR, name));
 }
 
 // Under the sanitizers: every work-group reduction of mv and tmv, below.

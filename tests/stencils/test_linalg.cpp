@@ -1,6 +1,6 @@
-// The linear-algebra programs of linalg/ (mv, tmv, mm, conv2d) evaluated by the interpreter must
-// match plain C++ loops written here independently from the .lift files, on random non-square
-// inputs (sums in double here, so the comparison allows float rounding).
+// The linear-algebra programs of stencils/linalg/ (mv, tmv, mm, conv2d) evaluated by the
+// interpreter must match plain C++ loops written here independently from the .lift files, on random
+// non-square inputs (sums in double here, so the comparison allows float rounding).
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -34,13 +34,13 @@ interp::HostArray random_array(std::vector<int64_t> shape, uint64_t seed) {
   return a;
 }
 
-/// The interpreter's result of linalg/`file` on `inputs` at `sizes` against `expected(i)` for
-/// every element i of the (flattened) result.
+/// The interpreter's result of stencils/linalg/`file` on `inputs` at `sizes` against `expected(i)`
+/// for every element i of the (flattened) result.
 void check_linalg(const std::string& file, const std::vector<interp::HostArray>& inputs,
                   const Sizes& sizes, size_t elements,
                   const std::function<double(size_t)>& expected) {
   CAPTURE(file);
-  ir::Module module = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/linalg/" + file);
+  ir::Module module = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/" + file);
   interp::HostArray got = interp::evaluate(module.main(), inputs, sizes);
   REQUIRE(got.data.size() == elements);
   size_t wrong = 0;
