@@ -14,6 +14,7 @@
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "explore/explore.hpp"
+#include "explore/explore_report.hpp"
 #include "explore/models.hpp"
 #include "explore/mpi/rank_farm.hpp"
 #include "explore/rank.hpp"
@@ -24,20 +25,16 @@
 #include "perfdb/db.hpp"
 #include "space/default_lowering.hpp"
 #include "space/space.hpp"
-#include "support/csv.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -76,85 +73,6 @@ struct ExploreCommandOptions {
   MpiCommandOptions mpi;
 };
 
-/// A run whose interquartile range exceeds this share of its median is flagged as noisy.
-constexpr double kNoisySpread = 0.10;
-
-bool noisy(const runtime::Timing& t) {
-  return t.median_ms > 0 && t.iqr_ms() > kNoisySpread * t.median_ms;
-}
-
-/// "0.0217 ms ±4%": the median and the interquartile range relative to it.
-std::string describe_time(const exec::RunReport& rep) {
-  if (rep.status != runtime::Status::ok || !rep.timing)
-    return std::string(runtime::to_string(rep.status));
-  const runtime::Timing& t = *rep.timing;
-  const double spread = t.median_ms > 0 ? 100 * t.iqr_ms() / t.median_ms : 0;
-  return fmt::format("{:.4f} ms ±{:.0f}%{}", t.median_ms, spread, noisy(t) ? " noisy" : "");
-}
-
-std::string csv_number(const std::optional<double>& value) {
-  return value ? fmt::format("{:.10g}", *value) : "";
-}
-
-/// One attempt as data (the JSON rows and the CSV columns); `stored` is the database's
-/// measurement that stood for the run, if one did.
-nlohmann::json attempt_json(const explore::Attempt& a, const explore::RankedVariant& r, size_t run,
-                            const perfdb::Measurement* stored) {
-  const exec::RunReport& rep = a.report;
-  nlohmann::json row = {{"run", run},
-                        {"rank", r.rank},
-                        {"predicted", r.predicted},
-                        {"strategy", r.variant.strategy},
-                        {"parameters", explore::describe_parameters(r.variant)},
-                        {"launch", codegen::describe(r.variant.launch)},
-                        {"status", std::string(runtime::to_string(rep.status))},
-                        {"stored", stored != nullptr}};
-  if (rep.status == runtime::Status::ok && rep.timing) {
-    const runtime::Timing& t = *rep.timing;
-    row.update({{"median_ms", t.median_ms},
-                {"q1_ms", t.q1_ms},
-                {"q3_ms", t.q3_ms},
-                {"min_ms", t.min_ms},
-                {"max_ms", t.max_ms},
-                {"repetitions", stored ? size_t(stored->repetitions) : t.samples_ms.size()}});
-  }
-  if (rep.gb_per_s)
-    row["gb_per_s"] = *rep.gb_per_s;
-  if (rep.roofline_fraction)
-    row["roofline_fraction"] = *rep.roofline_fraction;
-  if (rep.status != runtime::Status::ok && !rep.message.empty())
-    row["message"] = rep.message;
-  return row;
-}
-
-const char* const kCsvColumns[] = {
-    "run",    "rank",   "predicted",   "strategy", "parameters",
-    "launch", "status", "median_ms",   "q1_ms",    "q3_ms",
-    "min_ms", "max_ms", "repetitions", "gb_per_s", "roofline_fraction",
-    "stored", "best"};
-
-void print_csv(const nlohmann::json& rows, std::optional<size_t> best) {
-  fmt::print("{}\n", fmt::join(kCsvColumns, ","));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const nlohmann::json& row = rows[i];
-    std::vector<std::string> fields;
-    for (const char* column : kCsvColumns) {
-      const std::string name = column;
-      if (name == "best")
-        fields.push_back(best == i ? "1" : "0");
-      else if (!row.contains(name))
-        fields.push_back("");
-      else if (row.at(name).is_string())
-        fields.push_back(csv_quote(row.at(name).get<std::string>()));
-      else if (row.at(name).is_number_float())
-        fields.push_back(csv_number(row.at(name).get<double>()));
-      else
-        fields.push_back(row.at(name).dump());
-    }
-    fmt::print("{}\n", fmt::join(fields, ","));
-  }
-}
-
 /// The files `explore --out DIR` writes.
 constexpr const char* kOutFiles[] = {"best.lift", "best.cl", "best.json"};
 
@@ -162,66 +80,8 @@ void write_file(const fs::path& path, const std::string& text, const fs::path& i
   write_output_file(path, text, {input}, "--out");
 }
 
-/// The untuned kernel (space::default_lowering: what compile() gives, and what tune() measures
-/// first), run once beside the variants so that the summary says what tuning gained. Not
-/// recorded: it is the comparison, not a variant of the ranking.
-struct Baseline {
-  std::string strategy;
-  std::optional<exec::RunReport> report;
-  std::string why_not; ///< when there is no default lowering, or it does not fit the device
-};
-
-Baseline measure_baseline(const explore::Session& session,
-                          explore::RecordingWorkerMeasure& measure) {
-  const explore::DefaultCandidate& untuned = session.default_lowering();
-  Baseline baseline;
-  baseline.strategy = untuned.strategy;
-  baseline.why_not = untuned.why_not;
-  if (untuned.candidate)
-    try {
-      baseline.report =
-          measure.run_unrecorded(*untuned.candidate->program, untuned.candidate->variant.launch);
-    } catch (const UserError& e) {
-      baseline.why_not = e.message();
-    }
-  return baseline;
-}
-
-/// "untuned   0.5201 ms, the default lowering (global2d_10): the best is 3.72x faster".
-std::string baseline_line(const Baseline& baseline, const exec::RunReport& best) {
-  if (!baseline.why_not.empty())
-    return fmt::format("untuned   not compared: {}\n", baseline.why_not);
-  if (!baseline.report)
-    return "";
-  const exec::RunReport& base = *baseline.report;
-  if (base.status != runtime::Status::ok || !base.timing)
-    return fmt::format("untuned   the default lowering ({}) did not run: {}{}\n", baseline.strategy,
-                       runtime::to_string(base.status),
-                       base.message.empty() ? "" : " (" + base.message + ")");
-  const double ratio = base.timing->median_ms / best.timing->median_ms;
-  return fmt::format("untuned   {:.4f} ms, the default lowering ({}): {}\n", base.timing->median_ms,
-                     baseline.strategy,
-                     ratio >= 1 ? fmt::format("the best is {:.2f}x faster", ratio)
-                                : fmt::format("it is {:.2f}x faster than the best run: none of the "
-                                              "variants run beats it here",
-                                              1 / ratio));
-}
-
 /// `--budget auto`'s hard cap on runs.
 constexpr int64_t kAutoBudgetCap = 50;
-
-/// "stopped after 8 runs: expected gain left 0.40% < 1%", or the runs and the gain left.
-std::string describe_online_stop(const explore::ExploreResult& result,
-                                 const explore::ExploreOptions& options) {
-  if (result.stopped_early)
-    return fmt::format("stopped after {} runs: expected gain left {:.2f}% < {:.0f}%",
-                       result.attempts.size(), *result.remaining_gain * 100,
-                       options.stop_gain * 100);
-  if (result.remaining_gain && std::isfinite(*result.remaining_gain))
-    return fmt::format("{} runs, expected gain left {:.2f}%", result.attempts.size(),
-                       *result.remaining_gain * 100);
-  return fmt::format("{} runs", result.attempts.size());
-}
 
 /// What the command explores: the parsed program and sizes, the device, and where runs go.
 struct ExploreTarget {
@@ -340,14 +200,14 @@ void print_run_summary(std::FILE* report, const explore::ExploreResult& result,
   print_ranks(report, rank_reports);
   const auto noisy_runs =
       std::count_if(result.attempts.begin(), result.attempts.end(), [](const explore::Attempt& a) {
-        return a.report.timing && noisy(*a.report.timing);
+        return a.report.timing && explore::noisy(*a.report.timing);
       });
   if (noisy_runs > 0)
     fmt::print(report,
                "warning   {} of {} runs spread widely (interquartile range above {:.0f}% of the "
                "median): the device was busy or the kernels are short; more --repeat "
                "steadies the medians\n",
-               noisy_runs, result.attempts.size(), kNoisySpread * 100);
+               noisy_runs, result.attempts.size(), explore::kNoisySpread * 100);
   if (result.model_spearman)
     fmt::print(report,
                "model     Spearman {:.3f} between predicted and measured throughput on the {} "
@@ -359,44 +219,10 @@ void print_run_summary(std::FILE* report, const explore::ExploreResult& result,
   const explore::ExploreOptions& options = session.options().explore;
   if (options.strategy == explore::Strategy::online)
     fmt::print(report, "online    {}; re-ranked scores when chosen vs measured: {}\n",
-               describe_online_stop(result, options),
+               explore::describe_online_stop(result, options),
                result.online_spearman ? fmt::format("Spearman {:.3f}", *result.online_spearman)
                                       : std::string("Spearman not computed (fewer than two "
                                                     "successful runs with different scores)"));
-}
-
-/// `--format json`: the whole exploration as one document.
-nlohmann::json explore_document(const ExploreCommandOptions& o, const ExploreTarget& t,
-                                const explore::Session& session,
-                                const explore::ExploreResult& result, const nlohmann::json& rows,
-                                const Baseline& baseline) {
-  const model::Model& m = *session.model();
-  const std::string route = explore::route_of(m, t.program);
-  nlohmann::json document = {
-      {"program", t.program.name},
-      {"file", o.file},
-      {"sizes", t.sizes},
-      {"device", {{"name", t.device.device_name}, {"key", t.device.key}}},
-      {"model",
-       {{"file", session.found_model().path.string()},
-        {"kind", model::to_string(explore::model_for(m, t.program).kind())},
-        {"profile", m.profile},
-        {"route", route.empty() ? nlohmann::json() : nlohmann::json(route)}}},
-      {"space",
-       {{"variants", session.ranking().variants}, {"ranked", session.candidates().size()}}},
-      {"strategy", o.strategy},
-      {"database", t.db_path.string()},
-      {"runs", rows},
-      {"best", result.best ? nlohmann::json(*result.best + 1) : nlohmann::json(nullptr)}};
-  if (result.model_spearman)
-    document["model_spearman"] = *result.model_spearman;
-  if (baseline.report)
-    document["default_lowering"] = {
-        {"strategy", baseline.strategy},
-        {"status", runtime::to_string(baseline.report->status)},
-        {"median_ms", baseline.report->timing ? nlohmann::json(baseline.report->timing->median_ms)
-                                              : nlohmann::json(nullptr)}};
-  return document;
 }
 
 /// The winner's reasons: those ranking gave it, or (ranked beyond the explained top rows)
@@ -422,7 +248,7 @@ std::vector<model::Explanation> reasons_of(const explore::RankedVariant& r,
 /// untuned kernel it is compared with, and why the model liked it.
 void print_best(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
                 const explore::Session& session, explore::RecordingWorkerMeasure& measure,
-                const explore::Attempt& best, const Baseline& baseline) {
+                const explore::Attempt& best, const explore::Baseline& baseline) {
   const explore::RankedVariant& r = session.candidates()[best.ranked_index];
   const exec::RunReport& rep = best.report;
   fmt::print(report, "\nbest      rank {} (predicted {:.3f}): {}\n", r.rank, r.predicted,
@@ -448,7 +274,7 @@ void print_best(std::FILE* report, const ExploreCommandOptions& o, const Explore
         remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
   }
   fmt::print(report, "{}", bandwidth_line(rep));
-  if (const std::string line = baseline_line(baseline, rep); !line.empty())
+  if (const std::string line = explore::baseline_line(baseline, rep); !line.empty())
     fmt::print(report, "{}", line);
   fmt::print(report, "why       {}\n",
              explore::describe_reasons(reasons_of(r, session, measure, t.program)));
@@ -523,7 +349,7 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
     fmt::print(report, "  {:<{}} {:>6} {:>9.3f}  {:<32} {:<30} {}\n", run, run_width, r.rank,
                r.predicted, explore::describe_parameters(r.variant),
                codegen::describe(r.variant.launch),
-               describe_time(a.report) + (measure.stored(r) ? " stored" : ""));
+               explore::describe_time(a.report) + (measure.stored(r) ? " stored" : ""));
     std::fflush(report);
   };
   const explore::ExploreResult result = session.measure(
@@ -535,18 +361,18 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
   if (farm)
     rank_reports = farm->finish(); // the other ranks end while rank 0 reports
   // Under --mpi the ranks have ended: rank 0 does not start a worker of its own afterwards.
-  const Baseline baseline = o.no_baseline || farm ? Baseline{} : measure_baseline(session, measure);
+  const explore::Baseline baseline =
+      o.no_baseline || farm ? explore::Baseline{} : explore::measure_baseline(session, measure);
   print_run_summary(report, result, session, measure, t.db_path, rank_reports);
 
   // The data, before a failure is reported: what was measured is never lost.
-  nlohmann::json rows = nlohmann::json::array();
-  for (size_t i = 0; i < result.attempts.size(); ++i)
-    rows.push_back(attempt_json(result.attempts[i], ranked[result.attempts[i].ranked_index], i + 1,
-                                measure.stored(ranked[result.attempts[i].ranked_index])));
+  const nlohmann::json rows = explore::attempt_rows(result, ranked, measure);
   if (o.format == "csv")
-    print_csv(rows, result.best);
+    fmt::print("{}", explore::explore_csv(rows, result.best));
   if (o.format == "json")
-    fmt::print("{}\n", explore_document(o, t, session, result, rows, baseline).dump(2));
+    fmt::print("{}\n", explore::explore_document(o.file, t.program, t.sizes, t.device, o.strategy,
+                                                 t.db_path, session, result, rows, baseline)
+                           .dump(2));
   if (!result.best) {
     fmt::print(report, "best      none of the {} variants run succeeded\n", result.attempts.size());
     throw RunFailed();
