@@ -1,4 +1,7 @@
+// `liftx collect`'s two phases: planning every target's variants (with their features) into the
+// performance database, then measuring them through a Measurer; and the reports of what it stored.
 #include "explore/collect.hpp"
+#include "explore/collect_internal.hpp"
 #include "explore/rank.hpp"
 #include "perfdb/lock.hpp"
 #include "perfdb/record.hpp"
@@ -7,9 +10,7 @@
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
-#include "runtime/build_cache.hpp"
 #include "runtime/cache_dir.hpp"
-#include "runtime/parent_watch.hpp"
 #include "space/space.hpp"
 #include "support/error.hpp"
 #include "support/text.hpp"
@@ -18,176 +19,32 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <optional>
-#include <poll.h>
-#include <set>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
-
-extern char** environ;
 
 namespace liftx::explore {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// The line a worker writes once its device is open, before any result.
-constexpr const char* kWorkerReady = "{\"ready\":true}";
-/// How long a worker may take to open the device (a GPU context can take seconds; after a killed
-/// kernel the driver may need more).
-constexpr std::chrono::milliseconds kDeviceOpenAllowance{60000};
-/// The worker draws a target's inputs and interprets its reference before the target's first
-/// job, between a "preparing" and a "prepared" line: that is the target's cost, not the job's
-/// (at 512^3 the interpreter takes minutes where a kernel takes a millisecond), so the job's
-/// timeout starts after it, and CollectOptions::reference_timeout bounds it.
-/// The target a job belongs to: its reference program, sizes and seed (defined below).
-std::string target_key(const nlohmann::json& job);
-
-/// How often a wait for a reference looks at the collection's time limit.
-constexpr std::chrono::milliseconds kTimeLimitPoll{1000};
-
-std::string format_sizes(const Sizes& sizes) {
-  std::string text;
-  for (const auto& [name, value] : sizes)
-    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
-  return text;
-}
-
-// ---- the worker child ---------------------------------------------------------------------------
-
-/// A running worker: its process (group) and the read end of its stdout.
-class WorkerProcess {
-public:
-  WorkerProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_path) {
-    int fds[2];
-    LIFTX_USER_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "cannot create a pipe: {}",
-                     std::strerror(errno));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    runtime::ParentWatchedSpawn watched; // the worker dies with this process
-    watched.add_to(actions);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    int rc = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), watched.environment());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(fds[1]);
-    if (rc != 0) {
-      ::close(fds[0]);
-      throw UserError(fmt::format("cannot start the worker {}: {}", argv[0], std::strerror(rc)));
-    }
-    fd_ = fds[0];
-  }
-  ~WorkerProcess() { stop(); }
-  WorkerProcess(const WorkerProcess&) = delete;
-  WorkerProcess& operator=(const WorkerProcess&) = delete;
-
-  enum class Read { line, timeout, eof };
-  /// The next line of the worker's stdout, waiting at most until `deadline`.
-  Read read_line(std::string& line, Clock::time_point deadline) {
-    while (true) {
-      if (size_t newline = buffer_.find('\n'); newline != std::string::npos) {
-        line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        return Read::line;
-      }
-      if (eof_)
-        return Read::eof;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0)
-        return Read::timeout;
-      pollfd p{fd_, POLLIN, 0};
-      int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-      LIFTX_INTERNAL_CHECK(!(ready < 0 && errno != EINTR), "poll: {}", std::strerror(errno));
-      if (ready <= 0)
-        continue;
-      char chunk[65536];
-      ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n < 0 && errno != EINTR && errno != EAGAIN)
-        eof_ = true;
-      else if (n == 0)
-        eof_ = true;
-      else if (n > 0)
-        buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
-  /// Kills the process group (if still running) and reaps the worker; its wait status.
-  int stop() {
-    if (pid_ > 0) {
-      ::kill(-pid_, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-      status_ = status;
-      pid_ = -1;
-    }
-    if (fd_ >= 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-    return status_;
-  }
-
-  /// Waits for a worker that closed its output to exit (it crashed or gave up), then reaps it.
-  int wait_exit(std::chrono::milliseconds grace) {
-    auto deadline = Clock::now() + grace;
-    while (pid_ > 0 && Clock::now() < deadline) {
-      int status = 0;
-      pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        status_ = status;
-        ::kill(-pid_, SIGKILL); // children it may have left
-        pid_ = -1;
-        break;
-      }
-      ::usleep(10000);
-    }
-    return stop();
-  }
-
-private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  int status_ = 0;
-  std::string buffer_;
-  bool eof_ = false;
-};
-
-std::string describe_wait_status(int status) {
-  if (WIFSIGNALED(status))
-    return fmt::format("worker killed by signal {} ({})", WTERMSIG(status),
-                       strsignal(WTERMSIG(status)));
-  if (WIFEXITED(status))
-    return fmt::format("worker exited with code {}", WEXITSTATUS(status));
-  return "worker ended";
-}
+namespace detail {
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.pop_back();
+  return text;
+}
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
+
+std::string format_sizes(const Sizes& sizes) {
+  std::string text;
+  for (const auto& [name, value] : sizes)
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
   return text;
 }
 
@@ -284,153 +141,6 @@ std::string profile_name_for(const target::DeviceProfile& device) {
       contains_nocase(device.platform_name, "amd"))
     return "amd";
   return std::string(target::to_string(device.type));
-}
-
-LocalMeasurer::LocalMeasurer(const CollectOptions& options)
-    : executable_(options.worker_executable), device_(options.device), timeout_(options.timeout),
-      reference_timeout_(options.reference_timeout), build_jobs_(options.build_jobs) {
-  LIFTX_INTERNAL_CHECK(!executable_.empty(), "collect: no worker executable");
-}
-
-std::vector<target::DeviceProfile> LocalMeasurer::devices() {
-  return {runtime::select_device(device_).profile};
-}
-
-void LocalMeasurer::measure(const std::vector<CollectJob>& jobs, const Record& record,
-                            const std::function<bool()>& out_of_time) {
-  if (jobs.empty())
-    return;
-  const perfdb::ScratchDir scratch("liftx-collect-");
-  const std::filesystem::path jobs_path = scratch.path() / "jobs.jsonl";
-  {
-    std::ofstream out(jobs_path);
-    for (const CollectJob& job : jobs)
-      out << job.json.dump() << '\n';
-    LIFTX_USER_CHECK(out, "cannot write {}", jobs_path.string());
-  }
-  const std::filesystem::path stderr_path = scratch.path() / "worker.stderr";
-
-  // Builders run ahead of the worker; they are killed when measuring ends (scope exit).
-  std::vector<std::unique_ptr<WorkerProcess>> builders;
-  for (int b = 0; b < build_jobs_; ++b)
-    builders.push_back(std::make_unique<WorkerProcess>(
-        std::vector<std::string>{executable_, "collect-builder", "--jobs", jobs_path.string(),
-                                 "--shard", std::to_string(b), "--shards",
-                                 std::to_string(build_jobs_), "--device", device_},
-        scratch.path() / fmt::format("builder-{}.stderr", b)));
-
-  size_t next = 0;
-  bool first_worker = true;
-  while (next < jobs.size() && !out_of_time()) {
-    if (!first_worker)
-      ++restarts_;
-    const size_t first_job = next;
-    WorkerProcess worker({executable_, "collect-worker", "--jobs", jobs_path.string(), "--from",
-                          std::to_string(next), "--device", device_},
-                         stderr_path);
-    // Opening the device is the worker's, not a job's: the first job's deadline starts when the
-    // worker says it is ready, and opening has its own bound.
-    const auto open_deadline = Clock::now() + kDeviceOpenAllowance;
-    bool worker_alive = true;
-    while (true) {
-      std::string line;
-      const WorkerProcess::Read r = worker.read_line(line, open_deadline);
-      if (r == WorkerProcess::Read::line) {
-        if (line == kWorkerReady)
-          break;
-        continue; // a driver writing to stdout
-      }
-      const int status = r == WorkerProcess::Read::timeout
-                             ? worker.stop()
-                             : worker.wait_exit(std::chrono::milliseconds(5000));
-      const std::string err = perfdb::clip_message(read_text(stderr_path));
-      LIFTX_USER_CHECK(r != WorkerProcess::Read::timeout,
-                       "the collect worker did not open the device '{}' within {} s; "
-                       "what is measured is stored (--resume continues){}",
-                       device_, kDeviceOpenAllowance.count() / 1000, err.empty() ? "" : ": " + err);
-      throw UserError(fmt::format("the collect worker failed before measuring ({}){}",
-                                  describe_wait_status(status), err.empty() ? "" : ": " + err));
-    }
-    // The job being waited for, its deadline, and whether the worker is preparing its target.
-    size_t timed_job = jobs.size();
-    Clock::time_point deadline;
-    bool preparing = false;
-    while (worker_alive && next < jobs.size() && !out_of_time()) {
-      const CollectJob& job = jobs[next];
-      if (timed_job != next) {
-        timed_job = next;
-        deadline = Clock::now() + timeout_;
-        preparing = false;
-      }
-      std::string line;
-      // While a reference is interpreted, the time limit is looked at every second: a run cut
-      // there stores nothing for the job, which --resume measures.
-      WorkerProcess::Read r = worker.read_line(
-          line, preparing ? std::min(deadline, Clock::now() + kTimeLimitPoll) : deadline);
-      if (r == WorkerProcess::Read::timeout && preparing && Clock::now() < deadline)
-        continue;
-      if (r == WorkerProcess::Read::line) {
-        nlohmann::json result;
-        try {
-          result = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception&) {
-          continue; // not a result line (a driver writing to stdout)
-        }
-        if (!result.is_object())
-          continue;
-        if (result.value("preparing", int64_t{-1}) == job.configuration_id) {
-          preparing = true;
-          deadline = Clock::now() + reference_timeout_;
-          continue;
-        }
-        if (result.value("prepared", int64_t{-1}) == job.configuration_id) {
-          preparing = false;
-          deadline = Clock::now() + timeout_;
-          continue;
-        }
-        if (result.value("id", int64_t{-1}) != job.configuration_id)
-          continue;
-        const perfdb::Measurement m = perfdb::measurement_from(result);
-        record(next++, 0, m);
-        // A kernel that failed at run time can leave the context unusable (the NVIDIA driver then
-        // fails every later build and launch with CL_ERROR(-9999)): measure on in a new worker.
-        if (m.status == runtime::Status::run_error) {
-          worker.stop();
-          worker_alive = false;
-        }
-      } else if (r == WorkerProcess::Read::timeout) {
-        worker.stop();
-        perfdb::Measurement m;
-        m.status = runtime::Status::timeout;
-        if (preparing) {
-          // Every job of the target needs that reference: the next worker would only prepare it
-          // again, so they all are recorded with the reason.
-          m.message = fmt::format("the reference of its target took over {} ms "
-                                  "(--reference-timeout-ms); worker killed",
-                                  reference_timeout_.count());
-          const std::string target = target_key(job.json);
-          while (next < jobs.size() && target_key(jobs[next].json) == target)
-            record(next++, 0, m);
-        } else {
-          m.message = fmt::format("no result within {} ms; worker killed", timeout_.count());
-          record(next++, 0, m);
-        }
-        worker_alive = false;
-      } else {
-        int status = worker.wait_exit(std::chrono::milliseconds(5000));
-        std::string err = perfdb::clip_message(read_text(stderr_path));
-        // A worker that cannot read its jobs would fail for every job.
-        LIFTX_USER_CHECK(!(next == first_job && WIFEXITED(status) && WEXITSTATUS(status) == 2),
-                         "the collect worker failed: {}", err);
-        perfdb::Measurement m;
-        m.status = runtime::Status::run_error;
-        m.message = describe_wait_status(status) + (err.empty() ? "" : ": " + err);
-        record(next++, 0, m);
-        worker_alive = false;
-      }
-    }
-    first_worker = false;
-  }
 }
 
 CollectSummary collect(const CollectOptions& options,
@@ -599,193 +309,6 @@ CollectSummary collect(const CollectOptions& options,
   summary.worker_restarts = measurer->worker_restarts();
   summary.left = static_cast<int64_t>(jobs.size()) - stored;
   return summary;
-}
-
-namespace {
-
-/// The high-level stencils jobs are checked against, parsed once per file (`reference_file`) or
-/// text (`reference_module`: explore's jobs carry the program itself, e.g. iterated by --steps).
-class References {
-public:
-  const ir::Program& of(const nlohmann::json& job) {
-    const bool inline_text = job.contains("reference_module");
-    const std::string key = inline_text ? "\n" + job.at("reference_module").get<std::string>()
-                                        : job.at("reference_file").get<std::string>();
-    auto it = modules_.find(key);
-    if (it == modules_.end())
-      it = modules_
-               .emplace(key, inline_text ? parse::parse_module(key.substr(1), "<reference>")
-                                         : parse::parse_file(key))
-               .first;
-    const ir::Program* reference = it->second.find(job.at("reference_program").get<std::string>());
-    LIFTX_USER_CHECK(reference, "the reference program is missing");
-    return *reference;
-  }
-
-private:
-  std::map<std::string, ir::Module> modules_;
-};
-
-/// What identifies a job's inputs and expected result: the stencil, the sizes and the seed.
-std::string target_key(const nlohmann::json& job) {
-  return fmt::format("{}\n{}\n{}\n{}",
-                     job.contains("reference_module")
-                         ? job.at("reference_module").get<std::string>()
-                         : job.at("reference_file").get<std::string>(),
-                     job.at("reference_program").get<std::string>(), job.at("sizes").dump(),
-                     job.value("seed", uint64_t{1}));
-}
-
-/// The inputs and the interpreter's result of the current target, kept while consecutive jobs
-/// share it (a collection's jobs come target by target): drawing and checking against them once
-/// per target, not per variant, is what makes large inputs affordable.
-struct TargetData {
-  std::string key;
-  std::vector<interp::HostArray> inputs;
-  interp::HostArray expected;
-  exec::UploadedInputs uploaded;
-};
-
-} // namespace
-
-void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec,
-                std::ostream& out) {
-  // Testing hooks: the job numbers (comma-separated) at which the worker crashes, hangs (as a
-  // kernel that never ends) or whose kernel fails, as a broken driver would; a slow device; a
-  // slow reference (milliseconds added to each target's preparation).
-  auto job_numbers = [](const char* variable) {
-    std::set<int64_t> numbers;
-    const char* value = std::getenv(variable);
-    for (const char* p = value; p && *p;) {
-      char* end = nullptr;
-      numbers.insert(std::strtoll(p, &end, 10));
-      p = *end == ',' ? end + 1 : "";
-    }
-    return numbers;
-  };
-  const std::set<int64_t> crash_at = job_numbers("LIFTX_TEST_WORKER_CRASH_AT");
-  const std::set<int64_t> hang_at = job_numbers("LIFTX_TEST_WORKER_HANG_AT");
-  const std::set<int64_t> kernel_fails_at = job_numbers("LIFTX_TEST_WORKER_KERNEL_FAILS_AT");
-  const std::set<int64_t> open_delay_ms = job_numbers("LIFTX_TEST_WORKER_OPEN_DELAY_MS");
-  const std::set<int64_t> slow_reference_ms = job_numbers("LIFTX_TEST_WORKER_SLOW_REFERENCE_MS");
-
-  runtime::Device device = runtime::select_device(device_spec);
-  if (!open_delay_ms.empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(*open_delay_ms.begin()));
-  out << kWorkerReady << '\n';
-  out.flush();
-  References references;
-  TargetData target;
-  std::string line;
-  for (int64_t index = 0; std::getline(jobs, line); ++index) {
-    if (index < from || line.empty())
-      continue;
-    if (crash_at.count(index)) {
-      std::signal(SIGSEGV, SIG_DFL); // the OpenCL runtime may have its own handler
-      std::raise(SIGSEGV);
-    }
-    while (hang_at.count(index))
-      ::pause();
-    nlohmann::json job = nlohmann::json::parse(line);
-    nlohmann::json result = {{"id", job.at("id")}};
-    if (kernel_fails_at.count(index)) {
-      result["status"] = "run_error";
-      result["message"] = "the kernel failed (test hook)";
-      out << result.dump() << '\n';
-      out.flush();
-      continue;
-    }
-    try {
-      const ir::Program& reference = references.of(job);
-      ir::Module module = parse::parse_module(job.at("module").get<std::string>(), "<variant>");
-      Sizes sizes = job.at("sizes").get<Sizes>();
-      exec::RunOptions options = perfdb::run_options_for(job.at("launch"));
-      options.repeat = job.value("repeat", 10);
-      options.warmup = job.value("warmup", 3);
-      options.seed = job.value("seed", uint64_t{1});
-      options.roofline = false;
-      options.reference = &reference;
-      if (const std::string key = target_key(job); key != target.key) {
-        out << nlohmann::json{{"preparing", job.at("id")}}.dump() << '\n';
-        out.flush();
-        if (!slow_reference_ms.empty())
-          std::this_thread::sleep_for(std::chrono::milliseconds(*slow_reference_ms.begin()));
-        interp::check_sizes(reference, sizes);
-        target = TargetData{};
-        target.inputs = exec::draw_inputs(reference, sizes, options.seed);
-        target.expected = exec::reference_result(reference, options, target.inputs, sizes);
-        target.key = key;
-        out << nlohmann::json{{"prepared", job.at("id")}}.dump() << '\n';
-        out.flush();
-      }
-      options.inputs = &target.inputs;
-      options.expected = &target.expected;
-      options.uploaded = &target.uploaded;
-      exec::RunReport report = exec::run_program(device, module.main(), sizes, options);
-      result.update(to_json(perfdb::measurement_of(report)));
-    } catch (const UserError& e) {
-      // A launch the device cannot take, or a program the generator refuses.
-      result["status"] = "out_of_resources";
-      result["message"] = perfdb::clip_message(e.what());
-    } catch (const std::exception& e) {
-      result["status"] = "run_error";
-      result["message"] = perfdb::clip_message(e.what());
-    }
-    out << result.dump() << '\n';
-    out.flush();
-  }
-}
-
-void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec) {
-  LIFTX_USER_CHECK(shards >= 1 && shard >= 0 && shard < shards,
-                   "collect-builder: shard {} of {} does not exist", shard, shards);
-  std::vector<nlohmann::json> all;
-  for (std::string line; std::getline(jobs, line);)
-    if (!line.empty())
-      all.push_back(nlohmann::json::parse(line));
-  runtime::Device device = runtime::select_device(device_spec);
-  References references;
-
-  // References first (the worker needs them before any kernel of their target), one target per
-  // builder in turn; then the kernels, job by job in the worker's order. Not the first target's:
-  // the worker interprets it at once itself, and a builder doing the same would only halve the
-  // cores both have.
-  std::vector<size_t> first_of_target;
-  std::string last_key;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (std::string key = target_key(all[i]); key != last_key) {
-      first_of_target.push_back(i);
-      last_key = key;
-    }
-  for (size_t t = 1 + static_cast<size_t>(shard); t < first_of_target.size();
-       t += static_cast<size_t>(shards)) {
-    const nlohmann::json& job = all[first_of_target[t]];
-    try {
-      const ir::Program& reference = references.of(job);
-      Sizes sizes = job.at("sizes").get<Sizes>();
-      exec::RunOptions options;
-      options.seed = job.value("seed", uint64_t{1});
-      options.reference = &reference;
-      exec::reference_result(reference, options, exec::draw_inputs(reference, sizes, options.seed),
-                             sizes);
-    } catch (const std::exception&) {
-      // The worker meets the same problem and reports it.
-    }
-  }
-  for (size_t i = static_cast<size_t>(shard); i < all.size(); i += static_cast<size_t>(shards)) {
-    try {
-      ir::Module module = parse::parse_module(all[i].at("module").get<std::string>(), "<variant>");
-      Sizes sizes = all[i].at("sizes").get<Sizes>();
-      codegen::PreparedLaunch launch = codegen::prepare_launch(
-          module.main(), sizes, perfdb::run_options_for(all[i].at("launch")).request(),
-          device.profile.limits());
-      // A cache of its own per kernel: the builder needs the binary on disk, not thousands of
-      // programs held in memory.
-      runtime::BuildCache(runtime::default_cache_dir()).build(device, launch.kernel.source);
-    } catch (const std::exception&) {
-      // Likewise: refused programs and build errors are the worker's to report.
-    }
-  }
 }
 
 int64_t newest_measurement_id(const std::filesystem::path& db) {
