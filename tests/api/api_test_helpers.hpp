@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -44,6 +46,14 @@ std::string message_of(const std::function<void()>& f) {
   }
   FAIL_CHECK("no exception of the expected type was thrown");
   return "";
+}
+
+/// The whole text of a file ("" when it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 /// A fresh folder per test, removed afterwards.

@@ -19,7 +19,6 @@
 #include <fstream>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,13 +28,6 @@ using namespace liftx;
 using namespace liftx_api_test;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;

@@ -2,6 +2,7 @@
 // strategy and budget they try the same variants in the same order and keep the fastest.
 #include <liftx/liftx.hpp>
 
+#include "../scoped_env.hpp"
 #include "api_test_helpers.hpp"
 
 #include <doctest/doctest.h>
@@ -10,9 +11,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <optional>
-#include <sstream>
 #include <string>
 
 namespace fs = std::filesystem;
@@ -20,29 +18,6 @@ using namespace liftx;
 using namespace liftx_api_test;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// LIFTX_CACHE_DIR set to `dir` for this process and the commands it starts, restored after.
-struct ScopedCacheDir {
-  std::optional<std::string> before;
-  explicit ScopedCacheDir(const fs::path& dir) {
-    if (const char* value = std::getenv("LIFTX_CACHE_DIR"))
-      before = value;
-    ::setenv("LIFTX_CACHE_DIR", dir.c_str(), 1);
-  }
-  ~ScopedCacheDir() {
-    if (before)
-      ::setenv("LIFTX_CACHE_DIR", before->c_str(), 1);
-    else
-      ::unsetenv("LIFTX_CACHE_DIR");
-  }
-};
 
 /// The index of the fastest of `medians` (each run's median time).
 size_t fastest(const std::vector<double>& medians) {
@@ -58,7 +33,7 @@ TEST_CASE("api: tune() and liftx explore try the same variants in order and keep
   const int budget = 3;
   // The features take the device's memory bandwidth from its cached copy roofline, which the
   // first run measures: both sides see the one measured here, in a cache of this test's own.
-  ScopedCacheDir cache(dir.path / "cache");
+  liftx_test::ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   REQUIRE(std::system(("'" + std::string(LIFTX_BINARY) + "' roofline --device cpu > '" +
                        (dir.path / "roofline.log").string() + "' 2>&1")
                           .c_str()) == 0);
@@ -72,9 +47,9 @@ TEST_CASE("api: tune() and liftx explore try the same variants in order and keep
       " --repeat 2 --warmup 1 --quiet --no-baseline --format json --db '" +
       (dir.path / "explore.db").string() + "' > '" + json.string() + "' 2> '" + log.string() + "'";
   const int status = std::system(command.c_str());
-  INFO(read_file(log));
+  INFO(read_text(log));
   REQUIRE(status == 0);
-  const nlohmann::json explored = nlohmann::json::parse(read_file(json));
+  const nlohmann::json explored = nlohmann::json::parse(read_text(json));
   const nlohmann::json& runs = explored.at("runs");
   REQUIRE(runs.size() == size_t(budget));
 

@@ -1,5 +1,7 @@
 #pragma once
 // Scratch folders and environment variables for the tests of tests/explore/.
+#include "../scoped_env.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -26,24 +28,6 @@ struct TempDir {
   }
 };
 
-/// Sets an environment variable for the scope, restoring the old value.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str()))
-      old = v;
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-  ~ScopedEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
+using liftx_test::ScopedEnv;
 
 } // namespace explore_test

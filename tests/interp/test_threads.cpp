@@ -1,5 +1,6 @@
 // Multi-threaded evaluation (the outermost map split over threads) must equal the sequential one
 // bit for bit, and memoised closed sub-expressions must not change results.
+#include "../scoped_env.hpp"
 #include "helpers.hpp"
 
 #include "ir/parse/parser.hpp"
@@ -25,27 +26,7 @@ std::vector<std::filesystem::path> stencil_files() {
   return files;
 }
 
-/// Sets an environment variable for the scope, restoring the previous value.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using liftx_test::ScopedEnv;
 
 bool bit_identical(const HostArray& a, const HostArray& b) {
   return a.kind == b.kind && a.shape == b.shape && a.data.size() == b.data.size() &&
