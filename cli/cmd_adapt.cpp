@@ -4,13 +4,13 @@
 // writes them as a JSON artifact, and optionally evaluates the selector on held-out shapes
 // against a broad search there, the portfolio's best single member and the variant tuned at one
 // typical shape.
+#include "adapt/plot.hpp"
 #include "adapt/session.hpp"
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
+#include "exec/program_binding.hpp"
 #include "ir/parse/parser.hpp"
-#include "model/plot.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -18,7 +18,6 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -132,19 +131,7 @@ void print_held_out_summary(const adapt::Session& session, const adapt::Evaluati
 /// The held-out shapes as an SVG chart of the pick, the single member and the typical variant.
 void write_plot(const std::string& path, const std::string& title, const std::string& typical,
                 const adapt::HeldOutSummary& summary) {
-  std::vector<std::string> shapes;
-  std::vector<model::Series> plotted{{"adaptive pick", {}, model::palette(0), false},
-                                     {"best single member", {}, model::palette(1), false},
-                                     {"tuned at " + typical, {}, model::palette(2), false}};
-  for (const adapt::HeldOutRow& row : summary.rows) {
-    shapes.push_back(adapt::shape_text(row.shape));
-    plotted[0].y.push_back(100 * row.adaptive);
-    plotted[1].y.push_back(100 * row.single);
-    plotted[2].y.push_back(100 * row.typical);
-  }
-  std::ofstream out(path);
-  out << model::grouped_bar_chart_svg(title, "% of the shape's best known", shapes, plotted);
-  LIFTX_USER_CHECK(out.good(), "cannot write {}", path);
+  adapt::write_held_out_plot(path, title, typical, summary);
   fmt::print("plot      {}\n", path);
 }
 
@@ -153,7 +140,7 @@ void run_adapt(const AdaptOptions& o) {
   if (!options.output.empty()) // refused before the tuning, which may take long
     refuse_overwriting_input(options.output, {options.file}, "--output");
   const ir::Module module = parse::parse_file(options.file);
-  const ir::Program program = select_program(module, o.program, options.file);
+  const ir::Program program = exec::select_program(module, o.program, options.file);
   adapt::Session session(module, program, session_options(o));
   fmt::print("program   {} ({})\n", program.name, options.file);
   fmt::print("device    {} ({})\n", session.device().device_name, session.device().key);

@@ -4,11 +4,10 @@
 // explore and tune() find it (docs/calibrate.md).
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "exec/run.hpp"
 #include "explore/calibrate.hpp"
-#include "ir/parse/parser.hpp"
+#include "explore/collect_targets.hpp"
 #include "perfdb/db.hpp"
 #include "support/error.hpp"
 #include "synth/synth.hpp"
@@ -61,27 +60,13 @@ std::vector<std::string> write_synthetic(const fs::path& folder, int count) {
   return files;
 }
 
-/// Parses the stencils and binds each to every size of the design, size by size (one entry per
-/// file each), as calibration_targets takes them.
-std::vector<Sizes> sizes_per_file(const std::vector<std::string>& files,
-                                  const explore::CalibrationDesign& design) {
-  std::vector<ir::Module> modules;
-  std::vector<Sizes> sizes;
-  for (const std::string& file : files)
-    modules.push_back(parse::parse_file(file));
-  for (int64_t n : design.sizes)
-    for (size_t f = 0; f < files.size(); ++f)
-      sizes.push_back(bind_sizes(modules[f].main(), {std::to_string(n)}));
-  return sizes;
-}
-
 explore::CalibrateOptions calibrate_options(const CalibrateCommandOptions& o,
                                             const runtime::Device& device,
                                             const std::vector<std::string>& files,
                                             const explore::CalibrationDesign& design,
                                             const fs::path& state, std::chrono::seconds budget) {
   explore::CalibrateOptions options;
-  options.targets = explore::calibration_targets(files, sizes_per_file(files, design));
+  options.targets = explore::calibration_targets(files, explore::sizes_per_file(files, design));
   options.design = design;
   options.device = o.device;
   options.db = o.db.empty() ? perfdb::PerfDb::default_path() : fs::path(o.db);

@@ -4,10 +4,11 @@
 // conflicts (space::choose_bank_padding) and says what it chose.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
+#include "exec/program_binding.hpp"
 #include "ir/parse/parser.hpp"
+#include "runtime/device.hpp"
 #include "space/bank_padding.hpp"
 #include "support/error.hpp"
 
@@ -57,7 +58,7 @@ void add_codegen_command(CLI::App& app) {
   add_profile_option(cmd, options->profile, "detect");
   cmd->callback([options] {
     ir::Module module = parse::parse_file(options->file);
-    ir::Program program = select_program(module, options->program, options->file);
+    ir::Program program = exec::select_program(module, options->program, options->file);
     std::string padding_note;
     if (options->pad_local) {
       LIFTX_USER_CHECK(!options->sizes.empty(),
@@ -65,8 +66,8 @@ void add_codegen_command(CLI::App& app) {
       LIFTX_USER_CHECK(!options->free_threads,
                        "--pad-local works on the tied kernel: drop --free-threads");
       const target::DeviceProfile profile = runtime::named_profile(options->profile);
-      const space::BankPadding padding =
-          space::choose_bank_padding(program, bind_sizes(program, options->sizes), {}, profile);
+      const space::BankPadding padding = space::choose_bank_padding(
+          program, exec::bind_sizes(program, options->sizes), {}, profile);
       padding_note =
           fmt::format("// bank padding for {} ({} banks, warps of {}): ", profile.device_name,
                       padding.banks, profile.warp_width);
@@ -91,7 +92,7 @@ void add_codegen_command(CLI::App& app) {
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
     std::optional<Sizes> sizes;
     if (!options->sizes.empty())
-      sizes = bind_sizes(program, options->sizes);
+      sizes = exec::bind_sizes(program, options->sizes);
     // Everything is formatted before anything is printed: sizes that do not fit the program
     // (an inexact division) print an error only, not half a kernel.
     const Sizes* bound = sizes ? &*sizes : nullptr;

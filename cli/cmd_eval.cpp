@@ -1,7 +1,8 @@
 // `liftx eval FILE --size N=64,M=48 [--seed S] [--input NAME=FILE]... [--output FILE]`: runs a
 // program with the reference interpreter and prints a summary of the result.
 #include "cli/app.hpp"
-#include "cli/program_options.hpp"
+#include "cli/options.hpp"
+#include "exec/program_binding.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "support/output_file.hpp"
@@ -37,8 +38,8 @@ void add_eval_command(CLI::App& app) {
   add_max_memory_option(cmd);
   cmd->callback([options] {
     ir::Module module = parse::parse_file(options->file);
-    const ir::Program& program = select_program(module, options->program, options->file);
-    Sizes sizes = bind_sizes(program, options->sizes);
+    const ir::Program& program = exec::select_program(module, options->program, options->file);
+    Sizes sizes = exec::bind_sizes(program, options->sizes);
     if (!options->output.empty()) {
       // Refused before the interpretation, which may take long: never written over an input.
       std::vector<std::filesystem::path> read{options->file};
@@ -49,9 +50,9 @@ void add_eval_command(CLI::App& app) {
         refuse_overwriting_input(path, read, "--output");
     }
     std::mt19937_64 rng(options->seed);
-    std::vector<BoundInput> inputs = bind_inputs(program, sizes, options->inputs, rng);
+    std::vector<exec::BoundInput> inputs = exec::bind_inputs(program, sizes, options->inputs, rng);
     std::vector<interp::HostArray> arrays;
-    for (const BoundInput& input : inputs)
+    for (const exec::BoundInput& input : inputs)
       arrays.push_back(input.data);
 
     auto start = std::chrono::steady_clock::now();
@@ -64,7 +65,7 @@ void add_eval_command(CLI::App& app) {
 
     interp::Summary summary = interp::summarize(result);
     fmt::print("program   {} ({})\n", program.name, options->file);
-    fmt::print("sizes     {}\n", format_sizes(sizes));
+    fmt::print("sizes     {}\n", exec::format_sizes(sizes));
     for (size_t i = 0; i < program.params.size(); ++i) {
       const ir::Expr& p = program.params[i];
       fmt::print("input     {}: {} [{}] {}\n", p.as<ir::Param>()->name, p.type().to_string(),

@@ -12,6 +12,7 @@
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "exec/program_binding.hpp"
 #include "model/evaluation_report.hpp"
 #include "model/evaluation_run.hpp"
 #include "perfdb/dataset.hpp"
@@ -58,7 +59,7 @@ void print_written(const fs::path& dir, const std::vector<std::string>& names) {
 
 std::vector<model::Kind> parse_kinds(const std::string& text) {
   std::vector<model::Kind> kinds;
-  for (const std::string& part : split_on(text, ','))
+  for (const std::string& part : exec::split_on(text, ','))
     kinds.push_back(model::parse_kind(part));
   return kinds;
 }
@@ -79,19 +80,6 @@ std::vector<model::Setting> candidate_settings(const DataOptions& o,
   return {std::move(s)};
 }
 
-/// The test device's data of a transfer, with the --add-db databases added to `loaded`; UserError
-/// when they give the training data an input of the test data.
-LoadedData load_transfer_data(LoadedData& loaded, const model::EvaluationRequest& request,
-                              const std::string& profile) {
-  LoadedData test = load_data(request.test_db, request.test_device, profile);
-  std::vector<std::string> added_device_keys;
-  for (const AddedSource& added : add_databases(loaded, request.add_db, profile))
-    added_device_keys.push_back(added.device_key);
-  model::refuse_test_inputs_in_training(added_device_keys, loaded.data, test.data, test.device_key);
-  keep_shared_columns(loaded.data, test.data);
-  return test;
-}
-
 /// kinds.csv, evaluation.csv, choices.csv and the predictions and their charts.
 void write_protocol_files(const fs::path& dir, const model::ProtocolRun& run, double fraction) {
   fs::create_directories(dir);
@@ -106,16 +94,16 @@ void write_protocol_files(const fs::path& dir, const model::ProtocolRun& run, do
 void run_protocol(const EvaluateCommandOptions& c) {
   const DataOptions& o = c.data;
   const model::EvaluationRequest& request = c.request;
-  LoadedData loaded = load_data(o);
+  perfdb::LoadedData loaded = load_data(o);
   model::ProtocolOptions options;
   options.random_orders = request.random_orders;
   options.fraction = request.fraction;
   options.inner_folds = request.inner_folds;
   options.progress = step_lines("evaluate", c.quiet);
   model::check_protocol_request(request);
-  std::optional<LoadedData> test;
+  std::optional<perfdb::LoadedData> test;
   if (!request.test_db.empty())
-    test = load_transfer_data(loaded, request, o.profile);
+    test = perfdb::load_transfer_data(loaded, request, o.profile);
   options.candidates = candidate_settings(o, request, loaded.data.feature_names);
   const model::ProtocolRun run =
       model::run_protocol(request, loaded.data, loaded.device_key, test ? &test->data : nullptr,
@@ -128,7 +116,7 @@ void run_protocol(const EvaluateCommandOptions& c) {
 
 void run_leave_one_benchmark_out(const EvaluateCommandOptions& c) {
   const DataOptions& o = c.data;
-  LoadedData loaded = load_data(o);
+  perfdb::LoadedData loaded = load_data(o);
   loaded.data = model::select_columns(loaded.data, o.columns(loaded.data.feature_names));
   model::EvaluateOptions options;
   options.kind = model::parse_kind(o.kind);
@@ -153,7 +141,7 @@ void run_leave_one_benchmark_out(const EvaluateCommandOptions& c) {
 void judge_models(const EvaluateCommandOptions& c) {
   const DataOptions& o = c.data;
   const model::EvaluationRequest& request = c.request;
-  LoadedData loaded = load_data(o);
+  perfdb::LoadedData loaded = load_data(o);
   fmt::print("{}", model::judge_header(o.db.empty() ? "the default database" : o.db,
                                        loaded.device_key, o.profile, loaded.data));
   const model::Judgement judgement = model::judge_models(

@@ -7,10 +7,10 @@
 #include "cli/app.hpp"
 #include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
-#include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
+#include "exec/program_binding.hpp"
+#include "exec/report_text.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "explore/explore.hpp"
@@ -19,6 +19,7 @@
 #include "explore/mpi/rank_farm.hpp"
 #include "explore/rank.hpp"
 #include "explore/session.hpp"
+#include "explore/winner.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/online.hpp"
@@ -26,7 +27,6 @@
 #include "space/default_lowering.hpp"
 #include "space/space.hpp"
 #include "support/error.hpp"
-#include "support/output_file.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -73,13 +73,6 @@ struct ExploreCommandOptions {
   MpiCommandOptions mpi;
 };
 
-/// The files `explore --out DIR` writes.
-constexpr const char* kOutFiles[] = {"best.lift", "best.cl", "best.json"};
-
-void write_file(const fs::path& path, const std::string& text, const fs::path& input) {
-  write_output_file(path, text, {input}, "--out");
-}
-
 /// `--budget auto`'s hard cap on runs.
 constexpr int64_t kAutoBudgetCap = 50;
 
@@ -110,18 +103,18 @@ ExploreTarget load_target(const ExploreCommandOptions& o,
                           const std::optional<target::DeviceProfile>& farm_device) {
   // Refused before the exploration, which may take long: never written over its input.
   if (!o.out.empty())
-    for (const char* name : kOutFiles)
-      refuse_overwriting_input(fs::path(o.out) / name, {o.file}, "--out");
+    explore::refuse_winner_over_input(o.out, o.file);
   ir::Module module = parse::parse_file(o.file);
-  ir::Program program = iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
+  ir::Program program =
+      exec::iterate_steps(exec::select_program(module, o.program, o.file), o.steps, o.file);
   explore::refuse_lowered(program, o.file, "explore");
   target::DeviceProfile device =
       farm_device ? *farm_device : runtime::select_device(o.device).profile;
   const explore::DeviceDefaults defaults = explore::defaults_for(device);
   Sizes sizes =
-      bind_sizes(program, o.sizes.empty() ? std::vector{std::to_string(defaults.extent(
-                                                size_t(rewrite::grid_rank(program.result_type()))))}
-                                          : o.sizes);
+      exec::bind_sizes(program, o.sizes.empty() ? std::vector{std::to_string(defaults.extent(size_t(
+                                                      rewrite::grid_rank(program.result_type()))))}
+                                                : o.sizes);
   fs::path db_path = o.db.empty() ? perfdb::PerfDb::default_path() : fs::path(o.db);
   return {std::move(module), std::move(program), std::move(device), std::move(sizes),
           std::move(db_path)};
@@ -156,7 +149,7 @@ void print_header(std::FILE* report, const ExploreCommandOptions& o, const Explo
   const model::Model& m = *session.model();
   const std::vector<explore::RankedVariant>& ranked = session.candidates();
   fmt::print(report, "program   {} ({}), sizes {}\n", t.program.name, o.file,
-             format_sizes(t.sizes));
+             exec::format_sizes(t.sizes));
   fmt::print(report, "device    {} ({})\n", t.device.device_name, t.device.key);
   const std::string route = explore::route_of(m, t.program);
   fmt::print(report, "model     {} ({}, trained for profile {}{})\n",
@@ -225,25 +218,6 @@ void print_run_summary(std::FILE* report, const explore::ExploreResult& result,
                                                     "successful runs with different scores)"));
 }
 
-/// The winner's reasons: those ranking gave it, or (ranked beyond the explained top rows)
-/// computed now.
-std::vector<model::Explanation> reasons_of(const explore::RankedVariant& r,
-                                           const explore::Session& session,
-                                           explore::RecordingWorkerMeasure& measure,
-                                           const ir::Program& program) {
-  if (!r.reasons.empty())
-    return r.reasons;
-  const std::vector<double> all =
-      features::all_values(measure.features().compute(*r.program, r.variant, session.sizes()),
-                           measure.features().profile().throughput());
-  const model::Model& ranking_model = explore::model_for(*session.model(), program);
-  const std::vector<int> columns = ranking_model.feature_indices(features::all_names());
-  Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
-  for (size_t c = 0; c < columns.size(); ++c)
-    row[static_cast<Eigen::Index>(c)] = all[size_t(columns[c])];
-  return ranking_model.explain(row);
-}
-
 /// The answer, last: the winner, its time (per step for iterated programs), its bandwidth, the
 /// untuned kernel it is compared with, and why the model liked it.
 void print_best(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
@@ -273,14 +247,14 @@ void print_best(std::FILE* report, const ExploreCommandOptions& o, const Explore
         launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
         remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
   }
-  fmt::print(report, "{}", bandwidth_line(rep));
+  fmt::print(report, "{}", exec::bandwidth_line(rep));
   if (const std::string line = explore::baseline_line(baseline, rep); !line.empty())
     fmt::print(report, "{}", line);
   fmt::print(report, "why       {}\n",
-             explore::describe_reasons(reasons_of(r, session, measure, t.program)));
+             explore::describe_reasons(explore::reasons_of(r, session, measure, t.program)));
   if (!o.out.empty())
     fmt::print(report, "written   {}, best.cl and best.json\n",
-               (fs::path(o.out) / kOutFiles[0]).string());
+               (fs::path(o.out) / explore::kWinnerFiles[0]).string());
 }
 
 /// `--print-kernel` (before the summary: the answer is what a terminal ends on) and `--out`.
@@ -288,23 +262,14 @@ void emit_winner(std::FILE* report, const ExploreCommandOptions& o, const Explor
                  const explore::Session& session, const explore::Attempt& best) {
   const explore::RankedVariant& r = session.candidates()[best.ranked_index];
   const std::string lowered = ir::print(ir::Module{t.module.userfuns, {*r.program}});
-  const std::string kernel =
-      best.report.kernel_source.empty()
-          ? codegen::generate(*r.program, codegen::Options{r.variant.launch.tied}).source
-          : best.report.kernel_source;
+  const std::string kernel = explore::winner_kernel(r, best);
   if (o.print_kernel) {
     fmt::print(report, "\n--- {}.lift ---\n{}\n", t.program.name, lowered);
     fmt::print(report, "--- kernel ---\n{}\n", kernel);
   }
-  if (!o.out.empty()) {
-    const fs::path dir(o.out);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    LIFTX_USER_CHECK(!ec, "cannot create {}: {}", dir.string(), ec.message());
-    write_file(dir / kOutFiles[0], lowered, o.file);
-    write_file(dir / kOutFiles[1], kernel, o.file);
-    write_file(dir / kOutFiles[2], space::sidecar_json(r.variant, session.sizes()), o.file);
-  }
+  if (!o.out.empty())
+    explore::write_winner(o.out, lowered, kernel, space::sidecar_json(r.variant, session.sizes()),
+                          o.file);
 }
 
 /// The exploration itself: rank, then run the budget's variants with a table row per run.

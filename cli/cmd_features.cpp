@@ -4,19 +4,17 @@
 // `NAME.lift.json` beside a file, holding {"global": [...], "local": [...]}, sets its launch.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
+#include "exec/program_binding.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
-#include "perfdb/record.hpp"
+#include "perfdb/launch_file.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <utility>
 
@@ -41,46 +39,7 @@ exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
   exec::RunOptions options;
   options.global = parse_dims(o.global, "global");
   options.local = parse_dims(o.local, "local");
-  for (fs::path sidecar :
-       {fs::path(file).replace_extension(".json"), fs::path(file.string() + ".json")}) {
-    if (!fs::is_regular_file(sidecar))
-      continue;
-    std::ifstream in(sidecar);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    LIFTX_USER_CHECK(j.is_object(), "{}: expected {{\"global\": [...], \"local\": [...]}}",
-                     sidecar.string());
-    // What the sidecar leaves out comes from the command line; the launch is then checked like
-    // every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
-    nlohmann::json launch = nlohmann::json::object();
-    launch["global"] = j.contains("global") ? j["global"] : nlohmann::json(options.global);
-    if (j.contains("local"))
-      launch["local"] = j["local"];
-    else if (!options.local.empty())
-      launch["local"] = options.local;
-    if (!launch["global"].empty())
-      return perfdb::run_options_for(launch, sidecar.string());
-    try {
-      options.local = j.value("local", std::vector<int64_t>{});
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}: {}",
-                                  sidecar.string(), e.what()));
-    }
-    break;
-  }
-  return options;
-}
-
-std::vector<fs::path> programs_at(const std::string& path) {
-  LIFTX_USER_CHECK(fs::exists(path), "{}: no such file or directory", path);
-  if (!fs::is_directory(path))
-    return {fs::path(path)};
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(path))
-    if (e.is_regular_file() && e.path().extension() == ".lift")
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  LIFTX_USER_CHECK(!files.empty(), "{}: no .lift files", path);
-  return files;
+  return perfdb::launch_for(file, options);
 }
 
 } // namespace
@@ -99,8 +58,8 @@ void add_features_command(CLI::App& app) {
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->callback([o] {
     target::DeviceProfile profile = runtime::named_profile(o->profile);
-    parse_size_options(o->sizes); // malformed --size values are the user's, not one file's
-    std::vector<fs::path> files = programs_at(o->path);
+    exec::parse_size_options(o->sizes); // malformed --size values are the user's, not one file's
+    std::vector<fs::path> files = exec::lift_files_at(o->path);
     const bool many = files.size() > 1 || fs::is_directory(o->path);
     nlohmann::json rows = nlohmann::json::array();
     bool failed = false;
@@ -108,8 +67,8 @@ void add_features_command(CLI::App& app) {
     for (const fs::path& file : files) {
       try {
         ir::Module module = parse::parse_file(file.string());
-        const ir::Program& program = select_program(module, o->program, file.string());
-        Sizes sizes = bind_sizes(program, o->sizes);
+        const ir::Program& program = exec::select_program(module, o->program, file.string());
+        Sizes sizes = exec::bind_sizes(program, o->sizes);
         features::Features f =
             features::compute(program, sizes, launch_for(file, *o).request(), profile);
         if (o->format == "csv") {

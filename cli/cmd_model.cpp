@@ -4,9 +4,9 @@
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
+#include "exec/program_binding.hpp"
 #include "explore/rank.hpp"
 #include "explore/rank_report.hpp"
 #include "ir/host_iteration.hpp"
@@ -52,11 +52,11 @@ void add_train(CLI::App& app) {
     refuse_overwriting_input(*output, databases, "--output");
     if (step)
       step("reading the database");
-    LoadedData loaded = load_data(*o);
+    perfdb::LoadedData loaded = load_data(*o);
     nlohmann::json sources = nlohmann::json::array(
         {{{"database", fs::absolute(loaded.db_path).string()}, {"device", loaded.device_key}}});
     std::set<std::string> devices{loaded.device_key};
-    for (const AddedSource& added : add_databases(loaded, *extra, o->profile)) {
+    for (const perfdb::AddedSource& added : perfdb::add_databases(loaded, *extra, o->profile)) {
       devices.insert(added.device_key);
       sources.push_back(
           {{"database", fs::absolute(added.db_path).string()}, {"device", added.device_key}});
@@ -150,7 +150,7 @@ void print_rank_table(const RankCommandOptions& o, const ir::Program& program,
   const explore::RankResult& result = report.result;
   const std::string route = explore::route_of(m, program);
   fmt::print("program   {} ({}), sizes {}, model {} ({}, profile {}{})\n", program.name, o.file,
-             format_sizes(options.sizes), o.model,
+             exec::format_sizes(options.sizes), o.model,
              model::to_string(explore::model_for(m, program).kind()),
              explore::rank_profile_description(options, m, o.profile),
              route.empty() ? "" : fmt::format("; its route for {} programs", route));
@@ -173,10 +173,10 @@ void print_rank_table(const RankCommandOptions& o, const ir::Program& program,
 void run_rank(const RankCommandOptions& o) {
   model::Model m = model::Model::load(o.model);
   ir::Module module = parse::parse_file(o.file);
-  const ir::Program& program = select_program(module, o.program, o.file);
+  const ir::Program& program = exec::select_program(module, o.program, o.file);
   explore::refuse_lowered(program, o.file, "rank");
   explore::RankOptions options;
-  options.sizes = bind_sizes(program, o.sizes);
+  options.sizes = exec::bind_sizes(program, o.sizes);
   explore::set_rank_profile(options, o.profile);
   ActivityPrinter progress(o.quiet);
   options.on_progress = [&](std::string_view phase, int64_t n) { progress.update(phase, n); };

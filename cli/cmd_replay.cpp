@@ -7,8 +7,9 @@
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "model/evaluation_report.hpp"
+#include "exec/program_binding.hpp"
 #include "model/replay.hpp"
+#include "model/replay_csv.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -39,7 +40,7 @@ struct ReplayCommandOptions {
 
 std::vector<model::ReplayStrategy> parse_strategies(const std::string& text) {
   std::vector<model::ReplayStrategy> out;
-  for (const std::string& part : split_on(text, ','))
+  for (const std::string& part : exec::split_on(text, ','))
     out.push_back(model::parse_replay_strategy(part));
   return out;
 }
@@ -50,48 +51,26 @@ std::string runs_text(double runs, bool censored, int64_t budget) {
                                            : fmt::format("{:.1f}", runs);
 }
 
-std::string print_summaries(const model::ReplayResult& result, int64_t budget) {
+void print_summaries(const model::ReplayResult& result, int64_t budget) {
   fmt::print(
       "| strategy | inputs | runs to 90% mean | median | worst | runs to 95% mean | median | "
       "worst | largest size: 95% within 10 runs | auto: stopped | runs | fraction |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::string csv = "strategy,inputs,mean_90,median_90,worst_90,censored_90,mean_95,median_95,"
-                    "worst_95,censored_95,largest_programs,largest_95_within_10,auto_stopped,"
-                    "mean_auto_runs,mean_auto_fraction\n";
-  for (const model::ReplaySummary& s : result.summaries) {
+  for (const model::ReplaySummary& s : result.summaries)
     fmt::print("| {} | {} | {:.2f} | {:.1f} | {} | {:.2f} | {:.1f} | {} | {}/{} | {} | {:.1f} | "
                "{:.3f} |\n",
                model::to_string(s.strategy), s.inputs, s.mean_90, s.median_90,
                runs_text(s.worst_90, s.censored_90 > 0, budget), s.mean_95, s.median_95,
                runs_text(s.worst_95, s.censored_95 > 0, budget), s.largest_95_within_10,
                s.largest_programs, s.auto_stopped, s.mean_auto_runs, s.mean_auto_fraction);
-    csv += fmt::format(
-        "{},{},{:.4f},{:.1f},{:.1f},{},{:.4f},{:.1f},{:.1f},{},{},{},{},{:.3f},{:.4f}\n",
-        model::to_string(s.strategy), s.inputs, s.mean_90, s.median_90, s.worst_90, s.censored_90,
-        s.mean_95, s.median_95, s.worst_95, s.censored_95, s.largest_programs,
-        s.largest_95_within_10, s.auto_stopped, s.mean_auto_runs, s.mean_auto_fraction);
-  }
-  return csv;
-}
-
-std::string groups_csv(const model::ReplayResult& result) {
-  std::string csv = "program,input,pool,failed,strategy,runs_to_90,censored_90,runs_to_95,"
-                    "censored_95,auto_runs,auto_fraction\n";
-  for (const model::ReplayGroup& g : result.groups)
-    for (const model::ReplayOutcome& o : g.outcomes)
-      csv += fmt::format("{},\"{}\",{},{},{},{:.2f},{},{:.2f},{},{},{:.4f}\n", g.program,
-                         model::short_input(g.input), g.pool, g.failed,
-                         model::to_string(o.strategy), o.runs_to_90, int(o.censored_90),
-                         o.runs_to_95, int(o.censored_95), o.auto_runs, o.auto_fraction);
-  return csv;
 }
 
 void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
-  LoadedData loaded = load_data(o);
-  std::optional<LoadedData> prior;
+  perfdb::LoadedData loaded = load_data(o);
+  std::optional<perfdb::LoadedData> prior;
   if (!r.prior_db.empty()) {
-    prior = load_data(r.prior_db, r.prior_device, o.profile);
-    keep_shared_columns(loaded.data, prior->data);
+    prior = perfdb::load_data(r.prior_db, r.prior_device, o.profile);
+    perfdb::keep_shared_columns(loaded.data, prior->data);
   }
   model::ReplayOptions options;
   if (prior)
@@ -119,14 +98,14 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
              loaded.device_key, o.profile, loaded.data.samples.size(), options.prior.name,
              options.prior.features.size(), prior_source, r.budget, r.batch, r.seeds);
   const model::ReplayResult result = model::replay(loaded.data, options);
-  const std::string summary = print_summaries(result, r.budget);
+  print_summaries(result, r.budget);
   fmt::print("runs-to figures average the {} inputs (program, size) replayed; a fraction not "
              "reached within the budget counts as budget + 1 (a lower bound, shown >{})\n",
              result.groups.size(), r.budget);
   if (!r.out.empty()) {
     fs::create_directories(r.out);
-    write_text(fs::path(r.out) / "summary.csv", summary);
-    write_text(fs::path(r.out) / "groups.csv", groups_csv(result));
+    write_text(fs::path(r.out) / "summary.csv", model::replay_summary_csv(result));
+    write_text(fs::path(r.out) / "groups.csv", model::replay_groups_csv(result));
     fmt::print("written   {}, {}\n", (fs::path(r.out) / "summary.csv").string(),
                (fs::path(r.out) / "groups.csv").string());
   }

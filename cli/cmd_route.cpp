@@ -91,8 +91,8 @@ void add_route_command(CLI::App& app) {
     LIFTX_USER_CHECK(base.profile == o->profile,
                      "{} is a model for profile {}, the data is read for profile {} (--profile)",
                      r->base, base.profile, o->profile);
-    LoadedData loaded = load_data(*o);
-    add_databases(loaded, r->add_db, o->profile);
+    perfdb::LoadedData loaded = load_data(*o);
+    perfdb::add_databases(loaded, r->add_db, o->profile);
     model::RoutingOptions options;
     options.specialist.name = fmt::format("{} {}", o->kind, o->transform);
     options.specialist.kind = model::parse_kind(o->kind);

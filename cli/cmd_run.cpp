@@ -4,10 +4,11 @@
 // kernel that crashes or hangs the driver is reported with a status instead of taking liftx down.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
+#include "exec/program_binding.hpp"
+#include "exec/report_text.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
-#include "perfdb/record.hpp"
+#include "perfdb/launch_file.hpp"
 #include "runtime/isolate.hpp"
 #include "space/bank_padding.hpp"
 #include "support/error.hpp"
@@ -18,9 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 namespace liftx::cli {
 
@@ -58,31 +57,23 @@ void apply_launch_file(RunCommandOptions& o) {
                      "--size is required (or --launch FILE.json, whose sizes are used)");
     return;
   }
-  std::ifstream in(o.launch);
-  LIFTX_USER_CHECK(in, "cannot read {}", o.launch);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const exec::RunOptions launch = perfdb::read_launch_sidecar(text, o.launch);
+  const perfdb::LaunchFile file = perfdb::read_launch_file(o.launch);
   if (o.global.empty())
-    o.global = fmt::format("{}", fmt::join(launch.global, ","));
+    o.global = fmt::format("{}", fmt::join(file.launch.global, ","));
   if (o.local.empty())
-    o.local = fmt::format("{}", fmt::join(launch.local, ","));
+    o.local = fmt::format("{}", fmt::join(file.launch.local, ","));
   if (o.sizes.empty()) {
-    const nlohmann::json sidecar = nlohmann::json::parse(text, nullptr, false);
-    std::vector<std::string> bindings;
-    if (sidecar.is_object() && sidecar.contains("sizes") && sidecar.at("sizes").is_object())
-      for (const auto& [name, value] : sidecar.at("sizes").items())
-        if (value.is_number_integer())
-          bindings.push_back(fmt::format("{}={}", name, value.get<int64_t>()));
-    LIFTX_USER_CHECK(!bindings.empty(), "{}: no sizes in this launch file; give --size", o.launch);
-    o.sizes = {fmt::format("{}", fmt::join(bindings, ","))};
+    LIFTX_USER_CHECK(!file.sizes.empty(), "{}: no sizes in this launch file; give --size",
+                     o.launch);
+    o.sizes = {fmt::format("{}", fmt::join(file.sizes, ","))};
   }
 }
 
 exec::RunReport run_here(const RunCommandOptions& o) {
   ir::Module module = parse::parse_file(o.file);
   const ir::Program program =
-      iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
-  Sizes sizes = bind_sizes(program, o.sizes);
+      exec::iterate_steps(exec::select_program(module, o.program, o.file), o.steps, o.file);
+  Sizes sizes = exec::bind_sizes(program, o.sizes);
   exec::RunOptions options;
   options.global = parse_dims(o.global, "global");
   options.local = parse_dims(o.local, "local");
@@ -185,7 +176,7 @@ void print_report(const exec::RunReport& r, const std::string& file, bool print_
   if (r.timing && r.launches > 1)
     fmt::print("per step  {:.4f} ms median\n",
                r.timing->median_ms / static_cast<double>(r.launches));
-  fmt::print("{}", bandwidth_line(r));
+  fmt::print("{}", exec::bandwidth_line(r));
   if (!r.output_files.empty())
     fmt::print("output    {}\n", fmt::join(r.output_files, " "));
   fmt::print("status    {}{}\n", runtime::to_string(r.status),

@@ -4,8 +4,8 @@
 // .lift file plus a .json sidecar with its launch, for `liftx run FILE --launch SIDECAR`.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
+#include "exec/program_binding.hpp"
 #include "ir/parse/parser.hpp"
 #include "runtime/device.hpp"
 #include "space/space.hpp"
@@ -96,7 +96,7 @@ struct VariantLister {
 void print_space_report(std::FILE* report, const VariantsOptions& o, const ir::Program& program,
                         const Sizes& sizes, const space::SpaceCounts& c, size_t written) {
   fmt::print(report, "program   {} ({}), sizes {}, device profile {}\n", program.name, o.file,
-             format_sizes(sizes), o.profile);
+             exec::format_sizes(sizes), o.profile);
   fmt::print(report,
              "variants  {}  (distinct kernel sources {}, lowered programs {}, high-level "
              "programs {})\n",
@@ -139,9 +139,9 @@ void run_variants(const VariantsOptions& o) {
   const space::VariantSelection selection = variant_selection(o);
   ir::Module module = parse::parse_file(o.file);
   const ir::Program program =
-      iterate_steps(select_program(module, o.program, o.file), o.steps, o.file);
+      exec::iterate_steps(exec::select_program(module, o.program, o.file), o.steps, o.file);
   space::SpaceOptions options;
-  options.sizes = bind_sizes(program, o.sizes);
+  options.sizes = exec::bind_sizes(program, o.sizes);
   options.device = runtime::named_profile(o.profile).limits();
   options.depth = o.depth;
   options.max_tile = o.max_tile;

@@ -1,7 +1,8 @@
 #pragma once
 // What the model commands (train, evaluate) share: the database and device to learn from, the
-// model kind and its options, and the feature columns.
+// model kind and its options, and the feature columns (the data itself: perfdb/loaded_data.hpp).
 #include "model/evaluate.hpp"
+#include "perfdb/loaded_data.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -35,34 +36,10 @@ struct DataOptions {
 void add_data_options(CLI::App* cmd, DataOptions& options,
                       std::vector<std::string>* model_files = nullptr);
 
-struct LoadedData {
-  model::Dataset data;
-  std::string device_key;
-  std::filesystem::path db_path;
-};
-
-/// UserError when the database does not exist or lacks the device or profile.
-LoadedData load_data(const std::string& db, const std::string& device, const std::string& profile);
-inline LoadedData load_data(const DataOptions& o) {
-  return load_data(o.db, o.device, o.profile);
+/// The data of the database, device and profile `o` names (perfdb::load_data).
+inline perfdb::LoadedData load_data(const DataOptions& o) {
+  return perfdb::load_data(o.db, o.device, o.profile);
 }
-
-/// Both datasets on the feature columns they share (two databases, e.g. two devices', may have
-/// been collected by liftx versions with other columns), in `a`'s order.
-void keep_shared_columns(model::Dataset& a, model::Dataset& b);
-
-/// One database `add_databases` added: its file and the device whose rows it gave.
-struct AddedSource {
-  std::filesystem::path db_path;
-  std::string device_key;
-};
-
-/// Adds the rows of other databases to `loaded` (`--add-db`): each spec is DB (its only device)
-/// or DB@DEVICE_KEY, read with `profile`'s features. Every dataset keeps the columns they all
-/// share. Rows of a device other than `loaded`'s get "@DEVICE_KEY" after their program name, so
-/// that each device's inputs are normalised among themselves (model::stencil_of strips it).
-std::vector<AddedSource> add_databases(LoadedData& loaded, const std::vector<std::string>& specs,
-                                       const std::string& profile);
 
 /// UserError when the file cannot be written.
 void write_text(const std::filesystem::path& path, const std::string& text);

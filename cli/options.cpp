@@ -1,62 +1,23 @@
 #include "cli/options.hpp"
 
+#include "exec/program_binding.hpp"
 #include "ir/interp/interp.hpp"
 #include "runtime/launch.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <limits>
 
 namespace liftx::cli {
 
-namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
-    return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-      return false;
-  return true;
-}
-
-} // namespace
-
-std::vector<std::string> split_on(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end - start));
-    if (end == std::string::npos)
-      return parts;
-    start = end + 1;
-  }
-}
-
-int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi) {
-  int64_t value = 0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  auto [end, ec] = std::from_chars(first, last, value);
-  LIFTX_USER_CHECK(!text.empty() && ec == std::errc() && end == last, "{}: '{}' is not an integer",
-                   what, text);
-  LIFTX_USER_CHECK(value >= lo && value <= hi, "{}: {} is out of range [{}, {}]", what, value, lo,
-                   hi);
-  return value;
-}
-
 std::vector<int64_t> parse_dims(const std::string& text, const char* what) {
   std::vector<int64_t> values;
   if (text.empty())
     return values;
-  for (const std::string& part : split_on(text, ','))
-    values.push_back(parse_integer(part, fmt::format("--{}", what), 1, int64_t{1} << 31));
+  for (const std::string& part : exec::split_on(text, ','))
+    values.push_back(exec::parse_integer(part, fmt::format("--{}", what), 1, int64_t{1} << 31));
   LIFTX_USER_CHECK(values.size() <= 3, "--{}: at most 3 dimensions", what);
   return values;
 }
@@ -68,73 +29,20 @@ std::pair<std::string, arith::Range> parse_range_option(const std::string& text)
   LIFTX_USER_CHECK(eq != std::string::npos && colon != std::string::npos,
                    "{}: expected NAME=LO:HI (HI exclusive; either bound may be empty)", what);
   std::string name = text.substr(0, eq);
-  LIFTX_USER_CHECK(is_identifier(name), "{}: '{}' is not a name", what, name);
+  LIFTX_USER_CHECK(exec::is_identifier(name), "{}: '{}' is not a name", what, name);
   std::string lo = text.substr(eq + 1, colon - eq - 1);
   std::string hi = text.substr(colon + 1);
   constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   arith::Range range;
   if (!lo.empty())
-    range.start = arith::cst(parse_integer(lo, what, kMin, kMax));
+    range.start = arith::cst(exec::parse_integer(lo, what, kMin, kMax));
   if (!hi.empty())
-    range.stop = arith::cst(parse_integer(hi, what, kMin, kMax));
+    range.stop = arith::cst(exec::parse_integer(hi, what, kMin, kMax));
   LIFTX_USER_CHECK(
       !(range.start && range.stop && !(*range.start->as_constant() < *range.stop->as_constant())),
       "{}: the range is empty (HI is exclusive)", what);
   return {name, range};
-}
-
-namespace {
-std::string replace_x(std::string text) {
-  std::replace(text.begin(), text.end(), 'X', 'x');
-  return text;
-}
-} // namespace
-
-std::string bandwidth_line(const exec::RunReport& report) {
-  if (!report.gb_per_s)
-    return "";
-  std::string line = fmt::format("bandwidth {:.2f} GB/s", *report.gb_per_s);
-  if (report.roofline_fraction && report.roofline_gb_per_s) {
-    constexpr double kCacheResident = 1.05; // past the copy's own run-to-run spread
-    if (*report.roofline_fraction > kCacheResident)
-      line += fmt::format(", {:.1f}x the float4-copy roofline ({:.2f} GB/s, a copy larger than "
-                          "the caches): its working set of {} is served from the cache, which "
-                          "the roofline does not bound",
-                          *report.roofline_fraction, *report.roofline_gb_per_s,
-                          interp::format_bytes(static_cast<int64_t>(report.bytes_moved)));
-    else
-      line += fmt::format(" = {:.1f}% of the float4-copy roofline ({:.2f} GB/s)",
-                          *report.roofline_fraction * 100, *report.roofline_gb_per_s);
-  }
-  return line + "\n";
-}
-
-SizeOptions parse_size_options(const std::vector<std::string>& values) {
-  SizeOptions sizes;
-  constexpr int64_t kMaxSize = int64_t{1} << 40;
-  for (const std::string& value : values) {
-    for (const std::string& item : split_on(value, ',')) {
-      size_t eq = item.find('=');
-      if (eq == std::string::npos && item.find_first_of("xX") != std::string::npos) {
-        LIFTX_USER_CHECK(sizes.ordered.empty(), "--size {}: sizes in order are given twice", item);
-        for (const std::string& part : split_on(replace_x(item), 'x'))
-          sizes.ordered.push_back(parse_integer(part, "--size", 1, kMaxSize));
-        continue;
-      }
-      if (eq == std::string::npos) {
-        LIFTX_USER_CHECK(!sizes.all, "--size {}: a size for every variable is given twice", item);
-        sizes.all = parse_integer(item, "--size", 1, kMaxSize);
-        continue;
-      }
-      std::string name = item.substr(0, eq);
-      LIFTX_USER_CHECK(is_identifier(name), "--size {}: '{}' is not a size name", item, name);
-      int64_t size =
-          parse_integer(item.substr(eq + 1), fmt::format("--size {}", name), 1, kMaxSize);
-      LIFTX_USER_CHECK(sizes.named.emplace(name, size).second, "--size: {} is given twice", name);
-    }
-  }
-  return sizes;
 }
 
 void add_max_memory_option(CLI::App* cmd) {

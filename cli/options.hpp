@@ -1,13 +1,10 @@
 #pragma once
 /// Parsing of option values shared by subcommands.
-#include "exec/run.hpp"
 #include "ir/arith/expr.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,30 +14,9 @@ namespace liftx::cli {
 /// `NAME=LO:HI` (HI exclusive), `NAME=LO:` or `NAME=:HI`. UserError on malformed text.
 std::pair<std::string, arith::Range> parse_range_option(const std::string& text);
 
-/// "bandwidth 60.08 GB/s = 93.1% of the float4-copy roofline (64.50 GB/s)" (with the newline); past
-/// 105% of the roofline, a DRAM copy's, the fraction is explained instead of printed as if it
-/// were one: the kernel's working set is served from the cache.
-std::string bandwidth_line(const exec::RunReport& report);
-
-/// `--size` values (repeatable, comma separated): `M=48,N=64` (named), a bare `64` that sets every
-/// size variable, or `48x64` (the program's sizes in the order of their names, as `adapt` writes
-/// shapes). Returns the explicit bindings, the default for unnamed sizes and the ordered ones.
-struct SizeOptions {
-  std::map<std::string, int64_t, std::less<>> named;
-  std::optional<int64_t> all;
-  std::vector<int64_t> ordered;
-};
-SizeOptions parse_size_options(const std::vector<std::string>& values);
-
 /// `X[,Y[,Z]]` thread counts for --global/--local (`what` names the option); empty text gives an
 /// empty list. UserError for non-integers, values below 1 or more than 3 dimensions.
-/// "a,,b" -> {"a", "", "b"}: every part, empty ones included (the caller refuses them).
-std::vector<std::string> split_on(const std::string& text, char separator);
-
 std::vector<int64_t> parse_dims(const std::string& text, const char* what);
-
-/// A decimal integer in [lo, hi]; UserError naming `what` otherwise.
-int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi);
 
 /// Adds `--max-memory SIZE` to `cmd`: the host-memory budget of the runs it starts, set as
 /// LIFTX_MAX_MEMORY so that worker processes share it (interp::host_memory_limit).

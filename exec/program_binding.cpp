@@ -1,4 +1,4 @@
-#include "cli/program_options.hpp"
+#include "exec/program_binding.hpp"
 
 #include "ir/host_iteration.hpp"
 #include "support/error.hpp"
@@ -6,9 +6,46 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
 #include <set>
 
-namespace liftx::cli {
+namespace liftx::exec {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+std::vector<std::string> split_on(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos)
+      return parts;
+    start = end + 1;
+  }
+}
+
+int64_t parse_integer(const std::string& text, const std::string& what, int64_t lo, int64_t hi) {
+  int64_t value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(first, last, value);
+  LIFTX_USER_CHECK(!text.empty() && ec == std::errc() && end == last, "{}: '{}' is not an integer",
+                   what, text);
+  LIFTX_USER_CHECK(value >= lo && value <= hi, "{}: {} is out of range [{}, {}]", what, value, lo,
+                   hi);
+  return value;
+}
 
 namespace {
 
@@ -23,7 +60,38 @@ std::string list_sizes(const std::vector<arith::Expr>& vars) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
+std::string replace_x(std::string text) {
+  std::replace(text.begin(), text.end(), 'X', 'x');
+  return text;
+}
 } // namespace
+
+SizeOptions parse_size_options(const std::vector<std::string>& values) {
+  SizeOptions sizes;
+  constexpr int64_t kMaxSize = int64_t{1} << 40;
+  for (const std::string& value : values) {
+    for (const std::string& item : split_on(value, ',')) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos && item.find_first_of("xX") != std::string::npos) {
+        LIFTX_USER_CHECK(sizes.ordered.empty(), "--size {}: sizes in order are given twice", item);
+        for (const std::string& part : split_on(replace_x(item), 'x'))
+          sizes.ordered.push_back(parse_integer(part, "--size", 1, kMaxSize));
+        continue;
+      }
+      if (eq == std::string::npos) {
+        LIFTX_USER_CHECK(!sizes.all, "--size {}: a size for every variable is given twice", item);
+        sizes.all = parse_integer(item, "--size", 1, kMaxSize);
+        continue;
+      }
+      std::string name = item.substr(0, eq);
+      LIFTX_USER_CHECK(is_identifier(name), "--size {}: '{}' is not a size name", item, name);
+      int64_t size =
+          parse_integer(item.substr(eq + 1), fmt::format("--size {}", name), 1, kMaxSize);
+      LIFTX_USER_CHECK(sizes.named.emplace(name, size).second, "--size: {} is given twice", name);
+    }
+  }
+  return sizes;
+}
 
 const ir::Program& select_program(const ir::Module& module, const std::string& name,
                                   const std::string& file) {
@@ -127,4 +195,19 @@ std::string format_sizes(const Sizes& sizes) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-} // namespace liftx::cli
+namespace fs = std::filesystem;
+
+std::vector<fs::path> lift_files_at(const std::string& path) {
+  LIFTX_USER_CHECK(fs::exists(path), "{}: no such file or directory", path);
+  if (!fs::is_directory(path))
+    return {fs::path(path)};
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.is_regular_file() && e.path().extension() == ".lift")
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  LIFTX_USER_CHECK(!files.empty(), "{}: no .lift files", path);
+  return files;
+}
+
+} // namespace liftx::exec

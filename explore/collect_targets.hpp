@@ -1,0 +1,24 @@
+#pragma once
+/// The targets of a collection or a calibration from the files and size values a user gives: each
+/// file parsed once, its program chosen and its sizes bound as every command binds them
+/// (exec/program_binding.hpp).
+#include "explore/calibrate.hpp"
+#include "explore/collect.hpp"
+
+#include <string>
+#include <vector>
+
+namespace liftx::explore {
+
+/// Every program (`program_name` of each file, or its main one) at every size set, size set by
+/// size set, so that a run cut short has every stencil at the first sizes.
+std::vector<CollectTarget> collect_targets(const std::vector<std::string>& files,
+                                           const std::string& program_name,
+                                           const std::vector<std::string>& size_sets);
+
+/// Parses the stencils and binds each to every size of the design, size by size (one entry per
+/// file each), as calibration_targets takes them.
+std::vector<Sizes> sizes_per_file(const std::vector<std::string>& files,
+                                  const CalibrationDesign& design);
+
+} // namespace liftx::explore

@@ -1,0 +1,27 @@
+#pragma once
+/// Launch sidecars read from files: the `.json` beside a variant (`liftx variants --out`,
+/// `liftx explore --out DIR`'s best.json) that `liftx run --launch` and `liftx features` take.
+#include "exec/run.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace liftx::perfdb {
+
+/// A launch sidecar file: its launch, and the sizes the launch was made for as NAME=VALUE
+/// bindings (`explore --out DIR` and `variants --out` write them; empty when it holds none).
+struct LaunchFile {
+  exec::RunOptions launch;
+  std::vector<std::string> sizes;
+};
+
+/// UserError when `path` cannot be read or is not a launch sidecar.
+LaunchFile read_launch_file(const std::string& path);
+
+/// The launch of the lowered program `file`: that of its sidecar `NAME.json` or `NAME.lift.json`,
+/// holding {"global": [...], "local": [...]}, where one exists, what it leaves out taken from
+/// `options` (the command line's); else `options`.
+exec::RunOptions launch_for(const std::filesystem::path& file, exec::RunOptions options);
+
+} // namespace liftx::perfdb
