@@ -7,11 +7,10 @@
 #include "cli/app.hpp"
 #include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
-#include "cli/program_options.hpp"
 #include "cli/progress.hpp"
 #include "explore/collect.hpp"
+#include "explore/collect_targets.hpp"
 #include "explore/mpi/collect_mpi.hpp"
-#include "ir/parse/parser.hpp"
 #include "perfdb/db.hpp"
 #include "perfdb/inspect.hpp"
 #include "perfdb/refresh.hpp"
@@ -107,12 +106,18 @@ void add_collect_options(CLI::App* cmd, CollectCommandOptions& o) {
                   "a fixed-seed sample of N variants per program and size "
                   "set (default 100)");
   cmd->add_option("--seed", o.collect.seed, "seed of the sample (default 1)");
+  cmd->add_flag("--stratify", o.collect.stratified,
+                "spread the sample evenly over the kinds of kernel (a strategy with its set of "
+                "parameters, tied or free launch) instead of uniformly over the space, whose "
+                "large kinds crowd out the small ones (as `liftx calibrate` samples)")
+      ->excludes("--all");
   cmd->add_option("--ranked-by", o.ranked_by,
                   "instead of a random sample, the --sample N variants this model file ranks best "
                   "(among the --where ones): data at the top of the space, where a ranking "
                   "matters")
       ->check(CLI::ExistingFile)
-      ->excludes("--all");
+      ->excludes("--all")
+      ->excludes("--stratify");
   cmd->add_option("--where", o.where,
                   "measure only variants with KEY=V1|V2 (as `liftx variants --where`: strategy, "
                   "tied, local, global or a parameter such as tile_x, vector); the sample is "
@@ -152,29 +157,9 @@ void add_collect_options(CLI::App* cmd, CollectCommandOptions& o) {
       ->group("");
 }
 
-/// Every program at every size set, size set by size set, so that a run cut short has every
-/// stencil at the first sizes.
-std::vector<explore::CollectTarget> collect_targets(const CollectCommandOptions& o) {
-  std::vector<explore::CollectTarget> targets;
-  std::vector<std::pair<std::string, ir::Module>> modules;
-  for (const std::string& file : o.files)
-    modules.emplace_back(file, parse::parse_file(file));
-  for (const std::string& size_set : o.sizes) {
-    for (const auto& [file, module] : modules) {
-      const ir::Program& program = select_program(module, o.program, file);
-      explore::CollectTarget target;
-      target.file = file;
-      target.program = program.name;
-      target.sizes = bind_sizes(program, {size_set});
-      targets.push_back(std::move(target));
-    }
-  }
-  return targets;
-}
-
 explore::CollectOptions collect_options(const CollectCommandOptions& o) {
   explore::CollectOptions options = o.collect;
-  options.targets = collect_targets(o);
+  options.targets = explore::collect_targets(o.files, o.program, o.sizes);
   options.db = db_path(o.db);
   options.ranked_by = o.ranked_by;
   for (const std::string& w : o.where)

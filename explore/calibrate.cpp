@@ -149,6 +149,7 @@ CalibrationState read_calibration_state(const fs::path& path) {
     state.design.sizes = j.at("sizes").get<std::vector<int64_t>>();
     state.design.sample = j.at("sample").get<int64_t>();
     state.design.seed = j.at("seed").get<uint64_t>();
+    state.design.stratified = j.value("stratified", false);
     state.spent_s = j.at("spent_s").get<double>();
     state.exists = true;
   } catch (const nlohmann::json::exception& e) {
@@ -168,6 +169,7 @@ void write_calibration_state(const fs::path& path, const CalibrationState& state
     out << nlohmann::json{{"sizes", state.design.sizes},
                           {"sample", state.design.sample},
                           {"seed", state.design.seed},
+                          {"stratified", state.design.stratified},
                           {"spent_s", state.spent_s}}
                .dump(2)
         << "\n";
@@ -207,6 +209,7 @@ CalibrateSummary calibrate(const CalibrateOptions& options,
   collect_options.device = options.device;
   collect_options.sample = state.design.sample;
   collect_options.seed = state.design.seed;
+  collect_options.stratified = state.design.stratified;
   collect_options.resume = true;
   collect_options.repeat = options.repeat;
   collect_options.warmup = options.warmup;

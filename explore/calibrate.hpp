@@ -38,8 +38,11 @@ std::vector<std::filesystem::path> suite_stencils();
 /// plans (and finds them in the database instead of enumerating again).
 struct CalibrationDesign {
   std::vector<int64_t> sizes; ///< every size variable of a stencil takes each of these in turn
-  int64_t sample = 0;         ///< variants per stencil and size (a fixed-seed uniform sample)
+  int64_t sample = 0;         ///< variants per stencil and size (a fixed-seed sample)
   uint64_t seed = 1;
+  /// The sample spread over the kinds of kernel (space::stratified_sample); false in designs
+  /// stored before it existed, which sampled uniformly and resume that way.
+  bool stratified = true;
 };
 
 /// The sizes a user of this kind of device runs (CPUs 256-2048, GPUs 2048 and 4096: large enough

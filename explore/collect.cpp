@@ -7,11 +7,13 @@
 #include "perfdb/record.hpp"
 
 #include "codegen/kernel.hpp"
+#include "exec/program_binding.hpp"
 #include "exec/run.hpp"
 #include "features/features.hpp"
 #include "ir/parse/parser.hpp"
 #include "runtime/cache_dir.hpp"
 #include "space/space.hpp"
+#include "space/stratified_sample.hpp"
 #include "support/error.hpp"
 #include "support/text.hpp"
 
@@ -40,13 +42,6 @@ std::string read_text(const std::filesystem::path& path) {
 using namespace detail;
 
 namespace {
-
-std::string format_sizes(const Sizes& sizes) {
-  std::string text;
-  for (const auto& [name, value] : sizes)
-    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
-  return text;
-}
 
 /// The `options.sample` variants `options.ranked_by` ranks best (among the --where ones), best
 /// first, each with its lowered program.
@@ -100,9 +95,10 @@ plan_target(perfdb::PerfDb& db, const ir::Program& program, const ir::Module& mo
   } else if (!options.ranked_by.empty()) {
     variants = top_ranked(program, sizes, feature_profile, profile_name, options);
   } else {
-    variants = space::sample(stream, options.sample, options.seed, [&](const space::Variant& v) {
-      return space::matches(v, options.where);
-    });
+    auto keep = [&](const space::Variant& v) { return space::matches(v, options.where); };
+    variants = options.stratified
+                   ? space::stratified_sample(stream, options.sample, options.seed, keep)
+                   : space::sample(stream, options.sample, options.seed, keep);
   }
   LIFTX_USER_CHECK(!(variants.empty() && !options.where.empty()),
                    "collect: no variant of {} at {} has --where {}", program.name,
@@ -214,11 +210,14 @@ CollectSummary collect(const CollectOptions& options,
     return false;
   };
   // The plan's name: another selection is another plan (a retrained model ranks anew).
-  std::string selection = options.all ? std::string("all")
-                          : !options.ranked_by.empty()
-                              ? fmt::format("top {} ranked by {}", options.sample,
-                                            runtime::content_hash(read_text(options.ranked_by)))
-                              : fmt::format("sample {} seed {}", options.sample, options.seed);
+  std::string selection =
+      options.all ? std::string("all")
+      : !options.ranked_by.empty()
+          ? fmt::format("top {} ranked by {}", options.sample,
+                        runtime::content_hash(read_text(options.ranked_by)))
+      : options.stratified
+          ? fmt::format("stratified sample {} seed {}", options.sample, options.seed)
+          : fmt::format("sample {} seed {}", options.sample, options.seed);
   if (!options.where.empty())
     selection += " where " + space::describe(options.where);
 
@@ -235,7 +234,7 @@ CollectSummary collect(const CollectOptions& options,
     std::optional<std::vector<perfdb::PlannedConfiguration>> planned =
         db.plan(program_id, sizes_json, summary.profile, selection);
     if (!planned) { // said only when it happens: a stored plan is read in an instant
-      state.current = fmt::format("{} {}", program->name, format_sizes(target.sizes));
+      state.current = fmt::format("{} {}", program->name, exec::format_sizes(target.sizes));
       report();
       ++summary.targets_planned;
       planned = plan_target(db, *program, module, program_id, target.sizes, limits, feature_profile,
@@ -255,7 +254,7 @@ CollectSummary collect(const CollectOptions& options,
       }
       CollectJob job;
       job.configuration_id = p.configuration_id;
-      job.label = fmt::format("{} {} #{} {}", program->name, format_sizes(target.sizes),
+      job.label = fmt::format("{} {} #{} {}", program->name, exec::format_sizes(target.sizes),
                               p.variant_index, p.strategy);
       job.json = {{"id", p.configuration_id},
                   {"module", std::move(p.printed)},

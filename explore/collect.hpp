@@ -57,6 +57,9 @@ struct CollectOptions {
   bool all = false; ///< every variant; otherwise a fixed-seed sample of `sample` per target
   int64_t sample = 100;
   uint64_t seed = 1;
+  /// The sample spread evenly over the kinds of kernel (space::stratified_sample) instead of
+  /// uniform over the space.
+  bool stratified = false;
   /// Only the variants every filter keeps (`--where`), all of them or the sample drawn among
   /// them; part of the stored plan's name, so another selection is another plan.
   std::vector<space::VariantFilter> where;

@@ -494,6 +494,13 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
 
 } // namespace
 
+target::DeviceProfile::Throughput training_throughput(const model::Model& model,
+                                                      const target::DeviceProfile& device) {
+  if (std::optional<target::DeviceProfile> named = target::model_profile(model.profile))
+    return named->throughput();
+  return device.throughput();
+}
+
 RankResult rank(const ir::Program& program, const model::Model& routed,
                 const RankOptions& options) {
   const model::Model& model = model_for(routed, program);
@@ -506,7 +513,7 @@ RankResult rank(const ir::Program& program, const model::Model& routed,
   const target::DeviceProfile profile =
       options.device ? *options.device : runtime::named_profile(profile_name);
   const RankContext ctx{model, model.feature_indices(features::all_names()), profile,
-                        profile.throughput(), options.sizes};
+                        training_throughput(model, profile), options.sizes};
   const unsigned threads = thread_count(options.threads);
   RankResult result;
 

@@ -107,6 +107,14 @@ private:
 /// route for the program's kind (model_for).
 RankResult rank(const ir::Program& program, const model::Model& model, const RankOptions& options);
 
+/// The device numbers `model`'s derived feature columns take when it ranks on `device`: those of
+/// the named profile the model was trained for, as perfdb::load_dataset derived its training rows
+/// (ranking with the device's own numbers, e.g. a CPU's measured copy bandwidth of 46 GB/s
+/// against the 15 GB/s the model learnt with, would feed it columns it never saw); the device's
+/// own when the model's profile has no name.
+target::DeviceProfile::Throughput training_throughput(const model::Model& model,
+                                                      const target::DeviceProfile& device);
+
 /// The kind of `program` as model routes name it (rewrite::kind_name of rewrite::program_kind).
 std::string program_kind_name(const ir::Program& program);
 /// The model that ranks `program`: `model`'s route for its kind (program_kind_name), or `model`

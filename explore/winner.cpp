@@ -48,7 +48,7 @@ std::vector<model::Explanation> reasons_of(const RankedVariant& r, const Session
   const model::Model& ranking_model = model_for(*session.model(), program);
   const std::vector<double> all =
       features::all_values(measure.features().compute(*r.program, r.variant, session.sizes()),
-                           measure.features().profile().throughput());
+                           training_throughput(ranking_model, measure.features().profile()));
   const std::vector<int> columns = ranking_model.feature_indices(features::all_names());
   Eigen::RowVectorXd row(static_cast<Eigen::Index>(columns.size()));
   for (size_t c = 0; c < columns.size(); ++c)

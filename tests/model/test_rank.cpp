@@ -148,6 +148,34 @@ TEST_CASE("ranked rows carry the features of a fresh analysis of their kernel an
     CHECK(r.columns == fresh_columns(r, columns, sizes, profile));
 }
 
+TEST_CASE("a model ranks a device with the numbers it was trained with, not the device's own") {
+  // Training derives its columns with the named profile's numbers (perfdb::load_dataset); a
+  // device whose measured copy bandwidth and clock differ must get the same columns, else the
+  // model sees values it never learnt from (a CPU's 46 GB/s against the profile's 15).
+  explore::RankOptions o = every_row_of_jacobi_32(300);
+  const Model m = synthetic_feature_model(Kind::boosted);
+  const explore::RankResult named = explore::rank(jacobi(), m, o);
+  target::DeviceProfile measured = runtime::named_profile("cpu");
+  measured.memory_gbs = 46;
+  measured.max_clock_mhz = 2596;
+  o.device = measured;
+  const explore::RankResult on_device = explore::rank(jacobi(), m, o);
+  REQUIRE(named.ranked.size() == on_device.ranked.size());
+  for (size_t i = 0; i < named.ranked.size(); ++i) {
+    CHECK(named.ranked[i].variant.index == on_device.ranked[i].variant.index);
+    CHECK(named.ranked[i].columns == on_device.ranked[i].columns);
+    CHECK(named.ranked[i].predicted == on_device.ranked[i].predicted);
+  }
+  // The derived columns do depend on those numbers: the same rows with the device's own differ.
+  const std::vector<int> columns = m.feature_indices(features::all_names());
+  bool any_differs = false;
+  for (const explore::RankedVariant& r : on_device.ranked)
+    any_differs = any_differs || r.columns != fresh_columns(r, columns, o.sizes, measured);
+  CHECK(any_differs);
+  CHECK(explore::training_throughput(m, measured).memory_gbs ==
+        runtime::named_profile("cpu").throughput().memory_gbs);
+}
+
 TEST_CASE("ranked rows of many-neighbour stencils equal a fresh analysis, bit for bit") {
   // Ranking counts a warp's cache lines once for accesses whose indices differ by the same amount
   // in every lane (a stencil's neighbours); a fresh analysis counts every access. Both must agree
