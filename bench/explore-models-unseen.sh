@@ -48,7 +48,8 @@ for entry in "${programs[@]}"; do
       untuned+=("$(jq -r '.default_lowering.median_ms // "-"' <<<"$doc" 2>/dev/null || echo -)")
     done
     worst=$(printf '%s\n' "${bests[@]}" | grep -v '^-$' | sort -g | tail -1)
-    unt=$(printf '%s\n' "${untuned[@]}" | grep -v '^-$' | sort -g | sed -n 2p)
+    unt=$(printf '%s\n' "${untuned[@]}" | grep -v '^-$' | sort -g |
+      awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}') # the median of those that ran
     ratio=-
     [[ -n $worst && -n $unt ]] && ratio=$(awk -v w="$worst" -v u="$unt" 'BEGIN{printf "%.2f", w/u}')
     printf '%-22s %-28s %10s %10s %10s %10s %10s %9s\n' "$(basename "$program" .lift)" \

@@ -83,20 +83,8 @@ private:
       return convert(eval(*n.operands[0]), n.type);
     case Node::Kind::Not:
       return !truthy(eval(*n.operands[0]));
-    case Node::Kind::Negate: {
-      const Scalar v = eval(*n.operands[0]);
-      switch (n.type) {
-      case ScalarKind::Int:
-        return wrap(0u - static_cast<uint32_t>(std::get<int32_t>(v)));
-      case ScalarKind::Float:
-        return -std::get<float>(v);
-      case ScalarKind::Double:
-        return -std::get<double>(v);
-      case ScalarKind::Bool:
-        break;
-      }
-      LIFTX_UNREACHABLE("negation of bool");
-    }
+    case Node::Kind::Negate:
+      return negate(eval(*n.operands[0]));
     case Node::Kind::Conditional:
       return truthy(eval(*n.operands[0])) ? eval(*n.operands[1]) : eval(*n.operands[2]);
     case Node::Kind::Binary:

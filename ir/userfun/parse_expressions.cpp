@@ -6,25 +6,6 @@
 
 namespace liftx::ir::userfun_detail {
 
-namespace {
-
-// Negation with C's wrap-around made explicit: int negation overflows for INT_MIN only.
-Scalar negate_value(const Scalar& v) {
-  switch (kind_of(v)) {
-  case ScalarKind::Int:
-    return static_cast<int32_t>(0u - static_cast<uint32_t>(std::get<int32_t>(v)));
-  case ScalarKind::Float:
-    return -std::get<float>(v);
-  case ScalarKind::Double:
-    return -std::get<double>(v);
-  case ScalarKind::Bool:
-    break;
-  }
-  LIFTX_UNREACHABLE("negating a bool literal (not promoted)");
-}
-
-} // namespace
-
 ScalarKind Parser::arithmetic_kind(ScalarKind a, ScalarKind b) {
   // C usual arithmetic conversions for our kinds: bool promotes to int, then the wider wins.
   return std::max({ScalarKind::Int, a, b});
@@ -170,7 +151,7 @@ NodePtr Parser::unary() {
     const ScalarKind type = arithmetic_kind(operand->type, ScalarKind::Int);
     operand = convert_to(std::move(operand), type);
     if (operand->kind == Node::Kind::Literal) { // `-1` is a literal for printing and folding
-      operand->value = negate_value(operand->value);
+      operand->value = negate(operand->value);
       operand->loc = loc;
       return operand;
     }

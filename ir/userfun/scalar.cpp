@@ -140,4 +140,18 @@ std::string literal_text(const Scalar& s) {
   LIFTX_UNREACHABLE("bad Scalar");
 }
 
+Scalar negate(const Scalar& s) {
+  switch (kind_of(s)) {
+  case ScalarKind::Int:
+    return static_cast<int32_t>(0u - static_cast<uint32_t>(std::get<int32_t>(s)));
+  case ScalarKind::Float:
+    return -std::get<float>(s);
+  case ScalarKind::Double:
+    return -std::get<double>(s);
+  case ScalarKind::Bool:
+    break;
+  }
+  LIFTX_UNREACHABLE("negating a bool (not promoted)");
+}
+
 } // namespace liftx::ir

@@ -23,5 +23,8 @@ double to_double(const Scalar& s);
 /// A literal in .lift / OpenCL C spelling that reads back to the same value: `1.5f`, `2`, `true`,
 /// `0.1` (double). Floats print with enough digits to round-trip.
 std::string literal_text(const Scalar& s);
+/// -s with OpenCL C semantics: int negation wraps around (INT_MIN stays INT_MIN, without C++'s
+/// undefined behaviour). InternalError for a bool, which the type checker promotes first.
+Scalar negate(const Scalar& s);
 
 } // namespace liftx::ir
