@@ -10,7 +10,8 @@
 #        examples/heat2d/heat2d.lift model/data/programs/star3d_r2.lift:64
 #
 # SIZE is every size variable's value (--size); PROGRAM.lift:SIZE gives one program its own.
-# Set LIFTX (default build/liftx). Needs jq.
+# Set LIFTX (default build/liftx) and REPEAT (timed runs per variant, explore's default 10: more
+# steadies the medians of short kernels on a shared CPU). Needs jq.
 set -uo pipefail
 size=$1 budget=$2 device=$3
 shift 3
@@ -39,7 +40,8 @@ for entry in "${programs[@]}"; do
     for round in 1 2 3; do
       rm -f "$scratch/perf.db"
       doc=$("$liftx" explore "$program" --size "$program_size" --budget "$budget" --device "$device" \
-        --model "$model" --db "$scratch/perf.db" --format json --quiet 2>"$scratch/err")
+        --model "$model" --db "$scratch/perf.db" ${REPEAT:+--repeat "$REPEAT"} --format json --quiet \
+        2>"$scratch/err")
       best=$(jq -r 'if .best == null then "-" else (.best as $b | .runs[] | select(.run == $b) |
         .median_ms) end' <<<"$doc" 2>/dev/null)
       [[ -z $best ]] && best=-

@@ -1,6 +1,7 @@
 #include "explore/collect_targets.hpp"
 
 #include "exec/program_binding.hpp"
+#include "explore/explore.hpp"
 #include "ir/parse/parser.hpp"
 
 #include <utility>
@@ -34,8 +35,16 @@ std::vector<Sizes> sizes_per_file(const std::vector<std::string>& files,
   for (const std::string& file : files)
     modules.push_back(parse::parse_file(file));
   for (int64_t n : design.sizes)
-    for (size_t f = 0; f < files.size(); ++f)
-      sizes.push_back(exec::bind_sizes(modules[f].main(), {std::to_string(n)}));
+    for (size_t f = 0; f < files.size(); ++f) {
+      // A design size n means about n² input points whatever the program's dimensions: a 3D
+      // grid or a product's three extents at n each would be n³ points (a 2048³ grid is 32 GiB,
+      // a 2048³ product's reference interpretation takes hours). The extent per size variable
+      // is the one explore picks by default (DeviceDefaults::extent).
+      const ir::Program& program = modules[f].main();
+      const size_t variables = exec::bind_sizes(program, {"1"}).size();
+      const int64_t extent = DeviceDefaults{n, 0}.extent(variables);
+      sizes.push_back(exec::bind_sizes(program, {std::to_string(extent)}));
+    }
   return sizes;
 }
 

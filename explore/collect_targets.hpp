@@ -17,7 +17,10 @@ std::vector<CollectTarget> collect_targets(const std::vector<std::string>& files
                                            const std::vector<std::string>& size_sets);
 
 /// Parses the stencils and binds each to every size of the design, size by size (one entry per
-/// file each), as calibration_targets takes them.
+/// file each), as calibration_targets takes them. A design size n gives every size variable of
+/// a program with two of them the extent n, and others about as many points (n³ would be far
+/// more): n² for one, 64 per extent of a three-variable program at n = 1024, 128 at 2048
+/// (DeviceDefaults::extent).
 std::vector<Sizes> sizes_per_file(const std::vector<std::string>& files,
                                   const CalibrationDesign& design);
 

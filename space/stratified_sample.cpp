@@ -50,24 +50,42 @@ std::vector<Variant> stratified_sample(VariantStream& stream, int64_t n, uint64_
     if (!keep || keep(v))
       strata[stratum_of(v)].offer(v, n, rng);
 
-  // Water-filling: the smallest strata first, each taking min(its size, an equal share of
-  // what is left), so that the shares of small strata go to the larger ones.
+  // Water-filling: every stratum with variants left gets an equal whole share of what is left,
+  // capped at its size, until the sample is full; the shares small strata cannot use go to the
+  // larger ones. When fewer variants are left than strata with room, the last ones go one each
+  // to strata drawn at random: taking them in a fixed order (say the smallest strata first)
+  // would leave the same kinds out of every sample smaller than the number of kinds.
   std::vector<Reservoir*> order;
   for (auto& [kind, reservoir] : strata)
     order.push_back(&reservoir);
-  std::stable_sort(order.begin(), order.end(), [](const Reservoir* a, const Reservoir* b) {
-    return a->held.size() < b->held.size();
-  });
+  std::vector<int64_t> quota(order.size(), 0);
   int64_t left = n;
-  for (size_t i = 0; i < order.size() && left > 0; ++i) {
-    const auto strata_left = static_cast<int64_t>(order.size() - i);
-    const int64_t share = (left + strata_left - 1) / strata_left;
+  while (left > 0) {
+    std::vector<size_t> open;
+    for (size_t i = 0; i < order.size(); ++i)
+      if (quota[i] < static_cast<int64_t>(order[i]->held.size()))
+        open.push_back(i);
+    if (open.empty())
+      break;
+    const int64_t share = left / static_cast<int64_t>(open.size());
+    if (share == 0) {
+      std::shuffle(open.begin(), open.end(), rng);
+      for (size_t k = 0; k < static_cast<size_t>(left); ++k)
+        ++quota[open[k]];
+      break;
+    }
+    for (size_t i : open) {
+      const int64_t add =
+          std::min<int64_t>(share, static_cast<int64_t>(order[i]->held.size()) - quota[i]);
+      quota[i] += add;
+      left -= add;
+    }
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
     std::vector<Variant>& held = order[i]->held;
-    const int64_t take = std::min<int64_t>(share, static_cast<int64_t>(held.size()));
     std::shuffle(held.begin(), held.end(), rng); // a uniform subset of a uniform sample
     chosen.insert(chosen.end(), std::make_move_iterator(held.begin()),
-                  std::make_move_iterator(held.begin() + take));
-    left -= take;
+                  std::make_move_iterator(held.begin() + quota[i]));
   }
   std::sort(chosen.begin(), chosen.end(),
             [](const Variant& a, const Variant& b) { return a.index < b.index; });

@@ -18,7 +18,8 @@ namespace liftx::space {
 /// others. Why: a uniform sample follows the space's sizes, and the large kinds (register
 /// windows: hundreds of thousands of launches) crowd out the small ones (the one-point-per-work-
 /// item kernel: 64 launches), which are the fastest on some devices; a model trained on a
-/// uniform sample has never seen them. Holds at most `n` variants per kind.
+/// uniform sample has never seen them. A sample smaller than the number of kinds takes one
+/// variant each of `n` kinds drawn at random (by the seed). Holds at most `n` variants per kind.
 std::vector<Variant> stratified_sample(VariantStream& stream, int64_t n, uint64_t seed,
                                        const std::function<bool(const Variant&)>& keep = {});
 

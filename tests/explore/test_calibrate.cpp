@@ -1,6 +1,7 @@
 // Calibration's design (sizes, samples from the budget, the interleaved target order, the state
 // file) and which model a device gets (find_model: its own, its kind's, or the closest shipped).
 #include "explore/calibrate.hpp"
+#include "explore/collect_targets.hpp"
 #include "explore/models.hpp"
 #include "runtime/device.hpp"
 #include "support/error.hpp"
@@ -81,6 +82,25 @@ TEST_CASE("calibrate: targets alternate sizes so that every round has every prog
     CAPTURE(i);
     CHECK(t[i].file == expected[i].first);
     CHECK(t[i].sizes.at("N") == expected[i].second);
+  }
+}
+
+TEST_CASE("calibrate: a design size means about n² points for programs of every dimension") {
+  // A 3D grid or a matrix product at n per extent would be n³ points: 2048³ floats are 32 GiB.
+  const std::string root = LIFTX_SOURCE_DIR;
+  const std::vector<std::string> files = {root + "/stencils/jacobi2d5pt.lift",
+                                          root + "/stencils/3d/j3d7pt.lift",
+                                          root + "/stencils/linalg/mm.lift"};
+  explore::CalibrationDesign design;
+  design.sizes = {1024, 2048};
+  const std::vector<Sizes> sizes = explore::sizes_per_file(files, design);
+  REQUIRE(sizes.size() == 6);
+  const std::vector<int64_t> expected = {1024, 64, 64, 2048, 128, 128};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    CAPTURE(i);
+    CHECK(sizes[i].size() == (i % 3 == 0 ? 2u : 3u));
+    for (const auto& [name, extent] : sizes[i])
+      CHECK(extent == expected[i]);
   }
 }
 

@@ -98,6 +98,35 @@ TEST_CASE("a stratified sample gives every kind of kernel its share") {
   CHECK(taken["global2d_10 | tied"] >= 1);
 }
 
+TEST_CASE("a sample smaller than the number of kinds draws its kinds at random") {
+  // Every kind must be reachable: a fixed order (the smallest kinds first, as before
+  // 2026-12-02) left the large kinds, register windows among them, out of every calibration
+  // sample of 20 variants per stencil.
+  const std::map<std::string, int64_t> sizes = strata_sizes();
+  REQUIRE(sizes.size() >= 6);
+  const auto n = static_cast<int64_t>(sizes.size()) / 2;
+  const auto largest =
+      std::max_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  std::map<std::string, int> times_chosen;
+  constexpr int kSeeds = 40;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const std::vector<space::Variant> sample = stratified(n, seed);
+    CHECK(static_cast<int64_t>(sample.size()) == n);
+    std::set<std::string> kinds;
+    for (const space::Variant& v : sample)
+      kinds.insert(space::stratum_of(v));
+    CHECK(static_cast<int64_t>(kinds.size()) == n); // one variant each of n kinds
+    for (const std::string& kind : kinds)
+      ++times_chosen[kind];
+  }
+  // Each kind is in about half the samples; never in 40 would have odds of 2^-40.
+  CAPTURE(largest);
+  CHECK(times_chosen[largest] > 0);
+  CHECK(times_chosen.size() == sizes.size());
+}
+
 TEST_CASE("a stratified sample is fixed by its seed, respects the filter and stops at the space") {
   CHECK(indices(stratified(20, 3)) == indices(stratified(20, 3)));
   CHECK(indices(stratified(20, 3)) != indices(stratified(20, 4)));
