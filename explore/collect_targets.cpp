@@ -39,10 +39,11 @@ std::vector<Sizes> sizes_per_file(const std::vector<std::string>& files,
       // A design size n means about n² input points whatever the program's dimensions: a 3D
       // grid or a product's three extents at n each would be n³ points (a 2048³ grid is 32 GiB,
       // a 2048³ product's reference interpretation takes hours). The extent per size variable
-      // is the one explore picks by default (DeviceDefaults::extent).
+      // is the one explore picks by default (DeviceDefaults::extent); two variables keep n
+      // itself, a power of two or not.
       const ir::Program& program = modules[f].main();
       const size_t variables = exec::bind_sizes(program, {"1"}).size();
-      const int64_t extent = DeviceDefaults{n, 0}.extent(variables);
+      const int64_t extent = variables == 2 ? n : DeviceDefaults{n, 0}.extent(variables);
       sizes.push_back(exec::bind_sizes(program, {std::to_string(extent)}));
     }
   return sizes;
