@@ -1,9 +1,11 @@
+#include "space/reservoir.hpp"
 #include "space/space.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 namespace liftx::space {
 
@@ -28,28 +30,17 @@ int64_t remainder_steps(const Variant& variant) {
 
 std::vector<Variant> sample(VariantStream& stream, int64_t n, uint64_t seed,
                             const std::function<bool(const Variant&)>& keep) {
-  std::vector<Variant> reservoir;
   if (n <= 0)
-    return reservoir;
+    return {};
   std::mt19937_64 rng(seed);
+  Reservoir reservoir;
   Variant v;
-  int64_t seen = 0;
-  while (stream.next(v)) {
-    if (keep && !keep(v))
-      continue;
-    ++seen;
-    if (static_cast<int64_t>(reservoir.size()) < n) {
-      reservoir.push_back(v);
-    } else {
-      int64_t j = static_cast<int64_t>(
-          std::uniform_int_distribution<uint64_t>(0, static_cast<uint64_t>(seen - 1))(rng));
-      if (j < n)
-        reservoir[static_cast<size_t>(j)] = v;
-    }
-  }
-  std::sort(reservoir.begin(), reservoir.end(),
+  while (stream.next(v))
+    if (!keep || keep(v))
+      reservoir.offer(v, n, rng);
+  std::sort(reservoir.held.begin(), reservoir.held.end(),
             [](const Variant& a, const Variant& b) { return a.index < b.index; });
-  return reservoir;
+  return std::move(reservoir.held);
 }
 
 std::string sidecar_json(const Variant& v, const Sizes& sizes) {

@@ -1,5 +1,7 @@
 #include "space/stratified_sample.hpp"
 
+#include "space/reservoir.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -13,28 +15,6 @@ std::string stratum_of(const Variant& v) {
     kind += " " + name;
   return kind + (v.launch.tied ? " | tied" : " | free");
 }
-
-namespace {
-
-/// A uniform reservoir sample of one stratum, of at most `capacity` variants.
-struct Reservoir {
-  std::vector<Variant> held;
-  int64_t seen = 0;
-
-  void offer(const Variant& v, int64_t capacity, std::mt19937_64& rng) {
-    ++seen;
-    if (static_cast<int64_t>(held.size()) < capacity) {
-      held.push_back(v);
-      return;
-    }
-    const auto j = static_cast<int64_t>(
-        std::uniform_int_distribution<uint64_t>(0, static_cast<uint64_t>(seen - 1))(rng));
-    if (j < capacity)
-      held[static_cast<size_t>(j)] = v;
-  }
-};
-
-} // namespace
 
 std::vector<Variant> stratified_sample(VariantStream& stream, int64_t n, uint64_t seed,
                                        const std::function<bool(const Variant&)>& keep) {
