@@ -1,5 +1,6 @@
 #include "model/online.hpp"
 
+#include "model/kind_spread.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <set>
 
 namespace liftx::model {
 
@@ -88,6 +90,13 @@ double OnlineRanker::kernel(size_t a, size_t b) const {
                   inverse_2l2_);
 }
 
+double OnlineRanker::covariance(size_t a, size_t b) const {
+  const double rho = kind_of_.empty() ? 0 : options_.kind_correlation;
+  if (rho == 0)
+    return kernel(a, b);
+  return (1 - rho) * kernel(a, b) + (kind_of_[a] == kind_of_[b] ? rho : 0);
+}
+
 void OnlineRanker::observe(size_t candidate, std::optional<double> time_ms) {
   LIFTX_USER_CHECK(candidate < size() && !is_measured(candidate),
                    "online ranking: candidate {} is unknown or measured already", candidate);
@@ -149,8 +158,8 @@ OnlineRanker::Posterior OnlineRanker::fit() const {
 
   Matrix k_ok(Eigen::Index(n), m); // candidates x successful measured
   for (Eigen::Index j = 0; j < m; ++j)
-    k_ok.col(j) = cross.col(Eigen::Index(
-        std::find(measured.begin(), measured.end(), ok[size_t(j)]) - measured.begin()));
+    for (size_t i = 0; i < n; ++i)
+      k_ok(Eigen::Index(i), j) = covariance(i, ok[size_t(j)]);
 
   if (options_.method == OnlineMethod::gp) {
     Matrix gram(m, m);
@@ -232,9 +241,24 @@ std::vector<size_t> OnlineRanker::ranking() const {
 }
 
 std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
-  const std::vector<size_t> order = ranking();
-  std::vector<size_t> batch, skipped;
-  for (size_t i : order) {
+  std::vector<size_t> order = ranking();
+  // The runs still owed to the spread go to the best of kinds not yet run, whatever the kernel
+  // similarity says: kinds differ in kind, not in degree.
+  size_t spread = 0;
+  if (!kind_of_.empty() && measured_count_ < options_.spread_kinds) {
+    std::set<int64_t> tried;
+    for (size_t i = 0; i < this->size(); ++i)
+      if (is_measured(i))
+        tried.insert(kind_of_[i]);
+    std::set<int64_t> untried;
+    for (size_t i : order)
+      if (!tried.count(kind_of_[i]))
+        untried.insert(kind_of_[i]);
+    spread = std::min({size, options_.spread_kinds - measured_count_, untried.size()});
+    order = spread_over_kinds(order, kind_of_, spread, tried);
+  }
+  std::vector<size_t> batch(order.begin(), order.begin() + ptrdiff_t(spread)), skipped;
+  for (size_t i : std::vector<size_t>(order.begin() + ptrdiff_t(spread), order.end())) {
     if (batch.size() == size)
       break;
     const bool duplicate = std::any_of(batch.begin(), batch.end(), [&](size_t b) {
@@ -247,6 +271,13 @@ std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
     if (batch.size() < size)
       batch.push_back(i);
   return batch;
+}
+
+void OnlineRanker::set_kinds(std::vector<int64_t> kind_of) {
+  LIFTX_USER_CHECK(kind_of.empty() || kind_of.size() == size(),
+                   "online ranking: {} kinds for {} candidates", kind_of.size(), size());
+  kind_of_ = std::move(kind_of);
+  posterior_ = fit(); // the covariance may take kinds into account
 }
 
 void OnlineRanker::set_kernels(std::vector<int64_t> kernel_of) {

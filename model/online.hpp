@@ -54,6 +54,16 @@ struct OnlineOptions {
   /// Batches skip a candidate whose kernel similarity to one already in the batch exceeds this
   /// (near-identical variants teach little beyond the first), unless nothing else is left.
   double batch_similarity = 0.9;
+  /// The first this many runs are the best-ranked candidates of as many kinds (set_kinds; one
+  /// run per kind, kinds in their best candidate's order): what the prior gets wrong between
+  /// kinds is measured before the runs follow its ranking (model/kind_spread.hpp). 0: off.
+  size_t spread_kinds = 0;
+  /// The Gaussian process's correlation between the residuals of two variants of one kind
+  /// (set_kinds) however far apart their features are: a prior wrong about a whole kind is
+  /// corrected for the whole kind by one run of it. The feature kernel keeps the rest of the
+  /// covariance (two variants of different kinds correlate by (1 - this) x their similarity).
+  /// 0: kinds play no part in the residuals.
+  double kind_correlation = 0;
 };
 
 class OnlineRanker {
@@ -78,6 +88,9 @@ public:
   /// of one kernel tend to share its error, so a batch of them teaches little about the rest.
   /// Without it every candidate is its own kernel.
   void set_kernels(std::vector<int64_t> kernel_of);
+  /// Which kind of kernel each candidate is (its rewrite strategy, as an id), for
+  /// OnlineOptions::spread_kinds. Without it there is one kind.
+  void set_kinds(std::vector<int64_t> kind_of);
   /// Expected relative improvement of the best unmeasured candidate over the best measured run
   /// (0.01 = 1%); infinity before a run succeeded, 0 when none is left.
   double remaining_gain() const;
@@ -107,12 +120,15 @@ private:
   /// expected_gain() over a best run of log throughput `best`.
   double gain_over(size_t candidate, double best) const;
   double kernel(size_t a, size_t b) const;
+  /// The residuals' covariance (kernel() with OnlineOptions::kind_correlation), 1 on the diagonal.
+  double covariance(size_t a, size_t b) const;
 
   OnlineOptions options_;
   std::vector<double> prior_log_;
   Matrix rows_;                    ///< standardised
   double inverse_2l2_ = 0;         ///< 1 / (2 length_scale^2)
   std::vector<int64_t> kernel_of_; ///< empty: every candidate its own kernel
+  std::vector<int64_t> kind_of_;   ///< empty: one kind
   std::vector<State> state_;
   std::vector<double> measured_log_; ///< log(1 / time) of successful candidates (else 0)
   size_t measured_count_ = 0;

@@ -1,5 +1,6 @@
 #include "model/replay.hpp"
 
+#include "model/kind_spread.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -27,6 +28,10 @@ std::string to_string(ReplayStrategy strategy) {
     return "random";
   case ReplayStrategy::hillclimb:
     return "hillclimb";
+  case ReplayStrategy::static_spread:
+    return "static-spread";
+  case ReplayStrategy::online_spread:
+    return "online-spread";
   }
   return "?";
 }
@@ -34,13 +39,13 @@ std::string to_string(ReplayStrategy strategy) {
 ReplayStrategy parse_replay_strategy(const std::string& text) {
   for (ReplayStrategy s :
        {ReplayStrategy::static_order, ReplayStrategy::online, ReplayStrategy::online_knn,
-        ReplayStrategy::online_ei, ReplayStrategy::random, ReplayStrategy::hillclimb})
+        ReplayStrategy::online_ei, ReplayStrategy::random, ReplayStrategy::hillclimb,
+        ReplayStrategy::static_spread, ReplayStrategy::online_spread})
     if (to_string(s) == text)
       return s;
-  throw UserError(
-      fmt::format("unknown replay strategy '{}' (static, online, online-knn, online-ei, random or "
-                  "hillclimb)",
-                  text));
+  throw UserError(fmt::format("unknown replay strategy '{}' (static, online, online-knn, "
+                              "online-ei, random, hillclimb, static-spread or online-spread)",
+                              text));
 }
 
 namespace {
@@ -131,6 +136,15 @@ std::vector<size_t> static_order(const std::vector<double>& prior, uint64_t seed
   return order;
 }
 
+/// Each pool position's kind of kernel (its rewrite strategy) as an id.
+std::vector<int64_t> kinds_of(const Dataset& data, const std::vector<size_t>& rows) {
+  std::map<std::string, int64_t> ids;
+  std::vector<int64_t> out;
+  for (size_t i : rows)
+    out.push_back(ids.emplace(data.samples[i].strategy, int64_t(ids.size())).first->second);
+  return out;
+}
+
 /// Pool positions that differ from `i` in exactly one coordinate, with its rewrite strategy.
 std::vector<std::vector<size_t>> neighbourhoods(const Dataset& data,
                                                 const std::vector<size_t>& rows) {
@@ -193,7 +207,12 @@ ReplayOutcome online_outcome(ReplayStrategy strategy, const Dataset& data,
   online.method = strategy == ReplayStrategy::online_knn ? OnlineMethod::knn : OnlineMethod::gp;
   if (strategy == ReplayStrategy::online_ei)
     online.acquisition = OnlineAcquisition::expected_improvement;
+  if (strategy == ReplayStrategy::online_spread) {
+    online.spread_kinds = options.spread_kinds;
+    online.kind_correlation = options.kind_correlation;
+  }
   OnlineRanker ranker(prior, prior_rows, online);
+  ranker.set_kinds(kinds_of(data, rows));
   // Samples with the same kernel id (one build) are launches of one kernel; an empty id is a
   // kernel of its own.
   std::map<std::string, int64_t> ids;
@@ -267,9 +286,15 @@ ReplayGroup replay_group(const Dataset& data, const std::vector<size_t>& rows,
     case ReplayStrategy::static_order:
       g.outcomes.push_back(outcome_of(s, by_prior, truth, options.budget));
       break;
+    case ReplayStrategy::static_spread:
+      g.outcomes.push_back(
+          outcome_of(s, spread_over_kinds(by_prior, kinds_of(data, rows), options.spread_kinds),
+                     truth, options.budget));
+      break;
     case ReplayStrategy::online:
     case ReplayStrategy::online_knn:
     case ReplayStrategy::online_ei:
+    case ReplayStrategy::online_spread:
       g.outcomes.push_back(online_outcome(s, data, rows, prior, prior_rows, truth, options));
       break;
     case ReplayStrategy::random:
@@ -297,6 +322,20 @@ ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
   for (const Fold& fold : leave_one_program_out(data)) {
     if (options.replayed && !options.replayed(fold.name))
       continue;
+    std::map<std::string, std::vector<size_t>> inputs; // the fold's rows per input
+    for (size_t i : fold.test)
+      inputs[data.samples[i].input].push_back(i);
+    if (options.fixed_prior) {
+      const Model& prior = options.fixed_prior->for_kind(kind_of(data, fold.name));
+      const std::vector<int> model_columns = prior.feature_indices(data.feature_names);
+      for (const auto& [input, rows] : inputs) {
+        const Matrix raw = feature_matrix(data, rows, model_columns);
+        const Vector predicted = prior.predict(raw);
+        result.groups.push_back(replay_group(
+            data, rows, std::vector<double>(predicted.begin(), predicted.end()), raw, options));
+      }
+      continue;
+    }
     if (options.progress)
       options.progress(fmt::format("training the prior without {}", fold.name));
     std::vector<size_t> prior_rows = fold.train;
@@ -309,9 +348,6 @@ ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
     LIFTX_USER_CHECK(!prior_rows.empty(),
                      "replay: the prior's database holds no program but {} to train on", fold.name);
     const Model prior = train_prior(prior_data, prior_targets, prior_rows, options.prior);
-    std::map<std::string, std::vector<size_t>> inputs; // the fold's rows per input
-    for (size_t i : fold.test)
-      inputs[data.samples[i].input].push_back(i);
     for (const auto& [input, rows] : inputs) {
       const Matrix raw = feature_matrix(data, rows, columns);
       const Vector predicted = prior.predict(raw);
@@ -321,6 +357,11 @@ ReplayResult replay(const Dataset& data, const ReplayOptions& options) {
   }
   LIFTX_USER_CHECK(!result.groups.empty(), "replay: no program to replay");
   result.summaries = summarize(result.groups, options.strategies);
+  std::map<std::string, std::vector<ReplayGroup>> by_kind;
+  for (const ReplayGroup& g : result.groups)
+    by_kind[kind_of(data, g.program)].push_back(g);
+  for (const auto& [kind, groups] : by_kind)
+    result.kind_summaries.emplace_back(kind, summarize(groups, options.strategies));
   return result;
 }
 

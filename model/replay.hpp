@@ -16,15 +16,19 @@
 namespace liftx::model {
 
 enum class ReplayStrategy {
-  static_order, ///< the prior's ranking (what `explore --strategy model` runs)
-  online,       ///< OnlineRanker, Gaussian process, in batches
-  online_knn,   ///< OnlineRanker, kNN residuals, in batches
-  online_ei,    ///< OnlineRanker, Gaussian process, expected improvement first, in batches
-  random,       ///< uniform random orders (the mean over seeds)
-  hillclimb,    ///< seed 000: the best-predicted unmeasured neighbour of the best measured
+  static_order,  ///< the prior's ranking (what `explore --strategy model` runs)
+  online,        ///< OnlineRanker, Gaussian process, in batches
+  online_knn,    ///< OnlineRanker, kNN residuals, in batches
+  online_ei,     ///< OnlineRanker, Gaussian process, expected improvement first, in batches
+  random,        ///< uniform random orders (the mean over seeds)
+  hillclimb,     ///< seed 000: the best-predicted unmeasured neighbour of the best measured
+  static_spread, ///< the prior's ranking with the best of its first kinds first (kind_spread.hpp)
+  online_spread, ///< online, its first runs spread over kinds (OnlineOptions::spread_kinds),
+                 ///< residuals correlated within a kind (OnlineOptions::kind_correlation)
 };
 std::string to_string(ReplayStrategy strategy);
-/// "static", "online", "online-knn", "online-ei", "random" or "hillclimb"; UserError otherwise.
+/// "static", "online", "online-knn", "online-ei", "random", "hillclimb", "static-spread" or
+/// "online-spread"; UserError otherwise.
 ReplayStrategy parse_replay_strategy(const std::string& text);
 
 struct ReplayOptions {
@@ -35,6 +39,11 @@ struct ReplayOptions {
   int random_seeds = 20;
   uint64_t seed = 1;
   OnlineOptions online;
+  /// The spread strategies' kinds (a kind: a sample's rewrite strategy).
+  size_t spread_kinds = 4;
+  /// online-spread: OnlineOptions::kind_correlation, so that one run of a kind moves the whole
+  /// kind (a spread without it teaches the re-ranking little: measured in docs/results.md).
+  double kind_correlation = 0.5;
   double stop_gain = kAutoStopGain;
   Setting prior; ///< the prior model's kind, options and columns
   /// Where the prior learns from: nullptr, the replayed data (another program of the same
@@ -42,6 +51,10 @@ struct ReplayOptions {
   /// the model of an old one), with the replayed data's feature columns. Either way without the
   /// replayed program.
   const Dataset* prior_data = nullptr;
+  /// A trained model as every program's prior instead (its route for the program's kind; no
+  /// training, no program left out): judging a shipped model's explorations on data it never
+  /// saw.
+  const Model* fixed_prior = nullptr;
   /// Which programs are replayed (each with a prior trained without it); all when empty.
   std::function<bool(const std::string& program)> replayed;
   std::function<void(const std::string& message)> progress;
@@ -87,6 +100,8 @@ struct ReplaySummary {
 struct ReplayResult {
   std::vector<ReplayGroup> groups;
   std::vector<ReplaySummary> summaries; ///< per strategy, in ReplayOptions::strategies order
+  /// The same per kind of program (Dataset::program_kinds), kinds in name order.
+  std::vector<std::pair<std::string, std::vector<ReplaySummary>>> kind_summaries;
 };
 
 /// UserError with fewer than two programs (without prior_data), an empty budget, or prior_data

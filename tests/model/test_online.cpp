@@ -1,6 +1,7 @@
 // Online adaptation (model/online) and the online exploration strategy (explore/explore) on
 // synthetic candidate spaces.
 #include "explore/explore.hpp"
+#include "model/kind_spread.hpp"
 #include "model/online.hpp"
 #include "support/error.hpp"
 
@@ -118,6 +119,70 @@ TEST_CASE("online: a batch takes one launch per kernel while other kernels are l
   ranker.observe(0, 1.0);
   CHECK(ranker.next_batch(2) == std::vector<size_t>{1, 6});
   CHECK_THROWS_AS(ranker.set_kernels({1, 2}), UserError);
+}
+
+TEST_CASE("spread over kinds: the best of each of the first kinds first, the rest in order") {
+  // Candidates 0..7 best first; kinds: 0 0 0 1 0 2 1 3.
+  const std::vector<int64_t> kinds = {0, 0, 0, 1, 0, 2, 1, 3};
+  const std::vector<size_t> order = {0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK(spread_over_kinds(order, kinds, 3) == std::vector<size_t>{0, 3, 5, 1, 2, 4, 6, 7});
+  CHECK(spread_over_kinds(order, kinds, 1) == order);
+  CHECK(spread_over_kinds(order, kinds, 0) == order);
+  CHECK(spread_over_kinds(order, kinds, 9) == std::vector<size_t>{0, 3, 5, 7, 1, 2, 4, 6});
+  // Kinds already tried are passed over; the order given decides which candidate leads a kind.
+  CHECK(spread_over_kinds({7, 6, 5, 4, 3, 2, 1, 0}, kinds, 2, {3}) ==
+        std::vector<size_t>{6, 5, 7, 4, 3, 2, 1, 0});
+}
+
+TEST_CASE("online: the first runs spread over kinds, then the ranking takes over") {
+  // Twelve candidates equally far apart; 0-8 are kind 0, 9-10 kind 1, 11 kind 2.
+  const Matrix apart = Matrix::Identity(12, 12);
+  OnlineOptions options;
+  options.spread_kinds = 3;
+  OnlineRanker ranker(decreasing(12, 0.01), apart, options);
+  CHECK(ranker.next_batch(4) == std::vector<size_t>{0, 1, 2, 3}); // no kinds: one kind
+  ranker.set_kinds({0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2});
+  CHECK(ranker.next_batch(4) == std::vector<size_t>{0, 9, 11, 1});
+  // One run at a time: the spread is owed until three runs were made, over kinds not yet run.
+  CHECK(ranker.next_batch(1) == std::vector<size_t>{0});
+  ranker.observe(0, 1.0);
+  CHECK(ranker.next_batch(1) == std::vector<size_t>{9});
+  ranker.observe(9, 1.0);
+  CHECK(ranker.next_batch(2) == std::vector<size_t>{11, 1});
+  ranker.observe(11, 1.0);
+  CHECK(ranker.next_batch(2) == std::vector<size_t>{1, 2}); // spread done: the ranking's order
+  CHECK_THROWS_AS(ranker.set_kinds({1, 2}), UserError);
+}
+
+TEST_CASE("online: a kind the prior rated low but that measured fast leads the next batch, when "
+          "the runs spread over kinds and residuals correlate within a kind") {
+  // Kind 0 (candidates 0-9) is predicted best but runs 10x slower than predicted; kind 1
+  // (10-19), predicted a third as fast, runs as predicted. Features: the kind and the index.
+  Matrix rows(20, 2);
+  std::vector<double> prior;
+  std::vector<int64_t> kinds;
+  for (Eigen::Index i = 0; i < 20; ++i) {
+    rows(i, 0) = double(i / 10);
+    rows(i, 1) = double(i % 10);
+    prior.push_back(i < 10 ? 0.9 - 0.01 * double(i) : 0.3 - 0.01 * double(i - 10));
+    kinds.push_back(i / 10);
+  }
+  auto time_of = [&](size_t i) { return i < 10 ? 10 / prior[i] : 1 / prior[i]; };
+  OnlineOptions options;
+  options.spread_kinds = 2;
+  options.kind_correlation = 0.5;
+  OnlineRanker spread(prior, rows, options), plain(prior, rows);
+  spread.set_kinds(kinds);
+  plain.set_kinds(kinds);
+  for (OnlineRanker* ranker : {&spread, &plain})
+    for (size_t i : ranker->next_batch(2))
+      ranker->observe(i, time_of(i));
+  for (size_t i : plain.next_batch(2))
+    CHECK(i < 10); // never left the wrong kind
+  const std::vector<size_t> next = spread.next_batch(2);
+  CHECK(next.size() == 2);
+  CHECK(next[0] >= 10);
+  CHECK(next[1] >= 10);
 }
 
 TEST_CASE("online: the kNN method re-ranks too") {

@@ -150,3 +150,56 @@ TEST_CASE("replay: a prior trained on another dataset, without the replayed prog
   options.prior_data = &other_columns;
   CHECK_THROWS_AS(replay(replayed, options), UserError);
 }
+
+TEST_CASE("replay: the spread strategies run the best of each first kind first") {
+  // Kind "slow" (0-9) is predicted best and runs slowly; kind "fast" (10-11) is predicted
+  // worst and holds the pool's best.
+  std::vector<std::optional<double>> times;
+  std::vector<double> prior;
+  for (int i = 0; i < 12; ++i) {
+    times.push_back(i < 10 ? 10.0 : 1.0 + 0.01 * (i - 10));
+    prior.push_back(1 - 0.05 * i);
+  }
+  Dataset data = pool("p", times);
+  for (size_t i = 10; i < 12; ++i)
+    data.samples[i].strategy = "fast";
+  ReplayOptions options;
+  options.strategies = {ReplayStrategy::static_order, ReplayStrategy::static_spread,
+                        ReplayStrategy::online, ReplayStrategy::online_spread};
+  options.budget = 12;
+  options.spread_kinds = 2;
+  const ReplayGroup g = replay_group(data, all_rows(data), prior, rows_of(data), options);
+  CHECK(g.outcomes[0].runs_to_95 == 11);
+  CHECK(g.outcomes[1].runs_to_95 == 2);
+  CHECK(g.outcomes[3].runs_to_95 == 2);
+  CHECK(g.outcomes[2].runs_to_95 > 2);
+  CHECK(parse_replay_strategy("online-spread") == ReplayStrategy::online_spread);
+  CHECK(to_string(ReplayStrategy::static_spread) == "static-spread");
+}
+
+TEST_CASE("replay: a trained model file as every program's prior, per kind of program") {
+  // The prior learnt "large x is fast" elsewhere; the replayed programs have that trend too, so
+  // its first pick is the best. Kinds group the summaries.
+  Dataset learnt = pool("q", {8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0});
+  Setting setting;
+  setting.kind = Kind::knn;
+  setting.train.k = 1;
+  const Model prior = train_on(learnt, all_rows(learnt), setting);
+  Dataset replayed = pool("p", {8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0});
+  for (const Sample& s : pool("r", {4.0, 3.0, 2.0, 1.0}).samples)
+    replayed.samples.push_back(s);
+  replayed.program_kinds = {{"p", "stencil2d"}, {"r", "reduction"}};
+  ReplayOptions options;
+  options.strategies = {ReplayStrategy::static_order, ReplayStrategy::random};
+  options.budget = 8;
+  options.fixed_prior = &prior; // one program of one kind each: nothing is trained
+  const ReplayResult result = replay(replayed, options);
+  REQUIRE(result.groups.size() == 2);
+  for (const ReplayGroup& g : result.groups)
+    CHECK(g.outcomes[0].runs_to_95 == 1);
+  REQUIRE(result.kind_summaries.size() == 2);
+  CHECK(result.kind_summaries[0].first == "reduction");
+  CHECK(result.kind_summaries[1].first == "stencil2d");
+  CHECK(result.kind_summaries[1].second.at(0).inputs == 1);
+  CHECK(result.kind_summaries[1].second.at(1).mean_95 > 1);
+}
