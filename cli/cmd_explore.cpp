@@ -69,6 +69,7 @@ struct ExploreCommandOptions {
   bool layouts = false;
   bool remeasure = false;
   bool no_baseline = false;
+  bool full_check = false; ///< check every step of an iterated program, however long
   std::string out;
   MpiCommandOptions mpi;
 };
@@ -291,15 +292,22 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
   // The measuring side before ranking: it interprets the reference on its own thread while the
   // space is ranked (at 8192² both take tens of seconds).
   perfdb::PerfDb db(t.db_path);
+  const int64_t check_launches =
+      o.full_check || farm ? 0 : explore::check_launches_for(t.program, t.sizes);
   explore::RecordingWorkerMeasure measure(
       db, t.device, t.module, t.program, t.sizes, session.profile_name(),
       {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, o.repeat,
-       std::chrono::milliseconds(o.timeout_ms), o.remeasure});
+       std::chrono::milliseconds(o.timeout_ms), o.remeasure, check_launches});
   if (farm)
     measure.measure_through(farm->measurer(), farm_devices);
   session.rank();
   ranking_progress.finish();
   print_header(report, o, t, session, budget);
+  if (check_launches > 0)
+    fmt::print(report,
+               "check     each variant on the full grid with one launch of its kernel and its "
+               "remainder, against as many interpreted steps; then timed over every step "
+               "(interpreting all would take long; --full-check checks every step)\n");
 
   // The table: one row per run, in the order they ran.
   const std::vector<explore::RankedVariant>& ranked = session.candidates();
@@ -401,6 +409,10 @@ void add_explore_command(CLI::App& app) {
   cmd->add_option("--out", o->out,
                   "write the winner to DIR: best.lift (the lowered program), best.cl (its "
                   "kernel) and best.json (its launch, for `liftx run --launch`)");
+  cmd->add_flag("--full-check", o->full_check,
+                "check an iterated program's every step, also where interpreting them takes "
+                "long (by default each variant is then checked on one launch of its kernel and "
+                "its remainder)");
   cmd->add_flag("--no-baseline", o->no_baseline,
                 "do not run the default lowering (the untuned kernel) that the summary compares "
                 "the best with (not run under --mpi)");

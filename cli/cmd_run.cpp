@@ -40,6 +40,8 @@ struct RunCommandOptions {
   bool pad_local = false; ///< pad local arrays' rows first (space::choose_bank_padding)
   uint64_t seed = 1;
   double tolerance = 1e-4;
+  int64_t check_launches = 0;   ///< exec::RunOptions::check_launches
+  int64_t steps_per_launch = 0; ///< exec::RunOptions::steps_per_launch
   int timeout_ms = 120000;
   bool json = false;
   bool print_kernel = false;
@@ -83,6 +85,8 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   options.roofline = !o.no_roofline;
   options.seed = o.seed;
   options.tolerance = o.tolerance;
+  options.check_launches = o.check_launches;
+  options.steps_per_launch = o.steps_per_launch;
   options.output_file = o.output;
   std::optional<ir::Module> reference_module;
   if (!o.reference.empty()) {
@@ -124,6 +128,10 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
   add("--warmup", std::to_string(o.warmup));
   add("--seed", std::to_string(o.seed));
   add("--tolerance", fmt::format("{}", o.tolerance));
+  if (o.check_launches > 0)
+    add("--check-launches", std::to_string(o.check_launches));
+  if (o.steps_per_launch > 0)
+    add("--steps-per-launch", std::to_string(o.steps_per_launch));
   if (!o.reference.empty())
     add("--reference", o.reference);
   if (!o.output.empty())
@@ -166,9 +174,10 @@ void print_report(const exec::RunReport& r, const std::string& file, bool print_
   const exec::Verification& v = r.verification;
   if (v.checked)
     fmt::print("check     {}: {} of {} elements match the reference interpreter (max abs error "
-               "{:.3g}){}\n",
+               "{:.3g}){}{}\n",
                v.passed ? "passed" : "FAILED", v.elements - v.mismatches, v.elements,
-               v.max_abs_error, v.passed ? "" : "; " + v.first_mismatch);
+               v.max_abs_error, v.steps > 0 ? "; " + exec::describe_check(v) : "",
+               v.passed ? "" : "; " + v.first_mismatch);
   if (r.timing)
     fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
                r.timing->median_ms, r.timing->samples_ms.size(), r.timing->min_ms, r.timing->max_ms,
@@ -216,6 +225,15 @@ void add_run_command(CLI::App& app) {
                        : "expected a finite tolerance >= 0, got " + text;
           },
           "TOLERANCE"));
+  cmd->add_option("--check-launches", o->check_launches,
+                  "an iterated program: check it with its step kernel launched this many times "
+                  "(and its remainder) on the full grid, then time every step unchecked (default "
+                  "0: check every step)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--steps-per-launch", o->steps_per_launch,
+                  "--check-launches of a fused variant with a remainder launch: the steps one "
+                  "launch of its kernel computes (its steps_per_launch parameter)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--timeout-ms", o->timeout_ms, "kill the run after this long (default 120000)")
       ->check(CLI::Range(1, 86400000));
   add_max_memory_option(cmd);

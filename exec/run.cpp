@@ -1,6 +1,7 @@
 #include "exec/run.hpp"
 
 #include "exec/verify.hpp"
+#include "ir/host_iteration.hpp"
 #include "ir/storage.hpp"
 
 #include "runtime/build_cache.hpp"
@@ -16,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -413,8 +415,80 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Siz
   return inputs;
 }
 
+namespace {
+
+/// RunOptions::check_launches's shortened program and reference, or nullopt when the program is
+/// not an iteration that long (or its reference is not one of the same steps).
+struct ShortCheck {
+  ir::Program program;   ///< the step kernel launched check_launches times, then the remainder
+  ir::Program reference; ///< the reference's step iterated as many steps
+  int64_t steps = 0;     ///< the reference's steps
+  int64_t steps_checked = 0;
+};
+
+std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Program& reference,
+                                      int64_t launches, int64_t steps_per_launch) {
+  const std::optional<ir::HostIteration> run = ir::host_iteration(program);
+  const std::optional<ir::HostIteration> ref = ir::host_iteration(reference);
+  if (launches <= 0 || !run || !ref || ref->tail || run->count <= launches ||
+      run->input != ref->input)
+    return std::nullopt;
+  // The step kernel computes `per_launch` steps a launch; the remainder launches what is left.
+  int64_t per_launch = steps_per_launch;
+  if (per_launch <= 0) {
+    if (run->tail || ref->count % run->count != 0)
+      return std::nullopt;
+    per_launch = ref->count / run->count;
+  }
+  const int64_t remainder = ref->count - run->count * per_launch;
+  if (remainder < 0 || (remainder > 0) != run->tail.has_value())
+    return std::nullopt;
+  const int64_t steps_checked = launches * per_launch + remainder;
+  ShortCheck c{run->tail
+                   ? ir::iterate_steps(run->step, launches, *run->tail, run->tail_count, run->input)
+                   : ir::iterate_step(run->step, launches, run->input),
+               ir::iterate_step(ref->step, steps_checked, ref->input), ref->count, steps_checked};
+  c.program.name = program.name;
+  c.reference.name = reference.name;
+  return c;
+}
+
+} // namespace
+
+std::string describe_check(const Verification& v) {
+  return v.steps > 0 ? fmt::format("checked on {} of {} steps", v.steps_checked, v.steps) : "";
+}
+
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
+  if (options.check && options.check_launches > 0) {
+    if (const std::optional<ShortCheck> shortened =
+            short_check(program, options.reference ? *options.reference : program,
+                        options.check_launches, options.steps_per_launch)) {
+      // Checked shortened (the inputs are drawn the same way: the same parameters), then run in
+      // full, unchecked; a failed check is the report.
+      RunOptions checking = options;
+      checking.check_launches = 0;
+      checking.time = false;
+      checking.output_file.clear();
+      checking.reference = &shortened->reference;
+      checking.expected = nullptr; // the full program's, if given
+      RunReport checked = run_program(device, shortened->program, sizes, checking);
+      checked.verification.steps_checked = shortened->steps_checked;
+      checked.verification.steps = shortened->steps;
+      if (checked.status != runtime::Status::ok) {
+        checked.message =
+            fmt::format("{} ({})", checked.message, describe_check(checked.verification));
+        return checked;
+      }
+      RunOptions timing = options;
+      timing.check_launches = 0;
+      timing.check = false;
+      RunReport report = run_program(device, program, sizes, timing);
+      report.verification = checked.verification;
+      return report;
+    }
+  }
   interp::check_sizes(program, sizes);
   interp::check_host_memory(program, sizes);
   RunReport report;
@@ -519,7 +593,9 @@ nlohmann::json to_json(const RunReport& r) {
                        {"mismatches", v.mismatches},
                        {"unwritten", v.unwritten},
                        {"max_abs_error", v.max_abs_error},
-                       {"first_mismatch", v.first_mismatch}};
+                       {"first_mismatch", v.first_mismatch},
+                       {"steps_checked", v.steps_checked},
+                       {"steps", v.steps}};
   if (!r.output_files.empty())
     j["output_files"] = r.output_files;
   return j;
@@ -573,6 +649,8 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.verification.unwritten = v.value("unwritten", int64_t{0});
     r.verification.max_abs_error = v.value("max_abs_error", 0.0);
     r.verification.first_mismatch = v.value("first_mismatch", "");
+    r.verification.steps_checked = v.value("steps_checked", int64_t{0});
+    r.verification.steps = v.value("steps", int64_t{0});
   }
   r.output_files = j.value("output_files", std::vector<std::string>{});
   return r;

@@ -72,6 +72,17 @@ struct RunOptions {
   const interp::HostArray* expected = nullptr;
   /// Device copies of `inputs` kept across runs; null = upload in each run.
   UploadedInputs* uploaded = nullptr;
+  /// An iterated program (a host iteration of more than this many launches of its step kernel,
+  /// with or without a remainder) is verified with its step kernel launched this many times and
+  /// its remainder as it is, against the reference iterated as many steps, on the full grid; then
+  /// timed at its full count without a check. The kernels and launches are the ones timed, and
+  /// the interpreter runs a few steps instead of all (64 steps at 8192² take minutes).
+  /// Verification::steps_checked says how many. 0: every step checked.
+  int64_t check_launches = 0;
+  /// The steps one launch of the step kernel computes (a fused launch: space::steps_per_launch),
+  /// which check_launches needs when the program has a remainder; 0: the reference's steps over
+  /// the launches, when they divide and there is no remainder (else every step is checked).
+  int64_t steps_per_launch = 0;
   /// Write the kernel's result here as float32 (interp::component_paths: one file per output
   /// of a tuple result), after the check and the timed runs; empty = not written.
   std::string output_file;
@@ -103,7 +114,14 @@ struct Verification {
   int64_t unwritten = 0; ///< elements still holding the poison pattern
   double max_abs_error = 0;
   std::string first_mismatch; ///< "element 17: kernel 0.5, interpreter 0.25"
+  /// RunOptions::check_launches: the steps checked and the steps the program runs; both 0 when
+  /// the program was checked as it runs.
+  int64_t steps_checked = 0;
+  int64_t steps = 0;
 };
+
+/// "checked on 5 of 64 steps" for a shortened check, empty otherwise.
+std::string describe_check(const Verification& v);
 
 /// "3 of 1024 elements differ; first: element 17: kernel 0.5, interpreter 0.25"
 std::string describe_mismatches(const Verification& v);

@@ -2,10 +2,13 @@
 
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
+#include "ir/host_iteration.hpp"
+#include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/metrics.hpp"
 #include "perfdb/record.hpp"
 #include "runtime/isolate.hpp"
+#include "space/space.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -292,6 +295,16 @@ int64_t DeviceDefaults::extent(size_t dimensions) const {
   return extent;
 }
 
+int64_t check_launches_for(const ir::Program& program, const Sizes& sizes) {
+  const std::optional<ir::HostIteration> iteration = ir::host_iteration(program);
+  if (!iteration || iteration->count + iteration->tail_count <= 1)
+    return 0;
+  double points = 1;
+  for (int64_t extent : interp::concrete_shape(program.result_type(), sizes))
+    points *= double(extent);
+  return points * double(iteration->count + iteration->tail_count) > kLongCheckPointSteps ? 1 : 0;
+}
+
 DeviceDefaults defaults_for(const target::DeviceProfile& device) {
   if (device.type == target::DeviceType::cpu)
     return {1024, 0};
@@ -321,7 +334,9 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(perfdb::PerfDb& db,
   program_id_ = db_.program(program.name, reference_source_);
   reference_ = scratch_.path() / "reference.lift";
   write_text(reference_, reference_source_);
-  reference_job_ = std::async(std::launch::async, [this] { interpret_reference(); });
+  // A shortened check interprets a few steps per variant (cached per count), not all of them.
+  if (options_.check_launches == 0 || !ir::host_iteration(program))
+    reference_job_ = std::async(std::launch::async, [this] { interpret_reference(); });
 }
 
 RecordingWorkerMeasure::~RecordingWorkerMeasure() {
@@ -484,7 +499,8 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     return report_of(*m);
   }
 
-  exec::RunReport report = run_in_worker(printed, v.launch, fmt::format("variant-{}", v.index));
+  exec::RunReport report = run_in_worker(printed, v.launch, fmt::format("variant-{}", v.index),
+                                         space::steps_per_launch(v));
   if (report.status == runtime::Status::ok && bytes_moved_ == 0 && report.bytes_moved > 0) {
     bytes_moved_ = report.bytes_moved;
     roofline_gb_per_s_ = report.roofline_gb_per_s;
@@ -495,12 +511,14 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
 
 exec::RunReport RecordingWorkerMeasure::run_unrecorded(const ir::Program& lowered,
                                                        const codegen::Launch& launch) {
-  return run_in_worker(ir::print(ir::Module{module_.userfuns, {lowered}}), launch, "unrecorded");
+  // The default lowering computes one step a launch.
+  return run_in_worker(ir::print(ir::Module{module_.userfuns, {lowered}}), launch, "unrecorded", 1);
 }
 
 exec::RunReport RecordingWorkerMeasure::run_in_worker(const std::string& printed,
                                                       const codegen::Launch& launch,
-                                                      const std::string& stem) {
+                                                      const std::string& stem,
+                                                      int64_t steps_per_launch) {
   wait_for_reference();
   const std::filesystem::path file = scratch_.path() / (stem + ".lift");
   write_text(file, printed);
@@ -516,6 +534,10 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const std::string& printed
                                    "--reference",       reference_.string(),
                                    "--warmup",          std::to_string(options_.warmup),
                                    "--repeat",          std::to_string(options_.repeat)};
+  if (options_.check_launches > 0) {
+    argv.insert(argv.end(), {"--check-launches", std::to_string(options_.check_launches),
+                             "--steps-per-launch", std::to_string(steps_per_launch)});
+  }
   // A local size of 0 leaves the work-group to the runtime: no --local then.
   if (std::all_of(launch.local.begin(), launch.local.begin() + launch.dims,
                   [](int64_t l) { return l > 0; })) {

@@ -108,6 +108,15 @@ struct DeviceDefaults {
 };
 DeviceDefaults defaults_for(const target::DeviceProfile& device);
 
+/// Point-steps (the result's elements times the steps) above which interpreting an iterated
+/// program's every step for the check takes long: about 40 s of the interpreter on 2 cores (64
+/// steps at 1024², 4 at 4096²).
+inline constexpr double kLongCheckPointSteps = double(int64_t{1} << 26);
+/// exec::RunOptions::check_launches for exploring `program` at `sizes`: 1 (each variant checked
+/// on one launch of its step kernel and its remainder, on the full grid) when it is a host
+/// iteration whose every step would take more than kLongCheckPointSteps to interpret; else 0.
+int64_t check_launches_for(const ir::Program& program, const Sizes& sizes);
+
 /// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
 /// crashes or hangs takes down the child, not the exploration), each verified against the
 /// high-level program, and records every run in the performance database (variant,
@@ -123,6 +132,9 @@ public:
     int repeat = exec::kDefaultRepeat;
     std::chrono::milliseconds timeout{60000}; ///< per variant, build included
     bool remeasure = false; ///< run every variant, also those the database has measured
+    /// exec::RunOptions::check_launches for every run (check_launches_for); an iterated
+    /// program's whole reference is then not interpreted up front.
+    int64_t check_launches = 0;
   };
   RecordingWorkerMeasure(perfdb::PerfDb& db, const target::DeviceProfile& device,
                          const ir::Module& module, const ir::Program& program, const Sizes& sizes,
@@ -155,8 +167,9 @@ private:
   /// has given the bytes the program moves.
   exec::RunReport report_of(const perfdb::Measurement& m) const;
   /// Runs a printed lowered module in a worker child (scratch file STEM.lift) at `launch`.
+  /// `steps_per_launch`: of its step kernel, for Options::check_launches.
   exec::RunReport run_in_worker(const std::string& printed, const codegen::Launch& launch,
-                                const std::string& stem);
+                                const std::string& stem, int64_t steps_per_launch);
   /// Records the variant's configuration (and features) in the database: its id.
   int64_t record_variant(const RankedVariant& ranked, const std::string& printed);
   /// The latest measurement of a configuration on one of the devices (none with `remeasure`).

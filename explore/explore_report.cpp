@@ -34,6 +34,9 @@ nlohmann::json attempt_json(const Attempt& attempt, const RankedVariant& ranked,
                         {"launch", codegen::describe(ranked.variant.launch)},
                         {"status", std::string(runtime::to_string(rep.status))},
                         {"stored", stored != nullptr}};
+  if (rep.verification.steps > 0) // a shortened check (exec::RunOptions::check_launches)
+    row.update(
+        {{"steps_checked", rep.verification.steps_checked}, {"steps", rep.verification.steps}});
   if (rep.status == runtime::Status::ok && rep.timing) {
     const runtime::Timing& t = *rep.timing;
     row.update({{"median_ms", t.median_ms},

@@ -7,6 +7,7 @@
 #include "ir/parse/parser.hpp"
 #include "rewrite/temporal.hpp"
 #include "runtime/device.hpp"
+#include "space/default_lowering.hpp"
 #include "space/space.hpp"
 #include "support/error.hpp"
 
@@ -426,4 +427,74 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
       CHECK(r.status == runtime::Status::ok);
     }
   }
+}
+
+TEST_CASE("a fused variant checked on one launch and its remainder, then timed over every step") {
+  // Eleven steps of a wrapped star: a fused launch of 3 steps runs three times, then a remainder
+  // launch of 2 steps. The shortened check runs one fused launch and the remainder (5 steps).
+  space::SpaceOptions o;
+  o.sizes = {{"M", 16}, {"N", 32}};
+  o.device = runtime::named_profile("nvidia").limits();
+  o.max_tile = 8;
+  o.depth = 0;
+  const ir::Program eleven = heat(11, "wrap");
+  space::VariantStream stream(eleven, o);
+  std::optional<space::Variant> fused;
+  space::Variant v;
+  while (!fused && stream.next(v))
+    if (v.strategy == rewrite::kTemporalStrategy && space::steps_per_launch(v) == 3 &&
+        space::remainder_steps(v) == 2)
+      fused = v;
+  REQUIRE(fused);
+  REQUIRE(ir::host_iteration(fused->program)->count == 3);
+  exec::RunOptions run;
+  run.roofline = false;
+  run.repeat = 2;
+  run.warmup = 0;
+  run.check_launches = 1;
+  run.steps_per_launch = 3;
+  run.reference = &eleven;
+  const codegen::LaunchRequest request = codegen::request_for(fused->launch);
+  run.local = request.local;
+  run.global = request.global;
+  const exec::RunReport r = exec::run_program(cpu(), fused->program, o.sizes, run);
+  INFO(r.message);
+  CHECK(r.status == runtime::Status::ok);
+  CHECK(r.verification.passed);
+  CHECK(r.verification.steps_checked == 5);
+  CHECK(r.verification.steps == 11);
+  CHECK(exec::describe_check(r.verification) == "checked on 5 of 11 steps");
+  REQUIRE(r.timing);
+  CHECK(r.launches == 4); // timed over every launch of the full program
+  const exec::RunReport json = exec::report_from_json(exec::to_json(r));
+  CHECK(json.verification.steps_checked == 5);
+
+  // A kernel of the wrong boundary fails the shortened check, which says what it checked.
+  const ir::Program clamped = heat(11, "clamp");
+  run.reference = &clamped;
+  const exec::RunReport wrong = exec::run_program(cpu(), fused->program, o.sizes, run);
+  CHECK(wrong.status == runtime::Status::wrong_result);
+  CHECK(wrong.message.find("checked on 5 of 11 steps") != std::string::npos);
+  CHECK_FALSE(wrong.timing);
+
+  // Without a shorter iteration to check (as many launches as asked), or without the steps a
+  // launch computes where a remainder hides them, every step is checked.
+  run.reference = &eleven;
+  run.check_launches = 3;
+  const exec::RunReport whole = exec::run_program(cpu(), fused->program, o.sizes, run);
+  CHECK(whole.status == runtime::Status::ok);
+  CHECK(whole.verification.steps == 0);
+  run.check_launches = 1;
+  run.steps_per_launch = 0;
+  CHECK(exec::run_program(cpu(), fused->program, o.sizes, run).verification.steps == 0);
+
+  // The unfused iteration (one step a launch, no remainder): one launch checked.
+  run.global.clear();
+  run.local.clear();
+  const ir::Program unfused = space::default_lowering(eleven, o.sizes).first;
+  REQUIRE(ir::host_iteration(unfused)->count == 11);
+  const exec::RunReport single = exec::run_program(cpu(), unfused, o.sizes, run);
+  INFO(single.message);
+  CHECK(single.status == runtime::Status::ok);
+  CHECK(exec::describe_check(single.verification) == "checked on 1 of 11 steps");
 }
