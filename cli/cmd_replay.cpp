@@ -37,7 +37,7 @@ struct ReplayCommandOptions {
   std::string prior_device;        ///< its device key
   std::vector<std::string> models; ///< a trained model as every program's prior (no training)
   size_t spread_kinds = 4;
-  double kind_correlation = 0.5;
+  double kind_correlation = 0;
   bool quiet = false;
 };
 
@@ -178,7 +178,7 @@ void add_replay_command(CLI::App& app) {
       ->check(CLI::Range(size_t{1}, size_t{100}));
   cmd->add_option("--kind-correlation", r->kind_correlation,
                   "online-spread: the correlation of two variants of one kind in the re-ranking "
-                  "(default 0.5; 0: kinds play no part)")
+                  "(default 0: kinds play no part; --spread-kinds 1 for the correlation alone)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--prior-device", r->prior_device,
                   "--prior-db: its device key (default: the only device it holds)");

@@ -415,17 +415,6 @@ std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Siz
   return inputs;
 }
 
-namespace {
-
-/// RunOptions::check_launches's shortened program and reference, or nullopt when the program is
-/// not an iteration that long (or its reference is not one of the same steps).
-struct ShortCheck {
-  ir::Program program;   ///< the step kernel launched check_launches times, then the remainder
-  ir::Program reference; ///< the reference's step iterated as many steps
-  int64_t steps = 0;     ///< the reference's steps
-  int64_t steps_checked = 0;
-};
-
 std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Program& reference,
                                       int64_t launches, int64_t steps_per_launch) {
   const std::optional<ir::HostIteration> run = ir::host_iteration(program);
@@ -452,8 +441,6 @@ std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Prog
   c.reference.name = reference.name;
   return c;
 }
-
-} // namespace
 
 std::string describe_check(const Verification& v) {
   return v.steps > 0 ? fmt::format("checked on {} of {} steps", v.steps_checked, v.steps) : "";

@@ -120,6 +120,19 @@ struct Verification {
   int64_t steps = 0;
 };
 
+/// RunOptions::check_launches's shortened program and reference.
+struct ShortCheck {
+  ir::Program program;   ///< the step kernel launched check_launches times, then the remainder
+  ir::Program reference; ///< the reference's step iterated as many steps
+  int64_t steps = 0;     ///< the reference's steps
+  int64_t steps_checked = 0;
+};
+/// The shortened check of `program` (lowered) against `reference`, or nullopt when it is not an
+/// iteration of more than `launches` launches of one reference step each (`steps_per_launch`
+/// steps a launch: RunOptions::steps_per_launch), so that every step is to be checked.
+std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Program& reference,
+                                      int64_t launches, int64_t steps_per_launch);
+
 /// "checked on 5 of 64 steps" for a shortened check, empty otherwise.
 std::string describe_check(const Verification& v);
 

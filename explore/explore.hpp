@@ -14,6 +14,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -168,8 +169,12 @@ private:
   exec::RunReport report_of(const perfdb::Measurement& m) const;
   /// Runs a printed lowered module in a worker child (scratch file STEM.lift) at `launch`.
   /// `steps_per_launch`: of its step kernel, for Options::check_launches.
-  exec::RunReport run_in_worker(const std::string& printed, const codegen::Launch& launch,
+  exec::RunReport run_in_worker(const ir::Program& lowered, const codegen::Launch& launch,
                                 const std::string& stem, int64_t steps_per_launch);
+  /// With Options::check_launches: interprets the steps the worker will check `lowered` on
+  /// (cached on disk, as interpret_reference), so that the interpreter's time is not the
+  /// variant's: once per count of steps.
+  void interpret_short_reference(const ir::Program& lowered, int64_t steps_per_launch);
   /// Records the variant's configuration (and features) in the database: its id.
   int64_t record_variant(const RankedVariant& ranked, const std::string& printed);
   /// The latest measurement of a configuration on one of the devices (none with `remeasure`).
@@ -178,6 +183,7 @@ private:
   /// Interprets the reference into the disk cache the workers read; runs on its own thread from
   /// construction, so that it overlaps the ranking, and the first run waits for it.
   void interpret_reference();
+  std::set<int64_t> interpreted_steps_; ///< the shortened references interpreted so far
   void wait_for_reference();
 
   perfdb::PerfDb& db_;

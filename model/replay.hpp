@@ -24,7 +24,7 @@ enum class ReplayStrategy {
   hillclimb,     ///< seed 000: the best-predicted unmeasured neighbour of the best measured
   static_spread, ///< the prior's ranking with the best of its first kinds first (kind_spread.hpp)
   online_spread, ///< online, its first runs spread over kinds (OnlineOptions::spread_kinds),
-                 ///< residuals correlated within a kind (OnlineOptions::kind_correlation)
+                 ///< with ReplayOptions::kind_correlation
 };
 std::string to_string(ReplayStrategy strategy);
 /// "static", "online", "online-knn", "online-ei", "random", "hillclimb", "static-spread" or
@@ -41,9 +41,8 @@ struct ReplayOptions {
   OnlineOptions online;
   /// The spread strategies' kinds (a kind: a sample's rewrite strategy).
   size_t spread_kinds = 4;
-  /// online-spread: OnlineOptions::kind_correlation, so that one run of a kind moves the whole
-  /// kind (a spread without it teaches the re-ranking little: measured in docs/results.md).
-  double kind_correlation = 0.5;
+  /// online-spread: OnlineOptions::kind_correlation (0: the spread alone).
+  double kind_correlation = 0;
   double stop_gain = kAutoStopGain;
   Setting prior; ///< the prior model's kind, options and columns
   /// Where the prior learns from: nullptr, the replayed data (another program of the same
