@@ -73,12 +73,6 @@ void print_summaries(const std::vector<std::pair<std::string, model::ReplaySumma
 }
 
 void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
-  perfdb::LoadedData loaded = load_data(o);
-  std::optional<perfdb::LoadedData> prior;
-  if (!r.prior_db.empty()) {
-    prior = perfdb::load_data(r.prior_db, r.prior_device, o.profile);
-    perfdb::keep_shared_columns(loaded.data, prior->data);
-  }
   LIFTX_USER_CHECK(r.models.size() <= 1, "replay: one --model file at most (got {})",
                    r.models.size());
   LIFTX_USER_CHECK(r.models.empty() || r.prior_db.empty(),
@@ -86,6 +80,12 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
   std::optional<model::Model> fixed;
   if (!r.models.empty())
     fixed = model::Model::load(r.models.front());
+  perfdb::LoadedData loaded = load_data(o);
+  std::optional<perfdb::LoadedData> prior;
+  if (!r.prior_db.empty()) {
+    prior = perfdb::load_data(r.prior_db, r.prior_device, o.profile);
+    perfdb::keep_shared_columns(loaded.data, prior->data);
+  }
   model::ReplayOptions options;
   if (prior)
     options.prior_data = &prior->data;
@@ -154,7 +154,10 @@ void add_replay_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "replay", "Simulate exploration strategies on the measured variants of a database (no "
                 "device): runs to 90% and 95% of the best, prior trained leaving each program out");
-  add_data_options(cmd, *o, &r->models);
+  add_data_options(cmd, *o, &r->models,
+                   "a trained model file as every program's prior instead of one trained leaving "
+                   "each program out (judges a shipped model's explorations on programs it "
+                   "never saw)");
   cmd->add_option("--strategies", r->strategies,
                   "comma-separated: static, online, online-knn, online-ei, random, hillclimb, "
                   "static-spread, online-spread (default static,online,random,hillclimb)");

@@ -30,7 +30,8 @@ std::vector<std::string> DataOptions::columns(const std::vector<std::string>& av
   return perfdb::feature_set(set, available);
 }
 
-void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* model_files) {
+void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* model_files,
+                      const std::string& model_help) {
   add_db_option(cmd, o.db, "to read");
   add_device_key_option(cmd, o.device,
                         "device key in the database (default: the only device it holds)");
@@ -55,8 +56,11 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
               model_files->push_back(value);
           }
         },
-        "judge these trained model files on every input of the database instead of training "
-        "(repeatable): per kind of program, runs to 90% and 95% and first picks within 95%");
+        model_help.empty()
+            ? "judge these trained model files on every input of the database instead of "
+              "training (repeatable): per kind of program, runs to 90% and 95% and first picks "
+              "within 95%"
+            : model_help);
   } else {
     cmd->add_option_function<std::string>(
            "--model",

@@ -31,10 +31,12 @@ struct DataOptions {
   std::vector<std::string> columns(const std::vector<std::string>& available) const;
 };
 
-/// `model_files`, when given: `--model FILE` (repeatable) collects trained model files there; the
-/// older `--model KIND` (a model kind) still sets the kind.
+/// `model_files`, when given: `--model FILE` (repeatable) collects trained model files there
+/// (`model_help` says what the command does with them; empty: judges them); the older `--model
+/// KIND` (a model kind) still sets the kind.
 void add_data_options(CLI::App* cmd, DataOptions& options,
-                      std::vector<std::string>* model_files = nullptr);
+                      std::vector<std::string>* model_files = nullptr,
+                      const std::string& model_help = "");
 
 /// The data of the database, device and profile `o` names (perfdb::load_data).
 inline perfdb::LoadedData load_data(const DataOptions& o) {

@@ -110,8 +110,8 @@ struct DeviceDefaults {
 DeviceDefaults defaults_for(const target::DeviceProfile& device);
 
 /// Point-steps (the result's elements times the steps) above which interpreting an iterated
-/// program's every step for the check takes long: about 40 s of the interpreter on 2 cores (64
-/// steps at 1024², 4 at 4096²).
+/// program's every step for the check takes long: about 40 s of the interpreter on 2 cores (more
+/// than 64 steps at 1024², or 4 at 4096²).
 inline constexpr double kLongCheckPointSteps = double(int64_t{1} << 26);
 /// exec::RunOptions::check_launches for exploring `program` at `sizes`: 1 (each variant checked
 /// on one launch of its step kernel and its remainder, on the full grid) when it is a host

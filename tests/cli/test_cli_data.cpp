@@ -194,10 +194,12 @@ TEST_CASE("every command spells and describes its shared options the same way") 
     CAPTURE(command);
     const std::string text = help(command);
     CHECK(contains(text, "--kind TEXT model kind"));
-    // A model file, as elsewhere: evaluate judges model files; the old spelling is hidden.
-    CHECK(contains(text, "--model") == (std::string(command) == "evaluate"));
+    // A model file, as elsewhere: evaluate judges model files, replay takes one as its prior;
+    // train's old spelling is hidden.
+    CHECK(contains(text, "--model") == (std::string(command) != "train"));
   }
   CHECK(contains(help("evaluate"), "--model TEXT ... judge these trained model files"));
+  CHECK(contains(help("replay"), "--model TEXT ... a trained model file as every program's prior"));
   // One word per idea; an older spelling still parses but is not shown.
   for (const char* command : {"run", "devices", "roofline", "launch"}) {
     CAPTURE(command);
@@ -685,8 +687,11 @@ TEST_CASE("the model and database commands report bad input with a message and e
        "is already lowered (a variant, not a high-level stencil): explore works on the variants"},
       {"rank stencils/variants/jacobi2d5pt/global2d.lift " + model + " --size 16",
        "is already lowered (a variant, not a high-level stencil): rank works on the variants"},
-      {"replay --db '" + missing_db + "' --model my-model.json",
+      {"train --db '" + missing_db + "' --model my-model.json -o out.json",
        "--model my-model.json: this command takes the model kind as --kind knn|tree|boosted"},
+      {"replay --db '" + missing_db + "' --model a.json --model b.json",
+       "replay: one --model file at most (got 2)"},
+      {"replay --db '" + missing_db + "' --model missing-model.json", "missing-model.json"},
       {"explore stencils/jacobi2d5pt.lift --strategy best", "--strategy: best not in"},
       {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --format xml",
        "--format: xml not in"},
