@@ -3,6 +3,7 @@
 //   static,online,random,hillclimb]
 //       [--budget 30] [--batch 4] [--hold-out PREFIX] [--except PREFIX] [--out DIR]
 //       [--prior-db DB [--prior-device KEY] | --model FILE] [--spread-kinds 4]
+//       [--kind-correlation 0]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"

@@ -499,8 +499,9 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
     return report_of(*m);
   }
 
-  exec::RunReport report = run_in_worker(*r.program, v.launch, fmt::format("variant-{}", v.index),
-                                         space::steps_per_launch(v));
+  exec::RunReport report =
+      run_in_worker(*r.program, printed, v.launch, fmt::format("variant-{}", v.index),
+                    space::steps_per_launch(v));
   if (report.status == runtime::Status::ok && bytes_moved_ == 0 && report.bytes_moved > 0) {
     bytes_moved_ = report.bytes_moved;
     roofline_gb_per_s_ = report.roofline_gb_per_s;
@@ -512,15 +513,18 @@ exec::RunReport RecordingWorkerMeasure::operator()(const RankedVariant& r) {
 exec::RunReport RecordingWorkerMeasure::run_unrecorded(const ir::Program& lowered,
                                                        const codegen::Launch& launch) {
   // The default lowering computes one step a launch.
-  return run_in_worker(lowered, launch, "unrecorded", 1);
+  return run_in_worker(lowered, ir::print(ir::Module{module_.userfuns, {lowered}}), launch,
+                       "unrecorded", 1);
 }
 
 void RecordingWorkerMeasure::interpret_short_reference(const ir::Program& lowered,
                                                        int64_t steps_per_launch) {
   try {
-    const ir::Module module = parse::parse_file(reference_.string());
-    const std::optional<exec::ShortCheck> shortened =
-        exec::short_check(lowered, module.main(), options_.check_launches, steps_per_launch);
+    // Read back from the file the worker reads, so that the cache keys match.
+    if (!short_reference_)
+      short_reference_ = parse::parse_file(reference_.string());
+    const std::optional<exec::ShortCheck> shortened = exec::short_check(
+        lowered, short_reference_->main(), options_.check_launches, steps_per_launch);
     if (!shortened || !interpreted_steps_.insert(shortened->steps_checked).second)
       return;
     exec::RunOptions options;
@@ -533,6 +537,7 @@ void RecordingWorkerMeasure::interpret_short_reference(const ir::Program& lowere
 }
 
 exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered,
+                                                      const std::string& printed,
                                                       const codegen::Launch& launch,
                                                       const std::string& stem,
                                                       int64_t steps_per_launch) {
@@ -540,7 +545,7 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
   if (options_.check_launches > 0)
     interpret_short_reference(lowered, steps_per_launch);
   const std::filesystem::path file = scratch_.path() / (stem + ".lift");
-  write_text(file, ir::print(ir::Module{module_.userfuns, {lowered}}));
+  write_text(file, printed);
   std::string global, local;
   for (int d = 0; d < launch.dims; ++d) {
     global += (d ? "," : "") + std::to_string(launch.global[size_t(d)]);

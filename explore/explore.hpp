@@ -167,10 +167,12 @@ private:
   /// A stored measurement as a run report; its bandwidth is known once a run of this session
   /// has given the bytes the program moves.
   exec::RunReport report_of(const perfdb::Measurement& m) const;
-  /// Runs a printed lowered module in a worker child (scratch file STEM.lift) at `launch`.
-  /// `steps_per_launch`: of its step kernel, for Options::check_launches.
-  exec::RunReport run_in_worker(const ir::Program& lowered, const codegen::Launch& launch,
-                                const std::string& stem, int64_t steps_per_launch);
+  /// Runs `lowered` (`printed`: it as a module with the user functions) in a worker child
+  /// (scratch file STEM.lift) at `launch`; `steps_per_launch`: of its step kernel, for
+  /// Options::check_launches.
+  exec::RunReport run_in_worker(const ir::Program& lowered, const std::string& printed,
+                                const codegen::Launch& launch, const std::string& stem,
+                                int64_t steps_per_launch);
   /// With Options::check_launches: interprets the steps the worker will check `lowered` on
   /// (cached on disk, as interpret_reference), so that the interpreter's time is not the
   /// variant's: once per count of steps.
@@ -183,7 +185,8 @@ private:
   /// Interprets the reference into the disk cache the workers read; runs on its own thread from
   /// construction, so that it overlaps the ranking, and the first run waits for it.
   void interpret_reference();
-  std::set<int64_t> interpreted_steps_; ///< the shortened references interpreted so far
+  std::set<int64_t> interpreted_steps_;       ///< the shortened references interpreted so far
+  std::optional<ir::Module> short_reference_; ///< reference_ as read back, for them
   void wait_for_reference();
 
   perfdb::PerfDb& db_;

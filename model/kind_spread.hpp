@@ -4,7 +4,9 @@
 /// CPU model rates the window 3x above the simple kernel that runs 5x faster), and within one
 /// kind its errors are shared, so that its best few picks of one kind teach nothing about the
 /// others. Running the best-predicted variant of each of the few best kinds first measures that
-/// error before the budget is spent; the online ranker then moves towards the kind that won.
+/// error before the budget is spent. (The online ranker's feature kernel carries one run of a
+/// kind to that run's neighbours only; OnlineOptions::kind_correlation carries it to the whole
+/// kind. Replayed, neither became a default: docs/results.md, "Hedging across kinds".)
 #include <cstddef>
 #include <cstdint>
 #include <set>

@@ -92,9 +92,7 @@ double OnlineRanker::kernel(size_t a, size_t b) const {
 
 double OnlineRanker::covariance(size_t a, size_t b) const {
   const double rho = kind_of_.empty() ? 0 : options_.kind_correlation;
-  if (rho == 0)
-    return kernel(a, b);
-  return (1 - rho) * kernel(a, b) + (kind_of_[a] == kind_of_[b] ? rho : 0);
+  return (1 - rho) * kernel(a, b) + (rho != 0 && kind_of_[a] == kind_of_[b] ? rho : 0);
 }
 
 void OnlineRanker::observe(size_t candidate, std::optional<double> time_ms) {
@@ -156,10 +154,19 @@ OnlineRanker::Posterior OnlineRanker::fit() const {
       (options_.residual_weight * options_.residual_variance + residual.squaredNorm()) /
       (options_.residual_weight + double(m) - 1);
 
-  Matrix k_ok(Eigen::Index(n), m); // candidates x successful measured
-  for (Eigen::Index j = 0; j < m; ++j)
+  // Candidates x successful measured: the feature kernel's columns, unless kinds correlate too.
+  const bool by_kind = !kind_of_.empty() && options_.kind_correlation != 0;
+  Matrix k_ok(Eigen::Index(n), m);
+  for (Eigen::Index j = 0; j < m; ++j) {
+    const size_t measured_j = ok[size_t(j)];
+    if (!by_kind) {
+      k_ok.col(j) = cross.col(
+          Eigen::Index(std::find(measured.begin(), measured.end(), measured_j) - measured.begin()));
+      continue;
+    }
     for (size_t i = 0; i < n; ++i)
-      k_ok(Eigen::Index(i), j) = covariance(i, ok[size_t(j)]);
+      k_ok(Eigen::Index(i), j) = covariance(i, measured_j);
+  }
 
   if (options_.method == OnlineMethod::gp) {
     Matrix gram(m, m);
@@ -246,19 +253,17 @@ std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
   // similarity says: kinds differ in kind, not in degree.
   size_t spread = 0;
   if (!kind_of_.empty() && measured_count_ < options_.spread_kinds) {
-    std::set<int64_t> tried;
+    std::set<int64_t> tried, untried;
     for (size_t i = 0; i < this->size(); ++i)
-      if (is_measured(i))
-        tried.insert(kind_of_[i]);
-    std::set<int64_t> untried;
-    for (size_t i : order)
-      if (!tried.count(kind_of_[i]))
-        untried.insert(kind_of_[i]);
+      (is_measured(i) ? tried : untried).insert(kind_of_[i]);
+    for (int64_t kind : tried)
+      untried.erase(kind);
     spread = std::min({size, options_.spread_kinds - measured_count_, untried.size()});
     order = spread_over_kinds(order, kind_of_, spread, tried);
   }
   std::vector<size_t> batch(order.begin(), order.begin() + ptrdiff_t(spread)), skipped;
-  for (size_t i : std::vector<size_t>(order.begin() + ptrdiff_t(spread), order.end())) {
+  for (size_t r = spread; r < order.size(); ++r) {
+    const size_t i = order[r];
     if (batch.size() == size)
       break;
     const bool duplicate = std::any_of(batch.begin(), batch.end(), [&](size_t b) {

@@ -90,6 +90,28 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
   return exec::run_program(cpu(), lowered, sizes, o);
 }
 
+/// The space of a 16 x 32 grid with tiles of at most 8, as the NVIDIA profile allows it.
+space::SpaceOptions small_grid_space() {
+  space::SpaceOptions o;
+  o.sizes = {{"M", 16}, {"N", 32}};
+  o.device = runtime::named_profile("nvidia").limits();
+  o.max_tile = 8;
+  o.depth = 0;
+  return o;
+}
+
+/// The fused (temporal blocking) variants of `program`'s space, in stream order.
+std::vector<space::Variant> fused_variants(const ir::Program& program,
+                                           const space::SpaceOptions& options) {
+  space::VariantStream stream(program, options);
+  std::vector<space::Variant> fused;
+  space::Variant v;
+  while (stream.next(v))
+    if (v.strategy == rewrite::kTemporalStrategy)
+      fused.push_back(v);
+  return fused;
+}
+
 } // namespace
 
 TEST_CASE("fused steps verify against iterate at the edges of non-square grids") {
@@ -278,20 +300,8 @@ TEST_CASE("what does not fuse is refused with its reason") {
 }
 
 TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
-  space::SpaceOptions o;
-  o.sizes = {{"M", 16}, {"N", 32}};
-  o.device = runtime::named_profile("nvidia").limits();
-  o.max_tile = 8;
-  o.depth = 0;
-  auto fused_variants = [&](const ir::Program& p) {
-    space::VariantStream stream(p, o);
-    std::vector<space::Variant> fused;
-    space::Variant v;
-    while (stream.next(v))
-      if (v.strategy == rewrite::kTemporalStrategy)
-        fused.push_back(v);
-    return fused;
-  };
+  const space::SpaceOptions o = small_grid_space();
+  auto fused_variants = [&](const ir::Program& p) { return ::fused_variants(p, o); };
   // Clamp: 2, 3 and 4 steps per launch (three and four re-clamp each intermediate region), the
   // input never staged; wrap: the same degrees, the input tile staged or not.
   const std::vector<space::Variant> clamp = fused_variants(heat(4, "clamp"));
@@ -432,18 +442,11 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
 TEST_CASE("a fused variant checked on one launch and its remainder, then timed over every step") {
   // Eleven steps of a wrapped star: a fused launch of 3 steps runs three times, then a remainder
   // launch of 2 steps. The shortened check runs one fused launch and the remainder (5 steps).
-  space::SpaceOptions o;
-  o.sizes = {{"M", 16}, {"N", 32}};
-  o.device = runtime::named_profile("nvidia").limits();
-  o.max_tile = 8;
-  o.depth = 0;
+  const space::SpaceOptions o = small_grid_space();
   const ir::Program eleven = heat(11, "wrap");
-  space::VariantStream stream(eleven, o);
   std::optional<space::Variant> fused;
-  space::Variant v;
-  while (!fused && stream.next(v))
-    if (v.strategy == rewrite::kTemporalStrategy && space::steps_per_launch(v) == 3 &&
-        space::remainder_steps(v) == 2)
+  for (const space::Variant& v : fused_variants(eleven, o))
+    if (!fused && space::steps_per_launch(v) == 3 && space::remainder_steps(v) == 2)
       fused = v;
   REQUIRE(fused);
   REQUIRE(ir::host_iteration(fused->program)->count == 3);
