@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace liftx::codegen {
 
 namespace {
@@ -132,9 +134,8 @@ void Generator::load_registers(const std::vector<ScalarValue>& parts,
   }
 }
 
-Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
-                                   const ir::Type& result) {
-  auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+std::vector<ir::ScalarKind> Generator::window_kinds(const ir::MapSeqSlide& node,
+                                                    const ir::Type& element) const {
   std::optional<int64_t> size = node.size.as_constant();
   std::optional<int64_t> step = node.step.as_constant();
   if (!size || !step)
@@ -145,62 +146,130 @@ Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, 
   if (*step > *size)
     throw UserError(fmt::format("mapSeqSlide: step {} is larger than the window {}", *step, *size),
                     loc_);
-  ir::Type element = input->type.as<ir::ArrayType>()->element;
   std::optional<std::vector<ir::ScalarKind>> kinds = register_kinds(element);
   if (!kinds || *size * static_cast<int64_t>(kinds->size()) > kMaxWindowRegisters)
     throw UserError(fmt::format("mapSeqSlide: a window of {} elements of type {} does not fit "
                                 "in {} registers",
                                 *size, element.to_string(), kMaxWindowRegisters),
                     loc_);
-  if (!dest)
-    dest = allocate(result, write_space_.value_or(default_space()), "mapSeqSlide");
+  return *kinds;
+}
+
+Generator::RegisterWindow Generator::declare_window(const ir::MapSeqSlide& node,
+                                                    const ir::Type& element) {
+  const std::vector<ir::ScalarKind> kinds = window_kinds(node, element);
+  RegisterWindow window;
+  window.size = *node.size.as_constant();
+  window.step = *node.step.as_constant();
   const std::string base = fresh("win");
   auto names = std::make_shared<std::vector<std::pair<std::string, ir::ScalarKind>>>();
-  std::vector<std::vector<std::string>> slots(static_cast<size_t>(*size));
+  window.slots.resize(static_cast<size_t>(window.size));
   int64_t window_bytes = 0;
-  for (int64_t k = 0; k < *size; ++k) {
+  for (int64_t k = 0; k < window.size; ++k) {
     // One declaration per slot and run of equal kinds: `float win_3_1_0, win_3_1_1, ...;`.
     std::string line;
-    for (size_t j = 0; j < kinds->size(); ++j) {
+    for (size_t j = 0; j < kinds.size(); ++j) {
       std::string name = fmt::format("{}_{}_{}", base, k, j);
-      if (j == 0 || (*kinds)[j] != (*kinds)[j - 1]) {
+      if (j == 0 || kinds[j] != kinds[j - 1]) {
         if (!line.empty())
           emit(line + ";");
-        line = fmt::format("{} {}", ir::scalar_name((*kinds)[j]), name);
+        line = fmt::format("{} {}", ir::scalar_name(kinds[j]), name);
       } else {
         line += ", " + name;
       }
-      slots[size_t(k)].push_back(name);
-      names->emplace_back(name, (*kinds)[j]);
-      window_bytes += static_cast<int64_t>(scalar_bytes((*kinds)[j]));
+      window.slots[size_t(k)].push_back(name);
+      names->emplace_back(name, kinds[j]);
+      window_bytes += static_cast<int64_t>(scalar_bytes(kinds[j]));
     }
     if (!line.empty())
       emit(line + ";");
   }
   kernel_.private_bytes += window_bytes;
   kernel_.window_bytes += window_bytes;
-  ir::Type window_type = ir::Type::array(element, node.size);
-  Value window = register_value(window_type, names, 0);
-  auto load_slot = [&](int64_t slot, const Value& v) {
-    std::vector<ScalarValue> parts;
-    flatten(v, parts);
-    load_registers(parts, slots[size_t(slot)]);
-  };
-  const int64_t keep = *size - *step;
+  window.value = register_value(ir::Type::array(element, node.size), names, 0);
+  return window;
+}
+
+void Generator::load_slot(const RegisterWindow& window, int64_t slot, const Value& v) {
+  std::vector<ScalarValue> parts;
+  flatten(v, parts);
+  load_registers(parts, window.slots[size_t(slot)]);
+}
+
+void Generator::rotate(const RegisterWindow& window) {
+  const int64_t keep = window.size - window.step;
   for (int64_t k = 0; k < keep; ++k)
-    load_slot(k, input->at(arith::Expr(k)));
+    for (size_t j = 0; j < window.slots[size_t(k)].size(); ++j)
+      emit(fmt::format("{} = {};", window.slots[size_t(k)][j],
+                       window.slots[size_t(k + window.step)][j]));
+}
+
+Value Generator::hold(const Value& v, const ir::Type& type) {
+  std::vector<ScalarValue> parts;
+  flatten(v, parts);
+  auto names = std::make_shared<std::vector<std::pair<std::string, ir::ScalarKind>>>();
+  for (const ScalarValue& part : parts) {
+    std::string name = fresh("held");
+    emit(fmt::format("const {} {} = {};", ir::scalar_name(part.kind), name, part.text));
+    record_loads(part);
+    names->emplace_back(name, part.kind);
+  }
+  return register_value(type, names, 0);
+}
+
+Value Generator::window_stream(const ir::MapSeqSlide& node, const Value& x,
+                               const ir::Type& result) {
+  auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+  const ir::Type element = input->type.as<ir::ArrayType>()->element;
+  auto window = std::make_shared<const RegisterWindow>(declare_window(node, element));
+  const int64_t keep = window->size - window->step;
+  for (int64_t k = 0; k < keep; ++k)
+    load_slot(*window, k, input->at(arith::Expr(k)));
+  const ir::Type result_element = result.as<ir::ArrayType>()->element;
+  // The private arrays an element is computed in are dead once it is held: the kernel's private
+  // memory counts the largest element's once, not every element's (its prologue's included).
+  auto largest_element_bytes = std::make_shared<int64_t>(0);
+  // Element i is produced where it is read: its consumer reads each element once, in order (a
+  // window of its own), so each read is the next step of this window.
+  return make_array(
+      result,
+      [this, f = node.f, window, input, keep, result_element,
+       largest_element_bytes](const arith::Expr& i) {
+        for (int64_t k = 0; k < window->step; ++k)
+          load_slot(*window, keep + k, input->at(i * window->step + keep + k));
+        const int64_t before = kernel_.private_bytes;
+        // Held in registers of its own before the window rotates under the value's text.
+        Value produced = hold(apply(f, {window->value}, nullptr, result_element), result_element);
+        const int64_t used = kernel_.private_bytes - before;
+        kernel_.private_bytes = before + std::max<int64_t>(0, used - *largest_element_bytes);
+        *largest_element_bytes = std::max(*largest_element_bytes, used);
+        rotate(*window);
+        return produced;
+      },
+      true);
+}
+
+Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
+                                   const ir::Type& result) {
+  auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
+  const ir::Type element = input->type.as<ir::ArrayType>()->element;
+  window_kinds(node, element); // its errors before anything is emitted
+  if (!dest)
+    dest = allocate(result, write_space_.value_or(default_space()), "mapSeqSlide");
+  const RegisterWindow window = declare_window(node, element);
+  const int64_t keep = window.size - window.step;
+  for (int64_t k = 0; k < keep; ++k)
+    load_slot(window, k, input->at(arith::Expr(k)));
   arith::Expr trip = result.as<ir::ArrayType>()->length;
   ir::Type result_element = result.as<ir::ArrayType>()->element;
   // The steps stay a loop, kept rolled: unrolled, all steps' loads are issued at once, which
   // on an H200 cost a hand-written float4 window 15-30% of its bandwidth.
   const cl::LoopKind kind =
       emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
-        for (int64_t k = 0; k < *step; ++k)
-          load_slot(keep + k, input->at(index * *step + keep + k));
-        apply(node.f, {window}, dest->at(index), result_element);
-        for (int64_t k = 0; k < keep; ++k)
-          for (size_t j = 0; j < slots[size_t(k)].size(); ++j)
-            emit(fmt::format("{} = {};", slots[size_t(k)][j], slots[size_t(k + *step)][j]));
+        for (int64_t k = 0; k < window.step; ++k)
+          load_slot(window, keep + k, input->at(index * window.step + keep + k));
+        apply(node.f, {window.value}, dest->at(index), result_element);
+        rotate(window);
       });
   if (kind == cl::LoopKind::For)
     current().stmts.insert(current().stmts.end() - 1, {cl::Line{"#pragma unroll 1"}});

@@ -297,20 +297,52 @@ Value Generator::eval_call(const ir::Call& call, const ir::Type& result, const T
     return zip_view(parts, result);
   }
   if (const auto* window = f.as<ir::MapSeqSlide>(); window && call.args.size() == 1) {
-    // mapSeqSlide(g, n, s, map(h, x)) with h computing: h's results are produced as they enter
-    // the window, each once, in registers (a stream of computed planes: temporal steps in 3D).
-    const auto* produced = call.args[0].as<ir::Call>();
-    const ir::Map* producer = produced ? produced->fun.as<ir::Map>() : nullptr;
-    if (producer && produced->args.size() == 1 && computes(producer->f)) {
-      Value x = eval(produced->args[0], nullptr);
-      return emit_slide_window(*window, lazy_map(producer->f, x, call.args[0].type()), dest,
-                               result);
-    }
+    if (std::optional<Value> source = streamed_source(call.args[0]))
+      return emit_slide_window(*window, *source, dest, result);
   }
   std::vector<Value> args;
   for (const ir::Expr& a : call.args)
     args.push_back(eval(a, nullptr));
   return apply(f, std::move(args), dest, result);
+}
+
+namespace {
+
+/// Whether a window over `arg` reads elements produced as it moves (Generator::streamed_source).
+bool produced_as_read(const ir::Expr& arg) {
+  const auto* call = arg.as<ir::Call>();
+  if (!call)
+    return false;
+  if (const auto* producer = call->fun.as<ir::Map>())
+    return call->args.size() == 1 && codegen::computes(producer->f);
+  if (call->fun.as<ir::MapSeqSlide>())
+    return call->args.size() == 1;
+  return call->fun.as<ir::Zip>() && call->args.size() >= 2 &&
+         std::any_of(call->args.begin(), call->args.end(), produced_as_read);
+}
+
+} // namespace
+
+std::optional<Value> Generator::streamed_source(const ir::Expr& arg) {
+  if (!produced_as_read(arg))
+    return std::nullopt;
+  const auto& produced = *arg.as<ir::Call>();
+  // mapSeqSlide(g, n, s, map(h, x)) with h computing: h's results are produced as they enter
+  // the window, each once, in registers (a stream of computed planes: temporal steps in 3D).
+  if (const auto* producer = produced.fun.as<ir::Map>())
+    return lazy_map(producer->f, eval(produced.args[0], nullptr), arg.type());
+  // A window over a window: the inner one steps as the outer one reads.
+  if (const auto* inner = produced.fun.as<ir::MapSeqSlide>()) {
+    std::optional<Value> source = streamed_source(produced.args[0]);
+    return window_stream(*inner, source ? *source : eval(produced.args[0], nullptr), arg.type());
+  }
+  // zip(stream, ...): the elements of each, read together.
+  std::vector<Value> parts;
+  for (const ir::Expr& a : produced.args) {
+    std::optional<Value> source = streamed_source(a);
+    parts.push_back(source ? *source : eval(a, nullptr));
+  }
+  return zip_view(parts, arg.type());
 }
 
 Value Generator::apply(const ir::Fun& f, Args args, const TargetPtr& dest, const ir::Type& result) {

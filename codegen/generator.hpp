@@ -193,8 +193,31 @@ private:
   using RegisterNames = std::shared_ptr<std::vector<std::pair<std::string, ir::ScalarKind>>>;
   Value register_value(const ir::Type& type, const RegisterNames& names, int64_t offset);
   void load_registers(const std::vector<ScalarValue>& parts, const std::vector<std::string>& names);
+  /// A window's registers: `slots[k]` the scalars of its k-th element, `value` the window as an
+  /// array read from them.
+  struct RegisterWindow {
+    int64_t size = 0, step = 1;
+    std::vector<std::vector<std::string>> slots;
+    Value value;
+  };
+  /// The registers of one window element; UserError when the window is not constant or too big.
+  std::vector<ir::ScalarKind> window_kinds(const ir::MapSeqSlide& node,
+                                           const ir::Type& element) const;
+  RegisterWindow declare_window(const ir::MapSeqSlide& node, const ir::Type& element);
+  void load_slot(const RegisterWindow& window, int64_t slot, const Value& v);
+  /// Shifts the window by its step (slot k takes slot k + step).
+  void rotate(const RegisterWindow& window);
+  /// `v` copied into fresh registers (a value whose text must outlive what it reads).
+  Value hold(const Value& v, const ir::Type& type);
   Value emit_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
                           const ir::Type& result);
+  /// mapSeqSlide(f, n, s, x) read by another window: an array whose element i, read once and in
+  /// order, loads the next s elements of x, applies f and rotates (a pipeline of windows: fused
+  /// time steps streamed along one dimension).
+  Value window_stream(const ir::MapSeqSlide& node, const Value& x, const ir::Type& result);
+  /// What a window over `arg` reads, when it is produced as the window moves: a map of a
+  /// computation, another window, or a zip of such; nullopt for anything else.
+  std::optional<Value> streamed_source(const ir::Expr& arg);
 
   // ---- assemble.cpp
   void assemble();

@@ -81,10 +81,12 @@ struct TemporalTiling {
   /// Where the intermediate steps of a tile live: `local`, a work-group per tile, a work-item
   /// per point of each step's region, barriers between steps; `registers`, a work-item per tile
   /// computing every step of it in private arrays (unrolled), no barrier.
-  /// `stream` (3D, two steps): a work-item per column of tile_z x tile_y x tile_x outputs
-  /// marching along z (the 2.5D form): each plane of the first step is computed once, in
-  /// registers, as it enters a window of `window` such planes from which the second step's plane
-  /// is computed (mapSeqSlide over a map of computed planes).
+  /// `stream`: a work-item per column of tile_y x tile_x outputs marching along y in 2D (of
+  /// tile_z x tile_y x tile_x along z in 3D), each step's planes (rows in 2D) computed once as
+  /// they enter the next step's register window of `window` planes: a pipeline of t windows
+  /// (nested mapSeqSlide), the halo recomputed across the column's sides only. Two steps of a
+  /// 3D stencil with a boundary that remaps indices take the 2.5D form instead: the first step's
+  /// planes computed from the input's windows padded once more (pad-of-map), no re-clamp.
   enum class Memory { local, registers, stream };
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
@@ -97,6 +99,11 @@ struct TemporalTiling {
 /// tile is narrower than its widest halo ((degree - 1) reaches), or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
+
+/// Scalars a work-item of a streamed launch holds in its register windows: n planes per step,
+/// step k's window holding planes of step k - 1 (the first step's, input planes), each plane
+/// the tile's cross-section grown by the reaches of the steps still to come.
+int64_t stream_window_scalars(const StencilStep& step, const TemporalTiling& tiling);
 
 /// Redundant work of a fused launch: points computed by all of its steps per output point and
 /// step (1 when nothing is recomputed), a cost the tiles' halos pay for the DRAM trips saved.

@@ -18,6 +18,9 @@ constexpr double kMaxRedundantRegisterWork = 4.0;
 /// tiles past this and the 1 KB of private memory spill: 1.4-3.7x slower on an H200,
 /// bench/RESULTS.md).
 constexpr int64_t kMaxRegisterTile = 64;
+/// Scalars a streamed launch's work-item may hold in its register windows: an H200 work-item
+/// has 255 registers, which the windows share with the planes computed and the addresses.
+constexpr int64_t kMaxStreamScalars = 192;
 
 } // namespace
 
@@ -113,7 +116,8 @@ void VariantStream::State::plan_temporal() {
       continue;
     for (Memory memory : {Memory::local, Memory::registers, Memory::stream}) {
       const bool stream = memory == Memory::stream;
-      if (stream && (!three || t != 2))
+      // (The other streams, pipelines of windows, are planned by plan_streams.)
+      if (stream && (!three || t != 2 || s.boundary.kind == ir::Boundary::Kind::Constant))
         continue;
       const bool registers = memory != Memory::local;
       for (int64_t tz : three ? rewrite::powers_of_two(stream ? 4 : 1, stream ? 64 : 8)
@@ -147,6 +151,49 @@ void VariantStream::State::plan_temporal() {
               temporal.push_back(tiling);
             }
     }
+  }
+  plan_streams(s, out);
+}
+
+void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
+                                        const std::vector<int64_t>& out) {
+  // Pipelines of register windows (the two-step 3D stream of a boundary that remaps indices is
+  // planned above): many steps on narrow columns, long along the streamed dimension so that the
+  // rows (planes) its first windows fill before any output are a small share.
+  const bool three = s.rank == 3;
+  const bool constant = s.boundary.kind == ir::Boundary::Kind::Constant;
+  const std::vector<int64_t> along =
+      three ? std::vector<int64_t>{8, 16, 32, 64} : std::vector<int64_t>{16, 32, 64, 128};
+  const std::vector<int64_t> across =
+      three ? std::vector<int64_t>{1, 2, 4} : std::vector<int64_t>{1, 2, 4, 8};
+  for (int64_t t : {2, 3, 4, 5, 6, 8}) {
+    if (t > iteration->count || (three && t == 2 && !constant))
+      continue;
+    for (int64_t streamed : along)
+      for (int64_t ty : three ? across : std::vector<int64_t>{streamed})
+        for (int64_t tx : across) {
+          rewrite::TemporalTiling tiling{t, tx, three ? ty : streamed, false,
+                                         rewrite::TemporalTiling::Memory::stream};
+          tiling.tile_z = three ? streamed : 1;
+          const std::vector<int64_t> tile =
+              three ? std::vector<int64_t>{streamed, ty, tx} : std::vector<int64_t>{streamed, tx};
+          bool divides = true;
+          for (size_t d = 0; d < tile.size(); ++d)
+            divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
+          if (!divides) {
+            reject("tile does not divide");
+            continue;
+          }
+          if (rewrite::stream_window_scalars(s, tiling) > kMaxStreamScalars) {
+            reject("stream windows exceed the registers");
+            continue;
+          }
+          if (rewrite::redundant_work_ratio(s, tiling) > kMaxRedundantRegisterWork) {
+            reject("temporal tile recomputes too much");
+            continue;
+          }
+          temporal.push_back(tiling);
+        }
   }
 }
 
@@ -187,9 +234,12 @@ void VariantStream::State::lower_next_temporal() {
   if (remainder > 0)
     parameters["remainder_steps"] = remainder;
   const bool three = rewrite::grid_rank(root.result_type(), options.sizes) == 3;
+  const bool streamed = tiling.memory == rewrite::TemporalTiling::Memory::stream;
   if (three) {
     parameters["tile_z"] = tiling.tile_z;
-    parameters["stream"] = tiling.memory == rewrite::TemporalTiling::Memory::stream ? 1 : 0;
+    parameters["stream"] = streamed ? 1 : 0;
+  } else if (streamed) {
+    parameters["stream"] = 1;
   }
   // A register tile's work-items need no free-thread loops.
   queue_lowered(lowered, three ? rewrite::kTemporalStrategy3D : rewrite::kTemporalStrategy,

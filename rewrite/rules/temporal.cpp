@@ -10,8 +10,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace liftx::rewrite {
@@ -125,16 +128,74 @@ ir::Fun edge_pick(ir::ScalarKind kind) {
 /// The four arrays re-clamp-tile-edges picks from, each as long as `region`: the region itself,
 /// then its inner elements (those inside the grid when the tile touches its first edge, its last
 /// edge, or both) padded back to the region's length by `boundary`.
+/// `region` with its first `before` and last `after` elements replaced by `boundary`'s padding of
+/// the elements between.
+ir::Expr inner_repadded(const ir::Expr& region, int64_t before, int64_t after,
+                        const ir::Boundary& boundary) {
+  const arith::Expr length = length_of(region.type());
+  ir::Expr inner = ir::call(
+      ir::at(arith::Expr(before)),
+      {ir::call(ir::slide(length - arith::Expr(before + after), arith::Expr(1)), {region})});
+  return ir::call(ir::pad(arith::Expr(before), arith::Expr(after), boundary), {inner});
+}
+
 std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_t hi,
                                       const ir::Boundary& boundary) {
-  const arith::Expr length = length_of(region.type());
-  auto inner_padded = [&](int64_t before, int64_t after) {
-    ir::Expr inner = ir::call(
-        ir::at(arith::Expr(before)),
-        {ir::call(ir::slide(length - arith::Expr(before + after), arith::Expr(1)), {region})});
-    return ir::call(ir::pad(arith::Expr(before), arith::Expr(after), boundary), {inner});
-  };
-  return {region, inner_padded(lo, 0), inner_padded(0, hi), inner_padded(lo, hi)};
+  return {region, inner_repadded(region, lo, 0, boundary), inner_repadded(region, 0, hi, boundary),
+          inner_repadded(region, lo, hi, boundary)};
+}
+
+/// liftxPickOfK(code, c0, ..., cK-1): candidate `code` (0 for anything out of range).
+ir::Fun pick_of(int64_t count, ir::ScalarKind kind) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, ir::ScalarKind>, ir::UserFunPtr> made;
+  std::lock_guard lock(mutex);
+  ir::UserFunPtr& def = made[{count, kind}];
+  if (!def) {
+    std::vector<ir::UserFunParam> params{{"code", ir::ScalarKind::Int}};
+    std::string body;
+    for (int64_t k = 0; k < count; ++k) {
+      params.push_back({fmt::format("c{}", k), kind});
+      if (k > 0)
+        body += fmt::format("if (code == {}) return c{}; ", k, k);
+    }
+    body += "return c0;";
+    def = ir::UserFunDef::parse(
+        fmt::format("liftxPickOf{}{}", count, kind == ir::ScalarKind::Double ? "Double" : ""),
+        params, kind, body);
+  }
+  return ir::user_fun(def);
+}
+
+/// liftxIndex(i, n) = i: the positions of a generated array.
+ir::Fun position() {
+  static const ir::UserFunPtr def =
+      ir::UserFunDef::parse("liftxIndex", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
+                            ir::ScalarKind::Int, "return i;");
+  return ir::user_fun(def);
+}
+
+/// liftxStreamEdge(edge, j): how the window of a stream that starts at element j crosses the
+/// grid's edges along the streamed dimension, as pick_of's code: d (1..lo) when its first d
+/// elements lie before the first edge, lo + d (1..hi) when its last d lie beyond the last edge,
+/// 0 otherwise (and wherever the window's middle element is outside the grid: that element's
+/// value is not used). `edge` is the tile's liftxTileEdge; element j of the window's result lies
+/// `lead` elements before the tile's first output, and `last` is j of the tile's last output row
+/// counted the same way.
+ir::Fun stream_edge(int64_t lead, int64_t last, int64_t lo, int64_t hi) {
+  static std::mutex mutex;
+  static std::map<std::array<int64_t, 4>, ir::UserFunPtr> made;
+  std::lock_guard lock(mutex);
+  ir::UserFunPtr& def = made[{lead, last, lo, hi}];
+  if (!def)
+    def = ir::UserFunDef::parse(
+        fmt::format("liftxStreamEdge_{}_{}_{}_{}", lead, last, lo, hi),
+        {{"edge", ir::ScalarKind::Int}, {"j", ir::ScalarKind::Int}}, ir::ScalarKind::Int,
+        fmt::format("int c = j - {0}; if ((edge == 1 || edge == 3) && c >= 0 && c < {2}) return "
+                    "{2} - c; int e = {1} - j; if (edge >= 2 && e >= 0 && e < {3}) return {2} + "
+                    "{3} - e; return 0;",
+                    lead, last, lo, hi));
+  return ir::user_fun(def);
 }
 
 /// c => liftxEdgePick(edge, c.0, c.1, c.2, c.3) over a tuple of the four candidates.
@@ -379,6 +440,19 @@ double redundant_work_ratio(const StencilStep& step, const TemporalTiling& tilin
   return computed / (outputs * static_cast<double>(tiling.degree));
 }
 
+int64_t stream_window_scalars(const StencilStep& step, const TemporalTiling& tiling) {
+  const int64_t reach = step.window - 1;
+  const std::vector<int64_t> tile = tile_extent(step.rank, tiling);
+  int64_t scalars = 0;
+  for (int64_t k = 1; k <= tiling.degree; ++k) {
+    int64_t plane = 1;
+    for (size_t d = 1; d < tile.size(); ++d)
+      plane *= tile[d] + (tiling.degree - k + 1) * reach;
+    scalars += step.window * plane;
+  }
+  return scalars;
+}
+
 namespace {
 
 /// Two steps of a 3D stencil streamed along z (TemporalTiling::Memory::stream): the first step's
@@ -416,8 +490,6 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return *why;
   const StencilStep& step = std::get<StencilStep>(recognised);
   const bool streamed = tiling.memory == TemporalTiling::Memory::stream;
-  if (streamed && step.rank != 3)
-    return std::string("a stream along z needs a 3D stencil");
   const int rank = step.rank;
   const std::vector<int64_t> tile = tile_extent(rank, tiling);
   const int64_t t = tiling.degree;
@@ -426,25 +498,28 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   if (std::any_of(tile.begin(), tile.end(), [](int64_t u) { return u < 1; }))
     return std::string("a tile needs at least one output along every dimension");
   const bool constant = step.boundary.kind == ir::Boundary::Kind::Constant;
-  if (streamed && constant && t > 1)
-    return std::string("a stream along z pushes the padding into the first step, which a "
-                       "constant boundary does not allow (a step of constant windows is not the "
-                       "constant)");
-  if (streamed && t > 2)
-    return std::string("a stream along z fuses two steps (one window of computed planes)");
-  if (streamed && t == 2) {
+  const bool wrap = step.boundary.kind == ir::Boundary::Kind::Wrap;
+  if (streamed && rank == 3 && t == 2 && !constant) {
     ir::Program fused = program;
     fused.body = streamed_steps(step, tiling, program.loc);
     return fused;
   }
-  // (A stream's single step, a remainder's launch, is the register tile of the same shape.)
+  // A pipeline of t register windows along the outermost dimension (every other stream of two
+  // steps or more); a stream's single step, a remainder's launch, is the register tile of the
+  // same shape.
+  const bool pipelined = streamed && t >= 2;
+  if (pipelined && tiling.stage_input)
+    return std::string("a stream reads its input rows into its first window: nothing to stage");
+  if (pipelined && step.boundary.kind == ir::Boundary::Kind::Mirror &&
+      2 * std::max(step.pad_low, step.pad_high) > step.window)
+    return std::string("a mirrored window crossing the grid's edge has too few points inside");
   // Clamp and mirror: two steps by pushed padding; more by re-clamping each intermediate region
   // at the grid's edges inside the tile (re-clamp-tile-edges). A constant boundary cannot push
-  // its padding into a computation: it is re-padded from two steps on.
-  const bool reclamped =
-      step.boundary.kind != ir::Boundary::Kind::Wrap && (t >= 3 || (constant && t >= 2));
+  // its padding into a computation: it is re-padded from two steps on. A pipeline re-clamps
+  // from two steps on: the windows of its later steps are re-clamped as they cross the edges.
+  const bool reclamped = !wrap && (t >= 3 || ((constant || pipelined) && t >= 2));
   // One step (a remainder's launch) is the hoisted form with nothing hoisted: any boundary.
-  const bool hoisted = step.boundary.kind == ir::Boundary::Kind::Wrap || t == 1 || reclamped;
+  const bool hoisted = wrap || t == 1 || reclamped;
   if (tiling.stage_input && !hoisted)
     return std::string("only the hoisted forms (wrap, constant, or three steps or more) read a "
                        "plain input tile to stage");
@@ -480,14 +555,19 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
   // steps alone in private arrays (unrolled: registers), no barrier, the halo recomputed.
   const bool registers = tiling.memory != TemporalTiling::Memory::local;
-  auto points = [&](ir::Fun f) {
-    for (int d = 0; d < rank; ++d)
+  // The points of a region of `dims` dimensions (a tile's region: rank; a streamed plane: one
+  // fewer).
+  auto points_of = [&](ir::Fun f, int dims) {
+    for (int d = 0; d < dims; ++d)
       f = registers ? ir::map_seq(std::move(f)) : ir::map_lcl(d, std::move(f));
     return f;
   };
-  auto keep = [&](ir::Fun f) {
-    return registers ? ir::to_private(points(std::move(f))) : ir::to_local(points(std::move(f)));
+  auto keep_of = [&](ir::Fun f, int dims) {
+    return registers ? ir::to_private(points_of(std::move(f), dims))
+                     : ir::to_local(points_of(std::move(f), dims));
   };
+  auto points = [&](ir::Fun f) { return points_of(std::move(f), rank); };
+  auto keep = [&](ir::Fun f) { return keep_of(std::move(f), rank); };
   const ir::ScalarKind kind = ir::array_base(step.grid.type()).as<ir::ScalarType>()->kind;
 
   // re-clamp-tile-edges: the region of step k (the tile grown by `lo` points before and `hi`
@@ -498,23 +578,31 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // of the inner planes. Which of the four views a tile reads is known at run time only (its edge
   // code), so a pick of the four, one dimension after the other.
   auto reclamp_outermost = [&](const ir::Expr& computed, const ir::Expr& edge, int64_t lo,
-                               int64_t hi) {
+                               int64_t hi, int dims) {
     // Bound to a parameter, so that the four views read one computed region (an expression
     // used four times would be generated four times).
     auto pick_planes = [&](const ir::Expr& region) {
-      ir::Expr candidates = zip_k(rank, edge_candidates(region, lo, hi, step.boundary));
-      return ir::call(keep(pick_candidate(element_at_depth(candidates.type(), rank), edge, kind)),
-                      {candidates});
+      ir::Expr candidates = zip_k(dims, edge_candidates(region, lo, hi, step.boundary));
+      return ir::call(
+          keep_of(pick_candidate(element_at_depth(candidates.type(), dims), edge, kind), dims),
+          {candidates});
     };
     return ir::call(lambda1(computed.type(), "region", pick_planes), {computed});
   };
-  auto reclamp = [&](ir::Expr region, const std::vector<ir::Expr>& edges, int64_t steps_left) {
+  // The region's `dims` dimensions are the last `dims` of the tile's, whose edge codes `edges`
+  // ends with.
+  auto reclamp_dims = [&](ir::Expr region, const std::vector<ir::Expr>& edges, int64_t steps_left,
+                          int dims) {
     const int64_t lo = steps_left * step.pad_low, hi = steps_left * step.pad_high;
-    for (int d = 0; d < rank; ++d)
-      region = dimension_back(
-          reclamp_outermost(dimension_outermost(region, d), edges[static_cast<size_t>(d)], lo, hi),
-          d);
+    for (int d = 0; d < dims; ++d)
+      region = dimension_back(reclamp_outermost(dimension_outermost(region, d),
+                                                edges[edges.size() - size_t(dims) + size_t(d)], lo,
+                                                hi, dims),
+                              d);
     return region;
+  };
+  auto reclamp = [&](ir::Expr region, const std::vector<ir::Expr>& edges, int64_t steps_left) {
+    return reclamp_dims(std::move(region), edges, steps_left, rank);
   };
 
   auto fused_tile = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {
@@ -533,6 +621,70 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     }
     return ir::call(points(step.point), {slide_k(rank, n, level)});
   };
+
+  // A pipeline: the tile's planes along its outermost dimension (rows in 2D) stream through t
+  // register windows of n planes, step k computing a plane from each window of step k - 1's
+  // planes as they come (nested mapSeqSlide: the code generator steps each inner window as the
+  // outer one reads). A plane's re-clamp along the other dimensions is the region's; along the
+  // streamed one, a window of step k >= 2 whose planes cross the grid's edge is repaired
+  // before it is read: its planes outside replaced by the boundary's padding of those inside
+  // (stream_edge says by how many, from the window's position, carried as a zipped index).
+  const int plane_dims = rank - 1;
+  auto neighbourhoods = [&](const ir::Expr& planes) {
+    if (plane_dims == 2)
+      return plane_neighbourhoods(planes, arith::Expr(n), arith::Expr(1));
+    // [n][x] -> [n][x'][n] -> [x'][n][n]
+    return ir::call(ir::transpose(),
+                    {ir::call(ir::map(ir::slide(arith::Expr(n), arith::Expr(1))), {planes})});
+  };
+  auto repaired_window = [&](const ir::Expr& planes, const ir::Expr& code) {
+    std::vector<ir::Expr> candidates{planes};
+    for (int64_t d = 1; d <= step.pad_low; ++d)
+      candidates.push_back(inner_repadded(planes, d, 0, step.boundary));
+    for (int64_t d = 1; d <= step.pad_high; ++d)
+      candidates.push_back(inner_repadded(planes, 0, d, step.boundary));
+    const int64_t count = static_cast<int64_t>(candidates.size());
+    ir::Expr zipped = zip_k(rank, std::move(candidates));
+    ir::Fun pick = lambda1(element_at_depth(zipped.type(), rank), "c", [&](const ir::Expr& c) {
+      std::vector<ir::Expr> args{code};
+      for (int64_t i = 0; i < count; ++i)
+        args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
+      return ir::call(pick_of(count, kind), std::move(args));
+    });
+    return ir::call(keep_of(pick, rank), {zipped});
+  };
+  auto pipeline = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {
+    ir::Expr stream = tile_in;
+    for (int64_t k = 1; k <= t; ++k) {
+      const bool repaired = reclamped && k >= 2;
+      ir::Expr input = stream;
+      if (repaired)
+        input = ir::call(
+            ir::zip(), {stream, ir::call(ir::generate(length_of(stream.type()), position()), {})});
+      const ir::Type window_type = ir::Type::array(element_of(input.type()), arith::Expr(n));
+      ir::Fun stage = lambda1(window_type, "w", [&](const ir::Expr& w) {
+        ir::Expr planes = w;
+        if (repaired) {
+          planes = ir::call(ir::map(ir::get(0)), {w});
+          const ir::Expr first = ir::call(ir::get(1), {ir::call(ir::at(arith::Expr(0)), {w})});
+          const ir::Fun edge_code =
+              stream_edge((t - k) * step.pad_low, tile[0] - 1 + (t - k) * step.pad_low,
+                          step.pad_low, step.pad_high);
+          planes = repaired_window(planes, ir::call(edge_code, {edges.front(), first}));
+        }
+        if (k == t)
+          return ir::call(points_of(step.point, plane_dims), {neighbourhoods(planes)});
+        ir::Expr plane = ir::call(keep_of(step.point, plane_dims), {neighbourhoods(planes)});
+        return reclamped ? reclamp_dims(plane, edges, t - k, plane_dims) : plane;
+      });
+      stream = ir::call(ir::map_seq_slide(stage, arith::Expr(n), arith::Expr(1)), {input});
+    }
+    return stream;
+  };
+  const std::function<ir::Expr(const ir::Expr&, const std::vector<ir::Expr>&)> per_tile_body =
+      pipelined
+          ? std::function<ir::Expr(const ir::Expr&, const std::vector<ir::Expr>&)>(pipeline)
+          : std::function<ir::Expr(const ir::Expr&, const std::vector<ir::Expr>&)>(fused_tile);
   // Dimension d of the tiles (outermost first) goes to work-group (work-item) dimension
   // rank - 1 - d.
   auto map_tiles = [&](int dim, ir::Fun f) {
@@ -548,7 +700,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
           std::vector<ir::Expr> edges = outer_edges;
           edges.push_back(ir::call(ir::get(1), {pair}));
           const ir::Expr inner = ir::call(ir::get(0), {pair});
-          return d + 1 == rank ? fused_tile(inner, edges) : with_edges(inner, d + 1, edges);
+          return d + 1 == rank ? per_tile_body(inner, edges) : with_edges(inner, d + 1, edges);
         };
         return ir::call(map_tiles(rank - 1 - d, lambda1(element_of(zipped.type()),
                                                         kLevelNames[3 - rank + d], per_element)),
@@ -556,7 +708,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
       };
   auto each_tile = [&]() {
     ir::Fun per_tile = lambda1(element_at_depth(tiles.type(), rank), "tile",
-                               [&](const ir::Expr& x) { return fused_tile(x, {}); });
+                               [&](const ir::Expr& x) { return per_tile_body(x, {}); });
     for (int d = 0; d < rank; ++d)
       per_tile = map_tiles(d, std::move(per_tile));
     return ir::call(per_tile, {tiles});

@@ -161,6 +161,16 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"constant(0.5f)", 7, 3, 8, 5, false, true},
       {"constant(-1.0f)", 6, 3, 4, 4, true, false, Memory::registers},
       {"constant(0.5f)", 9, 4, 12, 10, false, false},
+      // Streamed along y: a pipeline of register windows of rows, one per step, each window
+      // of a later step re-clamped as it crosses the grid's first or last row.
+      {"clamp", 4, 2, 4, 5, false, false, Memory::stream},
+      {"clamp", 7, 3, 4, 4, false, true, Memory::stream},
+      {"clamp", 6, 6, 8, 10, false, false, Memory::stream},
+      {"mirror", 9, 4, 4, 10, false, false, Memory::stream},
+      {"wrap", 8, 4, 2, 4, false, true, Memory::stream},
+      {"wrap", 11, 5, 1, 10, false, false, Memory::stream},
+      {"constant(0.5f)", 7, 3, 4, 5, false, true, Memory::stream},
+      {"constant(-1.0f)", 10, 5, 6, 4, false, false, Memory::stream},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -170,6 +180,7 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
+    CAPTURE(row.memory == Memory::stream);
     const exec::RunReport r =
         run_fused(heat(row.steps, row.boundary, row.skewed),
                   {row.degree, row.tile_x, row.tile_y, row.stage, row.memory}, sizes);
@@ -209,6 +220,10 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
       {"clamp", 4, 2, 4, 2, 4, false, false, Memory::stream},
       {"wrap", 5, 2, 2, 4, 8, false, false, Memory::stream},
       {"mirror", 4, 2, 1, 3, 2, false, true, Memory::stream},
+      // More steps, or a constant boundary: a pipeline of windows of planes.
+      {"clamp", 6, 3, 2, 2, 4, false, false, Memory::stream},
+      {"wrap", 7, 3, 1, 3, 2, false, true, Memory::stream},
+      {"constant(0.5f)", 5, 2, 2, 2, 4, false, false, Memory::stream},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -271,11 +286,12 @@ TEST_CASE("what does not fuse is refused with its reason") {
     REQUIRE(std::holds_alternative<std::string>(fused));
     return std::get<std::string>(fused);
   };
-  rewrite::TemporalTiling streamed{2, 2, 2, false, rewrite::TemporalTiling::Memory::stream};
-  streamed.tile_z = 4;
-  CHECK(refusal(heat3d(4, "constant(0.0f)"), streamed) ==
-        "a stream along z pushes the padding into the first step, which a constant boundary "
-        "does not allow (a step of constant windows is not the constant)");
+  rewrite::TemporalTiling streamed{2, 4, 4, true, rewrite::TemporalTiling::Memory::stream};
+  CHECK(refusal(heat(4, "wrap"), streamed) ==
+        "a stream reads its input rows into its first window: nothing to stage");
+  streamed.stage_input = false;
+  CHECK(refusal(heat(4, "mirror", true), streamed) ==
+        "a mirrored window crossing the grid's edge has too few points inside");
   CHECK(refusal(heat(4, "mirror"), {2, 8, 4, true}) ==
         "only the hoisted forms (wrap, constant, or three steps or more) read a plain input "
         "tile to stage");
