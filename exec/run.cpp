@@ -404,10 +404,10 @@ std::string describe_mismatches(const Verification& v) {
 }
 
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Sizes& sizes,
-                                           uint64_t seed) {
+                                           uint64_t seed, bool interpreted) {
   // Inputs drawn exactly as `liftx eval` draws them, so a failure reproduces there; refused
   // before they are allocated when the run would not fit in host memory.
-  interp::check_host_memory(program, sizes);
+  interp::check_host_memory(program, sizes, interpreted);
   std::mt19937_64 rng(seed);
   std::vector<interp::HostArray> inputs;
   for (const ir::Expr& p : program.params)
@@ -477,7 +477,12 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
     }
   }
   interp::check_sizes(program, sizes);
-  interp::check_host_memory(program, sizes);
+  // The program's own intermediates are allocated only where it is interpreted: checked against
+  // itself. A lowered variant checked against a reference (or a given result) needs its buffers.
+  const bool interpreted = options.check && !options.reference && !options.expected;
+  interp::check_host_memory(program, sizes, interpreted);
+  if (options.check && options.reference && !options.expected)
+    interp::check_host_memory(*options.reference, sizes);
   RunReport report;
   report.program = program.name;
   report.device = device.profile.device_name;
@@ -491,7 +496,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
 
   std::vector<interp::HostArray> drawn;
   if (!options.inputs)
-    drawn = draw_inputs(program, sizes, options.seed);
+    drawn = draw_inputs(program, sizes, options.seed, interpreted);
   const std::vector<interp::HostArray>& inputs = options.inputs ? *options.inputs : drawn;
 
   try {

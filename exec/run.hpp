@@ -92,9 +92,10 @@ struct RunOptions {
 };
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
-/// parameters, in order): what other drivers use to reproduce its checks.
+/// parameters, in order): what other drivers use to reproduce its checks. Refused when they, and
+/// the program's intermediates if it is `interpreted`, would not fit in host memory.
 std::vector<interp::HostArray> draw_inputs(const ir::Program& program, const Sizes& sizes,
-                                           uint64_t seed);
+                                           uint64_t seed, bool interpreted = true);
 
 /// What the disk cache of reference results is keyed by: the canonical program, the full text of
 /// every user function it calls, the input generator's version, the sizes and the seed.

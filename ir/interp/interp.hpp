@@ -105,7 +105,8 @@ std::string format_bytes(int64_t bytes);
 /// working arrays. Saturates instead of overflowing.
 int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes);
 /// UserError, before anything is allocated, when estimated_host_bytes exceeds host_memory_limit.
-void check_host_memory(const ir::Program& p, const Sizes& sizes);
+/// Without `intermediates`, only the inputs and result count (a program run, not interpreted).
+void check_host_memory(const ir::Program& p, const Sizes& sizes, bool intermediates = true);
 
 struct Summary {
   std::vector<int64_t> shape;

@@ -166,12 +166,20 @@ struct StorageEstimate {
 
 } // namespace
 
-int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes) {
-  // Inputs and result: the interpreter's doubles and the float copies written or compared.
+namespace {
+
+/// Inputs and result: the interpreter's doubles and the float copies written or compared.
+int64_t estimated_buffer_bytes(const ir::Program& p, const Sizes& sizes) {
   int64_t elements = element_count(p.result_type(), sizes);
   for (const ir::Expr& param : p.params)
     elements = saturating_add(elements, element_count(param.type(), sizes));
-  const int64_t dense = saturating_mul(elements, 2 * static_cast<int64_t>(sizeof(double)));
+  return saturating_mul(elements, 2 * static_cast<int64_t>(sizeof(double)));
+}
+
+} // namespace
+
+int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes) {
+  const int64_t dense = estimated_buffer_bytes(p, sizes);
   // The intermediates; the result is one of them (its map's storage), counted above already.
   StorageEstimate storage{sizes};
   storage.expr(p.body);
@@ -181,8 +189,10 @@ int64_t estimated_host_bytes(const ir::Program& p, const Sizes& sizes) {
                         saturating_mul(storage.longest_map, kBytesPerPendingValue));
 }
 
-void check_host_memory(const ir::Program& p, const Sizes& sizes) {
-  const int64_t needed = estimated_host_bytes(p, sizes), limit = host_memory_limit();
+void check_host_memory(const ir::Program& p, const Sizes& sizes, bool intermediates) {
+  const int64_t needed =
+      intermediates ? estimated_host_bytes(p, sizes) : estimated_buffer_bytes(p, sizes);
+  const int64_t limit = host_memory_limit();
   std::string at;
   for (const auto& [name, value] : sizes)
     at += fmt::format("{}{}={}", at.empty() ? "" : " ", name, value);

@@ -1,6 +1,7 @@
 // Programs written in .lift, parsed and evaluated: same results as loops; located errors.
 #include "helpers.hpp"
 
+#include "../scoped_env.hpp"
 #include "ir/parse/parser.hpp"
 
 using namespace liftx;
@@ -142,4 +143,28 @@ TEST_CASE("slide and pad forms with a wrong number of sizes say both forms") {
     CHECK(e.message() == "pad3D expects 2 size arguments, 1 boundary and 1 array (or 6 size "
                          "arguments, a pair per dimension, then the boundary), got 6 arguments");
   }
+}
+
+TEST_CASE(
+    "host memory: a program run on a device needs its buffers, interpreted its intermediates") {
+  // Two sequential maps over every window: the interpreter holds the windows' results as well
+  // as the inputs and the result; a device run (checked against another program) does not.
+  ir::Module m = parse::parse_module(std::string(kJacobi) + R"(
+def staged(grid: [[float]N]M) =
+  mapGlb1(mapGlb0(toGlobal(nbh => jacobi5(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], nbh[1][0]))),
+          slide2D(3, 1, mapGlb1(mapGlb0(toGlobal(id)), pad2D(1, 1, clamp, grid))))
+)",
+                                     "staged.lift");
+  const Sizes sizes{{"M", 256}, {"N", 256}};
+  const ir::Program& p = m.main();
+  const int64_t buffers = 2 * 256 * 256 * 2 * static_cast<int64_t>(sizeof(double));
+  const int64_t everything = estimated_host_bytes(p, sizes);
+  REQUIRE(everything > buffers);
+  const std::string between = std::to_string((buffers + everything) / 2);
+  liftx_test::ScopedEnv limit("LIFTX_MAX_MEMORY", between.c_str());
+  CHECK_THROWS_AS(check_host_memory(p, sizes), UserError);
+  CHECK_NOTHROW(check_host_memory(p, sizes, false));
+  const std::string below = std::to_string(buffers - 1);
+  liftx_test::ScopedEnv tighter("LIFTX_MAX_MEMORY", below.c_str());
+  CHECK_THROWS_AS(check_host_memory(p, sizes, false), UserError);
 }
