@@ -262,8 +262,10 @@ Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, 
     load_slot(window, k, input->at(arith::Expr(k)));
   arith::Expr trip = result.as<ir::ArrayType>()->length;
   ir::Type result_element = result.as<ir::ArrayType>()->element;
-  // The steps stay a loop, kept rolled: unrolled, all steps' loads are issued at once, which
-  // on an H200 cost a hand-written float4 window 15-30% of its bandwidth.
+  // The steps stay a loop, rolled unless the program unrolls it: fully unrolled, all steps'
+  // loads are issued at once, which on an H200 cost a hand-written float4 window 15-30% of its
+  // bandwidth; unrolled by the window's size, a pipeline of windows (a temporal stream) renames
+  // its registers instead of rotating them (measured in docs/results.md).
   const cl::LoopKind kind =
       emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
         for (int64_t k = 0; k < window.step; ++k)
@@ -272,7 +274,8 @@ Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, 
         rotate(window);
       });
   if (kind == cl::LoopKind::For)
-    current().stmts.insert(current().stmts.end() - 1, {cl::Line{"#pragma unroll 1"}});
+    current().stmts.insert(current().stmts.end() - 1,
+                           {cl::Line{fmt::format("#pragma unroll {}", node.unroll)}});
   return target_value(dest);
 }
 

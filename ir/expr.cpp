@@ -343,6 +343,8 @@ void check(const Vectorize& n) {
 void check(const MapSeqSlide& n) {
   check_size_at_least(n.size, 1, "window size", "mapSeqSlide");
   check_size_at_least(n.step, 1, "step", "mapSeqSlide");
+  LIFTX_USER_CHECK(n.unroll >= 1 && n.unroll <= kMaxSlideUnroll,
+                   "mapSeqSlide: unroll must be in 1..{}, got {}", kMaxSlideUnroll, n.unroll);
 }
 
 std::atomic<uint64_t> next_param_id{1};
@@ -667,8 +669,8 @@ Fun as_scalar() {
 Fun vectorize(int width, Fun user_function) {
   return make(Vectorize{width, std::move(user_function)});
 }
-Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step) {
-  return make(MapSeqSlide{std::move(f), std::move(size), std::move(step)});
+Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step, int unroll) {
+  return make(MapSeqSlide{std::move(f), std::move(size), std::move(step), unroll});
 }
 
 std::string fun_name(const Fun& f) {

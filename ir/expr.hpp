@@ -188,6 +188,9 @@ struct MapSeqSlide {
   Fun f;
   arith::Expr size;
   arith::Expr step;
+  /// Windows per iteration of the loop the code generator writes (1: rolled). A schedule, not a
+  /// meaning: unrolled by the window size, the rotations of a register window become renamings.
+  int unroll = 1;
 };
 struct ToLocal {
   Fun f;
@@ -272,8 +275,11 @@ Fun to_local_padded(arith::Expr padding, Fun f); ///< padding a constant in 1..4
 Fun to_private(Fun f);
 Fun as_vector(int width); ///< width 2, 4, 8 or 16, else UserError
 Fun as_scalar();
-Fun vectorize(int width, Fun user_function);                  ///< UserError unless a user function
-Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step); ///< size >= 1, step >= 1
+Fun vectorize(int width, Fun user_function); ///< UserError unless a user function
+/// The most windows per iteration a mapSeqSlide's loop may be unrolled by.
+inline constexpr int kMaxSlideUnroll = 64;
+/// size >= 1, step >= 1, unroll in 1..kMaxSlideUnroll, else UserError.
+Fun map_seq_slide(Fun f, arith::Expr size, arith::Expr step, int unroll = 1);
 
 /// The .lift name of a function's head: "map", "mapGlb0", "reduceSeq", "split", "lambda",
 /// the user function's name, ...

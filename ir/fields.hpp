@@ -41,7 +41,7 @@ inline auto fields(const ToPrivate& n) { return std::tie(n.f); }
 inline auto fields(const AsVector& n) { return std::tie(n.width); }
 inline auto fields(const AsScalar&) { return std::tuple<>(); }
 inline auto fields(const Vectorize& n) { return std::tie(n.width, n.f); }
-inline auto fields(const MapSeqSlide& n) { return std::tie(n.f, n.size, n.step); }
+inline auto fields(const MapSeqSlide& n) { return std::tie(n.f, n.size, n.step, n.unroll); }
 // clang-format on
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 namespace liftx::ir {
@@ -189,6 +190,10 @@ private:
             out.push_back(fun(n.f));
           else
             for_each_field(n, [&](const auto& x) { out.push_back(text(x)); });
+          // An optional trailing parameter at its default is left out: mapSeqSlide(f, 3, 1).
+          if constexpr (std::is_same_v<std::decay_t<decltype(n)>, MapSeqSlide>)
+            if (n.unroll == 1)
+              out.pop_back();
         },
         f.data().node);
     return out;

@@ -90,7 +90,15 @@ struct TemporalTiling {
   enum class Memory { local, registers, stream };
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
+  /// A pipeline's loop along the stream, unrolled by this many rows (planes): by the window's
+  /// size, its registers are renamed rather than rotated (mapSeqSlide's unroll). The other
+  /// forms (a remainder's single step, the 2.5D stream) have no such loop and ignore it.
+  int64_t unroll = 1;
 };
+
+/// Whether `tiling` of `step` streams as a pipeline of register windows (every stream of two
+/// steps or more but the two-step 3D stream of a boundary that remaps indices).
+bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps
 /// of it computed by work-groups of (tile_z x) tile_y x tile_x outputs (degree 1: the step alone,

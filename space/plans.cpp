@@ -192,7 +192,12 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
             reject("temporal tile recomputes too much");
             continue;
           }
-          temporal.push_back(tiling);
+          // The loop along the stream rolled, or unrolled by one or two windows: which is best
+          // varies with the registers the windows take (measured in docs/results.md).
+          for (int64_t unroll : {int64_t{1}, s.window, 2 * s.window}) {
+            tiling.unroll = unroll;
+            temporal.push_back(tiling);
+          }
         }
   }
 }
@@ -241,6 +246,10 @@ void VariantStream::State::lower_next_temporal() {
   } else if (streamed) {
     parameters["stream"] = 1;
   }
+  if (streamed && tiling.degree >= 2 &&
+      rewrite::streams_as_pipeline(
+          std::get<rewrite::StencilStep>(rewrite::as_stencil_step(iteration->step)), tiling))
+    parameters["unroll"] = tiling.unroll;
   // A register tile's work-items need no free-thread loops.
   queue_lowered(lowered, three ? rewrite::kTemporalStrategy3D : rewrite::kTemporalStrategy,
                 std::move(parameters), !registers);

@@ -59,11 +59,17 @@ std::optional<size_t> per_dimension_params(const Primitive& p) {
   return p.params.size() + 2 * static_cast<size_t>(p.rank - 1);
 }
 
+bool has_optional_unroll(const Primitive& p) {
+  return p.kind == node_kind<ir::MapSeqSlide>;
+}
+
 /// The parameters (arguments before the data) of `p` applied to `args` arguments, `data` of
 /// them data: the per-dimension form when the count is its own.
 size_t params_given(const Primitive& p, size_t args, size_t data) {
   if (std::optional<size_t> per_dim = per_dimension_params(p); per_dim && args == *per_dim + data)
     return *per_dim;
+  if (has_optional_unroll(p) && args == p.params.size() + 1 + data)
+    return p.params.size() + 1;
   return p.params.size();
 }
 

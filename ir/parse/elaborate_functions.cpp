@@ -207,7 +207,16 @@ ir::Fun Elaborator::primitive(const Primitive& p, std::span<const Syntax* const>
     arith::Expr window = size(*args[1]);
     arith::Expr step = size(*args[2]);
     ir::Type window_type = ir::Type::array(element_type(p, types, 1), window);
-    return ir::map_seq_slide(function(*args[0], {window_type}), window, step);
+    int unroll = 1;
+    if (args.size() == 4) {
+      std::optional<int64_t> given = size(*args[3]).as_constant();
+      if (!given || *given < 1 || *given > ir::kMaxSlideUnroll)
+        throw UserError(
+            fmt::format("{}: the unroll must be a constant in 1..{}", p.name, ir::kMaxSlideUnroll),
+            args[3]->loc);
+      unroll = static_cast<int>(*given);
+    }
+    return ir::map_seq_slide(function(*args[0], {window_type}), window, step, unroll);
   }
   default:
     LIFTX_UNREACHABLE("the parser does not build {}", p.name);

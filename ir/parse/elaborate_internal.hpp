@@ -35,6 +35,8 @@ bool is_composite(const Primitive& p);
 std::string plural(size_t n, std::string_view word);
 std::string expected_arguments(const Primitive& p);
 std::optional<size_t> per_dimension_params(const Primitive& p);
+/// mapSeqSlide takes an optional last parameter, its loop's unroll (ir::MapSeqSlide::unroll).
+bool has_optional_unroll(const Primitive& p);
 size_t params_given(const Primitive& p, size_t args, size_t data);
 bool data_count_fits(const Primitive& p, size_t count);
 bool is_builtin_name(std::string_view name);

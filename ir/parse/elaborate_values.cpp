@@ -230,6 +230,8 @@ ir::Expr Elaborator::call(const ir::Fun& fun, std::vector<ir::Expr> args, const 
     per_dimension = fmt::format(" (or {} size arguments, a pair per dimension{})",
                                 *n - (p.kind == node_kind<ir::Pad> ? 1 : 0),
                                 p.kind == node_kind<ir::Pad> ? ", then the boundary" : "");
+  if (has_optional_unroll(p))
+    per_dimension = " (and, optionally, an unroll after the step)";
   throw UserError(fmt::format("{} expects {}{}, got {}", p.name, expected_arguments(p),
                               per_dimension, plural(spine.args.size(), "argument")),
                   spine.loc);

@@ -483,6 +483,12 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
 
 } // namespace
 
+bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling) {
+  return tiling.memory == TemporalTiling::Memory::stream && tiling.degree >= 2 &&
+         !(step.rank == 3 && tiling.degree == 2 &&
+           step.boundary.kind != ir::Boundary::Kind::Constant);
+}
+
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& program,
                                                         const TemporalTiling& tiling) {
   auto recognised = as_stencil_step(program);
@@ -499,7 +505,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
     return std::string("a tile needs at least one output along every dimension");
   const bool constant = step.boundary.kind == ir::Boundary::Kind::Constant;
   const bool wrap = step.boundary.kind == ir::Boundary::Kind::Wrap;
-  if (streamed && rank == 3 && t == 2 && !constant) {
+  if (streamed && t == 2 && !streams_as_pipeline(step, tiling)) {
     ir::Program fused = program;
     fused.body = streamed_steps(step, tiling, program.loc);
     return fused;
@@ -507,7 +513,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // A pipeline of t register windows along the outermost dimension (every other stream of two
   // steps or more); a stream's single step, a remainder's launch, is the register tile of the
   // same shape.
-  const bool pipelined = streamed && t >= 2;
+  const bool pipelined = streams_as_pipeline(step, tiling);
   if (pipelined && tiling.stage_input)
     return std::string("a stream reads its input rows into its first window: nothing to stage");
   if (pipelined && step.boundary.kind == ir::Boundary::Kind::Mirror &&
@@ -677,7 +683,9 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
         ir::Expr plane = ir::call(keep_of(step.point, plane_dims), {neighbourhoods(planes)});
         return reclamped ? reclamp_dims(plane, edges, t - k, plane_dims) : plane;
       });
-      stream = ir::call(ir::map_seq_slide(stage, arith::Expr(n), arith::Expr(1)), {input});
+      // The last stage's loop is the one the code generator writes (the others step inside it).
+      const int unroll = k == t ? static_cast<int>(tiling.unroll) : 1;
+      stream = ir::call(ir::map_seq_slide(stage, arith::Expr(n), arith::Expr(1), unroll), {input});
     }
     return stream;
   };

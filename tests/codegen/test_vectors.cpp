@@ -10,6 +10,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 using namespace liftx;
 namespace fs = std::filesystem;
@@ -60,6 +62,18 @@ TEST_CASE("a register window with float4 loads and stores computes the Jacobi st
       (a.is_store ? vector_stores : vector_loads)++;
   CHECK(vector_loads == 3); // two rows before the loop, one per step
   CHECK(vector_stores == 1);
+  // Unrolled by the program (mapSeqSlide's unroll): the same stencil, the loop's pragma says so.
+  std::string source = (std::stringstream()
+                        << std::ifstream(kSource / "tests/codegen/programs/window2d.lift").rdbuf())
+                           .str();
+  const std::string rolled = "3, 1, tile))";
+  REQUIRE(source.find(rolled) != std::string::npos);
+  source.replace(source.find(rolled), rolled.size(), "3, 1, 3, tile))");
+  ir::Module unrolled = parse_text(source);
+  codegen::Kernel u = codegen::generate(unrolled.main());
+  CHECK(u.source.find("#pragma unroll 3") != std::string::npos);
+  CHECK(u.source.find("#pragma unroll 1") == std::string::npos);
+  check_runs(unrolled.main(), {{"M", 40}, {"N", 24}}, &stencil.main());
   // Sizes the aligned accesses were not generated for are refused before launch.
   exec::RunOptions o;
   CHECK_THROWS_AS(codegen::prepare_launch(window.main(), {{"M", 8}, {"N", 6}}, o.request(),

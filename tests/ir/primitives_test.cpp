@@ -191,6 +191,7 @@ TEST_CASE("fields: hashing and equality see every field") {
       {pad(1, 1, Boundary{}), pad(1, 1, Boundary{Boundary::Kind::Wrap})},
       {pad(1, 1, Boundary{}), pad(1, 2, Boundary{})},
       {map_seq_slide(neg(), 3, 1), map_seq_slide(neg(), 3, 2)},
+      {map_seq_slide(neg(), 3, 1), map_seq_slide(neg(), 3, 1, 3)},
       {reduce(add_f(), literal(0.0f)), reduce(add_f(), literal(1.0f))},
       {get(0), get(1)},
       {as_vector(4), as_vector(8)},
@@ -198,6 +199,8 @@ TEST_CASE("fields: hashing and equality see every field") {
       {to_local(neg()), to_local_padded(1, neg())},
   };
   CHECK_THROWS_AS(to_local_padded(0, neg()), UserError);
+  CHECK_THROWS_AS(map_seq_slide(neg(), 3, 1, 0), UserError);
+  CHECK_THROWS_AS(map_seq_slide(neg(), 3, 1, kMaxSlideUnroll + 1), UserError);
   CHECK_THROWS_AS(to_local_padded(4097, neg()), UserError);
   CHECK_THROWS_AS(to_local_padded(arith::var("N"), neg()), UserError);
   for (const auto& pair : different) {

@@ -48,6 +48,9 @@ TEST_CASE("print: unapplied primitives") {
   CHECK(print(id()) == "id");
   CHECK(print(map(map(neg()))) == "map(map(neg))");
   CHECK(print(slide(3, 1)) == "slide(3, 1)");
+  // mapSeqSlide's unroll is printed only where the loop is unrolled.
+  CHECK(print(map_seq_slide(neg(), 3, 1)) == "mapSeqSlide(neg, 3, 1)");
+  CHECK(print(map_seq_slide(neg(), 3, 1, 6)) == "mapSeqSlide(neg, 3, 1, 6)");
   CHECK(print(pad(1, 1, Boundary{})) == "pad(1, 1, clamp)");
   CHECK(print(at(2)) == "at(2)");
   CHECK(print(get(1)) == "get(1)");

@@ -76,6 +76,13 @@ TEST_CASE("wrong numbers of arguments") {
               "def f(x: [float]N) = map(g(1.0f), x)",
               2, 26, "user function 'g' cannot be partially applied");
   check_error("def f(x: [float]N) = toLocal(id)", 1, 22, "toLocal expects a function and its data");
+  check_error("def f(x: [float]N) = mapSeqSlide(w => w[0], 3, x)", 1, 22,
+              "mapSeqSlide expects 1 function, 2 size arguments and 1 array (and, optionally, an "
+              "unroll after the step), got 3 arguments");
+  check_error("def f(x: [float]N) = mapSeqSlide(w => w[0], 3, 1, 0, x)", 1, 51,
+              "mapSeqSlide: the unroll must be a constant in 1..64");
+  check_error("def f(x: [float]N) = mapSeqSlide(w => w[0], 3, 1, N, x)", 1, 51,
+              "mapSeqSlide: the unroll must be a constant in 1..64");
   check_error("def f(x: [float]N) = pad(1, 1, constant(1.0f, 2.0f), x)", 1, 32,
               "constant expects 1 literal, got 2 arguments");
 }

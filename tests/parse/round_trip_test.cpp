@@ -49,6 +49,7 @@ def multi(a: [[float]N]M, b: [[float]N]M) = map2D((p, q) => add(p, q), zip2D(a, 
 def literals(x: [double]N) = reduce(add, -0.5, pad(1, 1, constant(1e-300), x))
 def selected(x: [float]N) = x[(N < 3 ? 0 : min(N, 2) - 1)]
 def applied(x: [float]N) = toLocal(mapLcl0(id))((v => v)(toGlobal(mapSeq(id), x)))
+def windows(x: [float]N) = mapSeqSlide(w => add(w[0], w[2]), 3, 1, mapSeqSlide(w => w[1], 3, 1, 6, x))
 )",
                    "primitives");
 }

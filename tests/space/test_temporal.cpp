@@ -2,6 +2,7 @@
 // against the interpreter's iterate of the unfused step, for every boundary, at the grid's edges
 // of non-square grids; what does not fuse is refused with its reason.
 #include "../sanitized.hpp"
+#include "codegen/kernel.hpp"
 #include "exec/run.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
@@ -122,6 +123,7 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     int64_t steps, degree, tile_x, tile_y;
     bool stage, skewed;
     Memory memory = Memory::local;
+    int64_t unroll = 1; ///< a pipeline's loop along the stream
   };
   const Row rows[] = {
       {"clamp", 4, 2, 8, 4, false, false},
@@ -168,6 +170,10 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"clamp", 6, 6, 8, 10, false, false, Memory::stream},
       {"mirror", 9, 4, 4, 10, false, false, Memory::stream},
       {"wrap", 8, 4, 2, 4, false, true, Memory::stream},
+      // Unrolled along the stream by one or two windows, the tile's rows not a multiple of it.
+      {"clamp", 7, 3, 4, 10, false, true, Memory::stream, 3},
+      {"mirror", 6, 3, 4, 5, false, false, Memory::stream, 6},
+      {"constant(0.5f)", 5, 2, 4, 4, false, false, Memory::stream, 3},
       {"wrap", 11, 5, 1, 10, false, false, Memory::stream},
       {"constant(0.5f)", 7, 3, 4, 5, false, true, Memory::stream},
       {"constant(-1.0f)", 10, 5, 6, 4, false, false, Memory::stream},
@@ -181,9 +187,17 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
     CAPTURE(row.memory == Memory::stream);
-    const exec::RunReport r =
-        run_fused(heat(row.steps, row.boundary, row.skewed),
-                  {row.degree, row.tile_x, row.tile_y, row.stage, row.memory}, sizes);
+    CAPTURE(row.unroll);
+    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, row.stage, row.memory};
+    tiling.unroll = row.unroll;
+    const ir::Program program = heat(row.steps, row.boundary, row.skewed);
+    if (row.unroll > 1) {
+      auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+      REQUIRE(std::holds_alternative<ir::Program>(fused));
+      CHECK(codegen::generate(std::get<ir::Program>(fused))
+                .source.find(fmt::format("#pragma unroll {}", row.unroll)) != std::string::npos);
+    }
+    const exec::RunReport r = run_fused(program, tiling, sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
@@ -200,6 +214,7 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
     int64_t steps, degree, tile_x, tile_y, tile_z;
     bool stage, skewed;
     Memory memory = Memory::local;
+    int64_t unroll = 1;
   };
   const Row rows[] = {
       {"clamp", 4, 2, 8, 4, 2, false, false},
@@ -223,6 +238,7 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
       // More steps, or a constant boundary: a pipeline of windows of planes.
       {"clamp", 6, 3, 2, 2, 4, false, false, Memory::stream},
       {"wrap", 7, 3, 1, 3, 2, false, true, Memory::stream},
+      {"clamp", 7, 3, 2, 2, 4, false, false, Memory::stream, 3},
       {"constant(0.5f)", 5, 2, 2, 2, 4, false, false, Memory::stream},
   };
   for (const Row& row : rows) {
@@ -235,8 +251,10 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
+    CAPTURE(row.unroll);
     rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, row.stage, row.memory};
     tiling.tile_z = row.tile_z;
+    tiling.unroll = row.unroll;
     const exec::RunReport r = run_fused(heat3d(row.steps, row.boundary, row.skewed), tiling, sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
