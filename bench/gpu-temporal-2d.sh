@@ -8,14 +8,17 @@
 # the largest global size, local sizes LOCALS (default 32x4|32x8|64x4|32x16) and tiles TILES_X
 # (32|64) x TILES_Y (8|16|32); THREADS=registers: the register-tile variants (a work-item per
 # tile, its steps in registers) with local sizes LOCALS (default 32x4|32x8|64x4|16x16) and tiles
-# TILES_X (default all) x TILES_Y (default all).
+# TILES_X (default all) x TILES_Y (default all); THREADS=stream: the streamed pipelines (a
+# work-item per column of TILES_Y rows, default all, x TILES_X, marching down the grid with a
+# register window per fused step) with local sizes LOCALS (default 64x1|32x2) and loops along
+# the stream unrolled by UNROLLS (default 1|3|6), checked at CHECK_SIZE M=256,N=512.
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
 # 8192^2 take minutes). A variant that fails the check is not timed. One JSON report per run
 # under OUT; OUT/summary.tsv: stencil, variant, steps per launch, remainder steps (STEPS mod steps
 # per launch: one more launch computes them), tile, staged input, register tile, work-group size,
-# check status, median ms of the STEPS steps.
+# check status, median ms of the STEPS steps, the stream's unroll (empty for other variants).
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
 # once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks;
@@ -26,11 +29,20 @@ liftx=${LIFTX:-build/liftx}
 out=$1
 size=${SIZE:-8192}
 steps=${STEPS:-64}
-check_size=${CHECK_SIZE:-M=96,N=128}
 jobs=${JOBS:-8}
 device=${DEVICE:-nvidia}
 threads=${THREADS:-tied}
-if [ "$threads" = tied ]; then
+# Every tile of the space divides the check's grid, wide enough for a 64-wide work-group of
+# columns up to 8 wide (a stream's columns are 16 to 128 rows long).
+if [ "$threads" = stream ]; then
+  check_size=${CHECK_SIZE:-M=256,N=512}
+else
+  check_size=${CHECK_SIZE:-M=96,N=128}
+fi
+if [ "$threads" = stream ]; then
+  select=(--where stream=1 --where "local=${LOCALS:-64x1|32x2}" --where "unroll=${UNROLLS:-1|3|6}"
+    --where "tile_x=${TILES_X:-1|2|4|8}" --where "tile_y=${TILES_Y:-16|32|64|128}")
+elif [ "$threads" = tied ]; then
   select=(--where tied=true --where registers=0)
 elif [ "$threads" = registers ]; then
   select=(--where registers=1 --where "local=${LOCALS:-32x4|32x8|64x4|16x16}"
@@ -77,7 +89,7 @@ xargs -P "$jobs" -I{} sh -c 'sidecar=${1%.lift}.json
   <"$out/variants.list"
 
 # Timings one at a time.
-printf 'stencil\tvariant\tsteps_per_launch\tremainder_steps\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\n' >"$out/summary.tsv"
+printf 'stencil\tvariant\tsteps_per_launch\tremainder_steps\ttile\tstage\tregisters\tlocal\tcheck\tmedian_ms\tunroll\n' >"$out/summary.tsv"
 while read -r file; do
   stencil=$(basename "$(dirname "$file")")
   base=${file%.lift}
@@ -89,6 +101,7 @@ while read -r file; do
   ty=$(echo "$params" | grep -o '"tile_y":[0-9]*' | cut -d: -f2)
   stage=$(echo "$params" | grep -o '"stage":[0-9]*' | cut -d: -f2)
   registers=$(echo "$params" | grep -o '"registers":[0-9]*' | cut -d: -f2)
+  unroll=$(echo "$params" | grep -o '"unroll":[0-9]*' | cut -d: -f2 || true)
   local_size=$(tr -d '\n ' <"$base.json" | grep -o '"local":\[[0-9,]*' | cut -d[ -f2 | tr , x)
   median=""
   if [ "$status" = ok ]; then
@@ -97,9 +110,9 @@ while read -r file; do
     median=$(tr -d '\n ' <"$base.time.json" | grep -o '"time_ms":{[^}]*}' |
       grep -o '"median":[0-9.e+-]*' | cut -d: -f2 || true)
   fi
-  printf '%s\t%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" "$t" \
-    "${rest:-0}" "$tx" "$ty" "$stage" "$registers" "$local_size" "$status" "$median" \
-    >>"$out/summary.tsv"
+  printf '%s\t%s\t%s\t%s\t%sx%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$stencil" "$(basename "$file")" \
+    "$t" "${rest:-0}" "$tx" "$ty" "$stage" "$registers" "$local_size" "$status" "$median" \
+    "$unroll" >>"$out/summary.tsv"
 done <"$out/variants.list"
 
 # Single-step baselines, STEPS launches of one step (verified with two launches first).
