@@ -265,7 +265,7 @@ Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, 
   // The steps stay a loop, rolled unless the program unrolls it: fully unrolled, all steps'
   // loads are issued at once, which on an H200 cost a hand-written float4 window 15-30% of its
   // bandwidth; unrolled by the window's size, a pipeline of windows (a temporal stream) renames
-  // its registers instead of rotating them (measured in docs/results.md).
+  // its registers instead of rotating them (bench/RESULTS.md, "Streamed pipelines").
   const cl::LoopKind kind =
       emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
         for (int64_t k = 0; k < window.step; ++k)

@@ -193,7 +193,7 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
             continue;
           }
           // The loop along the stream rolled, or unrolled by one or two windows: which is best
-          // varies with the registers the windows take (measured in docs/results.md).
+          // varies with the registers the windows take (bench/RESULTS.md, "Streamed pipelines").
           for (int64_t unroll : {int64_t{1}, s.window, 2 * s.window}) {
             tiling.unroll = unroll;
             temporal.push_back(tiling);
@@ -246,7 +246,8 @@ void VariantStream::State::lower_next_temporal() {
   } else if (streamed) {
     parameters["stream"] = 1;
   }
-  if (streamed && tiling.degree >= 2 &&
+  // (plan_temporal planned this tiling: the step is a recognised stencil step.)
+  if (streamed &&
       rewrite::streams_as_pipeline(
           std::get<rewrite::StencilStep>(rewrite::as_stencil_step(iteration->step)), tiling))
     parameters["unroll"] = tiling.unroll;
