@@ -1,18 +1,20 @@
 // Cost-model commands (evaluate: cmd_evaluate.cpp, explore: cmd_explore.cpp):
 //   liftx train --db DB [--device-key KEY] [--profile P] [--kind knn|tree|boosted] -o FILE
-//   liftx rank FILE --model M --size ... [--profile P] [--top K] [--format table|csv|json]
+//   liftx rank FILE [--model M] --size ... [--profile P] [--top K] [--format table|csv|json]
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include "codegen/kernel.hpp"
 #include "exec/program_binding.hpp"
+#include "explore/models.hpp"
 #include "explore/rank.hpp"
 #include "explore/rank_report.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "perfdb/dataset.hpp"
 #include "perfdb/db.hpp"
+#include "runtime/device.hpp"
 #include "support/error.hpp"
 #include "support/output_file.hpp"
 
@@ -120,7 +122,9 @@ struct RankCommandOptions {
 void add_rank_options(CLI::App* cmd, RankCommandOptions& o) {
   cmd->add_option("file", o.file, "high-level .lift stencil")->required();
   cmd->add_option("--program", o.program, "definition (default: the last one)");
-  cmd->add_option("--model", o.model, "model file (liftx train)")->required();
+  cmd->add_option("--model", o.model,
+                  "model file (liftx train; default: the shipped one, or the calibrated one, for "
+                  "--profile's kind of device, as explore finds it)");
   cmd->add_option("--size", o.sizes, "sizes: N=64,M=48, or 64 for every size")->required();
   add_profile_option(cmd, o.profile,
                      "the model's; or FILE.json, a device's own profile saved by `liftx devices "
@@ -170,7 +174,24 @@ void print_rank_table(const RankCommandOptions& o, const ir::Program& program,
                explore::describe_reasons(r.reasons));
 }
 
-void run_rank(const RankCommandOptions& o) {
+/// The model file `rank` uses: the one named, else the one explore would use on a device of the
+/// requested profile (the first OpenCL device's when none is requested), with its notes.
+std::string rank_model_path(const RankCommandOptions& o) {
+  if (!o.model.empty())
+    return o.model;
+  const std::string requested = o.profile.empty() ? "detect" : o.profile;
+  const target::DeviceProfile device = requested.ends_with(".json")
+                                           ? explore::saved_device_profile(requested)
+                                           : runtime::named_profile(requested);
+  const explore::FoundModel found = explore::find_model("", device);
+  for (const std::string& note : found.notes)
+    fmt::print(stderr, "note: {}\n", note);
+  return found.path.string();
+}
+
+void run_rank(const RankCommandOptions& o_given) {
+  RankCommandOptions o = o_given;
+  o.model = rank_model_path(o_given);
   model::Model m = model::Model::load(o.model);
   ir::Module module = parse::parse_file(o.file);
   const ir::Program& program = exec::select_program(module, o.program, o.file);

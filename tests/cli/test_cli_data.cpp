@@ -696,7 +696,7 @@ TEST_CASE("the model and database commands report bad input with a message and e
       {"rank stencils/jacobi2d5pt.lift " + model + " --size 16 --format xml",
        "--format: xml not in"},
       {"evaluate --db '" + missing_db + "' --orders 50", "--orders: Value 50 not in range"},
-      {"rank stencils/jacobi2d5pt.lift --size 16", "--model is required"},
+      {"rank stencils/jacobi2d5pt.lift", "--size is required"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);

@@ -260,6 +260,22 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   CHECK_FALSE(fs::exists(dir.path / "default.db")); // $LIFTX_DB: --db was given
 }
 
+TEST_CASE("rank without --model uses the model explore would for the profile's kind of device") {
+  const std::string base = "rank stencils/jacobi2d5pt.lift --size 16 --sample 50 --top 1 --quiet";
+  for (const char* kind : {"nvidia", "cpu"}) {
+    CAPTURE(kind);
+    RunResult r = liftx(base + " --profile " + kind);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, fmt::format("{}-model.json", kind)));
+  }
+  // A named model still wins.
+  RunResult named =
+      liftx(base + " --profile nvidia --model model/data/cpu-model.json --format json");
+  REQUIRE(named.exit_code == 0);
+  CHECK(contains(named.out, "cpu-model.json"));
+}
+
 // Under the sanitizers: rank loading a trained model ("train writes a model file that rank
 // loads").
 TEST_CASE("rank --prune-traffic ranks only the variants within the traffic bound and says how "
