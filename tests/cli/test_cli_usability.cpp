@@ -27,9 +27,9 @@ TEST_CASE("usability: a misspelt command or flag is named with the nearest one")
   CHECK(contains(range.err, "Value 0 not in range 1 to 1000000"));
   CHECK(contains(range.err, "`liftx help explore` lists its options"));
   CHECK(!contains(range.err, "Run with --help"));
-  RunResult missing = liftx("rank stencils/jacobi2d5pt.lift --size 16");
+  RunResult missing = liftx("rank stencils/jacobi2d5pt.lift --profile cpu");
   CHECK(missing.exit_code == 2);
-  CHECK(contains(missing.err, "liftx rank: --model is required; `liftx help rank`"));
+  CHECK(contains(missing.err, "liftx rank: --size is required; `liftx help rank`"));
   // No command at all: what comes first, and the commands.
   RunResult nothing = liftx("");
   CHECK(nothing.exit_code == 2);
