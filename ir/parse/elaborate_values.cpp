@@ -225,15 +225,15 @@ ir::Expr Elaborator::call(const ir::Fun& fun, std::vector<ir::Expr> args, const 
 }
 
 [[noreturn]] void Elaborator::arity_error(const Primitive& p, const Spine& spine) const {
-  std::string per_dimension;
+  std::string other_form; // the arguments' other accepted form, if any
   if (std::optional<size_t> n = per_dimension_params(p))
-    per_dimension = fmt::format(" (or {} size arguments, a pair per dimension{})",
-                                *n - (p.kind == node_kind<ir::Pad> ? 1 : 0),
-                                p.kind == node_kind<ir::Pad> ? ", then the boundary" : "");
+    other_form = fmt::format(" (or {} size arguments, a pair per dimension{})",
+                             *n - (p.kind == node_kind<ir::Pad> ? 1 : 0),
+                             p.kind == node_kind<ir::Pad> ? ", then the boundary" : "");
   if (has_optional_unroll(p))
-    per_dimension = " (and, optionally, an unroll after the step)";
-  throw UserError(fmt::format("{} expects {}{}, got {}", p.name, expected_arguments(p),
-                              per_dimension, plural(spine.args.size(), "argument")),
+    other_form = " (and, optionally, an unroll after the step)";
+  throw UserError(fmt::format("{} expects {}{}, got {}", p.name, expected_arguments(p), other_form,
+                              plural(spine.args.size(), "argument")),
                   spine.loc);
 }
 
