@@ -179,10 +179,19 @@ void print_rank_table(const RankCommandOptions& o, const ir::Program& program,
 std::string rank_model_path(const RankCommandOptions& o) {
   if (!o.model.empty())
     return o.model;
-  const std::string requested = o.profile.empty() ? "detect" : o.profile;
-  const target::DeviceProfile device = requested.ends_with(".json")
-                                           ? explore::saved_device_profile(requested)
-                                           : runtime::named_profile(requested);
+  target::DeviceProfile device;
+  if (o.profile.empty()) {
+    try {
+      device = runtime::named_profile("detect");
+    } catch (const UserError& e) {
+      // Ranking needs no device: say how to rank for one that is not attached here.
+      throw UserError(e.message() + "; without a device, name the model (--model FILE) or the "
+                                    "kind of device to rank for (--profile nvidia|amd|cpu)");
+    }
+  } else {
+    device = o.profile.ends_with(".json") ? explore::saved_device_profile(o.profile)
+                                          : runtime::named_profile(o.profile);
+  }
   const explore::FoundModel found = explore::find_model("", device);
   for (const std::string& note : found.notes)
     fmt::print(stderr, "note: {}\n", note);

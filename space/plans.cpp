@@ -103,7 +103,7 @@ void VariantStream::State::plan_temporal() {
   auto recognised = rewrite::as_stencil_step(iteration->step);
   if (!std::holds_alternative<rewrite::StencilStep>(recognised))
     return;
-  const rewrite::StencilStep& s = std::get<rewrite::StencilStep>(recognised);
+  const rewrite::StencilStep& s = stencil_step.emplace(std::get<rewrite::StencilStep>(recognised));
   std::vector<int64_t> out; // output lengths, outermost first
   for (const arith::Expr& length : ir::array_shape(root.result_type()))
     out.push_back(rewrite::evaluate_or(length, options.sizes, -1));
@@ -195,6 +195,8 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
           // The loop along the stream rolled, or unrolled by one or two windows: which is best
           // varies with the registers the windows take (bench/RESULTS.md, "Streamed pipelines").
           for (int64_t unroll : {int64_t{1}, s.window, 2 * s.window}) {
+            if (unroll > ir::kMaxSlideUnroll)
+              continue;
             tiling.unroll = unroll;
             temporal.push_back(tiling);
           }
@@ -246,10 +248,7 @@ void VariantStream::State::lower_next_temporal() {
   } else if (streamed) {
     parameters["stream"] = 1;
   }
-  // (plan_temporal planned this tiling: the step is a recognised stencil step.)
-  if (streamed &&
-      rewrite::streams_as_pipeline(
-          std::get<rewrite::StencilStep>(rewrite::as_stencil_step(iteration->step)), tiling))
+  if (rewrite::streams_as_pipeline(*stencil_step, tiling))
     parameters["unroll"] = tiling.unroll;
   // A register tile's work-items need no free-thread loops.
   queue_lowered(lowered, three ? rewrite::kTemporalStrategy3D : rewrite::kTemporalStrategy,

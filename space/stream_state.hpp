@@ -65,6 +65,8 @@ struct VariantStream::State {
   /// Fused launches of an iterated 2D stencil step (temporal blocking), lowered after the
   /// step's own variants: (degree, tile) choices not tried yet.
   std::deque<rewrite::TemporalTiling> temporal;
+  /// The iterated step as plan_temporal recognised it (set when `temporal` is planned).
+  std::optional<rewrite::StencilStep> stencil_step;
   /// Work-group reductions of a matrix's rows or columns (rewrite/reduction.hpp), lowered after
   /// the other strategies' variants: tilings not tried yet.
   std::deque<rewrite::ReductionTiling> reductions;

@@ -3,6 +3,7 @@
 // its exit code.
 #include <doctest/doctest.h>
 
+#include "../scoped_env.hpp"
 #include "cli_helpers.hpp"
 
 #include <fmt/format.h>
@@ -268,6 +269,14 @@ TEST_CASE("rank without --model uses the model explore would for the profile's k
     CAPTURE(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(contains(r.out, fmt::format("{}-model.json", kind)));
+  }
+  // No OpenCL device and neither a profile nor a model: refused, saying what to give instead.
+  {
+    liftx_test::ScopedEnv no_drivers("OCL_ICD_VENDORS", "/nonexistent");
+    RunResult no_device = liftx(base);
+    CHECK(no_device.exit_code == 2);
+    CHECK(
+        contains(no_device.err, "name the model (--model FILE) or the kind of device to rank for"));
   }
   // A named model still wins.
   RunResult named =
