@@ -22,7 +22,9 @@
 # LIFTX (default build/liftx) is the executable; the NVIDIA ICD must be registered
 # (scripts/nvidia-env.sh); DEVICE (default nvidia) picks another. JOBS (default 8) checks run at
 # once. BASELINES=0 leaves out the single-step baselines; STENCILS (default: all three) picks;
-# DEGREES (e.g. '3|4') keeps only those steps per launch. OUT/roofline.txt: the float4 copy
+# DEGREES (e.g. '3|4') keeps only those steps per launch. PROFILE (default nvidia) is the
+# variant space's device profile: PROFILE=cpu lifts the GPU's private-memory budget (1 KB per
+# work-item), to time the deeper pipelines it refuses. OUT/roofline.txt: the float4 copy
 # at SIZE^2 measured first in the same call (`liftx run` prints it).
 set -euo pipefail
 liftx=${LIFTX:-build/liftx}
@@ -68,7 +70,7 @@ declare -A steps_option=([jacobi2d5pt]="--steps $steps" [jacobi2d9pt]="--steps $
 for stencil in ${STENCILS:-jacobi2d5pt jacobi2d9pt heat2d}; do
   # shellcheck disable=SC2086
   "$liftx" variants "${source[$stencil]}" ${steps_option[$stencil]} --size "$size" \
-    --profile nvidia --where strategy=temporal2d "${select[@]}" --out "$out/$stencil" --quiet \
+    --profile "${PROFILE:-nvidia}" --where strategy=temporal2d "${select[@]}" --out "$out/$stencil" --quiet \
     >"$out/$stencil-variants.txt"
 done
 
