@@ -190,7 +190,7 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
 }
 
 void Generator::add_loop_end_barrier(size_t loop_record, int dim) {
-  const LoopRecord wrg_record = kernel_.loops.at(loop_record);
+  const LoopRecord record = kernel_.loops.at(loop_record);
   cl::Stmt& last = current().stmts.back();
   if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
     loop->body.stmts.push_back({cl::Barrier{true, false}});
@@ -198,12 +198,22 @@ void Generator::add_loop_end_barrier(size_t loop_record, int dim) {
       loop->body.stmts.push_back({cl::Line{
           fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
                       kernel_.barriers.size())}});
-    const LoopRecord& wrg = wrg_record;
-    std::vector<LoopContext> context = wrg.enclosing;
+    std::vector<LoopContext> context = record.enclosing;
     // The barrier runs once per iteration of this loop, whose variable it does not need.
-    context.push_back({wrg.primitive, dim, wrg.kind, arith::Expr(0), wrg.trip_count});
+    context.push_back({record.primitive, dim, record.kind, arith::Expr(0), record.trip_count});
     kernel_.barriers.push_back({true, false, std::move(context)});
   }
+}
+
+void Generator::reduction_loop(const arith::Expr& trip, bool unroll,
+                               const std::function<void(const arith::Expr&)>& step) {
+  const size_t loop_record = kernel_.loops.size();
+  const int64_t reused_before = reused_local_allocations_;
+  const cl::LoopKind kind = emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", step);
+  // Its steps share the local memory they stage (reuses_local_memory): no step may overwrite it
+  // before every work-item has read the previous step's.
+  if (kind == cl::LoopKind::For && reused_local_allocations_ > reused_before)
+    add_loop_end_barrier(loop_record, 0);
 }
 
 Value Generator::emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
@@ -222,7 +232,7 @@ Value Generator::emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const 
   // generated weights fold to literals and private inputs stay in registers.
   std::optional<int64_t> constant_trip = trip.as_constant();
   const bool unroll = input->reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);
-  emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+  reduction_loop(trip, unroll, [&](const arith::Expr& index) {
     Value next = apply(f, {ScalarValue{acc, kind}, input->at(index)}, nullptr, acc_type);
     const ScalarValue* s = as_scalar(next);
     LIFTX_INTERNAL_CHECK(s, "reduceSeq: the function returned a non-scalar");
@@ -304,7 +314,7 @@ Value Generator::emit_aggregate_reduce(const ir::Fun& f, const Value& init, cons
   const arith::Expr trip = input.type.as<ir::ArrayType>()->length;
   std::optional<int64_t> constant_trip = trip.as_constant();
   const bool unroll = input.reads_private || (constant_trip && *constant_trip <= kMaxReduceUnroll);
-  emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+  reduction_loop(trip, unroll, [&](const arith::Expr& index) {
     std::optional<AddressSpace> saved = std::exchange(write_space_, std::nullopt);
     const Value stepped = apply(f, {current, input.at(index)}, next, acc_type);
     write_space_ = saved;

@@ -46,6 +46,14 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
   arith::Expr regions(1);
   arith::Expr region(0);
   for (size_t k = first; k < loops_.size(); ++k) {
+    // A rolled reduction passes only its accumulator (allocated outside its loop) from one
+    // iteration to the next: local memory allocated inside is dead at the iteration's end, so
+    // every iteration reuses one region (emit_reduce puts a barrier at the loop's end). Staging
+    // a tile per step of a reduction (a matrix product's K loop) needs one tile, not K.
+    if (space == AddressSpace::Local && reuses_local_memory(loops_[k])) {
+      ++reused_local_allocations_;
+      continue;
+    }
     region = region * loops_[k].trip + loops_[k].var;
     regions = regions * loops_[k].trip;
   }

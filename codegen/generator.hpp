@@ -47,6 +47,12 @@ struct LoopFrame {
   cl::LoopKind kind;
 };
 
+/// Whether the iterations of `loop` reuse the local memory allocated inside it: a rolled
+/// reduceSeq's, whose iterations hand on only their accumulator.
+inline bool reuses_local_memory(const LoopFrame& loop) {
+  return loop.primitive == "reduceSeq" && loop.kind == cl::LoopKind::For;
+}
+
 /// The lengths each parallel level maps over, per dimension, in order of appearance.
 struct LengthCensus {
   std::array<std::vector<arith::Expr>, 3> glb, wrg, lcl;
@@ -182,6 +188,10 @@ private:
   /// (for private memory), tuples field by field, scalars and vectors by store().
   void copy_into(const Value& v, const TargetPtr& dest, const ir::Type& type,
                  const std::string& primitive);
+  /// The loop of a reduceSeq's steps (unrolled or not), ended by a barrier when its steps reuse
+  /// local memory.
+  void reduction_loop(const arith::Expr& trip, bool unroll,
+                      const std::function<void(const arith::Expr&)>& step);
   Value emit_reduce(const ir::Fun& f, const ir::Expr& init_expr, const Value& x,
                     const TargetPtr& dest, const ir::Type& result);
 
@@ -231,6 +241,9 @@ private:
   /// The accumulators of the array or tuple reductions being generated, innermost last
   /// (emit_aggregate_reduce; nullptr for a tuple's).
   std::vector<const ArrayValue*> aggregate_accumulators_;
+  /// Local allocations made so far inside a loop that reuses its memory (reuses_local_memory):
+  /// such a loop ends each iteration with a barrier.
+  int64_t reused_local_allocations_ = 0;
 
   const ir::Program& program_;
   Options options_;

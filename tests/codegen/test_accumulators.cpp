@@ -50,6 +50,38 @@ def mm(A: [[float]K]M, B: [[float]N]K) =
                      reduce, cols, rows);
 }
 
+/// C = A B by work-groups of ly x lx work-items, each computing a rows x cols block of a
+/// (ly rows) x (lx cols) tile of C; k in chunks of `chunk`, each chunk's A and B tiles first
+/// staged in local memory by the whole group (a barrier after each copy).
+std::string local_tiled_mm(int ly, int lx, int rows, int cols, int chunk) {
+  const std::string block =
+      "join(reduceSeq((a2, x) => mapSeq((accR, a) => mapSeq((c, b) => madd(c, a, b), "
+      "zip(accR, get(1, x))), zip(a2, get(0, x))), accBlk, zip(transpose(aBlk), "
+      "transpose(bBlk))))";
+  const std::string per_item =
+      fmt::format("mapLcl1((accRow, aBlk) => mapLcl0((accBlk, bBlk) => {}, zip(accRow, split({}, "
+                  "transpose(lb)))), zip(acc, split({}, transpose(la))))",
+                  block, cols, rows);
+  const std::string staged =
+      fmt::format("((la, lb) => {})(toLocal(mapLcl1(mapLcl0(id)))(map(get(0), chunk)), "
+                  "toLocal(mapLcl1(mapLcl0(id)))(map(get(1), chunk)))",
+                  per_item);
+  const std::string init =
+      fmt::format("array({}, (i, n) => array({}, (j, m) => array({}, (k, p) => array({}, zero))))",
+                  ly, lx, rows, cols);
+  const std::string reduce =
+      fmt::format("join(reduceSeq((acc, chunk) => {}, {}, split({}, zip(transpose(aRows), "
+                  "transpose(bCols)))))",
+                  staged, init, chunk);
+  const std::string tile = fmt::format(
+      "map(join, join(map(transpose, toGlobal(mapLcl1(mapLcl0(mapSeq(mapSeq(id)))))({}))))",
+      reduce);
+  return fmt::format("def mm(A: [[float]K]M, B: [[float]N]K) =\n"
+                     "  join(mapWrg1(aRows => map(join, transpose(mapWrg0(bCols => {}, split({}, "
+                     "transpose(B))))), split({}, A)))\n",
+                     tile, lx * cols, ly * rows);
+}
+
 } // namespace
 
 TEST_CASE("register-blocked products equal the high-level mm, their accumulators in registers") {
@@ -104,5 +136,25 @@ def varlen(xs: [[float]N]M) =
     const std::string what = e.what();
     CHECK(what.find("needs constant array lengths") != std::string::npos);
     CHECK(what.find("[float]N") != std::string::npos);
+  }
+}
+
+TEST_CASE("tiles staged in local memory per step of a reduction share one tile's memory") {
+  // A matrix product's K loop stages each chunk's A and B tiles in local memory: every step
+  // reuses the same tiles (one, not K / chunk of them) and ends with a barrier, so that no
+  // work-item overwrites a tile another still reads.
+  const ir::Module reference =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  const ir::Module m = parse_text(local_tiled_mm(4, 4, 2, 2, 4));
+  const codegen::Kernel kernel = codegen::generate(m.main());
+  // An 8 x 4 tile of A and a 4 x 8 tile of B, whatever K is.
+  CHECK(kernel.local_bytes() == arith::Expr(2 * 8 * 4 * 4));
+  // After each copy, and at the end of each step.
+  CHECK(kernel.barriers.size() == 3);
+  for (const Sizes& sizes :
+       {Sizes{{"M", 16}, {"N", 24}, {"K", 40}}, Sizes{{"M", 8}, {"N", 8}, {"K", 4}},
+        Sizes{{"M", 32}, {"N", 16}, {"K", 256}}}) {
+    const int64_t outputs = sizes.at("M") * sizes.at("N");
+    test::check_verified(m.main(), sizes, outputs, &reference.main());
   }
 }
