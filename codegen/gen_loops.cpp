@@ -162,7 +162,14 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
                                   "it to the program's output or fuse the computations",
                                   name),
                       loc_);
-    dest = allocate(result, write_space_.value_or(default_space()), name);
+    const AddressSpace space = write_space_.value_or(default_space());
+    // Private memory written by work-items that run one iteration each holds one element per
+    // work-item (an accumulator per work-item in a work-group's loop: its tiles in local memory).
+    const std::vector<int> lanes = level == Level::Lcl && space == AddressSpace::Private
+                                       ? lane_dims_of(dim, f, result)
+                                       : std::vector<int>{};
+    dest =
+        lanes.empty() ? allocate(result, space, name) : allocate_per_work_item(result, lanes, name);
     allocated = true;
   }
   bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
@@ -256,6 +263,15 @@ void Generator::copy_into(const Value& v, const TargetPtr& dest, const ir::Type&
   if (const auto* array = type.as<ir::ArrayType>()) {
     const ArrayValue* elements = as_array(v);
     LIFTX_INTERNAL_CHECK(elements, "copying a {} as an array", type_of(v).to_string());
+    if (dest->own) { // each work-item copies its own element
+      if (!elements->own || elements->lane_dim != dest->lane_dim)
+        throw UserError(fmt::format("{}: an accumulator held per work-item (written by mapLcl{}) "
+                                    "needs a value held the same way",
+                                    primitive, dest->lane_dim),
+                        loc_);
+      copy_into(elements->own(), dest->own(), array->element, primitive);
+      return;
+    }
     emit_loop(Level::Seq, 0, array->length, true, "c", primitive, [&](const arith::Expr& i) {
       copy_into(elements->at(i), dest->at(i), array->element, primitive);
     });
@@ -294,10 +310,18 @@ Value Generator::emit_aggregate_reduce(const ir::Fun& f, const Value& init, cons
   // next is dead once copied back, so a register allocator gives both the same registers. A
   // reduction that starts from an enclosing one's accumulator (a loop unrolled in chunks) reuses
   // its registers too: that accumulator is not read again before the chunk's result replaces it.
+  // An initial value held per work-item (written by mapLcl: a work-group's accumulators, one
+  // block per work-item) makes the accumulators per work-item too.
+  std::vector<int> lanes;
+  for (Value level = init; as_array(level) && as_array(level)->own;) {
+    lanes.push_back(as_array(level)->lane_dim);
+    Value element = as_array(level)->own();
+    level = std::move(element);
+  }
   const int64_t bytes_before = kernel_.private_bytes;
-  const TargetPtr acc = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  const TargetPtr acc = allocate_per_work_item(acc_type, lanes, "reduceSeq");
   const int64_t accumulator_bytes = kernel_.private_bytes - bytes_before;
-  const TargetPtr next = allocate(acc_type, AddressSpace::Private, "reduceSeq");
+  const TargetPtr next = allocate_per_work_item(acc_type, lanes, "reduceSeq");
   kernel_.private_bytes -= accumulator_bytes;
   const auto* init_array = std::get_if<std::shared_ptr<const ArrayValue>>(&init);
   if (init_array && !aggregate_accumulators_.empty() &&

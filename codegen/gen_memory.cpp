@@ -96,6 +96,53 @@ TargetPtr Generator::allocate_components(const ir::Type& type, AddressSpace spac
   return memory_target(a.name, type, a.offset, space, row_padding.value_or(arith::Expr(0)));
 }
 
+TargetPtr Generator::allocate_per_work_item(const ir::Type& type, const std::vector<int>& lane_dims,
+                                            const std::string& writer) {
+  if (lane_dims.empty())
+    return allocate(type, AddressSpace::Private, writer);
+  const ir::Type element = type.as<ir::ArrayType>()->element;
+  const TargetPtr inner = allocate_per_work_item(
+      element, std::vector<int>(lane_dims.begin() + 1, lane_dims.end()), writer);
+  auto target = std::make_shared<Target>();
+  target->type = type;
+  target->space = AddressSpace::Private;
+  target->lane_dim = lane_dims.front();
+  target->at = [this, inner, dim = lane_dims.front()](const arith::Expr& i) {
+    check_own_lane(dim, i);
+    return inner;
+  };
+  target->own = [inner] { return inner; };
+  return target;
+}
+
+std::vector<int> Generator::lane_dims_of(int dim, const ir::Fun& f, const ir::Type& type) {
+  const auto* array = type.as<ir::ArrayType>();
+  const cl::LoopKind kind = decide(Level::Lcl, dim, array->length, false);
+  if (kind != cl::LoopKind::Block && kind != cl::LoopKind::If)
+    return {};
+  std::vector<int> dims{dim};
+  if (const auto* inner = f.as<ir::MapLcl>()) {
+    std::vector<int> rest = lane_dims_of(inner->dim, inner->f, array->element);
+    dims.insert(dims.end(), rest.begin(), rest.end());
+  }
+  return dims;
+}
+
+void Generator::check_own_lane(int dim, const arith::Expr& index) const {
+  for (auto frame = loops_.rbegin(); frame != loops_.rend(); ++frame)
+    if (frame->level == Level::Lcl && frame->dim == dim) {
+      if ((frame->kind == cl::LoopKind::Block || frame->kind == cl::LoopKind::If) &&
+          arith::prove_eq(frame->var, index))
+        return;
+      break;
+    }
+  throw UserError(fmt::format("private memory written by mapLcl{} holds one element per "
+                              "work-item, but it is read at index {}, not the work-item's own: "
+                              "read it in a mapLcl{} over the same array",
+                              dim, arith::to_c(index), dim),
+                  loc_);
+}
+
 /// Copies a scalar value into a scalar target; anything else cannot be stored without a map.
 Value Generator::store(const TargetPtr& dest, const Value& v) {
   if (dest->type.is_tuple()) {

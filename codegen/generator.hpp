@@ -159,6 +159,18 @@ private:
                             const std::optional<arith::Expr>& row_padding = std::nullopt);
   /// A local allocation takes (and clears) the padding toLocalPadded set.
   TargetPtr allocate(const ir::Type& type, AddressSpace space, const std::string& writer);
+  /// Private memory for a value of `type` whose outer dimensions are written by mapLcl loops of
+  /// the dimensions `lane_dims` (outermost first) that give each work-item one iteration: each
+  /// work-item holds only its own element (Target::lane_dim).
+  TargetPtr allocate_per_work_item(const ir::Type& type, const std::vector<int>& lane_dims,
+                                   const std::string& writer);
+  /// The mapLcl dimensions of a private result of `f` over `type` that allocate_per_work_item can
+  /// spread over work-items: `dim`'s, then those of mapLcl nested directly in f; empty when a
+  /// work-item would run several iterations of the first.
+  std::vector<int> lane_dims_of(int dim, const ir::Fun& f, const ir::Type& type);
+  /// Refuses `index` into a per-work-item array unless it is the work-item's own: the variable of
+  /// the enclosing mapLcl of dimension `dim`.
+  void check_own_lane(int dim, const arith::Expr& index) const;
   TargetPtr allocate_components(const ir::Type& type, AddressSpace space, const std::string& writer,
                                 const std::optional<arith::Expr>& row_padding);
   Value store(const TargetPtr& dest, const Value& v);

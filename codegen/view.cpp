@@ -410,9 +410,14 @@ Value target_value(const TargetPtr& target) {
     }
     return ScalarValue{target->lvalue, s->kind, std::move(loads)};
   }
-  return make_array(
-      target->type, [target](const arith::Expr& i) { return target_value(target->at(i)); },
-      target->space == AddressSpace::Private);
+  auto array = std::make_shared<ArrayValue>();
+  array->type = target->type;
+  array->at = [target](const arith::Expr& i) { return target_value(target->at(i)); };
+  array->reads_private = target->space == AddressSpace::Private;
+  array->lane_dim = target->lane_dim;
+  if (target->own)
+    array->own = [target] { return target_value(target->own()); };
+  return array;
 }
 
 std::string value_type_name(ir::ScalarKind kind, int width) {

@@ -50,6 +50,10 @@ struct ArrayValue {
   ir::Type type; ///< an array type; its length bounds the index
   std::function<Value(const arith::Expr& index)> at;
   bool reads_private = false; ///< some element comes from private memory (needs constant indices)
+  /// Private memory distributed over the work-items of a group (Target::lane_dim): the dimension
+  /// of the mapLcl whose work-items hold one element each, and the element of this work-item.
+  int lane_dim = -1;
+  std::function<Value()> own;
 };
 
 struct Target;
@@ -60,6 +64,12 @@ struct Target {
   std::string lvalue;                  ///< scalar targets (aligned vector targets too)
   std::optional<MemoryAccess> element; ///< scalar targets in an array: the element written
   std::function<TargetPtr(const arith::Expr& index)> at; ///< array targets
+  /// Private memory written by a mapLcl whose work-items run one iteration each: every work-item
+  /// holds only its own element (Lift's private memory inside mapLcl), so `at` accepts the index
+  /// of the enclosing mapLcl of dimension lane_dim only, and `own` gives that element where no
+  /// index is at hand (an accumulator copied whole). -1: an ordinary array.
+  int lane_dim = -1;
+  std::function<TargetPtr()> own;
   /// Vector targets: one scalar target per component. When they are consecutive in global or
   /// local memory, `element` is the vector access and either `lvalue` is set (provably aligned:
   /// `*(global float4*)(p)`) or `pointer` is (stored with vstoreN); otherwise component-wise.

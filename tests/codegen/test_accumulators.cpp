@@ -52,8 +52,11 @@ def mm(A: [[float]K]M, B: [[float]N]K) =
 
 /// C = A B by work-groups of ly x lx work-items, each computing a rows x cols block of a
 /// (ly rows) x (lx cols) tile of C; k in chunks of `chunk`, each chunk's A and B tiles first
-/// staged in local memory by the whole group (a barrier after each copy).
-std::string local_tiled_mm(int ly, int lx, int rows, int cols, int chunk) {
+/// staged in local memory by the whole group (a barrier after each copy). The accumulators start
+/// from an array of zeros, or (accumulators_per_work_item) from zeros each work-item writes with
+/// mapLcl into private memory, so that each holds only its own block.
+std::string local_tiled_mm(int ly, int lx, int rows, int cols, int chunk,
+                           bool accumulators_per_work_item = false) {
   const std::string block =
       "join(reduceSeq((a2, x) => mapSeq((accR, a) => mapSeq((c, b) => madd(c, a, b), "
       "zip(accR, get(1, x))), zip(a2, get(0, x))), accBlk, zip(transpose(aBlk), "
@@ -66,9 +69,11 @@ std::string local_tiled_mm(int ly, int lx, int rows, int cols, int chunk) {
       fmt::format("((la, lb) => {})(toLocal(mapLcl1(mapLcl0(id)))(map(get(0), chunk)), "
                   "toLocal(mapLcl1(mapLcl0(id)))(map(get(1), chunk)))",
                   per_item);
-  const std::string init =
+  std::string init =
       fmt::format("array({}, (i, n) => array({}, (j, m) => array({}, (k, p) => array({}, zero))))",
                   ly, lx, rows, cols);
+  if (accumulators_per_work_item)
+    init = fmt::format("toPrivate(mapLcl1(mapLcl0(mapSeq(mapSeq(id)))))({})", init);
   const std::string reduce =
       fmt::format("join(reduceSeq((acc, chunk) => {}, {}, split({}, zip(transpose(aRows), "
                   "transpose(bCols)))))",
@@ -156,5 +161,41 @@ TEST_CASE("tiles staged in local memory per step of a reduction share one tile's
         Sizes{{"M", 32}, {"N", 16}, {"K", 256}}}) {
     const int64_t outputs = sizes.at("M") * sizes.at("N");
     test::check_verified(m.main(), sizes, outputs, &reference.main());
+  }
+}
+
+TEST_CASE("accumulators written by mapLcl in private memory are held one block per work-item") {
+  // Work-groups of 16 x 16 work-items, each summing a 4 x 4 block of a 64 x 64 tile of C: private
+  // memory for the work-group's whole accumulator would be 16 x 16 x 4 x 4 floats per work-item
+  // (64 KiB); held per work-item it is the block, twice (the reduction's two copies), and the
+  // zeros it starts from.
+  const ir::Module reference =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  const ir::Module m = parse_text(local_tiled_mm(16, 16, 4, 4, 8, true));
+  const Sizes sizes{{"M", 128}, {"N", 192}, {"K", 24}};
+  const codegen::Kernel kernel = codegen::generate(m.main());
+  CHECK(kernel.private_bytes <= 3 * 4 * 4 * 4 + 64);
+  CHECK(kernel.local_bytes() == arith::Expr(2 * 64 * 8 * 4));
+  test::check_verified(m.main(), sizes, 128 * 192, &reference.main());
+  // Small blocks, a work-group wider than the blocks' mapLcl (work-items without a block).
+  const ir::Module small = parse_text(local_tiled_mm(4, 4, 2, 2, 4, true));
+  test::check_verified(small.main(), {{"M", 16}, {"N", 24}, {"K", 40}}, 16 * 24, &reference.main());
+}
+
+TEST_CASE("an element held per work-item is refused where another work-item's is read") {
+  // p is written by mapLcl0 into private memory: each work-item holds its own element only, so
+  // reading p[0] in every work-item would read what only work-item 0 holds.
+  const ir::Module m = parse_text(R"(
+def shifted(xs: [float]N) =
+  join(mapWrg0(g => ((p) => toGlobal(mapLcl0(x => add(x, p[0])))(g))(toPrivate(mapLcl0(id))(g)),
+               split(32, xs)))
+)");
+  try {
+    (void)codegen::generate(m.main());
+    FAIL("read another work-item's private element");
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("holds one element per work-item") != std::string::npos);
+    CHECK(what.find("<test>:") != std::string::npos);
   }
 }
