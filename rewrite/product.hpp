@@ -62,4 +62,40 @@ struct RegisterBlocking {
 std::variant<ir::Program, std::string> build_register_blocked(const ir::Program& program,
                                                               const RegisterBlocking& blocking);
 
+/// Local-memory tiles: a work-group of threads_y x threads_x work-items computes a tile of
+/// (threads_y rows) x (threads_x columns) outputs, each work-item a rows x columns block of it,
+/// its accumulators in registers (private memory written by mapLcl: one block per work-item).
+/// The reduction runs in chunks of `chunk` steps; each chunk's values of the tile's rows of R and
+/// columns of C are first copied to local memory by the whole group (a barrier after each copy
+/// and at the chunk's end), so that each value is read from DRAM once per work-group instead of
+/// once per work-item that needs it. The identities: split-join on both maps (work-group tiles,
+/// then work-item blocks), the block's reductions fused into one (as register blocking), the
+/// reduction split into chunks (split-reduce's sequential form), and to-local of each chunk's
+/// values, copied by mapLcl1/mapLcl0 along the order the copy reads memory in.
+inline constexpr const char* kLocalTilesStrategy = "local_tiles";
+inline constexpr const char* kLocalTilesSteps =
+    "split-join(tile) on the rows and the columns, map-to-mapWrg1, map-to-mapWrg0, "
+    "split-join(block) within a tile, map-to-mapLcl1, map-to-mapLcl0, reduce-map-fusion, the "
+    "block's reductions fused into one over private memory held per work-item, split(chunk) of "
+    "the steps, to-local of each chunk's row and column values";
+
+struct LocalTiling {
+  int64_t threads_y = 8; ///< work-items of a group along R (mapLcl1)
+  int64_t threads_x = 8; ///< along C (mapLcl0)
+  int64_t rows = 4;      ///< outputs per work-item along R
+  int64_t columns = 4;   ///< along C
+  int64_t chunk = 8;     ///< reduction steps per tile staged in local memory
+  /// How each chunk's values are copied: false, neighbouring work-items copy neighbouring rows
+  /// (columns) of the same step; true, neighbouring steps of the same row (column). Which of the
+  /// two reads neighbouring addresses depends on how R (C) lies in memory: along the steps for a
+  /// row-major A, across them for C = transpose(B) of a row-major B.
+  bool rows_copied_along_steps = true;
+  bool columns_copied_along_steps = false;
+};
+
+/// The lowered program (same parameters and result as `program`). Why not, when the program is
+/// not a recognised product grid or the tiling does not fit it.
+std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& program,
+                                                         const LocalTiling& tiling);
+
 } // namespace liftx::rewrite

@@ -86,6 +86,15 @@ void VariantStream::State::plan_products() {
       for (int64_t unroll : {1, 4, 8})
         if (rows * columns >= 8)
           products.push_back({rows, columns, unroll, true});
+  for (auto [threads_y, threads_x] :
+       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+    for (int64_t rows : {2, 4, 8})
+      for (int64_t columns : {2, 4, 8})
+        for (int64_t chunk : {4, 8, 16})
+          for (bool rows_along : {true, false})
+            for (bool columns_along : {false, true})
+              local_tilings.push_back(
+                  {threads_y, threads_x, rows, columns, chunk, rows_along, columns_along});
 }
 
 void VariantStream::State::lower_next_product() {
@@ -97,6 +106,20 @@ void VariantStream::State::lower_next_product() {
                {"columns", blocking.columns},
                {"unroll", blocking.unroll},
                {"private_copies", blocking.private_copies ? 1 : 0}});
+}
+
+void VariantStream::State::lower_next_local_tiling() {
+  const rewrite::LocalTiling tiling = local_tilings.front();
+  local_tilings.pop_front();
+  queue_built(rewrite::build_local_tiled(root, tiling), "local tiles", "local tiles do not divide",
+              rewrite::kLocalTilesStrategy,
+              {{"threads_y", tiling.threads_y},
+               {"threads_x", tiling.threads_x},
+               {"rows", tiling.rows},
+               {"columns", tiling.columns},
+               {"chunk", tiling.chunk},
+               {"rows_along_steps", tiling.rows_copied_along_steps ? 1 : 0},
+               {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0}});
 }
 
 void VariantStream::State::plan_temporal() {

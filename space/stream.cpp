@@ -293,9 +293,13 @@ bool VariantStream::State::fill_pending() {
         lower_next_reduction();
         continue;
       }
-      if (products.empty())
+      if (!products.empty()) {
+        lower_next_product();
+        continue;
+      }
+      if (local_tilings.empty())
         return false;
-      lower_next_product();
+      lower_next_local_tiling();
       continue;
     }
     current = std::move(queue.front());

@@ -72,6 +72,8 @@ struct VariantStream::State {
   std::deque<rewrite::ReductionTiling> reductions;
   /// Register-blocked product grids (rewrite/product.hpp), lowered last: blockings not tried yet.
   std::deque<rewrite::RegisterBlocking> products;
+  /// Product grids in local-memory tiles, lowered after the register blocks: tilings not tried.
+  std::deque<rewrite::LocalTiling> local_tilings;
 
   std::optional<HighLevel> current;
   std::vector<std::pair<const rewrite::LoweringStrategy*, int64_t>>
@@ -143,9 +145,12 @@ struct VariantStream::State {
   /// the reduction run one step at a time or in unrolled chunks of 4 or 8 steps; each step's
   /// values copied to private memory (the form of the fastest block measured on an H200, 16x8 in
   /// chunks of 4; bench/RESULTS.md). Blocks that do not divide the grid are left out when
-  /// lowered.
+  /// lowered. Then local-memory tiles: work-groups of 8 or 16 by 8 or 16 work-items, blocks of
+  /// 2 to 8 by 2 to 8 outputs, chunks of 4, 8 or 16 steps, each operand's chunk copied along the
+  /// steps or across them (whichever reads neighbouring addresses depends on its layout).
   void plan_products();
   void lower_next_product();
+  void lower_next_local_tiling();
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
   /// T mod t steps left, tiled the same way), both forms of a tile dividing the grid (work-group
   /// tiles of powers of two in local memory; work-item tiles of up to 64 outputs, 8 wide, in

@@ -100,6 +100,7 @@ std::string lowering_steps(const std::string& name) {
                       : name == rewrite::kTemporalStrategy3D    ? rewrite::kTemporalSteps3D
                       : name == rewrite::kReductionStrategy     ? rewrite::kReductionSteps
                       : name == rewrite::kRegisterBlockStrategy ? rewrite::kRegisterBlockSteps
+                      : name == rewrite::kLocalTilesStrategy    ? rewrite::kLocalTilesSteps
                                                                 : "";
   for (const rewrite::LoweringStrategy& strategy : rewrite::lowering_strategies())
     if (strategy.name == name)

@@ -15,6 +15,36 @@ ir::Expr call1(const ir::Fun& f, ir::Expr x) {
   return ir::call(f, {std::move(x)});
 }
 
+/// An array of n copies of `value` (a generated array: nothing read).
+ir::Expr constant_array(int64_t n, const ir::Expr& value) {
+  ir::Expr i = ir::param(ir::Type::int_(), "i"), count = ir::param(ir::Type::int_(), "n");
+  return ir::call(ir::generate(arith::Expr(n), ir::lambda({i, count}, value)), {});
+}
+
+/// A block of rows x columns accumulators: [[sum]columns]rows.
+ir::Type block_type_of(const ProductGrid& grid, int64_t rows, int64_t columns) {
+  return ir::Type::array(ir::Type::array(grid.init.type(), arith::Expr(columns)),
+                         arith::Expr(rows));
+}
+
+/// The block's step: every output of `acc` advanced with its row's value in `as` and its
+/// column's in `bs` (one step of each output's reduction: c' = f(c, g((a, b)))).
+ir::Expr advance_block(const ProductGrid& grid, const ir::Expr& acc, const ir::Expr& as,
+                       const ir::Expr& bs) {
+  const ir::Type& a_type = element_of(grid.row.type());
+  const ir::Type& b_type = element_of(grid.column.type());
+  ir::Expr acc_row = ir::param(element_of(acc.type()), "acc_row");
+  ir::Expr a = ir::param(a_type, "a");
+  ir::Expr c = ir::param(grid.init.type(), "c");
+  ir::Expr b = ir::param(b_type, "b");
+  ir::Expr pair = ir::call(ir::tuple(), {a, b});
+  ir::Fun per_output =
+      ir::lambda({c, b}, ir::call(grid.op, {c, grid.element ? call1(*grid.element, pair) : pair}));
+  ir::Fun per_row =
+      ir::lambda({acc_row, a}, call1(ir::map_seq(per_output), ir::call(ir::zip(), {acc_row, bs})));
+  return call1(ir::map_seq(per_row), ir::call(ir::zip(), {acc, as}));
+}
+
 } // namespace
 
 std::variant<ProductGrid, std::string> as_product_grid(const ir::Program& program) {
@@ -84,26 +114,11 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
   try {
     const ir::Type& a_type = element_of(grid.row.type());
     const ir::Type& b_type = element_of(grid.column.type());
-    const ir::Type& sum_type = grid.init.type();
-    // One output's step: c' = f(c, g((a, b))).
-    auto output_step = [&](const ir::Expr& c, const ir::Expr& a, const ir::Expr& b) {
-      ir::Expr pair = ir::call(ir::tuple(), {a, b});
-      return ir::call(grid.op, {c, grid.element ? call1(*grid.element, pair) : pair});
-    };
-    // The block's step: every output of the block advanced with its row's and column's values.
-    const ir::Type block_type =
-        ir::Type::array(ir::Type::array(sum_type, arith::Expr(columns)), arith::Expr(rows));
+    const ir::Type block_type = block_type_of(grid, rows, columns);
     const ir::Type a_values = ir::Type::array(a_type, arith::Expr(rows));
     const ir::Type b_values = ir::Type::array(b_type, arith::Expr(columns));
     auto advance = [&](const ir::Expr& acc, const ir::Expr& as, const ir::Expr& bs) {
-      ir::Expr acc_row = ir::param(element_of(block_type), "acc_row");
-      ir::Expr a = ir::param(a_type, "a");
-      ir::Expr c = ir::param(sum_type, "c");
-      ir::Expr b = ir::param(b_type, "b");
-      ir::Fun per_output = ir::lambda({c, b}, output_step(c, a, b));
-      ir::Fun per_row = ir::lambda(
-          {acc_row, a}, call1(ir::map_seq(per_output), ir::call(ir::zip(), {acc_row, bs})));
-      return call1(ir::map_seq(per_row), ir::call(ir::zip(), {acc, as}));
+      return advance_block(grid, acc, as, bs);
     };
     ir::Expr acc = ir::param(block_type, "acc");
     ir::Expr x = ir::param(ir::Type::tuple({a_values, b_values}), "x");
@@ -117,10 +132,6 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
                                            {call1(copy, as), call1(copy, bs)}));
     }();
     // The accumulator starts as init in every output of the block.
-    auto constant_array = [](int64_t n, const ir::Expr& value) {
-      ir::Expr i = ir::param(ir::Type::int_(), "i"), count = ir::param(ir::Type::int_(), "n");
-      return ir::call(ir::generate(arith::Expr(n), ir::lambda({i, count}, value)), {});
-    };
     const ir::Expr start = constant_array(rows, constant_array(columns, grid.init));
 
     auto per_column_block = [&](const ir::Expr& row_block) {
@@ -150,6 +161,104 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
         });
     ir::Program lowered = program;
     lowered.body = join_of(call1(ir::map_glb(1, per_row_block), split_of(rows, grid.rows)));
+    return lowered;
+  } catch (const UserError& e) {
+    return std::string(e.what());
+  }
+}
+
+std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& program,
+                                                         const LocalTiling& tiling) {
+  auto recognised = as_product_grid(program);
+  if (auto* why = std::get_if<std::string>(&recognised))
+    return *why;
+  const ProductGrid& grid = std::get<ProductGrid>(recognised);
+  const int64_t ly = tiling.threads_y, lx = tiling.threads_x;
+  const int64_t rows = tiling.rows, columns = tiling.columns, chunk = tiling.chunk;
+  if (ly < 1 || lx < 1 || rows < 1 || columns < 1 || chunk < 1)
+    return std::string("a tile needs at least one work-item, output and step along each side");
+  const int64_t tile_rows = ly * rows, tile_columns = lx * columns;
+  if (auto no = refuse_indivisible(length_of(grid.rows.type()), tile_rows, "a row tile of"))
+    return no->why;
+  if (auto no =
+          refuse_indivisible(length_of(grid.columns.type()), tile_columns, "a column tile of"))
+    return no->why;
+  if (auto no = refuse_indivisible(length_of(grid.row.type()), chunk, "a chunk of steps of"))
+    return no->why;
+
+  try {
+    const ir::Type block_type = block_type_of(grid, rows, columns);
+    // A work-item's block of accumulators, held per work-item: written by the mapLcls in private
+    // memory, so each keeps only its own.
+    const ir::Expr start = call1(
+        ir::to_private(ir::map_lcl(1, ir::map_lcl(0, ir::map_seq(ir::map_seq(ir::id()))))),
+        constant_array(
+            ly, constant_array(lx, constant_array(rows, constant_array(columns, grid.init)))));
+    const ir::Type accumulators = start.type();
+
+    // Copies a chunk's values ([steps][tile]) to local memory, in the order the copy reads
+    // memory in; returns them as [tile][steps].
+    auto staged = [&](const ir::Expr& values, bool along_steps) {
+      const ir::Fun copy = ir::to_local(ir::map_lcl(1, ir::map_lcl(0, ir::id())));
+      return along_steps ? call1(copy, transpose_of(values)) : transpose_of(call1(copy, values));
+    };
+    auto tile_values = [&](const ir::Expr& row_tile, const ir::Expr& column_tile) {
+      ir::Expr steps = ir::call(ir::zip(), {transpose_of(row_tile), transpose_of(column_tile)});
+      ir::Expr chunks = split_of(chunk, steps);
+      ir::Expr acc = ir::param(accumulators, "acc");
+      ir::Expr values = ir::param(element_of(chunks.type()), "chunk");
+      ir::Expr row_values =
+          staged(call1(ir::map(ir::get(0)), values), tiling.rows_copied_along_steps);
+      ir::Expr column_values =
+          staged(call1(ir::map(ir::get(1)), values), tiling.columns_copied_along_steps);
+      // Bound once: the copies run before any work-item's block reads them.
+      ir::Expr tile_a = ir::param(row_values.type(), "tile_rows");
+      ir::Expr tile_b = ir::param(column_values.type(), "tile_columns");
+      // Work-item (y, x): rows y * rows .., columns x * columns .. of the tile.
+      ir::Expr row_blocks = split_of(rows, tile_a);       // [ly][rows][chunk]
+      ir::Expr column_blocks = split_of(columns, tile_b); // [lx][columns][chunk]
+      ir::Expr acc_row = ir::param(element_of(accumulators), "acc_row");
+      ir::Expr a_block = ir::param(element_of(row_blocks.type()), "a_block");
+      ir::Expr block = ir::param(block_type, "block");
+      ir::Expr b_block = ir::param(element_of(column_blocks.type()), "b_block");
+      // The block's steps over the chunk: a reduction of a constant length (unrolled).
+      ir::Expr block_acc = ir::param(block_type, "block_acc");
+      ir::Expr x = ir::param(
+          ir::Type::tuple({ir::Type::array(element_of(grid.row.type()), arith::Expr(rows)),
+                           ir::Type::array(element_of(grid.column.type()), arith::Expr(columns))}),
+          "x");
+      const ir::Fun step =
+          ir::lambda({block_acc, x},
+                     advance_block(grid, block_acc, call1(ir::get(0), x), call1(ir::get(1), x)));
+      ir::Expr block_steps = ir::call(ir::zip(), {transpose_of(a_block), transpose_of(b_block)});
+      ir::Fun per_block =
+          ir::lambda({block, b_block}, join_of(call1(ir::reduce_seq(step, block), block_steps)));
+      ir::Fun per_row =
+          ir::lambda({acc_row, a_block}, call1(ir::map_lcl(0, per_block),
+                                               ir::call(ir::zip(), {acc_row, column_blocks})));
+      ir::Expr advanced = call1(ir::map_lcl(1, per_row), ir::call(ir::zip(), {acc, row_blocks}));
+      ir::Expr with_tiles =
+          ir::call(ir::lambda({tile_a, tile_b}, advanced), {row_values, column_values});
+      const ir::Fun chunk_step = ir::lambda({acc, values}, with_tiles);
+      ir::Expr sums = join_of(call1(ir::reduce_seq(chunk_step, start), chunks));
+      // Each work-item writes its block: [ly][lx][rows][columns] -> [ly * rows][lx * columns].
+      ir::Expr written = call1(
+          ir::to_global(ir::map_lcl(1, ir::map_lcl(0, ir::map_seq(ir::map_seq(ir::id()))))), sums);
+      return call1(ir::map(ir::join()), join_of(call1(ir::map(ir::transpose()), written)));
+    };
+    auto per_column_tile = [&](const ir::Expr& row_tile) {
+      return lambda1(
+          element_of(split_of(tile_columns, grid.columns).type()), "columns",
+          [&](const ir::Expr& column_tile) { return tile_values(row_tile, column_tile); });
+    };
+    const ir::Fun per_row_tile = lambda1(
+        element_of(split_of(tile_rows, grid.rows).type()), "rows", [&](const ir::Expr& row_tile) {
+          ir::Expr tiles = call1(ir::map_wrg(0, per_column_tile(row_tile)),
+                                 split_of(tile_columns, grid.columns));
+          return call1(ir::map(ir::join()), transpose_of(tiles));
+        });
+    ir::Program lowered = program;
+    lowered.body = join_of(call1(ir::map_wrg(1, per_row_tile), split_of(tile_rows, grid.rows)));
     return lowered;
   } catch (const UserError& e) {
     return std::string(e.what());

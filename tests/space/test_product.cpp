@@ -1,6 +1,7 @@
-// Register blocking of product grids (rewrite/product.hpp): which programs are recognised, what
-// the builder refuses, and that what it builds computes the program (on the interpreter, for
-// operators that are neither associative nor commutative: the sums keep their order).
+// Register blocking and local-memory tiles of product grids (rewrite/product.hpp): which programs
+// are recognised, what the builders refuse, and that what they build computes the program (on
+// the interpreter, for operators that are neither associative nor commutative: the sums keep
+// their order).
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
@@ -113,5 +114,55 @@ TEST_CASE("a register-blocked grid computes the grid, every sum in its order") {
     const interp::HostArray blocked = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);
     CHECK(blocked.shape == expected.shape);
     CHECK(blocked.data == expected.data); // bit for bit: the same operations in the same order
+  }
+}
+
+TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  const ir::Module fixed =
+      parse_text("def f(a: [[float]12]16, b: [[float]12]24) = "
+                 "map(r => map(c => reduce(add, 0.0f, map(mult, zip(r, c)))[0], b), a)");
+  CHECK(why(rewrite::build_local_tiled(mm.main(), {16, 16, 4, 4, 8, true, false})).empty());
+  CHECK(why(rewrite::build_local_tiled(fixed.main(), {4, 4, 4, 2, 6, false, true})).empty());
+  CHECK(why(rewrite::build_local_tiled(fixed.main(), {4, 4, 8, 2, 4, true, false})) ==
+        "a row tile of 32 does not divide the length 16");
+  CHECK(why(rewrite::build_local_tiled(fixed.main(), {4, 4, 2, 4, 4, true, false})) ==
+        "a column tile of 16 does not divide the length 24");
+  CHECK(why(rewrite::build_local_tiled(fixed.main(), {2, 2, 2, 2, 5, true, false})) ==
+        "a chunk of steps of 5 does not divide the length 12");
+  CHECK(why(rewrite::build_local_tiled(mm.main(), {0, 8, 4, 4, 8, true, false})) ==
+        "a tile needs at least one work-item, output and step along each side");
+  CHECK(
+      why(rewrite::build_local_tiled(parse_text("def f(x: [float]N) = reduce(add, 0.0f, x)").main(),
+                                     {})) == "the program is not a map over rows");
+}
+
+TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its order") {
+  // As for register blocks: 0.5 s + (a - b), so that a reordered sum or a row paired with the
+  // wrong column differs, for work-groups of several shapes, chunks and ways of copying.
+  const ir::Module grid =
+      parse_text("def f(a: [[float]K]M, b: [[float]K]N) = "
+                 "map(r => map(c => reduce(muladd, 1.0f, map(sub, zip(r, c)))[0], b), a)");
+  const Sizes sizes{{"M", 16}, {"N", 24}, {"K", 8}};
+  std::mt19937_64 rng(11);
+  std::vector<interp::HostArray> inputs;
+  for (const ir::Expr& p : grid.main().params)
+    inputs.push_back(interp::random_input(p.type(), sizes, rng));
+  const interp::HostArray expected = interp::evaluate(grid.main(), inputs, sizes);
+  for (const rewrite::LocalTiling t : {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
+                                       rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
+                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true},
+                                       rewrite::LocalTiling{1, 1, 16, 24, 1, false, false}}) {
+    CAPTURE(t.threads_y);
+    CAPTURE(t.threads_x);
+    CAPTURE(t.rows);
+    CAPTURE(t.columns);
+    CAPTURE(t.chunk);
+    auto built = rewrite::build_local_tiled(grid.main(), t);
+    REQUIRE(why(built).empty());
+    const interp::HostArray tiled = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);
+    CHECK(tiled.shape == expected.shape);
+    CHECK(tiled.data == expected.data);
   }
 }

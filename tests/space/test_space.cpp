@@ -873,6 +873,41 @@ TEST_CASE("every register block of mm verifies on PoCL, each block and unrolling
   CHECK(s.verified == static_cast<int64_t>(variants.size()));
 }
 
+TEST_CASE("local-memory tiles of mm verify on PoCL, every shape of 8 x 8 work-groups once") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  // Non-square, K of 48: tiles of 16 to 64 rows and columns divide M and N, chunks of 4, 8 and
+  // 16 steps divide K.
+  const Sizes sizes{{"M", 64}, {"N", 32}, {"K", 48}};
+  ir::Module module = load_linalg("mm");
+  space::VariantStream stream(module.main(), options_for(sizes, "cpu"));
+  std::map<std::map<std::string, int64_t>, space::Variant> first_of;
+  space::Variant v;
+  while (stream.next(v))
+    if (v.strategy == rewrite::kLocalTilesStrategy && !first_of.contains(v.parameters))
+      first_of.emplace(v.parameters, v);
+  std::set<std::vector<int64_t>> shapes;
+  std::vector<space::Variant> variants;
+  for (const auto& [p, variant] : first_of) {
+    shapes.insert({p.at("threads_y"), p.at("threads_x"), p.at("rows"), p.at("columns")});
+    // 8 x 8 work-groups: every block, chunk and way of copying.
+    if (p.at("threads_y") == 8 && p.at("threads_x") == 8)
+      variants.push_back(variant);
+  }
+  CHECK(shapes.contains({8, 8, 2, 2}));
+  CHECK(shapes.contains({16, 16, 4, 2}));
+  CHECK(shapes.contains({8, 16, 8, 2}));
+  CHECK(!shapes.contains({16, 16, 8, 4})); // a 128-row tile does not divide M
+  CHECK(variants.size() >= 3 * 2 * 3 * 4);
+  if (test::kSanitized && variants.size() > 4)
+    variants.resize(4);
+  VerifySummary s = verify(device, module, variants, sizes, "mm-local");
+  for (const std::string& f : s.failures)
+    MESSAGE(f);
+  CHECK(s.failed == 0);
+  CHECK(s.verified == static_cast<int64_t>(variants.size()));
+}
+
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
 TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
           doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
