@@ -91,6 +91,10 @@ struct LocalTiling {
   /// row-major A, across them for C = transpose(B) of a row-major B.
   bool rows_copied_along_steps = true;
   bool columns_copied_along_steps = false;
+  /// Unused elements after each row of the tiles in local memory (pad-local-rows): a row of the
+  /// row tile stored along the steps is `chunk` floats, so work-items of different rows read
+  /// the same bank at a stride of rows x chunk words; padding by one spreads them (seed 004).
+  int64_t padding = 0;
 };
 
 /// The lowered program (same parameters and result as `program`). Why not, when the program is

@@ -93,8 +93,9 @@ void VariantStream::State::plan_products() {
         for (int64_t chunk : {4, 8, 16})
           for (bool rows_along : {true, false})
             for (bool columns_along : {false, true})
-              local_tilings.push_back(
-                  {threads_y, threads_x, rows, columns, chunk, rows_along, columns_along});
+              for (int64_t padding : {0, 1})
+                local_tilings.push_back({threads_y, threads_x, rows, columns, chunk, rows_along,
+                                         columns_along, padding});
 }
 
 void VariantStream::State::lower_next_product() {
@@ -119,7 +120,8 @@ void VariantStream::State::lower_next_local_tiling() {
                {"columns", tiling.columns},
                {"chunk", tiling.chunk},
                {"rows_along_steps", tiling.rows_copied_along_steps ? 1 : 0},
-               {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0}});
+               {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0},
+               {"padding", tiling.padding}});
 }
 
 void VariantStream::State::plan_temporal() {

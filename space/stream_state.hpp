@@ -147,7 +147,8 @@ struct VariantStream::State {
   /// chunks of 4; bench/RESULTS.md). Blocks that do not divide the grid are left out when
   /// lowered. Then local-memory tiles: work-groups of 8 or 16 by 8 or 16 work-items, blocks of
   /// 2 to 8 by 2 to 8 outputs, chunks of 4, 8 or 16 steps, each operand's chunk copied along the
-  /// steps or across them (whichever reads neighbouring addresses depends on its layout).
+  /// steps or across them (whichever reads neighbouring addresses depends on its layout), the
+  /// tiles' rows in local memory padded by one element or not.
   void plan_products();
   void lower_next_product();
   void lower_next_local_tiling();

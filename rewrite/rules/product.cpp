@@ -177,6 +177,8 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
   const int64_t rows = tiling.rows, columns = tiling.columns, chunk = tiling.chunk;
   if (ly < 1 || lx < 1 || rows < 1 || columns < 1 || chunk < 1)
     return std::string("a tile needs at least one work-item, output and step along each side");
+  if (tiling.padding < 0)
+    return std::string("a tile's rows cannot be padded by a negative count");
   const int64_t tile_rows = ly * rows, tile_columns = lx * columns;
   if (auto no = refuse_indivisible(length_of(grid.rows.type()), tile_rows, "a row tile of"))
     return no->why;
@@ -199,7 +201,10 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
     // Copies a chunk's values ([steps][tile]) to local memory, in the order the copy reads
     // memory in; returns them as [tile][steps].
     auto staged = [&](const ir::Expr& values, bool along_steps) {
-      const ir::Fun copy = ir::to_local(ir::map_lcl(1, ir::map_lcl(0, ir::id())));
+      const ir::Fun lanes = ir::map_lcl(1, ir::map_lcl(0, ir::id()));
+      const ir::Fun copy = tiling.padding > 0
+                               ? ir::to_local_padded(arith::Expr(tiling.padding), lanes)
+                               : ir::to_local(lanes);
       return along_steps ? call1(copy, transpose_of(values)) : transpose_of(call1(copy, values));
     };
     auto tile_values = [&](const ir::Expr& row_tile, const ir::Expr& column_tile) {

@@ -133,6 +133,8 @@ TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
         "a chunk of steps of 5 does not divide the length 12");
   CHECK(why(rewrite::build_local_tiled(mm.main(), {0, 8, 4, 4, 8, true, false})) ==
         "a tile needs at least one work-item, output and step along each side");
+  CHECK(why(rewrite::build_local_tiled(mm.main(), {8, 8, 4, 4, 8, true, false, -1})) ==
+        "a tile's rows cannot be padded by a negative count");
   CHECK(
       why(rewrite::build_local_tiled(parse_text("def f(x: [float]N) = reduce(add, 0.0f, x)").main(),
                                      {})) == "the program is not a map over rows");
@@ -140,7 +142,8 @@ TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
 
 TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its order") {
   // As for register blocks: 0.5 s + (a - b), so that a reordered sum or a row paired with the
-  // wrong column differs, for work-groups of several shapes, chunks and ways of copying.
+  // wrong column differs, for work-groups of several shapes, chunks, ways of copying and
+  // padded tiles.
   const ir::Module grid =
       parse_text("def f(a: [[float]K]M, b: [[float]K]N) = "
                  "map(r => map(c => reduce(muladd, 1.0f, map(sub, zip(r, c)))[0], b), a)");
@@ -152,7 +155,7 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
   const interp::HostArray expected = interp::evaluate(grid.main(), inputs, sizes);
   for (const rewrite::LocalTiling t : {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
                                        rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
-                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true},
+                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 1},
                                        rewrite::LocalTiling{1, 1, 16, 24, 1, false, false}}) {
     CAPTURE(t.threads_y);
     CAPTURE(t.threads_x);
