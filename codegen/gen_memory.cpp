@@ -48,7 +48,7 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
   for (size_t k = first; k < loops_.size(); ++k) {
     // A rolled reduction passes only its accumulator (allocated outside its loop) from one
     // iteration to the next: local memory allocated inside is dead at the iteration's end, so
-    // every iteration reuses one region (emit_reduce puts a barrier at the loop's end). Staging
+    // every iteration reuses one region (reduction_loop puts a barrier at the loop's end). Staging
     // a tile per step of a reduction (a matrix product's K loop) needs one tile, not K.
     if (space == AddressSpace::Local && reuses_local_memory(loops_[k])) {
       ++reused_local_allocations_;

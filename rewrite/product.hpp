@@ -1,8 +1,9 @@
 #pragma once
-/// Register blocking of a grid of reductions over pairs (a matrix product): each work-item
-/// computes a block of rows x columns outputs, their reductions advanced together one step at a
-/// time in a private accumulator (a reduceSeq over an array: registers), so that each step's
-/// values of a row and of a column are read once for the whole block instead of once per output.
+/// Register blocking (and, below, local-memory tiles) of a grid of reductions over pairs (a
+/// matrix product). Register blocking: each work-item computes a block of rows x columns outputs,
+/// their reductions advanced together one step at a time in a private accumulator (a reduceSeq
+/// over an array: registers), so that each step's values of a row and of a column are read once
+/// for the whole block instead of once per output.
 /// build_register_blocked builds the lowered form directly from the recognised program, in the
 /// form these identities give (the builder does not run the rule engine):
 ///

@@ -1,6 +1,6 @@
-// Register blocking of product grids (rewrite/product.hpp): recognising
-// map(r => map(c => reduce(f, init, map(g, zip(r, c)))[0], C), R) and building its lowered form
-// with a block of outputs per work-item.
+// Register blocking and local-memory tiles of product grids (rewrite/product.hpp): recognising
+// map(r => map(c => reduce(f, init, map(g, zip(r, c)))[0], C), R) and building its lowered forms
+// with a block of outputs per work-item, alone or in a work-group sharing tiles in local memory.
 #include "rewrite/product.hpp"
 #include "rewrite/rules/match.hpp"
 #include "support/error.hpp"
