@@ -69,7 +69,7 @@ struct ExploreCommandOptions {
   bool layouts = false;
   bool remeasure = false;
   bool no_baseline = false;
-  bool full_check = false; ///< check every step of an iterated program, however long
+  bool full_check = false; ///< check every step, at the full sizes, however long
   std::string out;
   MpiCommandOptions mpi;
 };
@@ -294,10 +294,12 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
   perfdb::PerfDb db(t.db_path);
   const int64_t check_launches =
       o.full_check || farm ? 0 : explore::check_launches_for(t.program, t.sizes);
+  const bool check_smaller =
+      !o.full_check && !farm && explore::checks_at_smaller_sizes(t.program, t.sizes);
   explore::RecordingWorkerMeasure measure(
       db, t.device, t.module, t.program, t.sizes, session.profile_name(),
       {fs::read_symlink("/proc/self/exe").string(), o.device, o.warmup, o.repeat,
-       std::chrono::milliseconds(o.timeout_ms), o.remeasure, check_launches});
+       std::chrono::milliseconds(o.timeout_ms), o.remeasure, check_launches, check_smaller});
   if (farm)
     measure.measure_through(farm->measurer(), farm_devices);
   session.rank();
@@ -308,6 +310,12 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
                "check     each variant on the full grid with one launch of its kernel and its "
                "remainder, against as many interpreted steps; then timed over every step "
                "(interpreting all would take long; --full-check checks every step)\n");
+  if (check_smaller)
+    fmt::print(report,
+               "check     each variant's kernel at smaller sizes, all halved together to about "
+               "512³ as far as its tiles divide them, under the same launch rule, against the "
+               "interpreter; then timed at the full sizes (interpreting those would take "
+               "minutes; --full-check checks at them)\n");
 
   // The table: one row per run, in the order they ran.
   const std::vector<explore::RankedVariant>& ranked = session.candidates();
@@ -410,9 +418,9 @@ void add_explore_command(CLI::App& app) {
                   "write the winner to DIR: best.lift (the lowered program), best.cl (its "
                   "kernel) and best.json (its launch, for `liftx run --launch`)");
   cmd->add_flag("--full-check", o->full_check,
-                "check an iterated program's every step, also where interpreting them takes "
-                "long (by default each variant is then checked on one launch of its kernel and "
-                "its remainder)");
+                "check an iterated program's every step, and any program at the sizes it runs "
+                "at, also where interpreting them takes long (by default each variant is then "
+                "checked on one launch of its kernel and its remainder, or at smaller sizes)");
   cmd->add_flag("--no-baseline", o->no_baseline,
                 "do not run the default lowering (the untuned kernel) that the summary compares "
                 "the best with (not run under --mpi)");

@@ -40,8 +40,9 @@ struct RunCommandOptions {
   bool pad_local = false; ///< pad local arrays' rows first (space::choose_bank_padding)
   uint64_t seed = 1;
   double tolerance = 1e-4;
-  int64_t check_launches = 0;   ///< exec::RunOptions::check_launches
-  int64_t steps_per_launch = 0; ///< exec::RunOptions::steps_per_launch
+  int64_t check_launches = 0;           ///< exec::RunOptions::check_launches
+  int64_t steps_per_launch = 0;         ///< exec::RunOptions::steps_per_launch
+  std::vector<std::string> check_sizes; ///< exec::RunOptions::check_sizes, as --size spells them
   int timeout_ms = 120000;
   bool json = false;
   bool print_kernel = false;
@@ -87,6 +88,8 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   options.tolerance = o.tolerance;
   options.check_launches = o.check_launches;
   options.steps_per_launch = o.steps_per_launch;
+  if (!o.check_sizes.empty())
+    options.check_sizes = exec::bind_sizes(program, o.check_sizes);
   options.output_file = o.output;
   std::optional<ir::Module> reference_module;
   if (!o.reference.empty()) {
@@ -132,6 +135,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
     add("--check-launches", std::to_string(o.check_launches));
   if (o.steps_per_launch > 0)
     add("--steps-per-launch", std::to_string(o.steps_per_launch));
+  for (const std::string& s : o.check_sizes)
+    add("--check-size", s);
   if (!o.reference.empty())
     add("--reference", o.reference);
   if (!o.output.empty())
@@ -176,7 +181,8 @@ void print_report(const exec::RunReport& r, const std::string& file, bool print_
     fmt::print("check     {}: {} of {} elements match the reference interpreter (max abs error "
                "{:.3g}){}{}\n",
                v.passed ? "passed" : "FAILED", v.elements - v.mismatches, v.elements,
-               v.max_abs_error, v.steps > 0 ? "; " + exec::describe_check(v) : "",
+               v.max_abs_error,
+               exec::describe_check(v).empty() ? "" : "; " + exec::describe_check(v),
                v.passed ? "" : "; " + v.first_mismatch);
   if (r.timing)
     fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
@@ -203,6 +209,9 @@ void add_run_command(CLI::App& app) {
   add_device_option(cmd, o->device);
   cmd->add_option("--size", o->sizes,
                   "sizes: N=64,M=48, or 64 for every size (default: those of --launch's file)");
+  cmd->add_option("--check-size", o->check_sizes,
+                  "verify at these sizes (as --size) with the same launch rule, then time at "
+                  "--size unchecked: for programs whose interpretation at --size takes minutes");
   cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
   cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
   add_timing_options(cmd, o->warmup, o->repeat);

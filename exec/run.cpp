@@ -443,11 +443,50 @@ std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Prog
 }
 
 std::string describe_check(const Verification& v) {
-  return v.steps > 0 ? fmt::format("checked on {} of {} steps", v.steps_checked, v.steps) : "";
+  std::vector<std::string> parts;
+  if (v.steps > 0)
+    parts.push_back(fmt::format("checked on {} of {} steps", v.steps_checked, v.steps));
+  if (!v.checked_sizes.empty()) {
+    std::vector<std::string> sizes;
+    for (const auto& [name, value] : v.checked_sizes)
+      sizes.push_back(fmt::format("{}={}", name, value));
+    parts.push_back(fmt::format("checked at {}", fmt::join(sizes, " ")));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
+  if (options.check && !options.check_sizes.empty() && options.check_sizes != sizes) {
+    // Checked at the smaller sizes under the same launch rule (the kernel's source does not
+    // depend on the sizes; tied thread counts follow them, free ones stay as asked), then run at
+    // the full sizes unchecked; a failed check is the report.
+    const codegen::PreparedLaunch full =
+        codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+    const codegen::LaunchRequest same_rule = codegen::request_for(full.launch);
+    RunOptions checking = options;
+    checking.check_sizes.clear();
+    checking.time = false;
+    checking.output_file.clear();
+    checking.inputs = nullptr; // drawn at the run's sizes
+    checking.expected = nullptr;
+    checking.uploaded = nullptr;
+    checking.global = same_rule.global;
+    checking.local = same_rule.local;
+    RunReport checked = run_program(device, program, options.check_sizes, checking);
+    checked.verification.checked_sizes = options.check_sizes;
+    if (checked.status != runtime::Status::ok) {
+      checked.message =
+          fmt::format("{} ({})", checked.message, describe_check(checked.verification));
+      return checked;
+    }
+    RunOptions timing = options;
+    timing.check_sizes.clear();
+    timing.check = false;
+    RunReport report = run_program(device, program, sizes, timing);
+    report.verification = checked.verification;
+    return report;
+  }
   if (options.check && options.check_launches > 0) {
     if (const std::optional<ShortCheck> shortened =
             short_check(program, options.reference ? *options.reference : program,
@@ -588,6 +627,8 @@ nlohmann::json to_json(const RunReport& r) {
                        {"first_mismatch", v.first_mismatch},
                        {"steps_checked", v.steps_checked},
                        {"steps", v.steps}};
+  if (!v.checked_sizes.empty())
+    j["verification"]["checked_sizes"] = v.checked_sizes;
   if (!r.output_files.empty())
     j["output_files"] = r.output_files;
   return j;
@@ -643,6 +684,7 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.verification.first_mismatch = v.value("first_mismatch", "");
     r.verification.steps_checked = v.value("steps_checked", int64_t{0});
     r.verification.steps = v.value("steps", int64_t{0});
+    r.verification.checked_sizes = v.value("checked_sizes", Sizes{});
   }
   r.output_files = j.value("output_files", std::vector<std::string>{});
   return r;

@@ -83,6 +83,12 @@ struct RunOptions {
   /// which check_launches needs when the program has a remainder; 0: the reference's steps over
   /// the launches, when they divide and there is no remainder (else every step is checked).
   int64_t steps_per_launch = 0;
+  /// Verify at these sizes instead of the run's (empty: at the run's): the same kernel under the
+  /// same launch rule (tied thread counts follow the lengths; free ones are kept), on inputs
+  /// drawn at these sizes, against the reference interpreted at them; then the run at its own
+  /// sizes is timed unchecked. For programs whose interpretation at the run's sizes takes
+  /// minutes (a matrix product at 4096³); Verification::checked_sizes says so.
+  Sizes check_sizes;
   /// Write the kernel's result here as float32 (interp::component_paths: one file per output
   /// of a tuple result), after the check and the timed runs; empty = not written.
   std::string output_file;
@@ -119,6 +125,8 @@ struct Verification {
   /// the program was checked as it runs.
   int64_t steps_checked = 0;
   int64_t steps = 0;
+  /// RunOptions::check_sizes: the sizes the check ran at; empty when at the run's own.
+  Sizes checked_sizes;
 };
 
 /// RunOptions::check_launches's shortened program and reference.
@@ -134,7 +142,8 @@ struct ShortCheck {
 std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Program& reference,
                                       int64_t launches, int64_t steps_per_launch);
 
-/// "checked on 5 of 64 steps" for a shortened check, empty otherwise.
+/// "checked on 5 of 64 steps" for a shortened check, "checked at K=512 M=512 N=512" for one at
+/// smaller sizes (both, joined by "; ", for both), empty otherwise.
 std::string describe_check(const Verification& v);
 
 /// "3 of 1024 elements differ; first: element 17: kernel 0.5, interpreter 0.25"

@@ -7,6 +7,7 @@
 #include "ir/parse/parser.hpp"
 #include "model/metrics.hpp"
 #include "perfdb/record.hpp"
+#include "rewrite/lowering.hpp"
 #include "runtime/isolate.hpp"
 #include "space/space.hpp"
 #include "support/error.hpp"
@@ -305,6 +306,41 @@ int64_t check_launches_for(const ir::Program& program, const Sizes& sizes) {
   return points * double(iteration->count + iteration->tail_count) > kLongCheckPointSteps ? 1 : 0;
 }
 
+bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes) {
+  if (ir::host_iteration(program))
+    return false;
+  double work = 1;
+  for (const auto& [name, value] : sizes)
+    work *= double(value);
+  return work > kLongCheckWork;
+}
+
+Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered,
+                      const Sizes& sizes) {
+  auto work = [](const Sizes& s) {
+    double w = 1;
+    for (const auto& [name, value] : s)
+      w *= double(value);
+    return w;
+  };
+  Sizes smaller = sizes;
+  bool shrunk = false;
+  while (work(smaller) > kShortCheckWork) {
+    Sizes halved = smaller;
+    bool even = true;
+    for (auto& [name, value] : halved) {
+      even = even && value % 2 == 0 && value >= 2;
+      value /= 2;
+    }
+    if (!even || !rewrite::lengths_exact(lowered, halved) ||
+        !rewrite::lengths_exact(reference, halved))
+      break;
+    smaller = std::move(halved);
+    shrunk = true;
+  }
+  return shrunk ? smaller : Sizes{};
+}
+
 DeviceDefaults defaults_for(const target::DeviceProfile& device) {
   if (device.type == target::DeviceType::cpu)
     return {1024, 0};
@@ -334,8 +370,9 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(perfdb::PerfDb& db,
   program_id_ = db_.program(program.name, reference_source_);
   reference_ = scratch_.path() / "reference.lift";
   write_text(reference_, reference_source_);
-  // A shortened check interprets a few steps per variant (cached per count), not all of them.
-  if (options_.check_launches == 0 || !ir::host_iteration(program))
+  // A shortened check interprets a few steps per variant (cached per count), not all of them;
+  // a check at smaller sizes interprets at those.
+  if ((options_.check_launches == 0 || !ir::host_iteration(program)) && !options_.check_smaller)
     reference_job_ = std::async(std::launch::async, [this] { interpret_reference(); });
 }
 
@@ -517,6 +554,27 @@ exec::RunReport RecordingWorkerMeasure::run_unrecorded(const ir::Program& lowere
                        "unrecorded", 1);
 }
 
+Sizes RecordingWorkerMeasure::prepare_smaller_check(const ir::Program& lowered) {
+  if (!short_reference_)
+    short_reference_ = parse::parse_file(reference_.string());
+  const ir::Program& reference = short_reference_->main();
+  Sizes check = check_sizes_for(reference, lowered, sizes_);
+  // Interpreted here, outside the worker's timeout (at the run's sizes when no smaller ones fit:
+  // slow, but checked).
+  const Sizes& interpreted = check.empty() ? sizes_ : check;
+  if (interpreted_sizes_.insert(interpreted).second) {
+    try {
+      exec::RunOptions options;
+      options.reference = &reference;
+      exec::reference_result(reference, options,
+                             exec::draw_inputs(reference, interpreted, options.seed), interpreted);
+    } catch (const std::exception&) {
+      // The worker meets the same problem and reports it with the variant.
+    }
+  }
+  return check;
+}
+
 void RecordingWorkerMeasure::interpret_short_reference(const ir::Program& lowered,
                                                        int64_t steps_per_launch) {
   try {
@@ -561,6 +619,13 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
   if (options_.check_launches > 0) {
     argv.insert(argv.end(), {"--check-launches", std::to_string(options_.check_launches),
                              "--steps-per-launch", std::to_string(steps_per_launch)});
+  }
+  if (options_.check_smaller) {
+    std::vector<std::string> check;
+    for (const auto& [name, value] : prepare_smaller_check(lowered))
+      check.push_back(fmt::format("{}={}", name, value));
+    if (!check.empty())
+      argv.insert(argv.end(), {"--check-size", fmt::format("{}", fmt::join(check, ","))});
   }
   // A local size of 0 leaves the work-group to the runtime: no --local then.
   if (std::all_of(launch.local.begin(), launch.local.begin() + launch.dims,

@@ -118,6 +118,20 @@ inline constexpr double kLongCheckPointSteps = double(int64_t{1} << 26);
 /// iteration whose every step would take more than kLongCheckPointSteps to interpret; else 0.
 int64_t check_launches_for(const ir::Program& program, const Sizes& sizes);
 
+/// The product of a program's sizes above which interpreting it for the check takes minutes: a
+/// matrix product past 1024³ (about 2^30 multiply-adds), a 3D grid past 1024³. Below it a
+/// variant is checked at the sizes it runs at.
+inline constexpr double kLongCheckWork = double(int64_t{1} << 28);
+/// The product of the sizes a variant is checked at instead, when its tiles allow: 512³.
+inline constexpr double kShortCheckWork = double(int64_t{1} << 27);
+/// Whether exploring `program` (not an iterated one: check_launches_for shortens those) at
+/// `sizes` checks each variant at smaller sizes (check_sizes_for).
+bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes);
+/// exec::RunOptions::check_sizes for the variant `lowered` of `reference` at `sizes`: every size
+/// halved together until their product is at most kShortCheckWork, as far as the lengths of both
+/// programs stay exact (the variant's tiles still divide them); empty when no halving does.
+Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered, const Sizes& sizes);
+
 /// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
 /// crashes or hangs takes down the child, not the exploration), each verified against the
 /// high-level program, and records every run in the performance database (variant,
@@ -136,6 +150,9 @@ public:
     /// exec::RunOptions::check_launches for every run (check_launches_for); an iterated
     /// program's whole reference is then not interpreted up front.
     int64_t check_launches = 0;
+    /// Check each variant at smaller sizes (checks_at_smaller_sizes, check_sizes_for); the
+    /// reference is then interpreted at those sizes, not at the run's.
+    bool check_smaller = false;
   };
   RecordingWorkerMeasure(perfdb::PerfDb& db, const target::DeviceProfile& device,
                          const ir::Module& module, const ir::Program& program, const Sizes& sizes,
@@ -185,7 +202,11 @@ private:
   /// Interprets the reference into the disk cache the workers read; runs on its own thread from
   /// construction, so that it overlaps the ranking, and the first run waits for it.
   void interpret_reference();
-  std::set<int64_t> interpreted_steps_;       ///< the shortened references interpreted so far
+  std::set<int64_t> interpreted_steps_; ///< the shortened references interpreted so far
+  /// With Options::check_smaller: the sizes `lowered` is checked at (empty: the run's), its
+  /// reference interpreted at them first (cached on disk, once per sizes).
+  Sizes prepare_smaller_check(const ir::Program& lowered);
+  std::set<Sizes> interpreted_sizes_;         ///< the sizes the reference was interpreted at so far
   std::optional<ir::Module> short_reference_; ///< reference_ as read back, for them
   void wait_for_reference();
 

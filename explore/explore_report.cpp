@@ -37,6 +37,8 @@ nlohmann::json attempt_json(const Attempt& attempt, const RankedVariant& ranked,
   if (rep.verification.steps > 0) // a shortened check (exec::RunOptions::check_launches)
     row.update(
         {{"steps_checked", rep.verification.steps_checked}, {"steps", rep.verification.steps}});
+  if (!rep.verification.checked_sizes.empty()) // exec::RunOptions::check_sizes
+    row["checked_sizes"] = rep.verification.checked_sizes;
   if (rep.status == runtime::Status::ok && rep.timing) {
     const runtime::Timing& t = *rep.timing;
     row.update({{"median_ms", t.median_ms},

@@ -4,8 +4,11 @@
 #include "explore/collect.hpp"
 #include "explore/explore.hpp"
 #include "explore_test_env.hpp"
+#include "ir/host_iteration.hpp"
+#include "ir/parse/parser.hpp"
 #include "perfdb/db.hpp"
 #include "perfdb/record.hpp"
+#include "rewrite/product.hpp"
 #include "runtime/device.hpp"
 #include "runtime/isolate.hpp"
 #include "space/variant_filter.hpp"
@@ -629,6 +632,34 @@ TEST_CASE("default sizes: as many points as the 2D default, a power of two per d
   CHECK(cpu.extent(1) == 128 * 128);
   CHECK(gpu.extent(3) == 128); // 161³ would match 2048²; 128 is the power of two below
   CHECK(cpu.extent(3) == 16);  // 25³ ~ 128²
+}
+
+TEST_CASE("explore checks what takes minutes to interpret at smaller sizes its tiles allow") {
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  const ir::Module jacobi =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift");
+  auto cube = [](int64_t m, int64_t n, int64_t k) { return Sizes{{"M", m}, {"N", n}, {"K", k}}; };
+  CHECK(explore::checks_at_smaller_sizes(mm.main(), cube(4096, 4096, 4096)));
+  CHECK_FALSE(explore::checks_at_smaller_sizes(mm.main(), cube(512, 512, 512)));
+  CHECK_FALSE(explore::checks_at_smaller_sizes(jacobi.main(), {{"M", 8192}, {"N", 8192}}));
+  CHECK_FALSE(explore::checks_at_smaller_sizes(ir::iterate_step(jacobi.main(), 64, 0),
+                                               {{"M", 16384}, {"N", 16384}}));
+
+  const ir::Program blocked =
+      std::get<ir::Program>(rewrite::build_register_blocked(mm.main(), {16, 8, 4, true}));
+  const ir::Program tiled = std::get<ir::Program>(
+      rewrite::build_local_tiled(mm.main(), {16, 16, 8, 8, 16, true, false, 1}));
+  CHECK(explore::check_sizes_for(mm.main(), blocked, cube(4096, 4096, 4096)) ==
+        cube(512, 512, 512));
+  CHECK(explore::check_sizes_for(mm.main(), tiled, cube(4096, 2048, 4096)) == cube(512, 256, 512));
+  // Halving stops where a chunk of 4 steps would no longer divide K (1026), and cannot start
+  // from an odd size.
+  CHECK(explore::check_sizes_for(mm.main(), blocked, cube(4096, 4096, 4104)) ==
+        cube(2048, 2048, 2052));
+  CHECK(explore::check_sizes_for(mm.main(), blocked, cube(4096, 4096, 4097)).empty());
+  // A 128-row tile stops the halving at 128 rows.
+  CHECK(explore::check_sizes_for(mm.main(), tiled, cube(256, 8192, 8192)) == cube(128, 4096, 4096));
 }
 
 TEST_CASE("explore_batches: variants measured several at a time are the ones, in the order and "

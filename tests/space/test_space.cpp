@@ -908,6 +908,44 @@ TEST_CASE("local-memory tiles of mm verify on PoCL, every variant of 8 x 8 work-
   CHECK(s.verified == static_cast<int64_t>(variants.size()));
 }
 
+TEST_CASE("a product checked at smaller sizes: the same launch rule, then timed at its own") {
+  setenv("LIFTX_CACHE_DIR", temp_cache_dir().c_str(), 1);
+  runtime::Device device = runtime::select_device("cpu");
+  ir::Module mm = load_linalg("mm");
+  auto built = rewrite::build_local_tiled(mm.main(), {8, 8, 2, 2, 4, true, false, 0});
+  REQUIRE(std::holds_alternative<ir::Program>(built));
+  const ir::Program& tiled = std::get<ir::Program>(built);
+  exec::RunOptions run;
+  run.roofline = false;
+  run.warmup = 0;
+  run.repeat = 1;
+  run.reference = &mm.main();
+  run.check_sizes = {{"M", 32}, {"N", 16}, {"K", 8}};
+  const Sizes sizes{{"M", 64}, {"N", 48}, {"K", 40}};
+  const exec::RunReport r = exec::run_program(device, tiled, sizes, run);
+  INFO(r.message);
+  CHECK(r.status == runtime::Status::ok);
+  CHECK(r.verification.passed);
+  CHECK(r.verification.elements == 32 * 16);
+  CHECK(r.verification.checked_sizes == run.check_sizes);
+  CHECK(exec::describe_check(r.verification) == "checked at K=8 M=32 N=16");
+  CHECK(r.sizes == sizes);
+  CHECK(r.launch.global[0] * r.launch.global[1] == (64 / 2) * (48 / 2)); // the full sizes' rule
+  REQUIRE(r.timing);
+  CHECK(exec::report_from_json(exec::to_json(r)).verification.checked_sizes == run.check_sizes);
+
+  // A kernel of another program fails the check, which says where it checked; nothing is timed.
+  const ir::Module other = parse::parse_module(
+      "def mm(A: [[float]K]M, B: [[float]N]K) = map(row => map(column => reduce(add, 0.0f, "
+      "map(add, zip(row, column)))[0], transpose(B)), A)",
+      "<test>");
+  run.reference = &other.main();
+  const exec::RunReport wrong = exec::run_program(device, tiled, sizes, run);
+  CHECK(wrong.status == runtime::Status::wrong_result);
+  CHECK(wrong.message.find("checked at K=8 M=32 N=16") != std::string::npos);
+  CHECK_FALSE(wrong.timing);
+}
+
 // The bench driver (bench/verify_space.sh): every variant of every stencil, when asked for.
 TEST_CASE("verify every variant (LIFTX_VERIFY_ALL=M,N[,max_tile[,depth[,max_chunk]]])" *
           doctest::skip(std::getenv("LIFTX_VERIFY_ALL") == nullptr)) {
