@@ -306,26 +306,27 @@ int64_t check_launches_for(const ir::Program& program, const Sizes& sizes) {
   return points * double(iteration->count + iteration->tail_count) > kLongCheckPointSteps ? 1 : 0;
 }
 
-bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes) {
-  if (ir::host_iteration(program))
-    return false;
-  double work = 1;
+namespace {
+
+/// The product of the sizes: what kLongCheckWork and kShortCheckWork bound.
+double size_product(const Sizes& sizes) {
+  double product = 1;
   for (const auto& [name, value] : sizes)
-    work *= double(value);
-  return work > kLongCheckWork;
+    product *= double(value);
+  return product;
+}
+
+} // namespace
+
+bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes) {
+  return !ir::host_iteration(program) && size_product(sizes) > kLongCheckWork;
 }
 
 Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered,
                       const Sizes& sizes) {
-  auto work = [](const Sizes& s) {
-    double w = 1;
-    for (const auto& [name, value] : s)
-      w *= double(value);
-    return w;
-  };
   Sizes smaller = sizes;
   bool shrunk = false;
-  while (work(smaller) > kShortCheckWork) {
+  while (size_product(smaller) > kShortCheckWork) {
     Sizes halved = smaller;
     bool even = true;
     for (auto& [name, value] : halved) {

@@ -118,9 +118,9 @@ inline constexpr double kLongCheckPointSteps = double(int64_t{1} << 26);
 /// iteration whose every step would take more than kLongCheckPointSteps to interpret; else 0.
 int64_t check_launches_for(const ir::Program& program, const Sizes& sizes);
 
-/// The product of a program's sizes above which interpreting it for the check takes minutes: a
-/// matrix product past 1024³ (about 2^30 multiply-adds), a 3D grid past 1024³. Below it a
-/// variant is checked at the sizes it runs at.
+/// The product of a program's sizes above which interpreting it for the check takes minutes
+/// (about 645³: a matrix product of 1024³, 2^30 multiply-adds, is past it, as is a 3D grid of
+/// 1024³). Below it a variant is checked at the sizes it runs at.
 inline constexpr double kLongCheckWork = double(int64_t{1} << 28);
 /// The product of the sizes a variant is checked at instead, when its tiles allow: 512³.
 inline constexpr double kShortCheckWork = double(int64_t{1} << 27);
@@ -206,8 +206,9 @@ private:
   /// With Options::check_smaller: the sizes `lowered` is checked at (empty: the run's), its
   /// reference interpreted at them first (cached on disk, once per sizes).
   Sizes prepare_smaller_check(const ir::Program& lowered);
-  std::set<Sizes> interpreted_sizes_;         ///< the sizes the reference was interpreted at so far
-  std::optional<ir::Module> short_reference_; ///< reference_ as read back, for them
+  std::set<Sizes> interpreted_sizes_; ///< the sizes the reference was interpreted at so far
+  /// reference_ read back, for the shortened checks and those at smaller sizes.
+  std::optional<ir::Module> short_reference_;
   void wait_for_reference();
 
   perfdb::PerfDb& db_;
