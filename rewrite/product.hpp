@@ -96,6 +96,12 @@ struct LocalTiling {
   /// row tile stored along the steps is `chunk` floats, so work-items of different rows read
   /// the same bank at a stride of rows x chunk words; padding by one spreads them (seed 004).
   int64_t padding = 0;
+  /// Which outputs a work-item computes: false, a contiguous block (rows y * rows .., columns
+  /// x * columns ..); true, every threads_y-th row from y and every threads_x-th column from x.
+  /// Interleaved, neighbouring work-items read neighbouring words of the column tile at each
+  /// step (distinct banks) and write neighbouring outputs; contiguous, they read words `columns`
+  /// apart, several in one bank (CLBlast's STRM/STRN choice).
+  bool interleaved = false;
 };
 
 /// The lowered program (same parameters and result as `program`). Why not, when the program is

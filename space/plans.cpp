@@ -94,8 +94,9 @@ void VariantStream::State::plan_products() {
           for (bool rows_along : {true, false})
             for (bool columns_along : {false, true})
               for (int64_t padding : {0, 1})
-                local_tilings.push_back({threads_y, threads_x, rows, columns, chunk, rows_along,
-                                         columns_along, padding});
+                for (bool interleaved : {false, true})
+                  local_tilings.push_back({threads_y, threads_x, rows, columns, chunk, rows_along,
+                                           columns_along, padding, interleaved});
 }
 
 void VariantStream::State::lower_next_product() {
@@ -121,7 +122,8 @@ void VariantStream::State::lower_next_local_tiling() {
                {"chunk", tiling.chunk},
                {"rows_along_steps", tiling.rows_copied_along_steps ? 1 : 0},
                {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0},
-               {"padding", tiling.padding}});
+               {"padding", tiling.padding},
+               {"interleaved", tiling.interleaved ? 1 : 0}});
 }
 
 void VariantStream::State::plan_temporal() {

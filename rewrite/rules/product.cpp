@@ -219,9 +219,13 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
       // Bound once: the copies run before any work-item's block reads them.
       ir::Expr tile_a = ir::param(row_values.type(), "tile_rows");
       ir::Expr tile_b = ir::param(column_values.type(), "tile_columns");
-      // Work-item (y, x): rows y * rows .., columns x * columns .. of the tile.
-      ir::Expr row_blocks = split_of(rows, tile_a);       // [ly][rows][chunk]
-      ir::Expr column_blocks = split_of(columns, tile_b); // [lx][columns][chunk]
+      // Work-item (y, x): rows y * rows .., columns x * columns .. of the tile; interleaved,
+      // rows y, y + ly, .. and columns x, x + lx, ..
+      auto blocks_of = [&](int64_t per_item, int64_t lanes, const ir::Expr& tile) {
+        return tiling.interleaved ? transpose_of(split_of(lanes, tile)) : split_of(per_item, tile);
+      };
+      ir::Expr row_blocks = blocks_of(rows, ly, tile_a);       // [ly][rows][chunk]
+      ir::Expr column_blocks = blocks_of(columns, lx, tile_b); // [lx][columns][chunk]
       ir::Expr acc_row = ir::param(element_of(accumulators), "acc_row");
       ir::Expr a_block = ir::param(element_of(row_blocks.type()), "a_block");
       ir::Expr block = ir::param(block_type, "block");
@@ -246,10 +250,15 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
           ir::call(ir::lambda({tile_a, tile_b}, advanced), {row_values, column_values});
       const ir::Fun chunk_step = ir::lambda({acc, values}, with_tiles);
       ir::Expr sums = join_of(call1(ir::reduce_seq(chunk_step, start), chunks));
-      // Each work-item writes its block: [ly][lx][rows][columns] -> [ly * rows][lx * columns].
+      // Each work-item writes its block: [ly][lx][rows][columns] -> [ly * rows][lx * columns],
+      // output (y * rows + i, x * columns + j), or interleaved (i * ly + y, j * lx + x).
       ir::Expr written = call1(
           ir::to_global(ir::map_lcl(1, ir::map_lcl(0, ir::map_seq(ir::map_seq(ir::id()))))), sums);
-      return call1(ir::map(ir::join()), join_of(call1(ir::map(ir::transpose()), written)));
+      ir::Expr by_rows = call1(ir::map(ir::transpose()), written); // [ly][rows][lx][columns]
+      if (!tiling.interleaved)
+        return call1(ir::map(ir::join()), join_of(by_rows));
+      ir::Expr lanes_last = call1(ir::map(ir::transpose()), join_of(transpose_of(by_rows)));
+      return call1(ir::map(ir::join()), lanes_last); // [rows * ly][columns][lx], joined
     };
     auto per_column_tile = [&](const ir::Expr& row_tile) {
       return lambda1(

@@ -156,12 +156,16 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
   for (const rewrite::LocalTiling t : {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
                                        rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
                                        rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 1},
-                                       rewrite::LocalTiling{1, 1, 16, 24, 1, false, false}}) {
+                                       rewrite::LocalTiling{1, 1, 16, 24, 1, false, false},
+                                       rewrite::LocalTiling{2, 4, 2, 3, 4, true, false, 0, true},
+                                       rewrite::LocalTiling{4, 2, 4, 6, 8, false, true, 1, true},
+                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 0, true}}) {
     CAPTURE(t.threads_y);
     CAPTURE(t.threads_x);
     CAPTURE(t.rows);
     CAPTURE(t.columns);
     CAPTURE(t.chunk);
+    CAPTURE(t.interleaved);
     auto built = rewrite::build_local_tiled(grid.main(), t);
     REQUIRE(why(built).empty());
     const interp::HostArray tiled = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);
