@@ -177,12 +177,12 @@ void print_report(const exec::RunReport& r, const std::string& file, bool print_
   if (r.build_ms > 0 || r.cache_hit)
     fmt::print("build     {:.1f} ms{}\n", r.build_ms, r.cache_hit ? " (cached)" : "");
   const exec::Verification& v = r.verification;
+  const std::string what_was_checked = exec::describe_check(v);
   if (v.checked)
     fmt::print("check     {}: {} of {} elements match the reference interpreter (max abs error "
                "{:.3g}){}{}\n",
                v.passed ? "passed" : "FAILED", v.elements - v.mismatches, v.elements,
-               v.max_abs_error,
-               exec::describe_check(v).empty() ? "" : "; " + exec::describe_check(v),
+               v.max_abs_error, what_was_checked.empty() ? "" : "; " + what_was_checked,
                v.passed ? "" : "; " + v.first_mismatch);
   if (r.timing)
     fmt::print("time      {:.4f} ms median of {} runs (min {:.4f}, max {:.4f}, IQR {:.4f})\n",
