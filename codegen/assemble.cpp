@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace liftx::codegen {
@@ -33,7 +35,29 @@ std::string parameter_declaration(const KernelArg& a) {
 
 } // namespace
 
+void Generator::declare_aligned_local_arrays() {
+  // The widest aligned vector read of each constant-size local buffer (vector_of reads it
+  // through a cast exactly when the index is provably aligned).
+  std::map<std::string, int64_t, std::less<>> alignment;
+  for (const MemoryAccess& a : kernel_.accesses)
+    if (a.space == AddressSpace::Local && !a.is_store && a.width > 1 &&
+        constant_local_buffers_.count(a.buffer) && provably_aligned(a.index, a.width, divisors_)) {
+      const int64_t bytes = a.width * static_cast<int64_t>(scalar_bytes(a.kind));
+      alignment[a.buffer] = std::max(alignment[a.buffer], bytes);
+    }
+  std::vector<KernelArg> args;
+  for (KernelArg& a : kernel_.args) {
+    auto it = alignment.find(a.name);
+    if (a.role == KernelArg::Role::Local && it != alignment.end())
+      kernel_.local_arrays.push_back({std::move(a), it->second});
+    else
+      args.push_back(std::move(a));
+  }
+  kernel_.args = std::move(args);
+}
+
 void Generator::assemble() {
+  declare_aligned_local_arrays();
   if (options_.instrument) {
     Instrumentation inst{static_cast<int>(kernel_.accesses.size()),
                          static_cast<int>(kernel_.barriers.size()),
@@ -91,6 +115,14 @@ void Generator::assemble() {
   for (const KernelArg& a : kernel_.args)
     params += fmt::format("{}\n    {}", params.empty() ? "" : ",", parameter_declaration(a));
   std::string preamble;
+  // OpenCL declares local memory at the kernel's outermost scope.
+  for (const Kernel::LocalArray& a : kernel_.local_arrays) {
+    std::optional<int64_t> elements = a.buffer.elements.as_constant();
+    LIFTX_INTERNAL_CHECK(elements, "local array {} of a size that is not a constant",
+                         a.buffer.name);
+    preamble += fmt::format("  local {} {}[{}] __attribute__((aligned({})));\n",
+                            ir::scalar_name(a.buffer.kind), a.buffer.name, *elements, a.alignment);
+  }
   if (const auto& inst = kernel_.instrumentation) {
     source += fmt::format("#define LIFTX_ACCESSES {}\n#define LIFTX_SLOTS {}\n"
                           "#define LIFTX_BARRIER_SLOT(k) ({} + (k))\n"
@@ -101,8 +133,16 @@ void Generator::assemble() {
                "get_global_size(1) * get_global_id(2));\n";
   }
   cl::scalarise_private_arrays(body_);
-  source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble,
-                        cl::print(body_, 1));
+  const std::string body = cl::print(body_, 1);
+  // An aligned read's cast is sound only on the arrays declared above.
+  for (const KernelArg& a : kernel_.args)
+    if (a.role == KernelArg::Role::Local)
+      for (int width : {2, 4, 8, 16})
+        LIFTX_INTERNAL_CHECK(body.find(fmt::format("(const local {}{}*)({} + ",
+                                                   ir::scalar_name(a.kind), width, a.name)) ==
+                                 std::string::npos,
+                             "an aligned vector read of local argument {}", a.name);
+  source += fmt::format("kernel void {}({}) {{\n{}{}}}\n", kernel_.name, params, preamble, body);
   kernel_.source = std::move(source);
 }
 

@@ -58,6 +58,8 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
     regions = regions * loops_[k].trip;
   }
   std::string name = fresh(space == AddressSpace::Local ? "lcl" : "tmp");
+  if (space == AddressSpace::Local && (regions * count).as_constant())
+    constant_local_buffers_.insert(name);
   kernel_.args.push_back(
       {space == AddressSpace::Local ? KernelArg::Role::Local : KernelArg::Role::Temporary, name,
        kind, regions * count, -1, loc_});
@@ -177,6 +179,19 @@ Value Generator::store_vector(const TargetPtr& dest, const Value& v) {
   LIFTX_INTERNAL_CHECK(s && s->width == width, "storing {} into a vector of {}",
                        type_of(v).to_string(), width);
   if (!dest->element) {
+    // Private components: a vector read from local memory in one access (a block of a tile in
+    // local memory) stays one read, held in a vector variable. Other vectors are stored part by
+    // part, each part reading its own element.
+    if (s->loads.size() == 1 && s->loads.front().width == width &&
+        s->loads.front().space == AddressSpace::Local && s->calls.empty()) {
+      const std::string name = fresh("vec");
+      emit(fmt::format("const {} {} = {};", value_type_name(s->kind, width), name, s->text));
+      record_loads(*s);
+      for (int k = 0; k < width; ++k)
+        store(dest->components[static_cast<size_t>(k)],
+              ScalarValue{fmt::format("{}.s{:x}", name, k), s->kind});
+      return target_value(dest);
+    }
     for (int k = 0; k < width; ++k)
       store(dest->components[static_cast<size_t>(k)], s->parts[static_cast<size_t>(k)]);
     return target_value(dest);

@@ -548,7 +548,8 @@ Value Generator::apply_node(const ir::ToPrivate& n, Args args, const TargetPtr& 
 
 Value Generator::apply_node(const ir::AsVector& n, Args args, const TargetPtr& dest,
                             const ir::Type& result) {
-  return layout_result(as_vector_view(args.at(0), n.width, result, divisors_), dest);
+  return layout_result(
+      as_vector_view(args.at(0), n.width, result, divisors_, &constant_local_buffers_), dest);
 }
 
 Value Generator::apply_node(const ir::AsScalar&, Args args, const TargetPtr& dest,
@@ -574,7 +575,7 @@ Value Generator::apply_node(const ir::Vectorize& n, Args args, const TargetPtr& 
     parts.push_back(std::get<ScalarValue>(
         apply(n.f, std::move(components), nullptr, ir::Type::scalar(def.result()))));
   }
-  Value v = vector_of(std::move(parts), divisors_);
+  Value v = vector_of(std::move(parts), divisors_, &constant_local_buffers_);
   return dest ? store(dest, v) : v;
 }
 

@@ -139,6 +139,11 @@ private:
   void decide_launch();
   std::optional<arith::Expr> workers(Level level, int dim) const;
 
+  // ---- assemble.cpp
+  /// Moves the local buffers that aligned vector reads need from the arguments to
+  /// Kernel::local_arrays.
+  void declare_aligned_local_arrays();
+
   // ---- gen_records.cpp
   std::vector<LoopContext> loop_contexts() const;
   void record_access(MemoryAccess access);
@@ -268,6 +273,9 @@ private:
   std::unordered_map<uint64_t, Value> env_; ///< parameter id -> value
   std::vector<LoopFrame> loops_;
   std::optional<AddressSpace> write_space_; ///< set by toGlobal/toLocal/toPrivate
+  /// Local buffers of a constant size: those that an aligned vector read needs become arrays
+  /// declared in the kernel (Kernel::local_arrays), aligned, at assembly.
+  BufferNames constant_local_buffers_;
   /// Set by toLocalPadded until the local array it writes is allocated.
   std::optional<arith::Expr> local_row_padding_;
   SourceLoc loc_; ///< the primitive being generated, for errors

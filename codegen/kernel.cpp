@@ -34,6 +34,8 @@ arith::Expr Kernel::local_bytes() const {
   for (const KernelArg& a : args)
     if (a.role == KernelArg::Role::Local)
       bytes = bytes + a.elements * static_cast<int64_t>(scalar_bytes(a.kind));
+  for (const LocalArray& a : local_arrays)
+    bytes = bytes + a.buffer.elements * static_cast<int64_t>(scalar_bytes(a.buffer.kind));
   return bytes;
 }
 

@@ -146,7 +146,15 @@ struct Kernel {
   int64_t private_bytes = 0;
   /// The register windows' share of private_bytes (mapSeqSlide).
   int64_t window_bytes = 0;
-  /// Local memory per work-group in bytes (over the size variables).
+  /// Local memory declared in the kernel rather than passed as an argument: the local buffers of
+  /// a constant size that aligned vector reads need aligned (an argument's alignment is the
+  /// platform's choice), `alignment` bytes each. Role Local; not among `args`.
+  struct LocalArray {
+    KernelArg buffer;
+    int64_t alignment = 0;
+  };
+  std::vector<LocalArray> local_arrays;
+  /// Local memory per work-group in bytes (over the size variables), arguments and arrays.
   arith::Expr local_bytes() const;
   /// Host-side iteration (ir/host_iteration.hpp): the program runs as `launches` launches of
   /// this kernel (its step), each launch after the first reading the previous one's output in

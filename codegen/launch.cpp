@@ -32,6 +32,9 @@ std::string located_local_buffer(const Kernel& kernel) {
   for (const KernelArg& a : kernel.args)
     if (a.role == KernelArg::Role::Local && a.loc.valid())
       where = a.loc;
+  for (const Kernel::LocalArray& a : kernel.local_arrays)
+    if (a.buffer.loc.valid())
+      where = a.buffer.loc;
   return where.valid() ? fmt::format(" (toLocal at {})", where.to_string()) : std::string();
 }
 

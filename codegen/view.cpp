@@ -445,7 +445,8 @@ const Load* direct_load(const ScalarValue& value) {
   return &load;
 }
 
-ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors) {
+ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors,
+                      const BufferNames* aligned_local) {
   LIFTX_INTERNAL_CHECK(parts.size() >= 2, "a vector of {} parts", parts.size());
   const ir::ScalarKind kind = parts.front().kind;
   const int width = static_cast<int>(parts.size());
@@ -460,9 +461,13 @@ ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& diviso
   }
   if (contiguous) {
     const std::string pointer = fmt::format("{} + {}", first->buffer, arith::to_c(first->index));
-    // A provably aligned global vector is read as one; vloadN needs only element alignment.
-    if (first->space == AddressSpace::Global && provably_aligned(first->index, width, divisors))
-      v.text = fmt::format("(*(const global {}*)({}))", type, pointer);
+    // A provably aligned vector is read as one; vloadN needs only element alignment.
+    const bool aligned_base = first->space == AddressSpace::Global ||
+                              (first->space == AddressSpace::Local && aligned_local &&
+                               aligned_local->count(first->buffer));
+    if (aligned_base && provably_aligned(first->index, width, divisors))
+      v.text =
+          fmt::format("(*(const {} {}*)({}))", address_space_name(first->space), type, pointer);
     else
       v.text = fmt::format("vload{}(0, {})", width, pointer);
     Load load = *first;
@@ -483,11 +488,11 @@ ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& diviso
 }
 
 Value as_vector_view(const Value& x, int width, const ir::Type& result,
-                     const SizeDivisors& divisors) {
+                     const SizeDivisors& divisors, const BufferNames* aligned_local) {
   auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
   return make_array(
       result,
-      [inner, width, divisors](const arith::Expr& i) -> Value {
+      [inner, width, divisors, aligned_local](const arith::Expr& i) -> Value {
         std::vector<ScalarValue> parts;
         for (int k = 0; k < width; ++k) {
           Value part = inner->at(i * width + k);
@@ -495,7 +500,7 @@ Value as_vector_view(const Value& x, int width, const ir::Type& result,
           LIFTX_INTERNAL_CHECK(s && s->width == 1, "asVector of a non-scalar element");
           parts.push_back(*s);
         }
-        return vector_of(std::move(parts), divisors);
+        return vector_of(std::move(parts), divisors, aligned_local);
       },
       inner->reads_private);
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -131,12 +132,19 @@ using SizeDivisors = std::map<std::string, int64_t, std::less<>>;
 bool provably_aligned(const arith::Expr& index, int64_t width, const SizeDivisors& divisors);
 /// The element `value` reads when it is exactly one element of memory (`buf[index]`), else null.
 const Load* direct_load(const ScalarValue& value);
+/// Names of buffers.
+using BufferNames = std::set<std::string, std::less<>>;
 /// A vector value made of `parts` (scalars of one kind): one vector load when they are
-/// consecutive elements of one global or local buffer, else `(float4)(a, b, c, d)`.
-ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors);
+/// consecutive elements of one global or local buffer, else `(float4)(a, b, c, d)`. The load is
+/// a cast (`*(const global float4*)(p)`, which the compiler may issue as one wide access) when the
+/// index is provably aligned and the buffer's first element is: every global buffer, and the local
+/// buffers in `aligned_local` (declared in the kernel, aligned, when such a read needs it: see
+/// Kernel::local_arrays); vloadN otherwise, which needs only element alignment.
+ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& divisors,
+                      const BufferNames* aligned_local = nullptr);
 /// asVector(w): element i is the vector of x[i*w .. i*w + w).
 Value as_vector_view(const Value& x, int width, const ir::Type& result,
-                     const SizeDivisors& divisors);
+                     const SizeDivisors& divisors, const BufferNames* aligned_local = nullptr);
 /// asScalar: element j is component j % w of x[j / w] (j % w must be a constant).
 Value as_scalar_view(const Value& x, int width, const ir::Type& result);
 /// Writes through asScalar: the program returns asScalar(X), so X[i] lands in

@@ -102,6 +102,12 @@ struct LocalTiling {
   /// step (distinct banks) and write neighbouring outputs; contiguous, they read words `columns`
   /// apart, several in one bank (CLBlast's STRM/STRN choice).
   bool interleaved = false;
+  /// Each step's values of a work-item's block read from local memory as vectors of this many
+  /// elements into private memory (to-private of asVector, asScalar back), for each operand whose
+  /// block is consecutive there at a step: stored step by step (not copied along the steps), not
+  /// interleaved, and a multiple of the width long. 1: read element by element where used.
+  /// Refused when neither operand's block is consecutive (the variant would be the scalar one).
+  int64_t vector_width = 1;
 };
 
 /// The lowered program (same parameters and result as `program`). Why not, when the program is

@@ -97,6 +97,20 @@ void VariantStream::State::plan_products() {
                 for (bool interleaved : {false, true})
                   local_tilings.push_back({threads_y, threads_x, rows, columns, chunk, rows_along,
                                            columns_along, padding, interleaved});
+  // Vector reads of the blocks from local memory, after the scalar tilings (whose indices they
+  // keep): contiguous blocks, tiles unpadded so that every step's row of a tile stays aligned.
+  for (auto [threads_y, threads_x] :
+       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+    for (int64_t rows : {2, 4, 8})
+      for (int64_t columns : {2, 4, 8})
+        for (int64_t chunk : {4, 8, 16})
+          for (bool rows_along : {true, false})
+            for (bool columns_along : {false, true}) {
+              rewrite::LocalTiling tiling{threads_y,  threads_x,     rows, columns, chunk,
+                                          rows_along, columns_along, 0,    false};
+              tiling.vector_width = 4;
+              local_tilings.push_back(tiling);
+            }
 }
 
 void VariantStream::State::lower_next_product() {
@@ -113,17 +127,21 @@ void VariantStream::State::lower_next_product() {
 void VariantStream::State::lower_next_local_tiling() {
   const rewrite::LocalTiling tiling = local_tilings.front();
   local_tilings.pop_front();
+  std::map<std::string, int64_t> params{
+      {"threads_y", tiling.threads_y},
+      {"threads_x", tiling.threads_x},
+      {"rows", tiling.rows},
+      {"columns", tiling.columns},
+      {"chunk", tiling.chunk},
+      {"rows_along_steps", tiling.rows_copied_along_steps ? 1 : 0},
+      {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0},
+      {"padding", tiling.padding},
+      {"interleaved", tiling.interleaved ? 1 : 0}};
+  // Only vector variants name their width: the scalar ones' parameters stay as they were.
+  if (tiling.vector_width > 1)
+    params.emplace("vector_width", tiling.vector_width);
   queue_built(rewrite::build_local_tiled(root, tiling), "local tiles", "local tiles do not divide",
-              rewrite::kLocalTilesStrategy,
-              {{"threads_y", tiling.threads_y},
-               {"threads_x", tiling.threads_x},
-               {"rows", tiling.rows},
-               {"columns", tiling.columns},
-               {"chunk", tiling.chunk},
-               {"rows_along_steps", tiling.rows_copied_along_steps ? 1 : 0},
-               {"columns_along_steps", tiling.columns_copied_along_steps ? 1 : 0},
-               {"padding", tiling.padding},
-               {"interleaved", tiling.interleaved ? 1 : 0}});
+              rewrite::kLocalTilesStrategy, std::move(params));
 }
 
 void VariantStream::State::plan_temporal() {

@@ -5,6 +5,8 @@
 #include "rewrite/rules/match.hpp"
 #include "support/error.hpp"
 
+#include <fmt/format.h>
+
 namespace liftx::rewrite {
 
 using namespace match;
@@ -179,6 +181,18 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
     return std::string("a tile needs at least one work-item, output and step along each side");
   if (tiling.padding < 0)
     return std::string("a tile's rows cannot be padded by a negative count");
+  // A block's values at a step are consecutive in local memory when the tile is stored step by
+  // step and the work-item's outputs are contiguous.
+  const int64_t width = tiling.vector_width;
+  auto vector_reads = [&](bool along_steps, int64_t per_item) {
+    return width > 1 && !along_steps && !tiling.interleaved && per_item % width == 0;
+  };
+  const bool vector_rows = vector_reads(tiling.rows_copied_along_steps, rows);
+  const bool vector_columns = vector_reads(tiling.columns_copied_along_steps, columns);
+  if (width > 1 && !vector_rows && !vector_columns)
+    return fmt::format("neither operand's block is {} consecutive elements of local memory at a "
+                       "step",
+                       width);
   const int64_t tile_rows = ly * rows, tile_columns = lx * columns;
   if (auto no = refuse_indivisible(length_of(grid.rows.type()), tile_rows, "a row tile of"))
     return no->why;
@@ -236,9 +250,31 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
           ir::Type::tuple({ir::Type::array(element_of(grid.row.type()), arith::Expr(rows)),
                            ir::Type::array(element_of(grid.column.type()), arith::Expr(columns))}),
           "x");
+      // Vector reads: the block's values at a step copied to private memory as vectors.
+      auto read = [&](const ir::Expr& values, bool as_vectors) {
+        if (!as_vectors)
+          return values;
+        // join(toPrivate(mapSeq(v => asScalar(mapSeq(id, asVector(w, v)))))(split(n, values))):
+        // the outer map allocates the private scalars, which the inner one writes as vectors
+        // through asScalar (vectorise-copy inside to-private).
+        const ir::Expr whole = split_of(length_of(values.type()), values);
+        const ir::Fun copy = lambda1(element_of(whole.type()), "values", [&](const ir::Expr& v) {
+          return call1(ir::as_scalar(), call1(ir::map_seq(ir::id()),
+                                              call1(ir::as_vector(static_cast<int>(width)), v)));
+        });
+        return join_of(call1(ir::to_private(ir::map_seq(copy)), whole));
+      };
+      // The step's values bound once (a lambda applied to them), so that each is read once per
+      // step, not once per output that uses it.
+      ir::Expr as = read(call1(ir::get(0), x), vector_rows);
+      ir::Expr bs = read(call1(ir::get(1), x), vector_columns);
+      ir::Expr pa = ir::param(as.type(), "as"), pb = ir::param(bs.type(), "bs");
       const ir::Fun step =
-          ir::lambda({block_acc, x},
-                     advance_block(grid, block_acc, call1(ir::get(0), x), call1(ir::get(1), x)));
+          width == 1
+              ? ir::lambda({block_acc, x}, advance_block(grid, block_acc, as, bs))
+              : ir::lambda({block_acc, x},
+                           ir::call(ir::lambda({pa, pb}, advance_block(grid, block_acc, pa, pb)),
+                                    {as, bs}));
       ir::Expr block_steps = ir::call(ir::zip(), {transpose_of(a_block), transpose_of(b_block)});
       ir::Fun per_block =
           ir::lambda({block, b_block}, join_of(call1(ir::reduce_seq(step, block), block_steps)));

@@ -1,13 +1,15 @@
 // Register blocking and local-memory tiles of product grids (rewrite/product.hpp): which programs
 // are recognised, what the builders refuse, and that what they build computes the program (on
 // the interpreter, for operators that are neither associative nor commutative: the sums keep
-// their order).
+// their order), and how vector reads of the tiles come out in OpenCL.
+#include "codegen/kernel.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/product.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <variant>
@@ -30,6 +32,11 @@ std::string refusal(const std::variant<rewrite::ProductGrid, std::string>& r) {
 
 std::string why(const std::variant<ir::Program, std::string>& r) {
   return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : "";
+}
+
+rewrite::LocalTiling vector_tiling(rewrite::LocalTiling t, int64_t width) {
+  t.vector_width = width;
+  return t;
 }
 
 } // namespace
@@ -135,6 +142,20 @@ TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
         "a tile needs at least one work-item, output and step along each side");
   CHECK(why(rewrite::build_local_tiled(mm.main(), {8, 8, 4, 4, 8, true, false, -1})) ==
         "a tile's rows cannot be padded by a negative count");
+  // Vector reads apply to an operand whose block lies consecutive at a step: stored step by step,
+  // contiguous, a multiple of the width long; a tiling where neither does is the scalar one.
+  CHECK(why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 4, 4, 8, false, false}, 4)))
+            .empty());
+  CHECK(why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 2, 4, 8, true, false}, 4)))
+            .empty());
+  CHECK(why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 4, 4, 8, true, true}, 4))) ==
+        "neither operand's block is 4 consecutive elements of local memory at a step");
+  CHECK(why(rewrite::build_local_tiled(mm.main(),
+                                       vector_tiling({8, 8, 4, 4, 8, false, false, 0, true}, 4))) ==
+        "neither operand's block is 4 consecutive elements of local memory at a step");
+  CHECK(
+      why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 2, 2, 8, false, false}, 4))) ==
+      "neither operand's block is 4 consecutive elements of local memory at a step");
   CHECK(
       why(rewrite::build_local_tiled(parse_text("def f(x: [float]N) = reduce(add, 0.0f, x)").main(),
                                      {})) == "the program is not a map over rows");
@@ -159,17 +180,56 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
                                        rewrite::LocalTiling{1, 1, 16, 24, 1, false, false},
                                        rewrite::LocalTiling{2, 4, 2, 3, 4, true, false, 0, true},
                                        rewrite::LocalTiling{4, 2, 4, 6, 8, false, true, 1, true},
-                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 0, true}}) {
+                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 0, true},
+                                       vector_tiling({2, 2, 4, 4, 4, false, false}, 4),
+                                       vector_tiling({4, 2, 4, 2, 2, false, true, 1}, 2),
+                                       vector_tiling({2, 4, 2, 6, 8, true, false}, 2)}) {
     CAPTURE(t.threads_y);
     CAPTURE(t.threads_x);
     CAPTURE(t.rows);
     CAPTURE(t.columns);
     CAPTURE(t.chunk);
     CAPTURE(t.interleaved);
+    CAPTURE(t.vector_width);
     auto built = rewrite::build_local_tiled(grid.main(), t);
     REQUIRE(why(built).empty());
     const interp::HostArray tiled = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);
     CHECK(tiled.shape == expected.shape);
     CHECK(tiled.data == expected.data);
   }
+}
+
+TEST_CASE("vector reads of local tiles: aligned arrays declared in the kernel, or vloadN") {
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  auto kernel_of = [&](const rewrite::LocalTiling& t) {
+    auto built = rewrite::build_local_tiled(mm.main(), t);
+    REQUIRE(why(built).empty());
+    return codegen::generate(std::get<ir::Program>(built));
+  };
+  auto local_args = [](const codegen::Kernel& k) {
+    return std::count_if(k.args.begin(), k.args.end(), [](const codegen::KernelArg& a) {
+      return a.role == codegen::KernelArg::Role::Local;
+    });
+  };
+  // Both blocks (4 rows, 4 columns) consecutive at a step in unpadded tiles: each step reads a
+  // float4 of each from arrays the kernel declares aligned, in place of two local arguments.
+  const codegen::Kernel scalar = kernel_of({8, 8, 4, 4, 8, false, false});
+  const codegen::Kernel vector = kernel_of(vector_tiling({8, 8, 4, 4, 8, false, false}, 4));
+  CHECK(local_args(scalar) == 2);
+  CHECK(local_args(vector) == 0);
+  REQUIRE(vector.local_arrays.size() == 2);
+  CHECK(vector.local_arrays[0].alignment == 16);
+  CHECK(vector.local_bytes() == scalar.local_bytes());
+  CHECK(vector.local_bytes() == arith::Expr(2 * 32 * 8 * 4));
+  CHECK(vector.source.find("__attribute__((aligned(16)));") != std::string::npos);
+  CHECK(vector.source.find("(*(const local float4*)(" + vector.local_arrays[0].buffer.name) !=
+        std::string::npos);
+  CHECK(scalar.source.find("float4") == std::string::npos);
+  // Padded by one, a tile's rows are 33 floats apart: step 0's reads stay aligned casts, the
+  // other steps' are vload4 (which needs element alignment only).
+  const codegen::Kernel padded = kernel_of(vector_tiling({8, 8, 4, 4, 8, false, false, 1}, 4));
+  CHECK(padded.local_arrays.size() == 2);
+  CHECK(padded.source.find("vload4(0, lcl_") != std::string::npos);
+  CHECK(padded.source.find("(*(const local float4*)(") != std::string::npos);
 }

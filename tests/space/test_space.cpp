@@ -888,19 +888,26 @@ TEST_CASE("local-memory tiles of mm verify on PoCL, every variant of 8 x 8 work-
       first_of.emplace(v.parameters, v);
   std::set<std::vector<int64_t>> shapes;
   std::vector<space::Variant> variants;
+  size_t vector_reads = 0;
   for (const auto& [p, variant] : first_of) {
     shapes.insert({p.at("threads_y"), p.at("threads_x"), p.at("rows"), p.at("columns")});
     // 8 x 8 work-groups: every block, chunk, way of copying and assignment of outputs to
-    // work-items, unpadded; padded, the 2 x 2 blocks (the suite's time: all 288 pass).
+    // work-items, unpadded, with and without vector reads; padded, the 2 x 2 blocks (the suite's
+    // time: all 288 pass).
     if (p.at("threads_y") == 8 && p.at("threads_x") == 8 &&
-        (p.at("padding") == 0 || (p.at("rows") == 2 && p.at("columns") == 2)))
+        (p.at("padding") == 0 || (p.at("rows") == 2 && p.at("columns") == 2))) {
       variants.push_back(variant);
+      vector_reads += p.contains("vector_width") ? 1 : 0;
+    }
   }
   CHECK(shapes.contains({8, 8, 2, 2}));
   CHECK(shapes.contains({16, 16, 4, 2}));
   CHECK(shapes.contains({8, 16, 8, 2}));
-  CHECK(!shapes.contains({16, 16, 8, 4}));                 // a 128-row tile does not divide M
-  CHECK(variants.size() == 3 * 2 * 3 * 4 * 2 + 3 * 4 * 2); // 8 columns: a 64-column tile > N
+  CHECK(!shapes.contains({16, 16, 8, 4})); // a 128-row tile does not divide M
+  // 8 columns: a 64-column tile > N. Vector reads: of the 2 x 3 x 4 blocks and ways of copying,
+  // the 12 where a block of 4 or 8 rows or of 4 columns is stored step by step, each chunk.
+  CHECK(vector_reads == 12 * 3);
+  CHECK(variants.size() == 3 * 2 * 3 * 4 * 2 + 3 * 4 * 2 + vector_reads);
   if (test::kSanitized && variants.size() > 4)
     variants.resize(4);
   VerifySummary s = verify(device, module, variants, sizes, "mm-local");
