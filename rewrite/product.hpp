@@ -108,6 +108,12 @@ struct LocalTiling {
   /// interleaved, and a multiple of the width long. 1: read element by element where used.
   /// Refused when neither operand's block is consecutive (the variant would be the scalar one).
   int64_t vector_width = 1;
+  /// A tile copied along the steps but stored step by step (a transposing copy): neighbouring
+  /// work-items read neighbouring steps, as a row-major A needs for its reads to coalesce, and
+  /// the block's values at a step lie consecutive for vector reads. The writes of a step's
+  /// lanes are a tile's row apart: padding spreads their banks. Only with copied_along_steps.
+  bool rows_stored_by_step = false;
+  bool columns_stored_by_step = false;
 };
 
 /// The lowered program (same parameters and result as `program`). Why not, when the program is

@@ -111,6 +111,20 @@ void VariantStream::State::plan_products() {
               tiling.vector_width = 4;
               local_tilings.push_back(tiling);
             }
+  // Vector reads of A's blocks copied by a transposing copy (reads along A's rows coalesce),
+  // tiles unpadded or padded by 4 (aligned, the copy's writes spread over banks).
+  for (auto [threads_y, threads_x] :
+       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+    for (int64_t rows : {4, 8})
+      for (int64_t columns : {2, 4, 8})
+        for (int64_t chunk : {4, 8, 16})
+          for (int64_t padding : {0, 4}) {
+            rewrite::LocalTiling tiling{threads_y, threads_x, rows,  columns,
+                                        chunk,     true,      false, padding};
+            tiling.vector_width = 4;
+            tiling.rows_stored_by_step = true;
+            local_tilings.push_back(tiling);
+          }
 }
 
 void VariantStream::State::lower_next_product() {
@@ -140,6 +154,10 @@ void VariantStream::State::lower_next_local_tiling() {
   // Only vector variants name their width: the scalar ones' parameters stay as they were.
   if (tiling.vector_width > 1)
     params.emplace("vector_width", tiling.vector_width);
+  if (tiling.rows_stored_by_step)
+    params.emplace("rows_stored_by_step", 1);
+  if (tiling.columns_stored_by_step)
+    params.emplace("columns_stored_by_step", 1);
   queue_built(rewrite::build_local_tiled(root, tiling), "local tiles", "local tiles do not divide",
               rewrite::kLocalTilesStrategy, std::move(params));
 }

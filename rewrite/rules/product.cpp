@@ -184,11 +184,21 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
   // A block's values at a step are consecutive in local memory when the tile is stored step by
   // step and the work-item's outputs are contiguous.
   const int64_t width = tiling.vector_width;
-  auto vector_reads = [&](bool along_steps, int64_t per_item) {
-    return width > 1 && !along_steps && !tiling.interleaved && per_item % width == 0;
+  if ((tiling.rows_stored_by_step && !tiling.rows_copied_along_steps) ||
+      (tiling.columns_stored_by_step && !tiling.columns_copied_along_steps))
+    return std::string("a tile copied step by step is stored so already");
+  auto stored_by_step = [](bool along_steps, bool transposing) {
+    return !along_steps || transposing;
   };
-  const bool vector_rows = vector_reads(tiling.rows_copied_along_steps, rows);
-  const bool vector_columns = vector_reads(tiling.columns_copied_along_steps, columns);
+  const bool rows_by_step =
+      stored_by_step(tiling.rows_copied_along_steps, tiling.rows_stored_by_step);
+  const bool columns_by_step =
+      stored_by_step(tiling.columns_copied_along_steps, tiling.columns_stored_by_step);
+  auto vector_reads = [&](bool by_step, int64_t per_item) {
+    return width > 1 && by_step && !tiling.interleaved && per_item % width == 0;
+  };
+  const bool vector_rows = vector_reads(rows_by_step, rows);
+  const bool vector_columns = vector_reads(columns_by_step, columns);
   if (width > 1 && !vector_rows && !vector_columns)
     return fmt::format("neither operand's block is {} consecutive elements of local memory at a "
                        "step",
@@ -214,11 +224,21 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
 
     // Copies a chunk's values ([steps][tile]) to local memory, in the order the copy reads
     // memory in; returns them as [tile][steps].
-    auto staged = [&](const ir::Expr& values, bool along_steps) {
+    auto staged = [&](const ir::Expr& values, bool along_steps, bool by_step) {
       const ir::Fun lanes = ir::map_lcl(1, ir::map_lcl(0, ir::id()));
       const ir::Fun copy = tiling.padding > 0
                                ? ir::to_local_padded(arith::Expr(tiling.padding), lanes)
                                : ir::to_local(lanes);
+      if (along_steps && by_step) {
+        // A transposing copy: the outer map, over the steps, on the fastest lanes (mapLcl0), so
+        // that neighbouring work-items read neighbouring steps; written as mapped,
+        // [steps][tile].
+        const ir::Fun steps_first = ir::map_lcl(0, ir::map_lcl(1, ir::id()));
+        const ir::Fun store = tiling.padding > 0
+                                  ? ir::to_local_padded(arith::Expr(tiling.padding), steps_first)
+                                  : ir::to_local(steps_first);
+        return transpose_of(call1(store, values));
+      }
       return along_steps ? call1(copy, transpose_of(values)) : transpose_of(call1(copy, values));
     };
     auto tile_values = [&](const ir::Expr& row_tile, const ir::Expr& column_tile) {
@@ -227,9 +247,9 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
       ir::Expr acc = ir::param(accumulators, "acc");
       ir::Expr values = ir::param(element_of(chunks.type()), "chunk");
       ir::Expr row_values =
-          staged(call1(ir::map(ir::get(0)), values), tiling.rows_copied_along_steps);
-      ir::Expr column_values =
-          staged(call1(ir::map(ir::get(1)), values), tiling.columns_copied_along_steps);
+          staged(call1(ir::map(ir::get(0)), values), tiling.rows_copied_along_steps, rows_by_step);
+      ir::Expr column_values = staged(call1(ir::map(ir::get(1)), values),
+                                      tiling.columns_copied_along_steps, columns_by_step);
       // Bound once: the copies run before any work-item's block reads them.
       ir::Expr tile_a = ir::param(row_values.type(), "tile_rows");
       ir::Expr tile_b = ir::param(column_values.type(), "tile_columns");

@@ -39,6 +39,12 @@ rewrite::LocalTiling vector_tiling(rewrite::LocalTiling t, int64_t width) {
   return t;
 }
 
+/// A tiling whose row tile is copied along the steps and stored step by step.
+rewrite::LocalTiling transposing_copy(rewrite::LocalTiling t) {
+  t.rows_stored_by_step = true;
+  return t;
+}
+
 } // namespace
 
 TEST_CASE("product grids: mm, a grid without a map, and what is not one") {
@@ -157,6 +163,12 @@ TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
       why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 2, 2, 8, false, false}, 4))) ==
       "neither operand's block is 4 consecutive elements of local memory at a step");
   CHECK(
+      why(rewrite::build_local_tiled(mm.main(), transposing_copy({8, 8, 4, 4, 8, false, false}))) ==
+      "a tile copied step by step is stored so already");
+  CHECK(why(rewrite::build_local_tiled(
+                mm.main(), transposing_copy(vector_tiling({8, 8, 4, 4, 8, true, true}, 4))))
+            .empty());
+  CHECK(
       why(rewrite::build_local_tiled(parse_text("def f(x: [float]N) = reduce(add, 0.0f, x)").main(),
                                      {})) == "the program is not a map over rows");
 }
@@ -174,16 +186,20 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
   for (const ir::Expr& p : grid.main().params)
     inputs.push_back(interp::random_input(p.type(), sizes, rng));
   const interp::HostArray expected = interp::evaluate(grid.main(), inputs, sizes);
-  for (const rewrite::LocalTiling t : {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
-                                       rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
-                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 1},
-                                       rewrite::LocalTiling{1, 1, 16, 24, 1, false, false},
-                                       rewrite::LocalTiling{2, 4, 2, 3, 4, true, false, 0, true},
-                                       rewrite::LocalTiling{4, 2, 4, 6, 8, false, true, 1, true},
-                                       rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 0, true},
-                                       vector_tiling({2, 2, 4, 4, 4, false, false}, 4),
-                                       vector_tiling({4, 2, 4, 2, 2, false, true, 1}, 2),
-                                       vector_tiling({2, 4, 2, 6, 8, true, false}, 2)}) {
+  for (const rewrite::LocalTiling t :
+       {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
+        rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
+        rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 1},
+        rewrite::LocalTiling{1, 1, 16, 24, 1, false, false},
+        rewrite::LocalTiling{2, 4, 2, 3, 4, true, false, 0, true},
+        rewrite::LocalTiling{4, 2, 4, 6, 8, false, true, 1, true},
+        rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 0, true},
+        vector_tiling({2, 2, 4, 4, 4, false, false}, 4),
+        vector_tiling({4, 2, 4, 2, 2, false, true, 1}, 2),
+        vector_tiling({2, 4, 2, 6, 8, true, false}, 2),
+        transposing_copy(vector_tiling({2, 2, 4, 4, 4, true, false}, 4)),
+        transposing_copy(vector_tiling({4, 2, 2, 3, 8, true, true, 4}, 2)),
+        transposing_copy({2, 4, 2, 3, 4, true, false, 1})}) {
     CAPTURE(t.threads_y);
     CAPTURE(t.threads_x);
     CAPTURE(t.rows);
@@ -191,6 +207,7 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
     CAPTURE(t.chunk);
     CAPTURE(t.interleaved);
     CAPTURE(t.vector_width);
+    CAPTURE(t.rows_stored_by_step);
     auto built = rewrite::build_local_tiled(grid.main(), t);
     REQUIRE(why(built).empty());
     const interp::HostArray tiled = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);
