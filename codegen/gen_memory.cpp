@@ -179,11 +179,10 @@ Value Generator::store_vector(const TargetPtr& dest, const Value& v) {
   LIFTX_INTERNAL_CHECK(s && s->width == width, "storing {} into a vector of {}",
                        type_of(v).to_string(), width);
   if (!dest->element) {
-    // Private components: a vector read from local memory in one access (a block of a tile in
-    // local memory) stays one read, held in a vector variable. Other vectors are stored part by
-    // part, each part reading its own element.
-    if (s->loads.size() == 1 && s->loads.front().width == width &&
-        s->loads.front().space == AddressSpace::Local && s->calls.empty()) {
+    // Private components: a vector read from memory in one access (a block of a tile in local
+    // memory, a block's row of B) stays one read, held in a vector variable. Other vectors are
+    // stored part by part, each part reading its own element.
+    if (s->loads.size() == 1 && s->loads.front().width == width && s->calls.empty()) {
       const std::string name = fresh("vec");
       emit(fmt::format("const {} {} = {};", value_type_name(s->kind, width), name, s->text));
       record_loads(*s);

@@ -56,6 +56,10 @@ struct RegisterBlocking {
   int64_t columns = 4;        ///< outputs per work-item along C
   int64_t unroll = 1;         ///< reduction steps per iteration of the loop (1: not split)
   bool private_copies = true; ///< each step's values of R and C copied to private memory first
+  /// The step's values of C copied as vectors of this width (private copies only; columns a
+  /// multiple of it): one read of 16 bytes for 4 columns where C's columns lie consecutive at a
+  /// step (C = transpose(B) of a row-major B). 1: element by element.
+  int64_t vector_width = 1;
 };
 
 /// The lowered program (same parameters and result as `program`). Why not, when the program is

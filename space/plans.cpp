@@ -84,8 +84,11 @@ void VariantStream::State::plan_products() {
   for (int64_t rows : {2, 4, 8, 16})
     for (int64_t columns : {2, 4, 8})
       for (int64_t unroll : {1, 4, 8})
-        if (rows * columns >= 8)
+        if (rows * columns >= 8) {
           products.push_back({rows, columns, unroll, true});
+          if (columns % 4 == 0)
+            vector_products.push_back({rows, columns, unroll, true, 4});
+        }
   for (auto [threads_y, threads_x] :
        {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
     for (int64_t rows : {2, 4, 8})
@@ -130,12 +133,15 @@ void VariantStream::State::plan_products() {
 void VariantStream::State::lower_next_product() {
   const rewrite::RegisterBlocking blocking = products.front();
   products.pop_front();
+  std::map<std::string, int64_t> params{{"rows", blocking.rows},
+                                        {"columns", blocking.columns},
+                                        {"unroll", blocking.unroll},
+                                        {"private_copies", blocking.private_copies ? 1 : 0}};
+  // Only vector variants name their width: the others' parameters stay as they were.
+  if (blocking.vector_width > 1)
+    params.emplace("vector_width", blocking.vector_width);
   queue_built(rewrite::build_register_blocked(root, blocking), "register block",
-              "register block does not divide", rewrite::kRegisterBlockStrategy,
-              {{"rows", blocking.rows},
-               {"columns", blocking.columns},
-               {"unroll", blocking.unroll},
-               {"private_copies", blocking.private_copies ? 1 : 0}});
+              "register block does not divide", rewrite::kRegisterBlockStrategy, std::move(params));
 }
 
 void VariantStream::State::lower_next_local_tiling() {

@@ -297,9 +297,15 @@ bool VariantStream::State::fill_pending() {
         lower_next_product();
         continue;
       }
-      if (local_tilings.empty())
+      if (!local_tilings.empty()) {
+        lower_next_local_tiling();
+        continue;
+      }
+      if (vector_products.empty())
         return false;
-      lower_next_local_tiling();
+      products.push_back(vector_products.front());
+      vector_products.pop_front();
+      lower_next_product();
       continue;
     }
     current = std::move(queue.front());

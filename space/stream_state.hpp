@@ -74,6 +74,9 @@ struct VariantStream::State {
   std::deque<rewrite::RegisterBlocking> products;
   /// Product grids in local-memory tiles, lowered after the register blocks: tilings not tried.
   std::deque<rewrite::LocalTiling> local_tilings;
+  /// Register blocks with vector reads, lowered after the local tilings (so that the indices of
+  /// the variants before them stay as they were).
+  std::deque<rewrite::RegisterBlocking> vector_products;
 
   std::optional<HighLevel> current;
   std::vector<std::pair<const rewrite::LoweringStrategy*, int64_t>>

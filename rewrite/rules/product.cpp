@@ -47,6 +47,19 @@ ir::Expr advance_block(const ProductGrid& grid, const ir::Expr& acc, const ir::E
   return call1(ir::map_seq(per_row), ir::call(ir::zip(), {acc, as}));
 }
 
+/// `values` (an array of scalars) copied to private memory as vectors of `width`:
+/// join(toPrivate(mapSeq(v => asScalar(mapSeq(id, asVector(w, v)))))(split(n, values))). The outer
+/// map allocates the private scalars, which the inner one writes as vectors through asScalar
+/// (vectorise-copy inside to-private); the generator keeps a vector read in one access whole.
+ir::Expr vectors_to_private(const ir::Expr& values, int64_t width) {
+  const ir::Expr whole = split_of(length_of(values.type()), values);
+  const ir::Fun copy = lambda1(element_of(whole.type()), "values", [&](const ir::Expr& v) {
+    return call1(ir::as_scalar(),
+                 call1(ir::map_seq(ir::id()), call1(ir::as_vector(static_cast<int>(width)), v)));
+  });
+  return join_of(call1(ir::to_private(ir::map_seq(copy)), whole));
+}
+
 } // namespace
 
 std::variant<ProductGrid, std::string> as_product_grid(const ir::Program& program) {
@@ -105,6 +118,10 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
   const int64_t rows = blocking.rows, columns = blocking.columns;
   if (rows < 1 || columns < 1 || blocking.unroll < 1)
     return std::string("a block needs at least one row, one column and one step");
+  if (blocking.vector_width > 1 && (!blocking.private_copies || columns % blocking.vector_width))
+    return fmt::format("vector reads of {} columns need private copies and a multiple of {} "
+                       "columns",
+                       blocking.vector_width, blocking.vector_width);
   if (auto no = refuse_indivisible(length_of(grid.rows.type()), rows, "a row block of"))
     return no->why;
   if (auto no = refuse_indivisible(length_of(grid.columns.type()), columns, "a column block of"))
@@ -130,8 +147,12 @@ std::variant<ir::Program, std::string> build_register_blocked(const ir::Program&
         return ir::lambda({acc, x}, advance(acc, as, bs));
       ir::Expr pa = ir::param(a_values, "as"), pb = ir::param(b_values, "bs");
       const ir::Fun copy = ir::to_private(ir::map_seq(ir::id()));
+      // A block's columns at a step are consecutive where C = transpose(B) of a row-major B.
+      const ir::Expr b_copy = blocking.vector_width > 1
+                                  ? vectors_to_private(bs, blocking.vector_width)
+                                  : call1(copy, bs);
       return ir::lambda({acc, x}, ir::call(ir::lambda({pa, pb}, advance(acc, pa, pb)),
-                                           {call1(copy, as), call1(copy, bs)}));
+                                           {call1(copy, as), b_copy}));
     }();
     // The accumulator starts as init in every output of the block.
     const ir::Expr start = constant_array(rows, constant_array(columns, grid.init));
@@ -272,17 +293,7 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
           "x");
       // Vector reads: the block's values at a step copied to private memory as vectors.
       auto read = [&](const ir::Expr& values, bool as_vectors) {
-        if (!as_vectors)
-          return values;
-        // join(toPrivate(mapSeq(v => asScalar(mapSeq(id, asVector(w, v)))))(split(n, values))):
-        // the outer map allocates the private scalars, which the inner one writes as vectors
-        // through asScalar (vectorise-copy inside to-private).
-        const ir::Expr whole = split_of(length_of(values.type()), values);
-        const ir::Fun copy = lambda1(element_of(whole.type()), "values", [&](const ir::Expr& v) {
-          return call1(ir::as_scalar(), call1(ir::map_seq(ir::id()),
-                                              call1(ir::as_vector(static_cast<int>(width)), v)));
-        });
-        return join_of(call1(ir::to_private(ir::map_seq(copy)), whole));
+        return as_vectors ? vectors_to_private(values, width) : values;
       };
       // The step's values bound once (a lambda applied to them), so that each is read once per
       // step, not once per output that uses it.

@@ -102,6 +102,11 @@ TEST_CASE("the builder refuses blocks that do not fit the grid") {
         "a chunk of steps of 5 does not divide the length 12");
   CHECK(why(rewrite::build_register_blocked(mm.main(), {0, 4, 1, true})) ==
         "a block needs at least one row, one column and one step");
+  CHECK(why(rewrite::build_register_blocked(mm.main(), {16, 8, 4, true, 4})).empty());
+  CHECK(why(rewrite::build_register_blocked(mm.main(), {4, 2, 4, true, 4})) ==
+        "vector reads of 4 columns need private copies and a multiple of 4 columns");
+  CHECK(why(rewrite::build_register_blocked(mm.main(), {4, 4, 4, false, 4})) ==
+        "vector reads of 4 columns need private copies and a multiple of 4 columns");
 }
 
 TEST_CASE("a register-blocked grid computes the grid, every sum in its order") {
@@ -118,10 +123,13 @@ TEST_CASE("a register-blocked grid computes the grid, every sum in its order") {
   const interp::HostArray expected = interp::evaluate(grid.main(), inputs, sizes);
   for (const rewrite::RegisterBlocking b :
        {rewrite::RegisterBlocking{2, 4, 1, true}, rewrite::RegisterBlocking{4, 3, 4, false},
-        rewrite::RegisterBlocking{8, 2, 8, true}, rewrite::RegisterBlocking{1, 12, 2, true}}) {
+        rewrite::RegisterBlocking{8, 2, 8, true}, rewrite::RegisterBlocking{1, 12, 2, true},
+        rewrite::RegisterBlocking{2, 4, 4, true, 4}, rewrite::RegisterBlocking{4, 12, 1, true, 4},
+        rewrite::RegisterBlocking{2, 6, 2, true, 2}}) {
     CAPTURE(b.rows);
     CAPTURE(b.columns);
     CAPTURE(b.unroll);
+    CAPTURE(b.vector_width);
     auto built = rewrite::build_register_blocked(grid.main(), b);
     REQUIRE(why(built).empty());
     const interp::HostArray blocked = interp::evaluate(std::get<ir::Program>(built), inputs, sizes);

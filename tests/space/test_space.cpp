@@ -852,12 +852,17 @@ TEST_CASE("every register block of mm verifies on PoCL, each block and unrolling
   while (stream.next(v))
     if (v.strategy == rewrite::kRegisterBlockStrategy && !first_of.contains(v.parameters))
       first_of.emplace(v.parameters, v);
-  std::set<std::tuple<int64_t, int64_t, int64_t>> blocks;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> blocks, vector_blocks;
   std::vector<space::Variant> variants;
   for (const auto& [parameters, variant] : first_of) {
     blocks.insert({parameters.at("rows"), parameters.at("columns"), parameters.at("unroll")});
+    if (parameters.contains("vector_width"))
+      vector_blocks.insert(
+          {parameters.at("rows"), parameters.at("columns"), parameters.at("unroll")});
     variants.push_back(variant);
   }
+  // Vector reads of B: every block of 4 or 8 columns, once more.
+  CHECK(vector_blocks.size() == 4 * 2 * 3);
   // 2-16 rows by 2-8 columns, at least 8 outputs, k in 1, 4 or 8 steps at a time.
   CHECK(blocks.contains({16, 8, 4}));
   CHECK(blocks.contains({2, 4, 1}));
