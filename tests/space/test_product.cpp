@@ -1,7 +1,7 @@
 // Register blocking and local-memory tiles of product grids (rewrite/product.hpp): which programs
 // are recognised, what the builders refuse, and that what they build computes the program (on
 // the interpreter, for operators that are neither associative nor commutative: the sums keep
-// their order), and how vector reads of the tiles come out in OpenCL.
+// their order), and how their vector reads come out in OpenCL.
 #include "codegen/kernel.hpp"
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
@@ -224,7 +224,8 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
   }
 }
 
-TEST_CASE("vector reads of local tiles: aligned arrays declared in the kernel, or vloadN") {
+TEST_CASE(
+    "vector reads of products: aligned local arrays declared in the kernel, vloadN, B in float4s") {
   const ir::Module mm =
       parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
   auto kernel_of = [&](const rewrite::LocalTiling& t) {
@@ -251,6 +252,16 @@ TEST_CASE("vector reads of local tiles: aligned arrays declared in the kernel, o
   CHECK(vector.source.find("(*(const local float4*)(" + vector.local_arrays[0].buffer.name) !=
         std::string::npos);
   CHECK(scalar.source.find("float4") == std::string::npos);
+  // A register block's columns of B at a step: one aligned float4 read from global memory,
+  // held whole, where the scalar block reads four floats.
+  auto blocked = rewrite::build_register_blocked(mm.main(), {4, 4, 4, true, 4});
+  REQUIRE(why(blocked).empty());
+  const codegen::Kernel block = codegen::generate(std::get<ir::Program>(blocked));
+  CHECK(block.source.find("const float4 vec_") != std::string::npos);
+  CHECK(block.source.find("(*(const global float4*)(B + ") != std::string::npos);
+  CHECK(std::count_if(block.accesses.begin(), block.accesses.end(), [](const auto& a) {
+          return a.buffer == "B" && a.width == 4;
+        }) == 4); // one per step of the chunk of 4
   // Padded by one, a tile's rows are 33 floats apart: step 0's reads stay aligned casts, the
   // other steps' are vload4 (which needs element alignment only).
   const codegen::Kernel padded = kernel_of(vector_tiling({8, 8, 4, 4, 8, false, false, 1}, 4));
