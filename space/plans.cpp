@@ -109,6 +109,9 @@ void VariantStream::State::plan_products() {
         for (int64_t chunk : {4, 8, 16})
           for (bool rows_along : {true, false})
             for (bool columns_along : {false, true}) {
+              // At least one block consecutive at a step (the builder refuses the others).
+              if ((rows_along || rows % 4 != 0) && (columns_along || columns % 4 != 0))
+                continue;
               rewrite::LocalTiling tiling{threads_y,  threads_x,     rows, columns, chunk,
                                           rows_along, columns_along, 0,    false};
               tiling.vector_width = 4;
@@ -133,6 +136,16 @@ void VariantStream::State::plan_products() {
 void VariantStream::State::lower_next_product() {
   const rewrite::RegisterBlocking blocking = products.front();
   products.pop_front();
+  lower_product(blocking);
+}
+
+void VariantStream::State::lower_next_vector_product() {
+  const rewrite::RegisterBlocking blocking = vector_products.front();
+  vector_products.pop_front();
+  lower_product(blocking);
+}
+
+void VariantStream::State::lower_product(const rewrite::RegisterBlocking& blocking) {
   std::map<std::string, int64_t> params{{"rows", blocking.rows},
                                         {"columns", blocking.columns},
                                         {"unroll", blocking.unroll},

@@ -303,9 +303,7 @@ bool VariantStream::State::fill_pending() {
       }
       if (vector_products.empty())
         return false;
-      products.push_back(vector_products.front());
-      vector_products.pop_front();
-      lower_next_product();
+      lower_next_vector_product();
       continue;
     }
     current = std::move(queue.front());

@@ -151,9 +151,13 @@ struct VariantStream::State {
   /// lowered. Then local-memory tiles: work-groups of 8 or 16 by 8 or 16 work-items, blocks of
   /// 2 to 8 by 2 to 8 outputs, chunks of 4, 8 or 16 steps, each operand's chunk copied along the
   /// steps or across them (whichever reads neighbouring addresses depends on its layout), the
-  /// tiles' rows in local memory padded by one element or not.
+  /// tiles' rows in local memory padded by one element or not. After those, the same with float4
+  /// reads of the blocks (where one is consecutive), A's tile by a transposing copy, and last
+  /// the register blocks of 4 or 8 columns with float4 reads of B (docs/codegen.md).
   void plan_products();
   void lower_next_product();
+  void lower_next_vector_product();
+  void lower_product(const rewrite::RegisterBlocking& blocking);
   void lower_next_local_tiling();
   /// Temporal degrees t up to the step count (T / t launches of t steps, then one launch of the
   /// T mod t steps left, tiled the same way), both forms of a tile dividing the grid (work-group
