@@ -89,34 +89,36 @@ void VariantStream::State::plan_products() {
           if (columns % 4 == 0)
             vector_products.push_back({rows, columns, unroll, true, 4});
         }
-  for (auto [threads_y, threads_x] :
-       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
-    for (int64_t rows : {2, 4, 8})
-      for (int64_t columns : {2, 4, 8})
-        for (int64_t chunk : {4, 8, 16})
-          for (bool rows_along : {true, false})
-            for (bool columns_along : {false, true})
-              for (int64_t padding : {0, 1})
-                for (bool interleaved : {false, true})
-                  local_tilings.push_back({threads_y, threads_x, rows, columns, chunk, rows_along,
-                                           columns_along, padding, interleaved});
+  // Every work-group, block, chunk and way of copying each operand, in the space's order.
+  const auto each_tiling = [](const auto& visit) {
+    for (auto [threads_y, threads_x] :
+         {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+      for (int64_t rows : {2, 4, 8})
+        for (int64_t columns : {2, 4, 8})
+          for (int64_t chunk : {4, 8, 16})
+            for (bool rows_along : {true, false})
+              for (bool columns_along : {false, true})
+                visit(rewrite::LocalTiling{threads_y, threads_x, rows, columns, chunk, rows_along,
+                                           columns_along});
+  };
+  each_tiling([&](rewrite::LocalTiling tiling) {
+    for (int64_t padding : {0, 1})
+      for (bool interleaved : {false, true}) {
+        tiling.padding = padding;
+        tiling.interleaved = interleaved;
+        local_tilings.push_back(tiling);
+      }
+  });
   // Vector reads of the blocks from local memory, after the scalar tilings (whose indices they
-  // keep): contiguous blocks, tiles unpadded so that every step's row of a tile stays aligned.
-  for (auto [threads_y, threads_x] :
-       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
-    for (int64_t rows : {2, 4, 8})
-      for (int64_t columns : {2, 4, 8})
-        for (int64_t chunk : {4, 8, 16})
-          for (bool rows_along : {true, false})
-            for (bool columns_along : {false, true}) {
-              // At least one block consecutive at a step (the builder refuses the others).
-              if ((rows_along || rows % 4 != 0) && (columns_along || columns % 4 != 0))
-                continue;
-              rewrite::LocalTiling tiling{threads_y,  threads_x,     rows, columns, chunk,
-                                          rows_along, columns_along, 0,    false};
-              tiling.vector_width = 4;
-              local_tilings.push_back(tiling);
-            }
+  // keep): contiguous blocks, tiles unpadded so that every step's row of a tile stays aligned,
+  // at least one block consecutive at a step (the builder refuses the others).
+  each_tiling([&](rewrite::LocalTiling tiling) {
+    if ((tiling.rows_copied_along_steps || tiling.rows % 4 != 0) &&
+        (tiling.columns_copied_along_steps || tiling.columns % 4 != 0))
+      return;
+    tiling.vector_width = 4;
+    local_tilings.push_back(tiling);
+  });
   // Vector reads of A's blocks copied by a transposing copy (reads along A's rows coalesce),
   // tiles unpadded or padded by 4 (aligned, the copy's writes spread over banks).
   for (auto [threads_y, threads_x] :
