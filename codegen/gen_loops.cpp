@@ -216,7 +216,19 @@ void Generator::reduction_loop(const arith::Expr& trip, bool unroll,
                                const std::function<void(const arith::Expr&)>& step) {
   const size_t loop_record = kernel_.loops.size();
   const int64_t reused_before = reused_local_allocations_;
-  const cl::LoopKind kind = emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", step);
+  // Private memory a step allocates (its operands copied to registers) is dead once the step's
+  // result is in the accumulator, so unrolled steps reuse the same registers: the loop costs its
+  // widest step, as the rolled loop's single body does, not the sum over the steps.
+  const int64_t private_before = kernel_.private_bytes;
+  int64_t widest_step = 0;
+  const cl::LoopKind kind =
+      emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
+        const int64_t step_start = kernel_.private_bytes;
+        step(index);
+        widest_step = std::max(widest_step, kernel_.private_bytes - step_start);
+        kernel_.private_bytes = step_start;
+      });
+  kernel_.private_bytes = private_before + widest_step;
   // Its steps share the local memory they stage (reuses_local_memory): no step may overwrite it
   // before every work-item has read the previous step's.
   if (kind == cl::LoopKind::For && reused_local_allocations_ > reused_before)

@@ -104,13 +104,16 @@ struct LocalTiling {
   /// x * columns ..); true, every threads_y-th row from y and every threads_x-th column from x.
   /// Interleaved, neighbouring work-items read neighbouring words of the column tile at each
   /// step (distinct banks) and write neighbouring outputs; contiguous, they read words `columns`
-  /// apart, several in one bank (CLBlast's STRM/STRN choice).
+  /// apart, several in one bank (CLBlast's STRM/STRN choice). With vector reads, by groups of
+  /// vector_width along each side whose block is a multiple of it: every threads_x-th group of
+  /// 4 columns from group x, so that neighbouring work-items read neighbouring vectors.
   bool interleaved = false;
   /// Each step's values of a work-item's block read from local memory as vectors of this many
   /// elements into private memory (to-private of asVector, asScalar back), for each operand whose
-  /// block is consecutive there at a step: stored step by step (not copied along the steps), not
-  /// interleaved, and a multiple of the width long. 1: read element by element where used.
-  /// Refused when neither operand's block is consecutive (the variant would be the scalar one).
+  /// block is consecutive there at a step: stored step by step (not copied along the steps), and
+  /// a multiple of the width long (interleaved: in groups of the width). 1: read element by
+  /// element where used. Refused when neither operand's block is read so (the variant would be
+  /// the scalar one).
   int64_t vector_width = 1;
   /// A tile copied along the steps but stored step by step (a transposing copy): neighbouring
   /// work-items read neighbouring steps, as a row-major A needs for its reads to coalesce, and

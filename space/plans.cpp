@@ -133,6 +133,21 @@ void VariantStream::State::plan_products() {
             tiling.rows_stored_by_step = true;
             local_tilings.push_back(tiling);
           }
+  // The same with outputs interleaved by vectors (neighbouring work-items read neighbouring
+  // float4s of a step, distinct banks): blocks of 4 or 8 along each side, larger chunks.
+  for (auto [threads_y, threads_x] :
+       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+    for (int64_t rows : {4, 8})
+      for (int64_t columns : {4, 8})
+        for (int64_t chunk : {8, 16})
+          for (int64_t padding : {0, 4}) {
+            rewrite::LocalTiling tiling{threads_y, threads_x, rows,  columns,
+                                        chunk,     true,      false, padding};
+            tiling.vector_width = 4;
+            tiling.rows_stored_by_step = true;
+            tiling.interleaved = true;
+            local_tilings.push_back(tiling);
+          }
 }
 
 void VariantStream::State::lower_next_product() {

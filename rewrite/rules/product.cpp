@@ -215,8 +215,16 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
       stored_by_step(tiling.rows_copied_along_steps, tiling.rows_stored_by_step);
   const bool columns_by_step =
       stored_by_step(tiling.columns_copied_along_steps, tiling.columns_stored_by_step);
+  // Interleaved with vector reads, a work-item's outputs are every lanes-th group of `width`
+  // (CLBlast's STRN with VWN): each group lies consecutive at a step, and neighbouring
+  // work-items read neighbouring vectors (distinct banks). An operand whose block is not a
+  // multiple of the width is interleaved element by element.
+  auto group_of = [&](int64_t per_item) {
+    return tiling.interleaved && width > 1 && per_item % width == 0 ? width : int64_t{1};
+  };
+  const int64_t row_group = group_of(rows), column_group = group_of(columns);
   auto vector_reads = [&](bool by_step, int64_t per_item) {
-    return width > 1 && by_step && !tiling.interleaved && per_item % width == 0;
+    return width > 1 && by_step && per_item % width == 0;
   };
   const bool vector_rows = vector_reads(rows_by_step, rows);
   const bool vector_columns = vector_reads(columns_by_step, columns);
@@ -276,11 +284,17 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
       ir::Expr tile_b = ir::param(column_values.type(), "tile_columns");
       // Work-item (y, x): rows y * rows .., columns x * columns .. of the tile; interleaved,
       // rows y, y + ly, .. and columns x, x + lx, ..
-      auto blocks_of = [&](int64_t per_item, int64_t lanes, const ir::Expr& tile) {
-        return tiling.interleaved ? transpose_of(split_of(lanes, tile)) : split_of(per_item, tile);
+      // Interleaved by groups of g: groups y, y + ly, .. of g rows each.
+      auto blocks_of = [&](int64_t per_item, int64_t lanes, int64_t group, const ir::Expr& tile) {
+        if (!tiling.interleaved)
+          return split_of(per_item, tile);
+        if (group == 1)
+          return transpose_of(split_of(lanes, tile));
+        ir::Expr groups = transpose_of(split_of(lanes, split_of(group, tile))); // [lanes][n][g]
+        return call1(ir::map(ir::join()), groups);
       };
-      ir::Expr row_blocks = blocks_of(rows, ly, tile_a);       // [ly][rows][chunk]
-      ir::Expr column_blocks = blocks_of(columns, lx, tile_b); // [lx][columns][chunk]
+      ir::Expr row_blocks = blocks_of(rows, ly, row_group, tile_a);          // [ly][rows][chunk]
+      ir::Expr column_blocks = blocks_of(columns, lx, column_group, tile_b); // [lx][columns][chunk]
       ir::Expr acc_row = ir::param(element_of(accumulators), "acc_row");
       ir::Expr a_block = ir::param(element_of(row_blocks.type()), "a_block");
       ir::Expr block = ir::param(block_type, "block");
@@ -324,8 +338,24 @@ std::variant<ir::Program, std::string> build_local_tiled(const ir::Program& prog
       ir::Expr by_rows = call1(ir::map(ir::transpose()), written); // [ly][rows][lx][columns]
       if (!tiling.interleaved)
         return call1(ir::map(ir::join()), join_of(by_rows));
-      ir::Expr lanes_last = call1(ir::map(ir::transpose()), join_of(transpose_of(by_rows)));
-      return call1(ir::map(ir::join()), lanes_last); // [rows * ly][columns][lx], joined
+      if (row_group == 1 && column_group == 1) {
+        ir::Expr lanes_last = call1(ir::map(ir::transpose()), join_of(transpose_of(by_rows)));
+        return call1(ir::map(ir::join()), lanes_last); // [rows * ly][columns][lx], joined
+      }
+      // Groups of g: output (i / g * lanes + lane) * g + i % g along each side, that is each
+      // lane's [n * g] split into groups, the lanes moved inside the groups' index, joined.
+      // Maps of layout primitives only, which the generator inverts to write the outputs.
+      auto map_n = [](int depth, ir::Fun f) {
+        for (int d = 0; d < depth; ++d)
+          f = ir::map(std::move(f));
+        return f;
+      };
+      ir::Expr columns_placed = call1(map_n(3, ir::split(arith::Expr(column_group))), by_rows);
+      columns_placed = call1(map_n(2, ir::transpose()), columns_placed); // [ly][rows][n][lx][g]
+      columns_placed = call1(map_n(2, ir::join()), call1(map_n(2, ir::join()), columns_placed));
+      ir::Expr rows_placed = transpose_of(call1(ir::map(ir::split(arith::Expr(row_group))),
+                                                columns_placed)); // [m][ly][g][lx * columns]
+      return join_of(join_of(rows_placed));                       // [ly * rows][lx * columns]
     };
     auto per_column_tile = [&](const ir::Expr& row_tile) {
       return lambda1(

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 #include <string>
 #include <variant>
 
@@ -164,8 +165,12 @@ TEST_CASE("the local-tile builder refuses tiles that do not fit the grid") {
             .empty());
   CHECK(why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 4, 4, 8, true, true}, 4))) ==
         "neither operand's block is 4 consecutive elements of local memory at a step");
+  // Interleaved, the outputs go by groups of the width: blocks of 4 still read as float4s.
   CHECK(why(rewrite::build_local_tiled(mm.main(),
-                                       vector_tiling({8, 8, 4, 4, 8, false, false, 0, true}, 4))) ==
+                                       vector_tiling({8, 8, 4, 4, 8, false, false, 0, true}, 4)))
+            .empty());
+  CHECK(why(rewrite::build_local_tiled(mm.main(),
+                                       vector_tiling({8, 8, 2, 2, 8, false, false, 0, true}, 4))) ==
         "neither operand's block is 4 consecutive elements of local memory at a step");
   CHECK(
       why(rewrite::build_local_tiled(mm.main(), vector_tiling({8, 8, 2, 2, 8, false, false}, 4))) ==
@@ -207,7 +212,12 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
         vector_tiling({2, 4, 2, 6, 8, true, false}, 2),
         transposing_copy(vector_tiling({2, 2, 4, 4, 4, true, false}, 4)),
         transposing_copy(vector_tiling({4, 2, 2, 3, 8, true, true, 4}, 2)),
-        transposing_copy({2, 4, 2, 3, 4, true, false, 1})}) {
+        transposing_copy({2, 4, 2, 3, 4, true, false, 1}),
+        // Interleaved by vectors: both sides in groups of 4 (2), or the rows element by element
+        // (2 rows: no group of 4) and the columns in groups of 4.
+        transposing_copy(vector_tiling({2, 2, 4, 4, 4, true, false, 0, true}, 4)),
+        vector_tiling({2, 3, 4, 2, 8, false, false, 0, true}, 2),
+        vector_tiling({4, 3, 2, 4, 4, false, false, 1, true}, 4)}) {
     CAPTURE(t.threads_y);
     CAPTURE(t.threads_x);
     CAPTURE(t.rows);
@@ -268,4 +278,34 @@ TEST_CASE(
   CHECK(padded.local_arrays.size() == 2);
   CHECK(padded.source.find("vload4(0, lcl_") != std::string::npos);
   CHECK(padded.source.find("(*(const local float4*)(") != std::string::npos);
+  // Interleaved by float4s: work-item x reads the vectors at 4x and 4x + 32 of a step's 64
+  // columns (8 work-items), neighbouring work-items neighbouring vectors.
+  const codegen::Kernel interleaved =
+      kernel_of(vector_tiling({8, 8, 4, 8, 8, false, false, 0, true}, 4));
+  const std::regex lane_vector(
+      R"(\(\*\(const local float4\*\)\(lcl_\d+ \+ \(?\(4 \* lid0_\d+\)( \+ \d+\))?\)\))");
+  const auto reads = std::distance(
+      std::sregex_iterator(interleaved.source.begin(), interleaved.source.end(), lane_vector),
+      std::sregex_iterator());
+  CHECK(reads == 2 * 8); // two float4s of the column block per step, 8 steps
+  CHECK(std::regex_search(interleaved.source, std::regex(R"(\(\(4 \* lid0_\d+\) \+ 32\)\)\))")));
+}
+
+TEST_CASE("unrolled steps of a product reuse their private copies: the estimate counts one step") {
+  const ir::Module mm =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  auto private_bytes = [&](const std::variant<ir::Program, std::string>& built) {
+    REQUIRE(why(built).empty());
+    return codegen::generate(std::get<ir::Program>(built)).private_bytes;
+  };
+  // A step's copies of its row and column values are dead once the step is in the accumulator,
+  // so 16 unrolled steps need the registers of one, as the rolled loop does.
+  const int64_t chunk4 = private_bytes(
+      rewrite::build_local_tiled(mm.main(), vector_tiling({16, 16, 8, 8, 4, false, false}, 4)));
+  const int64_t chunk16 = private_bytes(
+      rewrite::build_local_tiled(mm.main(), vector_tiling({16, 16, 8, 8, 16, false, false}, 4)));
+  CHECK(chunk16 == chunk4);
+  CHECK(chunk16 <= 1024); // the GPU profiles' limit: 8x8 blocks in chunks of 16 stay in the space
+  CHECK(private_bytes(rewrite::build_register_blocked(mm.main(), {8, 8, 8, true, 4})) ==
+        private_bytes(rewrite::build_register_blocked(mm.main(), {8, 8, 2, true, 4})));
 }
