@@ -115,8 +115,13 @@ void add_codegen_command(CLI::App& app) {
       text += fmt::format("// local memory per work-group: {} bytes\n",
                           bound ? fmt::format("{}", arith::evaluate(local_bytes, *bound))
                                 : local_bytes.to_string());
-      text += fmt::format("// private memory per work-item: {} bytes (about {} registers)\n",
-                          k.private_bytes, codegen::estimated_registers_per_work_item(k));
+      text += fmt::format("// private memory per work-item: {} bytes (about {} registers){}\n",
+                          k.private_bytes, codegen::estimated_registers_per_work_item(k),
+                          k.private_reused_bytes > 0
+                              ? fmt::format("; {} bytes live at once (unrolled steps reuse "
+                                            "their copies)",
+                                            k.live_private_bytes())
+                              : "");
       for (const codegen::LoopRecord& loop : k.loops)
         text += fmt::format("// {} over {}: {}\n", loop.primitive, loop.trip_count.to_string(),
                             cl::loop_kind_name(loop.kind));

@@ -119,7 +119,24 @@ cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip,
     std::string name = fresh(var_base);
     arith::Expr var = arith::range_var(name, 0, trip);
     cl::Block block;
-    if (kind == cl::LoopKind::For) {
+    std::optional<int64_t> workers_known;
+    if (level == Level::Lcl)
+      if (std::optional<arith::Expr> p = workers(level, dim))
+        workers_known = p->as_constant();
+    const std::optional<int64_t> trip_known = trip.as_constant();
+    if (kind == cl::LoopKind::For && workers_known && trip_known && *workers_known > 0 &&
+        *trip_known % *workers_known == 0) {
+      // Every work-item runs trip / workers iterations: a loop of a constant count, which the
+      // OpenCL compiler unrolls, issuing all of a copy's reads before its writes (a strided loop
+      // from get_local_id waits for each read in turn).
+      const std::string round = fresh("r");
+      block.stmts.push_back(
+          {cl::Line{fmt::format("int {} = {} + {} * {};", name, start, *workers_known, round)}});
+      run_body(block, var, var);
+      emit_stmt({cl::For{fmt::format("int {} = 0", round),
+                         fmt::format("{} < {}", round, *trip_known / *workers_known),
+                         fmt::format("{} += 1", round), std::move(block)}});
+    } else if (kind == cl::LoopKind::For) {
       run_body(block, var, var);
       emit_stmt({cl::For{fmt::format("int {} = {}", name, start),
                          fmt::format("{} < {}", name, arith::to_c(trip)),
@@ -217,18 +234,19 @@ void Generator::reduction_loop(const arith::Expr& trip, bool unroll,
   const size_t loop_record = kernel_.loops.size();
   const int64_t reused_before = reused_local_allocations_;
   // Private memory a step allocates (its operands copied to registers) is dead once the step's
-  // result is in the accumulator, so unrolled steps reuse the same registers: the loop costs its
-  // widest step, as the rolled loop's single body does, not the sum over the steps.
-  const int64_t private_before = kernel_.private_bytes;
-  int64_t widest_step = 0;
+  // result is in the accumulator, so unrolled steps can reuse the same registers: the loop needs
+  // its widest step live at once, as the rolled loop's single body does. The rest is recorded as
+  // reused, measured on what is live so that nested unrolled loops are not subtracted twice.
+  auto live = [this] { return kernel_.private_bytes - kernel_.private_reused_bytes; };
+  int64_t widest_step = 0, all_steps = 0;
   const cl::LoopKind kind =
       emit_loop(Level::Seq, 0, trip, unroll, "j", "reduceSeq", [&](const arith::Expr& index) {
-        const int64_t step_start = kernel_.private_bytes;
+        const int64_t step_start = live();
         step(index);
-        widest_step = std::max(widest_step, kernel_.private_bytes - step_start);
-        kernel_.private_bytes = step_start;
+        widest_step = std::max(widest_step, live() - step_start);
+        all_steps += live() - step_start;
       });
-  kernel_.private_bytes = private_before + widest_step;
+  kernel_.private_reused_bytes += std::max<int64_t>(0, all_steps - widest_step);
   // Its steps share the local memory they stage (reuses_local_memory): no step may overwrite it
   // before every work-item has read the previous step's.
   if (kind == cl::LoopKind::For && reused_local_allocations_ > reused_before)

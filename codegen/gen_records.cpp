@@ -39,6 +39,25 @@ void Generator::emit_barrier(bool local_fence, bool global_fence) {
   kernel_.barriers.push_back({local_fence, global_fence, loop_contexts()});
 }
 
+bool Generator::ends_with_local_barrier() const {
+  const std::vector<cl::Stmt>& stmts = blocks_.back()->stmts;
+  // An instrumented kernel counts the barrier in the line after it.
+  const size_t from_end = options_.instrument ? 2 : 1;
+  if (stmts.size() < from_end)
+    return false;
+  const auto* barrier = std::get_if<cl::Barrier>(&stmts[stmts.size() - from_end].node);
+  return barrier && barrier->local_fence && !barrier->global_fence;
+}
+
+bool Generator::drop_final_local_barrier() {
+  if (!ends_with_local_barrier())
+    return false;
+  std::vector<cl::Stmt>& stmts = blocks_.back()->stmts;
+  stmts.resize(stmts.size() - (options_.instrument ? 2 : 1));
+  kernel_.barriers.pop_back(); // the last one recorded: its slot is the next barrier's
+  return true;
+}
+
 /// Instrumented kernels: one more execution of `slot` by this work-item.
 void Generator::count_slot(const std::string& slot) {
   if (options_.instrument)

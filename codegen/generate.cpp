@@ -300,9 +300,19 @@ Value Generator::eval_call(const ir::Call& call, const ir::Type& result, const T
     if (std::optional<Value> source = streamed_source(call.args[0]))
       return emit_slide_window(*window, *source, dest, result);
   }
+  // A call's arguments are independent: none reads another's result. So the barrier that ends
+  // one argument's copy to local memory can wait for the last argument's: a work-group's copies
+  // of several tiles then read global memory together, behind one barrier.
   std::vector<Value> args;
-  for (const ir::Expr& a : call.args)
-    args.push_back(eval(a, nullptr));
+  bool barrier_owed = false;
+  for (size_t k = 0; k < call.args.size(); ++k) {
+    args.push_back(eval(call.args[k], nullptr));
+    const bool last = k + 1 == call.args.size();
+    if (!last && drop_final_local_barrier())
+      barrier_owed = true;
+    else if (last && barrier_owed && !ends_with_local_barrier())
+      emit_barrier(true, false);
+  }
   return apply(f, std::move(args), dest, result);
 }
 

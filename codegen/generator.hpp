@@ -132,6 +132,11 @@ private:
   /// Defined in generate.cpp: inlined into emit_barrier, GCC 12 warns that the moved variant's
   /// string may be uninitialized (-Wmaybe-uninitialized, a false positive).
   void emit_stmt(cl::Stmt stmt);
+  /// Whether the innermost block ends with a barrier of local memory only (its count after it,
+  /// instrumented).
+  bool ends_with_local_barrier() const;
+  /// Removes that barrier (and its record) where there is one: a caller that emits one later.
+  bool drop_final_local_barrier();
   cl::Block& current() { return *blocks_.back(); }
 
   // ---- gen_launch_rule.cpp

@@ -142,8 +142,14 @@ struct Kernel {
   /// vector accesses are aligned only then. The program's exact divisions (split, slide,
   /// asVector) already demand it; launches check it.
   std::vector<std::pair<std::string, int64_t>> size_divisors;
-  /// Private memory per work-item in bytes: private arrays, scalars and register windows.
+  /// Private memory per work-item in bytes: private arrays, scalars and register windows, every
+  /// one the kernel declares (the register estimate's basis: launch_refusal).
   int64_t private_bytes = 0;
+  /// The part of private_bytes that the unrolled steps of a reduction declare anew although the
+  /// previous step's are dead: each step's copies of its operands (a product's chunk of steps).
+  int64_t private_reused_bytes = 0;
+  /// Private memory live at once: what the variant space holds to the device's limit.
+  int64_t live_private_bytes() const { return private_bytes - private_reused_bytes; }
   /// The register windows' share of private_bytes (mapSeqSlide).
   int64_t window_bytes = 0;
   /// Local memory declared in the kernel rather than passed as an argument: the local buffers of

@@ -117,7 +117,7 @@ void VariantStream::State::queue_lowered(const ir::Program& p, const std::string
   auto tied = generate(p, true);
   if (!tied)
     return;
-  if (tied->private_bytes > options.device.private_memory_bytes) {
+  if (tied->live_private_bytes() > options.device.private_memory_bytes) {
     reject("private memory over limit");
     return;
   }
