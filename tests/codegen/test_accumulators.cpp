@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <regex>
 #include <string>
 
 using namespace liftx;
@@ -193,6 +194,11 @@ TEST_CASE("accumulators written by mapLcl in private memory are held one block p
   const codegen::Kernel kernel = codegen::generate(m.main());
   CHECK(kernel.private_bytes <= 3 * 4 * 4 * 4 + 64);
   CHECK(kernel.local_bytes() == arith::Expr(2 * 64 * 8 * 4));
+  // The copies' 64 columns over 16 work-items: 4 rounds each, a loop of a constant count.
+  CHECK(std::regex_search(
+      kernel.source, std::regex(R"(for \(int (r_\d+) = 0; \1 < 4; \1 \+= 1\) \{\s*int lid0_\d+ = )"
+                                R"(get_local_id\(0\) \+ 16 \* \1;)")));
+  CHECK(kernel.source.find("+= get_local_size(") == std::string::npos);
   test::check_verified(m.main(), sizes, 128 * 192, &reference.main());
   // Small blocks, a work-group wider than the blocks' mapLcl (work-items without a block).
   const ir::Module small = parse_text(local_tiled_mm(4, 4, 2, 2, 4, true));
