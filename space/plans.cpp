@@ -3,6 +3,7 @@
 #include "rewrite/lowering.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace liftx::space {
 
@@ -120,34 +121,27 @@ void VariantStream::State::plan_products() {
     local_tilings.push_back(tiling);
   });
   // Vector reads of A's blocks copied by a transposing copy (reads along A's rows coalesce),
-  // tiles unpadded or padded by 4 (aligned, the copy's writes spread over banks).
-  for (auto [threads_y, threads_x] :
-       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
-    for (int64_t rows : {4, 8})
-      for (int64_t columns : {2, 4, 8})
-        for (int64_t chunk : {4, 8, 16})
-          for (int64_t padding : {0, 4}) {
-            rewrite::LocalTiling tiling{threads_y, threads_x, rows,  columns,
-                                        chunk,     true,      false, padding};
-            tiling.vector_width = 4;
-            tiling.rows_stored_by_step = true;
-            local_tilings.push_back(tiling);
-          }
-  // The same with outputs interleaved by vectors (neighbouring work-items read neighbouring
-  // float4s of a step, distinct banks): blocks of 4 or 8 along each side, larger chunks.
-  for (auto [threads_y, threads_x] :
-       {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
-    for (int64_t rows : {4, 8})
-      for (int64_t columns : {4, 8})
-        for (int64_t chunk : {8, 16})
-          for (int64_t padding : {0, 4}) {
-            rewrite::LocalTiling tiling{threads_y, threads_x, rows,  columns,
-                                        chunk,     true,      false, padding};
-            tiling.vector_width = 4;
-            tiling.rows_stored_by_step = true;
-            tiling.interleaved = true;
-            local_tilings.push_back(tiling);
-          }
+  // tiles unpadded or padded by 4 (aligned, the copy's writes spread over banks); then the
+  // same with outputs interleaved by vectors (neighbouring work-items read neighbouring float4s
+  // of a step, distinct banks), blocks of 4 or 8 along each side and larger chunks.
+  const auto transposing_tilings = [&](std::initializer_list<int64_t> column_counts,
+                                       std::initializer_list<int64_t> chunks, bool interleaved) {
+    for (auto [threads_y, threads_x] :
+         {std::pair<int64_t, int64_t>{8, 8}, {16, 8}, {8, 16}, {16, 16}})
+      for (int64_t rows : {4, 8})
+        for (int64_t columns : column_counts)
+          for (int64_t chunk : chunks)
+            for (int64_t padding : {0, 4}) {
+              rewrite::LocalTiling tiling{threads_y, threads_x, rows,  columns,
+                                          chunk,     true,      false, padding};
+              tiling.vector_width = 4;
+              tiling.rows_stored_by_step = true;
+              tiling.interleaved = interleaved;
+              local_tilings.push_back(tiling);
+            }
+  };
+  transposing_tilings({2, 4, 8}, {4, 8, 16}, false);
+  transposing_tilings({4, 8}, {8, 16}, true);
 }
 
 void VariantStream::State::lower_next_product() {
