@@ -152,8 +152,9 @@ struct VariantStream::State {
   /// 2 to 8 by 2 to 8 outputs, chunks of 4, 8 or 16 steps, each operand's chunk copied along the
   /// steps or across them (whichever reads neighbouring addresses depends on its layout), the
   /// tiles' rows in local memory padded by one element or not. After those, the same with float4
-  /// reads of the blocks (where one is consecutive), A's tile by a transposing copy, and last
-  /// the register blocks of 4 or 8 columns with float4 reads of B (docs/codegen.md).
+  /// reads of the blocks (where one is consecutive), A's tile by a transposing copy (its outputs
+  /// contiguous, then interleaved by float4s), and last the register blocks of 4 or 8 columns
+  /// with float4 reads of B (docs/codegen.md).
   void plan_products();
   void lower_next_product();
   void lower_next_vector_product();
