@@ -24,7 +24,8 @@ out=$(realpath -m "${2:-$here/model/data/nvidia-model.json}")
 baseline=$(realpath "${3:-$here/model/data/nvidia-model.json}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space; do  # data/README.md
+for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
+               h200-products-local-tiles; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -34,10 +35,12 @@ declare -A sources=(
   [h200-windows-4096x8192.db]=$work/h200-windows-4096x8192/h200-window-4096x8192.db.xz
   [h200-top.db]=$work/h200-top-of-space/top.db.xz                          # three models' top 50
   [h200-kinds.db]=$here/model/data/nvidia-kinds.db.xz                     # reductions, products, steps
+  [h200-products.db]=$work/h200-product-training/train-products.db.xz    # atb, l1dist; abt, sqdist at K=256
+  [h200-products-local.db]=$work/h200-products-local-tiles/train-products-local.db.xz # their local tiles
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
 )
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
-            h200-kinds.db suite.db; do
+            h200-kinds.db h200-products.db h200-products-local.db suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
@@ -46,7 +49,8 @@ recipe=(--profile nvidia --kind boosted --transform log --boost-depth 6 --featur
 stencils_2d=(--db h100.db --add-db h200.db --add-db h200-windows-4096.db
              --add-db h200-windows-4096x8192.db --add-db h200-top.db)
 "$liftx" train "${stencils_2d[@]}" "${recipe[@]}" -o base.json
-"$liftx" route --base base.json "${stencils_2d[@]}" --add-db h200-kinds.db "${recipe[@]}" \
+"$liftx" route --base base.json "${stencils_2d[@]}" --add-db h200-kinds.db --add-db h200-products.db \
+  --add-db h200-products-local.db "${recipe[@]}" \
   -o candidate.json
 status=0
 "$liftx" evaluate --db suite.db --profile nvidia --model candidate.json --baseline "$baseline" ||
