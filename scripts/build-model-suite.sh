@@ -25,23 +25,22 @@ for part in h200-broad-search-8192:h200-broad-search-8192/broad-8192.db.xz \
   parts+=("$work/${inner%.xz}")
 done
 "$here/scripts/merge-perf-db.sh" "$work/suite.db" "${parts[@]}"
-# srad1 at 4096^2 (measured beside the multi-output suite) is in the training data
-# (model/data/nvidia-h200.db.xz): a suite input's own rows may not be.
-sqlite3 "$work/suite.db" <<'SQL'
+# Removes every measurement of one input (program name, sizes as the database writes them).
+drop_input() {
+  sqlite3 "$work/suite.db" <<SQL
 DELETE FROM measurements WHERE configuration_id IN (
   SELECT c.id FROM configurations c JOIN variants v ON v.id = c.variant_id
   JOIN programs p ON p.id = v.program_id
-  WHERE p.name = 'srad1' AND c.sizes_json = '{"M":4096,"N":4096}');
+  WHERE p.name = '$1' AND c.sizes_json = '$2');
 SQL
+}
+# srad1 at 4096^2 (measured beside the multi-output suite) is in the training data
+# (model/data/nvidia-h200.db.xz): a suite input's own rows may not be.
+drop_input srad1 '{"M":4096,"N":4096}'
 # mm at 1024^3 was measured (h200-model-suite-kinds) before its local tiles were fast, and with
 # none of them: its kernels changed since, so it is measured again from scratch, local tiles
 # included (h200-products-local-tiles).
-sqlite3 "$work/suite.db" <<'SQL'
-DELETE FROM measurements WHERE configuration_id IN (
-  SELECT c.id FROM configurations c JOIN variants v ON v.id = c.variant_id
-  JOIN programs p ON p.id = v.program_id
-  WHERE p.name = 'mm' AND c.sizes_json = '{"K":1024,"M":1024,"N":1024}');
-SQL
+drop_input mm '{"K":1024,"M":1024,"N":1024}'
 tar xJf "$here/data/h200-products-local-tiles.tar.xz" -C "$work" \
   h200-products-local-tiles/suite-mm-1024.db.xz
 xz -d "$work/h200-products-local-tiles/suite-mm-1024.db.xz"
