@@ -1,7 +1,9 @@
-// liftx route --base BASE.json --db DB [--add-db DB2 ...] [setting options] -o OUT.json
+// liftx route --base BASE.json --db DB [--add-db DB2 ...] [--add-route KIND ...] [setting options]
+//   -o OUT.json
 //   gives the kinds of program the base model never trained on to a specialist trained on all the
 //   data, each only where the specialist, trained without each of the kind's programs, ranked
-//   them better than the base (model/routes.hpp); writes the base with those routes.
+//   them better than the base (model/routes.hpp); writes the base with those routes. With
+//   --add-route, only the kinds named are judged and the base keeps its other routes.
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
@@ -28,6 +30,7 @@ struct RouteOptions {
   std::string base;
   std::string output;
   std::vector<std::string> add_db;
+  std::vector<std::string> add_route;
   double tolerance = model::ShipRule{}.tolerance;
   bool quiet = false;
 };
@@ -42,17 +45,18 @@ void print_decisions(const std::vector<model::RouteDecision>& decisions) {
              "|---|---|---|---|---|---|---|\n");
   for (const model::RouteDecision& d : decisions) {
     const std::string not_judged =
-        d.base_trained ? "- | - | - | -" : "- | - | - | - (programs of unknown kind)";
+        d.base_trained || d.kept ? "- | - | - | -" : "- | - | - | - (programs of unknown kind)";
     // A kind of many programs (the synthetic stencils) is named by its first few.
     const size_t named = std::min<size_t>(d.programs.size(), 6);
     const std::string programs =
         fmt::format("{}", fmt::join(d.programs.begin(), d.programs.begin() + long(named), ", ")) +
         (named < d.programs.size() ? fmt::format(" and {} more", d.programs.size() - named) : "");
     fmt::print("| {} | {} | {} | {} |\n", d.kind, programs,
-               d.base_trained || d.kind == "unknown"
+               d.kept || d.base_trained || d.kind == "unknown"
                    ? not_judged
                    : figures(d.base) + " | " + figures(d.specialist),
                d.routed         ? "specialist"
+               : d.kept         ? "unchanged (not asked for)"
                : d.base_trained ? "base (trained on the kind)"
                                 : "base");
   }
@@ -77,6 +81,9 @@ void add_route_command(CLI::App& app) {
       ->required();
   cmd->add_option("--add-db", r->add_db,
                   "also learn from DB (its only device) or DB@DEVICE_KEY (repeatable)");
+  cmd->add_option("--add-route", r->add_route,
+                  "judge only this kind of program (repeatable) and keep the base's other routes "
+                  "as they are, instead of judging every kind afresh");
   cmd->add_option("--tolerance", r->tolerance,
                   "the ship rule a route must pass against the base on its kind (default 0.1)")
       ->check(CLI::Range(0.0, 10.0));
@@ -99,12 +106,16 @@ void add_route_command(CLI::App& app) {
     options.specialist.train = o->train_options();
     options.specialist.features = o->columns(loaded.data.feature_names);
     options.rule.tolerance = r->tolerance;
+    options.only_kinds = r->add_route;
     const auto step = step_lines("route", r->quiet);
     if (step)
       options.progress = [step](const std::string& message) { step("training " + message); };
     const model::Routing routing = model::choose_routes(base, loaded.data, options);
-    fmt::print("base      {} ({}), trained on {} programs\n", r->base,
-               model::to_string(base.kind()), base.provenance["programs"].size());
+    fmt::print("base      {} ({}), trained on {} programs{}\n", r->base,
+               model::to_string(base.kind()), base.provenance["programs"].size(),
+               r->add_route.empty() ? ""
+                                    : fmt::format("; its routes kept, only {} judged",
+                                                  fmt::join(r->add_route, ", ")));
     fmt::print("specialist {} on {} samples, each judged kind's programs held out in turn\n\n",
                options.specialist.name, loaded.data.samples.size());
     print_decisions(routing.decisions);

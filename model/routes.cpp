@@ -3,8 +3,12 @@
 #include "support/error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <map>
+#include <ranges>
 #include <set>
 
 namespace liftx::model {
@@ -43,8 +47,8 @@ std::vector<std::string> route_refusals(const KindSummary& specialist, const Kin
 
 Routing choose_routes(const Model& base_with_routes, const Dataset& data,
                       const RoutingOptions& options) {
-  const Model base = base_with_routes.without_routes();
-  const std::set<std::string> seen = trained_programs(base);
+  const bool some_kinds = !options.only_kinds.empty();
+  const Model base = some_kinds ? base_with_routes : base_with_routes.without_routes();
   std::map<std::string, std::set<std::string>> programs_by_kind;
   std::map<std::string, std::vector<size_t>> rows_by_program;
   for (size_t r = 0; r < data.samples.size(); ++r) {
@@ -52,6 +56,10 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
     programs_by_kind[kind_of(data, program)].insert(program);
     rows_by_program[program].push_back(r);
   }
+  for (const std::string& kind : options.only_kinds)
+    LIFTX_USER_CHECK(programs_by_kind.count(kind) > 0 && kind != "unknown",
+                     "no program of kind {} in the data, so it cannot be routed (its kinds: {})",
+                     kind, fmt::join(std::views::keys(programs_by_kind), ", "));
 
   Routing routing;
   size_t to_train = 0;
@@ -59,9 +67,15 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
     RouteDecision d;
     d.kind = kind;
     d.programs.assign(programs.begin(), programs.end());
-    for (const std::string& p : programs)
-      d.base_trained = d.base_trained || seen.count(p) > 0;
-    if (!d.base_trained && kind != "unknown")
+    d.kept = some_kinds && std::find(options.only_kinds.begin(), options.only_kinds.end(), kind) ==
+                               options.only_kinds.end();
+    if (!d.kept) {
+      // Judged against what ranks the kind now, which must not have trained on its programs.
+      const std::set<std::string> seen = trained_programs(base.for_kind(kind));
+      for (const std::string& p : programs)
+        d.base_trained = d.base_trained || seen.count(p) > 0;
+    }
+    if (!d.kept && !d.base_trained && kind != "unknown")
       to_train += programs.size();
     routing.decisions.push_back(std::move(d));
   }
@@ -69,8 +83,9 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
   size_t trained = 0;
   for (RouteDecision& d : routing.decisions) {
     // A kind of unknown programs (stored without their source) cannot be routed to.
-    if (d.base_trained || d.kind == "unknown")
+    if (d.kept || d.base_trained || d.kind == "unknown")
       continue;
+    const Model& ranker = base.for_kind(d.kind);
     std::vector<GroupResult> base_groups;
     std::vector<GroupResult> specialist_groups;
     for (const std::string& program : d.programs) {
@@ -84,7 +99,7 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
       const Model specialist = train_on(data, rest, options.specialist);
       for (GroupResult& g : judge(specialist, data, held_out, options.random_orders, 1, 0.95))
         specialist_groups.push_back(std::move(g));
-      for (GroupResult& g : judge(base, data, held_out, options.random_orders, 1, 0.95))
+      for (GroupResult& g : judge(ranker, data, held_out, options.random_orders, 1, 0.95))
         base_groups.push_back(std::move(g));
     }
     d.base = summarize_by_kind(base_groups, data).at(0);

@@ -19,6 +19,9 @@ namespace liftx::model {
 /// What was decided for one kind of program in the training data.
 struct RouteDecision {
   std::string kind;
+  /// Not among the kinds asked for (RoutingOptions::only_kinds): it keeps the model that ranks it
+  /// now, unjudged.
+  bool kept = false;
   std::vector<std::string> programs; ///< the kind's programs in the training data
   /// The base model was trained on one of them: the kind stays with it, unjudged (its figures on
   /// programs it trained on would flatter it).
@@ -34,6 +37,10 @@ struct RouteDecision {
 struct RoutingOptions {
   Setting specialist; ///< what is trained for the routes (its kind, options and columns)
   ShipRule rule;      ///< a route must pass it against the base on its kind, and be better
+  /// Empty: every kind is judged afresh, from the base without its routes. Otherwise only these
+  /// kinds are judged, each against the model that ranks it now (its route, or the base), and the
+  /// base keeps every route it has: a kind can be given a route without retraining the others.
+  std::vector<std::string> only_kinds;
   int random_orders = 100;
   /// Told before each held-out program is trained for ("aniso3d (stencil3d), 3 of 13").
   std::function<void(const std::string& message)> progress;
@@ -41,13 +48,14 @@ struct RoutingOptions {
 
 struct Routing {
   std::vector<RouteDecision> decisions; ///< one per kind of the data, in kind-name order
-  /// The base (without the routes it had) with a route, the specialist trained on all of `data`,
-  /// for every kind routed.
+  /// The base (without the routes it had, unless only some kinds were judged) with a route, the
+  /// specialist trained on all of `data`, for every kind routed.
   Model model;
 };
 
-/// UserError when `base` does not list the programs it was trained on (provenance "programs",
-/// as `liftx train` writes it) or `data` has no successful measurement.
+/// UserError when `base` (or the route that ranks a judged kind) does not list the programs it was
+/// trained on (provenance "programs", as `liftx train` writes it), `data` has no successful
+/// measurement, or a kind of `options.only_kinds` has no program in `data`.
 Routing choose_routes(const Model& base, const Dataset& data, const RoutingOptions& options);
 
 } // namespace liftx::model

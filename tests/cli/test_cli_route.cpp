@@ -52,6 +52,17 @@ TEST_CASE("route gives a kind the base ranks backwards to the specialist, and th
   CHECK(routed["routes"] == nlohmann::json{{"stencil2d", 0}});
   CHECK(routed["route_models"].size() == 1);
 
+  // Asked for by name, the kind is judged the same way; a kind the data lacks is refused.
+  RunResult asked = route(db, dir, "backwards.json", "asked.json",
+                          "--kind knn --transform log --quiet --add-route stencil2d");
+  CAPTURE(asked.err);
+  REQUIRE(asked.exit_code == 0);
+  CHECK(contains(asked.out, "; its routes kept, only stencil2d judged"));
+  CHECK(read_text(dir / "asked.json") == read_text(dir / "routed.json"));
+  check_user_error(
+      route(db, dir, "backwards.json", "product.json", "--kind knn --add-route product"),
+      "no program of kind product in the data");
+
   // Judged per kind, the routed model ranks with its route and passes the ship rule against the
   // base.
   RunResult judged = liftx("evaluate --db '" + db + "' --model '" + dir / "routed.json" +

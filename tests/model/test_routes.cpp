@@ -157,6 +157,59 @@ TEST_CASE("a kind the base never saw goes to the specialist only where it ranks 
   CHECK(again.model.for_kind("reduction").to_json() == route.to_json());
 }
 
+TEST_CASE("only the kinds asked for are judged, each against what ranks it now; the other routes "
+          "are kept") {
+  const Dataset data = kinds_data();
+  Model base = stencil_base(data);
+  Model multi_route = train_on(data, rows_of(data, 'm'), tree_setting());
+  multi_route.profile = "nvidia";
+  multi_route.provenance = {{"programs", {"m1"}}};
+  base.set_route({"multi_output"}, multi_route);
+
+  RoutingOptions options;
+  options.specialist = tree_setting();
+  options.only_kinds = {"reduction"};
+  std::vector<std::string> told;
+  options.progress = [&](const std::string& message) { told.push_back(message); };
+  const Routing routing = choose_routes(base, data, options);
+
+  // Only the reductions were trained for, held out in turn.
+  REQUIRE(told.size() == 4);
+  CHECK(told.front() == "r1 (reduction), 1 of 3");
+  const RouteDecision& reductions = decision(routing, "reduction");
+  CHECK_FALSE(reductions.kept);
+  CHECK(reductions.routed);
+  for (const char* kind : {"multi_output", "stencil2d", "unknown"}) {
+    CAPTURE(kind);
+    CHECK(decision(routing, kind).kept);
+    CHECK_FALSE(decision(routing, kind).routed);
+    CHECK(decision(routing, kind).base.inputs == 0);
+  }
+
+  // The base and its route for multi-output programs are as they were; the reductions have theirs.
+  REQUIRE(routing.model.routes().size() == 2);
+  CHECK(routing.model.without_routes().to_json() == base.without_routes().to_json());
+  CHECK(routing.model.for_kind("multi_output").to_json() == multi_route.to_json());
+  CHECK(&routing.model.for_kind("reduction") != &routing.model);
+  CHECK(routing.model.for_kind("reduction").provenance["programs"].size() == 8);
+
+  // Asked for, a kind is judged against the route that ranks it, which trained on its program:
+  // it stays unjudged and keeps that route.
+  options.only_kinds = {"multi_output"};
+  const Routing multi = choose_routes(base, data, options);
+  CHECK(decision(multi, "multi_output").base_trained);
+  CHECK_FALSE(decision(multi, "multi_output").routed);
+  CHECK(multi.model.to_json() == base.to_json());
+
+  // A kind the data has no program of cannot be asked for.
+  for (const char* kind : {"product", "unknown"}) {
+    options.only_kinds = {kind};
+    const std::string message = std::string("no program of kind ") + kind;
+    CHECK_THROWS_WITH_AS(choose_routes(base, data, options), doctest::Contains(message.c_str()),
+                         UserError);
+  }
+}
+
 TEST_CASE("routes need to know what the base trained on") {
   const Dataset data = kinds_data();
   Model base = stencil_base(data);
