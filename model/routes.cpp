@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-
 #include <map>
 #include <ranges>
 #include <set>
