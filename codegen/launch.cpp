@@ -119,7 +119,10 @@ std::optional<LaunchRefusal> launch_refusal(const Kernel& kernel, const Launch& 
 LaunchRequest request_for(const Launch& launch) {
   const auto dims = static_cast<size_t>(launch.dims);
   LaunchRequest request;
-  request.local.assign(launch.local.begin(), launch.local.begin() + dims);
+  // A local size of 0 leaves the work-group to the runtime, which a request says by asking none.
+  if (std::all_of(launch.local.begin(), launch.local.begin() + dims,
+                  [](int64_t l) { return l > 0; }))
+    request.local.assign(launch.local.begin(), launch.local.begin() + dims);
   if (!launch.tied)
     request.global.assign(launch.global.begin(), launch.global.begin() + dims);
   return request;

@@ -71,8 +71,9 @@ struct LaunchRequest {
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
 };
 
-/// The request that reproduces `launch` through prepare_launch: its local sizes, and its global
-/// ones unless its threads are tied to the lengths (then the kernel's rule gives them again).
+/// The request that reproduces `launch` through prepare_launch: its local sizes (none when the
+/// runtime chooses them), and its global ones unless its threads are tied to the lengths (then
+/// the kernel's rule gives them again).
 LaunchRequest request_for(const Launch& launch);
 
 /// The launch of a host iteration's tail kernel (Kernel::tail) after the head kernel's `head`:

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <map>
-#include <ranges>
 #include <set>
+#include <vector>
 
 namespace liftx::model {
 
@@ -55,10 +55,13 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
     programs_by_kind[kind_of(data, program)].insert(program);
     rows_by_program[program].push_back(r);
   }
+  std::vector<std::string> kinds_in_data;
+  for (const auto& [kind, programs] : programs_by_kind)
+    kinds_in_data.push_back(kind);
   for (const std::string& kind : options.only_kinds)
     LIFTX_USER_CHECK(programs_by_kind.count(kind) > 0 && kind != "unknown",
                      "no program of kind {} in the data, so it cannot be routed (its kinds: {})",
-                     kind, fmt::join(std::views::keys(programs_by_kind), ", "));
+                     kind, fmt::join(kinds_in_data, ", "));
 
   Routing routing;
   size_t to_train = 0;

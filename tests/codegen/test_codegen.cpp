@@ -309,6 +309,29 @@ TEST_CASE("launches the device cannot take are refused before running") {
       doctest::Contains("does not divide"), UserError);
 }
 
+TEST_CASE("a launch that leaves the work-group to the runtime is checked at smaller sizes under "
+          "the same rule") {
+  // explore checks a large product at smaller sizes; its default lowering asks no local size.
+  ir::Module m = parse::parse_module("userfun sq(x: float): float { return x * x; }\n"
+                                     "def p(in: [float]N) = mapGlb0(sq, in)",
+                                     "runtime-local.lift");
+  const DeviceLimits cpu = runtime::named_profile("cpu").limits();
+  const codegen::PreparedLaunch prepared = codegen::prepare_launch(m.main(), {{"N", 64}}, {}, cpu);
+  REQUIRE(prepared.launch.local[0] == 0);
+  CHECK(codegen::request_for(prepared.launch).local.empty());
+
+  runtime::Device device = runtime::select_device("cpu");
+  exec::RunOptions options;
+  options.time = false;
+  options.roofline = false;
+  options.check_sizes = {{"N", 16}};
+  const exec::RunReport report = exec::run_program(device, m.main(), {{"N", 64}}, options);
+  INFO(report.message);
+  CHECK(report.status == runtime::Status::ok);
+  CHECK(report.verification.passed);
+  CHECK(report.verification.checked_sizes == Sizes{{"N", 16}});
+}
+
 TEST_CASE("launches whose work-group would need more registers than the device has are refused") {
   // 128 floats of private memory per work-item: about 144 registers, so a GPU's 65,536 hold
   // work-groups of up to 455 work-items.
