@@ -1,5 +1,6 @@
 #include "explore/explore.hpp"
 
+#include "codegen/launch.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "ir/host_iteration.hpp"
@@ -605,11 +606,9 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
     interpret_short_reference(lowered, steps_per_launch);
   const std::filesystem::path file = scratch_.path() / (stem + ".lift");
   write_text(file, printed);
-  std::string global, local;
-  for (int d = 0; d < launch.dims; ++d) {
+  std::string global;
+  for (int d = 0; d < launch.dims; ++d)
     global += (d ? "," : "") + std::to_string(launch.global[size_t(d)]);
-    local += (d ? "," : "") + std::to_string(launch.local[size_t(d)]);
-  }
   std::vector<std::string> argv = {options_.executable, "run",
                                    file.string(),       "--worker",
                                    "--device",          options_.device_spec,
@@ -628,11 +627,10 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
     if (!check.empty())
       argv.insert(argv.end(), {"--check-size", fmt::format("{}", fmt::join(check, ","))});
   }
-  // A local size of 0 leaves the work-group to the runtime: no --local then.
-  if (std::all_of(launch.local.begin(), launch.local.begin() + launch.dims,
-                  [](int64_t l) { return l > 0; })) {
+  // A launch that leaves the work-group to the runtime asks for no local size.
+  if (const codegen::LaunchRequest request = codegen::request_for(launch); !request.local.empty()) {
     argv.push_back("--local");
-    argv.push_back(local);
+    argv.push_back(fmt::format("{}", fmt::join(request.local, ",")));
   }
   for (const auto& [name, value] : sizes_) {
     argv.push_back("--size");

@@ -58,10 +58,13 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
   std::vector<std::string> kinds_in_data;
   for (const auto& [kind, programs] : programs_by_kind)
     kinds_in_data.push_back(kind);
-  for (const std::string& kind : options.only_kinds)
-    LIFTX_USER_CHECK(programs_by_kind.count(kind) > 0 && kind != "unknown",
+  for (const std::string& kind : options.only_kinds) {
+    LIFTX_USER_CHECK(kind != "unknown",
+                     "programs of unknown kind (stored without their source) cannot be routed");
+    LIFTX_USER_CHECK(programs_by_kind.count(kind) > 0,
                      "no program of kind {} in the data, so it cannot be routed (its kinds: {})",
                      kind, fmt::join(kinds_in_data, ", "));
+  }
 
   Routing routing;
   size_t to_train = 0;

@@ -4,6 +4,7 @@
 #include "codegen/launch.hpp"
 #include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
+#include "pocl.hpp"
 #include "runtime/device.hpp"
 #include "support/error.hpp"
 
@@ -320,12 +321,11 @@ TEST_CASE("a launch that leaves the work-group to the runtime is checked at smal
   REQUIRE(prepared.launch.local[0] == 0);
   CHECK(codegen::request_for(prepared.launch).local.empty());
 
-  runtime::Device device = runtime::select_device("cpu");
   exec::RunOptions options;
   options.time = false;
   options.roofline = false;
   options.check_sizes = {{"N", 16}};
-  const exec::RunReport report = exec::run_program(device, m.main(), {{"N", 64}}, options);
+  const exec::RunReport report = exec::run_program(test::pocl(), m.main(), {{"N", 64}}, options);
   INFO(report.message);
   CHECK(report.status == runtime::Status::ok);
   CHECK(report.verification.passed);
