@@ -219,8 +219,9 @@ void print_run_summary(std::FILE* report, const explore::ExploreResult& result,
                                                     "successful runs with different scores)"));
 }
 
-/// The answer, last: the winner, its time (per step for iterated programs), its bandwidth, the
-/// untuned kernel it is compared with, and why the model liked it.
+/// The answer, last: the winner, its time (per step for iterated programs), its bandwidth and
+/// arithmetic rate (the bound one first), the untuned kernel it is compared with, and why the
+/// model liked it.
 void print_best(std::FILE* report, const ExploreCommandOptions& o, const ExploreTarget& t,
                 const explore::Session& session, explore::RecordingWorkerMeasure& measure,
                 const explore::Attempt& best, const explore::Baseline& baseline) {
@@ -248,7 +249,7 @@ void print_best(std::FILE* report, const ExploreCommandOptions& o, const Explore
         launches->count, launches->count == 1 ? "" : "es", per_launch, per_launch == 1 ? "" : "s",
         remainder > 0 ? fmt::format(", then one of {}", remainder) : "");
   }
-  fmt::print(report, "{}", exec::bandwidth_line(rep));
+  fmt::print(report, "{}", exec::rate_lines(rep));
   if (const std::string line = explore::baseline_line(baseline, rep); !line.empty())
     fmt::print(report, "{}", line);
   fmt::print(report, "why       {}\n",

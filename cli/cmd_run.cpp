@@ -191,7 +191,7 @@ void print_report(const exec::RunReport& r, const std::string& file, bool print_
   if (r.timing && r.launches > 1)
     fmt::print("per step  {:.4f} ms median\n",
                r.timing->median_ms / static_cast<double>(r.launches));
-  fmt::print("{}", exec::bandwidth_line(r));
+  fmt::print("{}", exec::rate_lines(r));
   if (!r.output_files.empty())
     fmt::print("output    {}\n", fmt::join(r.output_files, " "));
   fmt::print("status    {}{}\n", runtime::to_string(r.status),

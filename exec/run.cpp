@@ -1,5 +1,6 @@
 #include "exec/run.hpp"
 
+#include "exec/flops.hpp"
 #include "exec/verify.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/storage.hpp"
@@ -571,6 +572,9 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
         report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
         report.roofline_fraction = *report.gb_per_s / *report.roofline_gb_per_s;
       }
+      set_arithmetic_rate(report,
+                          count_flops(options.reference ? *options.reference : program, sizes),
+                          fp32_peak_gflop_per_s(device.profile));
     }
     if (!options.output_file.empty()) {
       std::vector<int64_t> shape = interp::concrete_shape(program.result_type(), sizes);
@@ -586,6 +590,23 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
     report.message = e.what();
   }
   return report;
+}
+
+std::optional<double> fp32_peak_gflop_per_s(const target::DeviceProfile& device) {
+  if (device.compute_units == 0 || device.max_clock_mhz == 0)
+    return std::nullopt; // throughput() would assume them: no estimate to show as a peak
+  return device.throughput().gops * 2; // gops counts an FMA as one operation
+}
+
+void set_arithmetic_rate(RunReport& report, double flops, std::optional<double> peak_gflop_per_s) {
+  report.flops = flops;
+  if (flops <= 0 || !report.timing || report.timing->median_ms <= 0)
+    return;
+  report.gflop_per_s = flops / (report.timing->median_ms * 1e6);
+  if (peak_gflop_per_s && *peak_gflop_per_s > 0) {
+    report.fp32_peak_gflop_per_s = peak_gflop_per_s;
+    report.fp32_peak_fraction = *report.gflop_per_s / *peak_gflop_per_s;
+  }
 }
 
 nlohmann::json to_json(const RunReport& r) {
@@ -617,6 +638,13 @@ nlohmann::json to_json(const RunReport& r) {
     j["roofline_gb_per_s"] = *r.roofline_gb_per_s;
   if (r.roofline_fraction)
     j["roofline_fraction"] = *r.roofline_fraction;
+  j["flops"] = r.flops;
+  if (r.gflop_per_s)
+    j["gflop_per_s"] = *r.gflop_per_s;
+  if (r.fp32_peak_gflop_per_s)
+    j["fp32_peak_gflop_per_s"] = *r.fp32_peak_gflop_per_s;
+  if (r.fp32_peak_fraction)
+    j["fp32_peak_fraction"] = *r.fp32_peak_fraction;
   const Verification& v = r.verification;
   j["verification"] = {{"checked", v.checked},
                        {"passed", v.passed},
@@ -673,6 +701,13 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.roofline_gb_per_s = j["roofline_gb_per_s"].get<double>();
   if (j.contains("roofline_fraction"))
     r.roofline_fraction = j["roofline_fraction"].get<double>();
+  r.flops = j.value("flops", 0.0);
+  if (j.contains("gflop_per_s"))
+    r.gflop_per_s = j["gflop_per_s"].get<double>();
+  if (j.contains("fp32_peak_gflop_per_s"))
+    r.fp32_peak_gflop_per_s = j["fp32_peak_gflop_per_s"].get<double>();
+  if (j.contains("fp32_peak_fraction"))
+    r.fp32_peak_fraction = j["fp32_peak_fraction"].get<double>();
   if (j.contains("verification")) {
     const auto& v = j["verification"];
     r.verification.checked = v.value("checked", false);

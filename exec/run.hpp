@@ -8,6 +8,7 @@
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/status.hpp"
+#include "target/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -170,10 +171,28 @@ struct RunReport {
   std::optional<double> gb_per_s;
   std::optional<double> roofline_gb_per_s;
   std::optional<double> roofline_fraction;
+  /// Floating-point operations per run of the program (count_flops): of RunOptions::reference
+  /// when one is given, so that every lowering of one algorithm counts the same, else of the
+  /// program run; 0 for a program without floating-point arithmetic, and in an untimed run.
+  double flops = 0;
+  std::optional<double> gflop_per_s; ///< flops over the median time, with a time and flops
+  /// The device's fp32 peak (fp32_peak_gflop_per_s): an estimate, not a measurement; absent when
+  /// the device does not report what it follows from.
+  std::optional<double> fp32_peak_gflop_per_s;
+  std::optional<double> fp32_peak_fraction;
   Verification verification;
   std::string kernel_source;
   std::vector<std::string> output_files; ///< RunOptions::output_file's files, as written
 };
+
+/// The fp32 peak of a device in GFLOP/s, as the analytic features estimate it from its compute
+/// units, clock and usual lanes per compute unit (target::DeviceProfile::throughput), an FMA
+/// counting 2 flops; nullopt when the device reports no compute units or no clock.
+std::optional<double> fp32_peak_gflop_per_s(const target::DeviceProfile& device);
+
+/// Sets the arithmetic figures of a timed report from `flops` (count_flops) and the device's peak
+/// (nullopt: unknown, the rate without a fraction); leaves them unset without a time.
+void set_arithmetic_rate(RunReport& report, double flops, std::optional<double> peak_gflop_per_s);
 
 nlohmann::json to_json(const RunReport& report);
 RunReport report_from_json(const nlohmann::json& json);

@@ -1,6 +1,7 @@
 #include "explore/explore.hpp"
 
 #include "codegen/launch.hpp"
+#include "exec/flops.hpp"
 #include "exec/run.hpp"
 #include "explore/collect.hpp"
 #include "ir/host_iteration.hpp"
@@ -370,6 +371,8 @@ RecordingWorkerMeasure::RecordingWorkerMeasure(perfdb::PerfDb& db,
   reference_source_ = ir::print(ir::Module{module.userfuns, {program}});
   reference_name_ = program.name;
   program_id_ = db_.program(program.name, reference_source_);
+  flops_ = exec::count_flops(program, sizes);
+  fp32_peak_gflop_per_s_ = exec::fp32_peak_gflop_per_s(device);
   reference_ = scratch_.path() / "reference.lift";
   write_text(reference_, reference_source_);
   // A shortened check interprets a few steps per variant (cached per count), not all of them;
@@ -431,6 +434,7 @@ exec::RunReport RecordingWorkerMeasure::report_of(const perfdb::Measurement& m) 
         report.roofline_fraction = *report.gb_per_s / *roofline_gb_per_s_;
       }
     }
+    exec::set_arithmetic_rate(report, flops_, fp32_peak_gflop_per_s_);
   }
   return report;
 }
@@ -465,6 +469,7 @@ void RecordingWorkerMeasure::measure_through(Measurer& measurer,
   // Collect workers measure no roofline: the cached one of the first device, if any.
   if (devices.front().memory_gbs > 0)
     roofline_gb_per_s_ = devices.front().memory_gbs;
+  fp32_peak_gflop_per_s_ = exec::fp32_peak_gflop_per_s(devices.front());
   device_ids_.clear();
   for (const target::DeviceProfile& device : devices)
     device_ids_.push_back(db_.device(device));

@@ -227,7 +227,9 @@ private:
   std::map<int64_t, perfdb::Measurement> stored_; ///< by variant index
   double bytes_moved_ = 0;                        ///< from the first successful run
   std::optional<double> roofline_gb_per_s_;
-  std::future<void> reference_job_; ///< last: joined before the files it reads go
+  double flops_ = 0; ///< of the high-level program (exec::count_flops), the same for every variant
+  std::optional<double> fp32_peak_gflop_per_s_; ///< of the device measured on
+  std::future<void> reference_job_;             ///< last: joined before the files it reads go
 };
 
 } // namespace liftx::explore

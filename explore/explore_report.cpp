@@ -52,6 +52,10 @@ nlohmann::json attempt_json(const Attempt& attempt, const RankedVariant& ranked,
     row["gb_per_s"] = *rep.gb_per_s;
   if (rep.roofline_fraction)
     row["roofline_fraction"] = *rep.roofline_fraction;
+  if (rep.gflop_per_s)
+    row["gflop_per_s"] = *rep.gflop_per_s;
+  if (rep.fp32_peak_fraction)
+    row["fp32_peak_fraction"] = *rep.fp32_peak_fraction;
   if (rep.status != runtime::Status::ok && !rep.message.empty())
     row["message"] = rep.message;
   return row;
@@ -69,11 +73,26 @@ nlohmann::json attempt_rows(const ExploreResult& result, const std::vector<Ranke
 
 namespace {
 
-const char* const kCsvColumns[] = {
-    "run",    "rank",   "predicted",   "strategy", "parameters",
-    "launch", "status", "median_ms",   "q1_ms",    "q3_ms",
-    "min_ms", "max_ms", "repetitions", "gb_per_s", "roofline_fraction",
-    "stored", "best"};
+// New columns go last, so that a script reading the older ones by position still finds them.
+const char* const kCsvColumns[] = {"run",
+                                   "rank",
+                                   "predicted",
+                                   "strategy",
+                                   "parameters",
+                                   "launch",
+                                   "status",
+                                   "median_ms",
+                                   "q1_ms",
+                                   "q3_ms",
+                                   "min_ms",
+                                   "max_ms",
+                                   "repetitions",
+                                   "gb_per_s",
+                                   "roofline_fraction",
+                                   "stored",
+                                   "best",
+                                   "gflop_per_s",
+                                   "fp32_peak_fraction"};
 
 std::string csv_number(const std::optional<double>& value) {
   return value ? fmt::format("{:.10g}", *value) : "";

@@ -224,13 +224,24 @@ void print_statement(const Stmt& s, int depth, std::string_view tuple_type, std:
 // the component-wise maximum (an upper bound for every counter over the paths).
 
 OpCounts max_counts(const OpCounts& a, const OpCounts& b) {
-  return {std::max(a.add, b.add), std::max(a.mul, b.mul), std::max(a.div, b.div),
-          std::max(a.compare, b.compare), std::max(a.special, b.special)};
+  return {std::max(a.add, b.add),         std::max(a.mul, b.mul),
+          std::max(a.div, b.div),         std::max(a.compare, b.compare),
+          std::max(a.special, b.special), std::max(a.floating_point, b.floating_point)};
 }
 
 OpCounts operator+(const OpCounts& a, const OpCounts& b) {
-  return {a.add + b.add, a.mul + b.mul, a.div + b.div, a.compare + b.compare,
-          a.special + b.special};
+  return {a.add + b.add,         a.mul + b.mul,         a.div + b.div,
+          a.compare + b.compare, a.special + b.special, a.floating_point + b.floating_point};
+}
+
+bool is_floating(ScalarKind kind) {
+  return kind == ScalarKind::Float || kind == ScalarKind::Double;
+}
+
+/// Whether an arithmetic node computes in floating point: its operands' kind (a binary
+/// operation's operands share one; a builtin's are converted to its kind), else its own.
+bool computes_in_floating_point(const Node& n) {
+  return is_floating(n.operands.empty() ? n.type : n.operands[0]->type);
 }
 
 OpCounts count(const Node& n) {
@@ -247,6 +258,7 @@ OpCounts count(const Node& n) {
     break;
   case Node::Kind::Call:
     own.special = 1;
+    own.floating_point = computes_in_floating_point(n) ? 1 : 0;
     break;
   case Node::Kind::Conditional:
     return count(*n.operands[0]) + max_counts(count(*n.operands[1]), count(*n.operands[2]));
@@ -267,6 +279,8 @@ OpCounts count(const Node& n) {
       own.compare = 1;
       break;
     }
+    if (own.compare == 0)
+      own.floating_point = computes_in_floating_point(n) ? 1 : 0;
     break;
   }
   for (const auto& o : n.operands)

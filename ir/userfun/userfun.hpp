@@ -34,6 +34,10 @@ struct OpCounts {
   int div = 0;     ///< / and %
   int compare = 0; ///< comparisons and logical operators
   int special = 0; ///< builtin calls (sqrt, exp, fmin, ...)
+  /// Of the add, mul, div and special operations, those on float or double values: the
+  /// floating-point operations (exec::count_flops), where an int index computation is none.
+  /// Already in the counters above, so not in total().
+  int floating_point = 0;
   int total() const { return add + mul + div + compare + special; }
 };
 

@@ -40,6 +40,7 @@ TEST_CASE("explore --format json|csv gives the runs as data on stdout, --out wri
     CHECK(run.at("repetitions") == 3);
     CHECK(run.at("q1_ms").get<double>() <= run.at("median_ms").get<double>());
     CHECK(run.at("median_ms").get<double>() <= run.at("q3_ms").get<double>());
+    CHECK(run.at("gflop_per_s").get<double>() > 0); // jacobi5's 10 flops a point
   }
   const int best = doc.at("best").get<int>();
   REQUIRE((best == 1 || best == 2));
@@ -65,10 +66,16 @@ TEST_CASE("explore --format json|csv gives the runs as data on stdout, --out wri
   const std::vector<std::string> rows = lines_of(csv.out);
   REQUIRE(rows.size() == 3);
   CHECK(rows[0] == "run,rank,predicted,strategy,parameters,launch,status,median_ms,q1_ms,q3_ms,"
-                   "min_ms,max_ms,repetitions,gb_per_s,roofline_fraction,stored,best");
+                   "min_ms,max_ms,repetitions,gb_per_s,roofline_fraction,stored,best,"
+                   "gflop_per_s,fp32_peak_fraction");
   CHECK(rows[1].rfind("1,", 0) == 0);
   CHECK(contains(rows[1], ",ok,"));
-  CHECK(ends_with(rows[1], ",0") != ends_with(rows[2], ",0")); // one best
+  const auto best_field = [](const std::string& row) { // third from the end: numbers follow it
+    const size_t end = row.rfind(',', row.rfind(',') - 1);
+    const size_t start = row.rfind(',', end - 1) + 1;
+    return row.substr(start, end - start);
+  };
+  CHECK((best_field(rows[1]) == "1") != (best_field(rows[2]) == "1")); // one best
 }
 
 TEST_CASE("explore takes what the database has measured from it, unless --remeasure") {
