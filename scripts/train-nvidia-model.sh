@@ -16,8 +16,9 @@
 # model sees variants when it ranks.
 # With --add-route KIND (repeatable), the base is not retrained: the shipped model keeps its base
 # and every route it has, and only KIND is judged and, where the specialist wins held out, routed
-# (`liftx route --add-route`). A base retrained on today's features loses 2D first picks
-# (docs/results.md, 2026-12-03), so a kind is added this way until that is understood.
+# (`liftx route --add-route`). A retrained base's 2D first picks within 95% move with the
+# boosting seed (3, 1 and 5 of 8 at seeds 1-3 against the shipped base's 6; docs/results.md, "3D
+# stencils at 512³"), so the ship rule refuses most retrained bases: a kind is added this way.
 # Usage: scripts/train-nvidia-model.sh [--add-route KIND ...] [LIFTX] [OUTPUT] [BASELINE]
 # (from anywhere; default build/liftx, model/data/nvidia-model.json, and the shipped
 # model/data/nvidia-model.json as the baseline, whatever OUTPUT is: a new file is judged against
