@@ -186,7 +186,7 @@ int main(int argc, char** argv) try {
 
   runtime::Device device = runtime::select_device(opt.device);
   const double copy_gbs = runtime::measure_copy_roofline(device, /*refresh=*/true);
-  const double peak_gflops = device.profile.throughput().gops * 2; // an FMA is 2 flops
+  const double peak_gflops = exec::fp32_peak_gflop_per_s(device.profile).value_or(0);
   fmt::print("device {} ({}), float4 copy {:.0f} GB/s, fp32 peak (profile) {:.1f} TFLOP/s\n",
              device.profile.device_name, device.profile.key, copy_gbs, peak_gflops / 1000);
 

@@ -539,6 +539,10 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
     drawn = draw_inputs(program, sizes, options.seed, interpreted);
   const std::vector<interp::HostArray>& inputs = options.inputs ? *options.inputs : drawn;
 
+  // Counted before any device work, so that a program the count cannot walk fails without
+  // discarding a measurement.
+  const double flops =
+      options.time ? count_flops(options.reference ? *options.reference : program, sizes) : 0;
   try {
     BoundKernel bound = bind_kernel(device, launch, inputs, sizes, options.uploaded);
     report.build_ms = bound.build.build_ms;
@@ -572,9 +576,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
         report.roofline_gb_per_s = runtime::measure_copy_roofline(device);
         report.roofline_fraction = *report.gb_per_s / *report.roofline_gb_per_s;
       }
-      set_arithmetic_rate(report,
-                          count_flops(options.reference ? *options.reference : program, sizes),
-                          fp32_peak_gflop_per_s(device.profile));
+      set_arithmetic_rate(report, flops, fp32_peak_gflop_per_s(device.profile));
     }
     if (!options.output_file.empty()) {
       std::vector<int64_t> shape = interp::concrete_shape(program.result_type(), sizes);
