@@ -11,7 +11,11 @@
 # TILES_X (default all) x TILES_Y (default all); THREADS=stream: the streamed pipelines (a
 # work-item per column of TILES_Y rows, default all, x TILES_X, marching down the grid with a
 # register window per fused step) with local sizes LOCALS (default 64x1|32x2) and loops along
-# the stream unrolled by UNROLLS (default 1|3|6), checked at CHECK_SIZE M=256,N=512.
+# the stream unrolled by UNROLLS (default 1|3|6), checked at CHECK_SIZE M=256,N=512;
+# THREADS=shared: the pipelines streamed by a work-group (a column TILES_X wide, default
+# 64|128|256, TILES_Y rows long, default 128|256, each step's last rows in local memory shared by
+# the group), steps per launch DEGREES (default all), tied launches and work-groups of TILES_X x 1,
+# unrolled by UNROLLS (default 1), checked at CHECK_SIZE M=512,N=1024.
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
@@ -38,12 +42,17 @@ threads=${THREADS:-tied}
 # columns up to 8 wide (a stream's columns are 16 to 128 rows long).
 if [ "$threads" = stream ]; then
   check_size=${CHECK_SIZE:-M=256,N=512}
+elif [ "$threads" = shared ]; then
+  check_size=${CHECK_SIZE:-M=512,N=1024}
 else
   check_size=${CHECK_SIZE:-M=96,N=128}
 fi
 if [ "$threads" = stream ]; then
   select=(--where stream=1 --where "local=${LOCALS:-64x1|32x2}" --where "unroll=${UNROLLS:-1|3|6}"
     --where "tile_x=${TILES_X:-1|2|4|8}" --where "tile_y=${TILES_Y:-16|32|64|128}")
+elif [ "$threads" = shared ]; then
+  # (The work-group size follows the column's width: one `variants` call per width below.)
+  select=(--shared-streams --where shared=1 --where "unroll=${UNROLLS:-1}")
 elif [ "$threads" = tied ]; then
   select=(--where tied=true --where registers=0)
 elif [ "$threads" = registers ]; then
@@ -68,6 +77,20 @@ declare -A source=([jacobi2d5pt]=stencils/jacobi2d5pt.lift [jacobi2d9pt]=stencil
 declare -A steps_option=([jacobi2d5pt]="--steps $steps" [jacobi2d9pt]="--steps $steps" [heat2d]="")
 
 for stencil in ${STENCILS:-jacobi2d5pt jacobi2d9pt heat2d}; do
+  if [ "$threads" = shared ]; then
+    # One work-group per column: TILES_X x 1 work-items, SIZE / TILES_Y groups along y.
+    for tx in $(echo "${TILES_X:-64|128|256}" | tr '|' ' '); do
+      for ty in $(echo "${TILES_Y:-128|256}" | tr '|' ' '); do
+        # shellcheck disable=SC2086
+        "$liftx" variants "${source[$stencil]}" ${steps_option[$stencil]} --size "$size" \
+          --profile "${PROFILE:-nvidia}" --where strategy=temporal2d "${select[@]}" \
+          --where "tile_x=$tx" --where "tile_y=$ty" --where "local=${tx}x1" \
+          --where "global=${size}x$((size / ty))" --out "$out/$stencil" --quiet \
+          >>"$out/$stencil-variants.txt"
+      done
+    done
+    continue
+  fi
   # shellcheck disable=SC2086
   "$liftx" variants "${source[$stencil]}" ${steps_option[$stencil]} --size "$size" \
     --profile "${PROFILE:-nvidia}" --where strategy=temporal2d "${select[@]}" --out "$out/$stencil" --quiet \

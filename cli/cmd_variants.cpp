@@ -37,6 +37,7 @@ struct VariantsOptions {
   int depth = 2;
   int64_t max_tile = 32;
   bool layouts = false;
+  bool shared_streams = false;
   std::vector<std::string> where;
   bool quiet = false;
   std::string format = "table";
@@ -64,6 +65,10 @@ void add_variants_options(CLI::App* cmd, VariantsOptions& o) {
   cmd->add_flag("--layouts", o.layouts,
                 "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
                 "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
+  cmd->add_flag("--shared-streams", o.shared_streams,
+                "also stream iterated stencils by work-groups sharing each fused step's rows in "
+                "local memory (AN5D's blocking; the variants say \"shared\": 1; not in the "
+                "default space: slower than the register pipelines as generated)");
   cmd->add_option("--format", o.format,
                   "table (default), json or csv: the listed variants (the sample, or every "
                   "matching one up to --limit) with their launches on stdout, as data; the "
@@ -146,6 +151,7 @@ void run_variants(const VariantsOptions& o) {
   options.depth = o.depth;
   options.max_tile = o.max_tile;
   options.layouts = o.layouts;
+  options.shared_streams = o.shared_streams;
   space::VariantStream stream(program, options);
   std::FILE* report = o.as_data() ? stderr : stdout;
   if (o.format == "csv" && !o.count)

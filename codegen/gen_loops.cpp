@@ -94,7 +94,7 @@ cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip,
   kernel_.loops.push_back({primitive, kind, trip, loc_, loop_contexts()});
   auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
     blocks_.push_back(&block);
-    loops_.push_back({level, dim, var, trip, primitive, kind});
+    loops_.push_back({level, dim, var, trip, primitive, kind, record});
     count_slot(fmt::format("LIFTX_LOOP_SLOT({})", record));
     body(index);
     loops_.pop_back();
@@ -206,6 +206,11 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
   // that loop's trip count differ between work-items are refused (divergent_barrier).
   if (level == Level::Lcl && allocated && dest->space != AddressSpace::Private)
     emit_barrier(dest->space == AddressSpace::Local, dest->space == AddressSpace::Global);
+  // The same for a sequential loop of a work-group's shared window whose steps are mapLcl
+  // loops (rows of a window written one after the other by the group's work-items).
+  if (level == Level::Seq && allocated && dest->space == AddressSpace::Local &&
+      shares_windows(result.as<ir::ArrayType>()->element))
+    emit_barrier(true, false);
   // A work-group loop that runs more than once reuses its local memory: wait until every
   // thread has finished reading before the next iteration overwrites it.
   if (level == Level::Wrg && kind == cl::LoopKind::For)

@@ -50,7 +50,7 @@ Generator::Allocation Generator::allocate_array(const ir::Type& type, AddressSpa
     // iteration to the next: local memory allocated inside is dead at the iteration's end, so
     // every iteration reuses one region (reduction_loop puts a barrier at the loop's end). Staging
     // a tile per step of a reduction (a matrix product's K loop) needs one tile, not K.
-    if (space == AddressSpace::Local && reuses_local_memory(loops_[k])) {
+    if (space == AddressSpace::Local && reuses_local_memory(loops_[k], shared_window_loops_)) {
       ++reused_local_allocations_;
       continue;
     }

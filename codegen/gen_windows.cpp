@@ -221,6 +221,8 @@ Value Generator::window_stream(const ir::MapSeqSlide& node, const Value& x,
                                const ir::Type& result) {
   auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
   const ir::Type element = input->type.as<ir::ArrayType>()->element;
+  if (shares_windows(element))
+    return shared_window_stream(node, x, result);
   auto window = std::make_shared<const RegisterWindow>(declare_window(node, element));
   const int64_t keep = window->size - window->step;
   for (int64_t k = 0; k < keep; ++k)
@@ -253,6 +255,8 @@ Value Generator::emit_slide_window(const ir::MapSeqSlide& node, const Value& x, 
                                    const ir::Type& result) {
   auto input = std::get<std::shared_ptr<const ArrayValue>>(x);
   const ir::Type element = input->type.as<ir::ArrayType>()->element;
+  if (shares_windows(element))
+    return shared_slide_window(node, x, std::move(dest), result);
   window_kinds(node, element); // its errors before anything is emitted
   if (!dest)
     dest = allocate(result, write_space_.value_or(default_space()), "mapSeqSlide");

@@ -352,7 +352,29 @@ std::optional<Value> Generator::streamed_source(const ir::Expr& arg) {
     std::optional<Value> source = streamed_source(a);
     parts.push_back(source ? *source : eval(a, nullptr));
   }
-  return zip_view(parts, arg.type());
+  Value zipped = zip_view(parts, arg.type());
+  // Streams of a work-group's shared windows: each produced by the window over the zip, read
+  // together where they lie.
+  std::vector<SharedSource> sources;
+  for (const Value& part : parts)
+    sources.push_back(shared_source(part));
+  SharedSource together;
+  for (const SharedSource& source : sources)
+    if (source.slots > 0)
+      together.slots = together.slots > 0 ? std::min(together.slots, source.slots) : source.slots;
+  together.produce = [sources](const arith::Expr& j) {
+    for (const SharedSource& source : sources)
+      source.produce(j);
+  };
+  together.view = [sources, parts, type = arg.type()](const arith::Expr& j) {
+    std::vector<Value> views;
+    for (size_t k = 0; k < parts.size(); ++k)
+      views.push_back(make_array(std::get<std::shared_ptr<const ArrayValue>>(parts[k])->type,
+                                 sources[k].view, false));
+    return std::get<std::shared_ptr<const ArrayValue>>(zip_view(views, type))->at(j);
+  };
+  register_shared_source(zipped, std::move(together));
+  return zipped;
 }
 
 Value Generator::apply(const ir::Fun& f, Args args, const TargetPtr& dest, const ir::Type& result) {

@@ -45,12 +45,15 @@ struct LoopFrame {
   arith::Expr trip;
   std::string primitive;
   cl::LoopKind kind;
+  size_t record = 0; ///< its index in Kernel::loops
 };
 
 /// Whether the iterations of `loop` reuse the local memory allocated inside it: a rolled
-/// reduceSeq's, whose iterations hand on only their accumulator.
-inline bool reuses_local_memory(const LoopFrame& loop) {
-  return loop.primitive == "reduceSeq" && loop.kind == cl::LoopKind::For;
+/// reduceSeq's, whose iterations hand on only their accumulator, and a work-group's shared
+/// window's (Generator::shared_slide_window), whose iterations hand on only its rings.
+inline bool reuses_local_memory(const LoopFrame& loop, const std::set<size_t>& shared_windows) {
+  return loop.kind == cl::LoopKind::For &&
+         (loop.primitive == "reduceSeq" || shared_windows.count(loop.record) > 0);
 }
 
 /// The lengths each parallel level maps over, per dimension, in order of appearance.
@@ -251,6 +254,32 @@ private:
   /// computation, another window, or a zip of such; nullopt for anything else.
   std::optional<Value> streamed_source(const ir::Expr& arg);
 
+  // Shared windows: a window of rows (planes) in a work-group's scope, outside its mapLcl loops,
+  // is shared by the group's work-items rather than held by each in registers. A window over a
+  // plain array is a view of its elements; a window over a stream of computed rows reads them
+  // from a ring of local buffers that the stream writes each row into (the work-items of the
+  // group computing its points), a barrier after each row. The streamed temporal steps of
+  // rewrite/temporal.hpp (Memory::shared_stream) are such pipelines: AN5D's N.5D blocking.
+  /// Whether a window of `element`s is shared: an array element, in a work-group's scope.
+  bool shares_windows(const ir::Type& element) const;
+  /// The elements of a shared window's source: `produce(j)` emits the code that computes
+  /// element j into its ring slot (nothing for a plain array), called once per j, in order;
+  /// `view(j)` reads element j where it lies, emitting nothing.
+  struct SharedSource {
+    std::function<void(const arith::Expr&)> produce;
+    std::function<Value(const arith::Expr&)> view;
+    /// The elements a ring keeps (the last `slots` produced); 0: a view, every element.
+    int64_t slots = 0;
+  };
+  SharedSource shared_source(const Value& x) const;
+  void register_shared_source(const Value& produced, SharedSource source);
+  /// The window of `size` elements of `source` from element `first` on.
+  static Value shared_window(const SharedSource& source, const arith::Expr& first,
+                             const ir::Type& window_type);
+  Value shared_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
+                            const ir::Type& result);
+  Value shared_window_stream(const ir::MapSeqSlide& node, const Value& x, const ir::Type& result);
+
   // ---- assemble.cpp
   void assemble();
 
@@ -266,6 +295,11 @@ private:
   /// Local allocations made so far inside a loop that reuses its memory (reuses_local_memory):
   /// such a loop ends each iteration with a barrier.
   int64_t reused_local_allocations_ = 0;
+  /// The Kernel::loops records of shared windows' loops (reuses_local_memory).
+  std::set<size_t> shared_window_loops_;
+  /// Streams of computed rows that shared windows read (shared_source), with the values they
+  /// were returned as (kept alive, so that a pointer is never reused).
+  std::vector<std::pair<std::shared_ptr<const ArrayValue>, SharedSource>> shared_sources_;
 
   const ir::Program& program_;
   Options options_;

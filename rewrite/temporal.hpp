@@ -87,7 +87,13 @@ struct TemporalTiling {
   /// (nested mapSeqSlide), the halo recomputed across the column's sides only. Two steps of a
   /// 3D stencil with a boundary that remaps indices take the 2.5D form instead: the first step's
   /// planes computed from the input's windows padded once more (pad-of-map), no re-clamp.
-  enum class Memory { local, registers, stream };
+  /// `shared_stream`: the same pipeline with a work-group per column (tile_x wide in 2D,
+  /// tile_y x tile_x in 3D) marching along the streamed dimension, each step's last `window`
+  /// rows (planes) in a ring of local memory shared by the group's work-items, which compute
+  /// each new row's points together (AN5D's N.5D blocking): the halo is recomputed across the
+  /// work-group's sides only, not each work-item's. Any degree from 1 (a remainder's launch)
+  /// and every boundary.
+  enum class Memory { local, registers, stream, shared_stream };
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
   /// A pipeline's loop along the stream, unrolled by this many rows (planes): by the window's
@@ -96,8 +102,9 @@ struct TemporalTiling {
   int64_t unroll = 1;
 };
 
-/// Whether `tiling` of `step` streams as a pipeline of register windows (every stream of two
-/// steps or more but the two-step 3D stream of a boundary that remaps indices).
+/// Whether `tiling` of `step` streams as a pipeline of windows: every shared stream, and every
+/// register stream of two steps or more but the two-step 3D stream of a boundary that remaps
+/// indices.
 bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling);
 
 /// The fused, tiled and lowered step program: same parameters as `step`, its body `degree` steps

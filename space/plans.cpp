@@ -295,12 +295,60 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
           }
         }
   }
+  if (options.shared_streams)
+    plan_shared_streams(s, out);
+}
+
+void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
+                                               const std::vector<int64_t>& out) {
+  // Pipelines streamed by a work-group, each step's last rows (planes) in local memory shared by
+  // its work-items (AN5D's N.5D blocking): wide columns, whose halo across the sides is a small
+  // share, and up to ten steps (AN5D's deepest); long along the stream, so that the rows filling
+  // the pipeline before its first output are few.
+  const bool three = s.rank == 3;
+  using Plane = std::pair<int64_t, int64_t>; // outputs across: y, x (2D: 1, x)
+  const std::vector<int64_t> along =
+      three ? std::vector<int64_t>{16, 32, 64, 128} : std::vector<int64_t>{64, 128, 256};
+  const std::vector<Plane> planes =
+      three ? std::vector<Plane>{{4, 32}, {8, 32}, {8, 64}, {16, 16}, {16, 32}}
+            : std::vector<Plane>{{1, 32}, {1, 64}, {1, 128}, {1, 256}};
+  for (int64_t t : {2, 3, 4, 5, 6, 8, 10}) {
+    if (t > iteration->count)
+      continue;
+    for (int64_t streamed : along)
+      for (const auto& [ty, tx] : planes) {
+        rewrite::TemporalTiling tiling{t, tx, three ? ty : streamed, false,
+                                       rewrite::TemporalTiling::Memory::shared_stream};
+        tiling.tile_z = three ? streamed : 1;
+        const std::vector<int64_t> tile =
+            three ? std::vector<int64_t>{streamed, ty, tx} : std::vector<int64_t>{streamed, tx};
+        bool divides = true;
+        for (size_t d = 0; d < tile.size(); ++d)
+          divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
+        if (!divides) {
+          reject("tile does not divide");
+          continue;
+        }
+        if (rewrite::redundant_work_ratio(s, tiling) > kMaxRedundantWork) {
+          reject("temporal tile recomputes too much");
+          continue;
+        }
+        // Rolled, or unrolled by the window (a ring slot's index then repeats every copy).
+        for (int64_t unroll : {int64_t{1}, s.window}) {
+          if (unroll > ir::kMaxSlideUnroll)
+            continue;
+          tiling.unroll = unroll;
+          temporal.push_back(tiling);
+        }
+      }
+  }
 }
 
 void VariantStream::State::lower_next_temporal() {
   const rewrite::TemporalTiling tiling = temporal.front();
   temporal.pop_front();
-  const bool registers = tiling.memory != rewrite::TemporalTiling::Memory::local;
+  using Memory = rewrite::TemporalTiling::Memory;
+  const bool registers = tiling.memory == Memory::registers || tiling.memory == Memory::stream;
   auto fused = rewrite::fuse_steps_tiled(iteration->step, tiling);
   if (auto* why = std::get_if<std::string>(&fused)) {
     reject("temporal: " + first_words(*why, 6));
@@ -334,13 +382,17 @@ void VariantStream::State::lower_next_temporal() {
   if (remainder > 0)
     parameters["remainder_steps"] = remainder;
   const bool three = rewrite::grid_rank(root.result_type(), options.sizes) == 3;
-  const bool streamed = tiling.memory == rewrite::TemporalTiling::Memory::stream;
+  const bool shared = tiling.memory == Memory::shared_stream;
+  const bool streamed = tiling.memory == Memory::stream || shared;
   if (three) {
     parameters["tile_z"] = tiling.tile_z;
     parameters["stream"] = streamed ? 1 : 0;
   } else if (streamed) {
     parameters["stream"] = 1;
   }
+  // The rows of a shared stream live in the work-group's local memory.
+  if (shared)
+    parameters["shared"] = 1;
   if (rewrite::streams_as_pipeline(*stencil_step, tiling))
     parameters["unroll"] = tiling.unroll;
   // A register tile's work-items need no free-thread loops.

@@ -85,6 +85,12 @@ struct SpaceOptions {
   /// layout a high-level program of its own with every rewrite and lowering of the separate
   /// grids; its variants carry the parameter "aos" (1) or "aosoa" (the block).
   bool layouts = false;
+  /// Also stream iterated stencils by work-groups sharing each step's rows in local memory
+  /// (rewrite::TemporalTiling::Memory::shared_stream; their variants carry "shared": 1). Off by
+  /// default: as generated they are 3-8x slower than the register pipelines on an H200
+  /// (docs/results.md, "Fused time steps"), and a ranking that has never measured them would
+  /// spend an exploration's runs on them.
+  bool shared_streams = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`
   /// stays 0.

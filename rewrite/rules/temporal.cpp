@@ -484,6 +484,8 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
 } // namespace
 
 bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling) {
+  if (tiling.memory == TemporalTiling::Memory::shared_stream)
+    return tiling.degree >= 1;
   return tiling.memory == TemporalTiling::Memory::stream && tiling.degree >= 2 &&
          !(step.rank == 3 && tiling.degree == 2 &&
            step.boundary.kind != ir::Boundary::Kind::Constant);
@@ -516,7 +518,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   const bool pipelined = streams_as_pipeline(step, tiling);
   if (pipelined && tiling.stage_input)
     return std::string("a stream reads its input rows into its first window: nothing to stage");
-  if (pipelined && step.boundary.kind == ir::Boundary::Kind::Mirror &&
+  // (Its later steps' windows are repaired at the edges; a single step reads the padded input.)
+  if (pipelined && t >= 2 && step.boundary.kind == ir::Boundary::Kind::Mirror &&
       2 * std::max(step.pad_low, step.pad_high) > step.window)
     return std::string("a mirrored window crossing the grid's edge has too few points inside");
   // Clamp and mirror: two steps by pushed padding; more by re-clamping each intermediate region
@@ -560,7 +563,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   // Work-group tiles: the points of each step's region shared by the work-items of a group in
   // local memory (a barrier between steps). Register tiles: one work-item computes its tile's
   // steps alone in private arrays (unrolled: registers), no barrier, the halo recomputed.
-  const bool registers = tiling.memory != TemporalTiling::Memory::local;
+  const bool registers = tiling.memory == TemporalTiling::Memory::registers ||
+                         tiling.memory == TemporalTiling::Memory::stream;
   // The points of a region of `dims` dimensions (a tile's region: rank; a streamed plane: one
   // fewer).
   auto points_of = [&](ir::Fun f, int dims) {
@@ -657,6 +661,10 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
         args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
       return ir::call(pick_of(count, kind), std::move(args));
     });
+    // A work-group's shared window: its rows (planes) one after the other, the points of each
+    // shared by the group's work-items (the window's length is not a dimension of the group).
+    if (tiling.memory == TemporalTiling::Memory::shared_stream)
+      return ir::call(ir::to_local(ir::map_seq(points_of(pick, plane_dims))), {zipped});
     return ir::call(keep_of(pick, rank), {zipped});
   };
   auto pipeline = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {

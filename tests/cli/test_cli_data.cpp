@@ -149,6 +149,35 @@ TEST_CASE("variants --count counts the variants that variants --out writes") {
   }
 }
 
+TEST_CASE("variants --shared-streams adds an iterated stencil's shared streams, runnable") {
+  TempDir dir("shared-streams");
+  const std::string base = "variants stencils/iterated/heat2d.lift --size M=128,N=256 --profile "
+                           "nvidia --where shared=1 --where tied=true --quiet";
+  RunResult without = liftx(base + " --count");
+  REQUIRE(without.exit_code == 0);
+  CHECK(field(without.out, "matching  ") == "0 variants (--where)");
+  RunResult with = liftx(base + " --shared-streams --sample 1 --out '" + dir / "v" + "'");
+  CAPTURE(with.err);
+  REQUIRE(with.exit_code == 0);
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir.path / "v"))
+    if (entry.path().extension() == ".lift")
+      files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  fs::path launch = files[0];
+  launch.replace_extension(".json");
+  RunResult run =
+      liftx("run '" + files[0].string() + "' --launch '" + launch.string() +
+            "' --device cpu --size M=128,N=256 --reference stencils/iterated/heat2d.lift "
+            "--repeat 1 --format json");
+  CAPTURE(run.err);
+  REQUIRE(run.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  CHECK(report.at("verification").at("passed") == true);
+  CHECK(report.at("verification").at("elements") == 128 * 256);
+  CHECK(report.at("launches").get<int>() >= 1);
+}
+
 TEST_CASE("every command spells and describes its shared options the same way") {
   const std::string db_default =
       "(default: $LIFTX_DB, else $XDG_DATA_HOME/liftx/perf.db, else ~/.local/share/liftx/perf.db)";

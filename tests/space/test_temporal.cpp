@@ -177,6 +177,17 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       {"wrap", 11, 5, 1, 10, false, false, Memory::stream},
       {"constant(0.5f)", 7, 3, 4, 5, false, true, Memory::stream},
       {"constant(-1.0f)", 10, 5, 6, 4, false, false, Memory::stream},
+      // Streamed by a work-group: each step's last rows in a ring of local memory shared by
+      // the group's work-items (a remainder's single step streamed the same way).
+      {"clamp", 5, 2, 4, 5, false, false, Memory::shared_stream},
+      {"clamp", 7, 3, 8, 10, false, true, Memory::shared_stream},
+      {"clamp", 9, 4, 6, 5, false, false, Memory::shared_stream, 3},
+      {"clamp", 6, 6, 8, 10, false, false, Memory::shared_stream},
+      {"mirror", 7, 3, 4, 10, false, false, Memory::shared_stream},
+      {"wrap", 8, 4, 8, 4, false, true, Memory::shared_stream},
+      {"wrap", 11, 5, 12, 10, false, false, Memory::shared_stream, 6},
+      {"constant(0.5f)", 7, 3, 6, 5, false, false, Memory::shared_stream},
+      {"constant(-1.0f)", 5, 2, 12, 4, false, true, Memory::shared_stream},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -187,6 +198,7 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
     CAPTURE(row.memory == Memory::stream);
+    CAPTURE(row.memory == Memory::shared_stream);
     CAPTURE(row.unroll);
     rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, row.stage, row.memory};
     tiling.unroll = row.unroll;
@@ -196,6 +208,14 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
       REQUIRE(std::holds_alternative<ir::Program>(fused));
       CHECK(codegen::generate(std::get<ir::Program>(fused))
                 .source.find(fmt::format("#pragma unroll {}", row.unroll)) != std::string::npos);
+    }
+    if (row.memory == Memory::shared_stream) {
+      // The rows live in the work-group's local memory, not in each work-item's registers.
+      auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+      REQUIRE(std::holds_alternative<ir::Program>(fused));
+      const std::string source = codegen::generate(std::get<ir::Program>(fused)).source;
+      CHECK(source.find("win_") == std::string::npos);
+      CHECK(source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
     }
     const exec::RunReport r = run_fused(program, tiling, sizes);
     INFO(r.message);
@@ -240,6 +260,12 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
       {"wrap", 7, 3, 1, 3, 2, false, true, Memory::stream},
       {"clamp", 7, 3, 2, 2, 4, false, false, Memory::stream, 3},
       {"constant(0.5f)", 5, 2, 2, 2, 4, false, false, Memory::stream},
+      // Streamed by a work-group: each step's last planes in a ring of local memory.
+      {"clamp", 5, 2, 4, 4, 4, false, false, Memory::shared_stream},
+      {"wrap", 7, 3, 8, 6, 4, false, true, Memory::shared_stream},
+      {"mirror", 6, 3, 4, 4, 2, false, false, Memory::shared_stream},
+      {"constant(0.5f)", 5, 2, 8, 4, 2, false, false, Memory::shared_stream},
+      {"clamp", 7, 3, 4, 6, 4, false, true, Memory::shared_stream, 3},
   };
   for (const Row& row : rows) {
     CAPTURE(row.boundary);
@@ -251,6 +277,7 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
     CAPTURE(row.stage);
     CAPTURE(row.skewed);
     CAPTURE(row.memory == Memory::registers);
+    CAPTURE(row.memory == Memory::shared_stream);
     CAPTURE(row.unroll);
     rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, row.stage, row.memory};
     tiling.tile_z = row.tile_z;
@@ -268,9 +295,10 @@ TEST_CASE("one tiled step (a remainder's launch) works for every boundary, const
   using Memory = rewrite::TemporalTiling::Memory;
   const Sizes sizes{{"M", 12}, {"N", 20}};
   for (const char* boundary : {"clamp", "mirror", "wrap", "constant(0.5f)"})
-    for (Memory memory : {Memory::local, Memory::registers}) {
+    for (Memory memory : {Memory::local, Memory::registers, Memory::shared_stream}) {
       CAPTURE(boundary);
       CAPTURE(memory == Memory::registers);
+      CAPTURE(memory == Memory::shared_stream);
       const exec::RunReport r = run_fused(heat(3, boundary, true), {1, 4, 2, false, memory}, sizes);
       INFO(r.message);
       CHECK(r.status == runtime::Status::ok);
@@ -417,6 +445,48 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
+  }
+}
+
+TEST_CASE("shared streams are in the space only when asked for, and verify") {
+  space::SpaceOptions o = small_grid_space();
+  o.sizes = {{"M", 128}, {"N", 256}};
+  o.free_global_halvings = 0;
+  auto shared_of = [&](const ir::Program& p) {
+    std::vector<space::Variant> shared;
+    for (space::Variant& v : fused_variants(p, o))
+      if (v.parameters.count("shared") > 0)
+        shared.push_back(std::move(v));
+    return shared;
+  };
+  const ir::Program program = heat(5, "clamp");
+  CHECK(shared_of(program).empty());
+  o.shared_streams = true;
+  const std::vector<space::Variant> shared = shared_of(program);
+  REQUIRE_FALSE(shared.empty());
+  std::set<int64_t> degrees;
+  for (const space::Variant& v : shared) {
+    degrees.insert(space::steps_per_launch(v));
+    CHECK(v.parameters.at("registers") == 0);
+    CHECK(v.parameters.at("stream") == 1);
+  }
+  CHECK(degrees == std::set<int64_t>{2, 3, 4, 5});
+  // Tied and free launches of a sample, a remainder launch wherever five steps do not divide.
+  for (size_t i = 0; i < shared.size();
+       i += std::max<size_t>(1, shared.size() / test::verified_sample(4))) {
+    const space::Variant& v = shared[i];
+    CAPTURE(v.index);
+    exec::RunOptions run;
+    run.time = false;
+    run.roofline = false;
+    run.reference = &program;
+    const codegen::LaunchRequest request = codegen::request_for(v.launch);
+    run.local = request.local;
+    run.global = request.global;
+    const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
   }
 }
 
