@@ -353,6 +353,8 @@ std::optional<Value> Generator::streamed_source(const ir::Expr& arg) {
     parts.push_back(source ? *source : eval(a, nullptr));
   }
   Value zipped = zip_view(parts, arg.type());
+  if (!shares_windows(arg.type().as<ir::ArrayType>()->element))
+    return zipped;
   // Streams of a work-group's shared windows: each produced by the window over the zip, read
   // together where they lie.
   std::vector<SharedSource> sources;

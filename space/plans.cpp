@@ -23,6 +23,15 @@ constexpr int64_t kMaxRegisterTile = 64;
 /// has 255 registers, which the windows share with the planes computed and the addresses.
 constexpr int64_t kMaxStreamScalars = 192;
 
+/// Whether tiles of `tile` outputs cut the outputs of lengths `out` (outermost first) exactly,
+/// into more than one tile along every dimension.
+bool tile_divides(const std::vector<int64_t>& tile, const std::vector<int64_t>& out) {
+  for (size_t d = 0; d < tile.size(); ++d)
+    if (out[d] <= tile[d] || out[d] % tile[d] != 0)
+      return false;
+  return true;
+}
+
 } // namespace
 
 void VariantStream::State::plan_reductions() {
@@ -227,10 +236,7 @@ void VariantStream::State::plan_temporal() {
                 continue;
               const std::vector<int64_t> tile =
                   three ? std::vector<int64_t>{tz, ty, tx} : std::vector<int64_t>{ty, tx};
-              bool divides = true;
-              for (size_t d = 0; d < tile.size(); ++d)
-                divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
-              if (!divides) {
+              if (!tile_divides(tile, out)) {
                 reject("tile does not divide");
                 continue;
               }
@@ -270,10 +276,7 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
           tiling.tile_z = three ? streamed : 1;
           const std::vector<int64_t> tile =
               three ? std::vector<int64_t>{streamed, ty, tx} : std::vector<int64_t>{streamed, tx};
-          bool divides = true;
-          for (size_t d = 0; d < tile.size(); ++d)
-            divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
-          if (!divides) {
+          if (!tile_divides(tile, out)) {
             reject("tile does not divide");
             continue;
           }
@@ -322,10 +325,7 @@ void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
         tiling.tile_z = three ? streamed : 1;
         const std::vector<int64_t> tile =
             three ? std::vector<int64_t>{streamed, ty, tx} : std::vector<int64_t>{streamed, tx};
-        bool divides = true;
-        for (size_t d = 0; d < tile.size(); ++d)
-          divides = divides && out[d] > tile[d] && out[d] % tile[d] == 0;
-        if (!divides) {
+        if (!tile_divides(tile, out)) {
           reject("tile does not divide");
           continue;
         }

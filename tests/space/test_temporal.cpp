@@ -91,6 +91,19 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
   return exec::run_program(cpu(), lowered, sizes, o);
 }
 
+/// `v` run with its launch on PoCL and checked against `reference`'s interpretation.
+exec::RunReport run_variant(const ir::Program& reference, const space::Variant& v,
+                            const Sizes& sizes) {
+  exec::RunOptions run;
+  run.time = false;
+  run.roofline = false;
+  run.reference = &reference;
+  const codegen::LaunchRequest request = codegen::request_for(v.launch);
+  run.local = request.local;
+  run.global = request.global;
+  return exec::run_program(cpu(), v.program, sizes, run);
+}
+
 /// The space of a 16 x 32 grid with tiles of at most 8, as the NVIDIA profile allows it.
 space::SpaceOptions small_grid_space() {
   space::SpaceOptions o;
@@ -435,14 +448,7 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
     const ir::Program& reference = entry.first;
     const space::Variant& v = entry.second;
     CAPTURE(v.index);
-    exec::RunOptions run;
-    run.time = false;
-    run.roofline = false;
-    run.reference = &reference;
-    const codegen::LaunchRequest request = codegen::request_for(v.launch);
-    run.local = request.local;
-    run.global = request.global;
-    const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
+    const exec::RunReport r = run_variant(reference, v, o.sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
   }
@@ -476,14 +482,7 @@ TEST_CASE("shared streams are in the space only when asked for, and verify") {
        i += std::max<size_t>(1, shared.size() / test::verified_sample(4))) {
     const space::Variant& v = shared[i];
     CAPTURE(v.index);
-    exec::RunOptions run;
-    run.time = false;
-    run.roofline = false;
-    run.reference = &program;
-    const codegen::LaunchRequest request = codegen::request_for(v.launch);
-    run.local = request.local;
-    run.global = request.global;
-    const exec::RunReport r = exec::run_program(cpu(), v.program, o.sizes, run);
+    const exec::RunReport r = run_variant(program, v, o.sizes);
     INFO(r.message);
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
@@ -529,14 +528,7 @@ TEST_CASE("the space of an iterated 3D stencil holds fused launches that verify"
         to_verify.push_back(&f);
     for (const space::Variant* f : to_verify) {
       CAPTURE(f->index);
-      exec::RunOptions run;
-      run.time = false;
-      run.roofline = false;
-      run.reference = &program;
-      const codegen::LaunchRequest request = codegen::request_for(f->launch);
-      run.local = request.local;
-      run.global = request.global;
-      const exec::RunReport r = exec::run_program(cpu(), f->program, o.sizes, run);
+      const exec::RunReport r = run_variant(program, *f, o.sizes);
       INFO(r.message);
       CHECK(r.status == runtime::Status::ok);
     }
