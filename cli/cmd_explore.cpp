@@ -55,6 +55,7 @@ struct ExploreCommandOptions {
   std::string budget = "10"; ///< runs, or "auto"
   int64_t batch = 4;
   std::string acquisition = "mean";
+  double launch_spread = model::OnlineOptions{}.launch_spread;
   std::string strategy = "online";
   std::vector<std::string> sizes;
   std::string db;
@@ -138,6 +139,7 @@ explore::SessionOptions session_options(const ExploreCommandOptions& o, const Si
   options.batch = o.batch;
   if (o.acquisition == "ei")
     options.online.acquisition = model::OnlineAcquisition::expected_improvement;
+  options.online.launch_spread = o.launch_spread;
   options.auto_budget = o.budget == "auto";
   options.seed = o.seed;
   if (across_ranks) // each batch at once, across the ranks
@@ -167,8 +169,12 @@ void print_header(std::FILE* report, const ExploreCommandOptions& o, const Explo
                  : "",
              all_kept ? "" : fmt::format(", the best {} kept", ranked.size()), o.strategy,
              o.strategy == "online"
-                 ? fmt::format(" (batches of {}{})", o.batch,
-                               o.acquisition == "ei" ? ", expected improvement first" : "")
+                 ? fmt::format(" (batches of {}{}{})", o.batch,
+                               o.acquisition == "ei" ? ", expected improvement first" : "",
+                               o.launch_spread > 0
+                                   ? fmt::format(", launch shapes spread within {:g}%",
+                                                 o.launch_spread * 100)
+                                   : "")
                  : "",
              o.strategy == "exhaustive" ? fmt::format("{}", ranked.size())
              : o.budget == "auto"       ? fmt::format("auto (at most {})", budget)
@@ -389,6 +395,12 @@ void add_explore_command(CLI::App& app) {
                   "expected improvement over the best run (ei: also tries where the runs say "
                   "little)")
       ->check(CLI::IsMember({"mean", "ei"}));
+  cmd->add_option("--launch-spread", o->launch_spread,
+                  fmt::format("online: a batch runs another launch shape (the dimensions a "
+                              "work-group spans) before a second of one shape when its "
+                              "prediction is within this fraction (default {:g}; 0: off)",
+                              model::OnlineOptions{}.launch_spread))
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--strategy", o->strategy,
                   "online (default: the model's ranking, re-ranked by the runs so far), model "
                   "(the static ranking), random, hillclimb or exhaustive")
@@ -440,6 +452,9 @@ void add_explore_command(CLI::App& app) {
     LIFTX_USER_CHECK(o->acquisition == "mean" || o->strategy == "online",
                      "--acquisition {} goes with --strategy online, not {}", o->acquisition,
                      o->strategy);
+    LIFTX_USER_CHECK(o->launch_spread == model::OnlineOptions{}.launch_spread ||
+                         o->strategy == "online",
+                     "--launch-spread goes with --strategy online, not {}", o->strategy);
     std::optional<explore::mpi::RankFarm> farm;
     start_farm(*o, farm);
     if (farm && farm->rank() != 0) {

@@ -39,6 +39,7 @@ struct ReplayCommandOptions {
   std::vector<std::string> models; ///< a trained model as every program's prior (no training)
   size_t spread_kinds = 4;
   double kind_correlation = 0;
+  double launch_spread = model::OnlineOptions{}.launch_spread;
   bool quiet = false;
 };
 
@@ -94,6 +95,7 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
     options.fixed_prior = &*fixed;
   options.spread_kinds = r.spread_kinds;
   options.kind_correlation = r.kind_correlation;
+  options.online.launch_spread = r.launch_spread;
   options.strategies = parse_strategies(r.strategies);
   options.budget = r.budget;
   options.batch = r.batch;
@@ -118,9 +120,10 @@ void run_replay(const DataOptions& o, const ReplayCommandOptions& r) {
                           "training)",
                           options.prior.name, options.prior.features.size(), prior_source);
   fmt::print("replay: device {}, profile {}, {} samples; {}; budget {} runs, online batches of "
-             "{}, spread over {} kinds with a kind correlation of {}, random = mean of {} seeds\n",
+             "{} (launch shapes spread within {:g}%), spread over {} kinds with a kind "
+             "correlation of {}, random = mean of {} seeds\n",
              loaded.device_key, o.profile, loaded.data.samples.size(), prior_text, r.budget,
-             r.batch, r.spread_kinds, r.kind_correlation, r.seeds);
+             r.batch, r.launch_spread * 100, r.spread_kinds, r.kind_correlation, r.seeds);
   const model::ReplayResult result = model::replay(loaded.data, options);
   std::vector<std::pair<std::string, model::ReplaySummary>> overall, per_kind;
   for (const model::ReplaySummary& summary : result.summaries)
@@ -183,6 +186,12 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--kind-correlation", r->kind_correlation,
                   "online-spread: the correlation of two variants of one kind in the re-ranking "
                   "(default 0: kinds play no part; --spread-kinds 1 for the correlation alone)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--launch-spread", r->launch_spread,
+                  fmt::format("online strategies: a batch measures another launch shape (the "
+                              "dimensions a work-group spans) before a second of one shape when "
+                              "its prediction is within this fraction (default {}; 0: off)",
+                              model::OnlineOptions{}.launch_spread))
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--prior-device", r->prior_device,
                   "--prior-db: its device key (default: the only device it holds)");

@@ -96,6 +96,9 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
                   "boosted: regression (on log2 of the normalised throughput) or pairwise "
                   "(ranking within each program and input; uncalibrated predictions)");
   cmd->add_option("--boost-seed", b.seed, "boosted: XGBoost's random seed (default 1)");
+  cmd->add_option("--boost-seeds", b.seeds,
+                  "boosted: boosters trained with the seeds --boost-seed, --boost-seed + 1, ..., "
+                  "their predictions averaged (in log space; default 1)");
   cmd->add_option("--boost-threads", b.threads, "boosted: training threads (default 0: all cores)");
   cmd->add_option("--features", o.features,
                   "feature columns: table1 (as computed), derived (size-free ratios and analytic "

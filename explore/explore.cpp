@@ -241,6 +241,10 @@ ExploreResult explore_batches(const std::vector<RankedVariant>& ranked,
     for (const RankedVariant& r : ranked)
       kernel_of.push_back(r.variant.kernel_index);
     ranker.set_kernels(std::move(kernel_of));
+    std::vector<int64_t> shape_of;
+    for (const RankedVariant& r : ranked)
+      shape_of.push_back(model::launch_shape_of(r.variant.launch.dims, r.variant.launch.local));
+    ranker.set_launch_shapes(std::move(shape_of));
     const size_t limit = std::max(
         budget,
         std::min(n, static_cast<size_t>(std::max<int64_t>(options.until_success_limit, 0))));

@@ -280,8 +280,11 @@ void check_boosting_options(const TrainOptions& o) {
                    "boosted trees: the row subsample must lie in (0, 1], not {}", o.subsample);
   LIFTX_USER_CHECK(o.colsample > 0 && o.colsample <= 1,
                    "boosted trees: the column subsample must lie in (0, 1], not {}", o.colsample);
-  LIFTX_USER_CHECK(o.seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
-                   "boosted trees: the seed must be below 2^63");
+  LIFTX_USER_CHECK(o.seeds >= 1 && o.seeds <= 100,
+                   "boosted trees: the seeds to average must be 1 to 100, not {}", o.seeds);
+  LIFTX_USER_CHECK(o.seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) -
+                                 static_cast<uint64_t>(o.seeds - 1),
+                   "boosted trees: the seed (and the seeds after it) must be below 2^63");
   LIFTX_USER_CHECK(o.threads >= 0, "boosted trees: the thread count must not be negative, not {}",
                    o.threads);
 }
@@ -386,7 +389,12 @@ Model Model::train(Kind kind, std::vector<std::string> feature_names, const Matr
     m.points_ = m.pca_.project(z);
     m.targets_ = targets;
   } else if (kind == Kind::boosted) {
-    m.booster_ = std::make_shared<const xgb::Booster>(train_boosted(z, targets, options, groups));
+    for (int s = 0; s < options.seeds; ++s) {
+      TrainOptions seeded = options;
+      seeded.seed = options.seed + static_cast<uint64_t>(s);
+      m.boosters_.push_back(
+          std::make_shared<const xgb::Booster>(train_boosted(z, targets, seeded, groups)));
+    }
     m.boosted_samples_ = static_cast<int>(z.rows());
   } else {
     TreeBuilder builder{z, targets, options, {}};
@@ -443,7 +451,7 @@ Vector Model::predict(const Matrix& features) const {
     return knn_predict(points_, targets_, pca_.project(z), options_.k, options_.distance_weighted);
   Vector out(z.rows());
   if (kind_ == Kind::boosted) {
-    const std::vector<double> f = booster_->predict_margin(z);
+    const std::vector<double> f = boosted_margins(z);
     for (Eigen::Index r = 0; r < z.rows(); ++r)
       out[r] = boosted_prediction(options_.objective, f[static_cast<size_t>(r)]);
     return out;
@@ -466,8 +474,7 @@ Vector Model::predict_reaching(const Matrix& features, const std::vector<double>
   std::vector<double> margin_floors(floors.size());
   for (size_t r = 0; r < floors.size(); ++r)
     margin_floors[r] = boosted_margin_floor(options_.objective, floors[r]);
-  const std::vector<double> f =
-      booster_->predict_margin_reaching(standardised(features), margin_floors);
+  const std::vector<double> f = boosted_margins_reaching(standardised(features), margin_floors);
   Vector out(static_cast<Eigen::Index>(f.size()));
   for (size_t r = 0; r < f.size(); ++r)
     out[static_cast<Eigen::Index>(r)] = std::isinf(f[r]) && f[r] < 0
@@ -476,12 +483,65 @@ Vector Model::predict_reaching(const Matrix& features, const std::vector<double>
   return out;
 }
 
+std::vector<double> Model::boosted_margins(const Matrix& z) const {
+  std::vector<double> sum = boosters_.front()->predict_margin(z);
+  if (boosters_.size() == 1)
+    return sum;
+  for (size_t b = 1; b < boosters_.size(); ++b) {
+    const std::vector<double> f = boosters_[b]->predict_margin(z);
+    for (size_t r = 0; r < sum.size(); ++r)
+      sum[r] += f[r];
+  }
+  for (double& f : sum)
+    f /= static_cast<double>(boosters_.size());
+  return sum;
+}
+
+std::vector<double>
+Model::boosted_margins_reaching(const Matrix& z, const std::vector<double>& margin_floors) const {
+  const std::shared_ptr<const xgb::Booster>& first = boosters_.front();
+  if (boosters_.size() == 1)
+    return first->predict_margin_reaching(z, margin_floors);
+  // The mean of n margins reaches a floor only if the first booster's margin reaches n times
+  // the floor less the most the others can add: rows certainly below that stop there.
+  const auto n = static_cast<double>(boosters_.size());
+  double others_highest = 0;
+  for (size_t b = 1; b < boosters_.size(); ++b)
+    others_highest += boosters_[b]->ensemble().highest_margin();
+  std::vector<double> first_floors(margin_floors.size());
+  for (size_t r = 0; r < margin_floors.size(); ++r)
+    first_floors[r] = std::isfinite(others_highest) ? n * margin_floors[r] - others_highest
+                                                    : -std::numeric_limits<double>::infinity();
+  std::vector<double> out = first->predict_margin_reaching(z, first_floors);
+  std::vector<Eigen::Index> live;
+  for (size_t r = 0; r < out.size(); ++r)
+    if (!(std::isinf(out[r]) && out[r] < 0))
+      live.push_back(static_cast<Eigen::Index>(r));
+  if (live.empty())
+    return out;
+  const Matrix rows = z(live, Eigen::all);
+  for (size_t b = 1; b < boosters_.size(); ++b) {
+    const std::vector<double> f = boosters_[b]->predict_margin(rows);
+    for (size_t k = 0; k < live.size(); ++k)
+      out[size_t(live[k])] += f[k];
+  }
+  for (Eigen::Index r : live)
+    out[size_t(r)] /= n;
+  return out;
+}
+
 std::vector<Explanation> Model::explain(const Eigen::Ref<const Eigen::RowVectorXd>& sample,
                                         size_t count) const {
   std::vector<Explanation> all;
   const Matrix z = standardised(Matrix(sample));
   // Boosted: TreeSHAP contributions, one per kept column, then the bias (not a feature).
-  const Matrix contributions = kind_ == Kind::boosted ? booster_->contributions(z) : Matrix();
+  Matrix contributions;
+  for (const auto& booster : boosters_) { // the mean margin's: the boosters' mean contributions
+    const Matrix c = booster->contributions(z);
+    contributions = contributions.size() == 0 ? c : Matrix(contributions + c);
+  }
+  if (!boosters_.empty())
+    contributions /= static_cast<double>(boosters_.size());
   for (size_t j = 0; j < standardiser_.kept.size(); ++j) {
     const auto jj = static_cast<Eigen::Index>(j);
     const int column = standardiser_.kept[j];

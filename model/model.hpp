@@ -108,7 +108,11 @@ struct TrainOptions {
   double colsample = 0.8;      ///< fraction of columns sampled per tree, in (0, 1]
   Objective objective = Objective::regression;
   uint64_t seed = 1; ///< XGBoost's seed (row and column sampling), below 2^63
-  int threads = 0;   ///< 0: every core
+  /// Boosters trained side by side with the seeds seed, seed + 1, ..., their margins averaged (a
+  /// bag over seeds): one booster's ranking of the top moves with its seed as much as with the
+  /// recipe (docs/results.md, "3D stencils at 512³"), an average of several moves less.
+  int seeds = 1;
+  int threads = 0; ///< 0: every core
 };
 
 /// One feature's part in a prediction: its raw value and how far it is from the training mean;
@@ -200,8 +204,15 @@ private:
   Vector targets_;
   // tree
   std::vector<TreeNode> tree_;
-  // boosted: immutable once trained or loaded, shared by copies
-  std::shared_ptr<const xgb::Booster> booster_;
+  // boosted: one booster per seed (TrainOptions::seeds), immutable once trained or loaded,
+  // shared by copies
+  std::vector<std::shared_ptr<const xgb::Booster>> boosters_;
+  /// The boosters' mean margin per row (a single booster's own, bit for bit).
+  std::vector<double> boosted_margins(const Matrix& z) const;
+  /// boosted_margins() for the rows whose mean margin may reach `margin_floors`; -infinity for
+  /// others.
+  std::vector<double> boosted_margins_reaching(const Matrix& z,
+                                               const std::vector<double>& margin_floors) const;
   int boosted_samples_ = 0;
   // routes: immutable once set, shared by copies
   std::map<std::string, std::shared_ptr<const Model>, std::less<>> routes_;

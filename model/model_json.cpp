@@ -114,7 +114,16 @@ nlohmann::json Model::to_json() const {
                     {"training_samples", boosted_samples_},
                     {"format", "ubj"},
                     {"encoding", "base64"},
-                    {"model", xgb::base64_encode(booster_->to_ubj())}};
+                    {"model", xgb::base64_encode(boosters_.front()->to_ubj())}};
+    // A bag over seeds: the other seeds' boosters after the first (a file of one booster is
+    // written as before bags existed).
+    if (boosters_.size() > 1) {
+      o["seeds"] = options_.seeds;
+      nlohmann::json& more = j["boosted"]["more_models"];
+      more = nlohmann::json::array();
+      for (size_t b = 1; b < boosters_.size(); ++b)
+        more.push_back(xgb::base64_encode(boosters_[b]->to_ubj()));
+    }
   } else if (kind_ == Kind::knn) {
     j["pca"] = {{"basis", matrix_json(pca_.basis)},
                 {"variance_kept", vector_json(pca_.variance_kept)}};
@@ -192,6 +201,7 @@ void read_boosting_options(const nlohmann::json& o, const std::string& origin,
                    o["seed"].dump());
   options.seed = o.value("seed", defaults.seed);
   options.threads = optional_int("threads", defaults.threads);
+  options.seeds = o.contains("seeds") ? int_option(o, "seeds", origin, 1) : defaults.seeds;
   try {
     options.objective = parse_objective(o.value("objective", std::string("regression")));
   } catch (const UserError& e) {
@@ -219,12 +229,12 @@ TrainOptions read_options(const nlohmann::json& o, Kind kind, const std::string&
   return options;
 }
 
-/// "boosted": the XGBoost model (UBJSON in base64) of `kept` features.
-std::shared_ptr<const xgb::Booster> read_booster(const nlohmann::json& b, Eigen::Index kept,
+/// One XGBoost model of "boosted" (UBJSON in base64) of `kept` features.
+std::shared_ptr<const xgb::Booster> read_booster(const nlohmann::json& encoded, Eigen::Index kept,
                                                  const std::string& origin) {
   std::string bytes;
   try {
-    bytes = xgb::base64_decode(b.at("model").get<std::string>());
+    bytes = xgb::base64_decode(encoded.get<std::string>());
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: boosted model: {}", origin, e.message()));
   }
@@ -332,7 +342,16 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
                        "in base64)",
                        origin, b.at("format").dump(), b.at("encoding").dump());
       m.boosted_samples_ = int_value(b.at("training_samples"), "training_samples", origin, 0);
-      m.booster_ = read_booster(b, kept, origin);
+      m.boosters_.push_back(read_booster(b.at("model"), kept, origin));
+      if (b.contains("more_models")) {
+        LIFTX_USER_CHECK(b["more_models"].is_array(), "{}: boosted.more_models is not a list",
+                         origin);
+        for (const nlohmann::json& more : b["more_models"])
+          m.boosters_.push_back(read_booster(more, kept, origin));
+      }
+      LIFTX_USER_CHECK(int(m.boosters_.size()) == m.options_.seeds,
+                       "{}: {} boosted models for options.seeds {}", origin, m.boosters_.size(),
+                       m.options_.seeds);
     } else if (m.kind_ == Kind::knn) {
       read_knn(j, kept, origin, m.pca_, m.points_, m.targets_);
     } else {

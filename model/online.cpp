@@ -71,6 +71,17 @@ double relative_improvement(double mean, double variance, double best) {
 
 } // namespace
 
+int64_t launch_shape_of(int dims, const std::array<int64_t, 3>& local) {
+  int64_t shape = 0;
+  for (int d = 0; d < dims && d < 3; ++d) {
+    if (local[size_t(d)] <= 0)
+      return -1;
+    if (local[size_t(d)] > 1)
+      shape |= int64_t{1} << d;
+  }
+  return shape;
+}
+
 OnlineRanker::OnlineRanker(std::vector<double> prior, const Matrix& rows, OnlineOptions options)
     : options_(options), rows_(standardise_rows(rows)) {
   LIFTX_USER_CHECK(rows.rows() == static_cast<Eigen::Index>(prior.size()),
@@ -262,15 +273,47 @@ std::vector<size_t> OnlineRanker::next_batch(size_t size) const {
     order = spread_over_kinds(order, kind_of_, spread, tried);
   }
   std::vector<size_t> batch(order.begin(), order.begin() + ptrdiff_t(spread)), skipped;
-  for (size_t r = spread; r < order.size(); ++r) {
-    const size_t i = order[r];
-    if (batch.size() == size)
-      break;
-    const bool duplicate = std::any_of(batch.begin(), batch.end(), [&](size_t b) {
+  auto duplicate = [&](size_t i) {
+    return std::any_of(batch.begin(), batch.end(), [&](size_t b) {
       return (!kernel_of_.empty() && kernel_of_[i] == kernel_of_[b]) ||
              kernel(i, b) > options_.batch_similarity;
     });
-    (duplicate ? skipped : batch).push_back(i);
+  };
+  auto shape_taken = [&](size_t i) {
+    return !shape_of_.empty() && shape_of_[i] >= 0 &&
+           std::any_of(batch.begin(), batch.end(),
+                       [&](size_t b) { return shape_of_[b] == shape_of_[i]; });
+  };
+  std::vector<bool> taken(this->size(), false);
+  for (size_t i : batch)
+    taken[i] = true;
+  // The best candidate of a shape not yet in the batch that is a near-tie of `i`, if any.
+  auto other_shape = [&](size_t i, size_t from) -> std::optional<size_t> {
+    const double floor = (1 - options_.launch_spread) * score(i);
+    for (size_t later = from; later < order.size(); ++later) {
+      const size_t j = order[later];
+      if (!taken[j] && score(j) >= floor && !shape_taken(j) && !duplicate(j))
+        return j;
+    }
+    return std::nullopt;
+  };
+  for (size_t r = spread; r < order.size() && batch.size() < size;) {
+    const size_t i = order[r];
+    if (taken[i]) {
+      ++r;
+    } else if (duplicate(i)) {
+      skipped.push_back(i);
+      taken[i] = true;
+      ++r;
+    } else if (std::optional<size_t> j;
+               options_.launch_spread > 0 && shape_taken(i) && (j = other_shape(i, r + 1))) {
+      taken[*j] = true; // order[r] stays in line for the next place
+      batch.push_back(*j);
+    } else {
+      taken[i] = true;
+      batch.push_back(i);
+      ++r;
+    }
   }
   for (size_t i : skipped) // nothing else left: near-duplicates after all
     if (batch.size() < size)
@@ -283,6 +326,12 @@ void OnlineRanker::set_kinds(std::vector<int64_t> kind_of) {
                    "online ranking: {} kinds for {} candidates", kind_of.size(), size());
   kind_of_ = std::move(kind_of);
   posterior_ = fit(); // the covariance may take kinds into account
+}
+
+void OnlineRanker::set_launch_shapes(std::vector<int64_t> shape_of) {
+  LIFTX_USER_CHECK(shape_of.empty() || shape_of.size() == size(),
+                   "online ranking: {} launch shapes for {} candidates", shape_of.size(), size());
+  shape_of_ = std::move(shape_of);
 }
 
 void OnlineRanker::set_kernels(std::vector<int64_t> kernel_of) {

@@ -14,6 +14,8 @@
 /// at any measurement.
 #include "model/model.hpp"
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -64,7 +66,20 @@ struct OnlineOptions {
   /// covariance (two variants of different kinds correlate by (1 - this) x their similarity).
   /// 0: kinds play no part in the residuals.
   double kind_correlation = 0;
+  /// A batch takes a candidate whose launch shape (set_launch_shapes) is in it already only when
+  /// no candidate of a shape not in it scores within this fraction below it (0.05: 5%); then that
+  /// candidate comes first. The prior rarely tells launch shapes apart as well as it ranks tiles
+  /// (its best 3D launches were work-groups 4-16 planes deep, the fastest one or two planes deep
+  /// and several rows high), and its near-ties of one shape share the error: one batch measuring
+  /// several shapes lets the re-ranking see which shape the prior got wrong. 0: off. 0.1 from
+  /// explores on an H200 (docs/results.md, "Launch shapes spread in the online batches").
+  double launch_spread = 0.1;
 };
+
+/// The launch shape of a work-group of local sizes `local` (`dims` of them): which dimensions it
+/// spans (a bit per dimension whose local size exceeds 1), e.g. 0b101 for 32x1x8. -1 when the
+/// runtime chooses the local sizes (any 0): its shape is unknown and never shared.
+int64_t launch_shape_of(int dims, const std::array<int64_t, 3>& local);
 
 class OnlineRanker {
 public:
@@ -91,6 +106,9 @@ public:
   /// Which kind of kernel each candidate is (its rewrite strategy, as an id), for
   /// OnlineOptions::spread_kinds. Without it there is one kind.
   void set_kinds(std::vector<int64_t> kind_of);
+  /// Each candidate's launch shape (launch_shape_of; -1: unknown), for
+  /// OnlineOptions::launch_spread. Without it no two candidates share a shape.
+  void set_launch_shapes(std::vector<int64_t> shape_of);
   /// Expected relative improvement of the best unmeasured candidate over the best measured run
   /// (0.01 = 1%); infinity before a run succeeded, 0 when none is left.
   double remaining_gain() const;
@@ -129,6 +147,7 @@ private:
   double inverse_2l2_ = 0;         ///< 1 / (2 length_scale^2)
   std::vector<int64_t> kernel_of_; ///< empty: every candidate its own kernel
   std::vector<int64_t> kind_of_;   ///< empty: one kind
+  std::vector<int64_t> shape_of_;  ///< empty: no shape shared
   std::vector<State> state_;
   std::vector<double> measured_log_; ///< log(1 / time) of successful candidates (else 0)
   size_t measured_count_ = 0;

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <map>
 #include <numeric>
 #include <random>
@@ -199,6 +201,35 @@ std::vector<size_t> hillclimb_order(const std::vector<std::vector<size_t>>& neig
   return order;
 }
 
+/// Each pool position's launch shape (launch_shape_of) from its coordinates ("dims", "local0"..);
+/// -1 where they are missing or not numbers (a runtime-chosen work-group).
+std::vector<int64_t> launch_shapes_of(const Dataset& data, const std::vector<size_t>& rows) {
+  auto number = [](const std::map<std::string, std::string>& c,
+                   const std::string& name) -> std::optional<int64_t> {
+    const auto it = c.find(name);
+    int64_t value = 0;
+    if (it == c.end() ||
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), value).ec !=
+            std::errc())
+      return std::nullopt;
+    return value;
+  };
+  std::vector<int64_t> out;
+  for (size_t i : rows) {
+    const auto& c = data.samples[i].coordinates;
+    const std::optional<int64_t> dims = number(c, "dims");
+    std::array<int64_t, 3> local{1, 1, 1};
+    bool known = dims && *dims >= 1 && *dims <= 3;
+    for (int64_t d = 0; known && d < *dims; ++d) {
+      const std::optional<int64_t> size = number(c, fmt::format("local{}", d));
+      known = size.has_value();
+      local[size_t(d)] = size.value_or(0);
+    }
+    out.push_back(known ? launch_shape_of(int(*dims), local) : -1);
+  }
+  return out;
+}
+
 ReplayOutcome online_outcome(ReplayStrategy strategy, const Dataset& data,
                              const std::vector<size_t>& rows, const std::vector<double>& prior,
                              const Matrix& prior_rows, const std::vector<double>& truth,
@@ -223,6 +254,7 @@ ReplayOutcome online_outcome(ReplayStrategy strategy, const Dataset& data,
                                   : ids.emplace(k, int64_t(ids.size())).first->second);
   }
   ranker.set_kernels(std::move(kernel_of));
+  ranker.set_launch_shapes(launch_shapes_of(data, rows));
   std::vector<size_t> order;
   int64_t auto_runs = 0;
   const auto budget = std::min<int64_t>(options.budget, int64_t(rows.size()));

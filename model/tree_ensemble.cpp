@@ -406,6 +406,16 @@ void TreeEnsemble::block_highest_rest(const RowRanges& ranges, std::vector<doubl
   }
 }
 
+double TreeEnsemble::highest_margin() const {
+  if (!bounded_)
+    return std::numeric_limits<double>::infinity();
+  // As may_reach, from no tree added: each float partial sum rounds by at most 2^-24 of its
+  // magnitude, counted four times over.
+  const double magnitude = std::abs(double{base_score_}) + magnitude_rest_[0];
+  return double{base_score_} + highest_rest_[0] +
+         static_cast<double>(trees_.size() + 1) * std::ldexp(magnitude, -22);
+}
+
 bool TreeEnsemble::may_reach(float margin, size_t added, double highest_rest, double floor) const {
   // The float sums still to come round each partial sum by at most 2^-24 of its magnitude, which
   // stays below |margin| + magnitude_rest_; counted four times over.

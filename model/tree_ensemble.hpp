@@ -55,6 +55,10 @@ public:
   /// thousand of millions of rows: the rest need not be finished.
   std::vector<double> margins_reaching(const Matrix& rows, const std::vector<double>& floors) const;
 
+  /// No row's margin exceeds this (the base score plus every tree's largest leaf, and the float
+  /// rounding of their sum); infinity when a leaf is not finite.
+  double highest_margin() const;
+
   int features() const { return features_; }
   size_t trees() const { return trees_.size(); }
   float base_score() const { return base_score_; }

@@ -45,6 +45,22 @@ tar xJf "$here/data/h200-products-local-tiles.tar.xz" -C "$work" \
   h200-products-local-tiles/suite-mm-1024.db.xz
 xz -d "$work/h200-products-local-tiles/suite-mm-1024.db.xz"
 "$here/scripts/merge-perf-db.sh" "$work/suite.db" "$work/h200-products-local-tiles/suite-mm-1024.db"
+# The shipped model's own picks at 512^3 (its explores of heat3d and j3d7pt, with and without the
+# online batches spread over launch shapes): the windows the broad search of 300 did not draw, so
+# that an offline judgement sees the deep work-groups the explores ran first.
+for part in h200-3d-512-training:h200-3d-512-training/explore-heat3d-1.db.xz \
+            h200-3d-512-training:h200-3d-512-training/explore-heat3d-2.db.xz \
+            h200-3d-512-training:h200-3d-512-training/explore-j3d7pt-1.db.xz \
+            h200-launch-spread:h200-launch-spread/explore-heat3d-1.db.xz \
+            h200-launch-spread:h200-launch-spread/explore-heat3d-2.db.xz \
+            h200-launch-spread:h200-launch-spread/explore-heat3d-3.db.xz \
+            h200-launch-spread:h200-launch-spread/explore-j3d7pt-2.db.xz; do
+  archive=${part%%:*}
+  inner=${part#*:}
+  tar xJf "$here/data/$archive.tar.xz" -C "$work" "$inner"
+  xz -d "$work/$inner"
+  "$here/scripts/merge-perf-db.sh" "$work/suite.db" "$work/${inner%.xz}"
+done
 sqlite3 "$work/suite.db" 'VACUUM;'
 xz -9 -c "$work/suite.db" > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -169,8 +169,10 @@ TEST_CASE("explore runs and verifies the best-ranked variants, reports the best 
   CHECK(field(r.out, "program   ") == "jacobi2d5pt (stencils/jacobi2d5pt.lift), sizes M=16 N=16");
   CHECK(contains(field(r.out, "device    "), "(pocl:"));
   CHECK(contains(r.out, "/cpu-model.json (boosted, trained for profile cpu)\n")); // the shipped one
-  CHECK(field(r.out, "space     ") == "20 variants ranked (a uniform sample, seed 1; --sample 0 "
-                                      "ranks all); strategy online (batches of 4), budget 2");
+  CHECK(field(r.out, "space     ") ==
+        "20 variants ranked (a uniform sample, seed 1; --sample 0 "
+        "ranks all); strategy online (batches of 4, launch shapes spread "
+        "within 10%), budget 2");
   // One line per variant run, best-ranked first, each timed (a failed run shows its status).
   const std::vector<std::string> attempts = lines_starting(r.out, "  [");
   REQUIRE(attempts.size() == 2);

@@ -70,9 +70,16 @@ TEST_CASE("explore --budget auto runs the online strategy and says how its re-ra
   CAPTURE(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(field(r.out, "space     "), "strategy online (batches of 3, expected improvement "
-                                             "first), budget auto (at most 50)"));
+                                             "first, launch shapes spread within 10%), budget "
+                                             "auto (at most 50)"));
   CHECK(contains(field(r.out, "online    "), "re-ranked scores when chosen vs measured: "));
   RunResult bad = liftx("explore stencils/jacobi2d5pt.lift --budget auto --strategy model");
+  // The launch-shape spread is the online strategy's, and a fraction.
+  RunResult spread_alone = liftx("explore stencils/jacobi2d5pt.lift --launch-spread 0.2 "
+                                 "--strategy model --size 16 --budget 1");
+  CHECK(spread_alone.exit_code != 0);
+  CHECK(contains(spread_alone.err, "--launch-spread goes with --strategy online, not model"));
+  CHECK(liftx("explore stencils/jacobi2d5pt.lift --launch-spread 2 --size 16").exit_code != 0);
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "--budget auto goes with --strategy online"));
   RunResult static_ei =

@@ -273,6 +273,58 @@ TEST_CASE("boosted: parallel trees per round average their step, and the files k
                        doctest::Contains("parallel trees per round must be 1 to 100"), UserError);
 }
 
+TEST_CASE("boosted: a bag over seeds predicts its boosters' mean margin, and the files keep it") {
+  const Synthetic train = synthetic(1500, 8), test = synthetic(500, 9);
+  TrainOptions o = small();
+  o.trees = 60;
+  o.seed = 4;
+  TrainOptions bagged = o;
+  bagged.seeds = 3;
+  const Model bag = Model::train(Kind::boosted, column_names(3), train.x, train.y, bagged);
+  // Its prediction is 2^(mean of the three seeds' log2 predictions).
+  Vector log_sum = Vector::Zero(test.x.rows());
+  for (uint64_t seed : {4, 5, 6}) {
+    TrainOptions single = o;
+    single.seed = seed;
+    log_sum += Model::train(Kind::boosted, column_names(3), train.x, train.y, single)
+                   .predict(test.x)
+                   .unaryExpr([](double y) { return std::log2(y); });
+  }
+  const Vector mean = (log_sum / 3).unaryExpr([](double f) { return std::exp2(f); });
+  const Vector predicted = bag.predict(test.x);
+  CHECK((predicted - mean).cwiseAbs().maxCoeff() < 1e-9 * mean.cwiseAbs().maxCoeff());
+  const Model one = Model::train(Kind::boosted, column_names(3), train.x, train.y, o);
+  CHECK(predicted != one.predict(test.x));
+  CHECK(mean_squared_error(predicted, test.y) <
+        2 * mean_squared_error(one.predict(test.x), test.y));
+  // Explanations: the boosters' mean contributions, which sum to the mean margin.
+  CHECK(bag.explain(test.x.row(0), 3).size() == 3);
+
+  // The file holds every booster and reads back bit for bit; one booster's file is as before.
+  const nlohmann::json j = bag.to_json();
+  CHECK(j["options"]["seeds"] == 3);
+  CHECK(j["boosted"]["more_models"].size() == 2);
+  const Model back = Model::from_json(j, "bag.json");
+  CHECK(back.options().seeds == 3);
+  CHECK(back.predict(test.x) == predicted);
+  CHECK(back.to_json() == j);
+  CHECK_FALSE(one.to_json()["options"].contains("seeds"));
+  CHECK_FALSE(one.to_json()["boosted"].contains("more_models"));
+  CHECK(Model::from_json(one.to_json(), "one.json").options().seeds == 1);
+  nlohmann::json short_of_one = j;
+  short_of_one["boosted"]["more_models"].erase(1);
+  CHECK_THROWS_WITH_AS(Model::from_json(short_of_one, "bag.json"),
+                       doctest::Contains("bag.json: 2 boosted models for options.seeds 3"),
+                       UserError);
+  bagged.seeds = 0;
+  CHECK_THROWS_WITH_AS(Model::train(Kind::boosted, column_names(3), train.x, train.y, bagged),
+                       doctest::Contains("seeds to average must be 1 to 100"), UserError);
+  bagged.seeds = 2;
+  bagged.seed = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  CHECK_THROWS_WITH_AS(Model::train(Kind::boosted, column_names(3), train.x, train.y, bagged),
+                       doctest::Contains("below 2^63"), UserError);
+}
+
 TEST_CASE("boosted: features beyond float's range saturate instead of failing in XGBoost") {
   // (fuzz/regressions/model/standardisation-beyond-float-range.json: a mean of 2.8e76.)
   const Grouped g = grouped(3, 100, 7);
@@ -445,6 +497,11 @@ TEST_CASE("boosted: predictions reaching a floor are predict()'s bit for bit; ot
   o.objective = Objective::pairwise;
   const Model pairwise = Model::train(Kind::boosted, column_names(3), g.x, g.y, o, &g.groups);
   CHECK(check(pairwise, g.x) > 0);
+  // A bag over seeds stops rows on its first booster, bounded by what the others can add.
+  o.objective = Objective::regression;
+  o.seeds = 3;
+  const Model bag = Model::train(Kind::boosted, column_names(3), g.x, g.y, o, &g.groups);
+  CHECK(check(bag, g.x) > 0);
   // kNN predicts every row.
   const Model knn = Model::train(Kind::knn, column_names(3), g.x, g.y, TrainOptions{});
   CHECK(check(knn, g.x) == 0);

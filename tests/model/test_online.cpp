@@ -121,6 +121,50 @@ TEST_CASE("online: a batch takes one launch per kernel while other kernels are l
   CHECK_THROWS_AS(ranker.set_kernels({1, 2}), UserError);
 }
 
+TEST_CASE("launch shapes: the dimensions a work-group spans") {
+  CHECK(launch_shape_of(3, {32, 1, 8}) == 0b101);
+  CHECK(launch_shape_of(3, {32, 8, 1}) == 0b011);
+  CHECK(launch_shape_of(3, {1, 1, 1}) == 0);
+  CHECK(launch_shape_of(2, {1, 256, 7}) == 0b10); // dimensions past dims do not count
+  CHECK(launch_shape_of(2, {0, 4, 1}) == -1);     // the runtime chooses: unknown
+}
+
+TEST_CASE("online: a batch measures other launch shapes among near-ties before a second of one") {
+  // Twelve kernels far apart in feature space; 0-5 of one launch shape, 6-11 of another.
+  const Matrix apart = Matrix::Identity(12, 12);
+  std::vector<int64_t> shapes(12, 0b101);
+  std::fill(shapes.begin() + 6, shapes.end(), 0b011);
+  OnlineOptions spread;
+  spread.launch_spread = 0.1;
+  // Applies: candidate 6 predicts within 10% of candidate 1, so it runs second.
+  OnlineRanker near(decreasing(12, 0.01), apart, spread);
+  near.set_launch_shapes(shapes);
+  CHECK(near.next_batch(3) == std::vector<size_t>{0, 6, 1});
+  CHECK(near.next_batch(1) == std::vector<size_t>{0}); // the first place is the ranking's
+  // Refuses: candidate 6 predicts 40% below candidate 1, not a near-tie.
+  OnlineRanker far(decreasing(12, 0.07), apart, spread);
+  far.set_launch_shapes(shapes);
+  CHECK(far.next_batch(3) == std::vector<size_t>{0, 1, 2});
+  // Refuses: off, or no shapes given, or shapes unknown (-1): the ranking's order.
+  OnlineOptions off = spread;
+  off.launch_spread = 0;
+  OnlineRanker without(decreasing(12, 0.01), apart, off);
+  without.set_launch_shapes(shapes);
+  CHECK(without.next_batch(3) == std::vector<size_t>{0, 1, 2});
+  OnlineRanker unset(decreasing(12, 0.01), apart, spread);
+  CHECK(unset.next_batch(3) == std::vector<size_t>{0, 1, 2});
+  unset.set_launch_shapes(std::vector<int64_t>(12, -1));
+  CHECK(unset.next_batch(3) == std::vector<size_t>{0, 1, 2});
+  // A third shape among the near-ties joins too, the better-predicted new shape first; the
+  // measured leave the pool.
+  shapes[4] = 0b111;
+  near.set_launch_shapes(shapes);
+  CHECK(near.next_batch(4) == std::vector<size_t>{0, 4, 6, 1});
+  near.observe(0, 1.0);
+  CHECK(near.next_batch(2) == std::vector<size_t>{1, 4});
+  CHECK_THROWS_AS(near.set_launch_shapes({1, 2}), UserError);
+}
+
 TEST_CASE("spread over kinds: the best of each of the first kinds first, the rest in order") {
   // Candidates 0..7 best first; kinds: 0 0 0 1 0 2 1 3.
   const std::vector<int64_t> kinds = {0, 0, 0, 1, 0, 2, 1, 3};
