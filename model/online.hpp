@@ -96,7 +96,8 @@ public:
   std::vector<size_t> ranking() const;
   /// The next `size` candidates to measure: the ranking, skipping near-duplicates of those
   /// already chosen (another launch of the same kernel, or OnlineOptions::batch_similarity)
-  /// while others are left.
+  /// while others are left, and taking a near-tie of a launch shape not yet chosen before a
+  /// second of one shape (OnlineOptions::launch_spread).
   std::vector<size_t> next_batch(size_t size) const;
   /// Which kernel each candidate launches (same id = same generated code, another launch). A
   /// batch takes one launch per kernel while other kernels are left: the prior's best launches
