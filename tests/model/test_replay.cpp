@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <string>
 
 using namespace liftx;
 using namespace liftx::model;
@@ -93,6 +95,34 @@ TEST_CASE("replay: online and hillclimb follow the fast region the prior missed"
   CHECK(to_string(ReplayStrategy::online_knn) == "online-knn");
   CHECK(parse_replay_strategy("static") == ReplayStrategy::static_order);
   CHECK_THROWS_AS(parse_replay_strategy("greedy"), UserError);
+}
+
+TEST_CASE("replay: online batches spread over the launch shapes of the samples' coordinates") {
+  // Eight kernels; the prior's four best are work-groups spanning x and z, the fastest (4) spans
+  // all three dimensions and predicts within 5% of them; 7's launch is the runtime's choice.
+  std::vector<std::optional<double>> times(8, 2.0);
+  times[4] = 1.0;
+  Dataset data = pool("p", times);
+  const std::vector<std::array<const char*, 3>> locals = {
+      {"32", "1", "8"}, {"64", "1", "4"}, {"16", "1", "16"}, {"32", "1", "2"},
+      {"32", "4", "2"}, {"32", "8", "1"}, {"64", "8", "1"},  {"-", "-", "-"}};
+  for (size_t i = 0; i < locals.size(); ++i) {
+    data.samples[i].coordinates["dims"] = "3";
+    for (size_t d = 0; d < 3; ++d)
+      data.samples[i].coordinates["local" + std::to_string(d)] = locals[i][d];
+  }
+  const std::vector<double> prior = {1.0, 0.99, 0.98, 0.97, 0.95, 0.5, 0.5, 0.5};
+  ReplayOptions options;
+  options.strategies = {ReplayStrategy::online};
+  options.budget = 4;
+  options.batch = 4;
+  options.online.batch_similarity = 1; // only the launch shapes keep candidates apart
+  options.online.launch_spread = 0;
+  const ReplayGroup off = replay_group(data, all_rows(data), prior, rows_of(data), options);
+  CHECK(off.outcomes[0].censored_95); // 0-3: one shape, none fast
+  options.online.launch_spread = 0.1;
+  const ReplayGroup on = replay_group(data, all_rows(data), prior, rows_of(data), options);
+  CHECK(on.outcomes[0].runs_to_95 == 2); // the first pick, then shape (x, y, z)
 }
 
 TEST_CASE("replay: one prior per held-out program, summaries over the inputs") {
