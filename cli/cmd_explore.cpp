@@ -5,6 +5,7 @@
 // status and exploration goes on. With `--mpi` (under mpirun or srun) rank 0 ranks, re-ranks and
 // reports, and every rank measures the variants of each batch on its own device (explore/mpi/).
 #include "cli/app.hpp"
+#include "cli/model_options.hpp"
 #include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
@@ -395,12 +396,7 @@ void add_explore_command(CLI::App& app) {
                   "expected improvement over the best run (ei: also tries where the runs say "
                   "little)")
       ->check(CLI::IsMember({"mean", "ei"}));
-  cmd->add_option("--launch-spread", o->launch_spread,
-                  fmt::format("online: a batch runs another launch shape (the dimensions a "
-                              "work-group spans) before a second of one shape when its "
-                              "prediction is within this fraction (default {:g}; 0: off)",
-                              model::OnlineOptions{}.launch_spread))
-      ->check(CLI::Range(0.0, 1.0));
+  add_launch_spread_option(cmd, o->launch_spread);
   cmd->add_option("--strategy", o->strategy,
                   "online (default: the model's ranking, re-ranked by the runs so far), model "
                   "(the static ranking), random, hillclimb or exhaustive")

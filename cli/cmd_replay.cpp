@@ -187,12 +187,7 @@ void add_replay_command(CLI::App& app) {
                   "online-spread: the correlation of two variants of one kind in the re-ranking "
                   "(default 0: kinds play no part; --spread-kinds 1 for the correlation alone)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--launch-spread", r->launch_spread,
-                  fmt::format("online strategies: a batch measures another launch shape (the "
-                              "dimensions a work-group spans) before a second of one shape when "
-                              "its prediction is within this fraction (default {}; 0: off)",
-                              model::OnlineOptions{}.launch_spread))
-      ->check(CLI::Range(0.0, 1.0));
+  add_launch_spread_option(cmd, r->launch_spread);
   cmd->add_option("--prior-device", r->prior_device,
                   "--prior-db: its device key (default: the only device it holds)");
   cmd->callback([o, r] { run_replay(*o, *r); });

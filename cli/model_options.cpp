@@ -1,6 +1,7 @@
 #include "cli/model_options.hpp"
 
 #include "cli/options.hpp"
+#include "model/online.hpp"
 #include "model/protocol.hpp"
 #include "perfdb/dataset.hpp"
 #include "support/error.hpp"
@@ -108,6 +109,15 @@ void add_data_options(CLI::App* cmd, DataOptions& o, std::vector<std::string>* m
 
 void write_text(const fs::path& path, const std::string& text) {
   write_output_file(path, text, {}, "the output");
+}
+
+void add_launch_spread_option(CLI::App* cmd, double& spread) {
+  cmd->add_option("--launch-spread", spread,
+                  fmt::format("online: a batch runs another launch shape (the dimensions a "
+                              "work-group spans) before a second of one shape when its "
+                              "prediction is within this fraction (default {:g}; 0: off)",
+                              model::OnlineOptions{}.launch_spread))
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 } // namespace liftx::cli

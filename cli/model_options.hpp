@@ -38,6 +38,11 @@ void add_data_options(CLI::App* cmd, DataOptions& options,
                       std::vector<std::string>* model_files = nullptr,
                       const std::string& model_help = "");
 
+/// `--launch-spread F`: the online strategies' batches spread over launch shapes among
+/// near-ties (model::OnlineOptions::launch_spread; explore's and replay's). `spread` holds the
+/// default when the option is not given.
+void add_launch_spread_option(CLI::App* cmd, double& spread);
+
 /// The data of the database, device and profile `o` names (perfdb::load_data).
 inline perfdb::LoadedData load_data(const DataOptions& o) {
   return perfdb::load_data(o.db, o.device, o.profile);

@@ -71,8 +71,9 @@ struct OnlineOptions {
   /// candidate comes first. The prior rarely tells launch shapes apart as well as it ranks tiles
   /// (its best 3D launches were work-groups 4-16 planes deep, the fastest one or two planes deep
   /// and several rows high), and its near-ties of one shape share the error: one batch measuring
-  /// several shapes lets the re-ranking see which shape the prior got wrong. 0: off. 0.1 from
-  /// explores on an H200 (docs/results.md, "Launch shapes spread in the online batches").
+  /// several shapes lets the re-ranking see which shape the prior got wrong. 0: off. 0.1: chosen
+  /// inside the training data, each program's prior trained without it, and checked in explores on
+  /// an H200 (docs/results.md, "Launch shapes spread in the online batches").
   double launch_spread = 0.1;
 };
 

@@ -297,7 +297,7 @@ TEST_CASE("boosted: a bag over seeds predicts its boosters' mean margin, and the
   CHECK(predicted != one.predict(test.x));
   CHECK(mean_squared_error(predicted, test.y) <
         2 * mean_squared_error(one.predict(test.x), test.y));
-  // Explanations: the boosters' mean contributions, which sum to the mean margin.
+  // Explanations: the boosters' mean contributions, three features of the three.
   CHECK(bag.explain(test.x.row(0), 3).size() == 3);
 
   // The file holds every booster and reads back bit for bit; one booster's file is as before.
