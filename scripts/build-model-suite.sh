@@ -45,16 +45,25 @@ tar xJf "$here/data/h200-products-local-tiles.tar.xz" -C "$work" \
   h200-products-local-tiles/suite-mm-1024.db.xz
 xz -d "$work/h200-products-local-tiles/suite-mm-1024.db.xz"
 "$here/scripts/merge-perf-db.sh" "$work/suite.db" "$work/h200-products-local-tiles/suite-mm-1024.db"
-# The shipped model's own picks at 512^3 (its explores of heat3d and j3d7pt, with and without the
-# online batches spread over launch shapes): the windows the broad search of 300 did not draw, so
-# that an offline judgement sees the deep work-groups the explores ran first.
+# The shipped model's own picks (its explores of heat3d and j3d7pt at 512^3, with and without the
+# online batches spread over launch shapes, of j3d27pt at 512^3 and of jacobi2d9pt at 8192^2):
+# the variants the broad searches did not draw, so that an offline judgement sees what the
+# explores ran first. j3d27pt at 512^3 also gets its broad search here: 200 uniform windows and
+# the shipped model's best 40.
 for part in h200-3d-512-training:h200-3d-512-training/explore-heat3d-1.db.xz \
             h200-3d-512-training:h200-3d-512-training/explore-heat3d-2.db.xz \
             h200-3d-512-training:h200-3d-512-training/explore-j3d7pt-1.db.xz \
             h200-launch-spread:h200-launch-spread/explore-heat3d-1.db.xz \
             h200-launch-spread:h200-launch-spread/explore-heat3d-2.db.xz \
             h200-launch-spread:h200-launch-spread/explore-heat3d-3.db.xz \
-            h200-launch-spread:h200-launch-spread/explore-j3d7pt-2.db.xz; do
+            h200-launch-spread:h200-launch-spread/explore-j3d7pt-2.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/j3d27pt-512-search.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-1.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-2.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-3.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-jacobi2d9pt-1.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-jacobi2d9pt-2.db.xz \
+            h200-worst-of-three-explores:h200-worst-of-three-explores/explore-jacobi2d9pt-3.db.xz; do
   archive=${part%%:*}
   inner=${part#*:}
   tar xJf "$here/data/$archive.tar.xz" -C "$work" "$inner"
