@@ -1,7 +1,8 @@
 // `liftx features FILE|DIR --profile P --size ... [--global X,Y] [--local X,Y]
 // [--format csv|json]`: the static features of lowered programs (docs/features.md), one row per
 // program. A directory gives one row per .lift file in it (sorted); a sidecar `NAME.json` or
-// `NAME.lift.json` beside a file, holding {"global": [...], "local": [...]}, sets its launch.
+// `NAME.lift.json` beside a file, holding {"global": [...], "local": [...]}, sets its launch where
+// --global and --local do not.
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "exec/program_binding.hpp"
@@ -34,7 +35,7 @@ struct FeaturesOptions {
   std::string format = "csv";
 };
 
-/// The launch of `file`: its sidecar's, else the command line's.
+/// The launch of `file`: the command line's sizes where given, else its sidecar's.
 exec::RunOptions launch_for(const fs::path& file, const FeaturesOptions& o) {
   exec::RunOptions options;
   options.global = parse_dims(o.global, "global");
@@ -52,8 +53,12 @@ void add_features_command(CLI::App& app) {
   cmd->add_option("--program", o->program, "definition (default: the last one of each file)");
   add_profile_option(cmd, o->profile, "detect");
   cmd->add_option("--size", o->sizes, "sizes: N=64,M=48, or 64 for every size")->required();
-  cmd->add_option("--global", o->global, "global size X[,Y[,Z]] (default: tied to the lengths)");
-  cmd->add_option("--local", o->local, "local size X[,Y[,Z]] (default: the kernel's or auto)");
+  cmd->add_option("--global", o->global,
+                  "global size X[,Y[,Z]] (default: a sidecar NAME.json's, else tied to the "
+                  "lengths)");
+  cmd->add_option("--local", o->local,
+                  "local size X[,Y[,Z]] (default: a sidecar NAME.json's, else the kernel's or "
+                  "auto)");
   cmd->add_option("--format", o->format, "csv (default) or json")
       ->check(CLI::IsMember({"csv", "json"}));
   cmd->callback([o] {

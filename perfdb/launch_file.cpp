@@ -36,21 +36,25 @@ exec::RunOptions launch_for(const fs::path& file, exec::RunOptions options) {
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     LIFTX_USER_CHECK(j.is_object(), "{}: expected {{\"global\": [...], \"local\": [...]}}",
                      sidecar.string());
-    // What the sidecar leaves out comes from the command line; the launch is then checked like
-    // every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
+    // The command line's sizes win where given, the sidecar fills the rest; the launch is then
+    // checked like every other launch liftx reads (1 to 3 sizes in range), naming the sidecar.
     nlohmann::json launch = nlohmann::json::object();
-    launch["global"] = j.contains("global") ? j["global"] : nlohmann::json(options.global);
-    if (j.contains("local"))
-      launch["local"] = j["local"];
-    else if (!options.local.empty())
+    launch["global"] = options.global.empty() && j.contains("global")
+                           ? j["global"]
+                           : nlohmann::json(options.global);
+    if (!options.local.empty())
       launch["local"] = options.local;
+    else if (j.contains("local"))
+      launch["local"] = j["local"];
     if (!launch["global"].empty())
       return run_options_for(launch, sidecar.string());
-    try {
-      options.local = j.value("local", std::vector<int64_t>{});
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}: {}",
-                                  sidecar.string(), e.what()));
+    if (options.local.empty()) {
+      try {
+        options.local = j.value("local", std::vector<int64_t>{});
+      } catch (const nlohmann::json::exception& e) {
+        throw UserError(fmt::format("{}: expected {{\"global\": [...], \"local\": [...]}}: {}",
+                                    sidecar.string(), e.what()));
+      }
     }
     break;
   }

@@ -19,9 +19,10 @@ struct LaunchFile {
 /// UserError when `path` cannot be read or is not a launch sidecar.
 LaunchFile read_launch_file(const std::string& path);
 
-/// The launch of the lowered program `file`: that of its sidecar `NAME.json` or `NAME.lift.json`,
-/// holding {"global": [...], "local": [...]}, where one exists, what it leaves out taken from
-/// `options` (the command line's); else `options`.
+/// The launch of the lowered program `file`: `options` (the command line's global and local
+/// sizes) where given, the rest from its sidecar `NAME.json` or `NAME.lift.json`, holding
+/// {"global": [...], "local": [...]}, where one exists (given sizes win, as `liftx run --launch`
+/// lets them).
 exec::RunOptions launch_for(const std::filesystem::path& file, exec::RunOptions options);
 
 } // namespace liftx::perfdb

@@ -427,6 +427,26 @@ TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every 
       CHECK(f[column("local_size_" + std::to_string(d))] == launch.at("local")[d].dump());
     }
   }
+  // --local wins over the sidecar (as over `run --launch`): the first row at a work-group of
+  // one work-item, or of its whole global size where the sidecar's already is one work-item.
+  const nlohmann::json& first = j.at("ranked")[0].at("launch");
+  std::vector<int64_t> local(first.at("global").size(), 1);
+  if (first.at("local") == nlohmann::json(local))
+    local = first.at("global").get<std::vector<int64_t>>();
+  const std::string first_file = dir / "best" + "/001-" + std::to_string(rows[0].index) + "-" +
+                                 j.at("ranked")[0].at("strategy").get<std::string>() + ".lift";
+  RunResult relaunched = liftx("features '" + first_file + "' --profile cpu --size M=16,N=16 " +
+                               "--local " + fmt::format("{}", fmt::join(local, ",")));
+  CAPTURE(relaunched.err);
+  REQUIRE(relaunched.exit_code == 0);
+  const std::vector<std::string> relaunched_lines = lines_of(relaunched.out);
+  REQUIRE(relaunched_lines.size() == 2);
+  const std::vector<std::string> f = csv_fields(relaunched_lines[1]);
+  REQUIRE(f.size() == header.size());
+  for (size_t d = 0; d < local.size(); ++d) {
+    CHECK(f[column("global_size_" + std::to_string(d))] == first.at("global")[d].dump());
+    CHECK(f[column("local_size_" + std::to_string(d))] == std::to_string(local[d]));
+  }
 }
 
 TEST_CASE("train writes a model file that rank loads") {
