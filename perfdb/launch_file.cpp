@@ -46,8 +46,12 @@ exec::RunOptions launch_for(const fs::path& file, exec::RunOptions options) {
       launch["local"] = options.local;
     else if (j.contains("local"))
       launch["local"] = j["local"];
+    // A mismatch names both sources when the command line gave some of the sizes.
+    const std::string source = options.global.empty() && options.local.empty()
+                                   ? sidecar.string()
+                                   : sidecar.string() + " with --global/--local";
     if (!launch["global"].empty())
-      return run_options_for(launch, sidecar.string());
+      return run_options_for(launch, source);
     if (options.local.empty()) {
       try {
         options.local = j.value("local", std::vector<int64_t>{});

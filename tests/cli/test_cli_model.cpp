@@ -433,6 +433,7 @@ TEST_CASE("rank --top N prints the N best-ranked variants, best first, in every 
   std::vector<int64_t> local(first.at("global").size(), 1);
   if (first.at("local") == nlohmann::json(local))
     local = first.at("global").get<std::vector<int64_t>>();
+  REQUIRE(nlohmann::json(local) != first.at("local"));
   const std::string first_file = dir / "best" + "/001-" + std::to_string(rows[0].index) + "-" +
                                  j.at("ranked")[0].at("strategy").get<std::string>() + ".lift";
   RunResult relaunched = liftx("features '" + first_file + "' --profile cpu --size M=16,N=16 " +

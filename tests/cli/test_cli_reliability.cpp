@@ -208,6 +208,15 @@ TEST_CASE("features checks a launch sidecar like every other launch, naming it")
   CAPTURE(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(contains(ok.out, "v.lift,16,16,1,4,4,1,"));
+  // --local wins over the sidecar's; a mismatch then names both sources.
+  RunResult relaunched = liftx("features '" + lift.string() + "' --size 16 --local 8,2");
+  CAPTURE(relaunched.err);
+  CHECK(relaunched.exit_code == 0);
+  CHECK(contains(relaunched.out, "v.lift,16,16,1,8,2,1,"));
+  RunResult mismatch = liftx("features '" + lift.string() + "' --size 16 --local 4");
+  check_user_error(mismatch);
+  CHECK(contains(mismatch.err, sidecar.string() + " with --global/--local: "));
+  CHECK(contains(mismatch.err, "2 global sizes and 1 local"));
 }
 
 TEST_CASE("the issue's wrong-code and launch reproducers compute the right result") {
