@@ -10,12 +10,14 @@ out=$(realpath -m "${1:-$here/model/data/nvidia-suite.db.xz}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 parts=()
-# archive:path inside it (data/README.md names the command of each)
+# archive:path inside it (data/README.md names the command of each; h200-suite-breadth holds the
+# originals of i22, w3d, suite-kinds, suite-mm-1024 and the j3d27pt search, each with the rows
+# that brought its inputs to 500 variants or more)
 for part in h200-broad-search-8192:h200-broad-search-8192/broad-8192.db.xz \
-            h200-multi-output-3d-suite:h200-multi-output-3d-suite/i22.db.xz \
-            h200-3d-512-windows:h200-3d-512-windows/w3d.db.xz \
+            h200-suite-breadth:h200-suite-breadth/i22-breadth.db.xz \
+            h200-suite-breadth:h200-suite-breadth/w3d-breadth.db.xz \
             h200-d2q9-layouts:h200-d2q9-layouts/d2q9-layouts.db.xz \
-            h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds.db.xz \
+            h200-suite-breadth:h200-suite-breadth/suite-kinds-breadth.db.xz \
             h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds-2.db.xz \
             h200-model-suite-kinds:h200-model-suite-kinds/suite-kinds-3.db.xz; do
   archive=${part%%:*}
@@ -41,10 +43,10 @@ drop_input srad1 '{"M":4096,"N":4096}'
 # none of them: its kernels changed since, so it is measured again from scratch, local tiles
 # included (h200-products-local-tiles).
 drop_input mm '{"K":1024,"M":1024,"N":1024}'
-tar xJf "$here/data/h200-products-local-tiles.tar.xz" -C "$work" \
-  h200-products-local-tiles/suite-mm-1024.db.xz
-xz -d "$work/h200-products-local-tiles/suite-mm-1024.db.xz"
-"$here/scripts/merge-perf-db.sh" "$work/suite.db" "$work/h200-products-local-tiles/suite-mm-1024.db"
+tar xJf "$here/data/h200-suite-breadth.tar.xz" -C "$work" \
+  h200-suite-breadth/suite-mm-1024-breadth.db.xz
+xz -d "$work/h200-suite-breadth/suite-mm-1024-breadth.db.xz"
+"$here/scripts/merge-perf-db.sh" "$work/suite.db" "$work/h200-suite-breadth/suite-mm-1024-breadth.db"
 # The shipped model's own picks (its explores of heat3d and j3d7pt at 512^3, with and without the
 # online batches spread over launch shapes, of j3d27pt at 512^3 and of jacobi2d9pt at 8192^2):
 # the variants the broad searches did not draw, so that an offline judgement sees what the
@@ -57,7 +59,7 @@ for part in h200-3d-512-training:h200-3d-512-training/explore-heat3d-1.db.xz \
             h200-launch-spread:h200-launch-spread/explore-heat3d-2.db.xz \
             h200-launch-spread:h200-launch-spread/explore-heat3d-3.db.xz \
             h200-launch-spread:h200-launch-spread/explore-j3d7pt-2.db.xz \
-            h200-worst-of-three-explores:h200-worst-of-three-explores/j3d27pt-512-search.db.xz \
+            h200-suite-breadth:h200-suite-breadth/j3d27pt-512-breadth.db.xz \
             h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-1.db.xz \
             h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-2.db.xz \
             h200-worst-of-three-explores:h200-worst-of-three-explores/explore-j3d27pt-3.db.xz \
