@@ -1,10 +1,11 @@
 // Times the reference interpreter on every stencil of stencils/*.lift: one thread, then all
 // threads (default_threads(): LIFTX_THREADS or the hardware concurrency), on random inputs.
 //
-//   interp_bench [--size MxN] [--stencils DIR] [--repeat K]
+//   interp_bench [--size MxN[xO]] [--stencils DIR] [--repeat K]
 //
-// Prints a Markdown table: stencil, points, seconds with 1 thread, seconds with N threads,
-// Mpoints/s with N threads; and checks that both runs agree bit for bit.
+// Sizes by name: M the first, N the second, O the third (3D stencils; default N). Prints a
+// Markdown table: stencil, points, seconds with 1 thread, seconds with N threads, Mpoints/s
+// with N threads; and checks that both runs agree bit for bit.
 #include "ir/interp/interp.hpp"
 #include "ir/parse/parser.hpp"
 
@@ -26,6 +27,7 @@ namespace {
 struct Options {
   int64_t rows = 1024;
   int64_t cols = 1024;
+  int64_t planes = 1024; ///< O, for 3D stencils
   std::string dir = "stencils";
   int repeat = 1;
 };
@@ -47,13 +49,15 @@ Options parse_options(int argc, char** argv) {
     const std::string value = argv[++k];
     if (arg == "--size") {
       const auto x = value.find('x');
+      const auto y = x == std::string::npos ? x : value.find('x', x + 1);
       try {
         o.rows = std::stoll(value.substr(0, x));
-        o.cols = x == std::string::npos ? o.rows : std::stoll(value.substr(x + 1));
+        o.cols = x == std::string::npos ? o.rows : std::stoll(value.substr(x + 1, y - x - 1));
+        o.planes = y == std::string::npos ? o.cols : std::stoll(value.substr(y + 1));
       } catch (const std::exception&) {
         usage("bad size " + value);
       }
-      if (o.rows < 1 || o.cols < 1)
+      if (o.rows < 1 || o.cols < 1 || o.planes < 1)
         usage("bad size " + value);
     } else if (arg == "--stencils") {
       o.dir = value;
@@ -91,8 +95,8 @@ int main(int argc, char** argv) {
   if (files.empty())
     usage("no .lift files in " + o.dir);
   const int threads = interp::default_threads();
-  fmt::print("size {}x{} (M={}, N={}), {} threads, best of {}\n\n", o.rows, o.cols, o.rows, o.cols,
-             threads, o.repeat);
+  fmt::print("size M={}, N={}, O={} (3D stencils only), {} threads, best of {}\n\n", o.rows, o.cols,
+             o.planes, threads, o.repeat);
   fmt::print("| stencil | points | s (1 thread) | s ({} threads) | Mpoints/s ({} threads) |\n",
              threads, threads);
   fmt::print("|---|---:|---:|---:|---:|\n");
@@ -115,7 +119,9 @@ int main(int argc, char** argv) {
       c.module = parse::parse_file(file.string());
       const ir::Program& program = c.module.main();
       for (const arith::Expr& v : program.size_vars())
-        c.sizes[v.node().name] = v.node().name == "M" ? o.rows : o.cols;
+        c.sizes[v.node().name] = v.node().name == "M"   ? o.rows
+                                 : v.node().name == "O" ? o.planes
+                                                        : o.cols;
       std::mt19937_64 rng(42);
       for (const ir::Expr& param : program.params)
         c.inputs.push_back(interp::random_input(param.type(), c.sizes, rng));

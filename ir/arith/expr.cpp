@@ -394,12 +394,6 @@ size_t Expr::hash() const {
 bool Expr::is_constant() const {
   return node_->kind == Kind::Cst;
 }
-std::optional<int64_t> Expr::as_constant() const {
-  if (node_->kind == Kind::Cst && node_->value.den == 1)
-    return node_->value.num;
-  return std::nullopt;
-}
-
 Expr cst(int64_t c) {
   return Expr(c);
 }

@@ -59,7 +59,8 @@ public:
   size_t hash() const;
 
   bool is_constant() const;
-  /// The value if this is an integer constant.
+  /// The value if this is an integer constant (inline below Node: the interpreter asks it of
+  /// every index it evaluates).
   std::optional<int64_t> as_constant() const;
   /// Canonical printing, parseable back by `parse` (and by the .lift parser).
   std::string to_string() const;
@@ -99,6 +100,12 @@ struct Node {
   CmpOp cmp = CmpOp::Lt;      ///< Select
   size_t hash = 0;
 };
+
+inline std::optional<int64_t> Expr::as_constant() const {
+  if (node_->kind == Kind::Cst && node_->value.den == 1)
+    return node_->value.num;
+  return std::nullopt;
+}
 
 // ---- construction (always canonical) ------------------------------------------------------------
 Expr cst(int64_t c);

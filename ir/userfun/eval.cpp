@@ -4,8 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <optional>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
 
 namespace liftx::ir::userfun_detail {
 namespace {
@@ -23,14 +28,13 @@ T opencl_max(T x, T y) {
   return x < y ? y : x;
 }
 
-bool truthy(const Scalar& s) {
-  return std::visit([](auto v) { return v != 0; }, s); // NaN is true, as in C
-}
-
+/// Runs a body on its frame. The parser types every node and makes each conversion explicit, so
+/// a node's value is computed as its own C++ type (typed<T>) and wrapped in a Scalar only where
+/// a statement stores it: no variant is built or inspected per operation.
 class Evaluator {
 public:
-  Evaluator(const std::string& fun_name, std::vector<Scalar> frame, std::span<Scalar> results)
-      : fun_name_(fun_name), frame_(std::move(frame)), results_(results) {}
+  Evaluator(const std::string& fun_name, std::span<Scalar> frame, std::span<Scalar> results)
+      : fun_name_(fun_name), frame_(frame), results_(results) {}
 
   // Whether the statements returned (the values are in `results`), false when they fall through.
   bool run(const std::vector<StmtPtr>& statements) {
@@ -60,7 +64,7 @@ private:
     case Stmt::Kind::Block:
       return run(s.body);
     case Stmt::Kind::If:
-      if (truthy(eval(*s.value)))
+      if (truth(*s.value))
         return run(*s.body[0]);
       if (s.body.size() > 1)
         return run(*s.body[1]);
@@ -74,50 +78,103 @@ private:
   }
 
   Scalar eval(const Node& n) {
-    switch (n.kind) {
-    case Node::Kind::Literal:
-      return n.value;
-    case Node::Kind::Variable:
-      return frame_[n.slot];
-    case Node::Kind::Convert:
-      return convert(eval(*n.operands[0]), n.type);
-    case Node::Kind::Not:
-      return !truthy(eval(*n.operands[0]));
-    case Node::Kind::Negate:
-      return negate(eval(*n.operands[0]));
-    case Node::Kind::Conditional:
-      return truthy(eval(*n.operands[0])) ? eval(*n.operands[1]) : eval(*n.operands[2]);
-    case Node::Kind::Binary:
-      return binary(n);
-    case Node::Kind::Call:
-      return call(n);
+    switch (n.type) {
+    case ScalarKind::Bool:
+      return typed<bool>(n);
+    case ScalarKind::Int:
+      return typed<int32_t>(n);
+    case ScalarKind::Float:
+      return typed<float>(n);
+    case ScalarKind::Double:
+      return typed<double>(n);
     }
-    LIFTX_UNREACHABLE("bad node kind");
+    LIFTX_UNREACHABLE("bad scalar kind");
   }
 
-  Scalar binary(const Node& n) {
-    if (n.binary == BinaryOp::And)
-      return truthy(eval(*n.operands[0])) && truthy(eval(*n.operands[1]));
-    if (n.binary == BinaryOp::Or)
-      return truthy(eval(*n.operands[0])) || truthy(eval(*n.operands[1]));
-    const Scalar lhs = eval(*n.operands[0]);
-    const Scalar rhs = eval(*n.operands[1]);
-    switch (kind_of(lhs)) {
+  /// Whether a node of any kind is nonzero (NaN is true, as in C).
+  bool truth(const Node& n) {
+    switch (n.type) {
+    case ScalarKind::Bool:
+      return typed<bool>(n);
     case ScalarKind::Int:
-      return int_binary(n, std::get<int32_t>(lhs), std::get<int32_t>(rhs));
+      return typed<int32_t>(n) != 0;
     case ScalarKind::Float:
-      return floating_binary(n, std::get<float>(lhs), std::get<float>(rhs));
+      return typed<float>(n) != 0;
     case ScalarKind::Double:
-      return floating_binary(n, std::get<double>(lhs), std::get<double>(rhs));
+      return typed<double>(n) != 0;
+    }
+    LIFTX_UNREACHABLE("bad scalar kind");
+  }
+
+  /// The value of `n`, whose kind is T's.
+  template <typename T>
+  T typed(const Node& n) {
+    switch (n.kind) {
+    case Node::Kind::Literal:
+      return std::get<T>(n.value);
+    case Node::Kind::Variable:
+      return std::get<T>(frame_[n.slot]);
+    case Node::Kind::Convert:
+      return std::get<T>(convert(eval(*n.operands[0]), n.type));
+    case Node::Kind::Not:
+      if constexpr (std::is_same_v<T, bool>)
+        return !truth(*n.operands[0]);
+      break;
+    case Node::Kind::Negate:
+      if constexpr (std::is_same_v<T, int32_t>)
+        return wrap(0u - static_cast<uint32_t>(typed<int32_t>(*n.operands[0])));
+      else if constexpr (!std::is_same_v<T, bool>)
+        return -typed<T>(*n.operands[0]);
+      break;
+    case Node::Kind::Conditional:
+      return truth(*n.operands[0]) ? typed<T>(*n.operands[1]) : typed<T>(*n.operands[2]);
+    case Node::Kind::Binary:
+      if constexpr (std::is_same_v<T, bool>)
+        return logical_or_comparison(n);
+      else {
+        const T lhs = typed<T>(*n.operands[0]); // left to right: which error a body raises
+        return arithmetic(n, lhs, typed<T>(*n.operands[1]));
+      }
+    case Node::Kind::Call:
+      if constexpr (std::is_same_v<T, int32_t>)
+        return int_call(n);
+      else if constexpr (!std::is_same_v<T, bool>)
+        return floating_call<T>(n);
+      break;
+    }
+    LIFTX_UNREACHABLE("node of kind {} cannot give a {}", static_cast<int>(n.kind),
+                      scalar_name(n.type));
+  }
+
+  bool logical_or_comparison(const Node& n) {
+    const Node& lhs = *n.operands[0];
+    const Node& rhs = *n.operands[1];
+    if (n.binary == BinaryOp::And)
+      return truth(lhs) && truth(rhs);
+    if (n.binary == BinaryOp::Or)
+      return truth(lhs) || truth(rhs);
+    switch (lhs.type) { // both operands are of one kind
+    case ScalarKind::Int: {
+      const int32_t a = typed<int32_t>(lhs);
+      return compare(n, a, typed<int32_t>(rhs));
+    }
+    case ScalarKind::Float: {
+      const float a = typed<float>(lhs);
+      return compare(n, a, typed<float>(rhs));
+    }
+    case ScalarKind::Double: {
+      const double a = typed<double>(lhs);
+      return compare(n, a, typed<double>(rhs));
+    }
     case ScalarKind::Bool:
       break;
     }
-    LIFTX_UNREACHABLE("binary operator on bool operands (not promoted)");
+    LIFTX_UNREACHABLE("comparison of bool operands (not promoted)");
   }
 
   template <typename T>
-  static std::optional<bool> compare(BinaryOp op, T a, T b) {
-    switch (op) {
+  static bool compare(const Node& n, T a, T b) {
+    switch (n.binary) {
     case BinaryOp::Lt:
       return a < b;
     case BinaryOp::Le:
@@ -131,13 +188,12 @@ private:
     case BinaryOp::Ne:
       return a != b;
     default:
-      return std::nullopt;
+      break;
     }
+    LIFTX_UNREACHABLE("bad comparison {}", binary_op_text(n.binary));
   }
 
-  Scalar int_binary(const Node& n, int32_t a, int32_t b) {
-    if (auto c = compare(n.binary, a, b))
-      return *c;
+  int32_t arithmetic(const Node& n, int32_t a, int32_t b) {
     const uint32_t ua = static_cast<uint32_t>(a), ub = static_cast<uint32_t>(b);
     switch (n.binary) {
     case BinaryOp::Add:
@@ -166,9 +222,7 @@ private:
   }
 
   template <typename T>
-  Scalar floating_binary(const Node& n, T a, T b) {
-    if (auto c = compare(n.binary, a, b))
-      return *c;
+  static T arithmetic(const Node& n, T a, T b) {
     switch (n.binary) {
     case BinaryOp::Add:
       return T(a + b);
@@ -184,46 +238,37 @@ private:
     LIFTX_UNREACHABLE("bad floating operator {}", binary_op_text(n.binary));
   }
 
-  Scalar call(const Node& n) {
-    std::vector<Scalar> args;
-    args.reserve(n.operands.size());
-    for (const auto& a : n.operands)
-      args.push_back(eval(*a));
-    switch (n.type) {
-    case ScalarKind::Int:
-      return int_call(n.builtin, args);
-    case ScalarKind::Float:
-      return floating_call<float>(n.builtin, args);
-    case ScalarKind::Double:
-      return floating_call<double>(n.builtin, args);
-    case ScalarKind::Bool:
-      break;
+  int32_t int_call(const Node& n) {
+    auto arg = [&](size_t i) { return typed<int32_t>(*n.operands[i]); };
+    switch (n.builtin) {
+    case Builtin::Min: {
+      const int32_t x = arg(0);
+      return opencl_min(x, arg(1));
     }
-    LIFTX_UNREACHABLE("builtin call of kind bool");
-  }
-
-  static Scalar int_call(Builtin b, const std::vector<Scalar>& args) {
-    auto arg = [&](size_t i) { return std::get<int32_t>(args[i]); };
-    switch (b) {
-    case Builtin::Min:
-      return opencl_min(arg(0), arg(1));
-    case Builtin::Max:
-      return opencl_max(arg(0), arg(1));
-    case Builtin::Clamp:
-      return opencl_min(opencl_max(arg(0), arg(1)), arg(2));
-    case Builtin::Abs: // abs(INT_MIN) wraps to INT_MIN, as (int)abs(x) does in OpenCL C
-      return arg(0) < 0 ? wrap(0u - static_cast<uint32_t>(arg(0))) : arg(0);
+    case Builtin::Max: {
+      const int32_t x = arg(0);
+      return opencl_max(x, arg(1));
+    }
+    case Builtin::Clamp: {
+      const int32_t x = arg(0), lo = arg(1);
+      return opencl_min(opencl_max(x, lo), arg(2));
+    }
+    case Builtin::Abs: { // abs(INT_MIN) wraps to INT_MIN, as (int)abs(x) does in OpenCL C
+      const int32_t x = arg(0);
+      return x < 0 ? wrap(0u - static_cast<uint32_t>(x)) : x;
+    }
     default:
       break;
     }
-    LIFTX_UNREACHABLE("builtin {} on int", builtin_name(b));
+    LIFTX_UNREACHABLE("builtin {} on int", builtin_name(n.builtin));
   }
 
-  // std:: overloads on float call the float functions (sqrtf, ...), so float stays float.
+  // std:: overloads on float call the float functions (sqrtf, ...), so float stays float. The
+  // arguments are evaluated left to right, as the tree-walking order always was.
   template <typename T>
-  static Scalar floating_call(Builtin b, const std::vector<Scalar>& args) {
-    auto arg = [&](size_t i) { return std::get<T>(args[i]); };
-    switch (b) {
+  T floating_call(const Node& n) {
+    auto arg = [&](size_t i) { return typed<T>(*n.operands[i]); };
+    switch (n.builtin) {
     case Builtin::Sqrt:
       return T(std::sqrt(arg(0)));
     case Builtin::Rsqrt:
@@ -235,22 +280,34 @@ private:
       return T(std::exp(arg(0)));
     case Builtin::Log:
       return T(std::log(arg(0)));
-    case Builtin::Pow:
-      return T(std::pow(arg(0), arg(1)));
+    case Builtin::Pow: {
+      const T x = arg(0);
+      return T(std::pow(x, arg(1)));
+    }
     case Builtin::Sin:
       return T(std::sin(arg(0)));
     case Builtin::Cos:
       return T(std::cos(arg(0)));
-    case Builtin::Fmin:
-      return T(std::fmin(arg(0), arg(1)));
-    case Builtin::Fmax:
-      return T(std::fmax(arg(0), arg(1)));
-    case Builtin::Min:
-      return opencl_min(arg(0), arg(1));
-    case Builtin::Max:
-      return opencl_max(arg(0), arg(1));
-    case Builtin::Clamp:
-      return opencl_min(opencl_max(arg(0), arg(1)), arg(2));
+    case Builtin::Fmin: {
+      const T x = arg(0);
+      return T(std::fmin(x, arg(1)));
+    }
+    case Builtin::Fmax: {
+      const T x = arg(0);
+      return T(std::fmax(x, arg(1)));
+    }
+    case Builtin::Min: {
+      const T x = arg(0);
+      return opencl_min(x, arg(1));
+    }
+    case Builtin::Max: {
+      const T x = arg(0);
+      return opencl_max(x, arg(1));
+    }
+    case Builtin::Clamp: {
+      const T x = arg(0), lo = arg(1);
+      return opencl_min(opencl_max(x, lo), arg(2));
+    }
     case Builtin::Floor:
       return T(std::floor(arg(0)));
     case Builtin::Ceil:
@@ -260,7 +317,7 @@ private:
   }
 
   const std::string& fun_name_;
-  std::vector<Scalar> frame_;
+  std::span<Scalar> frame_;
   std::span<Scalar> results_;
 };
 
@@ -268,9 +325,25 @@ private:
 
 void evaluate_body(const std::string& fun_name, const UserFunBody& body,
                    std::span<const Scalar> args, std::span<Scalar> results) {
-  std::vector<Scalar> frame(static_cast<size_t>(body.slot_count), Scalar{false});
+  // The interpreter calls this once per point and user function: a frame of the usual size
+  // lives on the stack, uninitialised but for its slots (constructing all 32 would cost more
+  // than a small body's run), not on the heap.
+  constexpr size_t kInlineSlots = 32;
+  static_assert(std::is_trivially_destructible_v<Scalar>);
+  alignas(Scalar) std::byte inline_frame[kInlineSlots * sizeof(Scalar)];
+  std::vector<Scalar> heap_frame;
+  const size_t slots = static_cast<size_t>(body.slot_count);
+  Scalar* frame_data = nullptr;
+  if (slots <= kInlineSlots) {
+    std::uninitialized_fill_n(reinterpret_cast<Scalar*>(inline_frame), slots, Scalar{false});
+    frame_data = std::launder(reinterpret_cast<Scalar*>(inline_frame));
+  } else {
+    heap_frame.assign(slots, Scalar{false});
+    frame_data = heap_frame.data();
+  }
+  const std::span<Scalar> frame(frame_data, slots);
   std::copy(args.begin(), args.end(), frame.begin());
-  const bool returned = Evaluator(fun_name, std::move(frame), results).run(body.statements);
+  const bool returned = Evaluator(fun_name, frame, results).run(body.statements);
   LIFTX_INTERNAL_CHECK(returned, "userfun {}: fell off the end of the body", fun_name);
 }
 
