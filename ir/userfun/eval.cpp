@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -238,82 +240,78 @@ private:
     LIFTX_UNREACHABLE("bad floating operator {}", binary_op_text(n.binary));
   }
 
-  int32_t int_call(const Node& n) {
-    auto arg = [&](size_t i) { return typed<int32_t>(*n.operands[i]); };
-    switch (n.builtin) {
-    case Builtin::Min: {
-      const int32_t x = arg(0);
-      return opencl_min(x, arg(1));
-    }
-    case Builtin::Max: {
-      const int32_t x = arg(0);
-      return opencl_max(x, arg(1));
-    }
-    case Builtin::Clamp: {
-      const int32_t x = arg(0), lo = arg(1);
-      return opencl_min(opencl_max(x, lo), arg(2));
-    }
-    case Builtin::Abs: { // abs(INT_MIN) wraps to INT_MIN, as (int)abs(x) does in OpenCL C
-      const int32_t x = arg(0);
-      return x < 0 ? wrap(0u - static_cast<uint32_t>(x)) : x;
-    }
+  /// A builtin call's arguments (at most three: clamp), evaluated left to right first, as the
+  /// tree-walking order always was.
+  template <typename T>
+  std::array<T, 3> call_arguments(const Node& n) {
+    LIFTX_INTERNAL_CHECK(n.operands.size() <= 3, "builtin {} with {} arguments",
+                         builtin_name(n.builtin), n.operands.size());
+    std::array<T, 3> a{};
+    for (size_t k = 0; k < n.operands.size(); ++k)
+      a[k] = typed<T>(*n.operands[k]);
+    return a;
+  }
+
+  /// min, max and clamp, alike for every kind; nullopt for the other builtins.
+  template <typename T>
+  static std::optional<T> ordering_call(Builtin b, const std::array<T, 3>& a) {
+    switch (b) {
+    case Builtin::Min:
+      return opencl_min(a[0], a[1]);
+    case Builtin::Max:
+      return opencl_max(a[0], a[1]);
+    case Builtin::Clamp:
+      return opencl_min(opencl_max(a[0], a[1]), a[2]);
     default:
-      break;
+      return std::nullopt;
     }
+  }
+
+  int32_t int_call(const Node& n) {
+    const std::array<int32_t, 3> a = call_arguments<int32_t>(n);
+    if (const auto r = ordering_call(n.builtin, a))
+      return *r;
+    if (n.builtin == Builtin::Abs) // abs(INT_MIN) wraps to INT_MIN, as (int)abs(x) does in C
+      return a[0] < 0 ? wrap(0u - static_cast<uint32_t>(a[0])) : a[0];
     LIFTX_UNREACHABLE("builtin {} on int", builtin_name(n.builtin));
   }
 
-  // std:: overloads on float call the float functions (sqrtf, ...), so float stays float. The
-  // arguments are evaluated left to right, as the tree-walking order always was.
+  // std:: overloads on float call the float functions (sqrtf, ...), so float stays float.
   template <typename T>
   T floating_call(const Node& n) {
-    auto arg = [&](size_t i) { return typed<T>(*n.operands[i]); };
+    const std::array<T, 3> a = call_arguments<T>(n);
+    if (const auto r = ordering_call(n.builtin, a))
+      return *r;
     switch (n.builtin) {
     case Builtin::Sqrt:
-      return T(std::sqrt(arg(0)));
+      return T(std::sqrt(a[0]));
     case Builtin::Rsqrt:
-      return T(T(1) / std::sqrt(arg(0)));
+      return T(T(1) / std::sqrt(a[0]));
     case Builtin::Fabs:
     case Builtin::Abs:
-      return T(std::fabs(arg(0)));
+      return T(std::fabs(a[0]));
     case Builtin::Exp:
-      return T(std::exp(arg(0)));
+      return T(std::exp(a[0]));
     case Builtin::Log:
-      return T(std::log(arg(0)));
-    case Builtin::Pow: {
-      const T x = arg(0);
-      return T(std::pow(x, arg(1)));
-    }
+      return T(std::log(a[0]));
+    case Builtin::Pow:
+      return T(std::pow(a[0], a[1]));
     case Builtin::Sin:
-      return T(std::sin(arg(0)));
+      return T(std::sin(a[0]));
     case Builtin::Cos:
-      return T(std::cos(arg(0)));
-    case Builtin::Fmin: {
-      const T x = arg(0);
-      return T(std::fmin(x, arg(1)));
-    }
-    case Builtin::Fmax: {
-      const T x = arg(0);
-      return T(std::fmax(x, arg(1)));
-    }
-    case Builtin::Min: {
-      const T x = arg(0);
-      return opencl_min(x, arg(1));
-    }
-    case Builtin::Max: {
-      const T x = arg(0);
-      return opencl_max(x, arg(1));
-    }
-    case Builtin::Clamp: {
-      const T x = arg(0), lo = arg(1);
-      return opencl_min(opencl_max(x, lo), arg(2));
-    }
+      return T(std::cos(a[0]));
+    case Builtin::Fmin:
+      return T(std::fmin(a[0], a[1]));
+    case Builtin::Fmax:
+      return T(std::fmax(a[0], a[1]));
     case Builtin::Floor:
-      return T(std::floor(arg(0)));
+      return T(std::floor(a[0]));
     case Builtin::Ceil:
-      return T(std::ceil(arg(0)));
+      return T(std::ceil(a[0]));
+    default:
+      break;
     }
-    LIFTX_UNREACHABLE("bad builtin");
+    LIFTX_UNREACHABLE("bad builtin {}", builtin_name(n.builtin));
   }
 
   const std::string& fun_name_;
