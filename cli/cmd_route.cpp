@@ -3,7 +3,9 @@
 //   gives the kinds of program the base model never trained on to a specialist trained on all the
 //   data, each only where the specialist, trained without each of the kind's programs, ranked
 //   them better than the base (model/routes.hpp); writes the base with those routes. With
-//   --add-route, only the kinds named are judged and the base keeps its other routes.
+//   --add-route, only the kinds named are judged and the base keeps its other routes. With
+//   --route-model, a model trained elsewhere (never on the judged kinds' programs) takes the
+//   specialist's place: judged on them as it is, and the route as it is.
 #include "cli/app.hpp"
 #include "cli/model_options.hpp"
 #include "cli/options.hpp"
@@ -31,6 +33,7 @@ struct RouteOptions {
   std::string output;
   std::vector<std::string> add_db;
   std::vector<std::string> add_route;
+  std::string route_model;
   double tolerance = model::ShipRule{}.tolerance;
   bool quiet = false;
 };
@@ -84,6 +87,11 @@ void add_route_command(CLI::App& app) {
   cmd->add_option("--add-route", r->add_route,
                   "judge only this kind of program (repeatable) and keep the base's other routes "
                   "as they are, instead of judging every kind afresh");
+  cmd->add_option("--route-model", r->route_model,
+                  "a model (JSON) that never trained on the judged kinds' programs, judged and "
+                  "routed as it is instead of a specialist trained here (the setting options are "
+                  "then unused)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--tolerance", r->tolerance,
                   "the ship rule a route must pass against the base on its kind (default 0.1)")
       ->check(CLI::Range(0.0, 10.0));
@@ -93,6 +101,8 @@ void add_route_command(CLI::App& app) {
                                  o->db.empty() ? perfdb::PerfDb::default_path() : fs::path(o->db)};
     for (const std::string& spec : r->add_db)
       inputs.emplace_back(spec.substr(0, spec.rfind('@')));
+    if (!r->route_model.empty())
+      inputs.emplace_back(r->route_model);
     refuse_overwriting_input(r->output, inputs, "--output");
     const model::Model base = model::Model::load(r->base);
     LIFTX_USER_CHECK(base.profile == o->profile,
@@ -107,6 +117,10 @@ void add_route_command(CLI::App& app) {
     options.specialist.features = o->columns(loaded.data.feature_names);
     options.rule.tolerance = r->tolerance;
     options.only_kinds = r->add_route;
+    if (!r->route_model.empty()) {
+      options.route_model = model::Model::load(r->route_model);
+      options.specialist.name = r->route_model;
+    }
     const auto step = step_lines("route", r->quiet);
     if (step)
       options.progress = [step](const std::string& message) { step("training " + message); };
@@ -116,8 +130,13 @@ void add_route_command(CLI::App& app) {
                r->add_route.empty() ? ""
                                     : fmt::format("; its routes kept, only {} judged",
                                                   fmt::join(r->add_route, ", ")));
-    fmt::print("specialist {} on {} samples, each judged kind's programs held out in turn\n\n",
-               options.specialist.name, loaded.data.samples.size());
+    if (options.route_model)
+      fmt::print("specialist {} ({}), trained elsewhere on {} programs, none of a judged kind\n\n",
+                 r->route_model, model::to_string(options.route_model->kind()),
+                 options.route_model->provenance["programs"].size());
+    else
+      fmt::print("specialist {} on {} samples, each judged kind's programs held out in turn\n\n",
+                 options.specialist.name, loaded.data.samples.size());
     print_decisions(routing.decisions);
     routing.model.save(r->output);
     std::vector<std::string> routed;

@@ -14,12 +14,14 @@ namespace liftx::model {
 
 namespace {
 
-std::set<std::string> trained_programs(const Model& base) {
-  const nlohmann::json& provenance = base.provenance;
+/// `which` names the model in the error ("the base model").
+std::set<std::string> trained_programs(const Model& model, const std::string& which) {
+  const nlohmann::json& provenance = model.provenance;
   LIFTX_USER_CHECK(provenance.is_object() && provenance.contains("programs") &&
                        provenance["programs"].is_array(),
-                   "the base model does not list the programs it was trained on (provenance "
-                   "\"programs\"), so no kind can be told unseen by it");
+                   "{} does not list the programs it was trained on (provenance \"programs\"), "
+                   "so no kind can be told unseen by it",
+                   which);
   std::set<std::string> out;
   for (const nlohmann::json& name : provenance["programs"])
     if (name.is_string())
@@ -76,13 +78,31 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
                                options.only_kinds.end();
     if (!d.kept) {
       // Judged against what ranks the kind now, which must not have trained on its programs.
-      const std::set<std::string> seen = trained_programs(base.for_kind(kind));
+      const std::set<std::string> seen = trained_programs(base.for_kind(kind), "the base model");
       for (const std::string& p : programs)
         d.base_trained = d.base_trained || seen.count(p) > 0;
     }
     if (!d.kept && !d.base_trained && kind != "unknown")
       to_train += programs.size();
     routing.decisions.push_back(std::move(d));
+  }
+  if (options.route_model) {
+    const Model& candidate = *options.route_model;
+    LIFTX_USER_CHECK(candidate.routes().empty(),
+                     "the route model has routes of its own; a route cannot have routes");
+    LIFTX_USER_CHECK(candidate.profile == base.profile,
+                     "the route model is for profile {}, the base for profile {}",
+                     candidate.profile, base.profile);
+    const std::set<std::string> seen = trained_programs(candidate, "the route model");
+    for (const RouteDecision& d : routing.decisions) {
+      if (d.kept || d.base_trained || d.kind == "unknown")
+        continue;
+      for (const std::string& p : d.programs)
+        LIFTX_USER_CHECK(seen.count(p) == 0,
+                         "the route model trained on {} (kind {}), so its figures on that kind "
+                         "would flatter it; train it without the kind's programs",
+                         p, d.kind);
+    }
   }
 
   size_t trained = 0;
@@ -94,16 +114,22 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
     std::vector<GroupResult> base_groups;
     std::vector<GroupResult> specialist_groups;
     for (const std::string& program : d.programs) {
-      if (options.progress)
-        options.progress(fmt::format("{} ({}), {} of {}", program, d.kind, ++trained, to_train));
       const std::vector<size_t>& held_out = rows_by_program.at(program);
-      std::vector<size_t> rest;
-      for (size_t r = 0; r < data.samples.size(); ++r)
-        if (stencil_of(data.samples[r].program) != program)
-          rest.push_back(r);
-      const Model specialist = train_on(data, rest, options.specialist);
-      for (GroupResult& g : judge(specialist, data, held_out, options.random_orders, 1, 0.95))
-        specialist_groups.push_back(std::move(g));
+      if (options.route_model) {
+        for (GroupResult& g :
+             judge(*options.route_model, data, held_out, options.random_orders, 1, 0.95))
+          specialist_groups.push_back(std::move(g));
+      } else {
+        if (options.progress)
+          options.progress(fmt::format("{} ({}), {} of {}", program, d.kind, ++trained, to_train));
+        std::vector<size_t> rest;
+        for (size_t r = 0; r < data.samples.size(); ++r)
+          if (stencil_of(data.samples[r].program) != program)
+            rest.push_back(r);
+        const Model specialist = train_on(data, rest, options.specialist);
+        for (GroupResult& g : judge(specialist, data, held_out, options.random_orders, 1, 0.95))
+          specialist_groups.push_back(std::move(g));
+      }
       for (GroupResult& g : judge(ranker, data, held_out, options.random_orders, 1, 0.95))
         base_groups.push_back(std::move(g));
     }
@@ -114,33 +140,33 @@ Routing choose_routes(const Model& base_with_routes, const Dataset& data,
   }
 
   routing.model = base;
-  bool any = false;
+  std::vector<std::string> routed_kinds;
   for (const RouteDecision& d : routing.decisions)
-    any = any || d.routed;
-  if (any) {
-    if (options.progress)
-      options.progress("the specialist on all the data");
-    std::vector<size_t> all(data.samples.size());
-    for (size_t r = 0; r < all.size(); ++r)
-      all[r] = r;
-    Model specialist = train_on(data, all, options.specialist);
-    specialist.profile = base.profile;
-    std::set<std::string> programs;
-    int successful = 0;
-    for (const Sample& s : data.samples) {
-      programs.emplace(stencil_of(s.program));
-      successful += s.time_ms.has_value();
-    }
-    specialist.provenance = {
-        {"programs", std::vector<std::string>(programs.begin(), programs.end())},
-        {"samples", successful},
-        {"setting", options.specialist.name}};
-    std::vector<std::string> kinds;
-    for (const RouteDecision& d : routing.decisions)
-      if (d.routed)
-        kinds.push_back(d.kind);
-    routing.model.set_route(kinds, std::move(specialist));
+    if (d.routed)
+      routed_kinds.push_back(d.kind);
+  if (routed_kinds.empty())
+    return routing;
+  if (options.route_model) {
+    routing.model.set_route(routed_kinds, *options.route_model);
+    return routing;
   }
+  if (options.progress)
+    options.progress("the specialist on all the data");
+  std::vector<size_t> all(data.samples.size());
+  for (size_t r = 0; r < all.size(); ++r)
+    all[r] = r;
+  Model specialist = train_on(data, all, options.specialist);
+  specialist.profile = base.profile;
+  std::set<std::string> programs;
+  int successful = 0;
+  for (const Sample& s : data.samples) {
+    programs.emplace(stencil_of(s.program));
+    successful += s.time_ms.has_value();
+  }
+  specialist.provenance = {{"programs", std::vector<std::string>(programs.begin(), programs.end())},
+                           {"samples", successful},
+                           {"setting", options.specialist.name}};
+  routing.model.set_route(routed_kinds, std::move(specialist));
   return routing;
 }
 

@@ -11,6 +11,7 @@
 #include "model/ship_rule.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,10 @@ struct RouteDecision {
   /// The base model was trained on one of them: the kind stays with it, unjudged (its figures on
   /// programs it trained on would flatter it).
   bool base_trained = false;
-  KindSummary base;       ///< the base model on the kind's inputs (when judged)
-  KindSummary specialist; ///< the specialist, each program held out of its training
+  KindSummary base; ///< the base model on the kind's inputs (when judged)
+  /// The specialist, each program held out of its training; or the route model, which never saw
+  /// them (RoutingOptions::route_model).
+  KindSummary specialist;
   bool routed = false;
   /// Why the specialist does not take the kind: the ship rule's lines against the base, or that
   /// it is no better on either figure. Empty when routed or not judged.
@@ -36,7 +39,14 @@ struct RouteDecision {
 
 struct RoutingOptions {
   Setting specialist; ///< what is trained for the routes (its kind, options and columns)
-  ShipRule rule;      ///< a route must pass it against the base on its kind, and be better
+  /// A model trained elsewhere that takes the specialist's place: judged on each judged kind's
+  /// programs as it is (it must not have trained on any of them, so they are unseen by it, as
+  /// held out), and the route as it is where it wins. A bag of boosters retrained on the 2D
+  /// stencils alone ranks 3D stencils differently from both the base and a specialist trained on
+  /// every kind (docs/results.md, "The footprint column trained"); this lets the training data
+  /// choose between them. No specialist is trained when it is set.
+  std::optional<Model> route_model;
+  ShipRule rule; ///< a route must pass it against the base on its kind, and be better
   /// Empty: every kind is judged afresh, from the base without its routes. Otherwise only these
   /// kinds are judged, each against the model that ranks it now (its route, or the base), and the
   /// base keeps every route it has: a kind can be given a route without retraining the others.
@@ -53,9 +63,11 @@ struct Routing {
   Model model;
 };
 
-/// UserError when `base` (or the route that ranks a judged kind) does not list the programs it was
-/// trained on (provenance "programs", as `liftx train` writes it), `data` has no successful
-/// measurement, or a kind of `options.only_kinds` has no program in `data`.
+/// UserError when `base` (or the route that ranks a judged kind, or the route model) does not list
+/// the programs it was trained on (provenance "programs", as `liftx train` writes it), `data` has
+/// no successful measurement, a kind of `options.only_kinds` has no program in `data`, or the
+/// route model has routes of its own, another profile than the base, or trained on a program of a
+/// kind it is judged on.
 Routing choose_routes(const Model& base, const Dataset& data, const RoutingOptions& options);
 
 } // namespace liftx::model

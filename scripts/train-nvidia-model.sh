@@ -19,17 +19,32 @@
 # (`liftx route --add-route`). A retrained base's 2D first picks within 95% move with the
 # boosting seed (3, 1 and 5 of 8 at seeds 1-3 against the shipped base's 6; docs/results.md, "3D
 # stencils at 512³"), so the ship rule refuses most retrained bases: a kind is added this way.
-# Usage: scripts/train-nvidia-model.sh [--add-route KIND ...] [LIFTX] [OUTPUT] [BASELINE]
+# With --route-bag N (only beside --add-route), the route judged for those kinds is not a
+# specialist trained on every kind but the base's recipe retrained on the 2D stencils alone as a
+# bag of N boosters (`--boost-seeds N`): it never saw the judged kinds' programs, so `liftx route
+# --route-model` judges it on them as it is.
+# Usage: scripts/train-nvidia-model.sh [--add-route KIND ...] [--route-bag N] [LIFTX] [OUTPUT]
+#        [BASELINE]
 # (from anywhere; default build/liftx, model/data/nvidia-model.json, and the shipped
 # model/data/nvidia-model.json as the baseline, whatever OUTPUT is: a new file is judged against
 # what ships)
 set -euo pipefail
 add_routes=()
-while [[ $# -gt 0 && $1 == --add-route ]]; do
-  [[ $# -ge 2 ]] || { echo "train-nvidia-model: --add-route needs a kind" >&2; exit 2; }
-  add_routes+=(--add-route "$2")
+route_bag=0
+while [[ $# -gt 0 && ( $1 == --add-route || $1 == --route-bag ) ]]; do
+  [[ $# -ge 2 ]] || { echo "train-nvidia-model: $1 needs a value" >&2; exit 2; }
+  if [[ $1 == --add-route ]]; then
+    add_routes+=(--add-route "$2")
+  else
+    [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "train-nvidia-model: --route-bag needs a count" >&2; exit 2; }
+    route_bag=$2
+  fi
   shift 2
 done
+if [[ $route_bag -gt 0 && ${#add_routes[@]} -eq 0 ]]; then
+  echo "train-nvidia-model: --route-bag judges a route for the kinds of --add-route; name them" >&2
+  exit 2
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 liftx=$(realpath "${1:-$here/build/liftx}")
 out=$(realpath -m "${2:-$here/model/data/nvidia-model.json}")
@@ -37,7 +52,7 @@ baseline=$(realpath "${3:-$here/model/data/nvidia-model.json}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
-               h200-products-local-tiles; do  # data/README.md
+               h200-products-local-tiles h200-3d-512-training; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -49,10 +64,11 @@ declare -A sources=(
   [h200-kinds.db]=$here/model/data/nvidia-kinds.db.xz                     # reductions, products, steps
   [h200-products.db]=$work/h200-product-training/train-products.db.xz    # atb, l1dist; abt, sqdist at K=256
   [h200-products-local.db]=$work/h200-products-local-tiles/train-products-local.db.xz # their local tiles
+  [h200-3d-512.db]=$work/h200-3d-512-training/train-3d-512.db.xz         # 3D training programs at 512³
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
 )
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
-            h200-kinds.db h200-products.db h200-products-local.db suite.db; do
+            h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
@@ -65,8 +81,14 @@ if [[ ${#add_routes[@]} -eq 0 ]]; then
 else
   cp "$baseline" base.json
 fi
-"$liftx" route --base base.json "${add_routes[@]}" "${stencils_2d[@]}" --add-db h200-kinds.db \
-  --add-db h200-products.db --add-db h200-products-local.db "${recipe[@]}" -o candidate.json
+route_model=()
+if [[ $route_bag -gt 0 ]]; then
+  "$liftx" train "${stencils_2d[@]}" "${recipe[@]}" --boost-seeds "$route_bag" -o route-bag.json
+  route_model=(--route-model route-bag.json)
+fi
+"$liftx" route --base base.json "${add_routes[@]}" "${route_model[@]}" "${stencils_2d[@]}" \
+  --add-db h200-kinds.db --add-db h200-products.db --add-db h200-products-local.db \
+  --add-db h200-3d-512.db "${recipe[@]}" -o candidate.json
 status=0
 "$liftx" evaluate --db suite.db --profile nvidia --model candidate.json --baseline "$baseline" ||
   status=$?

@@ -273,3 +273,69 @@ TEST_CASE("a model file keeps its routes; nested routes and another profile are 
   CHECK_THROWS_AS(base.set_route({"product"}, cpu_route), UserError);
   CHECK_THROWS_AS(base.set_route({"product"}, loaded), UserError); // it has routes
 }
+
+TEST_CASE("a route model trained elsewhere is judged as it is and routed only where it wins") {
+  const Dataset data = kinds_data();
+  const Model base = stencil_base(data);
+  // Trained on a program of its own (a reduction's flag and trend) that the data does not hold.
+  Dataset elsewhere;
+  elsewhere.feature_names = kColumns;
+  add_program(elsewhere, "t1", 1, false, 99);
+  std::vector<size_t> all(elsewhere.samples.size());
+  for (size_t r = 0; r < all.size(); ++r)
+    all[r] = r;
+  Model route_model = train_on(elsewhere, all, tree_setting());
+  route_model.profile = "nvidia";
+  route_model.provenance = {{"programs", {"t1"}}};
+
+  RoutingOptions options;
+  options.specialist = tree_setting();
+  options.route_model = route_model;
+  std::vector<std::string> told;
+  options.progress = [&](const std::string& message) { told.push_back(message); };
+  const Routing routing = choose_routes(base, data, options);
+  CHECK(told.empty()); // nothing trained
+
+  // It ranks the reductions as they are; on m1 (a reduction's flag, a stencil's trend) it is
+  // backwards, so the base keeps that kind.
+  const RouteDecision& reductions = decision(routing, "reduction");
+  CHECK(reductions.specialist.inputs == 6);
+  CHECK(reductions.specialist.mean_runs_95 < reductions.base.mean_runs_95);
+  CHECK(reductions.routed);
+  const RouteDecision& multi = decision(routing, "multi_output");
+  CHECK_FALSE(multi.routed);
+  CHECK_FALSE(multi.refusals.empty());
+  REQUIRE(routing.model.routes().size() == 1);
+  CHECK(routing.model.for_kind("reduction").to_json() == route_model.to_json());
+  CHECK(&routing.model.for_kind("multi_output") == &routing.model);
+
+  // Refused: a route model that trained on a judged kind's program, has routes of its own, is
+  // for another profile, or does not say what it trained on.
+  Model seen = route_model;
+  seen.provenance = {{"programs", {"t1", "r2"}}};
+  options.route_model = seen;
+  CHECK_THROWS_WITH_AS(choose_routes(base, data, options),
+                       doctest::Contains("the route model trained on r2 (kind reduction)"),
+                       UserError);
+  // Judging only the multi-output kind, a route model that saw the reductions is fine.
+  options.only_kinds = {"multi_output"};
+  CHECK_NOTHROW(choose_routes(base, data, options));
+  options.only_kinds.clear();
+  Model routed = route_model;
+  routed.set_route({"product"}, route_model);
+  options.route_model = routed;
+  CHECK_THROWS_WITH_AS(choose_routes(base, data, options),
+                       doctest::Contains("the route model has routes of its own"), UserError);
+  Model cpu = route_model;
+  cpu.profile = "cpu";
+  options.route_model = cpu;
+  CHECK_THROWS_WITH_AS(choose_routes(base, data, options),
+                       doctest::Contains("the route model is for profile cpu, the base for "
+                                         "profile nvidia"),
+                       UserError);
+  Model unlisted = route_model;
+  unlisted.provenance = nlohmann::json::object();
+  options.route_model = unlisted;
+  CHECK_THROWS_WITH_AS(choose_routes(base, data, options),
+                       doctest::Contains("the route model does not list the programs"), UserError);
+}
