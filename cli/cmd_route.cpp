@@ -42,10 +42,12 @@ std::string figures(const model::KindSummary& k) {
   return fmt::format("{:.2f} | {} of {}", k.mean_runs_95, k.first_within_95, k.inputs);
 }
 
-void print_decisions(const std::vector<model::RouteDecision>& decisions) {
-  fmt::print("| kind | programs | base: mean runs to 95% | first picks within 95% | specialist, "
-             "held out: mean runs to 95% | first picks within 95% | ranked by |\n"
-             "|---|---|---|---|---|---|---|\n");
+/// `unseen_route`: the specialist is a route model trained elsewhere, judged as it is.
+void print_decisions(const std::vector<model::RouteDecision>& decisions, bool unseen_route) {
+  fmt::print("| kind | programs | base: mean runs to 95% | first picks within 95% | {}: mean "
+             "runs to 95% | first picks within 95% | ranked by |\n"
+             "|---|---|---|---|---|---|---|\n",
+             unseen_route ? "route model, unseen" : "specialist, held out");
   for (const model::RouteDecision& d : decisions) {
     const std::string not_judged =
         d.base_trained || d.kept ? "- | - | - | -" : "- | - | - | - (programs of unknown kind)";
@@ -137,7 +139,7 @@ void add_route_command(CLI::App& app) {
     else
       fmt::print("specialist {} on {} samples, each judged kind's programs held out in turn\n\n",
                  options.specialist.name, loaded.data.samples.size());
-    print_decisions(routing.decisions);
+    print_decisions(routing.decisions, options.route_model.has_value());
     routing.model.save(r->output);
     std::vector<std::string> routed;
     for (const auto& [kind, route] : routing.model.routes())
