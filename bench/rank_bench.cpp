@@ -2,11 +2,15 @@
 // variant stream (rewrite + lowering + code generation of each distinct kernel), static features
 // with one KernelModel per kernel and the model's predictions, streamed in chunks over every core,
 // keeping the 2,000 best. One ranking per process, so that the peak resident memory is its own.
-//   build/rank_bench [model.json] [size] [threads] [top.tsv]
-// Defaults: model/data/nvidia-model.json (profile nvidia), M = N = 4096, one thread per core.
+//   build/rank_bench [model.json] [size] [threads] [top.tsv] [program.lift]
+// Defaults: model/data/nvidia-model.json (profile nvidia), M = N = 4096, one thread per core,
+// stencils/jacobi2d5pt.lift (another program: every size variable takes `size`, as `--size`).
 // top.tsv: every kept variant (rank, index, prediction as an exact hex float, feature row), so
-// that two builds' rankings can be compared byte for byte (`cmp`).
+// that two builds' rankings can be compared byte for byte (`cmp`; `-` writes none).
 // The CPU comparison: build/rank_bench model/data/cpu-model.json 256
+// A space of few launches per kernel (the product: its peak memory is its kernels' models):
+//   build/rank_bench model/data/nvidia-model.json 256 2 - stencils/linalg/mm.lift
+#include "exec/program_binding.hpp"
 #include "explore/rank.hpp"
 #include "ir/parse/parser.hpp"
 #include "model/model.hpp"
@@ -19,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 using namespace liftx;
@@ -44,20 +49,24 @@ int main(int argc, char** argv) {
       argc > 1 ? argv[1] : (source / "model" / "data" / "nvidia-model.json").string();
   const int64_t size = argc > 2 ? std::atol(argv[2]) : 4096;
   const unsigned threads = argc > 3 ? unsigned(std::atoi(argv[3])) : 0;
+  const std::filesystem::path program_path =
+      argc > 5 ? std::filesystem::path(argv[5])
+               : std::filesystem::path("stencils/jacobi2d5pt.lift");
   const model::Model m = model::Model::load(model_path);
-  const ir::Module module = parse::parse_file((source / "stencils" / "jacobi2d5pt.lift").string());
+  const ir::Module module = parse::parse_file(
+      (program_path.is_absolute() ? program_path : source / program_path).string());
 
   explore::RankOptions options;
-  options.sizes = {{"M", size}, {"N", size}};
+  options.sizes = exec::bind_sizes(module.main(), {std::to_string(size)});
   options.threads = threads;
   const auto start = std::chrono::steady_clock::now();
   const explore::RankResult result = explore::rank(module.main(), m, options);
   const double seconds = seconds_since(start);
 
-  fmt::print("rank_bench: jacobi2d5pt, M = N = {}, the whole space, profile {}, model {} ({}, {} "
+  fmt::print("rank_bench: {}, every size {}, the whole space, profile {}, model {} ({}, {} "
              "training points), best {} kept\n",
-             size, m.profile, model_path, model::to_string(m.kind()), m.training_samples(),
-             options.keep);
+             module.main().name, size, m.profile, model_path, model::to_string(m.kind()),
+             m.training_samples(), options.keep);
   fmt::print("| variants ranked | seconds | variants/s | peak RSS (MiB) | threads |\n"
              "|---|---|---|---|---|\n");
   fmt::print("| {} | {:.2f} | {:.0f} | {:.0f} | {} |\n", result.variants, seconds,
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
   fmt::print("best predicted: index {} {} | {} ({:.3f})\n", best.variant.index,
              explore::describe_parameters(best.variant), codegen::describe(best.variant.launch),
              best.predicted);
-  if (argc > 4) {
+  if (argc > 4 && std::string(argv[4]) != "-") {
     // %a prints a double exactly: equal files mean equal rankings, bit for bit.
     std::FILE* out = std::fopen(argv[4], "w");
     if (!out) {

@@ -45,6 +45,11 @@ namespace {
 /// Variants handed to a thread at a time: enough to amortise one model prediction call, few
 /// enough that the chunks in flight stay small next to the space.
 constexpr size_t kChunkRows = 4096;
+/// Kernels a chunk may hold: each holds its lowered program and, once a row needs it, its feature
+/// model (megabytes for a matrix product's unrolled blocks), for as long as the chunk lives. A
+/// space of few launches per kernel (mm: 6 or 7) would otherwise hold hundreds per chunk, and the
+/// chunks in flight gigabytes.
+constexpr size_t kChunkKernels = 64;
 
 /// The kernel of a run of variants: its lowered program (shared with the ranked variants) and its
 /// feature model, built once by whichever thread needs it first (from the kernel the stream
@@ -108,6 +113,7 @@ struct Chunk {
   int64_t first = 0; ///< position in the ranking of the first variant
   std::vector<StreamedVariant> variants;
   std::vector<std::shared_ptr<const VariantRun>> runs; ///< the runs of `variants`
+  size_t kernels = 0; ///< distinct kernels of `runs` (at most kChunkKernels)
 };
 
 /// A ranked row and its position in the ranking order (stream or sample order).
@@ -417,6 +423,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
                                                 generated);
         kernel_index = index_of_kernel;
         run.reset();
+        ++chunk.kernels;
       }
       if (!run || run->strategy != strategy || run->parameters != parameters) {
         run = std::make_shared<const VariantRun>(VariantRun{
@@ -452,14 +459,15 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
       ++total;
       if (options.on_progress && total % kProgressEvery == 0)
         options.on_progress(phase, total);
-      if (chunk.variants.size() < kChunkRows)
+      if (chunk.variants.size() < kChunkRows && chunk.kernels < kChunkKernels)
         return true;
       if (!hand_over(chunk))
         return false;
       chunk = Chunk{total};
       chunk.variants.reserve(kChunkRows);
-      // The run goes on in the next chunk: it holds the run too.
+      // The run goes on in the next chunk: it holds the run and its kernel too.
       chunk.runs.push_back(run);
+      chunk.kernels = 1;
       return true;
     };
     bool pushing = true;
@@ -517,30 +525,28 @@ RankResult rank(const ir::Program& program, const model::Model& routed,
   const unsigned threads = thread_count(options.threads);
   RankResult result;
 
-  // Traffic pruning: a first walk models every variant's traffic (chunks are kChunkRows long,
-  // so chunk.first / kChunkRows numbers them), the second ranks those within the bound.
-  std::vector<std::vector<float>> traffic;
+  // Traffic pruning: a first walk models every variant's traffic, by the chunk's first position
+  // (the stream, and so every chunk, is the same on both walks); the second ranks those within
+  // the bound.
+  std::map<int64_t, std::vector<float>> traffic;
   if (options.prune_traffic > 0) {
     std::mutex mutex;
     const int64_t walked = walk_chunks(program, options, ctx, threads, "modelling traffic",
                                        [&](const Chunk& chunk, RankScratch& scratch, unsigned) {
                                          std::vector<float> values =
                                              chunk_traffic(ctx, chunk, scratch);
-                                         const size_t at = size_t(chunk.first) / kChunkRows;
                                          std::lock_guard lock(mutex);
-                                         if (traffic.size() <= at)
-                                           traffic.resize(at + 1);
-                                         traffic[at] = std::move(values);
+                                         traffic[chunk.first] = std::move(values);
                                        });
     LIFTX_USER_CHECK(walked > 0, "program {} has no variant for these sizes and profile {}",
                      program.name, profile_name);
     float least = std::numeric_limits<float>::infinity();
-    for (const std::vector<float>& chunk : traffic)
+    for (const auto& [first, chunk] : traffic)
       for (float t : chunk)
         least = std::min(least, t);
     result.least_traffic = least;
     result.traffic_bound = options.prune_traffic * least;
-    for (const std::vector<float>& chunk : traffic)
+    for (const auto& [first, chunk] : traffic)
       result.pruned += std::count_if(chunk.begin(), chunk.end(),
                                      [&](float t) { return t > result.traffic_bound; });
   }
@@ -550,7 +556,7 @@ RankResult rank(const ir::Program& program, const model::Model& routed,
       walk_chunks(program, options, ctx, threads, "ranking",
                   [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
                     const std::vector<float>* modelled =
-                        traffic.empty() ? nullptr : &traffic[size_t(chunk.first) / kChunkRows];
+                        traffic.empty() ? nullptr : &traffic.at(chunk.first);
                     rank_chunk(ctx, chunk, tops[thread], scratch, modelled, result.traffic_bound);
                   });
   LIFTX_USER_CHECK(total > 0, "program {} has no variant for these sizes and profile {}",

@@ -252,6 +252,57 @@ TEST_CASE("traffic pruning ranks exactly the variants within F times the least m
   CHECK_THROWS_AS(explore::rank(jacobi(), m, o), UserError);
 }
 
+TEST_CASE("a space of few launches per kernel (a product) ranks alike on any threads, pruned or "
+          "not") {
+  // mm at 16^3: 2,223 variants of about 200 kernels, so chunks end at their kernel bound long
+  // before their row bound, and rows of one kernel straddle chunks.
+  static ir::Module module =
+      parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/stencils/linalg/mm.lift");
+  const ir::Program mm = module.main();
+  const Model m = synthetic_feature_model(Kind::knn);
+  explore::RankOptions o;
+  o.sizes = {{"K", 16}, {"M", 16}, {"N", 16}};
+  o.keep = 0;
+  o.threads = 1;
+  const explore::RankResult all = explore::rank(mm, m, o);
+  REQUIRE(all.variants > 2000);
+  REQUIRE(all.ranked.size() == size_t(all.variants));
+  std::set<int64_t> indices;
+  for (const explore::RankedVariant& r : all.ranked)
+    indices.insert(r.variant.index);
+  CHECK(indices.size() == all.ranked.size()); // each variant ranked once
+  for (unsigned threads : {2u, 3u}) {
+    CAPTURE(threads);
+    o.keep = 100;
+    o.threads = threads;
+    const explore::RankResult top = explore::rank(mm, m, o);
+    CHECK(top.variants == all.variants);
+    REQUIRE(top.ranked.size() == 100);
+    for (size_t i = 0; i < top.ranked.size(); ++i) {
+      CHECK(top.ranked[i].variant.index == all.ranked[i].variant.index);
+      CHECK(top.ranked[i].predicted == all.ranked[i].predicted);
+    }
+  }
+  // Pruned, the kept rows rank as in the whole ranking: the two walks' chunks line up.
+  o.keep = 0;
+  o.threads = 2;
+  o.prune_traffic = 1.5;
+  const explore::RankResult pruned = explore::rank(mm, m, o);
+  CHECK(pruned.pruned > 0);
+  REQUIRE(pruned.ranked.size() + size_t(pruned.pruned) == all.ranked.size());
+  std::set<int64_t> kept;
+  for (const explore::RankedVariant& r : pruned.ranked)
+    kept.insert(r.variant.index);
+  std::vector<int64_t> order;
+  for (const explore::RankedVariant& r : all.ranked)
+    if (kept.contains(r.variant.index))
+      order.push_back(r.variant.index);
+  std::vector<int64_t> pruned_order;
+  for (const explore::RankedVariant& r : pruned.ranked)
+    pruned_order.push_back(r.variant.index);
+  CHECK(pruned_order == order);
+}
+
 TEST_CASE("ranking a sample ranks exactly the variants space::sample draws") {
   explore::RankOptions o;
   o.sizes = {{"M", 16}, {"N", 16}};
