@@ -227,10 +227,10 @@ void Generator::add_loop_end_barrier(size_t loop_record, int dim) {
       loop->body.stmts.push_back({cl::Line{
           fmt::format("liftx_counts[liftx_wi * LIFTX_SLOTS + LIFTX_BARRIER_SLOT({})] += 1;",
                       kernel_.barriers.size())}});
-    std::vector<LoopContext> context = record.enclosing;
+    std::vector<LoopContext> context = record.enclosing.loops();
     // The barrier runs once per iteration of this loop, whose variable it does not need.
     context.push_back({record.primitive, dim, record.kind, arith::Expr(0), record.trip_count});
-    kernel_.barriers.push_back({true, false, std::move(context)});
+    kernel_.barriers.push_back({true, false, LoopNest(std::move(context))});
   }
 }
 

@@ -5,13 +5,23 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace liftx::codegen {
 
-std::vector<LoopContext> Generator::loop_contexts() const {
-  std::vector<LoopContext> out;
-  for (const LoopFrame& f : loops_)
-    out.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
-  return out;
+LoopNest Generator::loop_contexts() const {
+  auto same = [](const LoopFrame& f, const LoopContext& c) {
+    return f.var == c.var && f.trip == c.trip && f.dim == c.dim && f.kind == c.kind &&
+           f.primitive == c.primitive;
+  };
+  if (!std::equal(loops_.begin(), loops_.end(), open_loops_.begin(), open_loops_.end(), same)) {
+    std::vector<LoopContext> loops;
+    loops.reserve(loops_.size());
+    for (const LoopFrame& f : loops_)
+      loops.push_back({f.primitive, f.dim, f.kind, f.var, f.trip});
+    open_loops_ = LoopNest(std::move(loops));
+  }
+  return open_loops_;
 }
 
 void Generator::record_access(MemoryAccess access) {

@@ -153,7 +153,9 @@ private:
   void declare_aligned_local_arrays();
 
   // ---- gen_records.cpp
-  std::vector<LoopContext> loop_contexts() const;
+  /// The loops now open, as records keep them: the same nest as the previous call while they are
+  /// the same loops.
+  LoopNest loop_contexts() const;
   void record_access(MemoryAccess access);
   void record_loads(const ScalarValue& v);
   void emit_barrier(bool local_fence, bool global_fence);
@@ -311,6 +313,7 @@ private:
   std::vector<cl::Block*> blocks_;          ///< where emit() appends: innermost last
   std::unordered_map<uint64_t, Value> env_; ///< parameter id -> value
   std::vector<LoopFrame> loops_;
+  mutable LoopNest open_loops_;             ///< loop_contexts()'s last answer
   std::optional<AddressSpace> write_space_; ///< set by toGlobal/toLocal/toPrivate
   /// Local buffers of a constant size: those that an aligned vector read needs become arrays
   /// declared in the kernel (Kernel::local_arrays), aligned, at assembly.

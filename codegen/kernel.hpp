@@ -67,13 +67,39 @@ struct LoopContext {
   arith::Expr trip; ///< iterations over all threads sharing the loop
 };
 
+/// The loops enclosing a statement, outermost first. Immutable and shared: every record made
+/// inside the same loops holds the same nest (an unrolled matrix-product block makes thousands of
+/// accesses inside one), so recording one costs a reference count, not a copy of its loops.
+class LoopNest {
+public:
+  LoopNest() : loops_(empty_loops()) {}
+  explicit LoopNest(std::vector<LoopContext> loops)
+      : loops_(std::make_shared<const std::vector<LoopContext>>(std::move(loops))) {}
+  const std::vector<LoopContext>& loops() const { return *loops_; }
+  operator const std::vector<LoopContext>&() const { return *loops_; } // NOLINT(implicit)
+  auto begin() const { return loops_->begin(); }
+  auto end() const { return loops_->end(); }
+  size_t size() const { return loops_->size(); }
+  bool empty() const { return loops_->empty(); }
+  const LoopContext& operator[](size_t k) const { return (*loops_)[k]; }
+  const LoopContext& front() const { return loops_->front(); }
+  const LoopContext& back() const { return loops_->back(); }
+
+private:
+  static const std::shared_ptr<const std::vector<LoopContext>>& empty_loops() {
+    static const auto none = std::make_shared<const std::vector<LoopContext>>();
+    return none;
+  }
+  std::shared_ptr<const std::vector<LoopContext>> loops_;
+};
+
 /// How one map/reduction of the program became code (in emission order).
 struct LoopRecord {
   std::string primitive; ///< "mapGlb0", "mapLcl1", "mapSeq", "reduceSeq", ...
   cl::LoopKind kind;
   arith::Expr trip_count; ///< iterations of the map over all threads
   SourceLoc loc;
-  std::vector<LoopContext> enclosing; ///< the loops around it, outermost first
+  LoopNest enclosing; ///< the loops around it, outermost first
 };
 
 /// One element read or written in an array in memory, once per execution of its statement.
@@ -83,7 +109,7 @@ struct MemoryAccess {
   arith::Expr index; ///< element index in the buffer, over loop variables and sizes
   ir::ScalarKind kind = ir::ScalarKind::Float;
   bool is_store = false;
-  std::vector<LoopContext> loops; ///< enclosing loops, outermost first
+  LoopNest loops; ///< enclosing loops, outermost first
   /// Elements moved by this one access: 1, or the width of a vector load/store (index is the
   /// first element's).
   int width = 1;
@@ -92,13 +118,13 @@ struct MemoryAccess {
 struct BarrierRecord {
   bool local_fence = true;
   bool global_fence = false;
-  std::vector<LoopContext> loops;
+  LoopNest loops;
 };
 
 /// One call of a user function in the kernel's statements (for operation counts).
 struct CallRecord {
   ir::UserFunPtr fun;
-  std::vector<LoopContext> loops;
+  LoopNest loops;
 };
 
 /// Counters of an instrumented kernel (Options::instrument): two more global int buffers follow
