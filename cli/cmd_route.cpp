@@ -119,10 +119,8 @@ void add_route_command(CLI::App& app) {
     options.specialist.features = o->columns(loaded.data.feature_names);
     options.rule.tolerance = r->tolerance;
     options.only_kinds = r->add_route;
-    if (!r->route_model.empty()) {
+    if (!r->route_model.empty())
       options.route_model = model::Model::load(r->route_model);
-      options.specialist.name = r->route_model;
-    }
     const auto step = step_lines("route", r->quiet);
     if (step)
       options.progress = [step](const std::string& message) { step("training " + message); };
@@ -133,7 +131,7 @@ void add_route_command(CLI::App& app) {
                                     : fmt::format("; its routes kept, only {} judged",
                                                   fmt::join(r->add_route, ", ")));
     if (options.route_model)
-      fmt::print("specialist {} ({}), trained elsewhere on {} programs, none of a judged kind\n\n",
+      fmt::print("route     {} ({}), trained elsewhere on {} programs, none of a judged kind\n\n",
                  r->route_model, model::to_string(options.route_model->kind()),
                  options.route_model->provenance["programs"].size());
     else
