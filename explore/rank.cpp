@@ -113,7 +113,7 @@ struct Chunk {
   int64_t first = 0; ///< position in the ranking of the first variant
   std::vector<StreamedVariant> variants;
   std::vector<std::shared_ptr<const VariantRun>> runs; ///< the runs of `variants`
-  size_t kernels = 0; ///< distinct kernels of `runs` (at most kChunkKernels)
+  size_t kernels = 0; ///< kernels entered so far: the chunk is handed over at kChunkKernels
 };
 
 /// A ranked row and its position in the ranking order (stream or sample order).
