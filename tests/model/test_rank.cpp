@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <utility>
 
 using namespace liftx;
 using namespace liftx::model;
@@ -73,6 +74,53 @@ explore::RankOptions every_row_of_jacobi_32(int64_t variants) {
   o.keep = 0;
   o.threads = 2;
   return o;
+}
+
+/// Checks that `pruned` (the same ranking as `all`, with RankOptions::prune_traffic `factor`)
+/// keeps exactly the rows of `all` whose modelled traffic, from a fresh analysis of each kernel
+/// (generated once per kernel, not the ranking's cached models), is at most `factor` times the
+/// least, and ranks them in `all`'s order.
+void check_pruned_by_fresh_traffic(const explore::RankResult& all,
+                                   const explore::RankResult& pruned, double factor,
+                                   const Sizes& sizes) {
+  const target::DeviceProfile profile = runtime::named_profile("cpu");
+  std::map<std::pair<int64_t, bool>, codegen::Kernel> kernels;
+  std::map<int64_t, float> traffic; // by variant index, as ranking stores it
+  float least = std::numeric_limits<float>::infinity();
+  for (const explore::RankedVariant& r : all.ranked) {
+    const bool tied = r.variant.launch.tied;
+    auto kernel = kernels.find({r.variant.kernel_index, tied});
+    if (kernel == kernels.end())
+      kernel = kernels
+                   .emplace(std::pair{r.variant.kernel_index, tied},
+                            codegen::generate(*r.program, codegen::Options{tied}))
+                   .first;
+    const float t = float(features::modelled_traffic_per_byte(
+        features::compute(kernel->second, r.variant.launch, sizes, profile), profile.throughput()));
+    traffic[r.variant.index] = t;
+    least = std::min(least, t);
+  }
+  CHECK(pruned.variants == all.variants);
+  CHECK(pruned.least_traffic == doctest::Approx(least));
+  std::set<int64_t> expected, got;
+  for (const auto& [index, t] : traffic)
+    if (t <= factor * double(least))
+      expected.insert(index);
+  for (const explore::RankedVariant& r : pruned.ranked)
+    got.insert(r.variant.index);
+  CHECK(got == expected);
+  CHECK(pruned.pruned == all.variants - int64_t(expected.size()));
+  CHECK(pruned.pruned > 0);
+  CHECK_FALSE(expected.empty());
+  // The kept rows rank as they do in the whole ranking (same order).
+  std::vector<int64_t> order;
+  for (const explore::RankedVariant& r : all.ranked)
+    if (expected.contains(r.variant.index))
+      order.push_back(r.variant.index);
+  std::vector<int64_t> pruned_order;
+  for (const explore::RankedVariant& r : pruned.ranked)
+    pruned_order.push_back(r.variant.index);
+  CHECK(pruned_order == order);
 }
 
 } // namespace
@@ -214,39 +262,8 @@ TEST_CASE("traffic pruning ranks exactly the variants within F times the least m
   const Model m = synthetic_feature_model(Kind::knn);
   const explore::RankResult all = explore::rank(jacobi(), m, o);
   REQUIRE(all.ranked.size() == 5000);
-  const target::DeviceProfile profile = runtime::named_profile("cpu");
-  const Sizes& sizes = o.sizes;
-  std::map<int64_t, float> traffic; // by variant index, as ranking stores it
-  float least = std::numeric_limits<float>::infinity();
-  for (const explore::RankedVariant& r : all.ranked) {
-    const float t = float(features::modelled_traffic_per_byte(fresh_features(r, sizes, profile),
-                                                              profile.throughput()));
-    traffic[r.variant.index] = t;
-    least = std::min(least, t);
-  }
   o.prune_traffic = 2;
-  const explore::RankResult pruned = explore::rank(jacobi(), m, o);
-  CHECK(pruned.variants == 5000);
-  CHECK(pruned.least_traffic == doctest::Approx(least));
-  std::set<int64_t> expected, got;
-  for (const auto& [index, t] : traffic)
-    if (t <= 2 * double(least))
-      expected.insert(index);
-  for (const explore::RankedVariant& r : pruned.ranked)
-    got.insert(r.variant.index);
-  CHECK(got == expected);
-  CHECK(pruned.pruned == 5000 - int64_t(expected.size()));
-  CHECK(pruned.pruned > 0);
-  CHECK_FALSE(expected.empty());
-  // The kept rows rank as they do in the whole ranking (same order, same predictions).
-  std::vector<int64_t> order;
-  for (const explore::RankedVariant& r : all.ranked)
-    if (expected.contains(r.variant.index))
-      order.push_back(r.variant.index);
-  std::vector<int64_t> pruned_order;
-  for (const explore::RankedVariant& r : pruned.ranked)
-    pruned_order.push_back(r.variant.index);
-  CHECK(pruned_order == order);
+  check_pruned_by_fresh_traffic(all, explore::rank(jacobi(), m, o), 2, o.sizes);
 
   o.prune_traffic = 0.5; // below the least: nothing could be kept
   CHECK_THROWS_AS(explore::rank(jacobi(), m, o), UserError);
@@ -283,24 +300,12 @@ TEST_CASE("a space of few launches per kernel (a product) ranks alike on any thr
       CHECK(top.ranked[i].predicted == all.ranked[i].predicted);
     }
   }
-  // Pruned, the kept rows rank as in the whole ranking: the two walks' chunks line up.
+  // Pruned, exactly the rows within the bound are kept, in the whole ranking's order: the two
+  // walks' chunks line up.
   o.keep = 0;
   o.threads = 2;
   o.prune_traffic = 1.5;
-  const explore::RankResult pruned = explore::rank(mm, m, o);
-  CHECK(pruned.pruned > 0);
-  REQUIRE(pruned.ranked.size() + size_t(pruned.pruned) == all.ranked.size());
-  std::set<int64_t> kept;
-  for (const explore::RankedVariant& r : pruned.ranked)
-    kept.insert(r.variant.index);
-  std::vector<int64_t> order;
-  for (const explore::RankedVariant& r : all.ranked)
-    if (kept.contains(r.variant.index))
-      order.push_back(r.variant.index);
-  std::vector<int64_t> pruned_order;
-  for (const explore::RankedVariant& r : pruned.ranked)
-    pruned_order.push_back(r.variant.index);
-  CHECK(pruned_order == order);
+  check_pruned_by_fresh_traffic(all, explore::rank(mm, m, o), 1.5, o.sizes);
 }
 
 TEST_CASE("ranking a sample ranks exactly the variants space::sample draws") {
