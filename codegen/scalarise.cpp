@@ -4,16 +4,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 namespace liftx::codegen::cl {
 
 namespace {
 
 bool is_ident(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /// One use `name[k]` of an array in a text: where it starts, its length, and k's digits.
@@ -81,19 +82,51 @@ void collect_declarations(Block& block, std::vector<Stmt*>& out) {
 std::vector<std::string> scalarise_private_arrays(Block& body) {
   std::vector<Stmt*> declarations;
   collect_declarations(body, declarations);
+  if (declarations.empty())
+    return {};
+  // Which texts name which arrays, found in one pass: an array's uses are looked for only in
+  // the texts that name it, not in the whole kernel once per array.
+  std::vector<std::string> names;
+  names.reserve(declarations.size()); // the views below point into it
+  for (Stmt* stmt : declarations)
+    names.push_back(std::get<ArrayDecl>(stmt->node).name);
+  std::unordered_map<std::string_view, std::vector<size_t>> naming;
+  for (const std::string& name : names)
+    naming.emplace(name, std::vector<size_t>{});
+  std::vector<std::string*> texts;
+  for_each_text(body, [&](std::string& text) { texts.push_back(&text); });
+  auto index_names = [&](size_t t) {
+    const std::string_view text = *texts[t];
+    for (size_t at = 0; at < text.size();) {
+      if (!is_ident(text[at])) {
+        ++at;
+        continue;
+      }
+      const size_t start = at;
+      while (at < text.size() && is_ident(text[at]))
+        ++at;
+      const auto named = naming.find(text.substr(start, at - start));
+      if (named != naming.end() && (named->second.empty() || named->second.back() != t))
+        named->second.push_back(t);
+    }
+  };
+  for (size_t t = 0; t < texts.size(); ++t)
+    index_names(t);
   std::vector<std::string> scalarised;
   for (Stmt* stmt : declarations) {
     const ArrayDecl decl = std::get<ArrayDecl>(stmt->node);
-    bool constant = true;
-    for_each_text(body, [&](std::string& text) {
-      constant = constant && constant_uses(text, decl.name).has_value();
+    // A copy: a rewritten text is indexed again (a scalar's name may be another array's).
+    const std::vector<size_t> uses_in = naming.at(decl.name);
+    const bool constant = std::all_of(uses_in.begin(), uses_in.end(), [&](size_t t) {
+      return constant_uses(*texts[t], decl.name).has_value();
     });
     if (!constant)
       continue;
-    for_each_text(body, [&](std::string& text) {
+    for (size_t t : uses_in) {
+      std::string& text = *texts[t];
       const std::vector<Use> uses = *constant_uses(text, decl.name);
       if (uses.empty())
-        return;
+        continue;
       std::string rebuilt;
       size_t copied = 0;
       for (const Use& use : uses) {
@@ -103,11 +136,15 @@ std::vector<std::string> scalarise_private_arrays(Block& body) {
       }
       rebuilt.append(text, copied, std::string::npos);
       text = std::move(rebuilt);
-    });
+      index_names(t);
+    }
     std::string line = fmt::format("{} {}_0", decl.type, decl.name);
     for (int64_t k = 1; k < decl.count; ++k)
       line += fmt::format(", {}_{}", decl.name, k);
     stmt->node = Line{line + ";"};
+    // The declaration is a text now, as the scalars' other uses are.
+    texts.push_back(&std::get<Line>(stmt->node).text);
+    index_names(texts.size() - 1);
     scalarised.push_back(decl.name);
   }
   return scalarised;

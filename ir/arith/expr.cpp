@@ -1,6 +1,8 @@
 /// Interning, hashing, structural order, checked rationals and the leaf constructors.
 #include "ir/arith/simplify_internal.hpp"
 
+#include <array>
+#include <atomic>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -211,12 +213,34 @@ Expr intern(Node n) {
   return Expr(stored);
 }
 
+namespace {
+/// Integers kSmallLowest .. kSmallLowest + kSmallIntegers - 1, interned on first use. Code
+/// generation makes the same small constants millions of times (indices, unrolled iterations,
+/// offsets); each find in the table would build a node, hash it and take the table's lock.
+constexpr int64_t kSmallLowest = -4096;
+constexpr int64_t kSmallIntegers = int64_t(1) << 16;
+std::array<std::atomic<const Node*>, kSmallIntegers>& small_integers() {
+  static auto* cache = new std::array<std::atomic<const Node*>, kSmallIntegers>{};
+  return *cache;
+}
+} // namespace
+
 Expr make_cst(Rational r) {
   if (r.num == 1 && r.den == 1)
     return Expr(one_node());
+  const bool small = r.den == 1 && r.num >= kSmallLowest && r.num < kSmallLowest + kSmallIntegers;
+  std::atomic<const Node*>* slot =
+      small ? &small_integers()[size_t(r.num - kSmallLowest)] : nullptr;
+  // Threads that both miss intern the same node: either store leaves the slot right.
+  if (slot)
+    if (const Node* cached = slot->load(std::memory_order_acquire))
+      return Expr(cached);
   Node n = blank_node(Kind::Cst);
   n.value = r;
-  return intern(std::move(n));
+  Expr made = intern(std::move(n));
+  if (slot)
+    slot->store(made.get(), std::memory_order_release);
+  return made;
 }
 
 namespace {

@@ -1,6 +1,9 @@
 /// to_string, parse, to_c, evaluate, substitute, free_vars, interning.
 #include "arith_test_env.hpp"
 
+#include <thread>
+#include <vector>
+
 using namespace liftx::arith;
 using namespace liftx::arith::testing;
 
@@ -216,4 +219,27 @@ TEST_CASE("interning: equal construction gives the same node") {
   CHECK_FALSE(rational(1, 2).as_constant().has_value());
   CHECK(size_var("N").node().range.start == Expr(1));
   CHECK_THROWS_AS(var(""), liftx::UserError);
+}
+
+TEST_CASE("interning: constants made at once on several threads are one node each") {
+  // Small integers are kept after their first interning; threads that race to make one must
+  // still agree with each other and with the table, on both sides of the kept range.
+  const std::vector<int64_t> values{-5000, -4097, -4096, -1,    0,     1,
+                                    2,     7,     4096,  61439, 61440, 1 << 20};
+  std::vector<std::vector<const Node*>> made(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < made.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int64_t v : values)
+        made[t].push_back(Expr(v).get());
+    });
+  for (std::thread& thread : threads)
+    thread.join();
+  for (size_t i = 0; i < values.size(); ++i) {
+    CAPTURE(values[i]);
+    CHECK(Expr(values[i]).as_constant() == values[i]);
+    for (const std::vector<const Node*>& nodes : made)
+      CHECK(nodes[i] == Expr(values[i]).get());
+    CHECK(rational(values[i] * 3, 3).get() == Expr(values[i]).get());
+  }
 }

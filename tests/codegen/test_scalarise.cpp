@@ -108,6 +108,23 @@ TEST_CASE("scalarisation matches whole identifiers and decides per array") {
                   "// p is read at p[i] here\n");
 }
 
+TEST_CASE("scalarisation sees the scalars an earlier array became, declarations included") {
+  // p becomes p_0 and p_1; p_1 the array is then named bare in that declaration, so it stays an
+  // array, as a pass over the whole kernel per array would decide.
+  Scalarised r = scalarise({
+      array("p", 2),
+      array("p_1", 2),
+      line("out[0] = p[0] + p_1[1];"),
+  });
+  CHECK(r.names == std::vector<std::string>{"p"});
+  CHECK(r.text == "float p_0, p_1;\n"
+                  "float p_1[2];\n"
+                  "out[0] = p_0 + p_1[1];\n");
+  // Without the clash both become scalars.
+  Scalarised apart = scalarise({array("p", 2), array("q", 2), line("out[0] = p[0] + q[1];")});
+  CHECK(apart.names == std::vector<std::string>{"p", "q"});
+}
+
 TEST_CASE("generated kernels: unrolled private arrays are scalars, iterate's buffers stay arrays") {
   auto generate = [](const std::string& name) {
     ir::Module m = parse::parse_file(std::string(LIFTX_SOURCE_DIR) + "/tests/codegen/programs/" +
