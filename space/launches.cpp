@@ -3,9 +3,26 @@
 #include "support/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 namespace liftx::space {
+
+namespace {
+
+/// Per dimension: the kernel maps work-groups over it (mapWrg) but not work-items (no mapLcl).
+std::array<bool, 3> groups_without_work_items(const codegen::Kernel& k) {
+  std::array<bool, 3> wrg{}, lcl{};
+  for (const codegen::LoopRecord& loop : k.loops)
+    for (int d = 0; d < 3; ++d) {
+      const std::string dim = std::to_string(d);
+      wrg[size_t(d)] = wrg[size_t(d)] || loop.primitive == "mapWrg" + dim;
+      lcl[size_t(d)] = lcl[size_t(d)] || loop.primitive == "mapLcl" + dim;
+    }
+  return {wrg[0] && !lcl[0], wrg[1] && !lcl[1], wrg[2] && !lcl[2]};
+}
+
+} // namespace
 
 std::optional<codegen::Kernel> VariantStream::State::generate(const ir::Program& p, bool tied) {
   try {
@@ -35,6 +52,9 @@ VariantStream::State::launches(const codegen::Kernel& k, bool tied,
   int dims = std::clamp(k.launch.dims, 1, 3);
   int64_t local_bytes = rewrite::evaluate_or(k.local_bytes(), options.sizes, 0);
   std::array<std::vector<int64_t>, 3> globals, locals_fixed;
+  // A dimension whose work-groups split the work (mapWrg) but whose work-items do not (no
+  // mapLcl): more than one work-item along it would repeat the group's work.
+  const std::array<bool, 3> repeated_by_work_items = groups_without_work_items(k);
   for (int d = 0; d < dims; ++d) {
     if (tied) {
       globals[d] = {k.launch.global[d] ? rewrite::evaluate_or(*k.launch.global[d], options.sizes, 1)
@@ -78,6 +98,10 @@ VariantStream::State::launches(const codegen::Kernel& k, bool tied,
         if (l.global[d] % p == 0)
           options_d.push_back(p);
     for (int64_t v : options_d) {
+      if (v > 1 && repeated_by_work_items[size_t(d)]) {
+        reject("work-items would repeat their group's work");
+        continue;
+      }
       l.local[d] = v;
       choose_local(d + 1, l);
     }

@@ -477,6 +477,22 @@ TEST_CASE("shared streams are in the space only when asked for, and verify") {
     CHECK(v.parameters.at("stream") == 1);
   }
   CHECK(degrees == std::set<int64_t>{2, 3, 4, 5});
+  // A row's points are the work-items' (mapLcl0); the rows are the group's (no mapLcl1): more
+  // work-items along y would each compute the whole column again, so there are none.
+  bool free_launch = false;
+  for (const space::Variant& v : shared) {
+    CAPTURE(v.index);
+    CHECK(v.launch.local[1] == 1);
+    free_launch = free_launch || !v.launch.tied;
+  }
+  CHECK(free_launch);
+  // Where the work-items do split y (mapLcl1: the register pipelines), free launches still give
+  // them rows.
+  bool several_rows = false;
+  for (const space::Variant& v : fused_variants(program, o))
+    several_rows = several_rows ||
+                   (v.parameters.count("shared") == 0 && !v.launch.tied && v.launch.local[1] > 1);
+  CHECK(several_rows);
   // Tied and free launches of a sample, a remainder launch wherever five steps do not divide.
   for (size_t i = 0; i < shared.size();
        i += std::max<size_t>(1, shared.size() / test::verified_sample(4))) {
