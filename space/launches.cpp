@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <exception>
 #include <functional>
+#include <utility>
 
 namespace liftx::space {
 
@@ -24,20 +27,36 @@ std::array<bool, 3> groups_without_work_items(const codegen::Kernel& k) {
 
 } // namespace
 
-std::optional<codegen::Kernel> VariantStream::State::generate(const ir::Program& p, bool tied) {
+VariantStream::State::Generated VariantStream::State::generate_kernel(const ir::Program& p,
+                                                                      bool tied, bool source) {
+  Generated g;
   try {
     codegen::Options o;
     o.tie_threads_to_lengths = tied;
-    o.source = options.kernel_source;
-    return codegen::generate(p, o);
+    o.source = source;
+    g.kernel = codegen::generate(p, o);
   } catch (const UserError& e) {
-    reject("codegen refused: " + first_words(e.message(), 4));
+    g.rejection = "codegen refused: " + first_words(e.message(), 4);
   } catch (const NotImplemented& e) {
-    reject("codegen not implemented: " + first_words(e.what(), 6));
+    g.rejection = "codegen not implemented: " + first_words(e.what(), 6);
   } catch (const InternalError& e) {
-    reject("codegen internal error: " + first_words(e.what(), 6));
+    g.rejection = "codegen internal error: " + first_words(e.what(), 6);
+  } catch (...) {
+    g.error = std::current_exception();
   }
-  return std::nullopt;
+  return g;
+}
+
+void VariantStream::State::generate(Lowered& item) const {
+  const auto start = std::chrono::steady_clock::now();
+  item.tied = generate_kernel(item.program, true, options.kernel_source);
+  const bool kept = item.tied.kernel &&
+                    item.tied.kernel->live_private_bytes() <= options.device.private_memory_bytes;
+  if (kept && options.free_threads && item.free_threads)
+    item.free = generate_kernel(item.program, false, options.kernel_source);
+  item.generate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  item.generated = true;
 }
 
 std::vector<Launch>
@@ -137,23 +156,35 @@ void VariantStream::State::queue_lowered(const ir::Program& p, const std::string
     reject("duplicate lowered program");
     return;
   }
+  lowered.push_back(Lowered{p, strategy, std::move(params), free_threads,
+                            std::exchange(lowering_counts, SpaceCounts{})});
+}
+
+void VariantStream::State::process_lowered(Lowered& item) {
+  add_counts(counts, item.lowering_counts);
   ++counts.lowered_programs;
-  auto tied = generate(p, true);
-  if (!tied)
+  generating_seconds += item.generate_seconds;
+  ++generated_programs;
+  if (item.tied.error)
+    std::rethrow_exception(item.tied.error);
+  if (!item.tied.kernel) {
+    reject(item.tied.rejection);
     return;
-  if (tied->live_private_bytes() > options.device.private_memory_bytes) {
+  }
+  if (item.tied.kernel->live_private_bytes() > options.device.private_memory_bytes) {
     reject("private memory over limit");
     return;
   }
   ++counts.kernels;
   std::array<int64_t, 3> lengths{1, 1, 1};
   std::array<int64_t, 3> tied_locals{0, 0, 0};
-  const int tied_dims = std::clamp(tied->launch.dims, 1, 3);
+  const codegen::Kernel& tied = *item.tied.kernel;
+  const int tied_dims = std::clamp(tied.launch.dims, 1, 3);
   for (int d = 0; d < tied_dims; ++d) {
-    if (tied->launch.global[d])
-      lengths[d] = rewrite::evaluate_or(*tied->launch.global[d], options.sizes, 1);
-    if (tied->launch.local[d])
-      tied_locals[d] = rewrite::evaluate_or(*tied->launch.local[d], options.sizes, 0);
+    if (tied.launch.global[d])
+      lengths[d] = rewrite::evaluate_or(*tied.launch.global[d], options.sizes, 1);
+    if (tied.launch.local[d])
+      tied_locals[d] = rewrite::evaluate_or(*tied.launch.local[d], options.sizes, 0);
   }
   auto queue_kernel = [&](codegen::Kernel k, bool is_tied) {
     // A free-thread kernel of other dimensions has no tied twin.
@@ -164,15 +195,19 @@ void VariantStream::State::queue_lowered(const ir::Program& p, const std::string
       return;
     if (options.kernel_source && sources.insert(k.source).second)
       ++counts.distinct_sources;
-    pending.push_back(Pending{p, strategy, params,
+    pending.push_back(Pending{item.program, item.strategy, item.parameters,
                               std::make_shared<const codegen::Kernel>(std::move(k)),
                               std::move(kernel_launches), 0, counts.kernels - 1});
   };
-  queue_kernel(std::move(*tied), true);
-  if (options.free_threads && free_threads) {
-    if (auto free = generate(p, false)) {
+  queue_kernel(std::move(*item.tied.kernel), true);
+  if (options.free_threads && item.free_threads) {
+    if (item.free.error)
+      std::rethrow_exception(item.free.error);
+    if (item.free.kernel) {
       ++counts.kernels;
-      queue_kernel(std::move(*free), false);
+      queue_kernel(std::move(*item.free.kernel), false);
+    } else {
+      reject(item.free.rejection);
     }
   }
 }

@@ -95,6 +95,11 @@ struct SpaceOptions {
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`
   /// stays 0.
   bool kernel_source = true;
+  /// Threads that generate kernels: lowering runs a batch of programs ahead of code generation
+  /// and the batch's kernels are generated at once. 0: one per core where the kernels generated
+  /// so far took 2 ms or more each (a product's), else one. The stream, its counts read between
+  /// variants included, is the same on any number of threads.
+  unsigned threads = 0;
 };
 
 /// Counters of the stream so far (all of them, after the stream is exhausted).
@@ -108,8 +113,9 @@ struct SpaceCounts {
   std::map<std::string, int64_t> rejections;   ///< reason -> count
 };
 
-/// The lazy stream of variants. `next` does only the work needed for one more variant: a
-/// high-level program is expanded, lowered and generated only when the stream reaches it.
+/// The lazy stream of variants. `next` does little more than the work needed for one more
+/// variant: a high-level program is expanded and lowered only when the stream reaches it, and
+/// kernels are generated a batch of lowered programs ahead (SpaceOptions::threads).
 /// The variants of one kernel in stream order: what they share, held once, and their launches.
 /// Variant `first_index + i` is this kernel with `launches[i]`.
 struct KernelVariants {

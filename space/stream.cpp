@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <functional>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 namespace liftx::space {
 
@@ -279,38 +282,95 @@ bool VariantStream::State::fill_pending() {
       pending.pop_front();
       continue;
     }
-    if (current && strategy_pos < strategies.size()) {
-      lower_next();
-      continue;
+    if (lowered.empty() && lowering_error)
+      std::rethrow_exception(std::exchange(lowering_error, nullptr));
+    if (lowered.empty() && !lower_more()) {
+      add_counts(counts, std::exchange(lowering_counts, SpaceCounts{}));
+      return false;
     }
-    if (queue.empty()) {
-      current.reset();
-      if (!temporal.empty()) {
-        lower_next_temporal();
-        continue;
-      }
-      if (!reductions.empty()) {
-        lower_next_reduction();
-        continue;
-      }
-      if (!products.empty()) {
-        lower_next_product();
-        continue;
-      }
-      if (!local_tilings.empty()) {
-        lower_next_local_tiling();
-        continue;
-      }
-      if (vector_products.empty())
-        return false;
+    if (lowered.empty())
+      continue;
+    if (!lowered.front().generated)
+      generate_batch();
+    Lowered item = std::move(lowered.front());
+    lowered.pop_front();
+    process_lowered(item);
+  }
+}
+
+bool VariantStream::State::lower_more() {
+  // What lowering rejects is the next lowered program's to count (Lowered::lowering_counts).
+  tally = &lowering_counts;
+  struct Restore {
+    SpaceCounts*& tally;
+    SpaceCounts* counts;
+    ~Restore() { tally = counts; }
+  } restore{tally, &counts};
+  if (current && strategy_pos < strategies.size()) {
+    lower_next();
+    return true;
+  }
+  if (queue.empty()) {
+    current.reset();
+    if (!temporal.empty())
+      lower_next_temporal();
+    else if (!reductions.empty())
+      lower_next_reduction();
+    else if (!products.empty())
+      lower_next_product();
+    else if (!local_tilings.empty())
+      lower_next_local_tiling();
+    else if (!vector_products.empty())
       lower_next_vector_product();
-      continue;
+    else
+      return false;
+    return true;
+  }
+  current = std::move(queue.front());
+  queue.pop_front();
+  strategy_pos = 0;
+  ++lowering_counts.high_level_programs;
+  expand(*current);
+  return true;
+}
+
+void VariantStream::State::generate_batch() {
+  // Unless told how many, threads are used only where kernels take long to generate (a
+  // product's: 10-20 ms each on the 2-core VM): a stencil's take under a millisecond, and more
+  // threads then mostly wait on the arithmetic's shared tables while the consumer's threads (a
+  // ranking's) lose their cores.
+  constexpr int64_t kProbePrograms = 16;
+  constexpr double kParallelSeconds = 0.002;
+  const bool slow = generated_programs >= kProbePrograms &&
+                    generating_seconds >= kParallelSeconds * double(generated_programs);
+  const unsigned threads = options.threads > 0 ? options.threads
+                           : slow              ? std::max(1u, std::thread::hardware_concurrency())
+                                               : 1u;
+  // Enough programs that each thread has a few, few enough that the stream stays close to its
+  // consumer.
+  const size_t batch = threads > 1 ? 4 * size_t(threads) : 1;
+  // What lowering ahead throws is thrown where the stream reaches it, after the programs
+  // lowered before it.
+  try {
+    while (!lowering_error && lowered.size() < batch && lower_more()) {
     }
-    current = std::move(queue.front());
-    queue.pop_front();
-    strategy_pos = 0;
-    ++counts.high_level_programs;
-    expand(*current);
+  } catch (...) {
+    lowering_error = std::current_exception();
+  }
+  std::vector<Lowered*> todo;
+  for (Lowered& item : lowered)
+    if (!item.generated)
+      todo.push_back(&item);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < todo.size(); i = next++)
+      generate(*todo[i]);
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (unsigned t = 1; t < threads && t < todo.size(); ++t)
+      helpers.emplace_back(work);
+    work();
   }
 }
 

@@ -10,6 +10,7 @@
 #include "rewrite/walk.hpp"
 
 #include <deque>
+#include <exception>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +46,19 @@ struct RuleInstance {
   std::map<std::string, int64_t> parameters;
   int64_t split = 0; ///< split-join factor (checked against the site's length)
 };
+
+/// Adds `more`'s counters to `into`'s.
+inline void add_counts(SpaceCounts& into, const SpaceCounts& more) {
+  into.variants += more.variants;
+  into.high_level_programs += more.high_level_programs;
+  into.lowered_programs += more.lowered_programs;
+  into.kernels += more.kernels;
+  into.distinct_sources += more.distinct_sources;
+  for (const auto& [strategy, n] : more.per_strategy)
+    into.per_strategy[strategy] += n;
+  for (const auto& [reason, n] : more.rejections)
+    into.rejections[reason] += n;
+}
 
 /// First words of a message, as a rejection reason.
 std::string first_words(std::string text, int words);
@@ -94,7 +108,38 @@ struct VariantStream::State {
   };
   std::deque<Pending> pending;
 
-  void reject(const std::string& reason, int64_t n = 1) { counts.rejections[reason] += n; }
+  /// A kernel generated off the stream's thread: the kernel, or why code generation refused it.
+  struct Generated {
+    std::optional<codegen::Kernel> kernel;
+    std::string rejection;
+    std::exception_ptr error; ///< anything else it threw, rethrown when the program is processed
+  };
+  /// A lowered program waiting for its kernels.
+  struct Lowered {
+    ir::Program program;
+    std::string strategy;
+    std::map<std::string, int64_t> parameters;
+    bool free_threads = false;
+    /// What lowering counted since the program before it: merged into `counts` when this one is
+    /// processed, as the stream without lookahead would have counted it by then.
+    SpaceCounts lowering_counts;
+    bool generated = false;
+    double generate_seconds = 0; ///< the time its kernels took to generate
+    Generated tied, free;        ///< free: generated only where the tied kernel is kept
+  };
+  std::deque<Lowered> lowered;
+  /// What lowering has counted since it last queued a program (see Lowered::lowering_counts).
+  SpaceCounts lowering_counts;
+  /// Seconds code generation took for the programs processed so far: kernels are generated on
+  /// several threads only where they take long (generate_batch).
+  double generating_seconds = 0;
+  int64_t generated_programs = 0;
+  /// An error lowering ahead met, thrown once the programs lowered before it are processed.
+  std::exception_ptr lowering_error;
+  /// Where reject() counts: lowering_counts while lowering, else counts.
+  SpaceCounts* tally = &counts;
+
+  void reject(const std::string& reason, int64_t n = 1) { tally->rejections[reason] += n; }
 
   /// A lowered step wrapped back into the program's iteration (T launches of its kernel).
   ir::Program iterated(const ir::Program& step) const {
@@ -112,9 +157,22 @@ struct VariantStream::State {
   /// Lowers and generates until a kernel with launches not yet handed out is at the front of
   /// `pending`; false at the end of the stream.
   bool fill_pending();
+  /// One step of lowering (a high-level program expanded, or lowered by one strategy or plan,
+  /// queueing what it lowers in `lowered`); false when nothing is left to lower.
+  bool lower_more();
+  /// Lowers until a batch of programs waits, then generates the kernels of those not generated
+  /// yet, on several threads.
+  void generate_batch();
+  /// Counts a lowered program and queues its kernels' launches in `pending`.
+  void process_lowered(Lowered& item);
 
   // Stage 3: kernels and their launches (launches.cpp).
-  std::optional<codegen::Kernel> generate(const ir::Program& p, bool tied);
+  /// A kernel of `p` (tied or free-thread; with its OpenCL C text when `source`), or why code
+  /// generation refused it.
+  static Generated generate_kernel(const ir::Program& p, bool tied, bool source);
+  /// A lowered program's kernels: the tied one, then the free-thread one where `free_threads`
+  /// and the tied one is kept. Reads only `options`: safe on any thread.
+  void generate(Lowered& item) const;
   /// Launch configurations of one kernel. `lengths`: the tied global sizes (mapped lengths);
   /// `tied_locals`: for a free-thread kernel of the tied kernel's dimensions, the tied kernel's
   /// local sizes where its launch rule gives them (0 where not).
@@ -128,8 +186,8 @@ struct VariantStream::State {
   /// never runs.
   static bool runs_as_tied_twin(const Launch& l, const std::array<int64_t, 3>& lengths,
                                 const std::array<int64_t, 3>& tied_locals);
-  /// Generates a lowered program's kernels (tied, and free-thread ones when `free_threads`) and
-  /// queues their launches.
+  /// Queues a lowered program for code generation (its kernels: tied, and free-thread ones when
+  /// `free_threads`), unless it is a duplicate.
   void queue_lowered(const ir::Program& p, const std::string& strategy,
                      std::map<std::string, int64_t> params, bool free_threads);
 

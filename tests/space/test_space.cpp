@@ -201,6 +201,47 @@ TEST_CASE("generation is deterministic") {
   CHECK(c1.variants > 1000);
 }
 
+TEST_CASE("the stream is the same on any number of threads, its counts at every variant too") {
+  // Kernels are generated a batch of lowered programs ahead on several threads; what lowering
+  // counted ahead must not show before the stream reaches it.
+  struct Case {
+    ir::Program program;
+    Sizes sizes;
+    int64_t prefix;
+  };
+  const std::vector<Case> cases = {
+      {load("linalg/mm").main(), {{"K", 32}, {"M", 32}, {"N", 32}}, 0},
+      {load("iterated/heat2d").main(), {{"M", 32}, {"N", 64}}, test::kSanitized ? 2000 : 20000},
+  };
+  for (const Case& c : cases) {
+    space::SpaceOptions one = options_for(c.sizes), three = one;
+    one.threads = 1;
+    three.threads = 3;
+    space::VariantStream a(c.program, one), b(c.program, three);
+    auto same_counts = [](const space::SpaceCounts& x, const space::SpaceCounts& y) {
+      return x.variants == y.variants && x.high_level_programs == y.high_level_programs &&
+             x.lowered_programs == y.lowered_programs && x.kernels == y.kernels &&
+             x.distinct_sources == y.distinct_sources && x.per_strategy == y.per_strategy &&
+             x.rejections == y.rejections;
+    };
+    space::Variant va, vb;
+    int64_t walked = 0, differing = 0;
+    while (c.prefix == 0 || walked < c.prefix) {
+      const bool more = a.next(va);
+      REQUIRE(b.next(vb) == more);
+      if (!more)
+        break;
+      ++walked;
+      differing += describe(va) != describe(vb) || va.index != vb.index ||
+                   va.kernel_index != vb.kernel_index || !same_counts(a.counts(), b.counts());
+    }
+    CAPTURE(c.program.name);
+    CHECK(walked > 1000);
+    CHECK(differing == 0);
+    CHECK(same_counts(a.counts(), b.counts()));
+  }
+}
+
 TEST_CASE("next_kernel hands out the variants next() would, a kernel at a time") {
   ir::Module module = load("gradient");
   const space::SpaceOptions options = options_for(64, 128);
