@@ -108,7 +108,8 @@ struct VariantStream::State {
   };
   std::deque<Pending> pending;
 
-  /// A kernel generated off the stream's thread: the kernel, or why code generation refused it.
+  /// A kernel generated (on whichever thread generate_batch gave it): the kernel, or why code
+  /// generation refused it.
   struct Generated {
     std::optional<codegen::Kernel> kernel;
     std::string rejection;
