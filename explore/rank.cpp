@@ -377,6 +377,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
   space_options.layouts = options.layouts;
   space_options.kernel_source =
       false; // features only: the text is generated again for what is built
+  space_options.max_threads = threads; // the ranking's threads generate kernels too, not more
   space::VariantStream stream(program, space_options);
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.

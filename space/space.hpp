@@ -100,6 +100,9 @@ struct SpaceOptions {
   /// so far took 2 ms or more each (a product's), else one. The stream, its counts read between
   /// variants included, is the same on any number of threads.
   unsigned threads = 0;
+  /// With `threads` 0: at most this many where kernels take long (0: one per core). A consumer
+  /// that was asked for fewer threads than the machine has (`rank --threads`) sets it.
+  unsigned max_threads = 0;
 };
 
 /// Counters of the stream so far (all of them, after the stream is exhausted).

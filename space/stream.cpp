@@ -343,9 +343,11 @@ void VariantStream::State::generate_batch() {
   constexpr double kParallelSeconds = 0.002;
   const bool slow = generated_programs >= kProbePrograms &&
                     generating_seconds >= kParallelSeconds * double(generated_programs);
-  const unsigned threads = options.threads > 0 ? options.threads
-                           : slow              ? std::max(1u, std::thread::hardware_concurrency())
-                                               : 1u;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads =
+      options.threads > 0 ? options.threads
+      : slow              ? (options.max_threads > 0 ? std::min(options.max_threads, cores) : cores)
+                          : 1u;
   // Enough programs that each thread has a few, few enough that the stream stays close to its
   // consumer.
   const size_t batch = threads > 1 ? 4 * size_t(threads) : 1;
