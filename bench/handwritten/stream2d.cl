@@ -1,0 +1,70 @@
+// Fused time steps of the Jacobi 2D stencils (stencils/jacobi2d5pt.lift, jacobi2d9pt.lift, clamp
+// boundary), written by hand in AN5D's "N.5D" form (Matsumura et al., CGO 2020): a work-group of
+// BX work-items owns a strip of BX - 2 STEPS columns (one column per work-item, STEPS columns of
+// halo recomputed on either side) and CHUNK rows, and marches down it. Each fused step is a stage
+// that keeps the last rows it produced in a ring of local memory; every stage advances one row
+// per iteration, stage k lagging 2k rows behind the input, so that the rows a stage reads were all
+// written in earlier iterations: one barrier per row for all the steps (AN5D's double buffering).
+// The next input row is loaded before the stages run, its latency hidden behind their work.
+//
+// The boundary is applied at every step exactly as the unfused iteration applies it: a step's
+// point at the grid's first (last) row or column reads that row (column) where the stencil reaches
+// beyond it. Rows above and below the chunk are recomputed (STEPS - k of them at step k).
+//
+// Build options: -DBX=<work-items per group> -DSTEPS=<fused steps> -DCHUNK=<rows per group>
+// -DBOX=<0: 5-point star, 1: 9-point box>. Launch: global (groups_x * BX, ceil(M / CHUNK)),
+// local (BX, 1), groups_x = ceil(N / (BX - 2 STEPS)).
+#define RING 4
+
+inline float jacobi_point(float nw, float n, float ne, float w, float c, float e, float sw, float s,
+                          float se) {
+#if BOX
+  return (7.0f * nw + 5.0f * n + 9.0f * ne + 12.0f * w + 15.0f * c + 12.0f * e + 9.0f * sw +
+          5.0f * s + 7.0f * se) /
+         118.0f;
+#else
+  return (5.0f * n + 12.0f * w + 15.0f * c + 5.0f * s + 12.0f * e) / 118.0f;
+#endif
+}
+
+kernel __attribute__((reqd_work_group_size(BX, 1, 1))) void
+stream2d(const global float* restrict in, global float* restrict out, int M, int N) {
+  // Stage 0 holds input rows, stage k (1 to STEPS - 1) step k's rows; step STEPS goes to `out`.
+  local float ring[STEPS][RING][BX];
+  const int tx = get_local_id(0);
+  const int gx = (int)get_group_id(0) * (BX - 2 * STEPS) - STEPS + tx;
+  const int cx = clamp(gx, 0, N - 1);
+  // The neighbours' lanes: at the grid's first or last column the clamped neighbour is the point
+  // itself. The group's outermost lanes read garbage that moves inward one lane per step and never
+  // reaches the lanes that write.
+  const int lx = gx <= 0 ? tx : max(tx - 1, 0);
+  const int rx = gx >= N - 1 ? tx : min(tx + 1, BX - 1);
+  const bool writes = tx >= STEPS && tx < BX - STEPS && gx < N;
+  const int y0 = (int)get_group_id(1) * CHUNK;
+  const int y1 = min(y0 + CHUNK, M);
+  const int first = max(y0 - STEPS, 0); // the input rows the chunk needs: [first, last)
+  const int last = min(y1 + STEPS, M);
+  for (int i = first; i < last + 2 * STEPS; ++i) {
+    const float incoming = i < last ? in[i * N + cx] : 0.0f;
+#pragma unroll
+    for (int k = 1; k <= STEPS; ++k) {
+      const int r = i - 2 * k; // the row step k computes in this iteration
+      const int lo = max(y0 - (STEPS - k), 0);
+      const int hi = min(y1 + (STEPS - k), M);
+      if (r >= lo && r < hi) {
+        local const float* up = ring[k - 1][max(r - 1, 0) % RING];
+        local const float* mid = ring[k - 1][r % RING];
+        local const float* down = ring[k - 1][min(r + 1, M - 1) % RING];
+        const float v = jacobi_point(up[lx], up[tx], up[rx], mid[lx], mid[tx], mid[rx], down[lx],
+                                     down[tx], down[rx]);
+        if (k < STEPS)
+          ring[k][r % RING][tx] = v;
+        else if (writes)
+          out[r * N + gx] = v;
+      }
+    }
+    if (i < last)
+      ring[0][i % RING][tx] = incoming;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}

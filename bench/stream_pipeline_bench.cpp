@@ -1,0 +1,343 @@
+// stream_pipeline_bench: fused time steps of the Jacobi 2D stencils written by hand in AN5D's
+// N.5D form (bench/handwritten/stream2d.cl: a work-group per strip, one column per work-item, each
+// fused step a ring of rows in local memory, one barrier per row for all the steps), against the
+// copy-bound rate of the same device measured in the same process. It answers what the scheme
+// reaches before the code generator builds it (issue 63's targets: 3x the copy-bound rate for the
+// 5-point Jacobi, 2.5x for the 9-point, at 8192^2 x 64 steps).
+//
+// Every configuration (fused steps x work-group width x rows per group) is checked twice before it
+// is timed, each time element by element against the reference interpreter's `iterate` of the
+// stencil's .lift step on random inputs: all T steps at --check-size, then one launch of its
+// fused steps (and the remainder's kernel, when it fuses fewer) at --launch-check-size (default:
+// the timed size; the kernel takes the grid's extents as arguments, so no code depends on them).
+// Then T / t launches of the fused kernel and one of the T mod t left over run as one sequence; the
+// median of --repeat sequences (first start to last end, profiling events) is the figure.
+//
+// Usage:
+//   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
+//                         [--launch-check-size MxN]
+//                         [--stencil jacobi2d5pt|jacobi2d9pt]... [--config TxBXxCHUNK]...
+//                         [--repeat R] [--warmup W] [--seed S] [--source-dir DIR]
+// Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
+//   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
+//       --config 8x256x512 --stencil jacobi2d5pt --stencil jacobi2d9pt
+#include "exec/program_binding.hpp"
+#include "exec/run.hpp"
+#include "exec/verify.hpp"
+#include "ir/parse/parser.hpp"
+#include "runtime/build_cache.hpp"
+#include "runtime/cache_dir.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/roofline.hpp"
+#include "support/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace liftx;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string device = "cpu";
+  std::string size = "8192";
+  std::string check_size = "512x1024";
+  std::string launch_check_size; // empty: the timed size
+  int64_t steps = 64;
+  std::vector<std::string> stencils{"jacobi2d5pt", "jacobi2d9pt"};
+  std::vector<std::string> configs{"4x256x256"};
+  int repeat = 10;
+  int warmup = 3;
+  uint64_t seed = 1;
+  std::string source_dir = LIFTX_BENCH_SOURCE_DIR;
+};
+
+struct Grid {
+  int64_t rows = 0, columns = 0;
+  int64_t points() const { return rows * columns; }
+  std::string text() const { return fmt::format("{}x{}", rows, columns); }
+};
+
+/// A configuration of the hand-written kernel: fused steps, work-items per group, rows per group.
+struct Config {
+  int64_t steps = 0, width = 0, chunk = 0;
+  std::string text() const { return fmt::format("t={} bx={} rows={}", steps, width, chunk); }
+};
+
+std::vector<int64_t> numbers(const std::string& text, char separator, const char* option) {
+  std::vector<int64_t> values;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    const std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(part, &used);
+    } catch (const std::logic_error&) { // invalid_argument, out_of_range
+      used = 0;
+    }
+    LIFTX_USER_CHECK(used == part.size() && v >= 1,
+                     "{}: expected positive numbers separated "
+                     "by '{}', got '{}'",
+                     option, separator, text);
+    values.push_back(v);
+    if (end == std::string::npos)
+      return values;
+    start = end + 1;
+  }
+}
+
+Grid parse_grid(const std::string& text, const char* option) {
+  std::vector<int64_t> v = numbers(text, 'x', option);
+  if (v.size() == 1)
+    v.push_back(v.front());
+  LIFTX_USER_CHECK(v.size() == 2 && v[0] * v[1] <= INT32_MAX,
+                   "{}: expected N or MxN (at most 2^31 - 1 points), got '{}'", option, text);
+  return {v[0], v[1]};
+}
+
+Config parse_config(const std::string& text) {
+  const std::vector<int64_t> v = numbers(text, 'x', "--config");
+  LIFTX_USER_CHECK(v.size() == 3, "--config: expected TxBXxCHUNK, got '{}'", text);
+  const Config c{v[0], v[1], v[2]};
+  LIFTX_USER_CHECK(c.width > 2 * c.steps,
+                   "--config {}: a group of {} work-items has no column left after {} steps' halo "
+                   "on either side",
+                   text, c.width, c.steps);
+  return c;
+}
+
+/// One stencil at one grid size: the iterated program's inputs and reference result.
+struct Case {
+  interp::HostArray input;
+  interp::HostArray reference;
+};
+
+Case load_case(const ir::Program& step, const std::string& file, const Grid& grid, int64_t steps,
+               uint64_t seed) {
+  const ir::Program iterated = exec::iterate_steps(step, steps, file);
+  const Sizes sizes{{"M", grid.rows}, {"N", grid.columns}};
+  Case c;
+  std::vector<interp::HostArray> inputs = exec::draw_inputs(iterated, sizes, seed);
+  LIFTX_USER_CHECK(inputs.size() == 1, "{}: a Jacobi step has one parameter", file);
+  exec::RunOptions reference_options;
+  reference_options.seed = seed;
+  reference_options.reference = &iterated;
+  c.reference = exec::reference_result(iterated, reference_options, inputs, sizes);
+  c.input = std::move(inputs.front());
+  return c;
+}
+
+/// The fused kernel of `steps` steps, and the launch that covers `grid` with it.
+struct FusedKernel {
+  runtime::Kernel kernel;
+  cl::NDRange global, local;
+};
+
+FusedKernel build_fused(runtime::Device& device, const std::string& source, bool box,
+                        const Config& config, int64_t steps, const Grid& grid) {
+  const std::string options = fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DBOX={}", config.width,
+                                          steps, config.chunk, box ? 1 : 0);
+  runtime::BuildResult built = runtime::default_build_cache().build(device, source, options);
+  const int64_t outputs_per_group = config.width - 2 * steps;
+  const int64_t groups_x = (grid.columns + outputs_per_group - 1) / outputs_per_group;
+  const int64_t groups_y = (grid.rows + config.chunk - 1) / config.chunk;
+  return {runtime::Kernel(built.program, "stream2d"),
+          cl::NDRange(size_t(groups_x * config.width), size_t(groups_y)),
+          cl::NDRange(size_t(config.width), 1)};
+}
+
+/// `total` steps over `grid`: launches of the `config.steps`-step kernel, then one of the
+/// remainder's. Buffers alternate; `result()` is the one the last launch wrote.
+struct Sequence {
+  std::vector<FusedKernel> kernels; // the fused one, then the remainder's (if any)
+  std::vector<int64_t> launches;
+  cl::Buffer buffers[2];
+  int64_t total_launches = 0;
+
+  Sequence(runtime::Device& device, const std::string& source, bool box, const Config& config,
+           int64_t total, const Grid& grid) {
+    const int64_t fused = std::min(config.steps, total);
+    kernels.push_back(build_fused(device, source, box, config, fused, grid));
+    launches.push_back(total / fused);
+    if (total % fused != 0) {
+      kernels.push_back(build_fused(device, source, box, config, total % fused, grid));
+      launches.push_back(1);
+    }
+    for (int64_t n : launches)
+      total_launches += n;
+    for (cl::Buffer& b : buffers)
+      b = runtime::allocate(device, size_t(grid.points()) * sizeof(float));
+  }
+
+  std::vector<runtime::LaunchStage> stages() {
+    std::vector<runtime::LaunchStage> s;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      s.push_back({&kernels[i].kernel.get(), kernels[i].global, kernels[i].local, launches[i]});
+    return s;
+  }
+
+  /// Sets launch k's arguments: its kernel reads one buffer and writes the other.
+  void bind(int64_t k, const Grid& grid) {
+    cl::Kernel& kernel = kernels[k < launches.front() ? 0 : 1].kernel.get();
+    kernel.setArg(0, buffers[k % 2]);
+    kernel.setArg(1, buffers[(k + 1) % 2]);
+    kernel.setArg(2, static_cast<cl_int>(grid.rows));
+    kernel.setArg(3, static_cast<cl_int>(grid.columns));
+  }
+
+  const cl::Buffer& result() const { return buffers[total_launches % 2]; }
+};
+
+/// Runs `total` steps once from `c`'s input and checks the result against its reference.
+exec::Verification check(runtime::Device& device, const std::string& source, bool box,
+                         const Config& config, int64_t total, const Grid& grid, const Case& c) {
+  Sequence sequence(device, source, box, config, total, grid);
+  runtime::upload(device, sequence.buffers[0],
+                  std::vector<float>(c.input.data.begin(), c.input.data.end()));
+  runtime::poison(device, sequence.buffers[1], size_t(grid.points()) * sizeof(float));
+  runtime::run_launch_stages(device, sequence.stages(), [&](int64_t k) { sequence.bind(k, grid); });
+  const std::vector<float> got =
+      runtime::download(device, sequence.result(), size_t(grid.points()));
+  const exec::ElementCheck element_check = exec::check_elements(
+      ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(got.data()), 0, got.size(),
+      c.reference.data.data(), 1, 1e-4);
+  exec::Verification v;
+  v.checked = true;
+  v.elements = static_cast<int64_t>(got.size());
+  v.mismatches = element_check.mismatches;
+  v.unwritten = element_check.unwritten;
+  v.passed = element_check.mismatches == 0;
+  if (!v.passed)
+    v.first_mismatch =
+        fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", element_check.first_mismatch,
+                    element_check.first_got, c.reference.data[element_check.first_mismatch]);
+  return v;
+}
+
+int run(const Options& o) {
+  const Grid grid = parse_grid(o.size, "--size");
+  const Grid check_grid = parse_grid(o.check_size, "--check-size");
+  const Grid launch_grid =
+      o.launch_check_size.empty() ? grid : parse_grid(o.launch_check_size, "--launch-check-size");
+  LIFTX_USER_CHECK(o.steps >= 1, "--steps: expected at least 1, got {}", o.steps);
+  std::vector<Config> configs;
+  for (const std::string& text : o.configs)
+    configs.push_back(parse_config(text));
+  std::optional<std::string> source =
+      runtime::read_file_bytes(fs::path(o.source_dir) / "bench/handwritten/stream2d.cl");
+  LIFTX_USER_CHECK(source, "cannot read bench/handwritten/stream2d.cl under {}", o.source_dir);
+
+  runtime::Device device = runtime::select_device(o.device);
+  const size_t copy_floats = size_t((grid.points() + 3) / 4 * 4);
+  const runtime::CopyBandwidth copy =
+      runtime::measure_copy_bandwidth(device, copy_floats, o.warmup, o.repeat);
+  // One read and one write of every point per step at the copy's bandwidth.
+  const double copy_step_ms = 2.0 * 4.0 * double(grid.points()) / (copy.gb_per_s * 1e6);
+  fmt::print("device: {}\ngrid {} x {} steps; float4 copy {:.1f} GB/s, copy-bound {:.4f} ms per "
+             "step\n\n",
+             device.profile.device_name, grid.text(), o.steps, copy.gb_per_s, copy_step_ms);
+  fmt::print("| stencil | configuration | checked | ms per {} steps (median of {}) | ms per step | "
+             "x copy-bound rate |\n|---|---|---|---|---|---|\n",
+             o.steps, o.repeat);
+
+  for (const std::string& stencil : o.stencils) {
+    LIFTX_USER_CHECK(stencil == "jacobi2d5pt" || stencil == "jacobi2d9pt",
+                     "--stencil: jacobi2d5pt or jacobi2d9pt, got '{}'", stencil);
+    const bool box = stencil == "jacobi2d9pt";
+    const std::string file = (fs::path(o.source_dir) / "stencils" / (stencil + ".lift")).string();
+    const ir::Module module = parse::parse_file(file);
+    const Case all_steps = load_case(module.main(), file, check_grid, o.steps, o.seed);
+    for (const Config& config : configs) {
+      const int64_t fused = std::min(config.steps, o.steps);
+      std::string checked, timing = "-", per_step = "-", rate = "-";
+      try {
+        exec::Verification v = check(device, *source, box, config, o.steps, check_grid, all_steps);
+        if (v.passed) {
+          // One fused launch at the timed size, then the remainder's kernel alone where it fuses
+          // fewer steps.
+          std::vector<int64_t> launches{fused};
+          if (o.steps % fused != 0)
+            launches.push_back(o.steps % fused);
+          for (int64_t steps : launches) {
+            const Case one = load_case(module.main(), file, launch_grid, steps, o.seed);
+            Config alone = config;
+            alone.steps = steps;
+            v = check(device, *source, box, alone, steps, launch_grid, one);
+            if (!v.passed)
+              break;
+          }
+        }
+        checked = v.passed ? fmt::format("{} steps at {}, {} at {}", o.steps, check_grid.text(),
+                                         o.steps % fused
+                                             ? fmt::format("{} and {}", fused, o.steps % fused)
+                                             : fmt::format("{}", fused),
+                                         launch_grid.text())
+                           : "WRONG: " + v.first_mismatch;
+        if (v.passed) {
+          Sequence sequence(device, *source, box, config, o.steps, grid);
+          runtime::upload(device, sequence.buffers[0],
+                          std::vector<float>(size_t(grid.points()), 1.0f));
+          const runtime::Timing t = runtime::time_launch_stages(
+              device, sequence.stages(), [&](int64_t k) { sequence.bind(k, grid); }, o.warmup,
+              o.repeat);
+          const double step_ms = t.median_ms / double(o.steps);
+          timing = fmt::format("{:.4f}", t.median_ms);
+          per_step = fmt::format("{:.5f}", step_ms);
+          rate = fmt::format("{:.2f}", copy_step_ms / step_ms);
+        }
+      } catch (const runtime::BuildError& e) {
+        checked = fmt::format("build failed: {}", e.what());
+      } catch (const runtime::LaunchError& e) {
+        checked = fmt::format("launch failed: {}", e.what());
+      }
+      fmt::print("| {} | {} | {} | {} | {} | {} |\n", stencil, config.text(), checked, timing,
+                 per_step, rate);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Hand-written N.5D streamed pipelines of the Jacobi 2D stencils against the "
+               "copy-bound rate"};
+  app.add_option("--device", o.device, "OpenCL device (as liftx --device; default cpu)");
+  app.add_option("--size", o.size, "timed grid: N or MxN (default 8192)");
+  app.add_option("--check-size", o.check_size, "grid checked with every step (default 512x1024)");
+  app.add_option("--launch-check-size", o.launch_check_size,
+                 "grid checked with one launch of the fused kernel and one of the remainder's "
+                 "(default: the timed size)");
+  app.add_option("--steps", o.steps, "time steps T (default 64)");
+  app.add_option("--stencil", o.stencils, "jacobi2d5pt, jacobi2d9pt (default both)");
+  app.add_option("--config", o.configs,
+                 "fused steps x work-items per group x rows per group (default 4x256x256)");
+  app.add_option("--repeat", o.repeat, "timed sequences (default 10)");
+  app.add_option("--warmup", o.warmup, "untimed sequences first (default 3)");
+  app.add_option("--seed", o.seed, "seed of the random inputs (default 1)");
+  app.add_option("--source-dir", o.source_dir, "the liftx source tree");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(o);
+  } catch (const liftx::UserError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
+}
