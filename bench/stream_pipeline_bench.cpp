@@ -16,7 +16,7 @@
 // Usage:
 //   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
 //                         [--launch-check-size MxN]
-//                         [--stencil jacobi2d5pt|jacobi2d9pt]... [--config TxBXxCHUNK]...
+//                         [--stencil jacobi2d5pt|jacobi2d9pt]... [--config TxBXxCHUNK[r]]...
 //                         [--repeat R] [--warmup W] [--seed S] [--source-dir DIR]
 // Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
 //   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
@@ -71,7 +71,11 @@ struct Grid {
 /// A configuration of the hand-written kernel: fused steps, work-items per group, rows per group.
 struct Config {
   int64_t steps = 0, width = 0, chunk = 0;
-  std::string text() const { return fmt::format("t={} bx={} rows={}", steps, width, chunk); }
+  bool registers = false; ///< a point's own column from registers (AN5D), not local memory
+  std::string text() const {
+    return fmt::format("t={} bx={} rows={}{}", steps, width, chunk,
+                       registers ? " own=registers" : "");
+  }
 };
 
 std::vector<int64_t> numbers(const std::string& text, char separator, const char* option) {
@@ -108,9 +112,11 @@ Grid parse_grid(const std::string& text, const char* option) {
 }
 
 Config parse_config(const std::string& text) {
-  const std::vector<int64_t> v = numbers(text, 'x', "--config");
-  LIFTX_USER_CHECK(v.size() == 3, "--config: expected TxBXxCHUNK, got '{}'", text);
-  const Config c{v[0], v[1], v[2]};
+  const bool registers = !text.empty() && text.back() == 'r';
+  const std::vector<int64_t> v =
+      numbers(registers ? text.substr(0, text.size() - 1) : text, 'x', "--config");
+  LIFTX_USER_CHECK(v.size() == 3, "--config: expected TxBXxCHUNK[r], got '{}'", text);
+  const Config c{v[0], v[1], v[2], registers};
   LIFTX_USER_CHECK(c.width > 2 * c.steps,
                    "--config {}: a group of {} work-items has no column left after {} steps' halo "
                    "on either side",
@@ -147,8 +153,9 @@ struct FusedKernel {
 
 FusedKernel build_fused(runtime::Device& device, const std::string& source, bool box,
                         const Config& config, int64_t steps, const Grid& grid) {
-  const std::string options = fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DBOX={}", config.width,
-                                          steps, config.chunk, box ? 1 : 0);
+  const std::string options =
+      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DBOX={} -DREGS={}", config.width, steps,
+                  config.chunk, box ? 1 : 0, config.registers ? 1 : 0);
   runtime::BuildResult built = runtime::default_build_cache().build(device, source, options);
   const int64_t outputs_per_group = config.width - 2 * steps;
   const int64_t groups_x = (grid.columns + outputs_per_group - 1) / outputs_per_group;
@@ -325,7 +332,8 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "time steps T (default 64)");
   app.add_option("--stencil", o.stencils, "jacobi2d5pt, jacobi2d9pt (default both)");
   app.add_option("--config", o.configs,
-                 "fused steps x work-items per group x rows per group (default 4x256x256)");
+                 "fused steps x work-items per group x rows per group, then r to keep a point's "
+                 "own column in registers (default 4x256x256)");
   app.add_option("--repeat", o.repeat, "timed sequences (default 10)");
   app.add_option("--warmup", o.warmup, "untimed sequences first (default 3)");
   app.add_option("--seed", o.seed, "seed of the random inputs (default 1)");

@@ -12,7 +12,8 @@
 // beyond it. Rows above and below the chunk are recomputed (STEPS - k of them at step k).
 //
 // Build options: -DBX=<work-items per group> -DSTEPS=<fused steps> -DCHUNK=<rows per group>
-// -DBOX=<0: 5-point star, 1: 9-point box>. Launch: global (groups_x * BX, ceil(M / CHUNK)),
+// -DBOX=<0: 5-point star, 1: 9-point box> -DREGS=<1: a point's own column from registers, as AN5D
+// keeps it; 0: every tap from local memory>. Launch: global (groups_x * BX, ceil(M / CHUNK)),
 // local (BX, 1), groups_x = ceil(N / (BX - 2 STEPS)).
 #define RING 4
 
@@ -44,27 +45,60 @@ stream2d(const global float* restrict in, global float* restrict out, int M, int
   const int y1 = min(y0 + CHUNK, M);
   const int first = max(y0 - STEPS, 0); // the input rows the chunk needs: [first, last)
   const int last = min(y1 + STEPS, M);
+#if REGS
+  // The own column of the last three rows each stage produced (stage 0: the input), oldest first:
+  // the point's own taps come from registers, only its neighbours' from local memory.
+  float own[STEPS][3];
+#pragma unroll
+  for (int s = 0; s < STEPS; ++s)
+    own[s][0] = own[s][1] = own[s][2] = 0.0f;
+#endif
   for (int i = first; i < last + 2 * STEPS; ++i) {
     const float incoming = i < last ? in[i * N + cx] : 0.0f;
+#if REGS
+    float produced[STEPS + 1];
+    produced[0] = incoming;
+#endif
 #pragma unroll
     for (int k = 1; k <= STEPS; ++k) {
       const int r = i - 2 * k; // the row step k computes in this iteration
       const int lo = max(y0 - (STEPS - k), 0);
       const int hi = min(y1 + (STEPS - k), M);
+      float v = 0.0f;
       if (r >= lo && r < hi) {
         local const float* up = ring[k - 1][max(r - 1, 0) % RING];
         local const float* mid = ring[k - 1][r % RING];
         local const float* down = ring[k - 1][min(r + 1, M - 1) % RING];
-        const float v = jacobi_point(up[lx], up[tx], up[rx], mid[lx], mid[tx], mid[rx], down[lx],
-                                     down[tx], down[rx]);
+#if REGS
+        // Rows r - 1, r, r + 1 of step k - 1 were produced 3, 2 and 1 iterations ago; beyond the
+        // grid's first or last row the clamped tap is row r itself.
+        const float c = own[k - 1][1];
+        const float n = r == 0 ? c : own[k - 1][0];
+        const float s = r == M - 1 ? c : own[k - 1][2];
+        v = jacobi_point(up[lx], n, up[rx], mid[lx], c, mid[rx], down[lx], s, down[rx]);
+#else
+        v = jacobi_point(up[lx], up[tx], up[rx], mid[lx], mid[tx], mid[rx], down[lx], down[tx],
+                         down[rx]);
+#endif
         if (k < STEPS)
           ring[k][r % RING][tx] = v;
         else if (writes)
           out[r * N + gx] = v;
       }
+#if REGS
+      produced[k] = v;
+#endif
     }
     if (i < last)
       ring[0][i % RING][tx] = incoming;
+#if REGS
+#pragma unroll
+    for (int s = 0; s < STEPS; ++s) {
+      own[s][0] = own[s][1];
+      own[s][1] = own[s][2];
+      own[s][2] = produced[s];
+    }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
