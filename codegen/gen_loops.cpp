@@ -218,10 +218,11 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
   return target_value(dest);
 }
 
-void Generator::add_loop_end_barrier(size_t loop_record, int dim) {
+void Generator::add_loop_end_barrier(size_t loop_record, int dim, bool always) {
   const LoopRecord record = kernel_.loops.at(loop_record);
   cl::Stmt& last = current().stmts.back();
-  if (auto* loop = std::get_if<cl::For>(&last.node); loop && cl::census(loop->body).barriers > 0) {
+  if (auto* loop = std::get_if<cl::For>(&last.node);
+      loop && (always || cl::census(loop->body).barriers > 0)) {
     loop->body.stmts.push_back({cl::Barrier{true, false}});
     if (options_.instrument)
       loop->body.stmts.push_back({cl::Line{

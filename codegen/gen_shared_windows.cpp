@@ -7,11 +7,18 @@
 // stream's mapLcl), then a barrier. AN5D's N.5D blocking keeps each fused step's last rows in
 // shared memory the same way; docs/codegen.md compares the two.
 //
-// Barriers: every row written into a ring is followed by one (its readers, the next step's
-// work-items, wait for all of it). A ring slot is overwritten only after the loop's previous
-// iteration read it: the loop that drives the pipeline ends each iteration with a barrier. The
-// temporaries a step allocates inside that loop (a re-clamped row) are dead at the iteration's
-// end, so the loop reuses their local memory (reuses_local_memory).
+// Barriers. A pipeline whose windows all slide by one element runs every stage one element
+// ahead of its reader (AN5D's double buffering): in each iteration of the loop that drives it,
+// every stage computes the element its reader will take last in the next iteration, so that all
+// it reads was written in earlier iterations, and the barrier that ends the iteration is the only
+// one the rings need. A ring then keeps one slot more than its reader's window, the element being
+// written. Before the loop, a prologue produces what the first iterations read, on demand, a
+// barrier after each element. Any other pipeline (a window sliding by more, a source that is not
+// a ring) produces on demand throughout: every row written into a ring is followed by a barrier
+// (its readers, the next step's work-items, wait for all of it), and a ring slot is overwritten
+// only after the previous iteration read it, the loop ending each iteration with a barrier. The
+// temporaries a step allocates inside that loop (a re-clamped row, with its own barriers) are
+// dead at the iteration's end, so the loop reuses their local memory (reuses_local_memory).
 #include "codegen/generator.hpp"
 
 #include "support/error.hpp"
@@ -75,7 +82,12 @@ Generator::SharedSource Generator::shared_source(const Value& x) const {
   for (const auto& [value, source] : shared_sources_)
     if (value == input)
       return source;
-  return {[](const arith::Expr&) {}, [input](const arith::Expr& j) { return input->at(j); }};
+  SharedSource view;
+  view.produce = [](const arith::Expr&) {};
+  view.view = [input](const arith::Expr& j) { return input->at(j); };
+  view.ahead = [](const arith::Expr&) {};
+  view.prime = [](const arith::Expr&) {};
+  return view;
 }
 
 void Generator::register_shared_source(const Value& produced, SharedSource source) {
@@ -101,21 +113,34 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
       std::get<std::shared_ptr<const ArrayValue>>(x)->type.as<ir::ArrayType>()->element;
   const ir::Type window_type = ir::Type::array(element, node.size);
   const ir::Type result_element = result.as<ir::ArrayType>()->element;
-  for (int64_t k = 0; k < shape.keep(); ++k)
+  const arith::Expr trip = result.as<ir::ArrayType>()->length;
+  // Pipelined where every stage can run ahead and the loop iterates (a single window has no
+  // next one to run ahead for).
+  const bool pipelined = shape.step == 1 && source.ahead &&
+                         (source.slots == 0 || source.slots > shape.size) &&
+                         !arith::prove_le(trip, 1);
+  const int64_t prologue = pipelined ? shape.size : shape.keep();
+  for (int64_t k = 0; k < prologue; ++k)
     source.produce(arith::Expr(k));
+  if (pipelined)
+    source.prime(arith::Expr(shape.size - 1));
   const size_t record = kernel_.loops.size();
   shared_window_loops_.insert(record);
-  const arith::Expr trip = result.as<ir::ArrayType>()->length;
   const cl::LoopKind kind =
       emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
         const arith::Expr first = index * shape.step;
-        for (int64_t k = 0; k < shape.step; ++k)
-          source.produce(first + shape.keep() + k);
+        if (pipelined)
+          source.ahead(first + shape.size); // the last element of the next window
+        else
+          for (int64_t k = 0; k < shape.step; ++k)
+            source.produce(first + shape.keep() + k);
         apply(node.f, {shared_window(source, first, window_type)}, dest->at(index), result_element);
       });
   if (kind == cl::LoopKind::For) {
-    // The next iteration's rows overwrite ring slots (and temporaries) this one read.
-    add_loop_end_barrier(record, 0);
+    // The next iteration's rows overwrite ring slots (and temporaries) this one read; in a
+    // pipeline, this barrier is also the one that publishes every stage's row to its reader,
+    // whether or not the stages have barriers of their own.
+    add_loop_end_barrier(record, 0, pipelined && source.slots > 0);
     current().stmts.insert(current().stmts.end() - 1,
                            {cl::Line{fmt::format("#pragma unroll {}", node.unroll)}});
   }
@@ -125,29 +150,61 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
 Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& x,
                                       const ir::Type& result) {
   const WindowShape shape = shape_of(node, loc_);
-  const SharedSource source = shared_source(x);
+  // Shared by this stream's functions, not copied into each: a copy holds copies of the whole
+  // pipeline below it, so copies per stage would grow exponentially with the steps.
+  const auto from = std::make_shared<const SharedSource>(shared_source(x));
+  const SharedSource& source = *from;
   check_ring(source.slots, shape);
   const ir::Type element =
       std::get<std::shared_ptr<const ArrayValue>>(x)->type.as<ir::ArrayType>()->element;
   const ir::Type window_type = ir::Type::array(element, node.size);
   const ir::Type result_element = result.as<ir::ArrayType>()->element;
+  // Whether this stream can run ahead of its reader (shared_slide_window's pipelined form): then
+  // its ring keeps one slot more, for the element written while the reader reads its window.
+  const bool can_run_ahead =
+      shape.step == 1 && source.ahead && (source.slots == 0 || source.slots > shape.size);
+  const int64_t ring_slots = can_run_ahead ? shape.size + 1 : shape.size;
   // Allocated before the loop that drives the pipeline: one ring per work-group.
   const TargetPtr ring =
-      allocate(ir::Type::array(result_element, node.size), AddressSpace::Local, "mapSeqSlide");
+      allocate(ir::Type::array(result_element, ring_slots), AddressSpace::Local, "mapSeqSlide");
   for (int64_t k = 0; k < shape.keep(); ++k)
     source.produce(arith::Expr(k));
-  const arith::Expr slots(shape.size);
+  const arith::Expr slots(ring_slots);
   SharedSource produced;
-  produced.produce = [this, f = node.f, source, ring, shape, slots, window_type,
+  produced.produce = [this, f = node.f, from, ring, shape, slots, window_type,
                       result_element](const arith::Expr& j) {
     const arith::Expr first = j * shape.step;
     for (int64_t k = 0; k < shape.step; ++k)
-      source.produce(first + shape.keep() + k);
-    apply(f, {shared_window(source, first, window_type)}, ring->at(j % slots), result_element);
+      from->produce(first + shape.keep() + k);
+    apply(f, {shared_window(*from, first, window_type)}, ring->at(j % slots), result_element);
     emit_barrier(true, false);
   };
   produced.view = [ring, slots](const arith::Expr& j) { return target_value(ring->at(j % slots)); };
-  produced.slots = shape.size;
+  produced.slots = ring_slots;
+  if (can_run_ahead) {
+    const arith::Expr length = result.as<ir::ArrayType>()->length;
+    const arith::Expr source_length =
+        std::get<std::shared_ptr<const ArrayValue>>(x)->type.as<ir::ArrayType>()->length;
+    // Element j reads the source's j to j + size - 1: the source runs `size` elements ahead.
+    // Past the stream's end (the pipeline's last iterations) a stage computes its last element
+    // again, from what its source still holds, into the slot of element `length`: that of
+    // element length - size - 1, which nothing reads any more. (Not an `if` around the stage:
+    // the stage has barriers inside, and PoCL miscompiled barriers under such a condition.)
+    produced.ahead = [this, f = node.f, from, ring, shape, slots, window_type, result_element,
+                      length](const arith::Expr& j) {
+      const arith::Expr computed = arith::min(j, length - 1);
+      apply(f, {shared_window(*from, computed, window_type)},
+            ring->at(arith::min(j, length) % slots), result_element);
+      from->ahead(j + shape.size);
+    };
+    // Only a pipeline shorter than its windows would prime past a stream's end: then its last
+    // element is produced again, into its own slot.
+    produced.prime = [from, shape, source_length](const arith::Expr& j) {
+      const arith::Expr next = j + shape.size;
+      from->produce(arith::min(next, source_length - 1));
+      from->prime(next);
+    };
+  }
   Value stream = make_array(
       result,
       [produce = produced.produce, view = produced.view](const arith::Expr& j) {

@@ -357,22 +357,35 @@ std::optional<Value> Generator::streamed_source(const ir::Expr& arg) {
     return zipped;
   // Streams of a work-group's shared windows: each produced by the window over the zip, read
   // together where they lie.
-  std::vector<SharedSource> sources;
+  // Shared by the functions below, not copied into each (a copy holds the pipeline below it).
+  auto sources = std::make_shared<std::vector<SharedSource>>();
   for (const Value& part : parts)
-    sources.push_back(shared_source(part));
+    sources->push_back(shared_source(part));
   SharedSource together;
-  for (const SharedSource& source : sources)
+  for (const SharedSource& source : *sources)
     if (source.slots > 0)
       together.slots = together.slots > 0 ? std::min(together.slots, source.slots) : source.slots;
   together.produce = [sources](const arith::Expr& j) {
-    for (const SharedSource& source : sources)
+    for (const SharedSource& source : *sources)
       source.produce(j);
   };
+  // They run ahead together where each can.
+  if (std::all_of(sources->begin(), sources->end(),
+                  [](const SharedSource& source) { return source.ahead && source.prime; })) {
+    together.ahead = [sources](const arith::Expr& j) {
+      for (const SharedSource& source : *sources)
+        source.ahead(j);
+    };
+    together.prime = [sources](const arith::Expr& j) {
+      for (const SharedSource& source : *sources)
+        source.prime(j);
+    };
+  }
   together.view = [sources, parts, type = arg.type()](const arith::Expr& j) {
     std::vector<Value> views;
     for (size_t k = 0; k < parts.size(); ++k)
       views.push_back(make_array(std::get<std::shared_ptr<const ArrayValue>>(parts[k])->type,
-                                 sources[k].view, false));
+                                 (*sources)[k].view, false));
     return std::get<std::shared_ptr<const ArrayValue>>(zip_view(views, type))->at(j);
   };
   register_shared_source(zipped, std::move(together));

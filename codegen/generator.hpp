@@ -205,7 +205,9 @@ private:
                          const std::function<void(const arith::Expr&)>& body);
   Value emit_map(Level level, int dim, const ir::Fun& f, const Value& x, TargetPtr dest,
                  const ir::Type& result);
-  void add_loop_end_barrier(size_t loop_record, int dim);
+  /// A barrier at the end of each iteration of the loop just emitted, if its body has one
+  /// (or `always`: the body's stages hand rows to each other through local memory).
+  void add_loop_end_barrier(size_t loop_record, int dim, bool always = false);
   /// reduceSeq whose accumulator is an array or a tuple: two private copies, the function
   /// writing the next from the current (so that an element may read any other), copied back
   /// after each step with constant indices (registers once the compiler unrolls).
@@ -272,6 +274,16 @@ private:
     std::function<Value(const arith::Expr&)> view;
     /// The elements a ring keeps (the last `slots` produced); 0: a view, every element.
     int64_t slots = 0;
+    /// A pipelined stream's steady state, where every stage runs one element ahead of its
+    /// reader so that one barrier per iteration serves them all (AN5D's double buffering):
+    /// `ahead(j)` emits element j with no barrier after it (past the stream's end, its last
+    /// element again, into a slot nothing reads), then the source's element that element j + 1
+    /// will be the last to read. Null where the stream cannot run ahead; a view's does nothing.
+    std::function<void(const arith::Expr&)> ahead;
+    /// The prologue's part of that lead: once element j was produced on demand (with
+    /// barriers), the source's element that element j + 1 will read last, and so on down the
+    /// pipeline.
+    std::function<void(const arith::Expr&)> prime;
   };
   SharedSource shared_source(const Value& x) const;
   void register_shared_source(const Value& produced, SharedSource source);

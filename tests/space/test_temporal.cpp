@@ -454,6 +454,52 @@ TEST_CASE("the space of an iterated stencil holds fused launches that verify") {
   }
 }
 
+TEST_CASE("a shared stream's steps run a window ahead: one barrier per row publishes them all") {
+  using Memory = rewrite::TemporalTiling::Memory;
+  const Sizes sizes{{"M", 20}, {"N", 24}};
+  // Wrap: the steps have no barriers of their own (no re-clamped rows), so the barrier that ends
+  // each row's iteration is the only thing between a step writing a row and its reader.
+  const ir::Program program = heat(7, "wrap");
+  rewrite::TemporalTiling tiling{3, 8, 10, false, Memory::shared_stream};
+  auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<ir::Program>(fused));
+  const std::string source = codegen::generate(std::get<ir::Program>(fused)).source;
+  const size_t loop = source.find("for (int s_");
+  REQUIRE(loop != std::string::npos);
+  const std::string body = source.substr(loop);
+  const auto count = [&](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = body.find(text); at != std::string::npos; at = body.find(text, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("barrier(") == 1);
+  // Rings of 4 slots: a window of 3 rows and the row being written.
+  CHECK(count("% 4)") >= 3);
+  // Work-items that loop over a row's points (fewer than the points) still see each other's
+  // rows; PoCL serialises work-items between barriers, so a missing one shows.
+  for (const int64_t threads : {int64_t(0), int64_t(4), int64_t(3)}) {
+    CAPTURE(threads);
+    // Two launches of three steps, then the remaining step.
+    const std::optional<ir::HostIteration> h = ir::host_iteration(program);
+    rewrite::TemporalTiling rest = tiling;
+    rest.degree = h->count % 3;
+    const ir::Program lowered = ir::iterate_steps(
+        std::get<ir::Program>(fused), h->count / 3,
+        std::get<ir::Program>(rewrite::fuse_steps_tiled(h->step, rest)), 1, h->input);
+    exec::RunOptions o;
+    o.time = false;
+    o.roofline = false;
+    o.reference = &program;
+    if (threads > 0)
+      o.local = {threads, 1};
+    const exec::RunReport r = exec::run_program(cpu(), lowered, sizes, o);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+  }
+}
+
 TEST_CASE("shared streams are in the space only when asked for, and verify") {
   space::SpaceOptions o = small_grid_space();
   o.sizes = {{"M", 128}, {"N", 256}};
