@@ -11,7 +11,8 @@
 // fused steps (and the remainder's kernel, when it fuses fewer) at --launch-check-size (default:
 // the timed size; the kernel takes the grid's extents as arguments, so no code depends on them).
 // Then T / t launches of the fused kernel and one of the T mod t left over run as one sequence; the
-// median of --repeat sequences (first start to last end, profiling events) is the figure.
+// median of --repeat sequences (first start to last end, profiling events) is the figure. The
+// exit status is 1 when a configuration did not build, run or verify (CI runs small ones on PoCL).
 //
 // Usage:
 //   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
@@ -37,6 +38,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -259,6 +261,7 @@ int run(const Options& o) {
              "x copy-bound rate |\n|---|---|---|---|---|---|\n",
              o.steps, o.repeat);
 
+  int failed = 0; // configurations that did not build, run or verify
   for (const std::string& stencil : o.stencils) {
     LIFTX_USER_CHECK(stencil == "jacobi2d5pt" || stencil == "jacobi2d9pt",
                      "--stencil: jacobi2d5pt or jacobi2d9pt, got '{}'", stencil);
@@ -272,8 +275,8 @@ int run(const Options& o) {
       try {
         exec::Verification v = check(device, *source, box, config, o.steps, check_grid, all_steps);
         if (v.passed) {
-          // One fused launch at the timed size, then the remainder's kernel alone where it fuses
-          // fewer steps.
+          // One fused launch at --launch-check-size, then the remainder's kernel alone where it
+          // fuses fewer steps.
           std::vector<int64_t> launches{fused};
           if (o.steps % fused != 0)
             launches.push_back(o.steps % fused);
@@ -309,12 +312,16 @@ int run(const Options& o) {
       } catch (const runtime::LaunchError& e) {
         checked = fmt::format("launch failed: {}", e.what());
       }
+      if (timing == "-")
+        ++failed;
       fmt::print("| {} | {} | {} | {} | {} | {} |\n", stencil, config.text(), checked, timing,
                  per_step, rate);
       std::fflush(stdout);
     }
   }
-  return 0;
+  if (failed > 0)
+    fmt::print(stderr, "{} configuration(s) did not build, run or verify\n", failed);
+  return failed > 0 ? 1 : 0;
 }
 
 } // namespace
