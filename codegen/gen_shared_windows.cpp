@@ -8,15 +8,16 @@
 // shared memory the same way; docs/codegen.md compares the two.
 //
 // Barriers. A pipeline whose windows all slide by one element runs every stage one element
-// ahead of its reader (AN5D's double buffering): in each iteration of the loop that drives it,
-// every stage computes the element its reader will take last in the next iteration, so that all
-// it reads was written in earlier iterations, and the barrier that ends the iteration is the only
-// one the rings need. A ring then keeps one slot more than its reader's window, the element being
-// written. Before the loop, a prologue produces what the first iterations read, on demand, a
-// barrier after each element. Any other pipeline (a window sliding by more, a source that is not
-// a ring) produces on demand throughout: every row written into a ring is followed by a barrier
-// (its readers, the next step's work-items, wait for all of it), and a ring slot is overwritten
-// only after the previous iteration read it, the loop ending each iteration with a barrier. The
+// ahead of its reader (AN5D double-buffers for one barrier per row and step; the lead makes it
+// one per row): in each iteration of the loop that drives it, every stage computes the element
+// its reader will take last in the next iteration, so that all it reads was written in earlier
+// iterations, and the barrier that ends the iteration is the only one the rings need. A ring
+// then keeps one slot more than its reader's window, the element being written. Before the
+// loop, a prologue produces what the first iterations read, on demand, a barrier after each
+// element. Any other pipeline (a window sliding by more, a source that is not a ring) produces
+// on demand throughout: every row written into a ring is followed by a barrier (its readers, the
+// next step's work-items, wait for all of it), and a ring slot is overwritten only after the
+// previous iteration read it, the loop ending each iteration with a barrier. The
 // temporaries a step allocates inside that loop (a re-clamped row, with its own barriers) are
 // dead at the iteration's end, so the loop reuses their local memory (reuses_local_memory).
 #include "codegen/generator.hpp"

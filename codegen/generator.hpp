@@ -275,7 +275,7 @@ private:
     /// The elements a ring keeps (the last `slots` produced); 0: a view, every element.
     int64_t slots = 0;
     /// A pipelined stream's steady state, where every stage runs one element ahead of its
-    /// reader so that one barrier per iteration serves them all (AN5D's double buffering):
+    /// reader so that one barrier per iteration serves them all (AN5D needs one per step):
     /// `ahead(j)` emits element j with no barrier after it (past the stream's end, its last
     /// element again, into a slot nothing reads), then the source's element that element j + 1
     /// will be the last to read. Null where the stream cannot run ahead; a view's does nothing.

@@ -4,7 +4,8 @@
 // halo recomputed on either side) and CHUNK rows, and marches down it. Each fused step is a stage
 // that keeps the last rows it produced in a ring of local memory; every stage advances one row
 // per iteration, stage k lagging 2k rows behind the input, so that the rows a stage reads were all
-// written in earlier iterations: one barrier per row for all the steps (AN5D's double buffering).
+// written in earlier iterations: one barrier per row for all the steps (AN5D's double buffering
+// needs one per row and step).
 // The next input row is loaded before the stages run, its latency hidden behind their work.
 //
 // The boundary is applied at every step exactly as the unfused iteration applies it: a step's
