@@ -22,6 +22,7 @@
 // Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
 //   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
 //       --config 8x256x512 --stencil jacobi2d5pt --stencil jacobi2d9pt
+#include "bench/handwritten.hpp"
 #include "exec/program_binding.hpp"
 #include "exec/run.hpp"
 #include "exec/verify.hpp"
@@ -219,20 +220,7 @@ exec::Verification check(runtime::Device& device, const std::string& source, boo
   runtime::run_launch_stages(device, sequence.stages(), [&](int64_t k) { sequence.bind(k, grid); });
   const std::vector<float> got =
       runtime::download(device, sequence.result(), size_t(grid.points()));
-  const exec::ElementCheck element_check = exec::check_elements(
-      ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(got.data()), 0, got.size(),
-      c.reference.data.data(), 1, 1e-4);
-  exec::Verification v;
-  v.checked = true;
-  v.elements = static_cast<int64_t>(got.size());
-  v.mismatches = element_check.mismatches;
-  v.unwritten = element_check.unwritten;
-  v.passed = element_check.mismatches == 0;
-  if (!v.passed)
-    v.first_mismatch =
-        fmt::format("element {}: kernel {:.9g}, interpreter {:.9g}", element_check.first_mismatch,
-                    element_check.first_got, c.reference.data[element_check.first_mismatch]);
-  return v;
+  return bench::verify_output(got, c.reference); // the check of every liftx variant
 }
 
 int run(const Options& o) {
