@@ -1,9 +1,10 @@
-// stream_pipeline_bench: fused time steps of the Jacobi 2D stencils written by hand in AN5D's
-// N.5D form (bench/handwritten/stream2d.cl: a work-group per strip, one column per work-item, each
-// fused step a ring of rows in local memory, one barrier per row for all the steps), against the
-// copy-bound rate of the same device measured in the same process. It answers what the scheme
-// reaches before the code generator builds it (issue 63's targets: 3x the copy-bound rate for the
-// 5-point Jacobi, 2.5x for the 9-point, at 8192^2 x 64 steps).
+// stream_pipeline_bench: fused time steps of the Jacobi 2D stencils (clamp) and heat 2D (wrap)
+// written by hand in AN5D's N.5D form (bench/handwritten/stream2d.cl: a work-group per strip, one
+// column per work-item, each fused step a ring of rows in local memory, one barrier per row for
+// all the steps), against the copy-bound rate of the same device measured in the same process. It
+// answers what the scheme reaches before the code generator builds it (issue 63's targets at
+// 8192^2 x 64 steps: 3x the copy-bound rate for the 5-point Jacobi and heat 2D, 2.5x for the
+// 9-point Jacobi).
 //
 // Every configuration (fused steps x work-group width x rows per group) is checked twice before it
 // is timed, each time element by element against the reference interpreter's `iterate` of the
@@ -17,15 +18,16 @@
 // Usage:
 //   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
 //                         [--launch-check-size MxN]
-//                         [--stencil jacobi2d5pt|jacobi2d9pt]... [--config TxBXxCHUNK[r]]...
+//                         [--stencil jacobi2d5pt|jacobi2d9pt|heat2d]... [--config TxBXxCHUNK[r]]...
 //                         [--repeat R] [--warmup W] [--seed S] [--source-dir DIR]
 // Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
 //   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
-//       --config 8x256x512 --stencil jacobi2d5pt --stencil jacobi2d9pt
+//       --config 8x256x512 --stencil jacobi2d5pt --stencil jacobi2d9pt --stencil heat2d
 #include "bench/handwritten.hpp"
 #include "exec/program_binding.hpp"
 #include "exec/run.hpp"
 #include "exec/verify.hpp"
+#include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "runtime/build_cache.hpp"
 #include "runtime/cache_dir.hpp"
@@ -128,6 +130,11 @@ Config parse_config(const std::string& text) {
   return c;
 }
 
+/// The stencils stream2d.cl computes, by its STENCIL code, and their .lift files.
+constexpr const char* kStencils[] = {"jacobi2d5pt", "jacobi2d9pt", "heat2d"};
+constexpr const char* kStencilFiles[] = {"stencils/jacobi2d5pt.lift", "stencils/jacobi2d9pt.lift",
+                                         "stencils/iterated/heat2d.lift"};
+
 /// One stencil at one grid size: the iterated program's inputs and reference result.
 struct Case {
   interp::HostArray input;
@@ -140,7 +147,7 @@ Case load_case(const ir::Program& step, const std::string& file, const Grid& gri
   const Sizes sizes{{"M", grid.rows}, {"N", grid.columns}};
   Case c;
   std::vector<interp::HostArray> inputs = exec::draw_inputs(iterated, sizes, seed);
-  LIFTX_USER_CHECK(inputs.size() == 1, "{}: a Jacobi step has one parameter", file);
+  LIFTX_USER_CHECK(inputs.size() == 1, "{}: a stencil step has one parameter", file);
   exec::RunOptions reference_options;
   reference_options.seed = seed;
   reference_options.reference = &iterated;
@@ -155,11 +162,11 @@ struct FusedKernel {
   cl::NDRange global, local;
 };
 
-FusedKernel build_fused(runtime::Device& device, const std::string& source, bool box,
+FusedKernel build_fused(runtime::Device& device, const std::string& source, int stencil,
                         const Config& config, int64_t steps, const Grid& grid) {
   const std::string options =
-      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DBOX={} -DREGS={}", config.width, steps,
-                  config.chunk, box ? 1 : 0, config.registers ? 1 : 0);
+      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DREGS={}", config.width, steps,
+                  config.chunk, stencil, config.registers ? 1 : 0);
   runtime::BuildResult built = runtime::default_build_cache().build(device, source, options);
   const int64_t outputs_per_group = config.width - 2 * steps;
   const int64_t groups_x = (grid.columns + outputs_per_group - 1) / outputs_per_group;
@@ -177,13 +184,13 @@ struct Sequence {
   cl::Buffer buffers[2];
   int64_t total_launches = 0;
 
-  Sequence(runtime::Device& device, const std::string& source, bool box, const Config& config,
+  Sequence(runtime::Device& device, const std::string& source, int stencil, const Config& config,
            int64_t total, const Grid& grid) {
     const int64_t fused = std::min(config.steps, total);
-    kernels.push_back(build_fused(device, source, box, config, fused, grid));
+    kernels.push_back(build_fused(device, source, stencil, config, fused, grid));
     launches.push_back(total / fused);
     if (total % fused != 0) {
-      kernels.push_back(build_fused(device, source, box, config, total % fused, grid));
+      kernels.push_back(build_fused(device, source, stencil, config, total % fused, grid));
       launches.push_back(1);
     }
     for (int64_t n : launches)
@@ -212,9 +219,9 @@ struct Sequence {
 };
 
 /// Runs `total` steps once from `c`'s input and checks the result against its reference.
-exec::Verification check(runtime::Device& device, const std::string& source, bool box,
+exec::Verification check(runtime::Device& device, const std::string& source, int stencil,
                          const Config& config, int64_t total, const Grid& grid, const Case& c) {
-  Sequence sequence(device, source, box, config, total, grid);
+  Sequence sequence(device, source, stencil, config, total, grid);
   runtime::upload(device, sequence.buffers[0],
                   std::vector<float>(c.input.data.begin(), c.input.data.end()));
   runtime::poison(device, sequence.buffers[1], size_t(grid.points()) * sizeof(float));
@@ -252,27 +259,30 @@ int run(const Options& o) {
 
   int failed = 0; // configurations that did not build, run or verify
   for (const std::string& stencil : o.stencils) {
-    LIFTX_USER_CHECK(stencil == "jacobi2d5pt" || stencil == "jacobi2d9pt",
-                     "--stencil: jacobi2d5pt or jacobi2d9pt, got '{}'", stencil);
-    const bool box = stencil == "jacobi2d9pt";
-    const std::string file = (fs::path(o.source_dir) / "stencils" / (stencil + ".lift")).string();
+    const auto known = std::find(std::begin(kStencils), std::end(kStencils), stencil);
+    LIFTX_USER_CHECK(known != std::end(kStencils),
+                     "--stencil: jacobi2d5pt, jacobi2d9pt or heat2d, got '{}'", stencil);
+    const int code = int(known - std::begin(kStencils)); // stream2d.cl's STENCIL
+    const std::string file = (fs::path(o.source_dir) / kStencilFiles[code]).string();
     const ir::Module module = parse::parse_file(file);
-    const Case all_steps = load_case(module.main(), file, check_grid, o.steps, o.seed);
+    // heat2d.lift iterates its step itself: the bench iterates the step it names.
+    const std::optional<ir::HostIteration> iterated = ir::host_iteration(module.main());
+    const ir::Program step = iterated ? iterated->step : module.main();
+    const Case all_steps = load_case(step, file, check_grid, o.steps, o.seed);
     // The launch checks' references by step count: configurations that fuse as many steps share
     // one, since the interpreter's steps at a large grid cost more than the GPU's whole sequence.
     std::map<int64_t, Case> launch_cases;
     auto launch_case = [&](int64_t steps) -> const Case& {
       auto it = launch_cases.find(steps);
       if (it == launch_cases.end())
-        it = launch_cases.emplace(steps, load_case(module.main(), file, launch_grid, steps, o.seed))
-                 .first;
+        it = launch_cases.emplace(steps, load_case(step, file, launch_grid, steps, o.seed)).first;
       return it->second;
     };
     for (const Config& config : configs) {
       const int64_t fused = std::min(config.steps, o.steps);
       std::string checked, timing = "-", per_step = "-", rate = "-";
       try {
-        exec::Verification v = check(device, *source, box, config, o.steps, check_grid, all_steps);
+        exec::Verification v = check(device, *source, code, config, o.steps, check_grid, all_steps);
         if (v.passed) {
           // One fused launch at --launch-check-size, then the remainder's kernel alone where it
           // fuses fewer steps.
@@ -282,7 +292,7 @@ int run(const Options& o) {
           for (int64_t steps : launches) {
             Config alone = config;
             alone.steps = steps;
-            v = check(device, *source, box, alone, steps, launch_grid, launch_case(steps));
+            v = check(device, *source, code, alone, steps, launch_grid, launch_case(steps));
             if (!v.passed)
               break;
           }
@@ -294,7 +304,7 @@ int run(const Options& o) {
                                          launch_grid.text())
                            : "WRONG: " + v.first_mismatch;
         if (v.passed) {
-          Sequence sequence(device, *source, box, config, o.steps, grid);
+          Sequence sequence(device, *source, code, config, o.steps, grid);
           runtime::upload(device, sequence.buffers[0],
                           std::vector<float>(size_t(grid.points()), 1.0f));
           const runtime::Timing t = runtime::time_launch_stages(
@@ -326,7 +336,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Hand-written N.5D streamed pipelines of the Jacobi 2D stencils against the "
+  CLI::App app{"Hand-written N.5D streamed pipelines of 2D stencils against the "
                "copy-bound rate"};
   app.add_option("--device", o.device, "OpenCL device (as liftx --device; default cpu)");
   app.add_option("--size", o.size, "timed grid: N or MxN (default 8192)");
@@ -335,7 +345,8 @@ int main(int argc, char** argv) {
                  "grid checked with one launch of the fused kernel and one of the remainder's "
                  "(default: the timed size)");
   app.add_option("--steps", o.steps, "time steps T (default 64)");
-  app.add_option("--stencil", o.stencils, "jacobi2d5pt, jacobi2d9pt (default both)");
+  app.add_option("--stencil", o.stencils,
+                 "jacobi2d5pt, jacobi2d9pt, heat2d (default the two Jacobis)");
   app.add_option("--config", o.configs,
                  "fused steps x work-items per group x rows per group, then r to keep a point's "
                  "own column in registers (default 4x256x256)");
