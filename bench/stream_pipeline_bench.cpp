@@ -6,19 +6,21 @@
 // 8192^2 x 64 steps: 3x the copy-bound rate for the 5-point Jacobi and heat 2D, 2.5x for the
 // 9-point Jacobi).
 //
-// Every configuration (fused steps x work-group width x rows per group) is checked twice before it
-// is timed, each time element by element against the reference interpreter's `iterate` of the
-// stencil's .lift step on random inputs: all T steps at --check-size, then one launch of its
-// fused steps (and the remainder's kernel, when it fuses fewer) at --launch-check-size (default:
-// the timed size; the kernel takes the grid's extents as arguments, so no code depends on them).
-// Then T / t launches of the fused kernel and one of the T mod t left over run as one sequence; the
-// median of --repeat sequences (first start to last end, profiling events) is the figure. The
-// exit status is 1 when a configuration did not build, run or verify (CI runs small ones on PoCL).
+// Every configuration (fused steps x work-group width x rows per group x columns per work-item)
+// is checked twice before it is timed, each time element by element against the reference
+// interpreter's `iterate` of the stencil's .lift step on random inputs: all T steps at
+// --check-size, then one launch of its fused steps (and the remainder's kernel, when it fuses
+// fewer) at --launch-check-size (default: the timed size; the kernel takes the grid's extents as
+// arguments, so no code depends on them). Then T / t launches of the fused kernel and one of the T
+// mod t left over run as one sequence; the median of --repeat sequences (first start to last end,
+// profiling events) is the figure. The exit status is 1 when a configuration did not build, run or
+// verify (CI runs small ones on PoCL).
 //
 // Usage:
 //   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
 //                         [--launch-check-size MxN]
-//                         [--stencil jacobi2d5pt|jacobi2d9pt|heat2d]... [--config TxBXxCHUNK[r]]...
+//                         [--stencil jacobi2d5pt|jacobi2d9pt|heat2d]...
+//                         [--config TxBXxCHUNK[xCOLS][r]]...
 //                         [--repeat R] [--warmup W] [--seed S] [--source-dir DIR]
 // Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
 //   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
@@ -74,12 +76,15 @@ struct Grid {
   std::string text() const { return fmt::format("{}x{}", rows, columns); }
 };
 
-/// A configuration of the hand-written kernel: fused steps, work-items per group, rows per group.
+/// A configuration of the hand-written kernel: fused steps, work-items per group, rows per group,
+/// columns per work-item.
 struct Config {
-  int64_t steps = 0, width = 0, chunk = 0;
-  bool registers = false; ///< a point's own column from registers (AN5D), not local memory
+  int64_t steps = 0, width = 0, chunk = 0, columns = 1;
+  bool registers = false; ///< a work-item's own columns from registers (AN5D), not local memory
+  int64_t strip() const { return width * columns; } ///< a group's columns, halo included
   std::string text() const {
-    return fmt::format("t={} bx={} rows={}{}", steps, width, chunk,
+    return fmt::format("t={} bx={} rows={}{}{}", steps, width, chunk,
+                       columns > 1 ? fmt::format(" cols={}", columns) : "",
                        registers ? " own=registers" : "");
   }
 };
@@ -121,12 +126,13 @@ Config parse_config(const std::string& text) {
   const bool registers = !text.empty() && text.back() == 'r';
   const std::vector<int64_t> v =
       numbers(registers ? text.substr(0, text.size() - 1) : text, 'x', "--config");
-  LIFTX_USER_CHECK(v.size() == 3, "--config: expected TxBXxCHUNK[r], got '{}'", text);
-  const Config c{v[0], v[1], v[2], registers};
-  LIFTX_USER_CHECK(c.width > 2 * c.steps,
-                   "--config {}: a group of {} work-items has no column left after {} steps' halo "
-                   "on either side",
-                   text, c.width, c.steps);
+  LIFTX_USER_CHECK(v.size() == 3 || v.size() == 4,
+                   "--config: expected TxBXxCHUNK[xCOLS][r], got '{}'", text);
+  const Config c{v[0], v[1], v[2], v.size() == 4 ? v[3] : 1, registers};
+  LIFTX_USER_CHECK(c.strip() > 2 * c.steps,
+                   "--config {}: a strip of {} columns has none left after {} steps' halo on "
+                   "either side",
+                   text, c.strip(), c.steps);
   return c;
 }
 
@@ -165,10 +171,10 @@ struct FusedKernel {
 FusedKernel build_fused(runtime::Device& device, const std::string& source, int stencil,
                         const Config& config, int64_t steps, const Grid& grid) {
   const std::string options =
-      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DREGS={}", config.width, steps,
-                  config.chunk, stencil, config.registers ? 1 : 0);
+      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DREGS={} -DCOLS={}", config.width,
+                  steps, config.chunk, stencil, config.registers ? 1 : 0, config.columns);
   runtime::BuildResult built = runtime::default_build_cache().build(device, source, options);
-  const int64_t outputs_per_group = config.width - 2 * steps;
+  const int64_t outputs_per_group = config.strip() - 2 * steps;
   const int64_t groups_x = (grid.columns + outputs_per_group - 1) / outputs_per_group;
   const int64_t groups_y = (grid.rows + config.chunk - 1) / config.chunk;
   return {runtime::Kernel(built.program, "stream2d"),
@@ -348,8 +354,8 @@ int main(int argc, char** argv) {
   app.add_option("--stencil", o.stencils,
                  "jacobi2d5pt, jacobi2d9pt, heat2d (default the two Jacobis)");
   app.add_option("--config", o.configs,
-                 "fused steps x work-items per group x rows per group, then r to keep a point's "
-                 "own column in registers (default 4x256x256)");
+                 "fused steps x work-items per group x rows per group [x columns per work-item], "
+                 "then r to keep a work-item's own columns in registers (default 4x256x256)");
   app.add_option("--repeat", o.repeat, "timed sequences (default 10)");
   app.add_option("--warmup", o.warmup, "untimed sequences first (default 3)");
   app.add_option("--seed", o.seed, "seed of the random inputs (default 1)");
