@@ -1,10 +1,10 @@
 // stream_pipeline_bench: fused time steps of the Jacobi 2D stencils (clamp) and heat 2D (wrap)
 // written by hand in AN5D's N.5D form (bench/handwritten/stream2d.cl: a work-group per strip, one
-// column per work-item, each fused step a ring of rows in local memory, one barrier per row for
-// all the steps), against the copy-bound rate of the same device measured in the same process. It
-// answers what the scheme reaches before the code generator builds it (issue 63's targets at
-// 8192^2 x 64 steps: 3x the copy-bound rate for the 5-point Jacobi and heat 2D, 2.5x for the
-// 9-point Jacobi).
+// or more adjacent columns per work-item, each fused step a ring of rows in local memory, one
+// barrier per row for all the steps), against the copy-bound rate of the same device measured in
+// the same process. It answers what the scheme reaches before the code generator builds it (issue
+// 63's targets at 8192^2 x 64 steps: 3x the copy-bound rate for the 5-point Jacobi and heat
+// 2D, 2.5x for the 9-point Jacobi).
 //
 // Every configuration (fused steps x work-group width x rows per group x columns per work-item)
 // is checked twice before it is timed, each time element by element against the reference

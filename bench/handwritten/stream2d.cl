@@ -1,7 +1,8 @@
 // Fused time steps of the Jacobi 2D stencils (stencils/jacobi2d5pt.lift, jacobi2d9pt.lift, clamp
-// boundary) and of heat 2D (stencils/iterated/heat2d.lift's step, wrap boundary), written by hand in AN5D's "N.5D" form (Matsumura et al., CGO 2020): a work-group of
-// BX work-items owns a strip of BX - 2 STEPS columns (one column per work-item, STEPS columns of
-// halo recomputed on either side) and CHUNK rows, and marches down it. Each fused step is a stage
+// boundary) and of heat 2D (stencils/iterated/heat2d.lift's step, wrap boundary), written by hand
+// in AN5D's "N.5D" form (Matsumura et al., CGO 2020): a work-group of BX work-items owns a strip
+// of BX COLS - 2 STEPS columns (COLS adjacent columns per work-item, STEPS columns of halo
+// recomputed on either side) and CHUNK rows, and marches down it. Each fused step is a stage
 // that keeps the last rows it produced in a ring of local memory; every stage advances one row
 // per iteration, stage k lagging 2k rows behind the input, so that the rows a stage reads were all
 // written in earlier iterations: one barrier per row for all the steps (AN5D's double buffering
@@ -53,7 +54,7 @@ stream2d(const global float* restrict in, global float* restrict out, int M, int
   // are written.
   const int lx = max(tx - 1, 0);
   const int rx = min(tx + 1, BX - 1);
-  int cx[COLS];     // the grid column each column loads (clamped or wrapped)
+  int cx[COLS]; // the grid column each column loads (clamped or wrapped)
   bool at_left[COLS], at_right[COLS], writes[COLS];
 #pragma unroll
   for (int c = 0; c < COLS; ++c) {
@@ -133,7 +134,9 @@ stream2d(const global float* restrict in, global float* restrict out, int M, int
           for (int c = 0; c < COLS; ++c) {
 #if REGS
             const int age = y == 0 ? (above == r ? 1 : 0) : y == 2 ? (below == r ? 1 : 2) : 1;
-            centre[c] = age == 0 ? own[k - 1][0][c] : age == 1 ? own[k - 1][1][c] : own[k - 1][2][c];
+            centre[c] = age == 0   ? own[k - 1][0][c]
+                        : age == 1 ? own[k - 1][1][c]
+                                   : own[k - 1][2][c];
 #else
             centre[c] = row[c][tx];
 #endif
