@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains the NVIDIA model from the tracked databases (model/data and three archives of data/) and
+# Trains the NVIDIA model from the tracked databases (model/data and archives of data/) and
 # ships it (model/data/nvidia-model.json) only if the ship rule holds: judged on the regression
 # suite (model/data/nvidia-suite.db.xz, every kind of program the space makes, none of it in the
 # training data), it is no worse than the model it replaces on any kind (`liftx evaluate --model
@@ -52,7 +52,7 @@ baseline=$(realpath "${3:-$here/model/data/nvidia-model.json}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
-               h200-products-local-tiles h200-3d-512-training; do  # data/README.md
+               h200-products-local-tiles h200-3d-512-training h100-3d-256-training; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -65,10 +65,12 @@ declare -A sources=(
   [h200-products.db]=$work/h200-product-training/train-products.db.xz    # atb, l1dist; abt, sqdist at K=256
   [h200-products-local.db]=$work/h200-products-local-tiles/train-products-local.db.xz # their local tiles
   [h200-3d-512.db]=$work/h200-3d-512-training/train-3d-512.db.xz         # 3D training programs at 512³
+  [h100-3d-256.db]=$work/h100-3d-256-training/train-3d-256.db.xz         # the five of them at 256³
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
 )
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
-            h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db suite.db; do
+            h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db h100-3d-256.db \
+            suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
@@ -88,7 +90,7 @@ if [[ $route_bag -gt 0 ]]; then
 fi
 "$liftx" route --base base.json "${add_routes[@]}" "${route_model[@]}" "${stencils_2d[@]}" \
   --add-db h200-kinds.db --add-db h200-products.db --add-db h200-products-local.db \
-  --add-db h200-3d-512.db "${recipe[@]}" -o candidate.json
+  --add-db h200-3d-512.db --add-db h100-3d-256.db "${recipe[@]}" -o candidate.json
 status=0
 "$liftx" evaluate --db suite.db --profile nvidia --model candidate.json --baseline "$baseline" ||
   status=$?
