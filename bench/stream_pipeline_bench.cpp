@@ -4,7 +4,9 @@
 // barrier per row for all the steps), against the copy-bound rate of the same device measured in
 // the same process. It answers what the scheme reaches before the code generator builds it (issue
 // 63's targets at 8192^2 x 64 steps: 3x the copy-bound rate for the 5-point Jacobi and heat
-// 2D, 2.5x for the 9-point Jacobi).
+// 2D, 2.5x for the 9-point Jacobi). A configuration ending in `l` runs bench/handwritten/
+// stream2d_lanes.cl instead: liftx's register pipeline with the halo shared between a warp's lanes
+// (`lU` or `lUpA`: the row loop unrolled by U, input rows loaded A iterations ahead).
 //
 // Every configuration (fused steps x work-group width x rows per group x columns per work-item)
 // is checked twice before it is timed, each time element by element against the reference
@@ -20,8 +22,9 @@
 //   stream_pipeline_bench [--device SPEC] [--size MxN] [--steps T] [--check-size MxN]
 //                         [--launch-check-size MxN]
 //                         [--stencil jacobi2d5pt|jacobi2d9pt|heat2d]...
-//                         [--config TxBXxCHUNK[xCOLS][r]]...
+//                         [--config TxBXxCHUNK[xCOLS][r|l[U][pA]]]...
 //                         [--repeat R] [--warmup W] [--seed S] [--source-dir DIR]
+//                         [--lane-exchange auto|shuffle|local]
 // Example (NVIDIA; register the driver as ../shared/guides/gpu.md says):
 //   build/stream_pipeline_bench --device nvidia --size 8192 --steps 64 --config 4x256x256
 //       --config 8x256x512 --stencil jacobi2d5pt --stencil jacobi2d9pt --stencil heat2d
@@ -42,6 +45,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -69,6 +73,7 @@ struct Options {
   int warmup = 3;
   uint64_t seed = 1;
   std::string source_dir = LIFTX_BENCH_SOURCE_DIR;
+  std::string lane_exchange = "auto"; // stream2d_lanes.cl: shuffle, local, or auto (by vendor)
 };
 
 struct Grid {
@@ -82,13 +87,25 @@ struct Grid {
 struct Config {
   int64_t steps = 0, width = 0, chunk = 0, columns = 1;
   bool registers = false; ///< a work-item's own columns from registers (AN5D), not local memory
+  /// stream2d_lanes.cl instead: a register pipeline per warp, lanes sharing their halo columns;
+  /// `unroll` rows per iteration of its loop, input rows loaded `ahead` iterations early.
+  bool lanes = false;
+  int64_t unroll = 1, ahead = 1;
   int64_t strip() const { return width * columns; } ///< a group's columns, halo included
   std::string text() const {
-    return fmt::format("t={} bx={} rows={}{}{}", steps, width, chunk,
+    return fmt::format("t={} bx={} rows={}{}{}{}", steps, width, chunk,
                        columns > 1 ? fmt::format(" cols={}", columns) : "",
-                       registers ? " own=registers" : "");
+                       registers ? " own=registers" : "",
+                       lanes ? fmt::format(" lanes unroll={} ahead={}", unroll, ahead) : "");
   }
 };
+
+constexpr int64_t kLanes = 32; // stream2d_lanes.cl's LANES
+
+/// stream2d_lanes.cl's HALO: the steps rounded up to a multiple of the columns per work-item.
+int64_t lane_halo(int64_t steps, int64_t columns) {
+  return (steps + columns - 1) / columns * columns;
+}
 
 std::vector<int64_t> numbers(const std::string& text, char separator, const char* option) {
   std::vector<int64_t> values;
@@ -125,11 +142,33 @@ Grid parse_grid(const std::string& text, const char* option) {
 
 Config parse_config(const std::string& text) {
   const bool registers = !text.empty() && text.back() == 'r';
-  const std::vector<int64_t> v =
-      numbers(registers ? text.substr(0, text.size() - 1) : text, 'x', "--config");
+  const size_t lanes_at = text.find('l');
+  const bool lanes = lanes_at != std::string::npos;
+  std::string sizes = registers ? text.substr(0, text.size() - 1) : text;
+  int64_t unroll = 1, ahead = 1;
+  if (lanes) {
+    sizes = text.substr(0, lanes_at);
+    // l[U][pA]: unrolled by U, A rows ahead.
+    const std::string rest = text.substr(lanes_at + 1);
+    const size_t ahead_at = rest.find('p');
+    if (ahead_at > 0 && !rest.empty())
+      unroll = numbers(rest.substr(0, ahead_at), 'x', "--config").front();
+    if (ahead_at != std::string::npos)
+      ahead = numbers(rest.substr(ahead_at + 1), 'x', "--config").front();
+  }
+  const std::vector<int64_t> v = numbers(sizes, 'x', "--config");
   LIFTX_USER_CHECK(v.size() == 3 || v.size() == 4,
-                   "--config: expected TxBXxCHUNK[xCOLS][r], got '{}'", text);
-  const Config c{v[0], v[1], v[2], v.size() == 4 ? v[3] : 1, registers};
+                   "--config: expected TxBXxCHUNK[xCOLS][r|l[U][pA]], got '{}'", text);
+  const Config c{v[0], v[1], v[2], v.size() == 4 ? v[3] : 1, registers, lanes, unroll, ahead};
+  if (lanes) {
+    LIFTX_USER_CHECK(c.width % kLanes == 0 && c.columns % 4 == 0 &&
+                         kLanes * c.columns > 2 * lane_halo(c.steps, c.columns),
+                     "--config {}: lanes need work-groups of a multiple of {} work-items, a "
+                     "multiple of 4 columns each, and columns left after {} halo columns on "
+                     "either side",
+                     text, kLanes, lane_halo(c.steps, c.columns));
+    return c;
+  }
   LIFTX_USER_CHECK(c.strip() > 2 * c.steps,
                    "--config {}: a strip of {} columns has none left after {} steps' halo on "
                    "either side",
@@ -172,8 +211,39 @@ struct FusedKernel {
   cl::NDRange global, local;
 };
 
-FusedKernel build_fused(runtime::Device& device, const std::string& source, int stencil,
+/// The sources of stream2d.cl and stream2d_lanes.cl.
+struct Sources {
+  std::string pipeline, lanes;
+  std::string exchange; ///< Options::lane_exchange
+};
+
+FusedKernel build_lanes(runtime::Device& device, const std::string& source, int stencil,
+                        const Config& config, int64_t steps, const Grid& grid,
+                        const std::string& exchange) {
+  // A warp shuffle where the device is NVIDIA's (inline PTX), local memory elsewhere.
+  const bool shuffle =
+      exchange == "shuffle" ||
+      (exchange == "auto" && device.profile.vendor.find("NVIDIA") != std::string::npos);
+  const std::string options =
+      fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DCOLS={} -DUNROLL={} -DAHEAD={} "
+                  "-DLANE_SHUFFLE={}",
+                  config.width, steps, config.chunk, stencil, config.columns, config.unroll,
+                  config.ahead, shuffle ? 1 : 0);
+  runtime::BuildResult built = runtime::default_build_cache().build(device, source, options);
+  const int64_t outputs_per_unit = kLanes * config.columns - 2 * lane_halo(steps, config.columns);
+  const int64_t units = (grid.columns + outputs_per_unit - 1) / outputs_per_unit;
+  const int64_t groups_x = (units * kLanes + config.width - 1) / config.width;
+  const int64_t groups_y = (grid.rows + config.chunk - 1) / config.chunk;
+  return {runtime::Kernel(built.program, "stream2d_lanes"),
+          cl::NDRange(size_t(groups_x * config.width), size_t(groups_y)),
+          cl::NDRange(size_t(config.width), 1)};
+}
+
+FusedKernel build_fused(runtime::Device& device, const Sources& sources, int stencil,
                         const Config& config, int64_t steps, const Grid& grid) {
+  if (config.lanes)
+    return build_lanes(device, sources.lanes, stencil, config, steps, grid, sources.exchange);
+  const std::string& source = sources.pipeline;
   const std::string options =
       fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DREGS={} -DCOLS={}", config.width,
                   steps, config.chunk, stencil, config.registers ? 1 : 0, config.columns);
@@ -194,8 +264,9 @@ struct Sequence {
   cl::Buffer buffers[2];
   int64_t total_launches = 0;
 
-  Sequence(runtime::Device& device, const std::string& source, int stencil, const Config& config,
-           int64_t total, const Grid& grid) {
+  /// `guard` floats after each buffer's grid (checks poison them and look for writes there).
+  Sequence(runtime::Device& device, const Sources& source, int stencil, const Config& config,
+           int64_t total, const Grid& grid, size_t guard = 0) {
     const int64_t fused = std::min(config.steps, total);
     kernels.push_back(build_fused(device, source, stencil, config, fused, grid));
     launches.push_back(total / fused);
@@ -206,7 +277,7 @@ struct Sequence {
     for (int64_t n : launches)
       total_launches += n;
     for (cl::Buffer& b : buffers)
-      b = runtime::allocate(device, size_t(grid.points()) * sizeof(float));
+      b = runtime::allocate(device, (size_t(grid.points()) + guard) * sizeof(float));
   }
 
   std::vector<runtime::LaunchStage> stages() {
@@ -229,15 +300,30 @@ struct Sequence {
 };
 
 /// Runs `total` steps once from `c`'s input and checks the result against its reference.
-exec::Verification check(runtime::Device& device, const std::string& source, int stencil,
+exec::Verification check(runtime::Device& device, const Sources& source, int stencil,
                          const Config& config, int64_t total, const Grid& grid, const Case& c) {
-  Sequence sequence(device, source, stencil, config, total, grid);
-  runtime::upload(device, sequence.buffers[0],
-                  std::vector<float>(c.input.data.begin(), c.input.data.end()));
-  runtime::poison(device, sequence.buffers[1], size_t(grid.points()) * sizeof(float));
+  // Two rows of poison after each buffer's grid: a kernel that writes past the grid (a row below
+  // it, say) fails the check even where the write lands nowhere that is compared.
+  const size_t points = size_t(grid.points());
+  const size_t guard = 2 * size_t(grid.columns);
+  Sequence sequence(device, source, stencil, config, total, grid, guard);
+  std::vector<float> input(c.input.data.begin(), c.input.data.end());
+  input.resize(points + guard, std::bit_cast<float>(runtime::kPoisonBits));
+  runtime::upload(device, sequence.buffers[0], input);
+  runtime::poison(device, sequence.buffers[1], (points + guard) * sizeof(float));
   runtime::run_launch_stages(device, sequence.stages(), [&](int64_t k) { sequence.bind(k, grid); });
-  const std::vector<float> got =
-      runtime::download(device, sequence.result(), size_t(grid.points()));
+  for (const cl::Buffer& buffer : sequence.buffers) {
+    const std::vector<float> all = runtime::download(device, buffer, points + guard);
+    for (size_t i = points; i < all.size(); ++i)
+      if (!runtime::is_poison(all[i])) {
+        exec::Verification wrote_past;
+        wrote_past.checked = true;
+        wrote_past.first_mismatch =
+            fmt::format("a write past the grid, {} floats after its last point", i - points + 1);
+        return wrote_past;
+      }
+  }
+  std::vector<float> got = runtime::download(device, sequence.result(), points);
   return bench::verify_output(got, c.reference); // the check of every liftx variant
 }
 
@@ -250,9 +336,18 @@ int run(const Options& o) {
   std::vector<Config> configs;
   for (const std::string& text : o.configs)
     configs.push_back(parse_config(text));
-  std::optional<std::string> source =
-      runtime::read_file_bytes(fs::path(o.source_dir) / "bench/handwritten/stream2d.cl");
-  LIFTX_USER_CHECK(source, "cannot read bench/handwritten/stream2d.cl under {}", o.source_dir);
+  LIFTX_USER_CHECK(o.lane_exchange == "auto" || o.lane_exchange == "shuffle" ||
+                       o.lane_exchange == "local",
+                   "--lane-exchange: auto, shuffle or local, got '{}'", o.lane_exchange);
+  Sources sources;
+  sources.exchange = o.lane_exchange;
+  for (auto [text, name] : {std::pair{&sources.pipeline, "stream2d.cl"},
+                            std::pair{&sources.lanes, "stream2d_lanes.cl"}}) {
+    std::optional<std::string> read =
+        runtime::read_file_bytes(fs::path(o.source_dir) / "bench/handwritten" / name);
+    LIFTX_USER_CHECK(read, "cannot read bench/handwritten/{} under {}", name, o.source_dir);
+    *text = std::move(*read);
+  }
 
   runtime::Device device = runtime::select_device(o.device);
   const size_t copy_floats = size_t((grid.points() + 3) / 4 * 4);
@@ -294,7 +389,7 @@ int run(const Options& o) {
       std::string checked, timing = "-", per_step = "-", rate = "-";
       bool timed = false;
       try {
-        exec::Verification v = check(device, *source, code, config, o.steps, check_grid, all_steps);
+        exec::Verification v = check(device, sources, code, config, o.steps, check_grid, all_steps);
         if (v.passed) {
           // One fused launch at --launch-check-size, then the remainder's kernel alone where it
           // fuses fewer steps.
@@ -304,7 +399,7 @@ int run(const Options& o) {
           for (int64_t steps : launches) {
             Config alone = config;
             alone.steps = steps;
-            v = check(device, *source, code, alone, steps, launch_grid, launch_case(steps));
+            v = check(device, sources, code, alone, steps, launch_grid, launch_case(steps));
             if (!v.passed)
               break;
           }
@@ -316,7 +411,7 @@ int run(const Options& o) {
                                          launch_grid.text())
                            : "WRONG: " + v.first_mismatch;
         if (v.passed) {
-          Sequence sequence(device, *source, code, config, o.steps, grid);
+          Sequence sequence(device, sources, code, config, o.steps, grid);
           runtime::upload(device, sequence.buffers[0],
                           std::vector<float>(size_t(grid.points()), 1.0f));
           const runtime::Timing t = runtime::time_launch_stages(
@@ -362,11 +457,16 @@ int main(int argc, char** argv) {
                  "jacobi2d5pt, jacobi2d9pt, heat2d (default the two Jacobis)");
   app.add_option("--config", o.configs,
                  "fused steps x work-items per group x rows per group [x columns per work-item], "
-                 "then r to keep a work-item's own columns in registers (default 4x256x256)");
+                 "then r to keep a work-item's own columns in registers, or l[U][pA] for "
+                 "stream2d_lanes.cl's warp pipeline unrolled by U rows, loading A rows ahead "
+                 "(default 4x256x256)");
   app.add_option("--repeat", o.repeat, "timed sequences (default 10)");
   app.add_option("--warmup", o.warmup, "untimed sequences first (default 3)");
   app.add_option("--seed", o.seed, "seed of the random inputs (default 1)");
   app.add_option("--source-dir", o.source_dir, "the liftx source tree");
+  app.add_option("--lane-exchange", o.lane_exchange,
+                 "how stream2d_lanes.cl's lanes pass columns: shuffle (NVIDIA's PTX), local "
+                 "(memory and barriers) or auto: shuffle on NVIDIA devices (default)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);
