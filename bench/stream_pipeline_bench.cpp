@@ -339,15 +339,18 @@ int run(const Options& o) {
   LIFTX_USER_CHECK(o.lane_exchange == "auto" || o.lane_exchange == "shuffle" ||
                        o.lane_exchange == "local",
                    "--lane-exchange: auto, shuffle or local, got '{}'", o.lane_exchange);
-  Sources sources;
-  sources.exchange = o.lane_exchange;
-  for (auto [text, name] : {std::pair{&sources.pipeline, "stream2d.cl"},
-                            std::pair{&sources.lanes, "stream2d_lanes.cl"}}) {
+  auto read_kernel_source = [&](const char* name) {
     std::optional<std::string> read =
         runtime::read_file_bytes(fs::path(o.source_dir) / "bench/handwritten" / name);
     LIFTX_USER_CHECK(read, "cannot read bench/handwritten/{} under {}", name, o.source_dir);
-    *text = std::move(*read);
-  }
+    return std::move(*read);
+  };
+  // Both kernels compute the stencils of stream2d_stencils.cl.
+  const std::string stencils = read_kernel_source("stream2d_stencils.cl");
+  Sources sources;
+  sources.exchange = o.lane_exchange;
+  sources.pipeline = stencils + read_kernel_source("stream2d.cl");
+  sources.lanes = stencils + read_kernel_source("stream2d_lanes.cl");
 
   runtime::Device device = runtime::select_device(o.device);
   const size_t copy_floats = size_t((grid.points() + 3) / 4 * 4);

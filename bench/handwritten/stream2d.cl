@@ -15,6 +15,7 @@
 // step is computed there as anywhere else. Rows above and below the chunk are recomputed
 // (STEPS - k of them at step k).
 //
+// The stencil (stencil_point, wrapped, WRAP) is stream2d_stencils.cl's, put before this source.
 // Build options: -DBX=<work-items per group> -DSTEPS=<fused steps> -DCHUNK=<rows per group>
 // -DSTENCIL=<0: Jacobi 5-point star, 1: Jacobi 9-point box, both clamp; 2: heat 5-point, wrap>
 // -DREGS=<1: a work-item's own columns from registers, as AN5D keeps them; 0: every tap from local
@@ -22,25 +23,9 @@
 // so the neighbour across two work-items' columns is read without bank conflicts>. Launch:
 // global (groups_x * BX, ceil(M / CHUNK)), local (BX, 1), groups_x = ceil(N / (BX COLS - 2 STEPS)).
 #define RING 4 // a power of two: slot r & (RING - 1), negative rows (wrap) included
-#define WRAP (STENCIL == 2)
 #ifndef COLS
 #define COLS 1
 #endif
-
-inline float stencil_point(float nw, float n, float ne, float w, float c, float e, float sw,
-                           float s, float se) {
-#if STENCIL == 1
-  return (7.0f * nw + 5.0f * n + 9.0f * ne + 12.0f * w + 15.0f * c + 12.0f * e + 9.0f * sw +
-          5.0f * s + 7.0f * se) /
-         118.0f;
-#elif STENCIL == 2
-  return c + 0.125f * (n + s + e + w - 4.0f * c);
-#else
-  return (5.0f * n + 12.0f * w + 15.0f * c + 5.0f * s + 12.0f * e) / 118.0f;
-#endif
-}
-
-inline int wrapped(int i, int n) { return (i % n + n) % n; }
 
 kernel __attribute__((reqd_work_group_size(BX, 1, 1))) void
 stream2d(const global float* restrict in, global float* restrict out, int M, int N) {

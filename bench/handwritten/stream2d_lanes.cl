@@ -18,6 +18,7 @@
 // first (last) column's, and the row above the first (below the last) by the row itself. Wrap: the
 // input is loaded with wrapped indices and every step is computed beyond the edges as anywhere.
 //
+// The stencil (stencil_point, wrapped, WRAP) is stream2d_stencils.cl's, put before this source.
 // Build options: -DBX=<work-items per group, a multiple of LANES> -DSTEPS=<fused steps>
 // -DCHUNK=<rows per group> -DSTENCIL=<0: Jacobi 5-point, 1: Jacobi 9-point (clamp); 2: heat
 // (wrap)> -DCOLS=<columns per work-item, a multiple of 4> -DLANE_SHUFFLE=<1: PTX shfl.sync>
@@ -28,7 +29,6 @@
 #define LANES 32
 #define HALO ((STEPS + COLS - 1) / COLS * COLS)
 #define OUTPUTS (LANES * COLS - 2 * HALO) // a unit's (warp's) output columns
-#define WRAP (STENCIL == 2)
 #define EXT (COLS + 2) // a lane's columns and one on either side
 #ifndef UNROLL
 #define UNROLL 1
@@ -39,23 +39,6 @@
 #ifndef AHEAD
 #define AHEAD 1
 #endif
-
-inline float stencil_point(float nw, float n, float ne, float w, float c, float e, float sw,
-                           float s, float se) {
-#if STENCIL == 1
-  return (7.0f * nw + 5.0f * n + 9.0f * ne + 12.0f * w + 15.0f * c + 12.0f * e + 9.0f * sw +
-          5.0f * s + 7.0f * se) /
-         118.0f;
-#elif STENCIL == 2
-  return c + 0.125f * (n + s + e + w - 4.0f * c);
-#else
-  return (5.0f * n + 12.0f * w + 15.0f * c + 5.0f * s + 12.0f * e) / 118.0f;
-#endif
-}
-
-inline int wrapped(int i, int n) {
-  return (i % n + n) % n;
-}
 
 #if LANE_SHUFFLE
 // The value `v` of the lane below (above); the first (last) lane gets its own.
