@@ -5,8 +5,9 @@
 #
 #   bench/gpu-stall-profile.sh MANIFEST OUT
 #
-# MANIFEST: one kernel per line, `NAME FILE.cl KERNEL GLOBAL LOCAL [--arg ...] [--build-option
-# WORD]...` (bench/cuda/opencl_kernel_under_cuda.cpp's arguments; `#` starts a comment). For each kernel:
+# MANIFEST: one kernel per line, `NAME FILE.cl KERNEL GLOBAL LOCAL [--arg ...] [--prepend FILE.cl]
+# [--build-option WORD]...` (bench/cuda/opencl_kernel_under_cuda.cpp's arguments; `#` starts a
+# comment). For each kernel:
 # the OpenCL launch and the CUDA launch of the same PTX are compared bit for bit on random inputs
 # and timed (median of 20); only a kernel whose launches agree is profiled. OUT/NAME/ then holds
 # the PTX, ptxas's resource usage, the SASS, ncu's report and its details and per-instruction

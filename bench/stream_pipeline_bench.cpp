@@ -211,10 +211,11 @@ struct FusedKernel {
   cl::NDRange global, local;
 };
 
-/// The sources of stream2d.cl and stream2d_lanes.cl.
-struct Sources {
+/// The two hand-written kernels' sources (each after stream2d_stencils.cl), and how the warp
+/// pipelines' lanes pass columns (Options::lane_exchange).
+struct HandwrittenKernels {
   std::string pipeline, lanes;
-  std::string exchange; ///< Options::lane_exchange
+  std::string lane_exchange;
 };
 
 FusedKernel build_lanes(runtime::Device& device, const std::string& source, int stencil,
@@ -239,10 +240,10 @@ FusedKernel build_lanes(runtime::Device& device, const std::string& source, int 
           cl::NDRange(size_t(config.width), 1)};
 }
 
-FusedKernel build_fused(runtime::Device& device, const Sources& sources, int stencil,
+FusedKernel build_fused(runtime::Device& device, const HandwrittenKernels& sources, int stencil,
                         const Config& config, int64_t steps, const Grid& grid) {
   if (config.lanes)
-    return build_lanes(device, sources.lanes, stencil, config, steps, grid, sources.exchange);
+    return build_lanes(device, sources.lanes, stencil, config, steps, grid, sources.lane_exchange);
   const std::string& source = sources.pipeline;
   const std::string options =
       fmt::format("-DBX={} -DSTEPS={} -DCHUNK={} -DSTENCIL={} -DREGS={} -DCOLS={}", config.width,
@@ -265,8 +266,8 @@ struct Sequence {
   int64_t total_launches = 0;
 
   /// `guard` floats after each buffer's grid (checks poison them and look for writes there).
-  Sequence(runtime::Device& device, const Sources& source, int stencil, const Config& config,
-           int64_t total, const Grid& grid, size_t guard = 0) {
+  Sequence(runtime::Device& device, const HandwrittenKernels& source, int stencil,
+           const Config& config, int64_t total, const Grid& grid, size_t guard = 0) {
     const int64_t fused = std::min(config.steps, total);
     kernels.push_back(build_fused(device, source, stencil, config, fused, grid));
     launches.push_back(total / fused);
@@ -300,7 +301,7 @@ struct Sequence {
 };
 
 /// Runs `total` steps once from `c`'s input and checks the result against its reference.
-exec::Verification check(runtime::Device& device, const Sources& source, int stencil,
+exec::Verification check(runtime::Device& device, const HandwrittenKernels& source, int stencil,
                          const Config& config, int64_t total, const Grid& grid, const Case& c) {
   // Two rows of poison after each buffer's grid: a kernel that writes past the grid (a row below
   // it, say) fails the check even where the write lands nowhere that is compared.
@@ -347,8 +348,8 @@ int run(const Options& o) {
   };
   // Both kernels compute the stencils of stream2d_stencils.cl.
   const std::string stencils = read_kernel_source("stream2d_stencils.cl");
-  Sources sources;
-  sources.exchange = o.lane_exchange;
+  HandwrittenKernels sources;
+  sources.lane_exchange = o.lane_exchange;
   sources.pipeline = stencils + read_kernel_source("stream2d.cl");
   sources.lanes = stencils + read_kernel_source("stream2d_lanes.cl");
 

@@ -9,8 +9,11 @@
 // so CMake does not build it; bench/gpu-stall-profile.sh compiles it on the GPU machine.
 //
 //   opencl_kernel_under_cuda FILE.cl KERNEL GX,GY[,GZ] LX,LY[,LZ] [--arg buf:float:N | int:V |
-//       float:V]... [--build-options S] [--build-option WORD]... [--repeat N] [--ptx-out FILE]
-//       [--cuda-only]
+//       float:V]... [--prepend FILE.cl]... [--build-options S] [--build-option WORD]...
+//       [--repeat N] [--ptx-out FILE] [--cuda-only]
+//
+// --prepend puts another source before FILE.cl (bench/handwritten/stream2d_stencils.cl before
+// stream2d_lanes.cl, as stream_pipeline_bench does).
 //
 // --cuda-only skips the OpenCL launch, comparison and timing (for the profiler's replays after a
 // checked run of the same command, and for compute-sanitizer, which sees only the CUDA launch).
@@ -41,16 +44,20 @@ struct KernelArg {
 
 struct Options {
   std::string source_path, kernel, build_options, ptx_out;
+  std::vector<std::string> prepended;
   std::vector<size_t> global, local;
   std::vector<KernelArg> args;
   int repeat = 20;
   bool cuda_only = false;
 };
 
-[[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
+[[noreturn]] void fail(const std::string& message) {
+  throw std::runtime_error(message);
+}
 
 void check_cl(cl_int status, const char* what) {
-  if (status != CL_SUCCESS) fail(std::string(what) + " failed: OpenCL error " + std::to_string(status));
+  if (status != CL_SUCCESS)
+    fail(std::string(what) + " failed: OpenCL error " + std::to_string(status));
 }
 
 void check_cu(CUresult status, const char* what) {
@@ -61,12 +68,32 @@ void check_cu(CUresult status, const char* what) {
   }
 }
 
+/// `text` as a whole number, or a failure that names `what`.
+long long parse_number(const std::string& text, const std::string& what) {
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    fail(what + ": expected a whole number, got '" + text + "'");
+  return value;
+}
+
 std::vector<size_t> parse_sizes(const std::string& text) {
   std::vector<size_t> sizes;
   std::stringstream stream(text);
   std::string part;
-  while (std::getline(stream, part, ',')) sizes.push_back(std::stoul(part));
-  if (sizes.empty() || sizes.size() > 3) fail("sizes must be 1 to 3 numbers: " + text);
+  while (std::getline(stream, part, ',')) {
+    const long long size = parse_number(part, "sizes " + text);
+    if (size < 1)
+      fail("sizes must be positive: " + text);
+    sizes.push_back(static_cast<size_t>(size));
+  }
+  if (sizes.empty() || sizes.size() > 3)
+    fail("sizes must be 1 to 3 numbers: " + text);
   return sizes;
 }
 
@@ -74,13 +101,20 @@ KernelArg parse_arg(const std::string& text) {
   KernelArg arg{};
   if (text.rfind("buf:float:", 0) == 0) {
     arg.kind = KernelArg::Buffer;
-    arg.elements = std::stoul(text.substr(10));
+    const long long elements = parse_number(text.substr(10), "--arg " + text);
+    if (elements < 1)
+      fail("--arg " + text + ": a buffer needs at least one element");
+    arg.elements = static_cast<size_t>(elements);
   } else if (text.rfind("int:", 0) == 0) {
     arg.kind = KernelArg::Int;
-    arg.int_value = std::stoi(text.substr(4));
+    arg.int_value = static_cast<int>(parse_number(text.substr(4), "--arg " + text));
   } else if (text.rfind("float:", 0) == 0) {
     arg.kind = KernelArg::Float;
-    arg.float_value = std::stof(text.substr(6));
+    try {
+      arg.float_value = std::stof(text.substr(6));
+    } catch (const std::logic_error&) {
+      fail("--arg " + text + ": expected a number");
+    }
   } else {
     fail("unknown --arg " + text + " (buf:float:N, int:V or float:V)");
   }
@@ -88,27 +122,41 @@ KernelArg parse_arg(const std::string& text) {
 }
 
 Options parse_options(int argc, char** argv) {
-  if (argc < 5) fail("usage: opencl_kernel_under_cuda FILE.cl KERNEL GLOBAL LOCAL [options]");
+  if (argc < 5)
+    fail("usage: opencl_kernel_under_cuda FILE.cl KERNEL GLOBAL LOCAL [options]");
   Options options;
   options.source_path = argv[1];
   options.kernel = argv[2];
   options.global = parse_sizes(argv[3]);
   options.local = parse_sizes(argv[4]);
-  if (options.global.size() != options.local.size()) fail("global and local differ in dimensions");
+  if (options.global.size() != options.local.size())
+    fail("global and local differ in dimensions");
   for (int i = 5; i < argc; ++i) {
     std::string flag = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) fail(flag + " needs a value");
+      if (i + 1 >= argc)
+        fail(flag + " needs a value");
       return argv[++i];
     };
-    if (flag == "--arg") options.args.push_back(parse_arg(value()));
-    else if (flag == "--build-options") options.build_options = value();
-    else if (flag == "--build-option") options.build_options += " " + value();
-    else if (flag == "--repeat") options.repeat = std::stoi(value());
-    else if (flag == "--ptx-out") options.ptx_out = value();
-    else if (flag == "--cuda-only") options.cuda_only = true;
-    else fail("unknown option " + flag);
+    if (flag == "--arg")
+      options.args.push_back(parse_arg(value()));
+    else if (flag == "--build-options")
+      options.build_options = value();
+    else if (flag == "--build-option")
+      options.build_options += " " + value();
+    else if (flag == "--prepend")
+      options.prepended.push_back(value());
+    else if (flag == "--repeat")
+      options.repeat = static_cast<int>(parse_number(value(), "--repeat"));
+    else if (flag == "--ptx-out")
+      options.ptx_out = value();
+    else if (flag == "--cuda-only")
+      options.cuda_only = true;
+    else
+      fail("unknown option " + flag);
   }
+  if (options.repeat < 1)
+    fail("--repeat: at least one timed launch");
   for (size_t d = 0; d < options.global.size(); ++d)
     if (options.local[d] == 0 || options.global[d] % options.local[d] != 0)
       fail("global size is not a multiple of the local size in dimension " + std::to_string(d));
@@ -117,7 +165,8 @@ Options parse_options(int argc, char** argv) {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) fail("cannot read " + path);
+  if (!in)
+    fail("cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -125,14 +174,18 @@ std::string read_file(const std::string& path) {
 
 // The OpenCL driver initialises %envreg registers (the global offset, among others) before its
 // launches; a CUDA launch does not. Every launch here has a zero offset, so reads of them become
-// zero. Which registers were replaced is printed, so that a kernel relying on another meaning shows.
+// zero. Which registers were replaced is printed, so that a kernel relying on another meaning
+// shows.
 std::string ptx_for_cuda_launch(const std::string& ptx) {
   static const std::regex envreg(R"(%envreg(\d+))");
   std::vector<std::string> seen;
-  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), envreg); it != std::sregex_iterator(); ++it)
-    if (std::find(seen.begin(), seen.end(), it->str()) == seen.end()) seen.push_back(it->str());
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), envreg); it != std::sregex_iterator();
+       ++it)
+    if (std::find(seen.begin(), seen.end(), it->str()) == seen.end())
+      seen.push_back(it->str());
   std::string names;
-  for (const auto& name : seen) names += " " + name;
+  for (const auto& name : seen)
+    names += " " + name;
   std::printf("ptx: %zu bytes; environment registers read as zero:%s\n", ptx.size(),
               names.empty() ? " none" : names.c_str());
   return std::regex_replace(ptx, envreg, "0");
@@ -158,9 +211,11 @@ cl_device_id find_nvidia_device() {
   for (auto platform : platforms) {
     char name[256] = {};
     clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-    if (!std::strstr(name, "NVIDIA")) continue;
+    if (!std::strstr(name, "NVIDIA"))
+      continue;
     cl_device_id device = nullptr;
-    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS) return device;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS)
+      return device;
   }
   fail("no NVIDIA OpenCL platform (register libnvidia-opencl.so with OCL_ICD_VENDORS)");
 }
@@ -173,7 +228,8 @@ OpenClRun run_opencl(const Options& options, const std::string& source,
   cl_device_id device = find_nvidia_device();
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
   check_cl(status, "clCreateContext");
-  cl_command_queue queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &status);
+  cl_command_queue queue =
+      clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &status);
   check_cl(status, "clCreateCommandQueue");
   const char* text = source.c_str();
   cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &status);
@@ -188,13 +244,14 @@ OpenClRun run_opencl(const Options& options, const std::string& source,
   }
   OpenClRun run;
   size_t binary_size = 0;
-  check_cl(clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr),
-           "CL_PROGRAM_BINARY_SIZES");
+  check_cl(
+      clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof binary_size, &binary_size, nullptr),
+      "CL_PROGRAM_BINARY_SIZES");
   run.ptx.assign(binary_size, '\0');
   char* binary = run.ptx.data();
   check_cl(clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary, nullptr),
            "CL_PROGRAM_BINARIES");
-  run.ptx = run.ptx.c_str();  // drops the trailing NUL the driver counts in the size
+  run.ptx = run.ptx.c_str(); // drops the trailing NUL the driver counts in the size
   if (build_only) {
     clReleaseProgram(program);
     clReleaseCommandQueue(queue);
@@ -217,7 +274,8 @@ OpenClRun run_opencl(const Options& options, const std::string& source,
     } else if (arg.kind == KernelArg::Int) {
       check_cl(clSetKernelArg(kernel, i, sizeof arg.int_value, &arg.int_value), "clSetKernelArg");
     } else {
-      check_cl(clSetKernelArg(kernel, i, sizeof arg.float_value, &arg.float_value), "clSetKernelArg");
+      check_cl(clSetKernelArg(kernel, i, sizeof arg.float_value, &arg.float_value),
+               "clSetKernelArg");
     }
   }
   cl_uint dims = static_cast<cl_uint>(options.global.size());
@@ -249,7 +307,8 @@ OpenClRun run_opencl(const Options& options, const std::string& source,
     }
     run.median_ms = median(times);
   }
-  for (auto mem : buffers) clReleaseMemObject(mem);
+  for (auto mem : buffers)
+    clReleaseMemObject(mem);
   clReleaseKernel(kernel);
   clReleaseProgram(program);
   clReleaseCommandQueue(queue);
@@ -277,7 +336,8 @@ CudaRun run_cuda(const Options& options, const std::string& ptx,
   int registers = 0, local_bytes = 0;
   cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function);
   cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function);
-  std::printf("cuda: %d registers, %d bytes of local (spill) memory per thread\n", registers, local_bytes);
+  std::printf("cuda: %d registers, %d bytes of local (spill) memory per thread\n", registers,
+              local_bytes);
 
   std::vector<CUdeviceptr> buffers;
   std::vector<void*> params;
@@ -290,7 +350,8 @@ CudaRun run_cuda(const Options& options, const std::string& ptx,
       check_cu(cuMemAlloc(&pointer, arg.elements * sizeof(float)), "cuMemAlloc");
       std::printf("cuda: buffer %zu at 0x%llx, %zu bytes\n", buffers.size(),
                   static_cast<unsigned long long>(pointer), arg.elements * sizeof(float));
-      check_cu(cuMemcpyHtoD(pointer, inputs[b].data(), arg.elements * sizeof(float)), "cuMemcpyHtoD");
+      check_cu(cuMemcpyHtoD(pointer, inputs[b].data(), arg.elements * sizeof(float)),
+               "cuMemcpyHtoD");
       buffers.push_back(pointer);
       params.push_back(&buffers.back());
     } else if (arg.kind == KernelArg::Int) {
@@ -331,30 +392,36 @@ CudaRun run_cuda(const Options& options, const std::string& ptx,
     times.push_back(ms);
   }
   run.median_ms = median(times);
-  for (auto pointer : buffers) cuMemFree(pointer);
+  for (auto pointer : buffers)
+    cuMemFree(pointer);
   cuModuleUnload(module);
   cuDevicePrimaryCtxRelease(device);
   return run;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   try {
     Options options = parse_options(argc, argv);
-    std::string source = read_file(options.source_path);
+    std::string source;
+    for (const auto& path : options.prepended)
+      source += read_file(path);
+    source += read_file(options.source_path);
     std::vector<std::vector<float>> inputs;
     std::mt19937 random(20261205);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (const auto& arg : options.args)
       if (arg.kind == KernelArg::Buffer) {
         std::vector<float> values(arg.elements);
-        for (auto& v : values) v = uniform(random);
+        for (auto& v : values)
+          v = uniform(random);
         inputs.push_back(std::move(values));
       }
 
     OpenClRun opencl = run_opencl(options, source, inputs, options.cuda_only, true);
-    if (!options.ptx_out.empty()) std::ofstream(options.ptx_out) << opencl.ptx;
+    if (!options.ptx_out.empty())
+      std::ofstream(options.ptx_out) << opencl.ptx;
     CudaRun cuda = run_cuda(options, ptx_for_cuda_launch(opencl.ptx), inputs);
     if (options.cuda_only) {
       std::printf("cuda launch: median %.4f ms of %d\n", cuda.median_ms, options.repeat);
@@ -363,11 +430,12 @@ int main(int argc, char** argv) {
     size_t differing = 0, compared = 0;
     for (size_t b = 0; b < inputs.size(); ++b)
       for (size_t i = 0; i < inputs[b].size(); ++i, ++compared)
-        if (std::memcmp(&opencl.buffers_after_one_launch[b][i], &cuda.buffers_after_one_launch[b][i],
-                        sizeof(float)) != 0)
+        if (std::memcmp(&opencl.buffers_after_one_launch[b][i],
+                        &cuda.buffers_after_one_launch[b][i], sizeof(float)) != 0)
           ++differing;
-    std::printf("opencl launch: median %.4f ms of %d; cuda launch of its ptx: median %.4f ms of %d\n",
-                opencl.median_ms, options.repeat, cuda.median_ms, options.repeat);
+    std::printf(
+        "opencl launch: median %.4f ms of %d; cuda launch of its ptx: median %.4f ms of %d\n",
+        opencl.median_ms, options.repeat, cuda.median_ms, options.repeat);
     std::printf("buffers after one launch each: %zu of %zu elements differ\n", differing, compared);
     return differing == 0 ? 0 : 2;
   } catch (const std::exception& error) {
