@@ -38,6 +38,7 @@ struct VariantsOptions {
   int64_t max_tile = 32;
   bool layouts = false;
   bool shared_streams = false;
+  bool warp_streams = false;
   std::vector<std::string> where;
   bool quiet = false;
   std::string format = "table";
@@ -69,6 +70,11 @@ void add_variants_options(CLI::App* cmd, VariantsOptions& o) {
                 "also stream iterated stencils by work-groups sharing each fused step's rows in "
                 "local memory (AN5D's blocking; the variants say \"shared\": 1; not in the "
                 "default space: slower than the register pipelines as generated)");
+  cmd->add_flag("--warp-streams", o.warp_streams,
+                "also stream iterated 2D stencils by sub-groups of at most 32 work-items, each "
+                "owning adjacent columns of every fused step's rows (the variants say \"warp\": "
+                "1, \"lanes\" and \"columns\"; not in the default space: the rows are in "
+                "local memory, not yet in registers)");
   cmd->add_option("--format", o.format,
                   "table (default), json or csv: the listed variants (the sample, or every "
                   "matching one up to --limit) with their launches on stdout, as data; the "
@@ -152,6 +158,7 @@ void run_variants(const VariantsOptions& o) {
   options.max_tile = o.max_tile;
   options.layouts = o.layouts;
   options.shared_streams = o.shared_streams;
+  options.warp_streams = o.warp_streams;
   space::VariantStream stream(program, options);
   std::FILE* report = o.as_data() ? stderr : stdout;
   if (o.format == "csv" && !o.count)

@@ -171,13 +171,26 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
   for (int64_t k = 0; k < shape.keep(); ++k)
     source.produce(arith::Expr(k));
   const arith::Expr slots(ring_slots);
+  // The private arrays a row's step allocates (a lane's repaired window) are dead once the row
+  // is in the ring, and the rows of every stream are computed one after another: the kernel
+  // needs its widest row's live at once, not every row's (as reduction_loop counts the steps of
+  // a reduction).
+  auto row_temporaries = [this](const std::function<void()>& emit_row) {
+    const int64_t before = kernel_.live_private_bytes();
+    emit_row();
+    const int64_t grown = kernel_.live_private_bytes() - before;
+    kernel_.private_reused_bytes += std::min(grown, widest_shared_row_);
+    widest_shared_row_ = std::max(widest_shared_row_, grown);
+  };
   SharedSource produced;
-  produced.produce = [this, f = node.f, from, ring, shape, slots, window_type,
-                      result_element](const arith::Expr& j) {
+  produced.produce = [this, f = node.f, from, ring, shape, slots, window_type, result_element,
+                      row_temporaries](const arith::Expr& j) {
     const arith::Expr first = j * shape.step;
     for (int64_t k = 0; k < shape.step; ++k)
       from->produce(first + shape.keep() + k);
-    apply(f, {shared_window(*from, first, window_type)}, ring->at(j % slots), result_element);
+    row_temporaries([&] {
+      apply(f, {shared_window(*from, first, window_type)}, ring->at(j % slots), result_element);
+    });
     emit_barrier(true, false);
   };
   produced.view = [ring, slots](const arith::Expr& j) { return target_value(ring->at(j % slots)); };
@@ -192,10 +205,12 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
     // element length - size - 1, which nothing reads any more. (Not an `if` around the stage:
     // the stage has barriers inside, and PoCL miscompiled barriers under such a condition.)
     produced.ahead = [this, f = node.f, from, ring, shape, slots, window_type, result_element,
-                      length](const arith::Expr& j) {
+                      length, row_temporaries](const arith::Expr& j) {
       const arith::Expr computed = arith::min(j, length - 1);
-      apply(f, {shared_window(*from, computed, window_type)},
-            ring->at(arith::min(j, length) % slots), result_element);
+      row_temporaries([&] {
+        apply(f, {shared_window(*from, computed, window_type)},
+              ring->at(arith::min(j, length) % slots), result_element);
+      });
       from->ahead(j + shape.size);
     };
     // Only a pipeline shorter than its windows would prime past a stream's end: then its last

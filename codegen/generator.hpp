@@ -314,6 +314,9 @@ private:
   /// Streams of computed rows that shared windows read (shared_source), with the values they
   /// were returned as (kept alive, so that a pointer is never reused).
   std::vector<std::pair<std::shared_ptr<const ArrayValue>, SharedSource>> shared_sources_;
+  /// The most private memory one row of a shared stream allocated (shared_window_stream): its
+  /// temporaries, dead once the row is in its ring.
+  int64_t widest_shared_row_ = 0;
 
   const ir::Program& program_;
   Options options_;

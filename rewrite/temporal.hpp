@@ -93,13 +93,24 @@ struct TemporalTiling {
   /// each new row's points together (AN5D's N.5D blocking): the halo is recomputed across the
   /// work-group's sides only, not each work-item's. Any degree from 1 (a remainder's launch)
   /// and every boundary.
-  enum class Memory { local, registers, stream, shared_stream };
+  /// `warp_stream`: a shared stream whose work-group is a single sub-group (NVIDIA's warp) of
+  /// `lanes` work-items, each owning `lane_columns` adjacent columns of every row: all rows are
+  /// lanes x lane_columns wide (the tile_x outputs and a halo of the rest, at least degree
+  /// reaches), stored rotated so that the outputs come first and read cyclically, so that every
+  /// lane reads its window at the same offsets from its own columns, whatever the lane. The
+  /// halo is recomputed across the sub-group's sides only, and a lane's window is repaired at the
+  /// grid's edges before it is read. The rows live in local memory; on a device whose sub-groups
+  /// exchange registers, that is the form the code generator can keep in registers (2D only).
+  enum class Memory { local, registers, stream, shared_stream, warp_stream };
   Memory memory = Memory::local;
   int64_t tile_z = 1; ///< 3D steps: outputs per tile along z (2D: unused)
   /// A pipeline's loop along the stream, unrolled by this many rows (planes): by the window's
   /// size, its registers are renamed rather than rotated (mapSeqSlide's unroll). The other
   /// forms (a remainder's single step, the 2.5D stream) have no such loop and ignore it.
   int64_t unroll = 1;
+  /// warp_stream only: work-items of the sub-group, and the adjacent columns each owns.
+  int64_t lanes = 32;
+  int64_t lane_columns = 4;
 };
 
 /// Whether `tiling` of `step` streams as a pipeline of windows: every shared stream, and every

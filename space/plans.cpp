@@ -300,6 +300,8 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
   }
   if (options.shared_streams)
     plan_shared_streams(s, out);
+  if (options.warp_streams && s.rank == 2)
+    plan_warp_streams(s, out);
 }
 
 void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
@@ -341,6 +343,44 @@ void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
           temporal.push_back(tiling);
         }
       }
+  }
+}
+
+void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
+                                             const std::vector<int64_t>& out) {
+  // A sub-group per column: rows of lanes x columns, the outputs and at least t reaches of halo,
+  // on at most one warp's 32 work-items and at least 24 of them (a warp three quarters busy).
+  constexpr int64_t kMaxLanes = 32, kMinLanes = 24;
+  const int64_t reach = s.window - 1;
+  for (int64_t t : {2, 3, 4, 5, 6, 8, 10}) {
+    if (t > iteration->count)
+      continue;
+    for (int64_t streamed : {64, 128, 256})
+      for (int64_t tile_x : {32, 64, 128, 256})
+        for (int64_t columns : {2, 3, 4, 5, 6, 8}) {
+          const int64_t lanes = (tile_x + t * reach + columns - 1) / columns;
+          if (lanes > kMaxLanes || lanes < kMinLanes)
+            continue;
+          rewrite::TemporalTiling tiling{t, tile_x, streamed, false,
+                                         rewrite::TemporalTiling::Memory::warp_stream};
+          tiling.lanes = lanes;
+          tiling.lane_columns = columns;
+          if (!tile_divides({streamed, tile_x}, out)) {
+            reject("tile does not divide");
+            continue;
+          }
+          if (static_cast<double>(lanes * columns) / static_cast<double>(tile_x) >
+              kMaxRedundantWork) {
+            reject("temporal tile recomputes too much");
+            continue;
+          }
+          for (int64_t unroll : {int64_t{1}, s.window}) {
+            if (unroll > ir::kMaxSlideUnroll)
+              continue;
+            tiling.unroll = unroll;
+            temporal.push_back(tiling);
+          }
+        }
   }
 }
 
@@ -393,11 +433,19 @@ void VariantStream::State::lower_next_temporal() {
   // The rows of a shared stream live in the work-group's local memory.
   if (shared)
     parameters["shared"] = 1;
+  // A warp stream's work-group is its lanes: its launch is the tied one only.
+  const bool warp = tiling.memory == Memory::warp_stream;
+  if (warp) {
+    parameters["stream"] = 1;
+    parameters["warp"] = 1;
+    parameters["lanes"] = tiling.lanes;
+    parameters["columns"] = tiling.lane_columns;
+  }
   if (rewrite::streams_as_pipeline(*stencil_step, tiling))
     parameters["unroll"] = tiling.unroll;
   // A register tile's work-items need no free-thread loops.
   queue_lowered(lowered, three ? rewrite::kTemporalStrategy3D : rewrite::kTemporalStrategy,
-                std::move(parameters), !registers);
+                std::move(parameters), !registers && !warp);
 }
 
 } // namespace liftx::space

@@ -91,6 +91,12 @@ struct SpaceOptions {
   /// (docs/results.md, "Fused time steps"), and a ranking that has never measured them would
   /// spend an exploration's runs on them.
   bool shared_streams = false;
+  /// Also stream iterated 2D stencils by sub-groups (rewrite::TemporalTiling::Memory::
+  /// warp_stream; their variants carry "warp": 1 with "lanes" and "columns"): a work-group of at
+  /// most 32 work-items per column, each owning adjacent columns of every row. Off by default:
+  /// their rows are generated in local memory, the form whose register and shuffle lowering is
+  /// the next step (docs/codegen.md, "Warp streams"), and none has been timed on a GPU yet.
+  bool warp_streams = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`
   /// stays 0.

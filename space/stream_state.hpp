@@ -229,6 +229,7 @@ struct VariantStream::State {
   /// The pipelined streams of plan_temporal's step `s` over outputs of lengths `out`.
   void plan_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
   void plan_shared_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
+  void plan_warp_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
   void lower_next_temporal();
 
   /// What the variants of a kernel share, into a Variant or a KernelVariants.

@@ -481,10 +481,192 @@ ir::Expr streamed_steps(const StencilStep& step, const TemporalTiling& tiling, S
   return untile_3d(ir::call(per_tile, {tiles}));
 }
 
+/// liftxLaneEdge(edge, lane): which columns of a warp stream lane's window lie beyond the grid's
+/// edges, as pick_of's code over the column repairs' candidates (warp_streamed_steps): lo - s
+/// (up to lo) when the window of the lane whose columns start at s = lane * columns starts
+/// before the first edge, lo + d when its last d columns lie beyond the last edge, 0 otherwise.
+/// Also 0 for the lanes whose outputs all lie before the tile (the rotated row's columns
+/// `inside` and on, the left halo): no lane reads their values unrepaired. `edge` is the tile's
+/// liftxTileEdge along x; the tile's last edge follows its `outputs` columns.
+ir::Fun lane_edge(int64_t columns, int64_t inside, int64_t outputs, int64_t lo, int64_t hi) {
+  static std::mutex mutex;
+  static std::map<std::array<int64_t, 5>, ir::UserFunPtr> made;
+  std::lock_guard lock(mutex);
+  ir::UserFunPtr& def = made[{columns, inside, outputs, lo, hi}];
+  if (!def)
+    def = ir::UserFunDef::parse(
+        fmt::format("liftxLaneEdge_{}_{}_{}_{}_{}", columns, inside, outputs, lo, hi),
+        {{"edge", ir::ScalarKind::Int}, {"lane", ir::ScalarKind::Int}}, ir::ScalarKind::Int,
+        fmt::format(
+            "int s = lane * {0}; if (s >= {1}) return 0; if ((edge == 1 || edge == 3) && s < {3}) "
+            "return {3} - s; int e = s + {0} + {4} - {2}; if (edge >= 2 && s < {2} && e "
+            "> 0) return {3} + e; return 0;",
+            columns, inside, outputs, lo, hi));
+  return ir::user_fun(def);
+}
+
+/// `rows` ([n][X]) with the candidate of `code` (pick_of's) in registers: `candidates` zipped
+/// point by point.
+ir::Expr picked_rows(const std::vector<ir::Expr>& candidates, const ir::Expr& code,
+                     ir::ScalarKind kind) {
+  const int64_t count = static_cast<int64_t>(candidates.size());
+  ir::Expr zipped = zip_k(2, candidates);
+  ir::Fun pick = lambda1(element_at_depth(zipped.type(), 2), "c", [&](const ir::Expr& c) {
+    std::vector<ir::Expr> args{code};
+    for (int64_t i = 0; i < count; ++i)
+      args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
+    return ir::call(pick_of(count, kind), std::move(args));
+  });
+  return ir::call(ir::to_private(ir::map_seq(ir::map_seq(pick))), {zipped});
+}
+
+/// A warp stream of `t` fused steps of a 2D stencil (TemporalTiling::Memory::warp_stream): a
+/// work-group of `lanes` work-items per tile of tile_y x tile_x outputs, marching down the
+/// tile's rows. Every step's rows are W = lanes x lane_columns wide, work-item l computing
+/// columns l * C to l * C + C - 1 of each. A row is rotated by the left halo P: its column s is
+/// column (s + P) mod W of the tile's region, so columns 0 to tile_x - 1 are the outputs, then
+/// come the right halo and the left halo, and a lane's window is read cyclically (pad wrap of
+/// the row): the region's first and last columns are the only ones with a wrong neighbour, and
+/// they are at least t reaches from the outputs. Each step's window of n rows is cut into one
+/// window of n x (C + reach) per lane; from the second step on, a
+/// clamped, mirrored or constant boundary repairs the rows beyond the grid's top or bottom edge
+/// (stream_edge) and then the columns beyond its left or right edge (lane_edge) of that window
+/// before the lane reads it, as the unfused iteration's padding would have them. The last
+/// step's row goes to local memory, from which the group copies the tile_x outputs.
+ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tiling, SourceLoc loc) {
+  const int64_t t = tiling.degree, n = step.window, reach = n - 1;
+  const int64_t lanes = tiling.lanes, columns = tiling.lane_columns;
+  const int64_t width = lanes * columns, outputs = tiling.tile_x;
+  const int64_t left = t * step.pad_low, right = width - outputs - left;
+  const bool wrap = step.boundary.kind == ir::Boundary::Kind::Wrap;
+  const bool repaired_steps = !wrap && t >= 2;
+  const ir::ScalarKind kind = ir::array_base(step.grid.type()).as<ir::ScalarType>()->kind;
+  const ir::Boundary cyclic{ir::Boundary::Kind::Wrap};
+
+  // The grid padded by t reaches along y and by the row's halo along x, then cut into
+  // overlapped tiles of tile_y + t reaches rows of W columns.
+  const ir::Expr rows_padded = ir::call(
+      ir::pad(arith::Expr(t * step.pad_low), arith::Expr(t * step.pad_high), step.boundary),
+      {step.grid});
+  const ir::Expr padded = ir::call(
+      ir::map(ir::pad(arith::Expr(left), arith::Expr(right), step.boundary)), {rows_padded});
+  const ir::Expr tiles =
+      ir::slide_2d(ir::DimPair{arith::Expr(tiling.tile_y + t * reach), arith::Expr(tiling.tile_y)},
+                   ir::DimPair{arith::Expr(width), arith::Expr(outputs)}, padded, loc);
+
+  auto rotated = [&](const ir::Expr& row) {
+    if (left == 0)
+      return row;
+    ir::Expr extended = ir::call(ir::pad(arith::Expr(0), arith::Expr(left), cyclic), {row});
+    return ir::call(ir::at(arith::Expr(left)),
+                    {ir::call(ir::slide(arith::Expr(width), arith::Expr(1)), {extended})});
+  };
+  // [n][W] -> [lanes][n][C + reach]: each lane's columns and `reach` more, read cyclically.
+  auto lane_windows = [&](const ir::Expr& rows) {
+    ir::Fun per_row = lambda1(element_of(rows.type()), "r", [&](const ir::Expr& r) {
+      ir::Expr cyclic_row =
+          ir::call(ir::pad(arith::Expr(step.pad_low), arith::Expr(step.pad_high), cyclic), {r});
+      return ir::call(ir::slide(arith::Expr(columns + reach), arith::Expr(columns)), {cyclic_row});
+    });
+    return ir::call(ir::transpose(), {ir::call(ir::map(per_row), {rows})});
+  };
+  auto row_repairs = [&](const ir::Expr& planes, const ir::Expr& code) {
+    std::vector<ir::Expr> candidates{planes};
+    for (int64_t d = 1; d <= step.pad_low; ++d)
+      candidates.push_back(inner_repadded(planes, d, 0, step.boundary));
+    for (int64_t d = 1; d <= step.pad_high; ++d)
+      candidates.push_back(inner_repadded(planes, 0, d, step.boundary));
+    return picked_rows(candidates, code, kind);
+  };
+  // A lane's window crosses the last edge by up to C - 1 + pad_high columns (its columns may
+  // straddle the edge).
+  auto column_repairs = [&](const ir::Expr& planes, const ir::Expr& code) {
+    auto each_row = [&](int64_t before, int64_t after) {
+      ir::Fun f = lambda1(element_of(planes.type()), "r", [&](const ir::Expr& r) {
+        return inner_repadded(r, before, after, step.boundary);
+      });
+      return ir::call(ir::map(f), {planes});
+    };
+    std::vector<ir::Expr> candidates{planes};
+    for (int64_t d = 1; d <= step.pad_low; ++d)
+      candidates.push_back(each_row(d, 0));
+    for (int64_t d = 1; d <= columns - 1 + step.pad_high; ++d)
+      candidates.push_back(each_row(0, d));
+    return picked_rows(candidates, code, kind);
+  };
+
+  auto pipeline = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {
+    ir::Fun rotate_row = lambda1(element_of(tile_in.type()), "r", rotated);
+    ir::Expr stream = ir::call(ir::map(rotate_row), {tile_in});
+    for (int64_t k = 1; k <= t; ++k) {
+      const bool repaired = repaired_steps && k >= 2;
+      ir::Expr input = stream;
+      if (repaired)
+        input = ir::call(
+            ir::zip(), {stream, ir::call(ir::generate(length_of(stream.type()), position()), {})});
+      const ir::Type window_type = ir::Type::array(element_of(input.type()), arith::Expr(n));
+      ir::Fun stage = lambda1(window_type, "w", [&](const ir::Expr& w) {
+        ir::Expr rows = repaired ? ir::call(ir::map(ir::get(0)), {w}) : w;
+        if (k >= 2) // the previous step's rows, lanes x columns
+          rows = ir::call(ir::map(ir::join()), {rows});
+        const ir::Expr per_lane =
+            ir::call(ir::zip(), {lane_windows(rows),
+                                 ir::call(ir::generate(arith::Expr(lanes), position()), {})});
+        ir::Fun lane = lambda1(element_of(per_lane.type()), "lane", [&](const ir::Expr& p) {
+          ir::Expr planes = ir::call(ir::get(0), {p});
+          if (repaired) {
+            const ir::Expr first = ir::call(ir::get(1), {ir::call(ir::at(arith::Expr(0)), {w})});
+            const ir::Fun row_code =
+                stream_edge((t - k) * step.pad_low, tiling.tile_y - 1 + (t - k) * step.pad_low,
+                            step.pad_low, step.pad_high);
+            planes = row_repairs(planes, ir::call(row_code, {edges.front(), first}));
+            const ir::Fun column_code =
+                lane_edge(columns, width - left, outputs, step.pad_low, step.pad_high);
+            planes = column_repairs(
+                planes, ir::call(column_code, {edges.back(), ir::call(ir::get(1), {p})}));
+          }
+          // [n][C + reach] -> [C][n][n]
+          const ir::Expr neighbourhoods =
+              ir::call(ir::transpose(),
+                       {ir::call(ir::map(ir::slide(arith::Expr(n), arith::Expr(1))), {planes})});
+          return ir::call(ir::map_seq(step.point), {neighbourhoods});
+        });
+        const ir::Expr row = ir::call(ir::to_local(ir::map_lcl(0, lane)), {per_lane});
+        if (k < t)
+          return row;
+        const ir::Expr outputs_of_row = ir::call(
+            ir::at(arith::Expr(0)), {ir::call(ir::slide(arith::Expr(outputs), arith::Expr(1)),
+                                              {ir::call(ir::join(), {row})})});
+        return ir::call(ir::map_lcl(0, ir::id()), {outputs_of_row});
+      });
+      const int unroll = k == t ? static_cast<int>(tiling.unroll) : 1;
+      stream = ir::call(ir::map_seq_slide(stage, arith::Expr(n), arith::Expr(1), unroll), {input});
+    }
+    return stream;
+  };
+
+  // Each tile with its edge codes along y and x (unused by a wrapped boundary).
+  auto with_edge = [&](const ir::Expr& level) {
+    return ir::call(ir::zip(),
+                    {level, ir::call(ir::generate(length_of(level.type()), tile_edge()), {})});
+  };
+  const ir::Expr tile_rows = with_edge(tiles);
+  ir::Fun per_row = lambda1(element_of(tile_rows.type()), "row", [&](const ir::Expr& row) {
+    const ir::Expr row_tiles = with_edge(ir::call(ir::get(0), {row}));
+    ir::Fun per_tile = lambda1(element_of(row_tiles.type()), "tile", [&](const ir::Expr& tile) {
+      return pipeline(ir::call(ir::get(0), {tile}),
+                      {ir::call(ir::get(1), {row}), ir::call(ir::get(1), {tile})});
+    });
+    return ir::call(ir::map_wrg(0, per_tile), {row_tiles});
+  });
+  return untile(ir::call(ir::map_wrg(1, per_row), {tile_rows}));
+}
+
 } // namespace
 
 bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling) {
-  if (tiling.memory == TemporalTiling::Memory::shared_stream)
+  if (tiling.memory == TemporalTiling::Memory::shared_stream ||
+      tiling.memory == TemporalTiling::Memory::warp_stream)
     return tiling.degree >= 1;
   return tiling.memory == TemporalTiling::Memory::stream && tiling.degree >= 2 &&
          !(step.rank == 3 && tiling.degree == 2 &&
@@ -543,6 +725,23 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
                        "halo of its steps)",
                        widest_halo);
   const int64_t n = step.window;
+  if (tiling.memory == TemporalTiling::Memory::warp_stream) {
+    if (rank != 2)
+      return std::string("a warp stream streams 2D stencils only");
+    if (tiling.lanes < 1 || tiling.lane_columns < 1)
+      return std::string("a warp stream needs at least one lane and one column per lane");
+    if (tiling.lanes * tiling.lane_columns - tiling.tile_x < t * reach)
+      return fmt::format("a warp stream's rows of {} x {} leave less than {} columns of halo",
+                         tiling.lanes, tiling.lane_columns, t * reach);
+    // A lane's window crosses at most one of the grid's side edges.
+    if (reclamped && tiling.tile_x < tiling.lane_columns + reach)
+      return fmt::format("a re-clamped warp stream needs at least {} outputs per row (a lane's "
+                         "window)",
+                         tiling.lane_columns + reach);
+    ir::Program fused = program;
+    fused.body = warp_streamed_steps(step, tiling, program.loc);
+    return fused;
+  }
 
   // The array the tiles are cut from, and the halo each tile carries on top of its outputs.
   ir::Expr source = step.grid;

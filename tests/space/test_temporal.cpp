@@ -500,6 +500,133 @@ TEST_CASE("a shared stream's steps run a window ahead: one barrier per row publi
   }
 }
 
+TEST_CASE("warp streams verify against iterate at every boundary, whatever their lanes") {
+  const Sizes sizes{{"M", 20}, {"N", 24}};
+  using Memory = rewrite::TemporalTiling::Memory;
+  struct Row {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y, lanes, columns;
+    bool skewed;
+    int64_t unroll = 1;
+  };
+  const Row rows[] = {
+      // T not a multiple of t (a remainder's launch of one step or more); lanes whose columns
+      // straddle the grid's last edge (3 does not divide 8); no left halo (skewed: the row is
+      // not rotated); the only tile of a row (24 outputs).
+      {"clamp", 5, 2, 8, 5, 4, 3, false},
+      {"clamp", 5, 2, 8, 5, 5, 3, false},
+      {"clamp", 7, 3, 8, 10, 5, 3, true},
+      {"clamp", 9, 4, 12, 5, 7, 3, false, 3},
+      {"clamp", 6, 6, 8, 10, 5, 4, false},
+      {"clamp", 4, 2, 24, 4, 7, 4, false},
+      {"mirror", 7, 3, 8, 10, 4, 4, false},
+      {"mirror", 5, 2, 6, 4, 3, 4, false},
+      {"wrap", 8, 4, 6, 4, 8, 2, true},
+      {"wrap", 11, 5, 12, 10, 11, 2, false, 6},
+      {"wrap", 3, 3, 4, 20, 10, 1, false},
+      {"constant(0.5f)", 7, 3, 6, 5, 3, 4, false},
+      {"constant(-1.0f)", 5, 2, 12, 4, 16, 1, true},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(std::string(row.boundary));
+    CAPTURE(row.steps);
+    CAPTURE(row.degree);
+    CAPTURE(row.tile_x);
+    CAPTURE(row.tile_y);
+    CAPTURE(row.lanes);
+    CAPTURE(row.columns);
+    CAPTURE(row.skewed);
+    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, false, Memory::warp_stream};
+    tiling.unroll = row.unroll;
+    tiling.lanes = row.lanes;
+    tiling.lane_columns = row.columns;
+    const ir::Program program = heat(row.steps, row.boundary, row.skewed);
+    auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+    REQUIRE(std::holds_alternative<ir::Program>(fused));
+    // A work-group is the lanes, sharing the rows in local memory.
+    const codegen::Kernel kernel = codegen::generate(std::get<ir::Program>(fused));
+    REQUIRE(kernel.launch.local[0]);
+    CHECK(arith::evaluate(*kernel.launch.local[0], sizes) == row.lanes);
+    CHECK(kernel.source.find("win_") == std::string::npos);
+    CHECK(kernel.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
+    const exec::RunReport r = run_fused(program, tiling, sizes);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+    CHECK(r.verification.elements == 20 * 24);
+    CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
+  }
+}
+
+TEST_CASE("warp streams refuse rows without room for their halo and lanes across both edges") {
+  using Memory = rewrite::TemporalTiling::Memory;
+  const ir::Program program = heat(4, "clamp");
+  const ir::Program step = ir::host_iteration(program)->step;
+  rewrite::TemporalTiling tiling{4, 8, 8, false, Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 4; // 16 columns: 8 outputs and 8 of halo, exactly 4 reaches
+  CHECK(std::holds_alternative<ir::Program>(rewrite::fuse_steps_tiled(step, tiling)));
+  tiling.lane_columns = 3;
+  const auto narrow = rewrite::fuse_steps_tiled(step, tiling);
+  REQUIRE(std::holds_alternative<std::string>(narrow));
+  CHECK(std::get<std::string>(narrow).find("halo") != std::string::npos);
+  // Two outputs per row: a lane's window of 4 + 2 columns could cross both edges.
+  tiling = rewrite::TemporalTiling{2, 2, 8, false, Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 4;
+  const auto thin = rewrite::fuse_steps_tiled(step, tiling);
+  REQUIRE(std::holds_alternative<std::string>(thin));
+  CHECK(std::get<std::string>(thin).find("outputs per row") != std::string::npos);
+}
+
+TEST_CASE("warp streams are in the space only when asked for, a warp's lanes each, and verify") {
+  space::SpaceOptions o = small_grid_space();
+  o.sizes = {{"M", 128}, {"N", 256}};
+  o.free_global_halvings = 0;
+  auto warp_of = [&](const ir::Program& p) {
+    std::vector<space::Variant> warp;
+    for (space::Variant& v : fused_variants(p, o))
+      if (v.parameters.count("warp") > 0)
+        warp.push_back(std::move(v));
+    return warp;
+  };
+  const ir::Program program = heat(5, "clamp");
+  CHECK(warp_of(program).empty());
+  o.warp_streams = true;
+  const std::vector<space::Variant> warp = warp_of(program);
+  REQUIRE_FALSE(warp.empty());
+  std::set<int64_t> degrees;
+  for (const space::Variant& v : warp) {
+    CAPTURE(v.index);
+    degrees.insert(space::steps_per_launch(v));
+    const int64_t lanes = v.parameters.at("lanes"), columns = v.parameters.at("columns");
+    // One sub-group per work-group, mostly busy, its rows holding the outputs and the halo.
+    CHECK(lanes <= 32);
+    CHECK(lanes >= 24);
+    CHECK(lanes * columns >= v.parameters.at("tile_x") + 2 * space::steps_per_launch(v));
+    CHECK(v.launch.tied);
+    CHECK(v.launch.local[0] == lanes);
+    CHECK(v.launch.local[1] == 1);
+    CHECK(v.parameters.at("stream") == 1);
+  }
+  CHECK(degrees.size() >= 2);
+  CHECK(degrees.count(5) == 1);
+  // The space's first (the fewest steps per launch, then a remainder's launch) and its first of
+  // all five steps.
+  const auto five = std::find_if(warp.begin(), warp.end(), [](const space::Variant& v) {
+    return space::steps_per_launch(v) == 5;
+  });
+  for (const space::Variant* sampled : {&warp.front(), &*five}) {
+    const space::Variant& v = *sampled;
+    CAPTURE(space::steps_per_launch(v));
+    CAPTURE(v.index);
+    const exec::RunReport r = run_variant(program, v, o.sizes);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+  }
+}
+
 TEST_CASE("shared streams are in the space only when asked for, and verify") {
   space::SpaceOptions o = small_grid_space();
   o.sizes = {{"M", 128}, {"N", 256}};
