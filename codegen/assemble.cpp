@@ -111,6 +111,7 @@ void Generator::assemble() {
     source += "\n";
   for (const auto& [name, def] : used_userfuns_)
     source += def->to_opencl() + "\n\n";
+  source += lane_exchange_helpers();
   std::string params;
   for (const KernelArg& a : kernel_.args)
     params += fmt::format("{}\n    {}", params.empty() ? "" : ",", parameter_declaration(a));

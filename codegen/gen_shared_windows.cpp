@@ -141,7 +141,7 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
     // The next iteration's rows overwrite ring slots (and temporaries) this one read; in a
     // pipeline, this barrier is also the one that publishes every stage's row to its reader,
     // whether or not the stages have barriers of their own.
-    add_loop_end_barrier(record, 0, pipelined && source.slots > 0);
+    add_loop_end_barrier(record, 0, pipelined && source.slots > 0 && !source.in_lanes);
     current().stmts.insert(current().stmts.end() - 1,
                            {cl::Line{fmt::format("#pragma unroll {}", node.unroll)}});
   }
@@ -165,9 +165,14 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
   const bool can_run_ahead =
       shape.step == 1 && source.ahead && (source.slots == 0 || source.slots > shape.size);
   const int64_t ring_slots = can_run_ahead ? shape.size + 1 : shape.size;
-  // Allocated before the loop that drives the pipeline: one ring per work-group.
-  const TargetPtr ring =
-      allocate(ir::Type::array(result_element, ring_slots), AddressSpace::Local, "mapSeqSlide");
+  // Allocated before the loop that drives the pipeline: one ring per work-group, in local
+  // memory or in the registers of its lanes.
+  const int64_t lanes = ring_lanes(node.f, result_element);
+  // Rows exchanged by shuffles need no barrier; the emulation's copies in local memory do.
+  const bool in_lanes = lanes > 0 && options_.subgroup_rows == SubgroupRows::nvidia_shuffle;
+  const TargetPtr ring = lanes > 0 ? lanes_ring(result_element, ring_slots, lanes)
+                                   : allocate(ir::Type::array(result_element, ring_slots),
+                                              AddressSpace::Local, "mapSeqSlide");
   for (int64_t k = 0; k < shape.keep(); ++k)
     source.produce(arith::Expr(k));
   const arith::Expr slots(ring_slots);
@@ -184,15 +189,18 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
   };
   SharedSource produced;
   produced.produce = [this, f = node.f, from, ring, shape, slots, window_type, result_element,
-                      row_temporaries](const arith::Expr& j) {
+                      row_temporaries, in_lanes](const arith::Expr& j) {
     const arith::Expr first = j * shape.step;
     for (int64_t k = 0; k < shape.step; ++k)
       from->produce(first + shape.keep() + k);
     row_temporaries([&] {
       apply(f, {shared_window(*from, first, window_type)}, ring->at(j % slots), result_element);
     });
-    emit_barrier(true, false);
+    publish_lane_row(ring, j % slots);
+    if (!in_lanes)
+      emit_barrier(true, false);
   };
+  produced.in_lanes = in_lanes;
   produced.view = [ring, slots](const arith::Expr& j) { return target_value(ring->at(j % slots)); };
   produced.slots = ring_slots;
   if (can_run_ahead) {
@@ -211,6 +219,7 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
         apply(f, {shared_window(*from, computed, window_type)},
               ring->at(arith::min(j, length) % slots), result_element);
       });
+      publish_lane_row(ring, arith::min(j, length) % slots);
       from->ahead(j + shape.size);
     };
     // Only a pipeline shorter than its windows would prime past a stream's end: then its last
@@ -230,6 +239,169 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
       false);
   register_shared_source(stream, std::move(produced));
   return stream;
+}
+
+int64_t Generator::ring_lanes(const ir::Fun& f, const ir::Type& row) {
+  if (options_.subgroup_rows == SubgroupRows::local_memory)
+    return 0;
+  // f, or the function a lambda's body ends by calling (a stage: w => toLocal(...)(...)).
+  const ir::Fun* last = &f;
+  if (const auto* lambda = f.as<ir::Lambda>())
+    if (const auto* call = lambda->body.as<ir::Call>())
+      last = &call->fun;
+  const auto* to_local = last->as<ir::ToLocal>();
+  const auto* lanes_map = to_local ? to_local->f.as<ir::MapLcl>() : nullptr;
+  const auto* rows = row.as<ir::ArrayType>();
+  const auto* slice = rows ? rows->element.as<ir::ArrayType>() : nullptr;
+  if (!lanes_map || lanes_map->dim != 0 || !slice)
+    return 0;
+  const std::optional<int64_t> lanes = rows->length.as_constant();
+  const auto* scalar = slice->element.as<ir::ScalarType>();
+  // NVIDIA's warp; one exchange buffer of floats per kernel.
+  if (!lanes || *lanes > 32 || !slice->length.as_constant() || !scalar ||
+      scalar->kind != ir::ScalarKind::Float || (exchange_lanes_ != 0 && exchange_lanes_ != *lanes))
+    return 0;
+  // Every work-item one lane: the work-group is the lanes.
+  return decide(Level::Lcl, 0, rows->length, false) == cl::LoopKind::Block ? *lanes : 0;
+}
+
+TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lanes) {
+  const ir::Type slice = row.as<ir::ArrayType>()->element;
+  const int64_t columns = *slice.as<ir::ArrayType>()->length.as_constant();
+  const TargetPtr storage =
+      allocate(ir::Type::array(slice, arith::Expr(slots)), AddressSpace::Private, "mapSeqSlide");
+  exchange_lanes_ = lanes;
+  // Emulated: every row is also copied to local memory as it is published, where another lane's
+  // columns are read (the slot, lane and column a shuffle would read).
+  std::string mirror;
+  if (options_.subgroup_rows == SubgroupRows::emulated_shuffle) {
+    const Allocation buffer =
+        allocate_array(ir::Type::array(row, arith::Expr(slots)), AddressSpace::Local, "laneRows");
+    mirror = fmt::format("{}[{} + ", buffer.name, arith::to_c(buffer.offset));
+  }
+  // Column c of lane l of the row in `slot`, in the copy: slot, lane, column, row-major.
+  auto mirrored_at = [mirror, lanes, columns](const arith::Expr& slot, const arith::Expr& lane,
+                                              const arith::Expr& column) {
+    return fmt::format("{}{}]", mirror, arith::to_c((slot * lanes + lane) * columns + column));
+  };
+  auto ring = std::make_shared<Target>();
+  ring->type = ir::Type::array(row, arith::Expr(slots));
+  ring->space = AddressSpace::Private;
+  ring->at = [this, storage, row, mirror, mirrored_at](const arith::Expr& slot) {
+    const TargetPtr own = storage->at(slot);
+    auto lanes_row = std::make_shared<Target>();
+    lanes_row->type = row;
+    lanes_row->space = AddressSpace::Private;
+    lanes_row->lane_dim = 0;
+    lanes_row->at = [this, own](const arith::Expr& lane) {
+      check_own_lane(0, lane);
+      return own;
+    };
+    lanes_row->own = [own] { return own; };
+    MirrorRead mirrored;
+    if (!mirror.empty())
+      mirrored = [mirrored_at, slot](const arith::Expr& lane, const arith::Expr& column) {
+        return mirrored_at(slot, lane, column);
+      };
+    lanes_row->read = [this, own, mirrored](const arith::Expr& lane) {
+      return lane_read(own, lane, mirrored);
+    };
+    return TargetPtr(lanes_row);
+  };
+  if (!mirror.empty())
+    lane_mirrors_[ring.get()] = [this, storage, mirrored_at, columns](const arith::Expr& slot) {
+      // Outside the stage's mapLcl0 (the row is complete): the work-item's own lane by name.
+      const arith::Expr lane = arith::var("get_local_id(0)");
+      for (int64_t c = 0; c < columns; ++c)
+        emit(fmt::format("{} = {};", mirrored_at(slot, lane, arith::Expr(c)),
+                         storage->at(slot)->at(arith::Expr(c))->lvalue));
+    };
+  return ring;
+}
+
+void Generator::publish_lane_row(const TargetPtr& ring, const arith::Expr& slot) {
+  const auto it = lane_mirrors_.find(ring.get());
+  if (it != lane_mirrors_.end())
+    it->second(slot);
+}
+
+namespace {
+
+/// The reader's mapLcl0 frame: the lane index every exchange is relative to.
+const LoopFrame* lane_frame(const std::vector<LoopFrame>& loops) {
+  for (auto frame = loops.rbegin(); frame != loops.rend(); ++frame)
+    if (frame->level == Level::Lcl && frame->dim == 0)
+      return frame->kind == cl::LoopKind::Block ? &*frame : nullptr;
+  return nullptr;
+}
+
+} // namespace
+
+Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
+                           const MirrorRead& mirrored) {
+  const LoopFrame* frame = lane_frame(loops_);
+  if (!frame)
+    throw UserError("a row held in the registers of a work-group's lanes is read outside a "
+                    "mapLcl0 that gives each work-item one lane",
+                    loc_);
+  // Its own columns where `lane` is the reader's index for every lane (proven, or counted).
+  bool own_lane = arith::prove_eq(frame->var, lane);
+  if (!own_lane) {
+    own_lane = true;
+    for (int64_t k = 0; k < exchange_lanes_ && own_lane; ++k) {
+      const std::optional<int64_t> v =
+          arith::substitute(lane, {{frame->var, arith::Expr(k)}}).as_constant();
+      own_lane = v && *v == k;
+    }
+  }
+  if (own_lane)
+    return target_value(own);
+  return make_array(
+      own->type,
+      [this, own, lane, mirrored](const arith::Expr& column) -> Value {
+        const arith::Expr c = same_for_every_lane(column);
+        const ScalarValue mine = std::get<ScalarValue>(target_value(own->at(c)));
+        if (mirrored)
+          return ScalarValue{mirrored(lane, c), mine.kind};
+        return ScalarValue{fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane)),
+                           mine.kind, mine.loads, mine.calls};
+      },
+      true);
+}
+
+arith::Expr Generator::same_for_every_lane(const arith::Expr& e) const {
+  const LoopFrame* frame = lane_frame(loops_);
+  std::optional<int64_t> value;
+  for (int64_t k = 0; frame && k < exchange_lanes_; ++k) {
+    const std::optional<int64_t> v =
+        arith::substitute(e, {{frame->var, arith::Expr(k)}}).as_constant();
+    if (!v || (value && *v != *value)) {
+      value.reset();
+      break;
+    }
+    value = v;
+  }
+  if (!value)
+    throw UserError(fmt::format("a row held in the registers of a work-group's lanes is read at "
+                                "column {} of another lane, which is not the same column for "
+                                "every lane: no exchange between lanes can read it",
+                                arith::to_c(e)),
+                    loc_);
+  return arith::Expr(*value);
+}
+
+std::string Generator::lane_exchange_helpers() const {
+  if (exchange_lanes_ == 0 || options_.subgroup_rows != SubgroupRows::nvidia_shuffle)
+    return "";
+  // The work-group's work-items are the warp's first `lanes`: the others take no part.
+  const uint32_t mask = exchange_lanes_ == 32 ? 0xffffffffu : (1u << exchange_lanes_) - 1u;
+  return fmt::format("inline float liftx_lane_read(float v, int lane) {{\n"
+                     "  float r;\n"
+                     "  asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0x{:x};\" : "
+                     "\"=f\"(r) : \"f\"(v), \"r\"(lane));\n"
+                     "  return r;\n"
+                     "}}\n\n",
+                     mask);
 }
 
 } // namespace liftx::codegen

@@ -284,6 +284,9 @@ private:
     /// barriers), the source's element that element j + 1 will read last, and so on down the
     /// pipeline.
     std::function<void(const arith::Expr&)> prime;
+    /// The ring lives in its work-items' registers (Options::subgroup_rows): no barrier
+    /// publishes its rows.
+    bool in_lanes = false;
   };
   SharedSource shared_source(const Value& x) const;
   void register_shared_source(const Value& produced, SharedSource source);
@@ -293,6 +296,27 @@ private:
   Value shared_slide_window(const ir::MapSeqSlide& node, const Value& x, TargetPtr dest,
                             const ir::Type& result);
   Value shared_window_stream(const ir::MapSeqSlide& node, const Value& x, const ir::Type& result);
+  /// The lanes of a stream whose rows `f` computes, when its ring can live in their registers
+  /// (Options::subgroup_rows): f is (or is a lambda whose body calls) toLocal(mapLcl0(g)) over
+  /// rows [lanes][C] of floats whose work-items run one iteration each, at most 32 of them; 0
+  /// otherwise.
+  int64_t ring_lanes(const ir::Fun& f, const ir::Type& row);
+  /// A ring of `slots` rows [lanes][C] held in registers, C elements per work-item (its own
+  /// columns); another work-item's columns are read by lane_read. Emulated
+  /// (SubgroupRows::emulated_shuffle), each row is also copied to local memory when published.
+  TargetPtr lanes_ring(const ir::Type& row, int64_t slots, int64_t lanes);
+  /// Copies the row in `slot` of a lanes_ring to local memory, where it has a copy (emulated).
+  void publish_lane_row(const TargetPtr& ring, const arith::Expr& slot);
+  /// An emulated exchange: the text reading column `column` of lane `lane` from the local copy.
+  using MirrorRead = std::function<std::string(const arith::Expr& lane, const arith::Expr& column)>;
+  /// Columns `own` of the work-item of mapLcl0 index `lane`: its own when `lane` is the reader's
+  /// index, else each column shuffled (liftx_lane_read), or read from the copy `mirrored`.
+  Value lane_read(const TargetPtr& own, const arith::Expr& lane, const MirrorRead& mirrored);
+  /// `e`, a function of the reader's mapLcl0 index and constants, as the constant it is for
+  /// every lane; UserError where it differs between lanes (no exchange can read it).
+  arith::Expr same_for_every_lane(const arith::Expr& e) const;
+  /// The helper function the shuffles call, before the kernel (assemble).
+  std::string lane_exchange_helpers() const;
 
   // ---- assemble.cpp
   void assemble();
@@ -317,6 +341,10 @@ private:
   /// The most private memory one row of a shared stream allocated (shared_window_stream): its
   /// temporaries, dead once the row is in its ring.
   int64_t widest_shared_row_ = 0;
+  /// Work-items of the sub-group whose registers hold a ring (0: none).
+  int64_t exchange_lanes_ = 0;
+  /// Per emulated lanes_ring, the code that copies a slot's row to local memory.
+  std::map<const Target*, std::function<void(const arith::Expr& slot)>> lane_mirrors_;
 
   const ir::Program& program_;
   Options options_;

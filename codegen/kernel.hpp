@@ -221,6 +221,19 @@ divergent_barrier(const Kernel& kernel, const std::array<int64_t, 3>& local, con
 /// or nullopt when every index provably fits.
 std::optional<std::string> index_overflow(const Kernel& kernel, const Sizes& sizes);
 
+/// Where the rows of a warp stream's rings live (rewrite::TemporalTiling::Memory::warp_stream):
+/// a ring written by a mapLcl whose work-items run one iteration each, in a work-group of at most
+/// 32 work-items, and read by every work-item at one offset from its own columns.
+enum class SubgroupRows : uint8_t {
+  local_memory, ///< in local memory, a barrier after each row (any device)
+  /// in each work-item's registers, another work-item's element read by NVIDIA's shfl.sync.idx
+  /// (inline PTX): the work-group is one warp
+  nvidia_shuffle,
+  /// in registers, another work-item's element read through local memory between two barriers
+  /// (what the shuffle does, on any device: how PoCL checks the register form)
+  emulated_shuffle,
+};
+
 struct Options {
   /// Tie thread counts to the mapped lengths (default). When false, the kernel is valid for any
   /// launch size and every parallel map is a loop over its range.
@@ -232,6 +245,7 @@ struct Options {
   /// records, arguments, launch and census): what static analysis reads, without the text's
   /// assembly, scalarisation and printing, for a ranking that builds nothing.
   bool source = true;
+  SubgroupRows subgroup_rows = SubgroupRows::local_memory;
 };
 
 /// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no

@@ -151,7 +151,9 @@ Launch tail_launch(const Kernel& tail, const Launch& head, const Sizes& sizes) {
 PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                               const LaunchRequest& request, const DeviceLimits& limits) {
   PreparedLaunch prepared;
-  prepared.kernel = generate(program, Options{true, false});
+  Options options{true, false};
+  options.subgroup_rows = request.subgroup_rows;
+  prepared.kernel = generate(program, options);
   const LaunchRule& rule = prepared.kernel.launch;
   Launch& launch = prepared.launch;
   launch.dims = rule.dims;

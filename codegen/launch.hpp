@@ -69,6 +69,7 @@ struct LaunchRequest {
   std::vector<int64_t> global;
   std::vector<int64_t> local;
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
+  SubgroupRows subgroup_rows = SubgroupRows::local_memory; ///< see Options::subgroup_rows
 };
 
 /// The request that reproduces `launch` through prepare_launch: its local sizes (none when the

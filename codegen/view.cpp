@@ -412,7 +412,10 @@ Value target_value(const TargetPtr& target) {
   }
   auto array = std::make_shared<ArrayValue>();
   array->type = target->type;
-  array->at = [target](const arith::Expr& i) { return target_value(target->at(i)); };
+  if (target->read)
+    array->at = target->read;
+  else
+    array->at = [target](const arith::Expr& i) { return target_value(target->at(i)); };
   array->reads_private = target->space == AddressSpace::Private;
   array->lane_dim = target->lane_dim;
   if (target->own)

@@ -71,6 +71,10 @@ struct Target {
   /// index is at hand (an accumulator copied whole). -1: an ordinary array.
   int lane_dim = -1;
   std::function<TargetPtr()> own;
+  /// Private memory held per work-item whose other work-items' elements are readable too (a warp
+  /// stream's ring in registers, Generator::lane_read): element `index` as a value. Empty: reads
+  /// go through `at`, the work-item's own element only.
+  std::function<Value(const arith::Expr& index)> read;
   /// Vector targets: one scalar target per component. When they are consecutive in global or
   /// local memory, `element` is the vector access and either `lvalue` is set (provably aligned:
   /// `*(global float4*)(p)`) or `pointer` is (stored with vstoreN); otherwise component-wise.

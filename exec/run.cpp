@@ -9,6 +9,7 @@
 #include "runtime/cache_dir.hpp"
 #include "runtime/roofline.hpp"
 #include "support/error.hpp"
+#include "target/profile.hpp"
 
 #include <fmt/format.h>
 
@@ -25,6 +26,16 @@
 namespace liftx::exec {
 
 namespace {
+
+/// `options`' launch request on `device`: a warp stream's rows in its lanes' registers where the
+/// device exchanges them (NVIDIA's shfl.sync), unless the options say where.
+codegen::LaunchRequest request_on(const runtime::Device& device, const RunOptions& options) {
+  codegen::LaunchRequest request = options.request();
+  if (!options.subgroup_rows &&
+      target::vendor_word(device.profile.platform_name, device.profile.vendor) == "nvidia")
+    request.subgroup_rows = codegen::SubgroupRows::nvidia_shuffle;
+  return request;
+}
 
 /// Element size of a kernel buffer; bool buffers are not supported by the host side yet.
 size_t element_bytes(ir::ScalarKind kind) {
@@ -462,8 +473,8 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
     // Checked at the smaller sizes under the same launch rule (the kernel's source does not
     // depend on the sizes; tied thread counts follow them, free ones stay as asked), then run at
     // the full sizes unchecked; a failed check is the report.
-    const codegen::PreparedLaunch full =
-        codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+    const codegen::PreparedLaunch full = codegen::prepare_launch(
+        program, sizes, request_on(device, options), device.profile.limits());
     const codegen::LaunchRequest same_rule = codegen::request_for(full.launch);
     RunOptions checking = options;
     checking.check_sizes.clear();
@@ -528,7 +539,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
   report.device = device.profile.device_name;
   report.sizes = sizes;
   codegen::PreparedLaunch launch =
-      codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+      codegen::prepare_launch(program, sizes, request_on(device, options), device.profile.limits());
   report.launch = launch.launch;
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
@@ -740,8 +751,8 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   interp::check_sizes(program, sizes);
   RunOptions instrumented = options;
   instrumented.instrument = true;
-  codegen::PreparedLaunch launch =
-      codegen::prepare_launch(program, sizes, instrumented.request(), device.profile.limits());
+  codegen::PreparedLaunch launch = codegen::prepare_launch(
+      program, sizes, request_on(device, instrumented), device.profile.limits());
   std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
   DynamicCounts counts;
   counts.launch = launch.launch;

@@ -94,8 +94,15 @@ struct RunOptions {
   /// of a tuple result), after the check and the timed runs; empty = not written.
   std::string output_file;
 
-  /// The launch these options ask for (codegen::prepare_launch chooses the concrete one).
-  codegen::LaunchRequest request() const { return {global, local, instrument}; }
+  /// Where a warp stream's rows live (codegen::Options::subgroup_rows); nullopt: as the device
+  /// allows, in registers exchanged by shfl.sync on NVIDIA's and in local memory elsewhere.
+  std::optional<codegen::SubgroupRows> subgroup_rows;
+
+  /// The launch these options ask for (codegen::prepare_launch chooses the concrete one), rows
+  /// in local memory unless `subgroup_rows` says otherwise.
+  codegen::LaunchRequest request() const {
+    return {global, local, instrument, subgroup_rows.value_or(codegen::SubgroupRows::local_memory)};
+  }
 };
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all

@@ -94,8 +94,9 @@ struct SpaceOptions {
   /// Also stream iterated 2D stencils by sub-groups (rewrite::TemporalTiling::Memory::
   /// warp_stream; their variants carry "warp": 1 with "lanes" and "columns"): a work-group of at
   /// most 32 work-items per column, each owning adjacent columns of every row. Off by default:
-  /// their rows are generated in local memory, the form whose register and shuffle lowering is
-  /// the next step (docs/codegen.md, "Warp streams"), and none has been timed on a GPU yet.
+  /// none has been timed on a GPU yet, and their features describe the rows in local memory,
+  /// where an NVIDIA run keeps them in registers (codegen::SubgroupRows; docs/codegen.md, "Warp
+  /// streams").
   bool warp_streams = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`

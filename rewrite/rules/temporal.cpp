@@ -595,6 +595,12 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
     return picked_rows(candidates, code, kind);
   };
 
+  // body(x) with x bound to `value`'s parameter: `value` computed once, however often body reads
+  // it.
+  auto bound = [](const ir::Expr& value, const std::string& hint,
+                  const std::function<ir::Expr(const ir::Expr&)>& body) {
+    return ir::call(lambda1(value.type(), hint, body), {value});
+  };
   auto pipeline = [&](const ir::Expr& tile_in, const std::vector<ir::Expr>& edges) {
     ir::Fun rotate_row = lambda1(element_of(tile_in.type()), "r", rotated);
     ir::Expr stream = ir::call(ir::map(rotate_row), {tile_in});
@@ -613,23 +619,34 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
             ir::call(ir::zip(), {lane_windows(rows),
                                  ir::call(ir::generate(arith::Expr(lanes), position()), {})});
         ir::Fun lane = lambda1(element_of(per_lane.type()), "lane", [&](const ir::Expr& p) {
-          ir::Expr planes = ir::call(ir::get(0), {p});
-          if (repaired) {
-            const ir::Expr first = ir::call(ir::get(1), {ir::call(ir::at(arith::Expr(0)), {w})});
-            const ir::Fun row_code =
-                stream_edge((t - k) * step.pad_low, tiling.tile_y - 1 + (t - k) * step.pad_low,
-                            step.pad_low, step.pad_high);
-            planes = row_repairs(planes, ir::call(row_code, {edges.front(), first}));
-            const ir::Fun column_code =
-                lane_edge(columns, width - left, outputs, step.pad_low, step.pad_high);
-            planes = column_repairs(
-                planes, ir::call(column_code, {edges.back(), ir::call(ir::get(1), {p})}));
-          }
-          // [n][C + reach] -> [C][n][n]
-          const ir::Expr neighbourhoods =
-              ir::call(ir::transpose(),
-                       {ir::call(ir::map(ir::slide(arith::Expr(n), arith::Expr(1))), {planes})});
-          return ir::call(ir::map_seq(step.point), {neighbourhoods});
+          // [n][C + reach] -> [C][n][n] -> the lane's C points.
+          auto points = [&](const ir::Expr& planes) {
+            const ir::Expr neighbourhoods =
+                ir::call(ir::transpose(),
+                         {ir::call(ir::map(ir::slide(arith::Expr(n), arith::Expr(1))), {planes})});
+            return ir::call(ir::map_seq(step.point), {neighbourhoods});
+          };
+          // The lane's window in its registers, each of its columns read once: the repairs'
+          // candidates and the neighbourhoods read it many times, at constant indices. Each
+          // computed window is bound to a parameter: an expression used several times would be
+          // generated as many times.
+          const ir::Expr window = ir::call(ir::to_private(ir::map_seq(ir::map_seq(ir::id()))),
+                                           {ir::call(ir::get(0), {p})});
+          if (!repaired)
+            return bound(window, "window", points);
+          const ir::Expr first = ir::call(ir::get(1), {ir::call(ir::at(arith::Expr(0)), {w})});
+          const ir::Expr row_code = ir::call(stream_edge((t - k) * step.pad_low,
+                                                         tiling.tile_y - 1 + (t - k) * step.pad_low,
+                                                         step.pad_low, step.pad_high),
+                                             {edges.front(), first});
+          const ir::Expr column_code =
+              ir::call(lane_edge(columns, width - left, outputs, step.pad_low, step.pad_high),
+                       {edges.back(), ir::call(ir::get(1), {p})});
+          return bound(window, "window", [&](const ir::Expr& raw) {
+            return bound(row_repairs(raw, row_code), "rows", [&](const ir::Expr& rows_inside) {
+              return bound(column_repairs(rows_inside, column_code), "planes", points);
+            });
+          });
         });
         const ir::Expr row = ir::call(ir::to_local(ir::map_lcl(0, lane)), {per_lane});
         if (k < t)

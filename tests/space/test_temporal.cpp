@@ -66,8 +66,9 @@ userfun star7(c: float, f: float, b: float, n: float, s: float, w: float, e: flo
       .main();
 }
 
-exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling,
-                          const Sizes& sizes) {
+exec::RunReport
+run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling, const Sizes& sizes,
+          codegen::SubgroupRows subgroup_rows = codegen::SubgroupRows::local_memory) {
   const std::optional<ir::HostIteration> h = ir::host_iteration(program);
   REQUIRE(h);
   auto fused = rewrite::fuse_steps_tiled(h->step, tiling);
@@ -88,6 +89,7 @@ exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTil
   o.time = false;
   o.roofline = false;
   o.reference = &program;
+  o.subgroup_rows = subgroup_rows;
   return exec::run_program(cpu(), lowered, sizes, o);
 }
 
@@ -549,13 +551,48 @@ TEST_CASE("warp streams verify against iterate at every boundary, whatever their
     CHECK(arith::evaluate(*kernel.launch.local[0], sizes) == row.lanes);
     CHECK(kernel.source.find("win_") == std::string::npos);
     CHECK(kernel.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
-    const exec::RunReport r = run_fused(program, tiling, sizes);
-    INFO(r.message);
-    CHECK(r.status == runtime::Status::ok);
-    CHECK(r.verification.passed);
-    CHECK(r.verification.elements == 20 * 24);
-    CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
+    // The rows in local memory, then in the lanes' registers, another lane's columns read
+    // through the exchange a shuffle makes (emulated with local memory: PoCL has no shuffle).
+    for (const codegen::SubgroupRows rows_in :
+         {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
+      CAPTURE(static_cast<int>(rows_in));
+      const exec::RunReport r = run_fused(program, tiling, sizes, rows_in);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+      CHECK(r.verification.passed);
+      CHECK(r.verification.elements == 20 * 24);
+      CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
+    }
   }
+}
+
+TEST_CASE("warp streams keep their rows in registers where the device shuffles") {
+  rewrite::TemporalTiling tiling{3, 8, 5, false, rewrite::TemporalTiling::Memory::warp_stream};
+  tiling.lanes = 5;
+  tiling.lane_columns = 3;
+  const ir::Program program = heat(6, "clamp");
+  const auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<ir::Program>(fused));
+  auto source_of = [&](codegen::SubgroupRows rows) {
+    codegen::Options o;
+    o.subgroup_rows = rows;
+    return codegen::generate(std::get<ir::Program>(fused), o).source;
+  };
+  const auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  const std::string local = source_of(codegen::SubgroupRows::local_memory);
+  const std::string shuffled = source_of(codegen::SubgroupRows::nvidia_shuffle);
+  CHECK(count(local, "liftx_lane_read") == 0);
+  // The five lanes of one warp exchange another lane's columns (mask 0x1f); the two steps'
+  // rings need no barrier, only the last step's row in local memory does.
+  CHECK(count(shuffled, "shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0x1f;") == 1);
+  CHECK(count(shuffled, "liftx_lane_read(") > 1);
+  CHECK(count(shuffled, "barrier(") < count(local, "barrier("));
+  CHECK(count(shuffled, "barrier(") >= 1);
 }
 
 TEST_CASE("warp streams refuse rows without room for their halo and lanes across both edges") {
