@@ -304,6 +304,17 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
     plan_warp_streams(s, out);
 }
 
+void VariantStream::State::plan_rolled_and_by_window(rewrite::TemporalTiling tiling,
+                                                     int64_t window) {
+  // Rolled, or unrolled by the window (a ring slot's index then repeats every copy).
+  for (int64_t unroll : {int64_t{1}, window}) {
+    if (unroll > ir::kMaxSlideUnroll)
+      continue;
+    tiling.unroll = unroll;
+    temporal.push_back(tiling);
+  }
+}
+
 void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
                                                const std::vector<int64_t>& out) {
   // Pipelines streamed by a work-group, each step's last rows (planes) in local memory shared by
@@ -335,13 +346,7 @@ void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
           reject("temporal tile recomputes too much");
           continue;
         }
-        // Rolled, or unrolled by the window (a ring slot's index then repeats every copy).
-        for (int64_t unroll : {int64_t{1}, s.window}) {
-          if (unroll > ir::kMaxSlideUnroll)
-            continue;
-          tiling.unroll = unroll;
-          temporal.push_back(tiling);
-        }
+        plan_rolled_and_by_window(tiling, s.window);
       }
   }
 }
@@ -374,12 +379,7 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
             reject("temporal tile recomputes too much");
             continue;
           }
-          for (int64_t unroll : {int64_t{1}, s.window}) {
-            if (unroll > ir::kMaxSlideUnroll)
-              continue;
-            tiling.unroll = unroll;
-            temporal.push_back(tiling);
-          }
+          plan_rolled_and_by_window(tiling, s.window);
         }
   }
 }

@@ -175,6 +175,12 @@ ir::Fun position() {
   return ir::user_fun(def);
 }
 
+/// zip(stream, [0, 1, ...]): each element with its position, for a window's edge code.
+ir::Expr with_positions(const ir::Expr& stream) {
+  return ir::call(ir::zip(),
+                  {stream, ir::call(ir::generate(length_of(stream.type()), position()), {})});
+}
+
 /// liftxStreamEdge(edge, j): how the window of a stream that starts at element j crosses the
 /// grid's edges along the streamed dimension, as pick_of's code: d (1..lo) when its first d
 /// elements lie before the first edge, lo + d (1..hi) when its last d lie beyond the last edge,
@@ -608,8 +614,7 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
       const bool repaired = repaired_steps && k >= 2;
       ir::Expr input = stream;
       if (repaired)
-        input = ir::call(
-            ir::zip(), {stream, ir::call(ir::generate(length_of(stream.type()), position()), {})});
+        input = with_positions(stream);
       const ir::Type window_type = ir::Type::array(element_of(input.type()), arith::Expr(n));
       ir::Fun stage = lambda1(window_type, "w", [&](const ir::Expr& w) {
         ir::Expr rows = repaired ? ir::call(ir::map(ir::get(0)), {w}) : w;
@@ -889,8 +894,7 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
       const bool repaired = reclamped && k >= 2;
       ir::Expr input = stream;
       if (repaired)
-        input = ir::call(
-            ir::zip(), {stream, ir::call(ir::generate(length_of(stream.type()), position()), {})});
+        input = with_positions(stream);
       const ir::Type window_type = ir::Type::array(element_of(input.type()), arith::Expr(n));
       ir::Fun stage = lambda1(window_type, "w", [&](const ir::Expr& w) {
         ir::Expr planes = w;
