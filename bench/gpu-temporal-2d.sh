@@ -15,7 +15,11 @@
 # THREADS=shared: the pipelines streamed by a work-group (a column TILES_X wide, default
 # 64|128|256, TILES_Y rows long, default 128|256, each step's last rows in local memory shared by
 # the group), steps per launch DEGREES (default all), tied launches and work-groups of TILES_X x 1,
-# unrolled by UNROLLS (default 1), checked at CHECK_SIZE M=512,N=1024.
+# unrolled by UNROLLS (default 1), checked at CHECK_SIZE M=512,N=1024; THREADS=warp: the warp
+# streams (a work-group of 24 to 32 lanes per column, each owning adjacent columns of every
+# fused step's rows, held in registers and exchanged by shfl.sync on NVIDIA), tiles TILES_X
+# (default all) x TILES_Y (default all), unrolled by UNROLLS (default 1|3), checked at CHECK_SIZE
+# M=512,N=1024.
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
 # not depend on the sizes); the timed runs at SIZE^2 then skip the check (64 interpreted steps at
@@ -42,7 +46,7 @@ threads=${THREADS:-tied}
 # columns up to 8 wide (a stream's columns are 16 to 128 rows long).
 if [ "$threads" = stream ]; then
   check_size=${CHECK_SIZE:-M=256,N=512}
-elif [ "$threads" = shared ]; then
+elif [ "$threads" = shared ] || [ "$threads" = warp ]; then
   check_size=${CHECK_SIZE:-M=512,N=1024}
 else
   check_size=${CHECK_SIZE:-M=96,N=128}
@@ -53,6 +57,9 @@ if [ "$threads" = stream ]; then
 elif [ "$threads" = shared ]; then
   # (The work-group size follows the column's width: one `variants` call per width below.)
   select=(--shared-streams --where shared=1 --where "unroll=${UNROLLS:-1}")
+elif [ "$threads" = warp ]; then
+  select=(--warp-streams --where warp=1 --where "unroll=${UNROLLS:-1|3}"
+    --where "tile_x=${TILES_X:-32|64|128|256}" --where "tile_y=${TILES_Y:-64|128|256}")
 elif [ "$threads" = tied ]; then
   select=(--where tied=true --where registers=0)
 elif [ "$threads" = registers ]; then
