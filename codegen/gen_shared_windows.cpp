@@ -257,7 +257,8 @@ int64_t Generator::ring_lanes(const ir::Fun& f, const ir::Type& row) {
     return 0;
   const std::optional<int64_t> lanes = rows->length.as_constant();
   const auto* scalar = slice->element.as<ir::ScalarType>();
-  // NVIDIA's warp; one exchange buffer of floats per kernel.
+  // At most NVIDIA's warp, of floats (liftx_lane_read shuffles 32 bits), and one group of lanes
+  // per kernel (the helper's mask names them).
   if (!lanes || *lanes > 32 || !slice->length.as_constant() || !scalar ||
       scalar->kind != ir::ScalarKind::Float || (exchange_lanes_ != 0 && exchange_lanes_ != *lanes))
     return 0;
