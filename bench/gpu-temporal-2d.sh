@@ -18,7 +18,7 @@
 # unrolled by UNROLLS (default 1), checked at CHECK_SIZE M=512,N=1024; THREADS=warp: the warp
 # streams (a work-group of 24 to 32 lanes per column, each owning adjacent columns of every
 # fused step's rows, held in registers and exchanged by shfl.sync on NVIDIA), tiles TILES_X
-# (default all) x TILES_Y (default all), unrolled by UNROLLS (default 1|3), checked at CHECK_SIZE
+# (default all) x TILES_Y (default all), unrolled by UNROLLS (default 1|4), checked at CHECK_SIZE
 # M=512,N=1024.
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
@@ -58,7 +58,7 @@ elif [ "$threads" = shared ]; then
   # (The work-group size follows the column's width: one `variants` call per width below.)
   select=(--shared-streams --where shared=1 --where "unroll=${UNROLLS:-1}")
 elif [ "$threads" = warp ]; then
-  select=(--warp-streams --where warp=1 --where "unroll=${UNROLLS:-1|3}"
+  select=(--warp-streams --where warp=1 --where "unroll=${UNROLLS:-1|4}"
     --where "tile_x=${TILES_X:-32|64|128|256}" --where "tile_y=${TILES_Y:-64|128|256}")
 elif [ "$threads" = tied ]; then
   select=(--where tied=true --where registers=0)

@@ -304,10 +304,9 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
     plan_warp_streams(s, out);
 }
 
-void VariantStream::State::plan_rolled_and_by_window(rewrite::TemporalTiling tiling,
-                                                     int64_t window) {
-  // Rolled, or unrolled by the window (a ring slot's index then repeats every copy).
-  for (int64_t unroll : {int64_t{1}, window}) {
+void VariantStream::State::plan_rolled_and_unrolled(rewrite::TemporalTiling tiling,
+                                                    int64_t copies) {
+  for (int64_t unroll : {int64_t{1}, copies}) {
     if (unroll > ir::kMaxSlideUnroll)
       continue;
     tiling.unroll = unroll;
@@ -346,7 +345,8 @@ void VariantStream::State::plan_shared_streams(const rewrite::StencilStep& s,
           reject("temporal tile recomputes too much");
           continue;
         }
-        plan_rolled_and_by_window(tiling, s.window);
+        // Rolled, or unrolled by the window.
+        plan_rolled_and_unrolled(tiling, s.window);
       }
   }
 }
@@ -379,7 +379,9 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
             reject("temporal tile recomputes too much");
             continue;
           }
-          plan_rolled_and_by_window(tiling, s.window);
+          // Rolled, or unrolled by its rings' slots (a window and the row being written):
+          // each copy then reads the registers of a ring at constant slots.
+          plan_rolled_and_unrolled(tiling, s.window + 1);
         }
   }
 }

@@ -230,9 +230,9 @@ struct VariantStream::State {
   void plan_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
   void plan_shared_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
   void plan_warp_streams(const rewrite::StencilStep& s, const std::vector<int64_t>& out);
-  /// A shared or warp stream's `tiling`, its loop along the stream rolled and unrolled by the
-  /// window.
-  void plan_rolled_and_by_window(rewrite::TemporalTiling tiling, int64_t window);
+  /// A shared or warp stream's `tiling`, its loop along the stream rolled and unrolled by
+  /// `copies`.
+  void plan_rolled_and_unrolled(rewrite::TemporalTiling tiling, int64_t copies);
   void lower_next_temporal();
 
   /// What the variants of a kernel share, into a Variant or a KernelVariants.

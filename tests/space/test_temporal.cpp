@@ -524,7 +524,7 @@ TEST_CASE("warp streams verify against iterate at every boundary, whatever their
       {"mirror", 7, 3, 8, 10, 4, 4, false},
       {"mirror", 5, 2, 6, 4, 3, 4, false},
       {"wrap", 8, 4, 6, 4, 8, 2, true},
-      {"wrap", 11, 5, 12, 10, 11, 2, false, 6},
+      {"wrap", 11, 5, 12, 10, 11, 2, false, 4},
       {"wrap", 3, 3, 4, 20, 10, 1, false},
       {"constant(0.5f)", 7, 3, 6, 5, 3, 4, false},
       {"constant(-1.0f)", 5, 2, 12, 4, 16, 1, true},
