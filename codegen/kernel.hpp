@@ -229,8 +229,9 @@ enum class SubgroupRows : uint8_t {
   /// in each work-item's registers, another work-item's element read by NVIDIA's shfl.sync.idx
   /// (inline PTX): the work-group is one warp
   nvidia_shuffle,
-  /// in registers, another work-item's element read through local memory between two barriers
-  /// (what the shuffle does, on any device: how PoCL checks the register form)
+  /// in registers, each row also copied to local memory as it is published, where another
+  /// work-item's element is read at the slot, lane and column a shuffle would read (any device:
+  /// how PoCL checks the register form)
   emulated_shuffle,
 };
 

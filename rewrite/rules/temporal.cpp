@@ -167,6 +167,30 @@ ir::Fun pick_of(int64_t count, ir::ScalarKind kind) {
   return ir::user_fun(def);
 }
 
+/// c => liftxPickOfK(code, c.0, ..., c.K-1) over a tuple of the `count` candidates.
+ir::Fun pick_by_code(const ir::Type& candidate, int64_t count, const ir::Expr& code,
+                     ir::ScalarKind kind) {
+  return lambda1(candidate, "c", [&](const ir::Expr& c) {
+    std::vector<ir::Expr> args{code};
+    for (int64_t i = 0; i < count; ++i)
+      args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
+    return ir::call(pick_of(count, kind), std::move(args));
+  });
+}
+
+/// `planes` and, in pick_of's order, `planes` with its first d (d = 1..lo), then its last d
+/// (d = 1..hi) elements replaced by `boundary`'s padding of the elements between: the candidates
+/// of a window that crosses an edge of the grid.
+std::vector<ir::Expr> repair_candidates(const ir::Expr& planes, int64_t lo, int64_t hi,
+                                        const ir::Boundary& boundary) {
+  std::vector<ir::Expr> candidates{planes};
+  for (int64_t d = 1; d <= lo; ++d)
+    candidates.push_back(inner_repadded(planes, d, 0, boundary));
+  for (int64_t d = 1; d <= hi; ++d)
+    candidates.push_back(inner_repadded(planes, 0, d, boundary));
+  return candidates;
+}
+
 /// liftxIndex(i, n) = i: the positions of a generated array.
 ir::Fun position() {
   static const ir::UserFunPtr def =
@@ -516,13 +540,8 @@ ir::Fun lane_edge(int64_t columns, int64_t inside, int64_t outputs, int64_t lo, 
 ir::Expr picked_rows(const std::vector<ir::Expr>& candidates, const ir::Expr& code,
                      ir::ScalarKind kind) {
   const int64_t count = static_cast<int64_t>(candidates.size());
-  ir::Expr zipped = zip_k(2, candidates);
-  ir::Fun pick = lambda1(element_at_depth(zipped.type(), 2), "c", [&](const ir::Expr& c) {
-    std::vector<ir::Expr> args{code};
-    for (int64_t i = 0; i < count; ++i)
-      args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
-    return ir::call(pick_of(count, kind), std::move(args));
-  });
+  const ir::Expr zipped = zip_k(2, candidates);
+  const ir::Fun pick = pick_by_code(element_at_depth(zipped.type(), 2), count, code, kind);
   return ir::call(ir::to_private(ir::map_seq(ir::map_seq(pick))), {zipped});
 }
 
@@ -534,11 +553,11 @@ ir::Expr picked_rows(const std::vector<ir::Expr>& candidates, const ir::Expr& co
 /// come the right halo and the left halo, and a lane's window is read cyclically (pad wrap of
 /// the row): the region's first and last columns are the only ones with a wrong neighbour, and
 /// they are at least t reaches from the outputs. Each step's window of n rows is cut into one
-/// window of n x (C + reach) per lane; from the second step on, a
-/// clamped, mirrored or constant boundary repairs the rows beyond the grid's top or bottom edge
-/// (stream_edge) and then the columns beyond its left or right edge (lane_edge) of that window
-/// before the lane reads it, as the unfused iteration's padding would have them. The last
-/// step's row goes to local memory, from which the group copies the tile_x outputs.
+/// window of n x (C + reach) per lane; from the second step on, a clamped, mirrored or constant
+/// boundary repairs the rows beyond the grid's top or bottom edge (stream_edge) and then the
+/// columns beyond its left or right edge (lane_edge) of that window before the lane reads it, as
+/// the unfused iteration's padding would have them. The last step's row goes to local memory,
+/// from which the group copies the tile_x outputs.
 ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tiling, SourceLoc loc) {
   const int64_t t = tiling.degree, n = step.window, reach = n - 1;
   const int64_t lanes = tiling.lanes, columns = tiling.lane_columns;
@@ -577,12 +596,8 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
     return ir::call(ir::transpose(), {ir::call(ir::map(per_row), {rows})});
   };
   auto row_repairs = [&](const ir::Expr& planes, const ir::Expr& code) {
-    std::vector<ir::Expr> candidates{planes};
-    for (int64_t d = 1; d <= step.pad_low; ++d)
-      candidates.push_back(inner_repadded(planes, d, 0, step.boundary));
-    for (int64_t d = 1; d <= step.pad_high; ++d)
-      candidates.push_back(inner_repadded(planes, 0, d, step.boundary));
-    return picked_rows(candidates, code, kind);
+    return picked_rows(repair_candidates(planes, step.pad_low, step.pad_high, step.boundary), code,
+                       kind);
   };
   // A lane's window crosses the last edge by up to C - 1 + pad_high columns (its columns may
   // straddle the edge).
@@ -869,19 +884,11 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
                     {ir::call(ir::map(ir::slide(arith::Expr(n), arith::Expr(1))), {planes})});
   };
   auto repaired_window = [&](const ir::Expr& planes, const ir::Expr& code) {
-    std::vector<ir::Expr> candidates{planes};
-    for (int64_t d = 1; d <= step.pad_low; ++d)
-      candidates.push_back(inner_repadded(planes, d, 0, step.boundary));
-    for (int64_t d = 1; d <= step.pad_high; ++d)
-      candidates.push_back(inner_repadded(planes, 0, d, step.boundary));
+    std::vector<ir::Expr> candidates =
+        repair_candidates(planes, step.pad_low, step.pad_high, step.boundary);
     const int64_t count = static_cast<int64_t>(candidates.size());
     ir::Expr zipped = zip_k(rank, std::move(candidates));
-    ir::Fun pick = lambda1(element_at_depth(zipped.type(), rank), "c", [&](const ir::Expr& c) {
-      std::vector<ir::Expr> args{code};
-      for (int64_t i = 0; i < count; ++i)
-        args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
-      return ir::call(pick_of(count, kind), std::move(args));
-    });
+    const ir::Fun pick = pick_by_code(element_at_depth(zipped.type(), rank), count, code, kind);
     // A work-group's shared window: its rows (planes) one after the other, the points of each
     // shared by the group's work-items (the window's length is not a dimension of the group).
     if (tiling.memory == TemporalTiling::Memory::shared_stream)
