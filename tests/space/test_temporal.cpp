@@ -128,6 +128,17 @@ std::vector<space::Variant> fused_variants(const ir::Program& program,
   return fused;
 }
 
+/// The fused variants of `program`'s space that carry `parameter` ("shared", "warp").
+std::vector<space::Variant> fused_variants_with(const ir::Program& program,
+                                                const space::SpaceOptions& options,
+                                                const std::string& parameter) {
+  std::vector<space::Variant> with;
+  for (space::Variant& v : fused_variants(program, options))
+    if (v.parameters.count(parameter) > 0)
+      with.push_back(std::move(v));
+  return with;
+}
+
 } // namespace
 
 TEST_CASE("fused steps verify against iterate at the edges of non-square grids") {
@@ -620,17 +631,10 @@ TEST_CASE("warp streams are in the space only when asked for, a warp's lanes eac
   space::SpaceOptions o = small_grid_space();
   o.sizes = {{"M", 128}, {"N", 256}};
   o.free_global_halvings = 0;
-  auto warp_of = [&](const ir::Program& p) {
-    std::vector<space::Variant> warp;
-    for (space::Variant& v : fused_variants(p, o))
-      if (v.parameters.count("warp") > 0)
-        warp.push_back(std::move(v));
-    return warp;
-  };
   const ir::Program program = heat(5, "clamp");
-  CHECK(warp_of(program).empty());
+  CHECK(fused_variants_with(program, o, "warp").empty());
   o.warp_streams = true;
-  const std::vector<space::Variant> warp = warp_of(program);
+  const std::vector<space::Variant> warp = fused_variants_with(program, o, "warp");
   REQUIRE_FALSE(warp.empty());
   std::set<int64_t> degrees;
   for (const space::Variant& v : warp) {
@@ -668,17 +672,10 @@ TEST_CASE("shared streams are in the space only when asked for, and verify") {
   space::SpaceOptions o = small_grid_space();
   o.sizes = {{"M", 128}, {"N", 256}};
   o.free_global_halvings = 0;
-  auto shared_of = [&](const ir::Program& p) {
-    std::vector<space::Variant> shared;
-    for (space::Variant& v : fused_variants(p, o))
-      if (v.parameters.count("shared") > 0)
-        shared.push_back(std::move(v));
-    return shared;
-  };
   const ir::Program program = heat(5, "clamp");
-  CHECK(shared_of(program).empty());
+  CHECK(fused_variants_with(program, o, "shared").empty());
   o.shared_streams = true;
-  const std::vector<space::Variant> shared = shared_of(program);
+  const std::vector<space::Variant> shared = fused_variants_with(program, o, "shared");
   REQUIRE_FALSE(shared.empty());
   std::set<int64_t> degrees;
   for (const space::Variant& v : shared) {
