@@ -1,12 +1,14 @@
-// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads] [--pad-local [--profile P]]`:
+// `liftx codegen FILE [--program NAME] [--size ...] [--free-threads] [--pad-local] [--profile P]`:
 // prints the OpenCL kernel of a lowered program and its launch configuration (symbolic, and
 // concrete when sizes are given); --pad-local first pads its local arrays' rows against bank
-// conflicts (space::choose_bank_padding) and says what it chose.
+// conflicts (space::choose_bank_padding) and says what it chose. A named --profile prints the
+// kernel `liftx run` builds on such a device (a warp stream's rows in registers on NVIDIA's).
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/launch.hpp"
 #include "exec/program_binding.hpp"
+#include "exec/run.hpp"
 #include "ir/parse/parser.hpp"
 #include "runtime/device.hpp"
 #include "space/bank_padding.hpp"
@@ -89,6 +91,10 @@ void add_codegen_command(CLI::App& app) {
     }
     codegen::Options codegen_options;
     codegen_options.tie_threads_to_lengths = !options->free_threads;
+    // Only a named profile: without one, printing a kernel needs no OpenCL device.
+    if (options->profile != "detect")
+      codegen_options.subgroup_rows =
+          exec::subgroup_rows_on(runtime::named_profile(options->profile));
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
     std::optional<Sizes> sizes;
     if (!options->sizes.empty())

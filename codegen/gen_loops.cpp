@@ -89,6 +89,16 @@ cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip,
                                   const std::string& var_base, const std::string& primitive,
                                   const std::function<void(const arith::Expr&)>& body) {
   cl::LoopKind kind = decide(level, dim, trip, wants_unroll);
+  // A loop's body, or a guarded one, does not always run right after the code before it, nor
+  // the code after it right after its body: what was exchanged before it is not read inside,
+  // nor what was exchanged inside after it; what was exchanged before it is read after it
+  // only if no lane row was written inside.
+  const bool straight =
+      kind == cl::LoopKind::Unrolled || kind == cl::LoopKind::Block || kind == cl::LoopKind::None;
+  std::map<std::string, std::string> exchanged_before;
+  const int64_t published_before = lane_rows_published_;
+  if (!straight)
+    exchanged_before = std::exchange(exchanged_columns_, {});
   auto [start, step] = start_and_step(level, dim);
   const size_t record = kernel_.loops.size();
   kernel_.loops.push_back({primitive, kind, trip, loc_, loop_contexts()});
@@ -155,6 +165,11 @@ cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip,
     }
     break;
   }
+  }
+  if (!straight) {
+    exchanged_columns_.clear();
+    if (lane_rows_published_ == published_before)
+      exchanged_columns_ = std::move(exchanged_before);
   }
   return kind;
 }

@@ -125,23 +125,59 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
     source.produce(arith::Expr(k));
   if (pipelined)
     source.prime(arith::Expr(shape.size - 1));
+  // The next iteration's rows overwrite ring slots (and temporaries) this one read; in a
+  // pipeline, the barrier that ends an iteration is also the one that publishes every stage's
+  // row to its reader, whether or not the stages have barriers of their own.
+  const bool publishes = pipelined && source.slots > 0 && !source.in_lanes;
+  auto iteration = [&](const arith::Expr& index) {
+    const arith::Expr first = index * shape.step;
+    if (pipelined)
+      source.ahead(first + shape.size); // the last element of the next window
+    else
+      for (int64_t k = 0; k < shape.step; ++k)
+        source.produce(first + shape.keep() + k);
+    apply(node.f, {shared_window(source, first, window_type)}, dest->at(index), result_element);
+  };
+  // Rings in registers are unrolled here, not by the OpenCL compiler: each copy's slots are
+  // then constants in the source, which no compiler has to fold (NVIDIA's did not, and kept the
+  // rings in its stack).
+  const std::optional<int64_t> constant_trip = trip.as_constant();
+  const int64_t copies = node.unroll;
+  if (source.per_lane && copies > 1 && copies % source.slots == 0 && constant_trip &&
+      *constant_trip >= 2 * copies) {
+    const size_t record = kernel_.loops.size();
+    shared_window_loops_.insert(record);
+    // Each copy ends as an iteration of the rolled loop does: with a barrier where its rows are
+    // published by one, or where it has barriers of its own (the next copy overwrites the local
+    // memory it read). The loop's own barrier ends the last copy of its body.
+    auto copy = [&](const arith::Expr& index, bool ends_loop_body) {
+      cl::Scope scope;
+      blocks_.push_back(&scope.body);
+      iteration(index);
+      blocks_.pop_back();
+      const bool barrier_after = publishes || cl::census(scope.body).barriers > 0;
+      emit_stmt({std::move(scope)});
+      if (barrier_after && !ends_loop_body)
+        emit_barrier(true, false);
+    };
+    const int64_t rounds = *constant_trip / copies;
+    const cl::LoopKind kind = emit_loop(Level::Seq, 0, arith::Expr(rounds), false, "s",
+                                        "mapSeqSlide", [&](const arith::Expr& round) {
+                                          for (int64_t k = 0; k < copies; ++k)
+                                            copy(round * copies + k, k + 1 == copies);
+                                        });
+    LIFTX_INTERNAL_CHECK(kind == cl::LoopKind::For, "a loop of {} rounds of {} copies", rounds,
+                         copies);
+    add_loop_end_barrier(record, 0, publishes);
+    for (int64_t index = rounds * copies; index < *constant_trip; ++index)
+      copy(arith::Expr(index), false);
+    return target_value(dest);
+  }
   const size_t record = kernel_.loops.size();
   shared_window_loops_.insert(record);
-  const cl::LoopKind kind =
-      emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", [&](const arith::Expr& index) {
-        const arith::Expr first = index * shape.step;
-        if (pipelined)
-          source.ahead(first + shape.size); // the last element of the next window
-        else
-          for (int64_t k = 0; k < shape.step; ++k)
-            source.produce(first + shape.keep() + k);
-        apply(node.f, {shared_window(source, first, window_type)}, dest->at(index), result_element);
-      });
+  const cl::LoopKind kind = emit_loop(Level::Seq, 0, trip, false, "s", "mapSeqSlide", iteration);
   if (kind == cl::LoopKind::For) {
-    // The next iteration's rows overwrite ring slots (and temporaries) this one read; in a
-    // pipeline, this barrier is also the one that publishes every stage's row to its reader,
-    // whether or not the stages have barriers of their own.
-    add_loop_end_barrier(record, 0, pipelined && source.slots > 0 && !source.in_lanes);
+    add_loop_end_barrier(record, 0, publishes);
     current().stmts.insert(current().stmts.end() - 1,
                            {cl::Line{fmt::format("#pragma unroll {}", node.unroll)}});
   }
@@ -201,6 +237,8 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
       emit_barrier(true, false);
   };
   produced.in_lanes = in_lanes;
+  produced.per_lane = lanes > 0;
+  produced.reads_past_end = true;
   produced.view = [ring, slots](const arith::Expr& j) { return target_value(ring->at(j % slots)); };
   produced.slots = ring_slots;
   if (can_run_ahead) {
@@ -212,14 +250,21 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
     // again, from what its source still holds, into the slot of element `length`: that of
     // element length - size - 1, which nothing reads any more. (Not an `if` around the stage:
     // the stage has barriers inside, and PoCL miscompiled barriers under such a condition.)
+    //
+    // A ring per lane (registers) must be indexed by constants once unrolled, which a clamped
+    // element is not: its stages compute elements past the end from what their source's slots
+    // hold, into the slot that element takes (the row written while the reader reads its
+    // window: nothing reads it), and only a stage reading a view (global memory) is clamped,
+    // to stay inside it. What they compute past the end is never read.
+    const bool per_lane = lanes > 0, clamped = !per_lane || !from->reads_past_end;
     produced.ahead = [this, f = node.f, from, ring, shape, slots, window_type, result_element,
-                      length, row_temporaries](const arith::Expr& j) {
-      const arith::Expr computed = arith::min(j, length - 1);
+                      length, row_temporaries, per_lane, clamped](const arith::Expr& j) {
+      const arith::Expr computed = clamped ? arith::min(j, length - 1) : j;
+      const arith::Expr slot = (per_lane ? j : arith::min(j, length)) % slots;
       row_temporaries([&] {
-        apply(f, {shared_window(*from, computed, window_type)},
-              ring->at(arith::min(j, length) % slots), result_element);
+        apply(f, {shared_window(*from, computed, window_type)}, ring->at(slot), result_element);
       });
-      publish_lane_row(ring, arith::min(j, length) % slots);
+      publish_lane_row(ring, slot);
       from->ahead(j + shape.size);
     };
     // Only a pipeline shorter than its windows would prime past a stream's end: then its last
@@ -272,6 +317,8 @@ TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lane
   const TargetPtr storage =
       allocate(ir::Type::array(slice, arith::Expr(slots)), AddressSpace::Private, "mapSeqSlide");
   exchange_lanes_ = lanes;
+  if (!exchanged_columns_block_)
+    exchanged_columns_block_ = &current();
   // Emulated: every row is also copied to local memory as it is published, where another lane's
   // columns are read (the slot, lane and column a shuffle would read).
   std::string mirror;
@@ -304,8 +351,9 @@ TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lane
       mirrored = [mirrored_at, slot](const arith::Expr& lane, const arith::Expr& column) {
         return mirrored_at(slot, lane, column);
       };
-    lanes_row->read = [this, own, mirrored](const arith::Expr& lane) {
-      return lane_read(own, lane, mirrored);
+    lanes_row->read = [this, own, mirrored,
+                       constant_slot = slot.as_constant().has_value()](const arith::Expr& lane) {
+      return lane_read(own, lane, mirrored, constant_slot);
     };
     return TargetPtr(lanes_row);
   };
@@ -324,6 +372,24 @@ void Generator::publish_lane_row(const TargetPtr& ring, const arith::Expr& slot)
   const auto it = lane_mirrors_.find(ring.get());
   if (it != lane_mirrors_.end())
     it->second(slot);
+  // What was exchanged of the slot's previous row is stale; a slot that is not a constant may be
+  // any of them. (Rings in local memory have no lanes, nothing exchanged.)
+  const TargetPtr slot_row = ring->at(slot);
+  if (!slot_row->own)
+    return;
+  ++lane_rows_published_;
+  if (!slot.as_constant()) {
+    exchanged_columns_.clear();
+    return;
+  }
+  const TargetPtr row = slot_row->own();
+  const int64_t columns = *row->type.as<ir::ArrayType>()->length.as_constant();
+  for (int64_t c = 0; c < columns; ++c) {
+    const std::string column = row->at(arith::Expr(c))->lvalue + "|";
+    for (auto kept = exchanged_columns_.lower_bound(column);
+         kept != exchanged_columns_.end() && kept->first.compare(0, column.size(), column) == 0;)
+      kept = exchanged_columns_.erase(kept);
+  }
 }
 
 namespace {
@@ -339,7 +405,7 @@ const LoopFrame* lane_frame(const std::vector<LoopFrame>& loops) {
 } // namespace
 
 Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
-                           const MirrorRead& mirrored) {
+                           const MirrorRead& mirrored, bool constant_slot) {
   const LoopFrame* frame = lane_frame(loops_);
   if (!frame)
     throw UserError("a row held in the registers of a work-group's lanes is read outside a "
@@ -357,15 +423,34 @@ Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
   }
   if (own_lane)
     return target_value(own);
+  // The lane as every reader names it, whatever its mapLcl0's variable is called.
+  const std::string lane_key =
+      arith::to_c(arith::substitute(lane, {{frame->var, arith::var("lane")}}));
   return make_array(
       own->type,
-      [this, own, lane, mirrored](const arith::Expr& column) -> Value {
+      [this, own, lane, mirrored, constant_slot, lane_key](const arith::Expr& column) -> Value {
         const arith::Expr c = same_for_every_lane(column);
-        const ScalarValue mine = std::get<ScalarValue>(target_value(own->at(c)));
-        if (mirrored)
-          return ScalarValue{mirrored(lane, c), mine.kind};
-        return ScalarValue{fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane)),
-                           mine.kind, mine.loads, mine.calls};
+        const TargetPtr register_of_column = own->at(c);
+        const ScalarValue mine = std::get<ScalarValue>(target_value(register_of_column));
+        const std::string exchange =
+            mirrored ? mirrored(lane, c)
+                     : fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane));
+        if (!constant_slot || !exchanged_columns_block_)
+          return ScalarValue{exchange, mine.kind, mine.loads, mine.calls};
+        // Exchanged where first read, by every lane (a shuffle needs them all), and kept: the
+        // windows of the next rows read the same columns of the same row. Not counted as
+        // private memory: each replaces the window element a read would have copied it to.
+        const std::string key = register_of_column->lvalue + "|" + lane_key;
+        auto kept = exchanged_columns_.find(key);
+        if (kept == exchanged_columns_.end()) {
+          const std::string name = fresh("lane");
+          exchanged_columns_block_->stmts.insert(
+              exchanged_columns_block_->stmts.begin(),
+              {cl::Line{fmt::format("{} {};", ir::scalar_name(mine.kind), name)}});
+          emit(fmt::format("{} = {};", name, exchange));
+          kept = exchanged_columns_.emplace(key, name).first;
+        }
+        return ScalarValue{kept->second, mine.kind};
       },
       true);
 }

@@ -362,9 +362,20 @@ std::optional<Value> Generator::streamed_source(const ir::Expr& arg) {
   for (const Value& part : parts)
     sources->push_back(shared_source(part));
   SharedSource together;
-  for (const SharedSource& source : *sources)
+  together.in_lanes = together.reads_past_end = true;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const SharedSource& source = (*sources)[k];
     if (source.slots > 0)
       together.slots = together.slots > 0 ? std::min(together.slots, source.slots) : source.slots;
+    // Rows exchanged between lanes need no barrier only if every ring of the zip is in lanes.
+    if (source.slots > 0)
+      together.in_lanes = together.in_lanes && source.in_lanes;
+    together.per_lane = together.per_lane || source.per_lane;
+    const auto* call = produced.args[k].as<ir::Call>();
+    const bool generated = call && call->fun.as<ir::Generate>();
+    together.reads_past_end = together.reads_past_end && (source.reads_past_end || generated);
+  }
+  together.in_lanes = together.in_lanes && together.slots > 0;
   together.produce = [sources](const arith::Expr& j) {
     for (const SharedSource& source : *sources)
       source.produce(j);

@@ -287,6 +287,14 @@ private:
     /// The ring lives in its work-items' registers (Options::subgroup_rows): no barrier
     /// publishes its rows.
     bool in_lanes = false;
+    /// The ring is a private array per lane (in registers, or their emulation): the compiler
+    /// keeps it in registers only where every index into it is a constant, so its slots are
+    /// indexed by unclamped elements, which fold modulo `slots` in a copy of a loop unrolled
+    /// by a multiple of them.
+    bool per_lane = false;
+    /// Its elements past its end can be read, to no purpose but harmlessly: they are ring slots
+    /// or computed from their index (a generated array), not memory outside an array.
+    bool reads_past_end = false;
   };
   SharedSource shared_source(const Value& x) const;
   void register_shared_source(const Value& produced, SharedSource source);
@@ -311,7 +319,11 @@ private:
   using MirrorRead = std::function<std::string(const arith::Expr& lane, const arith::Expr& column)>;
   /// Columns `own` of the work-item of mapLcl0 index `lane`: its own when `lane` is the reader's
   /// index, else each column shuffled (liftx_lane_read), or read from the copy `mirrored`.
-  Value lane_read(const TargetPtr& own, const arith::Expr& lane, const MirrorRead& mirrored);
+  /// `constant_slot`: `own` is a ring slot named by a constant, whose exchanged columns are kept
+  /// (exchanged_columns_) until the slot is written again.
+  Value lane_read(const TargetPtr& own, const arith::Expr& lane, const MirrorRead& mirrored,
+                  bool constant_slot);
+
   /// `e`, a function of the reader's mapLcl0 index and constants, as the constant it is for
   /// every lane; UserError where it differs between lanes (no exchange can read it).
   arith::Expr same_for_every_lane(const arith::Expr& e) const;
@@ -345,6 +357,15 @@ private:
   int64_t exchange_lanes_ = 0;
   /// Per emulated lanes_ring, the code that copies a slot's row to local memory.
   std::map<const Target*, std::function<void(const arith::Expr& slot)>> lane_mirrors_;
+  /// Another lane's column, exchanged once and kept in a variable for every later read in
+  /// straight-line code (a row is read by the windows of several unrolled copies): keyed by the
+  /// column's register and the lane read, whatever the reader's mapLcl0 variable is named.
+  std::map<std::string, std::string> exchanged_columns_;
+  /// Where the variables of exchanged_columns_ are declared: the block of the first lanes_ring,
+  /// which holds every read of it.
+  cl::Block* exchanged_columns_block_ = nullptr;
+  /// Rows published to lanes_rings so far (publish_lane_row).
+  int64_t lane_rows_published_ = 0;
 
   const ir::Program& program_;
   Options options_;

@@ -27,13 +27,12 @@ namespace liftx::exec {
 
 namespace {
 
-/// `options`' launch request on `device`: a warp stream's rows in its lanes' registers where the
-/// device exchanges them (NVIDIA's shfl.sync), unless the options say where.
+/// `options`' launch request on `device`, its warp streams' rows where the device keeps them
+/// unless the options say where.
 codegen::LaunchRequest request_on(const runtime::Device& device, const RunOptions& options) {
   codegen::LaunchRequest request = options.request();
-  if (!options.subgroup_rows &&
-      target::vendor_word(device.profile.platform_name, device.profile.vendor) == "nvidia")
-    request.subgroup_rows = codegen::SubgroupRows::nvidia_shuffle;
+  if (!options.subgroup_rows)
+    request.subgroup_rows = subgroup_rows_on(device.profile);
   return request;
 }
 
@@ -409,6 +408,12 @@ std::vector<std::string> write_outputs(runtime::Device& device, const BoundKerne
 }
 
 } // namespace
+
+codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile) {
+  return target::vendor_word(profile.platform_name, profile.vendor) == "nvidia"
+             ? codegen::SubgroupRows::nvidia_shuffle
+             : codegen::SubgroupRows::local_memory;
+}
 
 std::string describe_mismatches(const Verification& v) {
   return fmt::format("{} of {} elements differ; first: {}", v.mismatches, v.elements,

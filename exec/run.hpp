@@ -105,6 +105,10 @@ struct RunOptions {
   }
 };
 
+/// Where a warp stream's rows live on a device of `profile` when the options leave it open: in
+/// the lanes' registers, exchanged by shfl.sync, on NVIDIA's; in local memory elsewhere.
+codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile);
+
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
 /// parameters, in order): what other drivers use to reproduce its checks. Refused when they, and
 /// the program's intermediates if it is `interpreted`, would not fit in host memory.

@@ -143,6 +143,31 @@ TEST_CASE("codegen prints the kernel and its launch rule") {
   CHECK(contains(tail.out, "// launched once (iterate over the whole grid)"));
 }
 
+TEST_CASE("codegen --profile nvidia prints the warp stream that runs on NVIDIA's devices") {
+  const fs::path out = scratch_dir() / "warp_stream";
+  fs::remove_all(out);
+  RunResult written = liftx("variants stencils/iterated/heat2d.lift --size M=1024,N=1024 "
+                            "--profile nvidia --warp-streams --where warp=1 --sample 1 --out '" +
+                            out.string() + "'");
+  REQUIRE(written.exit_code == 0);
+  fs::path lift;
+  for (const fs::directory_entry& e : fs::directory_iterator(out))
+    if (e.path().extension() == ".lift")
+      lift = e.path();
+  REQUIRE(!lift.empty());
+  // On NVIDIA's devices its rows are in registers, exchanged by shuffles; elsewhere, and when no
+  // profile is named, in local memory.
+  RunResult nvidia = liftx("codegen '" + lift.string() + "' --profile nvidia");
+  REQUIRE(nvidia.exit_code == 0);
+  CHECK(contains(nvidia.out, "shfl.sync.idx.b32"));
+  for (const char* elsewhere : {"", " --profile amd"}) {
+    RunResult local = liftx("codegen '" + lift.string() + "'" + elsewhere);
+    REQUIRE(local.exit_code == 0);
+    CHECK(!contains(local.out, "shfl.sync"));
+    CHECK(contains(local.out, "barrier(CLK_LOCAL_MEM_FENCE)"));
+  }
+}
+
 TEST_CASE("codegen and run --pad-local pad a local tile read down its columns") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
   const fs::path rows =

@@ -536,6 +536,9 @@ TEST_CASE("warp streams verify against iterate at every boundary, whatever their
       {"mirror", 5, 2, 6, 4, 3, 4, false},
       {"wrap", 8, 4, 6, 4, 8, 2, true},
       {"wrap", 11, 5, 12, 10, 11, 2, false, 4},
+      // Unrolled by the rings' slots by hand: rounds only, then rounds and a remainder.
+      {"clamp", 6, 3, 8, 20, 5, 3, false, 4},
+      {"mirror", 5, 2, 8, 20, 4, 4, false, 8},
       {"wrap", 3, 3, 4, 20, 10, 1, false},
       {"constant(0.5f)", 7, 3, 6, 5, 3, 4, false},
       {"constant(-1.0f)", 5, 2, 12, 4, 16, 1, true},
@@ -604,6 +607,19 @@ TEST_CASE("warp streams keep their rows in registers where the device shuffles")
   CHECK(count(shuffled, "liftx_lane_read(") > 1);
   CHECK(count(shuffled, "barrier(") < count(local, "barrier("));
   CHECK(count(shuffled, "barrier(") >= 1);
+  // Unrolled by its rings' slots (a window of 3 rows and the row being written), every copy
+  // reads and writes them at constant slots: no compiler has to fold `% 4` to keep them in
+  // registers. The loop runs 16 rows in rounds of 4 copies.
+  tiling.tile_y = 16;
+  tiling.unroll = 4;
+  const auto unrolled = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<ir::Program>(unrolled));
+  codegen::Options o;
+  o.subgroup_rows = codegen::SubgroupRows::nvidia_shuffle;
+  const std::string constant_slots = codegen::generate(std::get<ir::Program>(unrolled), o).source;
+  const std::string loop = constant_slots.substr(constant_slots.find("for (int s_"));
+  CHECK(loop.substr(0, loop.find('{')).find("< 4;") != std::string::npos);
+  CHECK(count(loop, "% 4)") == 0);
 }
 
 TEST_CASE("warp streams refuse rows without room for their halo and lanes across both edges") {
