@@ -2,7 +2,8 @@
 // prints the OpenCL kernel of a lowered program and its launch configuration (symbolic, and
 // concrete when sizes are given); --pad-local first pads its local arrays' rows against bank
 // conflicts (space::choose_bank_padding) and says what it chose. A named --profile prints the
-// kernel `liftx run` builds on such a device (a warp stream's rows in registers on NVIDIA's).
+// kernel `liftx run` builds on such a device (a warp stream's rows in registers on NVIDIA's,
+// interior tiles' code without boundary repairs on GPUs).
 #include "cli/app.hpp"
 #include "cli/options.hpp"
 #include "codegen/kernel.hpp"
@@ -92,9 +93,11 @@ void add_codegen_command(CLI::App& app) {
     codegen::Options codegen_options;
     codegen_options.tie_threads_to_lengths = !options->free_threads;
     // Only a named profile: without one, printing a kernel needs no OpenCL device.
-    if (options->profile != "detect")
-      codegen_options.subgroup_rows =
-          exec::subgroup_rows_on(runtime::named_profile(options->profile));
+    if (options->profile != "detect") {
+      const target::DeviceProfile profile = runtime::named_profile(options->profile);
+      codegen_options.subgroup_rows = exec::subgroup_rows_on(profile);
+      codegen_options.interior_tiles = exec::interior_tiles_on(profile);
+    }
     codegen::Kernel kernel = codegen::generate(program, codegen_options);
     std::optional<Sizes> sizes;
     if (!options->sizes.empty())

@@ -3,7 +3,9 @@
 /// barriers), passes rewrite it (scalarise.hpp), and `print` turns it into text. Expressions stay
 /// text: they come from arith::to_c and user-function calls and need no structure here.
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -72,5 +74,12 @@ struct Census {
   int barriers = 0;
 };
 Census census(const Block& block);
+
+/// Calls `see` on every expression text of the tree: lines, conditions, loop headers.
+void for_each_text(const Block& block, const std::function<void(const std::string&)>& see);
+/// A copy of `block` whose expression texts have every occurrence of each `from` replaced by its
+/// `to`, in order (declarations and comments unchanged).
+Block with_text_replaced(const Block& block,
+                         const std::vector<std::pair<std::string, std::string>>& replacements);
 
 } // namespace liftx::codegen::cl

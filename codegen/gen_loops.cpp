@@ -207,13 +207,22 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
   bool wants_unroll = dest->space == AddressSpace::Private || input->reads_private;
   ir::Type result_element = result.as<ir::ArrayType>()->element;
   const size_t loop_record = kernel_.loops.size();
+  // The innermost parallel map's body is where its tile's edges are known (interior_tiles).
+  const bool tile_body = options_.interior_tiles && lengths_ && !options_.instrument &&
+                         (level == Level::Glb || level == Level::Wrg) && !maps_in_parallel(f);
   cl::LoopKind kind = emit_loop(level, dim, trip, wants_unroll,
                                 level == Level::Glb   ? fmt::format("gid{}", dim)
                                 : level == Level::Wrg ? fmt::format("wg{}", dim)
                                 : level == Level::Lcl ? fmt::format("lid{}", dim)
                                                       : std::string("i"),
                                 name, [&](const arith::Expr& index) {
-                                  apply(f, {input->at(index)}, dest->at(index), result_element);
+                                  auto body = [&] {
+                                    apply(f, {input->at(index)}, dest->at(index), result_element);
+                                  };
+                                  if (tile_body)
+                                    with_interior_copy(body);
+                                  else
+                                    body();
                                 });
   // Other threads of the work-group read what this mapLcl wrote: synchronise unless the memory
   // is private. Nested in another mapLcl the barrier sits inside that loop (its consumer, e.g. a

@@ -317,8 +317,7 @@ TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lane
   const TargetPtr storage =
       allocate(ir::Type::array(slice, arith::Expr(slots)), AddressSpace::Private, "mapSeqSlide");
   exchange_lanes_ = lanes;
-  if (!exchanged_columns_block_)
-    exchanged_columns_block_ = &current();
+  cl::Block* const declared_in = &current();
   // Emulated: every row is also copied to local memory as it is published, where another lane's
   // columns are read (the slot, lane and column a shuffle would read).
   std::string mirror;
@@ -335,7 +334,7 @@ TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lane
   auto ring = std::make_shared<Target>();
   ring->type = ir::Type::array(row, arith::Expr(slots));
   ring->space = AddressSpace::Private;
-  ring->at = [this, storage, row, mirror, mirrored_at](const arith::Expr& slot) {
+  ring->at = [this, storage, row, mirror, mirrored_at, declared_in](const arith::Expr& slot) {
     const TargetPtr own = storage->at(slot);
     auto lanes_row = std::make_shared<Target>();
     lanes_row->type = row;
@@ -351,9 +350,9 @@ TargetPtr Generator::lanes_ring(const ir::Type& row, int64_t slots, int64_t lane
       mirrored = [mirrored_at, slot](const arith::Expr& lane, const arith::Expr& column) {
         return mirrored_at(slot, lane, column);
       };
-    lanes_row->read = [this, own, mirrored,
-                       constant_slot = slot.as_constant().has_value()](const arith::Expr& lane) {
-      return lane_read(own, lane, mirrored, constant_slot);
+    lanes_row->read = [this, own, mirrored, constant_slot = slot.as_constant().has_value(),
+                       declared_in](const arith::Expr& lane) {
+      return lane_read(own, lane, mirrored, constant_slot, declared_in);
     };
     return TargetPtr(lanes_row);
   };
@@ -405,7 +404,7 @@ const LoopFrame* lane_frame(const std::vector<LoopFrame>& loops) {
 } // namespace
 
 Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
-                           const MirrorRead& mirrored, bool constant_slot) {
+                           const MirrorRead& mirrored, bool constant_slot, cl::Block* declared_in) {
   const LoopFrame* frame = lane_frame(loops_);
   if (!frame)
     throw UserError("a row held in the registers of a work-group's lanes is read outside a "
@@ -428,14 +427,15 @@ Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
       arith::to_c(arith::substitute(lane, {{frame->var, arith::var("lane")}}));
   return make_array(
       own->type,
-      [this, own, lane, mirrored, constant_slot, lane_key](const arith::Expr& column) -> Value {
+      [this, own, lane, mirrored, constant_slot, declared_in,
+       lane_key](const arith::Expr& column) -> Value {
         const arith::Expr c = same_for_every_lane(column);
         const TargetPtr register_of_column = own->at(c);
         const ScalarValue mine = std::get<ScalarValue>(target_value(register_of_column));
         const std::string exchange =
             mirrored ? mirrored(lane, c)
                      : fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane));
-        if (!constant_slot || !exchanged_columns_block_)
+        if (!constant_slot)
           return ScalarValue{exchange, mine.kind, mine.loads, mine.calls};
         // Exchanged where first read, by every lane (a shuffle needs them all), and kept: the
         // windows of the next rows read the same columns of the same row. Not counted as
@@ -444,8 +444,8 @@ Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
         auto kept = exchanged_columns_.find(key);
         if (kept == exchanged_columns_.end()) {
           const std::string name = fresh("lane");
-          exchanged_columns_block_->stmts.insert(
-              exchanged_columns_block_->stmts.begin(),
+          declared_in->stmts.insert(
+              declared_in->stmts.begin(),
               {cl::Line{fmt::format("{} {};", ir::scalar_name(mine.kind), name)}});
           emit(fmt::format("{} = {};", name, exchange));
           kept = exchanged_columns_.emplace(key, name).first;

@@ -113,6 +113,24 @@ std::optional<Value> fold_constant_call(const ir::UserFunDef& def, const std::ve
 bool computes(const ir::Fun& f) {
   return computes(&f, nullptr);
 }
+
+bool maps_in_parallel(const ir::Fun& f) {
+  bool found = false;
+  std::function<void(const ir::Fun&)> visit_fun;
+  std::function<void(const ir::Expr&)> visit_expr = [&](const ir::Expr& e) {
+    ir::for_each_child(e, visit_fun, visit_expr);
+  };
+  visit_fun = [&](const ir::Fun& g) {
+    if (g.as<ir::MapGlb>() || g.as<ir::MapWrg>()) {
+      found = true;
+      return;
+    }
+    ir::for_each_child(g, visit_fun, visit_expr);
+  };
+  visit_fun(f);
+  return found;
+}
+
 bool computes(const ir::Expr& e) {
   return computes(nullptr, &e);
 }
@@ -431,7 +449,11 @@ Value Generator::generate_view(const ir::Fun& f, const arith::Expr& length,
       return v;
     };
     std::vector<Value> indices = {index_value(i), index_value(length)};
-    return apply(f, std::move(indices), nullptr, element);
+    Value value = apply(f, std::move(indices), nullptr, element);
+    if (const auto* call = f.as<ir::UserFun>(); call && call->def->name() == "liftxTileEdge")
+      if (const ScalarValue* edge = as_scalar(value))
+        tile_edge_calls_.emplace(edge->text, length);
+    return value;
   });
 }
 

@@ -16,6 +16,8 @@
 /// | gen_loops.cpp | maps and reductions: loop kinds, loops, nesting checks, barriers |
 /// | gen_iterate.cpp | iterate: two buffers swapped through pointers |
 /// | gen_windows.cpp | register windows (mapSeqSlide) |
+/// | gen_shared_windows.cpp | windows shared by a work-group: rings in local memory or lanes |
+/// | gen_interior_tiles.cpp | a copy of a tile's code for tiles inside the grid |
 /// | assemble.cpp | kernel signature, instrumentation preamble, the final source |
 #include "codegen/cl_ast.hpp"
 #include "codegen/kernel.hpp"
@@ -69,6 +71,8 @@ ir::Type type_of(const Value& v);
 /// lowered maps, reductions), as opposed to pure data layout.
 bool computes(const ir::Fun& f);
 bool computes(const ir::Expr& e);
+/// Whether `f` maps over work-groups or global threads anywhere inside (mapWrg, mapGlb).
+bool maps_in_parallel(const ir::Fun& f);
 
 class Generator {
 public:
@@ -146,6 +150,11 @@ private:
   void collect_size_divisors();
   void decide_launch();
   std::optional<arith::Expr> workers(Level level, int dim) const;
+
+  // ---- gen_interior_tiles.cpp
+  /// Emits `body` (a tile's code) as Options::interior_tiles asks: a copy for tiles that touch no
+  /// edge of the grid, where the body asks and has no barrier, else the body as it is.
+  void with_interior_copy(const std::function<void()>& body);
 
   // ---- assemble.cpp
   /// Moves the local buffers that aligned vector reads need from the arguments to
@@ -321,8 +330,10 @@ private:
   /// index, else each column shuffled (liftx_lane_read), or read from the copy `mirrored`.
   /// `constant_slot`: `own` is a ring slot named by a constant, whose exchanged columns are kept
   /// (exchanged_columns_) until the slot is written again.
+  /// `declared_in`: the block the ring was allocated in (which holds every read of it), where
+  /// the variables of its kept exchanges are declared.
   Value lane_read(const TargetPtr& own, const arith::Expr& lane, const MirrorRead& mirrored,
-                  bool constant_slot);
+                  bool constant_slot, cl::Block* declared_in);
 
   /// `e`, a function of the reader's mapLcl0 index and constants, as the constant it is for
   /// every lane; UserError where it differs between lanes (no exchange can read it).
@@ -361,11 +372,10 @@ private:
   /// straight-line code (a row is read by the windows of several unrolled copies): keyed by the
   /// column's register and the lane read, whatever the reader's mapLcl0 variable is named.
   std::map<std::string, std::string> exchanged_columns_;
-  /// Where the variables of exchanged_columns_ are declared: the block of the first lanes_ring,
-  /// which holds every read of it.
-  cl::Block* exchanged_columns_block_ = nullptr;
   /// Rows published to lanes_rings so far (publish_lane_row).
   int64_t lane_rows_published_ = 0;
+  /// The calls liftxTileEdge(i, n) generated so far, as written, with their n (interior_tiles).
+  std::map<std::string, arith::Expr> tile_edge_calls_;
 
   const ir::Program& program_;
   Options options_;

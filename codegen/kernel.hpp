@@ -185,6 +185,10 @@ struct Kernel {
     KernelArg buffer;
     int64_t alignment = 0;
   };
+  /// Options::interior_tiles: the number of tiles along each dimension whose edges decide which
+  /// copy of the code a tile runs. A grid with fewer than 3 along one has no interior tile, so a
+  /// check at such sizes never runs the interior copy (exec checks at the run's sizes then).
+  std::vector<arith::Expr> interior_tile_counts;
   std::vector<LocalArray> local_arrays;
   /// Local memory per work-group in bytes (over the size variables), arguments and arrays.
   arith::Expr local_bytes() const;
@@ -247,6 +251,12 @@ struct Options {
   /// assembly, scalarisation and printing, for a ranking that builds nothing.
   bool source = true;
   SubgroupRows subgroup_rows = SubgroupRows::local_memory;
+  /// Give each tile's code a copy for tiles inside the grid: where the body of the innermost
+  /// mapWrg or mapGlb, without barriers, asks which edges of the grid its tile touches
+  /// (liftxTileEdge), it runs `if (every such edge is 0) {the body, each of them 0} else {the
+  /// body}`, so that the OpenCL compiler drops the boundary repairs of interior tiles. The same
+  /// records (features) and results; twice the text.
+  bool interior_tiles = false;
 };
 
 /// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no

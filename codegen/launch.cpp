@@ -153,6 +153,7 @@ PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
   PreparedLaunch prepared;
   Options options{true, false};
   options.subgroup_rows = request.subgroup_rows;
+  options.interior_tiles = request.interior_tiles;
   prepared.kernel = generate(program, options);
   const LaunchRule& rule = prepared.kernel.launch;
   Launch& launch = prepared.launch;

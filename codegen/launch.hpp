@@ -70,6 +70,7 @@ struct LaunchRequest {
   std::vector<int64_t> local;
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
   SubgroupRows subgroup_rows = SubgroupRows::local_memory; ///< see Options::subgroup_rows
+  bool interior_tiles = false;                             ///< see Options::interior_tiles
 };
 
 /// The request that reproduces `launch` through prepare_launch: its local sizes (none when the

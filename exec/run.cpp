@@ -33,7 +33,19 @@ codegen::LaunchRequest request_on(const runtime::Device& device, const RunOption
   codegen::LaunchRequest request = options.request();
   if (!options.subgroup_rows)
     request.subgroup_rows = subgroup_rows_on(device.profile);
+  // Instrumented kernels count per copy of the code: one copy.
+  if (!options.interior_tiles && !options.instrument)
+    request.interior_tiles = interior_tiles_on(device.profile);
   return request;
+}
+
+/// Whether `kernel` (and its tail) runs the copy of its code for interior tiles at `sizes`: at
+/// least 3 tiles along every dimension that decides it.
+bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
+  for (const arith::Expr& count : kernel.interior_tile_counts)
+    if (arith::evaluate(count, sizes) < 3)
+      return false;
+  return !kernel.tail || sees_interior_tiles(*kernel.tail, sizes);
 }
 
 /// Element size of a kernel buffer; bool buffers are not supported by the host side yet.
@@ -415,6 +427,10 @@ codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile) {
              : codegen::SubgroupRows::local_memory;
 }
 
+bool interior_tiles_on(const target::DeviceProfile& profile) {
+  return profile.type == target::DeviceType::gpu;
+}
+
 std::string describe_mismatches(const Verification& v) {
   return fmt::format("{} of {} elements differ; first: {}", v.mismatches, v.elements,
                      v.first_mismatch);
@@ -474,13 +490,23 @@ std::string describe_check(const Verification& v) {
 
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
+  // A check at sizes with no tile inside the grid would not run the copy of the code interior
+  // tiles take (codegen::Options::interior_tiles): then it is made at the run's sizes.
+  std::optional<codegen::PreparedLaunch> full;
   if (options.check && !options.check_sizes.empty() && options.check_sizes != sizes) {
+    full = codegen::prepare_launch(program, sizes, request_on(device, options),
+                                   device.profile.limits());
+    if (!sees_interior_tiles(full->kernel, options.check_sizes)) {
+      RunOptions at_run_sizes = options;
+      at_run_sizes.check_sizes.clear();
+      return run_program(device, program, sizes, at_run_sizes);
+    }
+  }
+  if (full) {
     // Checked at the smaller sizes under the same launch rule (the kernel's source does not
     // depend on the sizes; tied thread counts follow them, free ones stay as asked), then run at
     // the full sizes unchecked; a failed check is the report.
-    const codegen::PreparedLaunch full = codegen::prepare_launch(
-        program, sizes, request_on(device, options), device.profile.limits());
-    const codegen::LaunchRequest same_rule = codegen::request_for(full.launch);
+    const codegen::LaunchRequest same_rule = codegen::request_for(full->launch);
     RunOptions checking = options;
     checking.check_sizes.clear();
     checking.time = false;

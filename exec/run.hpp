@@ -97,17 +97,27 @@ struct RunOptions {
   /// Where a warp stream's rows live (codegen::Options::subgroup_rows); nullopt: as the device
   /// allows, in registers exchanged by shfl.sync on NVIDIA's and in local memory elsewhere.
   std::optional<codegen::SubgroupRows> subgroup_rows;
+  /// Whether interior tiles get a copy of their code without boundary repairs
+  /// (codegen::Options::interior_tiles); nullopt: as the device prefers (interior_tiles_on).
+  std::optional<bool> interior_tiles;
 
   /// The launch these options ask for (codegen::prepare_launch chooses the concrete one), rows
-  /// in local memory unless `subgroup_rows` says otherwise.
+  /// in local memory and one copy of each tile's code unless the options say otherwise.
   codegen::LaunchRequest request() const {
-    return {global, local, instrument, subgroup_rows.value_or(codegen::SubgroupRows::local_memory)};
+    return {global, local, instrument, subgroup_rows.value_or(codegen::SubgroupRows::local_memory),
+            interior_tiles.value_or(false)};
   }
 };
 
 /// Where a warp stream's rows live on a device of `profile` when the options leave it open: in
 /// the lanes' registers, exchanged by shfl.sync, on NVIDIA's; in local memory elsewhere.
 codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile);
+
+/// Whether a kernel run on a device of `profile` gives interior tiles a copy of their code
+/// without boundary repairs (codegen::Options::interior_tiles): on GPUs, where the repairs'
+/// selects cost a fused stencil a large share of its instructions; not on CPUs, whose compilers
+/// (PoCL's) take twice as long for little.
+bool interior_tiles_on(const target::DeviceProfile& profile);
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
 /// parameters, in order): what other drivers use to reproduce its checks. Refused when they, and

@@ -66,9 +66,10 @@ userfun star7(c: float, f: float, b: float, n: float, s: float, w: float, e: flo
       .main();
 }
 
-exec::RunReport
-run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling, const Sizes& sizes,
-          codegen::SubgroupRows subgroup_rows = codegen::SubgroupRows::local_memory) {
+exec::RunReport run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling,
+                          const Sizes& sizes,
+                          codegen::SubgroupRows subgroup_rows = codegen::SubgroupRows::local_memory,
+                          bool interior_tiles = false) {
   const std::optional<ir::HostIteration> h = ir::host_iteration(program);
   REQUIRE(h);
   auto fused = rewrite::fuse_steps_tiled(h->step, tiling);
@@ -90,6 +91,7 @@ run_fused(const ir::Program& program, const rewrite::TemporalTiling& tiling, con
   o.roofline = false;
   o.reference = &program;
   o.subgroup_rows = subgroup_rows;
+  o.interior_tiles = interior_tiles;
   return exec::run_program(cpu(), lowered, sizes, o);
 }
 
@@ -250,6 +252,81 @@ TEST_CASE("fused steps verify against iterate at the edges of non-square grids")
     CHECK(r.verification.elements == 20 * 24);
     CHECK(r.launches == row.steps / row.degree + (row.steps % row.degree > 0 ? 1 : 0));
   }
+}
+
+TEST_CASE("interior tiles get a copy of their code without repairs, and verify") {
+  // 4 x 3 tiles and more: interior tiles take the copy, edge tiles the code that repairs.
+  const Sizes sizes{{"M", 20}, {"N", 24}};
+  using Memory = rewrite::TemporalTiling::Memory;
+  struct Row {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y;
+    Memory memory;
+    int64_t lanes = 0, columns = 0;
+    codegen::SubgroupRows rows_in = codegen::SubgroupRows::local_memory;
+  };
+  const Row rows[] = {
+      {"clamp", 8, 4, 4, 4, Memory::registers},
+      {"mirror", 7, 3, 4, 5, Memory::stream},
+      {"constant(-1.0f)", 6, 3, 4, 4, Memory::registers},
+      {"clamp", 7, 3, 4, 10, Memory::stream},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.boundary);
+    CAPTURE(static_cast<int>(row.memory));
+    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, false, row.memory};
+    tiling.lanes = row.lanes;
+    tiling.lane_columns = row.columns;
+    const ir::Program program = heat(row.steps, row.boundary);
+    auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+    REQUIRE(std::holds_alternative<ir::Program>(fused));
+    codegen::Options o;
+    o.subgroup_rows = row.rows_in;
+    o.interior_tiles = true;
+    const codegen::Kernel copied = codegen::generate(std::get<ir::Program>(fused), o);
+    const codegen::Kernel once = codegen::generate(std::get<ir::Program>(fused));
+    // Interior tiles' code asks no edge; the records (what the features read) are one copy's.
+    CHECK(copied.source.find(") == 0) {") != std::string::npos);
+    CHECK(copied.source.find("if (!(liftxTileEdge(") != std::string::npos);
+    CHECK(copied.accesses.size() == once.accesses.size());
+    CHECK(copied.loops.size() == once.loops.size());
+    const exec::RunReport r = run_fused(program, tiling, sizes, row.rows_in, true);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+  }
+  // A check at sizes with no interior tile (2 x 2 tiles of 4) would not run the interior copy:
+  // it is made at the run's sizes instead.
+  {
+    rewrite::TemporalTiling tiling{4, 4, 4, false, Memory::registers};
+    const ir::Program program = heat(8, "clamp");
+    const std::optional<ir::HostIteration> h = ir::host_iteration(program);
+    const ir::Program lowered = ir::iterate_step(
+        std::get<ir::Program>(rewrite::fuse_steps_tiled(h->step, tiling)), 2, h->input);
+    exec::RunOptions o;
+    o.time = false;
+    o.roofline = false;
+    o.reference = &program;
+    o.interior_tiles = true;
+    for (const auto& [check, seen] : {std::pair{Sizes{{"M", 8}, {"N", 8}}, false},
+                                      std::pair{Sizes{{"M", 12}, {"N", 16}}, true}}) {
+      o.check_sizes = check;
+      const exec::RunReport r = exec::run_program(cpu(), lowered, sizes, o);
+      INFO(r.message);
+      CHECK(r.verification.passed);
+      CHECK(r.verification.checked_sizes.empty() == !seen);
+    }
+  }
+  // Code with barriers keeps one copy: a work-group's tiles in local memory.
+  rewrite::TemporalTiling local{3, 8, 5, false, Memory::local};
+  const ir::Program program = heat(6, "clamp");
+  auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, local);
+  REQUIRE(std::holds_alternative<ir::Program>(fused));
+  codegen::Options o;
+  o.interior_tiles = true;
+  const std::string source = codegen::generate(std::get<ir::Program>(fused), o).source;
+  CHECK(source.find("barrier(") != std::string::npos);
+  CHECK(source.find(") == 0) {") == std::string::npos);
 }
 
 TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids") {

@@ -1,0 +1,110 @@
+// Interior tiles (Options::interior_tiles). A temporal tile repairs the grid's boundary at every
+// fused step: its code asks which edges of the grid the tile touches (liftxTileEdge, 0 for
+// none) and picks each repaired value's candidate by the answer, in selects a fused stencil
+// spends a large share of its instructions on. Almost every tile is inside the grid and picks
+// the inner candidate every time. So the body of the innermost parallel map gets a copy in
+// which each such answer is the constant 0, run where all of them are 0, and the OpenCL compiler
+// folds the picks away there. The copy is made of the body's text: the kernel's records
+// (features, instrumentation slots) describe both copies, of which each tile runs one.
+#include "codegen/generator.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <set>
+#include <string_view>
+
+namespace liftx::codegen {
+
+namespace {
+
+constexpr std::string_view kTileEdgeCall = "liftxTileEdge(";
+
+bool identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+/// Every call `liftxTileEdge(...)` in `text`, as written (its parentheses balanced).
+void collect_tile_edge_calls(const std::string& text, std::set<std::string>& calls) {
+  for (size_t at = text.find(kTileEdgeCall); at != std::string::npos;
+       at = text.find(kTileEdgeCall, at + 1)) {
+    if (at > 0 && identifier_char(text[at - 1])) // another function's name ending so
+      continue;
+    int depth = 0;
+    for (size_t end = at + kTileEdgeCall.size() - 1; end < text.size(); ++end) {
+      depth += text[end] == '(' ? 1 : text[end] == ')' ? -1 : 0;
+      if (depth == 0) {
+        calls.insert(text.substr(at, end - at + 1));
+        break;
+      }
+    }
+  }
+}
+
+/// Whether every identifier in `text` is one of `names` (numbers are not identifiers).
+bool names_only(std::string_view text, const std::set<std::string>& names) {
+  for (size_t at = 0; at < text.size();) {
+    if (!identifier_char(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && identifier_char(text[end]))
+      ++end;
+    const std::string_view token = text.substr(at, end - at);
+    if (std::isdigit(static_cast<unsigned char>(token[0])) == 0 &&
+        names.count(std::string(token)) == 0)
+      return false;
+    at = end;
+  }
+  return true;
+}
+
+} // namespace
+
+void Generator::with_interior_copy(const std::function<void()>& body) {
+  cl::Block whole;
+  blocks_.push_back(&whole);
+  body();
+  blocks_.pop_back();
+  // Columns exchanged inside were assigned in the body's own blocks.
+  exchanged_columns_.clear();
+  // The calls whose arguments are known where the body starts: the enclosing loops' variables
+  // and the sizes (not those of a loop inside the body).
+  std::set<std::string> known;
+  for (const LoopFrame& frame : loops_)
+    known.insert(arith::to_c(frame.var));
+  for (const arith::Expr& size : program_.size_vars())
+    known.insert(size.node().name);
+  std::set<std::string> calls;
+  cl::for_each_text(whole, [&](const std::string& text) { collect_tile_edge_calls(text, calls); });
+  std::vector<std::pair<std::string, std::string>> interior;
+  std::string condition;
+  for (const std::string& call : calls) {
+    const std::string_view arguments = std::string_view(call).substr(kTileEdgeCall.size());
+    if (!names_only(arguments, known))
+      continue;
+    interior.emplace_back(call, "0");
+    condition += fmt::format("{}{} == 0", condition.empty() ? "" : " && ", call);
+  }
+  // No barrier inside either copy. A global thread's tile is its own, and the work-items of one
+  // group may take different copies, which a barrier would not survive. A work-group's copy is
+  // taken by all its work-items, which OpenCL allows, but PoCL's work-group functions crash on
+  // such barriers (LLVM 15), so the copies could not be checked there.
+  if (interior.empty() || cl::census(whole).barriers > 0) {
+    for (cl::Stmt& stmt : whole.stmts)
+      current().stmts.push_back(std::move(stmt));
+    return;
+  }
+  for (const auto& [call, zero] : interior) {
+    const auto length = tile_edge_calls_.find(call);
+    LIFTX_INTERNAL_CHECK(length != tile_edge_calls_.end(), "{} was not generated", call);
+    kernel_.interior_tile_counts.push_back(length->second);
+  }
+  emit_stmt({cl::If{condition, cl::with_text_replaced(whole, interior)}});
+  emit_stmt({cl::If{fmt::format("!({})", condition), std::move(whole)}});
+}
+
+} // namespace liftx::codegen
