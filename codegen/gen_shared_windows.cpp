@@ -432,11 +432,13 @@ Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
         const arith::Expr c = same_for_every_lane(column);
         const TargetPtr register_of_column = own->at(c);
         const ScalarValue mine = std::get<ScalarValue>(target_value(register_of_column));
-        const std::string exchange =
-            mirrored ? mirrored(lane, c)
-                     : fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane));
+        const ScalarValue exchange =
+            mirrored
+                ? ScalarValue{mirrored(lane, c), mine.kind}
+                : ScalarValue{fmt::format("liftx_lane_read({}, {})", mine.text, arith::to_c(lane)),
+                              mine.kind, mine.loads, mine.calls};
         if (!constant_slot)
-          return ScalarValue{exchange, mine.kind, mine.loads, mine.calls};
+          return exchange;
         // Exchanged where first read, by every lane (a shuffle needs them all), and kept: the
         // windows of the next rows read the same columns of the same row. Not counted as
         // private memory: each replaces the window element a read would have copied it to.
@@ -447,7 +449,7 @@ Value Generator::lane_read(const TargetPtr& own, const arith::Expr& lane,
           declared_in->stmts.insert(
               declared_in->stmts.begin(),
               {cl::Line{fmt::format("{} {};", ir::scalar_name(mine.kind), name)}});
-          emit(fmt::format("{} = {};", name, exchange));
+          emit(fmt::format("{} = {};", name, exchange.text));
           kept = exchanged_columns_.emplace(key, name).first;
         }
         return ScalarValue{kept->second, mine.kind};
