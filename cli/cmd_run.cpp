@@ -38,6 +38,7 @@ struct RunCommandOptions {
   bool no_check = false;
   bool no_roofline = false;
   bool pad_local = false; ///< pad local arrays' rows first (space::choose_bank_padding)
+  bool one_copy = false;  ///< no copy of a tile's code for interior tiles (exec::RunOptions)
   uint64_t seed = 1;
   double tolerance = 1e-4;
   int64_t check_launches = 0;           ///< exec::RunOptions::check_launches
@@ -91,6 +92,8 @@ exec::RunReport run_here(const RunCommandOptions& o) {
   if (!o.check_sizes.empty())
     options.check_sizes = exec::bind_sizes(program, o.check_sizes);
   options.output_file = o.output;
+  if (o.one_copy)
+    options.interior_tiles = false;
   std::optional<ir::Module> reference_module;
   if (!o.reference.empty()) {
     reference_module = parse::parse_file(o.reference);
@@ -147,6 +150,8 @@ std::vector<std::string> worker_argv(const RunCommandOptions& o) {
     argv.push_back("--no-roofline");
   if (o.pad_local)
     argv.push_back("--pad-local");
+  if (o.one_copy)
+    argv.push_back("--one-copy");
   if (o.print_kernel)
     argv.push_back("--print-kernel");
   return argv;
@@ -219,6 +224,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag(
       "--check", [o](int64_t) { o->no_check = false; }, "verify (the default)");
   cmd->add_flag("--no-roofline", o->no_roofline, "do not compare with the float4-copy roofline");
+  cmd->add_flag("--one-copy", o->one_copy,
+                "one copy of each tile's code: on a GPU, interior tiles otherwise run a copy "
+                "without boundary repairs (codegen.md, \"Interior tiles\"); to compare the two");
   cmd->add_flag("--pad-local", o->pad_local,
                 "pad the rows of local arrays against the device's bank conflicts first (seed "
                 "004's Algorithm 2; `liftx codegen --pad-local` shows the choice)");

@@ -48,6 +48,17 @@ bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
   return !kernel.tail || sees_interior_tiles(*kernel.tail, sizes);
 }
 
+/// `check` doubled, each size up to the run's, until `kernel` runs its interior tiles' copy there
+/// (tiles that divide a size divide its double; the run's sizes are the last resort).
+Sizes covering_interior_tiles(const codegen::Kernel& kernel, Sizes check, const Sizes& run) {
+  while (!sees_interior_tiles(kernel, check) && check != run)
+    for (auto& [name, value] : check) {
+      const auto limit = run.find(name);
+      value = limit == run.end() ? 2 * value : std::min(limit->second, 2 * value);
+    }
+  return check;
+}
+
 /// Element size of a kernel buffer; bool buffers are not supported by the host side yet.
 size_t element_bytes(ir::ScalarKind kind) {
   if (kind == ir::ScalarKind::Bool)
@@ -491,15 +502,18 @@ std::string describe_check(const Verification& v) {
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
   // A check at sizes with no tile inside the grid would not run the copy of the code interior
-  // tiles take (codegen::Options::interior_tiles): then it is made at the run's sizes.
+  // tiles take (codegen::Options::interior_tiles): the sizes are doubled (each up to the run's)
+  // until it does; at the run's sizes, the check is the run's own.
   std::optional<codegen::PreparedLaunch> full;
   if (options.check && !options.check_sizes.empty() && options.check_sizes != sizes) {
     full = codegen::prepare_launch(program, sizes, request_on(device, options),
                                    device.profile.limits());
     if (!sees_interior_tiles(full->kernel, options.check_sizes)) {
-      RunOptions at_run_sizes = options;
-      at_run_sizes.check_sizes.clear();
-      return run_program(device, program, sizes, at_run_sizes);
+      RunOptions larger = options;
+      larger.check_sizes = covering_interior_tiles(full->kernel, options.check_sizes, sizes);
+      if (larger.check_sizes == sizes)
+        larger.check_sizes.clear();
+      return run_program(device, program, sizes, larger);
     }
   }
   if (full) {

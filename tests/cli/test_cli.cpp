@@ -168,6 +168,15 @@ TEST_CASE("codegen --profile nvidia prints the warp stream that runs on NVIDIA's
   }
 }
 
+TEST_CASE("run --one-copy runs and verifies the kernel with one copy of each tile's code") {
+  setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
+  RunResult r = liftx("run stencils/variants/jacobi2d5pt/window.lift --device cpu --size "
+                      "M=40,N=112 --one-copy --repeat 1 --no-roofline");
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "status    ok"));
+}
+
 TEST_CASE("codegen and run --pad-local pad a local tile read down its columns") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
   const fs::path rows =

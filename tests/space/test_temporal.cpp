@@ -296,7 +296,7 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     CHECK(r.verification.passed);
   }
   // A check at sizes with no interior tile (2 x 2 tiles of 4) would not run the interior copy:
-  // it is made at the run's sizes instead.
+  // it is made at sizes doubled until it does (16 x 16), or at the run's.
   {
     rewrite::TemporalTiling tiling{4, 4, 4, false, Memory::registers};
     const ir::Program program = heat(8, "clamp");
@@ -308,13 +308,16 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     o.roofline = false;
     o.reference = &program;
     o.interior_tiles = true;
-    for (const auto& [check, seen] : {std::pair{Sizes{{"M", 8}, {"N", 8}}, false},
-                                      std::pair{Sizes{{"M", 12}, {"N", 16}}, true}}) {
+    const Sizes run_sizes{{"M", 20}, {"N", 24}};
+    for (const auto& [check, checked] :
+         {std::pair{Sizes{{"M", 8}, {"N", 8}}, Sizes{{"M", 16}, {"N", 16}}},
+          std::pair{Sizes{{"M", 12}, {"N", 16}}, Sizes{{"M", 12}, {"N", 16}}},
+          std::pair{Sizes{{"M", 4}, {"N", 24}}, Sizes{{"M", 16}, {"N", 24}}}}) {
       o.check_sizes = check;
-      const exec::RunReport r = exec::run_program(cpu(), lowered, sizes, o);
+      const exec::RunReport r = exec::run_program(cpu(), lowered, run_sizes, o);
       INFO(r.message);
       CHECK(r.verification.passed);
-      CHECK(r.verification.checked_sizes.empty() == !seen);
+      CHECK(r.verification.checked_sizes == checked);
     }
   }
   // Code with barriers keeps one copy: a work-group's tiles in local memory.
