@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <type_traits>
-
 namespace liftx::codegen::cl {
 
 const char* loop_kind_name(LoopKind k) {
@@ -91,64 +89,22 @@ Census census(const Block& block) {
   return c;
 }
 
-void for_each_text(const Block& block, const std::function<void(const std::string&)>& see) {
-  for (const Stmt& stmt : block.stmts)
-    std::visit(
-        [&](const auto& node) {
-          using T = std::decay_t<decltype(node)>;
-          if constexpr (std::is_same_v<T, Line>) {
-            see(node.text);
-          } else if constexpr (std::is_same_v<T, Scope>) {
-            for_each_text(node.body, see);
-          } else if constexpr (std::is_same_v<T, If>) {
-            see(node.condition);
-            for_each_text(node.body, see);
-          } else if constexpr (std::is_same_v<T, For>) {
-            see(node.init);
-            see(node.condition);
-            see(node.step);
-            for_each_text(node.body, see);
-          }
-        },
-        stmt.node);
-}
-
-namespace {
-
-std::string replaced(std::string text,
-                     const std::vector<std::pair<std::string, std::string>>& replacements) {
-  for (const auto& [from, to] : replacements)
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-      text.replace(at, from.size(), to);
-  return text;
-}
-
-} // namespace
-
-Block with_text_replaced(const Block& block,
-                         const std::vector<std::pair<std::string, std::string>>& replacements) {
-  Block out;
-  for (const Stmt& stmt : block.stmts)
-    out.stmts.push_back(std::visit(
-        [&](const auto& node) -> Stmt {
-          using T = std::decay_t<decltype(node)>;
-          if constexpr (std::is_same_v<T, Line>) {
-            return {Line{replaced(node.text, replacements)}};
-          } else if constexpr (std::is_same_v<T, Scope>) {
-            return {Scope{with_text_replaced(node.body, replacements)}};
-          } else if constexpr (std::is_same_v<T, If>) {
-            return {If{replaced(node.condition, replacements),
-                       with_text_replaced(node.body, replacements)}};
-          } else if constexpr (std::is_same_v<T, For>) {
-            return {For{replaced(node.init, replacements), replaced(node.condition, replacements),
-                        replaced(node.step, replacements),
-                        with_text_replaced(node.body, replacements)}};
-          } else {
-            return {node};
-          }
-        },
-        stmt.node));
-  return out;
+void for_each_text(Block& block, const std::function<void(std::string&)>& f) {
+  for (Stmt& stmt : block.stmts) {
+    if (auto* s = std::get_if<Line>(&stmt.node)) {
+      f(s->text);
+    } else if (auto* s = std::get_if<Scope>(&stmt.node)) {
+      for_each_text(s->body, f);
+    } else if (auto* s = std::get_if<If>(&stmt.node)) {
+      f(s->condition);
+      for_each_text(s->body, f);
+    } else if (auto* s = std::get_if<For>(&stmt.node)) {
+      f(s->init);
+      f(s->condition);
+      f(s->step);
+      for_each_text(s->body, f);
+    }
+  }
 }
 
 } // namespace liftx::codegen::cl

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <utility>
 #include <variant>
 #include <vector>
 
@@ -75,11 +74,13 @@ struct Census {
 };
 Census census(const Block& block);
 
-/// Calls `see` on every expression text of the tree: lines, conditions, loop headers.
-void for_each_text(const Block& block, const std::function<void(const std::string&)>& see);
-/// A copy of `block` whose expression texts have every occurrence of each `from` replaced by its
-/// `to`, in order (declarations and comments unchanged).
-Block with_text_replaced(const Block& block,
-                         const std::vector<std::pair<std::string, std::string>>& replacements);
+/// Calls `f` on every text of code in `block`, nested blocks included: lines, if conditions and
+/// for headers. Declarations and comments are not code.
+void for_each_text(Block& block, const std::function<void(std::string&)>& f);
+
+/// Whether `c` can be part of an OpenCL C identifier (or a number).
+inline bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 } // namespace liftx::codegen::cl

@@ -14,6 +14,7 @@
 
 #include <cctype>
 #include <set>
+#include <string>
 #include <string_view>
 
 namespace liftx::codegen {
@@ -22,15 +23,11 @@ namespace {
 
 constexpr std::string_view kTileEdgeCall = "liftxTileEdge(";
 
-bool identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
 /// Every call `liftxTileEdge(...)` in `text`, as written (its parentheses balanced).
 void collect_tile_edge_calls(const std::string& text, std::set<std::string>& calls) {
   for (size_t at = text.find(kTileEdgeCall); at != std::string::npos;
        at = text.find(kTileEdgeCall, at + 1)) {
-    if (at > 0 && identifier_char(text[at - 1])) // another function's name ending so
+    if (at > 0 && cl::is_identifier_char(text[at - 1])) // another function's name ending so
       continue;
     int depth = 0;
     for (size_t end = at + kTileEdgeCall.size() - 1; end < text.size(); ++end) {
@@ -46,12 +43,12 @@ void collect_tile_edge_calls(const std::string& text, std::set<std::string>& cal
 /// Whether every identifier in `text` is one of `names` (numbers are not identifiers).
 bool names_only(std::string_view text, const std::set<std::string>& names) {
   for (size_t at = 0; at < text.size();) {
-    if (!identifier_char(text[at])) {
+    if (!cl::is_identifier_char(text[at])) {
       ++at;
       continue;
     }
     size_t end = at;
-    while (end < text.size() && identifier_char(text[end]))
+    while (end < text.size() && cl::is_identifier_char(text[end]))
       ++end;
     const std::string_view token = text.substr(at, end - at);
     if (std::isdigit(static_cast<unsigned char>(token[0])) == 0 &&
@@ -60,6 +57,19 @@ bool names_only(std::string_view text, const std::set<std::string>& names) {
     at = end;
   }
   return true;
+}
+
+/// `text` with every occurrence of `call` replaced by 0.
+std::string with_zero_for(const std::string& call, const std::string& text) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, from)) {
+    out.append(text, from, at - from);
+    out += '0';
+    from = at + call.size();
+  }
+  out.append(text, from, std::string::npos);
+  return out;
 }
 
 } // namespace
@@ -79,14 +89,14 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
   for (const arith::Expr& size : program_.size_vars())
     known.insert(size.node().name);
   std::set<std::string> calls;
-  cl::for_each_text(whole, [&](const std::string& text) { collect_tile_edge_calls(text, calls); });
-  std::vector<std::pair<std::string, std::string>> interior;
+  cl::for_each_text(whole, [&](std::string& text) { collect_tile_edge_calls(text, calls); });
+  std::vector<std::string> interior;
   std::string condition;
   for (const std::string& call : calls) {
     const std::string_view arguments = std::string_view(call).substr(kTileEdgeCall.size());
     if (!names_only(arguments, known))
       continue;
-    interior.emplace_back(call, "0");
+    interior.push_back(call);
     condition += fmt::format("{}{} == 0", condition.empty() ? "" : " && ", call);
   }
   // No barrier inside either copy. A global thread's tile is its own, and the work-items of one
@@ -98,12 +108,17 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
       current().stmts.push_back(std::move(stmt));
     return;
   }
-  for (const auto& [call, zero] : interior) {
+  for (const std::string& call : interior) {
     const auto length = tile_edge_calls_.find(call);
     LIFTX_INTERNAL_CHECK(length != tile_edge_calls_.end(), "{} was not generated", call);
     kernel_.interior_tile_counts.push_back(length->second);
   }
-  emit_stmt({cl::If{condition, cl::with_text_replaced(whole, interior)}});
+  cl::Block copy = whole;
+  cl::for_each_text(copy, [&](std::string& text) {
+    for (const std::string& call : interior)
+      text = with_zero_for(call, text);
+  });
+  emit_stmt({cl::If{condition, std::move(copy)}});
   emit_stmt({cl::If{fmt::format("!({})", condition), std::move(whole)}});
 }
 

@@ -187,7 +187,7 @@ struct Kernel {
   };
   /// Options::interior_tiles: the number of tiles along each dimension whose edges decide which
   /// copy of the code a tile runs. A grid with fewer than 3 along one has no interior tile, so a
-  /// check at such sizes never runs the interior copy (exec checks at the run's sizes then).
+  /// check at such sizes never runs the interior copy (exec checks at larger sizes then).
   std::vector<arith::Expr> interior_tile_counts;
   std::vector<LocalArray> local_arrays;
   /// Local memory per work-group in bytes (over the size variables), arguments and arrays.

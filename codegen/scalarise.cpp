@@ -13,10 +13,6 @@ namespace liftx::codegen::cl {
 
 namespace {
 
-bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 /// One use `name[k]` of an array in a text: where it starts, its length, and k's digits.
 struct Use {
   size_t at;
@@ -30,7 +26,8 @@ std::optional<std::vector<Use>> constant_uses(const std::string& text, const std
   std::vector<Use> uses;
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
     const size_t end = at + name.size();
-    if ((at > 0 && is_ident(text[at - 1])) || (end < text.size() && is_ident(text[end])))
+    if ((at > 0 && is_identifier_char(text[at - 1])) ||
+        (end < text.size() && is_identifier_char(text[end])))
       continue; // part of a longer identifier
     if (end == text.size() || text[end] != '[')
       return std::nullopt;
@@ -42,26 +39,6 @@ std::optional<std::vector<Use>> constant_uses(const std::string& text, const std
     uses.push_back({at, close + 1 - at, text.substr(end + 1, close - end - 1)});
   }
   return uses;
-}
-
-/// Calls `f` on every text of code in `block`, nested blocks included: lines, if conditions and
-/// for headers. Declarations and comments are not uses.
-void for_each_text(Block& block, const std::function<void(std::string&)>& f) {
-  for (Stmt& stmt : block.stmts) {
-    if (auto* s = std::get_if<Line>(&stmt.node)) {
-      f(s->text);
-    } else if (auto* s = std::get_if<Scope>(&stmt.node)) {
-      for_each_text(s->body, f);
-    } else if (auto* s = std::get_if<If>(&stmt.node)) {
-      f(s->condition);
-      for_each_text(s->body, f);
-    } else if (auto* s = std::get_if<For>(&stmt.node)) {
-      f(s->init);
-      f(s->condition);
-      f(s->step);
-      for_each_text(s->body, f);
-    }
-  }
 }
 
 void collect_declarations(Block& block, std::vector<Stmt*>& out) {
@@ -98,12 +75,12 @@ std::vector<std::string> scalarise_private_arrays(Block& body) {
   auto index_names = [&](size_t t) {
     const std::string_view text = *texts[t];
     for (size_t at = 0; at < text.size();) {
-      if (!is_ident(text[at])) {
+      if (!is_identifier_char(text[at])) {
         ++at;
         continue;
       }
       const size_t start = at;
-      while (at < text.size() && is_ident(text[at]))
+      while (at < text.size() && is_identifier_char(text[at]))
         ++at;
       const auto named = naming.find(text.substr(start, at - start));
       if (named != naming.end() && (named->second.empty() || named->second.back() != t))
