@@ -74,8 +74,9 @@ std::string with_zero_for(const std::string& call, const std::string& text) {
 
 } // namespace
 
-void Generator::with_interior_copy(const std::function<void()>& body) {
+void Generator::with_interior_copy(const std::function<void()>& body, bool group_uniform) {
   cl::Block whole;
+  const int64_t group_streams_before = group_streams_;
   blocks_.push_back(&whole);
   body();
   blocks_.pop_back();
@@ -99,11 +100,14 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
     interior.push_back(call);
     condition += fmt::format("{}{} == 0", condition.empty() ? "" : " && ", call);
   }
-  // No barrier inside either copy. A global thread's tile is its own, and the work-items of one
-  // group may take different copies, which a barrier would not survive. A work-group's copy is
-  // taken by all its work-items, which OpenCL allows, but PoCL's work-group functions crash on
-  // such barriers (LLVM 15), so the copies could not be checked there.
-  if (interior.empty() || cl::census(whole).barriers > 0) {
+  // A copy with barriers needs every work-item of a group to take it: a work-group's tile (its
+  // edges are the group's), not a global thread's (the work-items of one group may take
+  // different copies, which a barrier would not survive). A shared stream (rows shared by a
+  // work-group in local memory) keeps one copy: copied, it computed wrong results on PoCL (LLVM
+  // 15), also in its tiles on the grid's edges, which run the code as it was, so its copies
+  // could not be checked on CI.
+  const bool barriers = cl::census(whole).barriers > 0;
+  if (interior.empty() || (barriers && (!group_uniform || group_streams_ > group_streams_before))) {
     for (cl::Stmt& stmt : whole.stmts)
       current().stmts.push_back(std::move(stmt));
     return;
@@ -119,6 +123,10 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
       text = with_zero_for(call, text);
   });
   emit_stmt({cl::If{condition, std::move(copy)}});
+  // OpenCL needs nothing between the two, but PoCL's work-group functions (LLVM 15) crash on two
+  // consecutive conditional blocks with barriers unless a barrier separates them.
+  if (barriers)
+    emit_stmt({cl::Barrier{true, false}});
   emit_stmt({cl::If{fmt::format("!({})", condition), std::move(whole)}});
 }
 

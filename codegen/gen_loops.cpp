@@ -220,7 +220,7 @@ Value Generator::emit_map(Level level, int dim, const ir::Fun& f, const Value& x
                                     apply(f, {input->at(index)}, dest->at(index), result_element);
                                   };
                                   if (tile_body)
-                                    with_interior_copy(body);
+                                    with_interior_copy(body, level == Level::Wrg);
                                   else
                                     body();
                                 });

@@ -204,6 +204,8 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
   // Allocated before the loop that drives the pipeline: one ring per work-group, in local
   // memory or in the registers of its lanes.
   const int64_t lanes = ring_lanes(node.f, result_element);
+  if (lanes_of(node.f, result_element) == 0)
+    ++group_streams_;
   // Rows exchanged by shuffles need no barrier; the emulation's copies in local memory do.
   const bool in_lanes = lanes > 0 && options_.subgroup_rows == SubgroupRows::nvidia_shuffle;
   const TargetPtr ring = lanes > 0 ? lanes_ring(result_element, ring_slots, lanes)
@@ -287,8 +289,10 @@ Value Generator::shared_window_stream(const ir::MapSeqSlide& node, const Value& 
 }
 
 int64_t Generator::ring_lanes(const ir::Fun& f, const ir::Type& row) {
-  if (options_.subgroup_rows == SubgroupRows::local_memory)
-    return 0;
+  return options_.subgroup_rows == SubgroupRows::local_memory ? 0 : lanes_of(f, row);
+}
+
+int64_t Generator::lanes_of(const ir::Fun& f, const ir::Type& row) {
   // f, or the function a lambda's body ends by calling (a stage: w => toLocal(...)(...)).
   const ir::Fun* last = &f;
   if (const auto* lambda = f.as<ir::Lambda>())

@@ -153,8 +153,9 @@ private:
 
   // ---- gen_interior_tiles.cpp
   /// Emits `body` (a tile's code) as Options::interior_tiles asks: a copy for tiles that touch no
-  /// edge of the grid, where the body asks and has no barrier, else the body as it is.
-  void with_interior_copy(const std::function<void()>& body);
+  /// edge of the grid, where the body asks and either has no barrier or is a work-group's
+  /// (`group_uniform`: all its work-items take the same copy), else the body as it is.
+  void with_interior_copy(const std::function<void()>& body, bool group_uniform);
 
   // ---- assemble.cpp
   /// Moves the local buffers that aligned vector reads need from the arguments to
@@ -314,10 +315,12 @@ private:
                             const ir::Type& result);
   Value shared_window_stream(const ir::MapSeqSlide& node, const Value& x, const ir::Type& result);
   /// The lanes of a stream whose rows `f` computes, when its ring can live in their registers
-  /// (Options::subgroup_rows): f is (or is a lambda whose body calls) toLocal(mapLcl0(g)) over
-  /// rows [lanes][C] of floats whose work-items run one iteration each, at most 32 of them; 0
-  /// otherwise.
+  /// (Options::subgroup_rows): see lanes_of; 0 where the rows stay in local memory.
   int64_t ring_lanes(const ir::Fun& f, const ir::Type& row);
+  /// The lanes of a warp stream's rows: f is (or is a lambda whose body calls)
+  /// toLocal(mapLcl0(g)) over rows [lanes][C] of floats whose work-items run one iteration each,
+  /// at most 32 of them; 0 otherwise (a row shared by a work-group).
+  int64_t lanes_of(const ir::Fun& f, const ir::Type& row);
   /// A ring of `slots` rows [lanes][C] held in registers, C elements per work-item (its own
   /// columns); another work-item's columns are read by lane_read. Emulated
   /// (SubgroupRows::emulated_shuffle), each row is also copied to local memory when published.
@@ -374,6 +377,9 @@ private:
   std::map<std::string, std::string> exchanged_columns_;
   /// Rows published to lanes_rings so far (publish_lane_row).
   int64_t lane_rows_published_ = 0;
+  /// Streams whose rows a work-group shares in local memory (not a warp's lanes) generated so
+  /// far: a body with one keeps one copy (with_interior_copy).
+  int64_t group_streams_ = 0;
   /// The calls liftxTileEdge(i, n) generated so far, as written, with their n (interior_tiles).
   std::map<std::string, arith::Expr> tile_edge_calls_;
 

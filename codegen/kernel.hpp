@@ -252,7 +252,7 @@ struct Options {
   bool source = true;
   SubgroupRows subgroup_rows = SubgroupRows::local_memory;
   /// Give each tile's code a copy for tiles inside the grid: where the body of the innermost
-  /// mapWrg or mapGlb, without barriers, asks which edges of the grid its tile touches
+  /// mapWrg (or mapGlb, without barriers) asks which edges of the grid its tile touches
   /// (liftxTileEdge), it runs `if (every such edge is 0) {the body, each of them 0} else {the
   /// body}`, so that the OpenCL compiler drops the boundary repairs of interior tiles. The same
   /// records (features) and results; twice the text.
