@@ -74,7 +74,7 @@ std::string with_zero_for(const std::string& call, const std::string& text) {
 
 } // namespace
 
-void Generator::with_interior_copy(const std::function<void()>& body, bool group_uniform) {
+void Generator::with_interior_copy(const std::function<void()>& body) {
   cl::Block whole;
   const int64_t group_streams_before = group_streams_;
   blocks_.push_back(&whole);
@@ -100,14 +100,12 @@ void Generator::with_interior_copy(const std::function<void()>& body, bool group
     interior.push_back(call);
     condition += fmt::format("{}{} == 0", condition.empty() ? "" : " && ", call);
   }
-  // A copy with barriers needs every work-item of a group to take it: a work-group's tile (its
-  // edges are the group's), not a global thread's (the work-items of one group may take
-  // different copies, which a barrier would not survive). A shared stream (rows shared by a
-  // work-group in local memory) keeps one copy: copied, it computed wrong results on PoCL (LLVM
-  // 15), also in its tiles on the grid's edges, which run the code as it was, so its copies
-  // could not be checked on CI.
+  // Every work-item of the group takes the same copy (the edges are its tile's), so barriers
+  // inside are allowed. A shared stream (rows shared by a work-group in local memory) keeps one
+  // copy: copied, it computed wrong results on PoCL (LLVM 15), also in its tiles on the grid's
+  // edges, which run the code as it was, so its copies could not be checked on CI.
   const bool barriers = cl::census(whole).barriers > 0;
-  if (interior.empty() || (barriers && (!group_uniform || group_streams_ > group_streams_before))) {
+  if (interior.empty() || (barriers && group_streams_ > group_streams_before)) {
     for (cl::Stmt& stmt : whole.stmts)
       current().stmts.push_back(std::move(stmt));
     return;

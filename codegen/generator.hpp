@@ -152,10 +152,9 @@ private:
   std::optional<arith::Expr> workers(Level level, int dim) const;
 
   // ---- gen_interior_tiles.cpp
-  /// Emits `body` (a tile's code) as Options::interior_tiles asks: a copy for tiles that touch no
-  /// edge of the grid, where the body asks and either has no barrier or is a work-group's
-  /// (`group_uniform`: all its work-items take the same copy), else the body as it is.
-  void with_interior_copy(const std::function<void()>& body, bool group_uniform);
+  /// Emits `body` (a work-group's tile's code) as Options::interior_tiles asks: a copy for tiles
+  /// that touch no edge of the grid, where the body asks, else the body as it is.
+  void with_interior_copy(const std::function<void()>& body);
 
   // ---- assemble.cpp
   /// Moves the local buffers that aligned vector reads need from the arguments to

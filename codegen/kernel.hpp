@@ -251,11 +251,11 @@ struct Options {
   /// assembly, scalarisation and printing, for a ranking that builds nothing.
   bool source = true;
   SubgroupRows subgroup_rows = SubgroupRows::local_memory;
-  /// Give each tile's code a copy for tiles inside the grid: where the body of the innermost
-  /// mapWrg (or mapGlb, without barriers) asks which edges of the grid its tile touches
-  /// (liftxTileEdge), it runs `if (every such edge is 0) {the body, each of them 0} else {the
-  /// body}`, so that the OpenCL compiler drops the boundary repairs of interior tiles. The same
-  /// records (features) and results; twice the text.
+  /// Give each work-group tile's code a copy for tiles inside the grid: where the body of the
+  /// innermost mapWrg asks which edges of the grid its tile touches (liftxTileEdge), it runs
+  /// `if (every such edge is 0) {the body, each of them 0} else {the body}`, so that the OpenCL
+  /// compiler drops the boundary repairs of interior tiles. The same records (features) and
+  /// results; twice the text.
   bool interior_tiles = false;
 };
 
