@@ -114,9 +114,9 @@ struct RunOptions {
 codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile);
 
 /// Whether a kernel run on a device of `profile` gives interior tiles a copy of their code
-/// without boundary repairs (codegen::Options::interior_tiles): on GPUs, where the repairs'
-/// selects cost a fused stencil a large share of its instructions; not on CPUs, whose compilers
-/// (PoCL's) take twice as long for little.
+/// without boundary repairs (codegen::Options::interior_tiles: work-groups' tiles only): on
+/// GPUs, where the repairs' selects cost a warp stream a large share of its instructions; not on
+/// CPUs, whose compilers (PoCL's) take twice as long for little.
 bool interior_tiles_on(const target::DeviceProfile& profile);
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all
