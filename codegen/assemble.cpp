@@ -112,6 +112,7 @@ void Generator::assemble() {
   for (const auto& [name, def] : used_userfuns_)
     source += def->to_opencl() + "\n\n";
   source += lane_exchange_helpers();
+  source += edge_tiles_first_helpers();
   std::string params;
   for (const KernelArg& a : kernel_.args)
     params += fmt::format("{}\n    {}", params.empty() ? "" : ",", parameter_declaration(a));

@@ -6,16 +6,24 @@
 // which each such answer is the constant 0, run where all of them are 0, and the OpenCL compiler
 // folds the picks away there. The copy is made of the body's text: the kernel's records
 // (features, instrumentation slots) describe both copies, of which each tile runs one.
+//
+// A tile on the grid's edges still runs the repairs, several times slower than an interior one.
+// GPUs start work-groups roughly in the order of their ids, so the edge tiles of the last rows
+// would run after everything else and the launch would wait for them: the work-groups are
+// mapped to tiles so that the edge tiles come first (order_edge_tiles_first).
 #include "codegen/generator.hpp"
+#include "codegen/tile_order.hpp"
 
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace liftx::codegen {
 
@@ -74,6 +82,56 @@ std::string with_zero_for(const std::string& call, const std::string& text) {
 
 } // namespace
 
+void Generator::order_edge_tiles_first(const std::vector<std::string>& interior) {
+  // The work-groups' loops, each one group per tile, and each asked about by one call.
+  std::vector<const LoopFrame*> groups;
+  for (const LoopFrame& frame : loops_)
+    if (frame.level == Level::Wrg)
+      groups.push_back(&frame);
+  if (groups.empty() || groups.size() != interior.size())
+    return;
+  std::set<std::string> asked;
+  for (const std::string& call : interior)
+    asked.insert(arith::to_c(tile_edge_calls_.at(call).index));
+  for (const LoopFrame* frame : groups) {
+    const std::string name = arith::to_c(frame->var);
+    if (frame->kind != cl::LoopKind::Block || frame->block == nullptr ||
+        frame->block->stmts.empty() || asked.count(name) == 0)
+      return;
+    const auto* line = std::get_if<cl::Line>(&frame->block->stmts.front().node);
+    if (line == nullptr ||
+        line->text != fmt::format("int {} = get_group_id({});", name, frame->dim))
+      return;
+  }
+  // GPUs start the groups in the order of their linear id, dimension 0 fastest.
+  std::sort(groups.begin(), groups.end(),
+            [](const LoopFrame* a, const LoopFrame* b) { return a->dim > b->dim; });
+  const int rank = static_cast<int>(groups.size());
+  std::string linear;
+  std::string counts;
+  for (const LoopFrame* frame : groups) {
+    const std::string count = arith::to_c(frame->trip);
+    linear = linear.empty()
+                 ? fmt::format("get_group_id({})", frame->dim)
+                 : fmt::format("({}) * ({}) + get_group_id({})", linear, count, frame->dim);
+    counts += fmt::format(", {}", count);
+  }
+  for (int which = 0; which < rank; ++which) {
+    const LoopFrame& frame = *groups[static_cast<size_t>(which)];
+    std::get<cl::Line>(frame.block->stmts.front().node).text =
+        fmt::format("int {} = {}({}{}, {});", arith::to_c(frame.var),
+                    edge_tiles_first_function(rank), linear, counts, which);
+  }
+  edge_first_ranks_.insert(rank);
+}
+
+std::string Generator::edge_tiles_first_helpers() const {
+  std::string code;
+  for (int rank : edge_first_ranks_)
+    code += edge_tiles_first_source(rank);
+  return code;
+}
+
 void Generator::with_interior_copy(const std::function<void()>& body) {
   cl::Block whole;
   const int64_t group_streams_before = group_streams_;
@@ -113,8 +171,10 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
   for (const std::string& call : interior) {
     const auto length = tile_edge_calls_.find(call);
     LIFTX_INTERNAL_CHECK(length != tile_edge_calls_.end(), "{} was not generated", call);
-    kernel_.interior_tile_counts.push_back(length->second);
+    kernel_.interior_tile_counts.push_back(length->second.count);
   }
+  if (options_.edge_tiles_first)
+    order_edge_tiles_first(interior);
   cl::Block copy = whole;
   cl::for_each_text(copy, [&](std::string& text) {
     for (const std::string& call : interior)

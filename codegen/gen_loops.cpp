@@ -104,7 +104,7 @@ cl::LoopKind Generator::emit_loop(Level level, int dim, const arith::Expr& trip,
   kernel_.loops.push_back({primitive, kind, trip, loc_, loop_contexts()});
   auto run_body = [&](cl::Block& block, const arith::Expr& index, const arith::Expr& var) {
     blocks_.push_back(&block);
-    loops_.push_back({level, dim, var, trip, primitive, kind, record});
+    loops_.push_back({level, dim, var, trip, primitive, kind, record, &block});
     count_slot(fmt::format("LIFTX_LOOP_SLOT({})", record));
     body(index);
     loops_.pop_back();

@@ -452,7 +452,7 @@ Value Generator::generate_view(const ir::Fun& f, const arith::Expr& length,
     Value value = apply(f, std::move(indices), nullptr, element);
     if (const auto* call = f.as<ir::UserFun>(); call && call->def->name() == "liftxTileEdge")
       if (const ScalarValue* edge = as_scalar(value))
-        tile_edge_calls_.emplace(edge->text, length);
+        tile_edge_calls_.emplace(edge->text, TileEdgeCall{i, length});
     return value;
   });
 }

@@ -18,6 +18,7 @@
 /// | gen_windows.cpp | register windows (mapSeqSlide) |
 /// | gen_shared_windows.cpp | windows shared by a work-group: rings in local memory or lanes |
 /// | gen_interior_tiles.cpp | a copy of a tile's code for tiles inside the grid |
+/// | tile_order.cpp | the work-groups' tiles in an order with the edge tiles first |
 /// | assemble.cpp | kernel signature, instrumentation preamble, the final source |
 #include "codegen/cl_ast.hpp"
 #include "codegen/kernel.hpp"
@@ -48,6 +49,9 @@ struct LoopFrame {
   std::string primitive;
   cl::LoopKind kind;
   size_t record = 0; ///< its index in Kernel::loops
+  /// The block of its body, whose first statement declares `var` (kinds Block, If and For);
+  /// with_interior_copy rewrites a work-group's declaration to order the tiles.
+  cl::Block* block = nullptr;
 };
 
 /// Whether the iterations of `loop` reuse the local memory allocated inside it: a rolled
@@ -155,6 +159,12 @@ private:
   /// Emits `body` (a work-group's tile's code) as Options::interior_tiles asks: a copy for tiles
   /// that touch no edge of the grid, where the body asks, else the body as it is.
   void with_interior_copy(const std::function<void()>& body);
+  /// Gives the work-groups' tiles an order in which those on the grid's edges come first, where
+  /// `interior` (the calls liftxTileEdge asking about the work-group's own tile) and the loops
+  /// of the work-groups allow it: one group per tile along every dimension.
+  void order_edge_tiles_first(const std::vector<std::string>& interior);
+  /// The helper functions order_edge_tiles_first's declarations call, before the kernel.
+  std::string edge_tiles_first_helpers() const;
 
   // ---- assemble.cpp
   /// Moves the local buffers that aligned vector reads need from the arguments to
@@ -379,8 +389,15 @@ private:
   /// Streams whose rows a work-group shares in local memory (not a warp's lanes) generated so
   /// far: a body with one keeps one copy (with_interior_copy).
   int64_t group_streams_ = 0;
-  /// The calls liftxTileEdge(i, n) generated so far, as written, with their n (interior_tiles).
-  std::map<std::string, arith::Expr> tile_edge_calls_;
+  /// A call liftxTileEdge(i, n) generated so far: the tile's index i and the tile count n.
+  struct TileEdgeCall {
+    arith::Expr index;
+    arith::Expr count;
+  };
+  /// The calls liftxTileEdge generated so far, keyed by their text (interior_tiles).
+  std::map<std::string, TileEdgeCall> tile_edge_calls_;
+  /// The ranks of the tile grids order_edge_tiles_first ordered (a helper function each).
+  std::set<int> edge_first_ranks_;
 
   const ir::Program& program_;
   Options options_;

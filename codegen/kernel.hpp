@@ -257,6 +257,10 @@ struct Options {
   /// compiler drops the boundary repairs of interior tiles. The same records (features) and
   /// results; twice the text.
   bool interior_tiles = false;
+  /// With interior_tiles, map the work-groups to tiles so that those on the grid's edges, which
+  /// run the repairs, start first, rather than last for the last rows (where every work-group
+  /// computes one tile, along every dimension its tiles are cut in).
+  bool edge_tiles_first = true;
 };
 
 /// The types a value of `type` is stored as, one buffer each: `type` itself when it holds no

@@ -293,6 +293,14 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     const std::string copy = copied.source.substr(interior, edges - interior);
     CHECK(copy.find("liftxTileEdge(") == std::string::npos);
     CHECK(copied.source.substr(edges).find("liftxTileEdge(", 5) != std::string::npos);
+    // The work-groups take the edge tiles first (codegen/tile_order.hpp), one copy or not.
+    CHECK(copied.source.find(" = liftxEdgeTilesFirst2(") != std::string::npos);
+    CHECK(once.source.find("liftxEdgeTilesFirst") == std::string::npos);
+    codegen::Options natural = o;
+    natural.edge_tiles_first = false;
+    const codegen::Kernel in_order = codegen::generate(std::get<ir::Program>(fused), natural);
+    CHECK(in_order.source.find("liftxEdgeTilesFirst") == std::string::npos);
+    CHECK(in_order.source.find("get_group_id(1);") != std::string::npos);
     CHECK(copied.accesses.size() == once.accesses.size());
     CHECK(copied.loops.size() == once.loops.size());
     CHECK(copied.barriers.size() == once.barriers.size());
