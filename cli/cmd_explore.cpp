@@ -69,6 +69,7 @@ struct ExploreCommandOptions {
   bool quiet = false;
   bool print_kernel = false;
   bool layouts = false;
+  bool warp_streams = false;
   bool remeasure = false;
   bool no_baseline = false;
   bool full_check = false; ///< check every step, at the full sizes, however long
@@ -131,6 +132,7 @@ explore::SessionOptions session_options(const ExploreCommandOptions& o, const Si
   session.sample = o.sample;
   session.sample_seed = o.seed;
   session.layouts = o.layouts;
+  session.warp_streams = o.warp_streams;
   // Reasons for the first budget's worth; a variant measured from further down gets its own
   // when it is reported (TreeSHAP of a thousand rows costs seconds on a small machine).
   session.explain_top = size_t(budget);
@@ -416,6 +418,7 @@ void add_explore_command(CLI::App& app) {
   cmd->add_flag("--layouts", o->layouts,
                 "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
                 "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
+  add_warp_streams_flag(cmd, o->warp_streams);
   add_remeasure_flag(cmd, o->remeasure,
                      "run every variant chosen, also those the database has measured on this "
                      "device (by default their latest measurement stands for the run)");

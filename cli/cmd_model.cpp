@@ -116,6 +116,7 @@ struct RankCommandOptions {
   uint64_t seed = 1;
   double prune_traffic = 0;
   bool layouts = false;
+  bool warp_streams = false;
   bool quiet = false;
 };
 
@@ -143,6 +144,7 @@ void add_rank_options(CLI::App* cmd, RankCommandOptions& o) {
   cmd->add_flag("--layouts", o.layouts,
                 "also try the grids of one type stored together: AoS and AoSoA(32) (MATOG's "
                 "layouts; the variants say \"aos\"/\"aosoa\" in their parameters)");
+  add_warp_streams_flag(cmd, o.warp_streams);
   cmd->add_option("--out", o.out,
                   "also write the rows shown as DIR/<rank>-<index>-<strategy>.lift + .json");
 }
@@ -215,6 +217,7 @@ void run_rank(const RankCommandOptions& o_given) {
   options.keep = size_t(o.top); // the rows shown; 0 = all
   options.prune_traffic = o.prune_traffic;
   options.layouts = o.layouts;
+  options.warp_streams = o.warp_streams;
   const explore::RankReport report = explore::timed_rank(program, m, options);
   progress.finish();
   if (!o.out.empty())

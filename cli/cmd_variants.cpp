@@ -70,12 +70,7 @@ void add_variants_options(CLI::App* cmd, VariantsOptions& o) {
                 "also stream iterated stencils by work-groups sharing each fused step's rows in "
                 "local memory (AN5D's blocking; the variants say \"shared\": 1; not in the "
                 "default space: slower than the register pipelines as generated)");
-  cmd->add_flag("--warp-streams", o.warp_streams,
-                "also stream iterated 2D stencils by sub-groups of at most 32 work-items, each "
-                "owning adjacent columns of every fused step's rows (the variants say \"warp\": "
-                "1, \"lanes\" and \"columns\"; on NVIDIA the rows stay in registers, read "
-                "across lanes by shfl.sync; not in the default space: slower than the register "
-                "pipelines as generated)");
+  add_warp_streams_flag(cmd, o.warp_streams);
   cmd->add_option("--format", o.format,
                   "table (default), json or csv: the listed variants (the sample, or every "
                   "matching one up to --limit) with their launches on stdout, as data; the "

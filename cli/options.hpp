@@ -50,5 +50,8 @@ void add_print_kernel_flag(CLI::App* cmd, bool& print_kernel, const char* help,
 /// `--warmup N` and `--repeat N`, with the defaults of explore::ExploreOptions::Measure (and of
 /// liftx::TuneOptions).
 void add_timing_options(CLI::App* cmd, int& warmup, int& repeat);
+/// `--warp-streams`: the space also holds the warp streams of iterated 2D stencils
+/// (space::SpaceOptions::warp_streams).
+void add_warp_streams_flag(CLI::App* cmd, bool& warp_streams);
 
 } // namespace liftx::cli

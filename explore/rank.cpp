@@ -375,6 +375,7 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
   space_options.sizes = options.sizes;
   space_options.device = ctx.profile.limits();
   space_options.layouts = options.layouts;
+  space_options.warp_streams = options.warp_streams;
   space_options.kernel_source =
       false; // features only: the text is generated again for what is built
   space_options.max_threads = threads; // the ranking's threads generate kernels too, not more

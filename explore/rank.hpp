@@ -62,6 +62,8 @@ struct RankOptions {
   double prune_traffic = 0;
   /// space::SpaceOptions::layouts: the grids of one type stored together, as a dimension more.
   bool layouts = false;
+  /// space::SpaceOptions::warp_streams: iterated 2D stencils streamed by sub-groups too.
+  bool warp_streams = false;
   /// Rank only the variants it accepts, by their lowering strategy, its parameters and their
   /// launch (before their features are computed); empty: every variant.
   std::function<bool(const std::string& strategy, const std::map<std::string, int64_t>& parameters,

@@ -33,6 +33,7 @@ Session::Session(const ir::Program& program, const target::DeviceProfile& device
   rank_options_.sample = options_.sample >= 0 ? options_.sample : defaults_for(device_).sample;
   rank_options_.sample_seed = options_.sample_seed;
   rank_options_.layouts = options_.layouts;
+  rank_options_.warp_streams = options_.warp_streams;
   // The exhaustive strategy runs every variant ranked; the others at most a few budgets' worth.
   rank_options_.keep = options_.explore.strategy == Strategy::exhaustive
                            ? 0

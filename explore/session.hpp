@@ -28,6 +28,7 @@ struct SessionOptions {
   int64_t sample = -1; ///< variants sampled for ranking; -1: the device's default (defaults_for)
   uint64_t sample_seed = 1;
   bool layouts = false;
+  bool warp_streams = false;  ///< RankOptions::warp_streams
   int64_t max_variants = 0;   ///< RankOptions::max_variants (0: the whole space)
   size_t explain_top = 0;     ///< ranked rows that get their reasons
   bool default_first = false; ///< try the default lowering first (rank 0), outside the budget

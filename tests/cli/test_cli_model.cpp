@@ -294,6 +294,29 @@ TEST_CASE("rank without --model uses the model explore would for the profile's k
   CHECK(contains(named.out, "cpu-model.json"));
 }
 
+// Under the sanitizers: "codegen --profile nvidia prints the warp stream..." (the warp streams'
+// planning) and "rank --top N prints..." (ranking).
+TEST_CASE("rank --warp-streams ranks the warp streams among the other variants" *
+          doctest::skip(kPlainBuildOnly)) {
+  // 128 x 1024: columns of 128 rows, tiles of 32 to 128 columns (a warp stream's).
+  const std::string base = "rank stencils/iterated/heat2d.lift --size M=128,N=1024 --profile "
+                           "nvidia --top 0 --format csv --quiet";
+  RunResult plain = liftx(base);
+  RunResult warp = liftx(base + " --warp-streams");
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(warp.exit_code == 0);
+  const auto rows = [](const std::string& csv) { return std::count(csv.begin(), csv.end(), '\n'); };
+  const auto warp_rows = [](const std::string& csv) {
+    size_t n = 0;
+    for (size_t at = csv.find("warp=1"); at != std::string::npos; at = csv.find("warp=1", at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(warp_rows(plain.out) == 0);
+  CHECK(warp_rows(warp.out) > 0);
+  CHECK(rows(warp.out) == rows(plain.out) + static_cast<long>(warp_rows(warp.out)));
+}
+
 // Under the sanitizers: rank loading a trained model ("train writes a model file that rank
 // loads").
 TEST_CASE("rank --prune-traffic ranks only the variants within the traffic bound and says how "
