@@ -49,8 +49,8 @@ struct LoopFrame {
   std::string primitive;
   cl::LoopKind kind;
   size_t record = 0; ///< its index in Kernel::loops
-  /// The block of its body, whose first statement declares `var` (kinds Block, If and For);
-  /// with_interior_copy rewrites a work-group's declaration to order the tiles.
+  /// The block of its body (for kinds Block and If, its first statement declares `var`);
+  /// order_edge_tiles_first rewrites a work-group's declaration to order the tiles.
   cl::Block* block = nullptr;
 };
 

@@ -437,6 +437,31 @@ TEST_CASE("fused 3D steps verify against iterate at the edges of non-cubic grids
   }
 }
 
+TEST_CASE("3D work-group tiles get the interior copy and the edge tiles first, and verify") {
+  // 4 x 3 x 4 tiles: the helper of rank 3 orders them (codegen/tile_order.hpp).
+  const Sizes sizes{{"M", 8}, {"N", 12}, {"O", 16}};
+  for (const char* boundary : {"clamp", "constant(0.5f)"}) {
+    CAPTURE(boundary);
+    rewrite::TemporalTiling tiling{3, 4, 4, false, rewrite::TemporalTiling::Memory::local};
+    tiling.tile_z = 2;
+    const ir::Program program = heat3d(7, boundary);
+    auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+    REQUIRE(std::holds_alternative<ir::Program>(fused));
+    codegen::Options o;
+    o.interior_tiles = true;
+    const codegen::Kernel copied = codegen::generate(std::get<ir::Program>(fused), o);
+    CHECK(copied.source.find("int liftxEdgeTilesFirst3(") != std::string::npos);
+    CHECK(copied.source.find(") == 0) {") != std::string::npos);
+    const exec::RunReport r =
+        run_fused(program, tiling, sizes, codegen::SubgroupRows::local_memory, true);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+    CHECK(r.verification.elements == 8 * 12 * 16);
+    CHECK(r.kernel_source.find(" = liftxEdgeTilesFirst3(") != std::string::npos);
+  }
+}
+
 TEST_CASE("one tiled step (a remainder's launch) works for every boundary, constant included") {
   using Memory = rewrite::TemporalTiling::Memory;
   const Sizes sizes{{"M", 12}, {"N", 20}};
