@@ -3,7 +3,7 @@
 //   `liftx roofline --device D [--remeasure] [--format json]` the float4-copy bandwidth (cached)
 //   `liftx launch KERNEL.cl --device D --kernel NAME --global X[,Y[,Z]] [--local X[,Y[,Z]]]
 //        --arg buf:float:N | int:V | long:V | float:V | local:BYTES ... [--repeat R] [--warmup W]
-//        [--timeout-ms T] [--build-options S] [--seed S] [--format json]`
+//        [--timeout-ms T] [--build-options S] [--build-log] [--seed S] [--format json]`
 // `launch` does the OpenCL work in a child (`liftx launch-worker`, hidden) through run_isolated,
 // so a kernel that crashes or hangs gives a status instead of a dead command line; the launch
 // itself is runtime/kernel_launch.hpp's.
@@ -56,6 +56,9 @@ void add_launch_options(CLI::App* cmd, runtime::KernelLaunchOptions& o) {
                   "kernel argument, in order: buf:float:N (random floats), int:V, long:V, "
                   "float:V, local:BYTES");
   cmd->add_option("--build-options", o.build_options, "options for the OpenCL C compiler");
+  cmd->add_flag("--build-log", o.build_log,
+                "compile past the build cache and print the compiler's log (with NVIDIA's "
+                "--build-options -cl-nv-verbose: registers and spills per kernel)");
   add_timing_options(cmd, o.warmup, o.repeat);
   cmd->add_option("--seed", o.seed, "seed of the random buffer contents (default 1)");
 }
@@ -74,6 +77,12 @@ void print_launch_table(const LaunchCommandOptions& o, const runtime::IsolatedLa
   if (r.contains("build_ms"))
     fmt::print("build     {:.1f} ms{}\n", r["build_ms"].get<double>(),
                r.value("cache_hit", false) ? " (cache hit)" : "");
+  if (r.contains("build_log")) {
+    const std::string log = r["build_log"].get<std::string>();
+    fmt::print("build log {}\n", log.empty() ? "(empty)" : "");
+    if (!log.empty())
+      fmt::print("{}\n", log);
+  }
   if (r.contains("timing")) {
     const nlohmann::json& t = r["timing"];
     fmt::print(

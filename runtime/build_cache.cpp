@@ -129,6 +129,7 @@ BuildResult BuildCache::build(Device& device, const std::string& source,
                        build_log(program, device.device));
     result.program = program;
     result.compile_ms = elapsed_ms(start);
+    result.log = build_log(program, device.device);
     if (!path.empty()) {
       auto binaries = program.getInfo<CL_PROGRAM_BINARIES>(&err);
       if (err == CL_SUCCESS && binaries.size() == 1 && !binaries[0].empty()) {

@@ -34,6 +34,9 @@ struct BuildResult {
   /// the build that stored it took (0 if not recorded). An in-memory hit reports 0.
   double compile_ms = 0;
   std::string hash; ///< the cache key (32 hex digits)
+  /// The compiler's log of this call's build from source (warnings; with NVIDIA's
+  /// `-cl-nv-verbose`, ptxas's registers and spills); empty when the program came from a cache.
+  std::string log;
 };
 
 class BuildCache {

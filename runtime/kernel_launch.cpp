@@ -9,6 +9,7 @@
 
 #include <array>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -173,7 +174,14 @@ nlohmann::json run_kernel_launch(const KernelLaunchOptions& o) {
     Device device = select_device(o.device);
     result["device"] = device.profile;
     BuildResult built;
-    build(device, source, o.build_options, &built);
+    if (o.build_log) {
+      // A cache with no folder, new for this launch: the program is compiled, so the log exists.
+      BuildCache uncached{std::filesystem::path()};
+      built = uncached.build(device, source, o.build_options);
+      result["build_log"] = built.log;
+    } else {
+      build(device, source, o.build_options, &built);
+    }
     result["build_ms"] = built.build_ms;
     result["cache_hit"] = built.cache_hit;
     Kernel kernel(built.program, o.kernel);
@@ -224,6 +232,8 @@ std::vector<std::string> launch_worker_argv(const KernelLaunchOptions& o) {
     argv.insert(argv.end(), {"--local", o.local});
   if (!o.build_options.empty())
     argv.push_back("--build-options=" + o.build_options);
+  if (o.build_log)
+    argv.push_back("--build-log");
   for (const std::string& arg : o.args)
     argv.insert(argv.end(), {"--arg", arg});
   return argv;

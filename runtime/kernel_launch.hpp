@@ -31,6 +31,8 @@ struct KernelLaunchOptions {
   int warmup = 0;            ///< untimed launches first (warm_up)
   int repeat = 1;            ///< timed launches (>= 1)
   uint64_t seed = 1;         ///< of the random buffer contents
+  /// Compile from source, past the build cache, and return the compiler's log ("build_log").
+  bool build_log = false;
 };
 
 /// One kernel argument: a buffer of random floats, a scalar, or __local memory.
@@ -60,7 +62,8 @@ nlohmann::json timing_json(const Timing& timing);
 /// the device, builds the program (through the build cache), sets the arguments and times the
 /// kernel. Never throws: the result is {"status": ...} with the Status's name (or "user_error"),
 /// "error" (and "build_log" for a build_error) when it failed, and "device", "build_ms",
-/// "cache_hit" and "timing" (timing_json) as far as they became known.
+/// "cache_hit", "build_log" (with KernelLaunchOptions::build_log) and "timing" (timing_json) as
+/// far as they became known.
 nlohmann::json run_kernel_launch(const KernelLaunchOptions& options);
 
 /// The text a worker prints last on its standard output: the result on a line of its own behind

@@ -79,6 +79,27 @@ TEST_CASE("liftx launch: ok, crash, hang, build error and bad options") {
   CHECK(result["timing"]["median_ms"].get<double>() > 0);
   CHECK(result["build_ms"].get<double>() >= 0);
   CHECK(result["local"] == "64");
+  CHECK_FALSE(result.contains("build_log"));
+
+  // --build-log compiles past the cache (the kernel above is cached now) and returns the log.
+  for (int time = 0; time < 2; ++time) {
+    IsolatedResult logged = run_liftx(
+        {"launch", file,       "--device",       device,  "--kernel",       "saxpy", "--global",
+         "1024",   "--arg",    "buf:float:1024", "--arg", "buf:float:1024", "--arg", "float:2.5",
+         "--arg",  "int:1000", "--repeat",       "1",     "--build-log",    "--json"});
+    CAPTURE(logged.stderr_text);
+    REQUIRE(logged.exit_code == 0);
+    nlohmann::json with_log = nlohmann::json::parse(logged.stdout_text);
+    CHECK(with_log["status"] == "ok");
+    CHECK(with_log["cache_hit"] == false);
+    CHECK(with_log["build_log"].is_string());
+  }
+  IsolatedResult table =
+      run_liftx({"launch", file, "--device", device, "--kernel", "saxpy", "--global", "1024",
+                 "--arg", "buf:float:1024", "--arg", "buf:float:1024", "--arg", "float:2.5",
+                 "--arg", "int:1000", "--repeat", "1", "--build-log"});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.stdout_text.find("\nbuild log ") != std::string::npos);
 
   // A kernel that dereferences a wild pointer takes down the worker, not liftx.
   IsolatedResult crash = run_liftx({"launch", file, "--device", device, "--kernel", "crash",
