@@ -293,7 +293,8 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     const std::string copy = copied.source.substr(interior, edges - interior);
     CHECK(copy.find("liftxTileEdge(") == std::string::npos);
     CHECK(copied.source.substr(edges).find("liftxTileEdge(", 5) != std::string::npos);
-    // The work-groups take the edge tiles first (codegen/tile_order.hpp), one copy or not.
+    // With the copy the work-groups take the edge tiles first (codegen/tile_order.hpp); with one
+    // copy, or edge_tiles_first off, the natural order.
     CHECK(copied.source.find(" = liftxEdgeTilesFirst2(") != std::string::npos);
     CHECK(once.source.find("liftxEdgeTilesFirst") == std::string::npos);
     codegen::Options natural = o;
