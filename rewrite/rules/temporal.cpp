@@ -145,36 +145,48 @@ std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_
           inner_repadded(region, lo, hi, boundary)};
 }
 
-/// liftxPickOfK(code, c0, ..., cK-1): candidate `code` (0 for anything out of range).
-ir::Fun pick_of(int64_t count, ir::ScalarKind kind) {
+/// How a pick chooses its candidate. NVIDIA's compiler keeps a chain of ifs as branches: cheap
+/// where the code is the same across a warp (a register tile's work-items all but one, a stream's
+/// row), but divergent where it differs from lane to lane. Conditional expressions become selects,
+/// which evaluate every candidate. On an H100 (bench/RESULTS.md, "Lane picks as selects") a warp
+/// stream launch whose every tile picks ran 1.58 ms with branches and 0.57 ms with selects, while
+/// register pipelines ran 1.13-1.50x slower with selects.
+enum class PickForm { branches, selects };
+
+/// liftxPickOfK(code, c0, ..., cK-1) (PickForm::branches) or liftxSelectOfK (selects):
+/// candidate `code` (0 for anything out of range).
+ir::Fun pick_of(int64_t count, ir::ScalarKind kind, PickForm form) {
   static std::mutex mutex;
-  static std::map<std::pair<int64_t, ir::ScalarKind>, ir::UserFunPtr> made;
+  static std::map<std::tuple<int64_t, ir::ScalarKind, PickForm>, ir::UserFunPtr> made;
   std::lock_guard lock(mutex);
-  ir::UserFunPtr& def = made[{count, kind}];
+  ir::UserFunPtr& def = made[{count, kind, form}];
   if (!def) {
     std::vector<ir::UserFunParam> params{{"code", ir::ScalarKind::Int}};
-    std::string body;
+    std::string body = form == PickForm::selects ? "return " : "";
     for (int64_t k = 0; k < count; ++k) {
       params.push_back({fmt::format("c{}", k), kind});
-      if (k > 0)
+      if (k > 0 && form == PickForm::selects)
+        body += fmt::format("code == {} ? c{} : ", k, k);
+      else if (k > 0)
         body += fmt::format("if (code == {}) return c{}; ", k, k);
     }
-    body += "return c0;";
-    def = ir::UserFunDef::parse(
-        fmt::format("liftxPickOf{}{}", count, kind == ir::ScalarKind::Double ? "Double" : ""),
-        params, kind, body);
+    body += form == PickForm::selects ? "c0;" : "return c0;";
+    def = ir::UserFunDef::parse(fmt::format("liftx{}Of{}{}",
+                                            form == PickForm::selects ? "Select" : "Pick", count,
+                                            kind == ir::ScalarKind::Double ? "Double" : ""),
+                                params, kind, body);
   }
   return ir::user_fun(def);
 }
 
 /// c => liftxPickOfK(code, c.0, ..., c.K-1) over a tuple of the `count` candidates.
 ir::Fun pick_by_code(const ir::Type& candidate, int64_t count, const ir::Expr& code,
-                     ir::ScalarKind kind) {
+                     ir::ScalarKind kind, PickForm form = PickForm::branches) {
   return lambda1(candidate, "c", [&](const ir::Expr& c) {
     std::vector<ir::Expr> args{code};
     for (int64_t i = 0; i < count; ++i)
       args.push_back(ir::call(ir::get(static_cast<int>(i)), {c}));
-    return ir::call(pick_of(count, kind), std::move(args));
+    return ir::call(pick_of(count, kind, form), std::move(args));
   });
 }
 
@@ -538,10 +550,10 @@ ir::Fun lane_edge(int64_t columns, int64_t inside, int64_t outputs, int64_t lo, 
 /// `rows` ([n][X]) with the candidate of `code` (pick_of's) in registers: `candidates` zipped
 /// point by point.
 ir::Expr picked_rows(const std::vector<ir::Expr>& candidates, const ir::Expr& code,
-                     ir::ScalarKind kind) {
+                     ir::ScalarKind kind, PickForm form) {
   const int64_t count = static_cast<int64_t>(candidates.size());
   const ir::Expr zipped = zip_k(2, candidates);
-  const ir::Fun pick = pick_by_code(element_at_depth(zipped.type(), 2), count, code, kind);
+  const ir::Fun pick = pick_by_code(element_at_depth(zipped.type(), 2), count, code, kind, form);
   return ir::call(ir::to_private(ir::map_seq(ir::map_seq(pick))), {zipped});
 }
 
@@ -596,8 +608,9 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
     return ir::call(ir::transpose(), {ir::call(ir::map(per_row), {rows})});
   };
   auto row_repairs = [&](const ir::Expr& planes, const ir::Expr& code) {
+    // A row's code is the same for every lane.
     return picked_rows(repair_candidates(planes, step.pad_low, step.pad_high, step.boundary), code,
-                       kind);
+                       kind, PickForm::branches);
   };
   // A lane's window crosses the last edge by up to C - 1 + pad_high columns (its columns may
   // straddle the edge).
@@ -613,7 +626,8 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
       candidates.push_back(each_row(d, 0));
     for (int64_t d = 1; d <= columns - 1 + step.pad_high; ++d)
       candidates.push_back(each_row(0, d));
-    return picked_rows(candidates, code, kind);
+    // A lane's code differs from its neighbours' in a tile on the left or right edge.
+    return picked_rows(candidates, code, kind, PickForm::selects);
   };
 
   // body(x) with x bound to `value`'s parameter: `value` computed once, however often body reads

@@ -768,6 +768,30 @@ TEST_CASE("warp streams keep their rows in registers where the device shuffles")
   CHECK(count(loop, "% 4)") == 0);
 }
 
+TEST_CASE("a warp stream picks its lanes' columns by selects and its rows by branches") {
+  // A lane's code differs from its neighbours' in a tile on the left or right edge: picked by
+  // branches, those lanes diverge. A row's code is the same for every lane.
+  rewrite::TemporalTiling tiling{3, 8, 5, false, rewrite::TemporalTiling::Memory::warp_stream};
+  tiling.lanes = 5;
+  tiling.lane_columns = 3;
+  const auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(heat(6, "clamp"))->step, tiling);
+  REQUIRE(std::holds_alternative<ir::Program>(fused));
+  const std::string source = codegen::generate(std::get<ir::Program>(fused)).source;
+  auto definition = [&](const std::string& name) {
+    const size_t at = source.find("float " + name + "(");
+    REQUIRE(at != std::string::npos);
+    return source.substr(at, source.find("\n}", at) - at);
+  };
+  const std::string lanes = definition("liftxSelectOf5");
+  CHECK(lanes.find(" ? ") != std::string::npos);
+  CHECK(lanes.find("if (") == std::string::npos);
+  CHECK(source.find("liftxSelectOf5(liftxLaneEdge_") != std::string::npos);
+  const std::string rows = definition("liftxPickOf3");
+  CHECK(rows.find("if (") != std::string::npos);
+  CHECK(source.find("liftxPickOf3(liftxStreamEdge_") != std::string::npos);
+  CHECK(source.find("liftxPickOf5") == std::string::npos);
+}
+
 TEST_CASE("warp streams refuse rows without room for their halo and lanes across both edges") {
   using Memory = rewrite::TemporalTiling::Memory;
   const ir::Program program = heat(4, "clamp");
