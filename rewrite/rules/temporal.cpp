@@ -146,9 +146,9 @@ std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_
 }
 
 /// How a pick chooses its candidate. NVIDIA's compiler keeps a chain of ifs as branches: cheap
-/// where the code is the same across a warp (a register tile's work-items all but one, a stream's
-/// row), but divergent where it differs from lane to lane. Conditional expressions become selects,
-/// which evaluate every candidate. On an H100 (bench/RESULTS.md, "Lane picks as selects") a warp
+/// where a warp's work-items mostly share the code (a stream's row code; a register tile's, 0 but
+/// on the grid's edge), divergent where it differs from lane to lane. Conditional expressions
+/// become selects, which evaluate every candidate. On an H100 (bench/RESULTS.md, "Lane picks as selects") a warp
 /// stream launch whose every tile picks ran 1.58 ms with branches and 0.57 ms with selects, while
 /// register pipelines ran 1.13-1.50x slower with selects.
 enum class PickForm { branches, selects };
@@ -179,7 +179,8 @@ ir::Fun pick_of(int64_t count, ir::ScalarKind kind, PickForm form) {
   return ir::user_fun(def);
 }
 
-/// c => liftxPickOfK(code, c.0, ..., c.K-1) over a tuple of the `count` candidates.
+/// c => liftxPickOfK(code, c.0, ..., c.K-1) (liftxSelectOfK for PickForm::selects) over a tuple
+/// of the `count` candidates.
 ir::Fun pick_by_code(const ir::Type& candidate, int64_t count, const ir::Expr& code,
                      ir::ScalarKind kind, PickForm form = PickForm::branches) {
   return lambda1(candidate, "c", [&](const ir::Expr& c) {
