@@ -148,9 +148,9 @@ std::vector<ir::Expr> edge_candidates(const ir::Expr& region, int64_t lo, int64_
 /// How a pick chooses its candidate. NVIDIA's compiler keeps a chain of ifs as branches: cheap
 /// where a warp's work-items mostly share the code (a stream's row code; a register tile's, 0 but
 /// on the grid's edge), divergent where it differs from lane to lane. Conditional expressions
-/// become selects, which evaluate every candidate. On an H100 (bench/RESULTS.md, "Lane picks as selects") a warp
-/// stream launch whose every tile picks ran 1.58 ms with branches and 0.57 ms with selects, while
-/// register pipelines ran 1.13-1.50x slower with selects.
+/// become selects, which evaluate every candidate. On an H100 (bench/RESULTS.md, "Lane picks as
+/// selects") a warp stream launch whose every tile picks ran 1.58 ms with branches and 0.57 ms with
+/// selects, while register pipelines ran 1.13-1.50x slower with selects.
 enum class PickForm { branches, selects };
 
 /// liftxPickOfK(code, c0, ..., cK-1) (PickForm::branches) or liftxSelectOfK (selects):
