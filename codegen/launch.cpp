@@ -148,11 +148,15 @@ Launch tail_launch(const Kernel& tail, const Launch& head, const Sizes& sizes) {
   return launch;
 }
 
+SubgroupRows subgroup_rows_for(const DeviceLimits& limits) {
+  return limits.subgroup_shuffle ? SubgroupRows::nvidia_shuffle : SubgroupRows::local_memory;
+}
+
 PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                               const LaunchRequest& request, const DeviceLimits& limits) {
   PreparedLaunch prepared;
   Options options{true, false};
-  options.subgroup_rows = request.subgroup_rows;
+  options.subgroup_rows = request.subgroup_rows.value_or(subgroup_rows_for(limits));
   options.interior_tiles = request.interior_tiles;
   prepared.kernel = generate(program, options);
   const LaunchRule& rule = prepared.kernel.launch;

@@ -69,9 +69,15 @@ struct LaunchRequest {
   std::vector<int64_t> global;
   std::vector<int64_t> local;
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
-  SubgroupRows subgroup_rows = SubgroupRows::local_memory; ///< see Options::subgroup_rows
-  bool interior_tiles = false;                             ///< see Options::interior_tiles
+  /// See Options::subgroup_rows; nullopt: as the device does (subgroup_rows_for its limits).
+  std::optional<SubgroupRows> subgroup_rows;
+  bool interior_tiles = false; ///< see Options::interior_tiles
 };
+
+/// Where a warp stream's rows live on a device of `limits`: in the lanes' registers, exchanged by
+/// shfl.sync, where its sub-groups shuffle (NVIDIA's); in local memory elsewhere. The kernel the
+/// variant space checks and the features describe is generated so, as the one that runs.
+SubgroupRows subgroup_rows_for(const DeviceLimits& limits);
 
 /// The request that reproduces `launch` through prepare_launch: its local sizes (none when the
 /// runtime chooses them), and its global ones unless its threads are tied to the lengths (then

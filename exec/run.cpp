@@ -27,12 +27,10 @@ namespace liftx::exec {
 
 namespace {
 
-/// `options`' launch request on `device`, its warp streams' rows where the device keeps them
-/// unless the options say where.
+/// `options`' launch request on `device` (its warp streams' rows where the device keeps them,
+/// codegen::prepare_launch decides from its limits, unless the options say where).
 codegen::LaunchRequest request_on(const runtime::Device& device, const RunOptions& options) {
   codegen::LaunchRequest request = options.request();
-  if (!options.subgroup_rows)
-    request.subgroup_rows = subgroup_rows_on(device.profile);
   // Instrumented kernels count per copy of the code: one copy.
   if (!options.interior_tiles && !options.instrument)
     request.interior_tiles = interior_tiles_on(device.profile);
@@ -433,9 +431,7 @@ std::vector<std::string> write_outputs(runtime::Device& device, const BoundKerne
 } // namespace
 
 codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile) {
-  return target::vendor_word(profile.platform_name, profile.vendor) == "nvidia"
-             ? codegen::SubgroupRows::nvidia_shuffle
-             : codegen::SubgroupRows::local_memory;
+  return codegen::subgroup_rows_for(profile.limits());
 }
 
 bool interior_tiles_on(const target::DeviceProfile& profile) {

@@ -102,10 +102,10 @@ struct RunOptions {
   std::optional<bool> interior_tiles;
 
   /// The launch these options ask for (codegen::prepare_launch chooses the concrete one), rows
-  /// in local memory and one copy of each tile's code unless the options say otherwise.
+  /// where the device keeps them and one copy of each tile's code unless the options say
+  /// otherwise.
   codegen::LaunchRequest request() const {
-    return {global, local, instrument, subgroup_rows.value_or(codegen::SubgroupRows::local_memory),
-            interior_tiles.value_or(false)};
+    return {global, local, instrument, subgroup_rows, interior_tiles.value_or(false)};
   }
 };
 

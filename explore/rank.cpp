@@ -1,6 +1,7 @@
 #include "explore/rank.hpp"
 
 #include "codegen/kernel.hpp"
+#include "codegen/launch.hpp"
 #include "rewrite/program_kind.hpp"
 #include "runtime/device.hpp"
 #include "support/error.hpp"
@@ -24,10 +25,12 @@ features::Features FeatureCache::compute(const ir::Program& program, const space
                                          const Sizes& sizes) {
   auto it = models_.find(variant.kernel_index);
   if (it == models_.end()) {
+    // The kernel as it runs on the profile's device (its warp streams' rows where it keeps them).
+    codegen::Options options{variant.launch.tied};
+    options.subgroup_rows = codegen::subgroup_rows_for(profile_.limits());
     it = models_
              .emplace(variant.kernel_index,
-                      std::make_unique<features::KernelModel>(
-                          codegen::generate(program, codegen::Options{variant.launch.tied})))
+                      std::make_unique<features::KernelModel>(codegen::generate(program, options)))
              .first;
     ++generated_;
     if (models_.size() > 64) { // drop the oldest kernel (not the one just made)
@@ -53,17 +56,17 @@ constexpr size_t kChunkKernels = 64;
 
 /// The kernel of a run of variants: its lowered program (shared with the ranked variants) and its
 /// feature model, built once by whichever thread needs it first (from the kernel the stream
-/// generated, when it hands one over).
+/// generated, when it hands one over, else generated with `options`).
 class StreamKernel {
 public:
-  StreamKernel(std::shared_ptr<const ir::Program> program, bool tied,
+  StreamKernel(std::shared_ptr<const ir::Program> program, codegen::Options options,
                std::shared_ptr<const codegen::Kernel> kernel)
-      : program_(std::move(program)), tied_(tied), kernel_(std::move(kernel)) {}
+      : program_(std::move(program)), options_(options), kernel_(std::move(kernel)) {}
   const std::shared_ptr<const ir::Program>& program() const { return program_; }
   const features::KernelModel& model() {
     std::call_once(built_, [&] {
       model_ = std::make_unique<const features::KernelModel>(
-          kernel_ ? *kernel_ : codegen::generate(*program_, codegen::Options{tied_}));
+          kernel_ ? *kernel_ : codegen::generate(*program_, options_));
       kernel_.reset(); // the model holds its own copy
     });
     return *model_;
@@ -71,7 +74,7 @@ public:
 
 private:
   std::shared_ptr<const ir::Program> program_;
-  bool tied_;
+  codegen::Options options_;
   std::shared_ptr<const codegen::Kernel> kernel_;
   std::once_flag built_;
   std::unique_ptr<const features::KernelModel> model_;
@@ -421,8 +424,12 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
                          const ir::Program& lowered, int64_t index_of_kernel, bool tied,
                          const std::shared_ptr<const codegen::Kernel>& generated) {
       if (index_of_kernel != kernel_index || !kernel) {
-        kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(lowered), tied,
-                                                generated);
+        // As the stream generates its kernels: the rows of warp streams where the device keeps
+        // them.
+        codegen::Options options{tied};
+        options.subgroup_rows = codegen::subgroup_rows_for(space_options.device);
+        kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(lowered),
+                                                options, generated);
         kernel_index = index_of_kernel;
         run.reset();
         ++chunk.kernels;

@@ -28,12 +28,14 @@ std::array<bool, 3> groups_without_work_items(const codegen::Kernel& k) {
 } // namespace
 
 VariantStream::State::Generated VariantStream::State::generate_kernel(const ir::Program& p,
-                                                                      bool tied, bool source) {
+                                                                      bool tied, bool source,
+                                                                      const DeviceLimits& device) {
   Generated g;
   try {
     codegen::Options o;
     o.tie_threads_to_lengths = tied;
     o.source = source;
+    o.subgroup_rows = codegen::subgroup_rows_for(device);
     g.kernel = codegen::generate(p, o);
   } catch (const UserError& e) {
     g.rejection = "codegen refused: " + first_words(e.message(), 4);
@@ -49,11 +51,11 @@ VariantStream::State::Generated VariantStream::State::generate_kernel(const ir::
 
 void VariantStream::State::generate(Lowered& item) const {
   const auto start = std::chrono::steady_clock::now();
-  item.tied = generate_kernel(item.program, true, options.kernel_source);
+  item.tied = generate_kernel(item.program, true, options.kernel_source, options.device);
   const bool kept = item.tied.kernel &&
                     item.tied.kernel->live_private_bytes() <= options.device.private_memory_bytes;
   if (kept && options.free_threads && item.free_threads)
-    item.free = generate_kernel(item.program, false, options.kernel_source);
+    item.free = generate_kernel(item.program, false, options.kernel_source, options.device);
   item.generate_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   item.generated = true;

@@ -95,9 +95,8 @@ struct SpaceOptions {
   /// warp_stream; their variants carry "warp": 1 with "lanes" and "columns"): a work-group of at
   /// most 32 work-items per column, each owning adjacent columns of every row. Off by default:
   /// on an H100 the best run faster than the register pipelines (bench/RESULTS.md, "Lane picks as
-  /// selects"), but no shipped model has trained on them, and their features and limits describe
-  /// the rows in local memory, where an NVIDIA run keeps them in registers (codegen::SubgroupRows;
-  /// docs/codegen.md, "Warp streams").
+  /// selects"), but no shipped model has trained on them. Their kernels keep the rows where the
+  /// device of `device` does (codegen::subgroup_rows_for; docs/codegen.md, "Warp streams").
   bool warp_streams = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`

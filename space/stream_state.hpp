@@ -168,9 +168,10 @@ struct VariantStream::State {
   void process_lowered(Lowered& item);
 
   // Stage 3: kernels and their launches (launches.cpp).
-  /// A kernel of `p` (tied or free-thread; with its OpenCL C text when `source`), or why code
-  /// generation refused it.
-  static Generated generate_kernel(const ir::Program& p, bool tied, bool source);
+  /// A kernel of `p` (tied or free-thread; with its OpenCL C text when `source`; warp streams'
+  /// rows where `device` keeps them), or why code generation refused it.
+  static Generated generate_kernel(const ir::Program& p, bool tied, bool source,
+                                   const DeviceLimits& device);
   /// A lowered program's kernels: the tied one, then the free-thread one where `free_threads`
   /// and the tied one is kept. Reads only `options`: safe on any thread.
   void generate(Lowered& item) const;

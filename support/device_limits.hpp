@@ -23,6 +23,10 @@ struct DeviceLimits {
   /// Launches with fewer work-groups leave compute units idle; the variant space drops them
   /// (a pruning policy, not a limit the device enforces).
   int64_t min_work_groups = 1;
+  /// Whether a sub-group's work-items read each other's registers (NVIDIA's shfl.sync). A warp
+  /// stream's rows then stay in registers (codegen::SubgroupRows::nvidia_shuffle), and the kernel
+  /// the space checks against these limits and the features describe is the one that runs.
+  bool subgroup_shuffle = false;
 };
 
 } // namespace liftx

@@ -58,6 +58,7 @@ DeviceLimits DeviceProfile::limits() const {
     l.register_words = registers_per_work_group;
   else if (gpu)
     l.register_words = 65536;
+  l.subgroup_shuffle = gpu && vendor_word(platform_name, vendor) == "nvidia";
   return l;
 }
 

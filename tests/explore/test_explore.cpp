@@ -1,9 +1,12 @@
 // The performance database (round trip, idempotent upserts, exports, default path) and the
 // collection's resume guarantee: an interrupted and resumed run ends with the same measured
 // configurations as an uninterrupted one.
+#include "codegen/launch.hpp"
 #include "explore/collect.hpp"
 #include "explore/explore.hpp"
+#include "explore/rank.hpp"
 #include "explore_test_env.hpp"
+#include "features/features.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "perfdb/db.hpp"
@@ -730,4 +733,45 @@ TEST_CASE("a worker's measurement survives JSON, the bytes it moved included") {
   CHECK(back.samples_ms == m.samples_ms);
   CHECK(back.bytes_moved == 8192);
   CHECK_FALSE(perfdb::to_json(perfdb::Measurement{}).contains("bytes_moved"));
+}
+
+TEST_CASE("rank: a warp stream's features are those of the kernel that runs on the device") {
+  // On NVIDIA's devices `liftx run` keeps a warp stream's rows in registers, exchanged by
+  // shfl.sync; elsewhere in local memory. The features (and so the ranking) see the same kernel.
+  const ir::Program program =
+      parse::parse_module(
+          "userfun star(c: float, n: float, s: float, e: float, w: float): float { return 0.5f * "
+          "c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w; }\ndef heat(grid: [[float]N]M) = "
+          "iterate(5, x => map2D(nbh => star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], "
+          "nbh[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))), grid)",
+          "<test>")
+          .main();
+  const Sizes sizes{{"M", 128}, {"N", 256}};
+  for (const std::string name : {"nvidia", "cpu"}) {
+    CAPTURE(name);
+    const target::DeviceProfile profile = runtime::named_profile(name);
+    space::SpaceOptions o;
+    o.sizes = sizes;
+    o.device = profile.limits();
+    o.warp_streams = true;
+    o.free_global_halvings = 0;
+    space::VariantStream stream(program, o);
+    space::Variant v;
+    bool found = false;
+    while (!found && stream.next(v))
+      found = v.parameters.count("warp") > 0;
+    REQUIRE(found);
+    explore::FeatureCache cache(profile);
+    const nlohmann::json ranked = features::to_stored_json(cache.compute(v.program, v, sizes));
+    auto features_with = [&](codegen::SubgroupRows rows) {
+      codegen::Options options{v.launch.tied};
+      options.subgroup_rows = rows;
+      return features::to_stored_json(
+          features::compute(codegen::generate(v.program, options), v.launch, sizes, profile));
+    };
+    const nlohmann::json in_registers = features_with(codegen::SubgroupRows::nvidia_shuffle);
+    const nlohmann::json in_local = features_with(codegen::SubgroupRows::local_memory);
+    CHECK(in_registers != in_local);
+    CHECK(ranked == (name == "nvidia" ? in_registers : in_local));
+  }
 }

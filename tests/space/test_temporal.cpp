@@ -768,6 +768,34 @@ TEST_CASE("warp streams keep their rows in registers where the device shuffles")
   CHECK(count(loop, "% 4)") == 0);
 }
 
+TEST_CASE(
+    "the space lowers warp streams as the device runs them, rows in registers if it shuffles") {
+  // The kernel the space checks against the device's limits, and hands to the features, is the
+  // one `liftx run` builds there.
+  space::SpaceOptions o = small_grid_space();
+  o.sizes = {{"M", 128}, {"N", 256}};
+  o.free_global_halvings = 0;
+  o.warp_streams = true;
+  REQUIRE(o.device.subgroup_shuffle); // the nvidia profile
+  const ir::Program program = heat(5, "clamp");
+  const std::vector<space::Variant> in_registers = fused_variants_with(program, o, "warp");
+  o.device.subgroup_shuffle = false;
+  const std::vector<space::Variant> in_local = fused_variants_with(program, o, "warp");
+  REQUIRE_FALSE(in_registers.empty());
+  REQUIRE_FALSE(in_local.empty());
+  for (const space::Variant& v : in_registers) {
+    CAPTURE(v.index);
+    CHECK(v.kernel_source().find("shfl.sync") != std::string::npos);
+  }
+  for (const space::Variant& v : in_local) {
+    CAPTURE(v.index);
+    CHECK(v.kernel_source().find("liftx_lane_read") == std::string::npos);
+  }
+  // Rings in registers are private memory, which a work-item has less of than its group has
+  // local memory: no warp stream fits registers that does not fit local memory.
+  CHECK(in_registers.size() <= in_local.size());
+}
+
 TEST_CASE("a warp stream picks its lanes' columns by selects and its rows by branches") {
   // A lane's code differs from its neighbours' in a tile on the left or right edge: picked by
   // branches, those lanes diverge. A row's code is the same for every lane.

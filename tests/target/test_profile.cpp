@@ -17,6 +17,8 @@ TEST_CASE("model_profile: the kinds of device liftx plans for without the device
   CHECK(nvidia->key == "model:nvidia");
   CHECK(nvidia->limits().max_work_group_size == 1024);
   CHECK(nvidia->limits().min_work_groups == 8);
+  // Its warps shuffle: a warp stream's rows stay in registers (codegen::subgroup_rows_for).
+  CHECK(nvidia->limits().subgroup_shuffle);
 
   const std::optional<target::DeviceProfile> cpu = target::model_profile("cpu");
   REQUIRE(cpu);
@@ -25,8 +27,10 @@ TEST_CASE("model_profile: the kinds of device liftx plans for without the device
   // A CPU's throughput has no GPU lanes: two SIMD vectors of its "warp" width per cycle.
   CHECK(cpu->throughput().gops < nvidia->throughput().gops);
 
+  CHECK_FALSE(cpu->limits().subgroup_shuffle);
   REQUIRE(target::model_profile("amd"));
   CHECK(target::model_profile("amd")->warp_width == 64);
+  CHECK_FALSE(target::model_profile("amd")->limits().subgroup_shuffle);
 }
 
 TEST_CASE("model_profile refuses names that are not a kind; detect needs a device") {
