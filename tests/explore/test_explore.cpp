@@ -1,6 +1,6 @@
-// The performance database (round trip, idempotent upserts, exports, default path) and the
-// collection's resume guarantee: an interrupted and resumed run ends with the same measured
-// configurations as an uninterrupted one.
+// The performance database (round trip, idempotent upserts, exports, default path), the
+// collection's resume guarantee (an interrupted and resumed run ends with the same measured
+// configurations as an uninterrupted one), and the features the ranking computes for a variant.
 #include "codegen/launch.hpp"
 #include "explore/collect.hpp"
 #include "explore/explore.hpp"
