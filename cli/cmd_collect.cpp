@@ -1,9 +1,9 @@
-// `liftx collect FILE... --device D --size ... [--size ...] [--all | --sample N --seed S]
-// [--where K=V...] [--db PATH] [--resume] [--repeat R] [--profile P]`: measures the variants of
-// high-level stencils into the performance database, in a worker child (`collect-worker`,
-// hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/).
-// `liftx db [--db PATH] [--device-key KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
-// its exports.
+// `liftx collect FILE... --device D --size ... [--size ...] [--check-size S] [--all | --sample N
+// --seed S] [--where K=V...] [--warp-streams] [--db PATH] [--resume] [--repeat R] [--profile P]`:
+// measures the variants of high-level stencils into the performance database, in a worker child
+// (`collect-worker`, hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/). `liftx
+// db [--db PATH] [--device-key KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and its
+// exports.
 #include "cli/app.hpp"
 #include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
@@ -40,6 +40,7 @@ struct CollectCommandOptions {
   std::vector<std::string> files;
   std::string program;
   std::vector<std::string> sizes;
+  std::string check_size;
   std::string ranked_by;
   std::vector<std::string> where;
   std::string db;
@@ -101,6 +102,11 @@ void add_collect_options(CLI::App* cmd, CollectCommandOptions& o) {
   add_profile_option(cmd, o.collect.profile, "detect");
   cmd->add_option("--size", o.sizes, "one size set, e.g. M=64,N=128 (repeat for several size sets)")
       ->required();
+  cmd->add_option("--check-size", o.check_size,
+                  "verify each variant at this size set (as --size; no larger) under the same "
+                  "launch rule, then time it at --size unchecked: for programs whose "
+                  "interpretation at --size takes minutes (64 steps at 8192²); the measurement's "
+                  "message says where it was checked");
   cmd->add_flag("--all", o.collect.all, "measure every variant");
   cmd->add_option("--sample", o.collect.sample,
                   "a fixed-seed sample of N variants per program and size "
@@ -118,6 +124,7 @@ void add_collect_options(CLI::App* cmd, CollectCommandOptions& o) {
       ->check(CLI::ExistingFile)
       ->excludes("--all")
       ->excludes("--stratify");
+  add_warp_streams_flag(cmd, o.collect.warp_streams);
   cmd->add_option("--where", o.where,
                   "measure only variants with KEY=V1|V2 (as `liftx variants --where`: strategy, "
                   "tied, local, global or a parameter such as tile_x, vector); the sample is "
@@ -159,7 +166,7 @@ void add_collect_options(CLI::App* cmd, CollectCommandOptions& o) {
 
 explore::CollectOptions collect_options(const CollectCommandOptions& o) {
   explore::CollectOptions options = o.collect;
-  options.targets = explore::collect_targets(o.files, o.program, o.sizes);
+  options.targets = explore::collect_targets(o.files, o.program, o.sizes, o.check_size);
   options.db = db_path(o.db);
   options.ranked_by = o.ranked_by;
   for (const std::string& w : o.where)

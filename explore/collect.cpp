@@ -60,6 +60,7 @@ std::vector<space::Variant> top_ranked(const ir::Program& program, const Sizes& 
   ranking.device = feature_profile;
   ranking.keep = static_cast<size_t>(std::max<int64_t>(options.sample, 0));
   ranking.explain_top = 0;
+  ranking.warp_streams = options.warp_streams;
   if (!options.where.empty())
     ranking.keep_if = [&](const std::string& strategy,
                           const std::map<std::string, int64_t>& parameters,
@@ -85,6 +86,7 @@ plan_target(perfdb::PerfDb& db, const ir::Program& program, const ir::Module& mo
   space::SpaceOptions space_options;
   space_options.sizes = sizes;
   space_options.device = limits;
+  space_options.warp_streams = options.warp_streams;
   space::VariantStream stream(program, space_options);
   std::vector<space::Variant> variants;
   if (options.all) {
@@ -220,6 +222,8 @@ CollectSummary collect(const CollectOptions& options,
           : fmt::format("sample {} seed {}", options.sample, options.seed);
   if (!options.where.empty())
     selection += " where " + space::describe(options.where);
+  if (options.warp_streams)
+    selection += " with warp streams";
 
   // Phase 1: every target's plan, enumerated (with features) unless the database has it.
   state.phase = "enumerating";
@@ -265,6 +269,8 @@ CollectSummary collect(const CollectOptions& options,
                   {"repeat", options.repeat},
                   {"warmup", options.warmup},
                   {"seed", options.input_seed}};
+      if (!target.check_sizes.empty())
+        job.json["check_sizes"] = target.check_sizes;
       jobs.push_back(std::move(job));
     }
   }

@@ -45,6 +45,11 @@ struct CollectTarget {
   std::string file;    ///< the high-level .lift file
   std::string program; ///< its definition to explore; empty = the main (last) one
   Sizes sizes;
+  /// Where its variants are verified (exec::RunOptions::check_sizes): each kernel under its
+  /// launch rule on inputs of these sizes, against the reference interpreted at them, then timed
+  /// unchecked at `sizes`; empty = checked at `sizes`. For targets whose interpretation takes the
+  /// interpreter far longer than measuring their variants (64 steps at 8192²: minutes).
+  Sizes check_sizes;
 };
 
 struct CollectOptions {
@@ -63,6 +68,9 @@ struct CollectOptions {
   /// Only the variants every filter keeps (`--where`), all of them or the sample drawn among
   /// them; part of the stored plan's name, so another selection is another plan.
   std::vector<space::VariantFilter> where;
+  /// The space streams iterated 2D stencils by sub-groups too (space::SpaceOptions::warp_streams);
+  /// part of the stored plan's name.
+  bool warp_streams = false;
   /// Instead of a sample: the `sample` variants this cost model (a `liftx train` file for the
   /// collection's profile) ranks best among the whole space (or the --where ones). Measurements
   /// at the top of the space, where a ranking is used and where uniform samples hardly reach.
@@ -122,7 +130,8 @@ struct CollectJob {
   int64_t configuration_id = 0;
   /// id (the configuration's), module (the lowered program's text), reference_file (the
   /// high-level .lift file) or reference_module (its text), reference_program (the definition),
-  /// sizes, launch (launch_json), repeat, warmup, seed (of the random inputs).
+  /// sizes, check_sizes (only when CollectTarget::check_sizes is set), launch (launch_json),
+  /// repeat, warmup, seed (of the random inputs).
   nlohmann::json json;
   std::string label; ///< "jacobi2d5pt M=64 N=128 #17 workgroup2d_local"
 };
@@ -188,8 +197,9 @@ void run_worker(std::istream& jobs, int64_t from, const std::string& device_spec
                 std::ostream& out);
 
 /// A builder's side: for the jobs of `jobs` whose number is `shard` modulo `shards`, computes the
-/// reference result of each target (the first job of each) and builds each kernel, into the disk
-/// caches the worker reads. Errors are left for the worker to report.
+/// reference result of each target (the first job of each; at its check sizes when it has them)
+/// and builds each kernel, into the disk caches the worker reads. Errors are left for the worker to
+/// report.
 void run_builder(std::istream& jobs, int shard, int shards, const std::string& device_spec);
 
 /// The id of the newest measurement of the database at `db`, opened read-only (0 when there is

@@ -3,6 +3,7 @@
 #include "exec/program_binding.hpp"
 #include "explore/explore.hpp"
 #include "ir/parse/parser.hpp"
+#include "support/error.hpp"
 
 #include <utility>
 
@@ -10,7 +11,8 @@ namespace liftx::explore {
 
 std::vector<CollectTarget> collect_targets(const std::vector<std::string>& files,
                                            const std::string& program_name,
-                                           const std::vector<std::string>& size_sets) {
+                                           const std::vector<std::string>& size_sets,
+                                           const std::string& check_size) {
   std::vector<CollectTarget> targets;
   std::vector<std::pair<std::string, ir::Module>> modules;
   for (const std::string& file : files)
@@ -22,6 +24,17 @@ std::vector<CollectTarget> collect_targets(const std::vector<std::string>& files
       target.file = file;
       target.program = program.name;
       target.sizes = exec::bind_sizes(program, {size_set});
+      if (!check_size.empty()) {
+        target.check_sizes = exec::bind_sizes(program, {check_size});
+        for (const auto& [name, value] : target.check_sizes)
+          LIFTX_USER_CHECK(value <= target.sizes.at(name),
+                           "collect: --check-size {} is larger than the size {} of {}: a check "
+                           "is made at sizes no larger than the run's",
+                           exec::format_sizes(target.check_sizes), exec::format_sizes(target.sizes),
+                           program.name);
+        if (target.check_sizes == target.sizes)
+          target.check_sizes.clear();
+      }
       targets.push_back(std::move(target));
     }
   }

@@ -11,10 +11,14 @@
 namespace liftx::explore {
 
 /// Every program (`program_name` of each file, or its main one) at every size set, size set by
-/// size set, so that a run cut short has every stencil at the first sizes.
+/// size set, so that a run cut short has every stencil at the first sizes. `check_size` (a size
+/// set bound the same way; empty: none) is where each target is verified
+/// (CollectTarget::check_sizes): none for a target of those very sizes; a UserError for a
+/// target it does not fit in.
 std::vector<CollectTarget> collect_targets(const std::vector<std::string>& files,
                                            const std::string& program_name,
-                                           const std::vector<std::string>& size_sets);
+                                           const std::vector<std::string>& size_sets,
+                                           const std::string& check_size = "");
 
 /// Parses the stencils and binds each to every size of the design, size by size (one entry per
 /// file each), as calibration_targets takes them. A design size n gives every size variable of

@@ -89,6 +89,8 @@ Measurement measurement_of(const exec::RunReport& report) {
   m.bytes_moved = report.bytes_moved;
   if (report.status != runtime::Status::ok)
     m.message = clip_message(report.message);
+  else // a check made shorter or smaller than the run ("checked at M=512 N=512") is on record
+    m.message = exec::describe_check(report.verification);
   return m;
 }
 

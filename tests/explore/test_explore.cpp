@@ -627,6 +627,110 @@ TEST_CASE("collect --where: the plan samples only the variants the filters keep,
   CHECK(malformed.stderr_text.find("--where tile_x: expected KEY=VALUE") != std::string::npos);
 }
 
+TEST_CASE("collect --check-size: each variant is verified at the smaller sizes and timed at its "
+          "own, and the run's sizes are never interpreted") {
+  TempDir dir("check-size");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  const fs::path db_path = dir.path / "c.db";
+  const std::string heat = std::string(LIFTX_SOURCE_DIR) + "/stencils/iterated/heat2d.lift";
+  auto collect = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {LIFTX_BINARY,
+                                     "collect",
+                                     heat,
+                                     "--device",
+                                     "cpu",
+                                     "--size",
+                                     "M=64,N=96",
+                                     "--where",
+                                     "strategy=temporal2d",
+                                     "--where",
+                                     "steps_per_launch=2|3",
+                                     "--sample",
+                                     "2",
+                                     "--repeat",
+                                     "2",
+                                     "--warmup",
+                                     "0",
+                                     "--db",
+                                     db_path.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runtime::run_isolated(argv, std::chrono::milliseconds(300000));
+  };
+  auto references = [&] {
+    size_t n = 0;
+    if (fs::exists(dir.path / "cache" / "references"))
+      for ([[maybe_unused]] const auto& entry :
+           fs::recursive_directory_iterator(dir.path / "cache" / "references"))
+        n += entry.is_regular_file();
+    return n;
+  };
+  auto messages = [&] {
+    std::vector<std::string> out;
+    perfdb::PerfDb db(db_path);
+    for (const perfdb::Row& r : db.rows(db.device_keys().at(0), "cpu")) {
+      CHECK(r.measurement->status == runtime::Status::ok);
+      CHECK(r.measurement->median_ms > 0);
+      out.push_back(r.measurement->message);
+    }
+    return out;
+  };
+
+  runtime::IsolatedResult smaller = collect({"--check-size", "M=32,N=32"});
+  INFO(smaller.stderr_text);
+  REQUIRE(smaller.succeeded());
+  CHECK(messages() == std::vector<std::string>{"checked at M=32 N=32", "checked at M=32 N=32"});
+  const size_t interpreted = references();
+  CHECK(interpreted >= 1);
+
+  // Measured again into a new database, checked at the run's sizes: one more reference (the
+  // run's sizes), and no message.
+  fs::remove(db_path);
+  runtime::IsolatedResult full = collect({});
+  INFO(full.stderr_text);
+  REQUIRE(full.succeeded());
+  CHECK(messages() == std::vector<std::string>{"", ""});
+  CHECK(references() == interpreted + 1);
+
+  // A check size larger than the run's, in one dimension, is refused before anything is planned.
+  runtime::IsolatedResult larger = collect({"--check-size", "M=32,N=128"});
+  CHECK(larger.exit_code != 0);
+  CHECK(larger.stderr_text.find("--check-size M=32 N=128 is larger than the size M=64 N=96") !=
+        std::string::npos);
+}
+
+TEST_CASE("collect --warp-streams: the space has the warp streams, in a plan of its own") {
+  TempDir dir("plan-warp");
+  const fs::path db_path = dir.path / "w.db";
+  const std::string heat = std::string(LIFTX_SOURCE_DIR) + "/stencils/iterated/heat2d.lift";
+  auto plan = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {LIFTX_BINARY,  "collect",       heat,      "--size",
+                                     "M=256,N=256", "--sample",      "4",       "--profile",
+                                     "cpu",         "--plan-only",   "--where", "warp=1",
+                                     "--db",        db_path.string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return runtime::run_isolated(argv, std::chrono::milliseconds(120000));
+  };
+  runtime::IsolatedResult without = plan({});
+  CHECK(without.exit_code != 0);
+  CHECK(without.stderr_text.find("no variant of heat2d") != std::string::npos);
+  runtime::IsolatedResult with = plan({"--warp-streams"});
+  INFO(with.stderr_text);
+  REQUIRE(with.succeeded());
+  CHECK(with.stdout_text.find("4 planned") != std::string::npos);
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open_v2(db_path.string().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) ==
+          SQLITE_OK);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> handle(raw, sqlite3_close);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(handle.get(), "SELECT selection FROM plans", -1, &statement,
+                             nullptr) == SQLITE_OK);
+  std::vector<std::string> selections;
+  while (sqlite3_step(statement) == SQLITE_ROW)
+    selections.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)));
+  sqlite3_finalize(statement);
+  CHECK(selections == std::vector<std::string>{"sample 4 seed 1 where warp=1 with warp streams"});
+}
+
 TEST_CASE("default sizes: as many points as the 2D default, a power of two per dimension") {
   explore::DeviceDefaults gpu{2048, 0}, cpu{128, 0};
   CHECK(gpu.extent(2) == 2048);

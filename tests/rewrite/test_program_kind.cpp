@@ -47,6 +47,9 @@ TEST_CASE("the shipped programs are of the kinds their folders say") {
   CHECK(kind_of_file("stencils/shallow_water.lift") == "multi_output");
   CHECK(kind_of_file("stencils/srad1full.lift") == "multi_output");
   CHECK(kind_of_file("stencils/d2q9.lift") == "multi_output");
+  for (const char* name : {"heat2d", "jacobi2d5pt_x64", "jacobi2d9pt_x64", "heat2d_x64"})
+    CHECK_MESSAGE(kind_of_file(std::string("stencils/iterated/") + name + ".lift") == "time_steps",
+                  name);
 }
 
 TEST_CASE("the training programs of the new kinds are the kinds they were written for") {
@@ -56,7 +59,8 @@ TEST_CASE("the training programs of the new kinds are the kinds they were writte
   for (const char* name : {"abt", "sqdist", "atb", "l1dist"})
     CHECK_MESSAGE(kind_of_file(std::string("model/data/programs/") + name + ".lift") == "product",
                   name);
-  for (const char* name : {"jacobi2d5pt_x4", "box2d_x3"})
+  for (const char* name : {"jacobi2d5pt_x4", "box2d_x3", "star2d_mirror_x64", "box2d9_wrap_x64",
+                           "cross2d_constant_x64"})
     CHECK_MESSAGE(
         kind_of_file(std::string("model/data/programs/") + name + ".lift") == "time_steps", name);
 }
