@@ -2,7 +2,8 @@
 # Trains the NVIDIA model from the tracked databases (model/data and archives of data/) and
 # ships it (model/data/nvidia-model.json) only if the ship rule holds: judged on the regression
 # suite (model/data/nvidia-suite.db.xz, every kind of program the space makes, none of it in the
-# training data), it is no worse than the model it replaces on any kind (`liftx evaluate --model
+# training data; and the fused steps' inputs at 8192² x 64 measured on an H100,
+# data/h100-fused-steps), it is no worse than the model it replaces on any kind (`liftx evaluate --model
 # NEW --baseline OLD`; model/ship_rule.hpp). Otherwise the new model is left beside the old one
 # (OUTPUT.refused) and the script fails.
 # Two steps. The base: boosted trees on log2 of the normalised throughput, depth 6, every feature
@@ -52,7 +53,8 @@ baseline=$(realpath "${3:-$here/model/data/nvidia-model.json}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
-               h200-products-local-tiles h200-3d-512-training h100-3d-256-training; do  # data/README.md
+               h200-products-local-tiles h200-3d-512-training h100-3d-256-training \
+               h100-fused-steps; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -66,11 +68,13 @@ declare -A sources=(
   [h200-products-local.db]=$work/h200-products-local-tiles/train-products-local.db.xz # their local tiles
   [h200-3d-512.db]=$work/h200-3d-512-training/train-3d-512.db.xz         # 3D training programs at 512³
   [h100-3d-256.db]=$work/h100-3d-256-training/train-3d-256.db.xz         # the five of them at 256³
+  [h100-steps.db]=$work/h100-fused-steps/train-steps.db.xz               # 64 steps at 4096², warp streams
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
+  [h100-steps-suite.db]=$work/h100-fused-steps/suite-steps.db.xz         # judged on too: 64 steps at 8192²
 )
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
             h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db h100-3d-256.db \
-            suite.db; do
+            h100-steps.db suite.db h100-steps-suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
@@ -90,10 +94,16 @@ if [[ $route_bag -gt 0 ]]; then
 fi
 "$liftx" route --base base.json "${add_routes[@]}" "${route_model[@]}" "${stencils_2d[@]}" \
   --add-db h200-kinds.db --add-db h200-products.db --add-db h200-products-local.db \
-  --add-db h200-3d-512.db --add-db h100-3d-256.db "${recipe[@]}" -o candidate.json
+  --add-db h200-3d-512.db --add-db h100-3d-256.db --add-db h100-steps.db "${recipe[@]}" \
+  -o candidate.json
 status=0
-"$liftx" evaluate --db suite.db --profile nvidia --model candidate.json --baseline "$baseline" ||
-  status=$?
+# The suite, then the fused steps' inputs at 8192² x 64 measured on an H100 (warp streams among
+# them; a database of its own: the suite's measurements are an H200's).
+for judged in suite.db h100-steps-suite.db; do
+  "$liftx" evaluate --db "$judged" --profile nvidia --model candidate.json --baseline "$baseline" ||
+    status=$?
+  [[ $status -eq 0 ]] || break
+done
 if [[ $status -eq 1 ]]; then # the ship rule refused it (exit 2 and others: it could not judge)
   cp candidate.json "$out.refused"
   echo "train-nvidia-model: the new model is worse than $baseline on some kind;" \
