@@ -1,9 +1,10 @@
 // `liftx collect FILE... --device D --size ... [--size ...] [--check-size S] [--all | --sample N
 // --seed S] [--where K=V...] [--warp-streams] [--db PATH] [--resume] [--repeat R] [--profile P]`:
 // measures the variants of high-level stencils into the performance database, in a worker child
-// (`collect-worker`, hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/). `liftx
-// db [--db PATH] [--device-key KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and its
-// exports.
+// (`collect-worker`, hidden); with `--mpi`, across the ranks of an MPI job (explore/mpi/).
+//
+// `liftx db [--db PATH] [--device-key KEY] [--csv FILE] [--t4 FILE]`: what the database holds, and
+// its exports.
 #include "cli/app.hpp"
 #include "cli/mpi_options.hpp"
 #include "cli/options.hpp"
