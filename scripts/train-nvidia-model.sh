@@ -3,9 +3,9 @@
 # ships it (model/data/nvidia-model.json) only if the ship rule holds: judged on the regression
 # suite (model/data/nvidia-suite.db.xz, every kind of program the space makes, none of it in the
 # training data; and the fused steps' inputs at 8192² x 64 measured on an H100,
-# data/h100-fused-steps), it is no worse than the model it replaces on any kind (`liftx evaluate --model
-# NEW --baseline OLD`; model/ship_rule.hpp). Otherwise the new model is left beside the old one
-# (OUTPUT.refused) and the script fails.
+# data/h100-fused-steps), it is no worse than the model it replaces on any kind (`liftx evaluate
+# --model NEW --baseline OLD`; model/ship_rule.hpp). Otherwise the new model is left beside the
+# old one (OUTPUT.refused) and the script fails.
 # Two steps. The base: boosted trees on log2 of the normalised throughput, depth 6, every feature
 # column (the recipe the nested evaluations chose, docs/results.md), trained on the 2D stencils:
 # the H100 dataset and every H200 measurement of them not at 8192^2 (the 8192^2 broad search is
