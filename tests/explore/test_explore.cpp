@@ -55,6 +55,20 @@ size_t count_lines(const std::string& text) {
   return n;
 }
 
+/// The first column of every row `sql` selects from the database at `path`, opened read-only.
+std::vector<std::string> sql_column(const fs::path& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open_v2(path.string().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
+  std::vector<std::string> values;
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
+  while (sqlite3_step(statement) == SQLITE_ROW)
+    values.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)));
+  sqlite3_finalize(statement);
+  return values;
+}
+
 } // namespace
 
 TEST_CASE("db: rows round-trip, upserts are idempotent, and a reopened file keeps everything") {
@@ -590,19 +604,7 @@ TEST_CASE("collect --where: the plan samples only the variants the filters keep,
   REQUIRE(whole.succeeded());
   CHECK(whole.stdout_text.find("1 enumerated now") != std::string::npos); // not the filtered plan
 
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open_v2(db_path.string().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) ==
-          SQLITE_OK);
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
-  auto column = [&](const std::string& sql) {
-    std::vector<std::string> values;
-    sqlite3_stmt* statement = nullptr;
-    REQUIRE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
-    while (sqlite3_step(statement) == SQLITE_ROW)
-      values.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)));
-    sqlite3_finalize(statement);
-    return values;
-  };
+  auto column = [&](const std::string& sql) { return sql_column(db_path, sql); };
   CHECK(column("SELECT selection FROM plans ORDER BY id") ==
         std::vector<std::string>{"sample 6 seed 3 where strategy=global2d_01 local=8x4|4x8",
                                  "sample 6 seed 3"});
@@ -717,18 +719,8 @@ TEST_CASE("collect --warp-streams: the space has the warp streams, in a plan of 
   INFO(with.stderr_text);
   REQUIRE(with.succeeded());
   CHECK(with.stdout_text.find("4 planned") != std::string::npos);
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open_v2(db_path.string().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) ==
-          SQLITE_OK);
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> handle(raw, sqlite3_close);
-  sqlite3_stmt* statement = nullptr;
-  REQUIRE(sqlite3_prepare_v2(handle.get(), "SELECT selection FROM plans", -1, &statement,
-                             nullptr) == SQLITE_OK);
-  std::vector<std::string> selections;
-  while (sqlite3_step(statement) == SQLITE_ROW)
-    selections.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)));
-  sqlite3_finalize(statement);
-  CHECK(selections == std::vector<std::string>{"sample 4 seed 1 where warp=1 with warp streams"});
+  CHECK(sql_column(db_path, "SELECT selection FROM plans") ==
+        std::vector<std::string>{"sample 4 seed 1 where warp=1 with warp streams"});
 }
 
 TEST_CASE("default sizes: as many points as the 2D default, a power of two per dimension") {
@@ -837,6 +829,27 @@ TEST_CASE("a worker's measurement survives JSON, the bytes it moved included") {
   CHECK(back.samples_ms == m.samples_ms);
   CHECK(back.bytes_moved == 8192);
   CHECK_FALSE(perfdb::to_json(perfdb::Measurement{}).contains("bytes_moved"));
+}
+
+TEST_CASE("a measurement records a check made shorter or smaller than the run, and keeps a failed "
+          "run's error") {
+  exec::RunReport full;
+  full.verification.checked = full.verification.passed = true;
+  CHECK(perfdb::measurement_of(full).message.empty());
+
+  exec::RunReport shortened = full;
+  shortened.verification.steps_checked = 14;
+  shortened.verification.steps = 64;
+  CHECK(perfdb::measurement_of(shortened).message == "checked on 14 of 64 steps");
+
+  exec::RunReport smaller = full;
+  smaller.verification.checked_sizes = {{"M", 512}, {"N", 512}};
+  CHECK(perfdb::measurement_of(smaller).message == "checked at M=512 N=512");
+
+  exec::RunReport failed = smaller;
+  failed.status = runtime::Status::wrong_result;
+  failed.message = "3 of 1024 elements differ (checked at M=512 N=512)";
+  CHECK(perfdb::measurement_of(failed).message == failed.message);
 }
 
 TEST_CASE("rank: a warp stream's features are those of the kernel that runs on the device") {
