@@ -150,11 +150,19 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
     // Each copy ends as an iteration of the rolled loop does: with a barrier where its rows are
     // published by one, or where it has barriers of its own (the next copy overwrites the local
     // memory it read). The loop's own barrier ends the last copy of its body.
+    // A copy's temporaries (the consumer's window, repaired at the grid's edges) are dead once
+    // its result is stored, as in a rolled loop's single body: the copies need the widest one's
+    // live at once (as reduction_loop counts its unrolled steps), not all of them.
+    int64_t widest_copy = 0, all_copies = 0;
     auto copy = [&](const arith::Expr& index, bool ends_loop_body) {
+      const int64_t copy_start = kernel_.live_private_bytes();
       cl::Scope scope;
       blocks_.push_back(&scope.body);
       iteration(index);
       blocks_.pop_back();
+      const int64_t grown = kernel_.live_private_bytes() - copy_start;
+      widest_copy = std::max(widest_copy, grown);
+      all_copies += grown;
       const bool barrier_after = publishes || cl::census(scope.body).barriers > 0;
       emit_stmt({std::move(scope)});
       if (barrier_after && !ends_loop_body)
@@ -171,6 +179,7 @@ Value Generator::shared_slide_window(const ir::MapSeqSlide& node, const Value& x
     add_loop_end_barrier(record, 0, publishes);
     for (int64_t index = rounds * copies; index < *constant_trip; ++index)
       copy(arith::Expr(index), false);
+    kernel_.private_reused_bytes += std::max<int64_t>(0, all_copies - widest_copy);
     return target_value(dest);
   }
   const size_t record = kernel_.loops.size();
