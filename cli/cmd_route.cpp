@@ -3,7 +3,8 @@
 //   gives the kinds of program the base model never trained on to a specialist trained on all the
 //   data, each only where the specialist, trained without each of the kind's programs, ranked
 //   them better than the base (model/routes.hpp); writes the base with those routes. With
-//   --add-route, only the kinds named are judged and the base keeps its other routes. With
+//   --add-route, only the kinds named are judged and the base keeps its other routes (with
+//   --against-base, those kinds are judged against the base without their routes). With
 //   --route-model, a model trained elsewhere (never on the judged kinds' programs) takes the
 //   specialist's place: judged on them as it is, and the route as it is.
 #include "cli/app.hpp"
@@ -34,6 +35,7 @@ struct RouteOptions {
   std::vector<std::string> add_db;
   std::vector<std::string> add_route;
   std::string route_model;
+  bool against_base = false;
   double tolerance = model::ShipRule{}.tolerance;
   bool quiet = false;
 };
@@ -94,6 +96,10 @@ void add_route_command(CLI::App& app) {
                   "routed as it is instead of a specialist trained here (the setting options are "
                   "then unused)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--against-base", r->against_base,
+                "judge the kinds of --add-route against the base without their routes, as a "
+                "full routing does, and drop those routes (for a route that trained on every "
+                "program of its kind, so none is unseen by it)");
   cmd->add_option("--tolerance", r->tolerance,
                   "the ship rule a route must pass against the base on its kind (default 0.1)")
       ->check(CLI::Range(0.0, 10.0));
@@ -119,17 +125,21 @@ void add_route_command(CLI::App& app) {
     options.specialist.features = o->columns(loaded.data.feature_names);
     options.rule.tolerance = r->tolerance;
     options.only_kinds = r->add_route;
+    options.against_base = r->against_base;
     if (!r->route_model.empty())
       options.route_model = model::Model::load(r->route_model);
     const auto step = step_lines("route", r->quiet);
     if (step)
       options.progress = [step](const std::string& message) { step("training " + message); };
     const model::Routing routing = model::choose_routes(base, loaded.data, options);
-    fmt::print("base      {} ({}), trained on {} programs{}\n", r->base,
-               model::to_string(base.kind()), base.provenance["programs"].size(),
-               r->add_route.empty() ? ""
-                                    : fmt::format("; its routes kept, only {} judged",
-                                                  fmt::join(r->add_route, ", ")));
+    fmt::print(
+        "base      {} ({}), trained on {} programs{}\n", r->base, model::to_string(base.kind()),
+        base.provenance["programs"].size(),
+        r->add_route.empty() ? ""
+        : r->against_base
+            ? fmt::format("; only {} judged, against the base without their routes",
+                          fmt::join(r->add_route, ", "))
+            : fmt::format("; its routes kept, only {} judged", fmt::join(r->add_route, ", ")));
     if (options.route_model)
       fmt::print("route     {} ({}), trained elsewhere on {} programs, none of a judged kind\n\n",
                  r->route_model, model::to_string(options.route_model->kind()),

@@ -599,4 +599,9 @@ Model Model::without_routes() const {
   return m;
 }
 
+void Model::drop_routes(const std::vector<std::string>& program_kinds) {
+  for (const std::string& kind : program_kinds)
+    routes_.erase(kind);
+}
+
 } // namespace liftx::model

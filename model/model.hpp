@@ -192,6 +192,8 @@ public:
   void set_route(const std::vector<std::string>& program_kinds, Model route);
   /// This model without its routes (what ranks every kind they do not name).
   Model without_routes() const;
+  /// Drops the routes of `program_kinds` (those without one are skipped): this model ranks them.
+  void drop_routes(const std::vector<std::string>& program_kinds);
 
 private:
   Kind kind_ = Kind::knn;

@@ -49,7 +49,14 @@ std::vector<std::string> route_refusals(const KindSummary& specialist, const Kin
 Routing choose_routes(const Model& base_with_routes, const Dataset& data,
                       const RoutingOptions& options) {
   const bool some_kinds = !options.only_kinds.empty();
-  const Model base = some_kinds ? base_with_routes : base_with_routes.without_routes();
+  LIFTX_USER_CHECK(some_kinds || !options.against_base,
+                   "judging against the base alone needs the kinds to judge: a full routing "
+                   "judges every kind against it already");
+  // What judged kinds are measured against, and what keeps the kinds not routed: with
+  // against_base, the judged kinds' routes are dropped, as a full routing drops all.
+  Model base = some_kinds ? base_with_routes : base_with_routes.without_routes();
+  if (options.against_base)
+    base.drop_routes(options.only_kinds);
   std::map<std::string, std::set<std::string>> programs_by_kind;
   std::map<std::string, std::vector<size_t>> rows_by_program;
   for (size_t r = 0; r < data.samples.size(); ++r) {

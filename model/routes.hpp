@@ -51,6 +51,12 @@ struct RoutingOptions {
   /// kinds are judged, each against the model that ranks it now (its route, or the base), and the
   /// base keeps every route it has: a kind can be given a route without retraining the others.
   std::vector<std::string> only_kinds;
+  /// With only_kinds: judge those kinds as a full routing does, against the base without its
+  /// routes, and drop their routes (each kind then goes to the specialist where it wins, else to
+  /// the base). A route that trained on every program of its kind leaves no program to judge a
+  /// new specialist against it; the base, which never saw the kind, still has them unseen, and
+  /// the ship rule on the regression suite then says whether the result may replace what ships.
+  bool against_base = false;
   int random_orders = 100;
   /// Told before each held-out program is trained for ("aniso3d (stencil3d), 3 of 13").
   std::function<void(const std::string& message)> progress;
@@ -67,7 +73,7 @@ struct Routing {
 /// the programs it was trained on (provenance "programs", as `liftx train` writes it), `data` has
 /// no successful measurement, a kind of `options.only_kinds` has no program in `data`, or the
 /// route model has routes of its own, another profile than the base, or trained on a program of a
-/// kind it is judged on.
+/// kind it is judged on, or `options.against_base` is set without `options.only_kinds`.
 Routing choose_routes(const Model& base, const Dataset& data, const RoutingOptions& options);
 
 } // namespace liftx::model

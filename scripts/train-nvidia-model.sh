@@ -24,15 +24,25 @@
 # specialist trained on every kind but the base's recipe retrained on the 2D stencils alone as a
 # bag of N boosters (`--boost-seeds N`): it never saw the judged kinds' programs, so `liftx route
 # --route-model` judges it on them as it is.
-# Usage: scripts/train-nvidia-model.sh [--add-route KIND ...] [--route-bag N] [LIFTX] [OUTPUT]
-#        [BASELINE]
+# With --against-base (only beside --add-route), those kinds are judged against the base without
+# their routes, as a full run judges every kind, and their routes are dropped (`liftx route
+# --against-base`): a route that trained on every program of its kind, as the time-steps route
+# has, leaves none unseen to judge a retrained one against it, and the suite then decides.
+# Usage: scripts/train-nvidia-model.sh [--add-route KIND ...] [--route-bag N] [--against-base]
+#        [LIFTX] [OUTPUT] [BASELINE]
 # (from anywhere; default build/liftx, model/data/nvidia-model.json, and the shipped
 # model/data/nvidia-model.json as the baseline, whatever OUTPUT is: a new file is judged against
 # what ships)
 set -euo pipefail
 add_routes=()
 route_bag=0
-while [[ $# -gt 0 && ( $1 == --add-route || $1 == --route-bag ) ]]; do
+against_base=()
+while [[ $# -gt 0 && ( $1 == --add-route || $1 == --route-bag || $1 == --against-base ) ]]; do
+  if [[ $1 == --against-base ]]; then
+    against_base=(--against-base)
+    shift
+    continue
+  fi
   [[ $# -ge 2 ]] || { echo "train-nvidia-model: $1 needs a value" >&2; exit 2; }
   if [[ $1 == --add-route ]]; then
     add_routes+=(--add-route "$2")
@@ -44,6 +54,10 @@ while [[ $# -gt 0 && ( $1 == --add-route || $1 == --route-bag ) ]]; do
 done
 if [[ $route_bag -gt 0 && ${#add_routes[@]} -eq 0 ]]; then
   echo "train-nvidia-model: --route-bag judges a route for the kinds of --add-route; name them" >&2
+  exit 2
+fi
+if [[ ${#against_base[@]} -gt 0 && ${#add_routes[@]} -eq 0 ]]; then
+  echo "train-nvidia-model: --against-base judges the kinds of --add-route; name them" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -92,7 +106,8 @@ if [[ $route_bag -gt 0 ]]; then
   "$liftx" train "${stencils_2d[@]}" "${recipe[@]}" --boost-seeds "$route_bag" -o route-bag.json
   route_model=(--route-model route-bag.json)
 fi
-"$liftx" route --base base.json "${add_routes[@]}" "${route_model[@]}" "${stencils_2d[@]}" \
+"$liftx" route --base base.json "${add_routes[@]}" "${against_base[@]}" "${route_model[@]}" \
+  "${stencils_2d[@]}" \
   --add-db h200-kinds.db --add-db h200-products.db --add-db h200-products-local.db \
   --add-db h200-3d-512.db --add-db h100-3d-256.db --add-db h100-steps.db "${recipe[@]}" \
   -o candidate.json

@@ -212,6 +212,53 @@ TEST_CASE("only the kinds asked for are judged, each against what ranks it now; 
                        UserError);
 }
 
+TEST_CASE("judged against the base, a kind whose route trained on its programs is judged afresh "
+          "and its route dropped") {
+  const Dataset data = kinds_data();
+  Model base = stencil_base(data);
+  // Routes that trained on every program of their kind: none is unseen by them.
+  Model reduction_route = train_on(data, rows_of(data, 'r'), tree_setting());
+  reduction_route.profile = "nvidia";
+  reduction_route.provenance = {{"programs", {"r1", "r2", "r3"}}};
+  base.set_route({"reduction"}, reduction_route);
+  Model multi_route = train_on(data, rows_of(data, 'm'), tree_setting());
+  multi_route.profile = "nvidia";
+  multi_route.provenance = {{"programs", {"m1"}}};
+  base.set_route({"multi_output"}, multi_route);
+
+  RoutingOptions options;
+  options.specialist = tree_setting();
+  options.only_kinds = {"reduction"};
+  // Against its route, the kind cannot be judged: it keeps the route.
+  const Routing kept = choose_routes(base, data, options);
+  CHECK(decision(kept, "reduction").base_trained);
+  CHECK(kept.model.to_json() == base.to_json());
+
+  // Against the base, which never saw a reduction, it is judged held out and routed anew.
+  options.against_base = true;
+  const Routing afresh = choose_routes(base, data, options);
+  const RouteDecision& reductions = decision(afresh, "reduction");
+  CHECK_FALSE(reductions.base_trained);
+  CHECK(reductions.base.inputs == 6);
+  CHECK(reductions.routed);
+  CHECK(afresh.model.for_kind("reduction").provenance["programs"].size() == 8);
+  CHECK(afresh.model.for_kind("multi_output").to_json() == multi_route.to_json());
+  CHECK(afresh.model.without_routes().to_json() == base.without_routes().to_json());
+
+  // A kind whose specialist loses to the base loses its route: the base ranks it, as in a full
+  // routing.
+  options.only_kinds = {"multi_output"};
+  const Routing dropped = choose_routes(base, data, options);
+  CHECK_FALSE(decision(dropped, "multi_output").routed);
+  CHECK(&dropped.model.for_kind("multi_output") == &dropped.model);
+  CHECK(dropped.model.for_kind("reduction").to_json() == reduction_route.to_json());
+
+  options.only_kinds.clear();
+  CHECK_THROWS_WITH_AS(choose_routes(base, data, options),
+                       doctest::Contains("judging against the base alone needs the kinds"),
+                       UserError);
+}
+
 TEST_CASE("routes need to know what the base trained on") {
   const Dataset data = kinds_data();
   Model base = stencil_base(data);
