@@ -122,9 +122,9 @@ void add_warp_streams_flag(CLI::App* cmd, bool& warp_streams) {
   cmd->add_flag("--warp-streams", warp_streams,
                 "also stream iterated 2D stencils by sub-groups of at most 32 work-items, each "
                 "owning adjacent columns of every fused step's rows (the variants say \"warp\": "
-                "1, \"lanes\" and \"columns\"; on NVIDIA the rows stay in registers, read "
-                "across lanes by shfl.sync; not in the default space: the shipped models never "
-                "trained on them)");
+                "1, \"lanes\" and \"columns\"); in the default space where sub-groups "
+                "shuffle (profile nvidia: the rows stay in registers, read across lanes by "
+                "shfl.sync), so this adds them elsewhere (their rows in local memory)");
 }
 
 void add_print_kernel_flag(CLI::App* cmd, bool& print_kernel, const char* help,

@@ -300,7 +300,7 @@ void VariantStream::State::plan_streams(const rewrite::StencilStep& s,
   }
   if (options.shared_streams)
     plan_shared_streams(s, out);
-  if (options.warp_streams && s.rank == 2)
+  if ((options.warp_streams || options.device.subgroup_shuffle) && s.rank == 2)
     plan_warp_streams(s, out);
 }
 

@@ -93,10 +93,13 @@ struct SpaceOptions {
   bool shared_streams = false;
   /// Also stream iterated 2D stencils by sub-groups (rewrite::TemporalTiling::Memory::
   /// warp_stream; their variants carry "warp": 1 with "lanes" and "columns"): a work-group of at
-  /// most 32 work-items per column, each owning adjacent columns of every row. Off by default:
-  /// on an H100 the best run faster than the register pipelines (bench/RESULTS.md, "Lane picks as
-  /// selects"), but no shipped model has trained on them. Their kernels keep the rows where the
-  /// device of `device` does (codegen::subgroup_rows_for; docs/codegen.md, "Warp streams").
+  /// most 32 work-items per column, each owning adjacent columns of every row. Always planned
+  /// where `device` shuffles (DeviceLimits::subgroup_shuffle: its rows stay in registers): there
+  /// the best are the fastest fused variants measured (bench/RESULTS.md, "Lane picks as
+  /// selects") and the shipped NVIDIA model, trained on them, ranks them (docs/results.md).
+  /// Elsewhere only when set: their rows go to local memory, and no model has measured that.
+  /// Their kernels keep the rows where the device does (codegen::subgroup_rows_for;
+  /// docs/codegen.md, "Warp streams").
   bool warp_streams = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`

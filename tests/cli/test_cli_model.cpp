@@ -296,15 +296,20 @@ TEST_CASE("rank without --model uses the model explore would for the profile's k
 
 // Under the sanitizers: "codegen --profile nvidia prints the warp stream..." (the warp streams'
 // planning) and "rank --top N prints..." (ranking).
-TEST_CASE("rank --warp-streams ranks the warp streams among the other variants" *
+TEST_CASE("rank ranks the warp streams among the other variants: by default where sub-groups "
+          "shuffle, elsewhere with --warp-streams" *
           doctest::skip(kPlainBuildOnly)) {
   // 128 x 1024: columns of 128 rows, tiles of 32 to 128 columns (a warp stream's).
-  const std::string base = "rank stencils/iterated/heat2d.lift --size M=128,N=1024 --profile "
-                           "nvidia --top 0 --format csv --quiet";
-  RunResult plain = liftx(base);
-  RunResult warp = liftx(base + " --warp-streams");
+  const std::string base = "rank stencils/iterated/heat2d.lift --size M=128,N=1024 --top 0 "
+                           "--format csv --quiet --profile ";
+  RunResult plain = liftx(base + "amd");
+  RunResult warp = liftx(base + "amd --warp-streams");
+  RunResult nvidia = liftx(base + "nvidia");
+  RunResult nvidia_flag = liftx(base + "nvidia --warp-streams");
   REQUIRE(plain.exit_code == 0);
   REQUIRE(warp.exit_code == 0);
+  REQUIRE(nvidia.exit_code == 0);
+  REQUIRE(nvidia_flag.exit_code == 0);
   const auto rows = [](const std::string& csv) { return std::count(csv.begin(), csv.end(), '\n'); };
   const auto warp_rows = [](const std::string& csv) {
     size_t n = 0;
@@ -315,6 +320,9 @@ TEST_CASE("rank --warp-streams ranks the warp streams among the other variants" 
   CHECK(warp_rows(plain.out) == 0);
   CHECK(warp_rows(warp.out) > 0);
   CHECK(rows(warp.out) == rows(plain.out) + static_cast<long>(warp_rows(warp.out)));
+  // NVIDIA's profile shuffles: its space has them without the flag, and the flag adds nothing.
+  CHECK(warp_rows(nvidia.out) > 0);
+  CHECK(nvidia_flag.out == nvidia.out);
 }
 
 // Under the sanitizers: rank loading a trained model ("train writes a model file that rank

@@ -852,11 +852,15 @@ TEST_CASE("warp streams refuse rows without room for their halo and lanes across
   CHECK(std::get<std::string>(thin).find("outputs per row") != std::string::npos);
 }
 
-TEST_CASE("warp streams are in the space only when asked for, a warp's lanes each, and verify") {
+TEST_CASE("warp streams are in the space where sub-groups shuffle or when asked for, a warp's "
+          "lanes each, and verify") {
   space::SpaceOptions o = small_grid_space();
   o.sizes = {{"M", 128}, {"N", 256}};
   o.free_global_halvings = 0;
   const ir::Program program = heat(5, "clamp");
+  REQUIRE(o.device.subgroup_shuffle); // the nvidia profile
+  CHECK_FALSE(fused_variants_with(program, o, "warp").empty());
+  o.device.subgroup_shuffle = false;
   CHECK(fused_variants_with(program, o, "warp").empty());
   o.warp_streams = true;
   const std::vector<space::Variant> warp = fused_variants_with(program, o, "warp");
