@@ -318,8 +318,10 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
   if (check_launches > 0)
     fmt::print(report,
                "check     each variant on the full grid with one launch of its kernel and its "
-               "remainder, against as many interpreted steps; then timed over every step "
-               "(interpreting all would take long; --full-check checks every step)\n");
+               "remainder, against as many interpreted steps, or, where those take long to "
+               "interpret (deep fused launches), with every step at smaller sizes; then timed "
+               "over every step (interpreting all would take long; --full-check checks every "
+               "step)\n");
   if (check_smaller)
     fmt::print(report,
                "check     each variant's kernel at smaller sizes, all halved together to about "

@@ -330,9 +330,13 @@ bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes) {
 
 Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered,
                       const Sizes& sizes) {
+  // An iteration's check interprets every step at the smaller sizes.
+  const std::optional<ir::HostIteration> iteration = ir::host_iteration(reference);
+  const double steps = iteration ? double(iteration->count + iteration->tail_count) : 1;
+  const double bound = iteration ? kLongCheckPointSteps : kShortCheckWork;
   Sizes smaller = sizes;
   bool shrunk = false;
-  while (size_product(smaller) > kShortCheckWork) {
+  while (size_product(smaller) * steps > bound) {
     Sizes halved = smaller;
     bool even = true;
     for (auto& [name, value] : halved) {
@@ -346,6 +350,22 @@ Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered,
     shrunk = true;
   }
   return shrunk ? smaller : Sizes{};
+}
+
+bool one_launch_check_is_long(const ir::Program& reference, const ir::Program& lowered,
+                              int64_t steps_per_launch, const Sizes& sizes) {
+  const std::optional<ir::HostIteration> iteration = ir::host_iteration(reference);
+  if (!iteration)
+    return false;
+  // Not shortened (one launch and its remainder are every step): the whole iteration.
+  const std::optional<exec::ShortCheck> shortened =
+      exec::short_check(lowered, reference, 1, steps_per_launch);
+  const int64_t steps =
+      shortened ? shortened->steps_checked : iteration->count + iteration->tail_count;
+  double points = 1;
+  for (int64_t extent : interp::concrete_shape(reference.result_type(), sizes))
+    points *= double(extent);
+  return points * double(steps) > kLongCheckPointSteps;
 }
 
 DeviceDefaults defaults_for(const target::DeviceProfile& device) {
@@ -611,7 +631,17 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
                                                       const std::string& stem,
                                                       int64_t steps_per_launch) {
   wait_for_reference();
-  if (options_.check_launches > 0)
+  int64_t check_launches = options_.check_launches;
+  bool check_smaller = options_.check_smaller;
+  if (check_launches > 0) {
+    if (!short_reference_)
+      short_reference_ = parse::parse_file(reference_.string());
+    if (one_launch_check_is_long(short_reference_->main(), lowered, steps_per_launch, sizes_)) {
+      check_launches = 0;
+      check_smaller = true;
+    }
+  }
+  if (check_launches > 0)
     interpret_short_reference(lowered, steps_per_launch);
   const std::filesystem::path file = scratch_.path() / (stem + ".lift");
   write_text(file, printed);
@@ -625,11 +655,11 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
                                    "--reference",       reference_.string(),
                                    "--warmup",          std::to_string(options_.warmup),
                                    "--repeat",          std::to_string(options_.repeat)};
-  if (options_.check_launches > 0) {
-    argv.insert(argv.end(), {"--check-launches", std::to_string(options_.check_launches),
+  if (check_launches > 0) {
+    argv.insert(argv.end(), {"--check-launches", std::to_string(check_launches),
                              "--steps-per-launch", std::to_string(steps_per_launch)});
   }
-  if (options_.check_smaller) {
+  if (check_smaller) {
     std::vector<std::string> check;
     for (const auto& [name, value] : prepare_smaller_check(lowered))
       check.push_back(fmt::format("{}={}", name, value));

@@ -128,9 +128,19 @@ inline constexpr double kShortCheckWork = double(int64_t{1} << 27);
 /// `sizes` checks each variant at smaller sizes (check_sizes_for).
 bool checks_at_smaller_sizes(const ir::Program& program, const Sizes& sizes);
 /// exec::RunOptions::check_sizes for the variant `lowered` of `reference` at `sizes`: every size
-/// halved together until their product is at most kShortCheckWork, as far as the lengths of both
-/// programs stay exact (the variant's tiles still divide them); empty when no halving does.
+/// halved together until their product is at most kShortCheckWork (an iteration: until the
+/// product times its steps is at most kLongCheckPointSteps, 1024² for 64 steps), as far as the
+/// lengths of both programs stay exact (the variant's tiles still divide them); empty when no
+/// halving does.
 Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered, const Sizes& sizes);
+/// Whether checking `lowered`, a variant of the iteration `reference` that fuses
+/// `steps_per_launch` steps a launch, on one launch and its remainder at `sizes`
+/// (check_launches_for) would interpret more than kLongCheckPointSteps: a deep fused launch on a
+/// large grid (ten steps at 8192² take minutes to interpret). Such a variant is checked with
+/// every step at smaller sizes instead (check_sizes_for), as `liftx run --check-size` checks it:
+/// the same kernel under the same launch rule.
+bool one_launch_check_is_long(const ir::Program& reference, const ir::Program& lowered,
+                              int64_t steps_per_launch, const Sizes& sizes);
 
 /// Measures variants of one program in worker children (`liftx run --worker`: a kernel that
 /// crashes or hangs takes down the child, not the exploration), each verified against the

@@ -852,6 +852,38 @@ TEST_CASE("a measurement records a check made shorter or smaller than the run, a
   CHECK(perfdb::measurement_of(failed).message == failed.message);
 }
 
+TEST_CASE("explore checks a deep fused launch on a large grid with every step at smaller sizes") {
+  // One launch of five fused steps at 8192² interprets 5 x 2^26 point-steps (minutes); every
+  // step at 2048² interprets 5 x 2^22.
+  const ir::Program program =
+      parse::parse_module(
+          "userfun star(c: float, n: float, s: float, e: float, w: float): float { return 0.5f * "
+          "c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w; }\ndef heat(grid: [[float]N]M) = "
+          "iterate(5, x => map2D(nbh => star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], "
+          "nbh[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))), grid)",
+          "<test>")
+          .main();
+  space::SpaceOptions o;
+  o.sizes = {{"M", 128}, {"N", 256}};
+  o.device = runtime::named_profile("nvidia").limits();
+  o.free_global_halvings = 0;
+  space::VariantStream stream(program, o);
+  space::Variant deep;
+  space::Variant single;
+  while (stream.next(deep) && space::steps_per_launch(deep) < 5)
+    if (space::steps_per_launch(deep) == 1 && single.parameters.empty())
+      single = deep;
+  REQUIRE(space::steps_per_launch(deep) == 5);
+  REQUIRE(space::steps_per_launch(single) == 1);
+  const Sizes large{{"M", 8192}, {"N", 8192}};
+  CHECK(explore::one_launch_check_is_long(program, deep.program, 5, large));
+  CHECK(explore::check_sizes_for(program, deep.program, large) == Sizes{{"M", 2048}, {"N", 2048}});
+  // One step at 8192² is the bound itself; five at 2048² are well inside it.
+  CHECK_FALSE(explore::one_launch_check_is_long(program, single.program, 1, large));
+  CHECK_FALSE(
+      explore::one_launch_check_is_long(program, deep.program, 5, {{"M", 2048}, {"N", 2048}}));
+}
+
 TEST_CASE("rank: a warp stream's features are those of the kernel that runs on the device") {
   // On NVIDIA's devices `liftx run` keeps a warp stream's rows in registers, exchanged by
   // shfl.sync; elsewhere in local memory. The features (and so the ranking) see the same kernel.
