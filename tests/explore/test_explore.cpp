@@ -852,17 +852,26 @@ TEST_CASE("a measurement records a check made shorter or smaller than the run, a
   CHECK(perfdb::measurement_of(failed).message == failed.message);
 }
 
+namespace {
+
+/// Five steps of a 5-point heat stencil with clamp boundaries: its 2D fused variants, warp streams
+/// among them, are in the NVIDIA space at small sizes.
+ir::Program clamped_heat_five_steps() {
+  return parse::parse_module(
+             "userfun star(c: float, n: float, s: float, e: float, w: float): float { return "
+             "0.5f * c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w; }\ndef heat(grid: "
+             "[[float]N]M) = iterate(5, x => map2D(nbh => star(nbh[1][1], nbh[0][1], nbh[2][1], "
+             "nbh[1][2], nbh[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))), grid)",
+             "<test>")
+      .main();
+}
+
+} // namespace
+
 TEST_CASE("explore checks a deep fused launch on a large grid with every step at smaller sizes") {
   // One launch of five fused steps at 8192² interprets 5 x 2^26 point-steps (minutes); every
   // step at 2048² interprets 5 x 2^22.
-  const ir::Program program =
-      parse::parse_module(
-          "userfun star(c: float, n: float, s: float, e: float, w: float): float { return 0.5f * "
-          "c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w; }\ndef heat(grid: [[float]N]M) = "
-          "iterate(5, x => map2D(nbh => star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], "
-          "nbh[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))), grid)",
-          "<test>")
-          .main();
+  const ir::Program program = clamped_heat_five_steps();
   space::SpaceOptions o;
   o.sizes = {{"M", 128}, {"N", 256}};
   o.device = runtime::named_profile("nvidia").limits();
@@ -887,14 +896,7 @@ TEST_CASE("explore checks a deep fused launch on a large grid with every step at
 TEST_CASE("rank: a warp stream's features are those of the kernel that runs on the device") {
   // On NVIDIA's devices `liftx run` keeps a warp stream's rows in registers, exchanged by
   // shfl.sync; elsewhere in local memory. The features (and so the ranking) see the same kernel.
-  const ir::Program program =
-      parse::parse_module(
-          "userfun star(c: float, n: float, s: float, e: float, w: float): float { return 0.5f * "
-          "c + 0.2f * n + 0.1f * s + 0.15f * e + 0.05f * w; }\ndef heat(grid: [[float]N]M) = "
-          "iterate(5, x => map2D(nbh => star(nbh[1][1], nbh[0][1], nbh[2][1], nbh[1][2], "
-          "nbh[1][0]), slide2D(3, 1, pad2D(1, 1, clamp, x))), grid)",
-          "<test>")
-          .main();
+  const ir::Program program = clamped_heat_five_steps();
   const Sizes sizes{{"M", 128}, {"N", 256}};
   for (const std::string name : {"nvidia", "cpu"}) {
     CAPTURE(name);

@@ -80,6 +80,15 @@ Model stencil_base(const Dataset& data) {
   return base;
 }
 
+/// A tree trained on the programs whose names start with `letter`, listing `programs` as its
+/// training programs: a route that trained on every program of its kind.
+Model route_trained_on(const Dataset& data, char letter, const std::vector<std::string>& programs) {
+  Model route = train_on(data, rows_of(data, letter), tree_setting());
+  route.profile = "nvidia";
+  route.provenance = {{"programs", programs}};
+  return route;
+}
+
 const RouteDecision& decision(const Routing& routing, const std::string& kind) {
   for (const RouteDecision& d : routing.decisions)
     if (d.kind == kind)
@@ -161,9 +170,7 @@ TEST_CASE("only the kinds asked for are judged, each against what ranks it now; 
           "are kept") {
   const Dataset data = kinds_data();
   Model base = stencil_base(data);
-  Model multi_route = train_on(data, rows_of(data, 'm'), tree_setting());
-  multi_route.profile = "nvidia";
-  multi_route.provenance = {{"programs", {"m1"}}};
+  const Model multi_route = route_trained_on(data, 'm', {"m1"});
   base.set_route({"multi_output"}, multi_route);
 
   RoutingOptions options;
@@ -217,13 +224,9 @@ TEST_CASE("judged against the base, a kind whose route trained on its programs i
   const Dataset data = kinds_data();
   Model base = stencil_base(data);
   // Routes that trained on every program of their kind: none is unseen by them.
-  Model reduction_route = train_on(data, rows_of(data, 'r'), tree_setting());
-  reduction_route.profile = "nvidia";
-  reduction_route.provenance = {{"programs", {"r1", "r2", "r3"}}};
+  const Model reduction_route = route_trained_on(data, 'r', {"r1", "r2", "r3"});
   base.set_route({"reduction"}, reduction_route);
-  Model multi_route = train_on(data, rows_of(data, 'm'), tree_setting());
-  multi_route.profile = "nvidia";
-  multi_route.provenance = {{"programs", {"m1"}}};
+  const Model multi_route = route_trained_on(data, 'm', {"m1"});
   base.set_route({"multi_output"}, multi_route);
 
   RoutingOptions options;
