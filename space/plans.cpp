@@ -380,8 +380,18 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
             continue;
           }
           // Rolled, or unrolled by its rings' slots (a window and the row being written):
-          // each copy then reads the registers of a ring at constant slots.
-          plan_rolled_and_unrolled(tiling, s.window + 1);
+          // each copy then reads the registers of a ring at constant slots. Where the rows are
+          // registers (the device shuffles), a rolled loop indexes its rings by the row modulo
+          // the slots, which keeps them out of registers: on an H100 each rolled warp stream ran
+          // 3.2-5.2x slower than its shape unrolled (six pairs, docs/results.md), so only the
+          // unrolled one is planned there.
+          const int64_t copies = s.window + 1;
+          if (options.device.subgroup_shuffle && copies <= ir::kMaxSlideUnroll) {
+            tiling.unroll = copies;
+            temporal.push_back(tiling);
+          } else {
+            plan_rolled_and_unrolled(tiling, copies);
+          }
         }
   }
 }

@@ -794,14 +794,20 @@ TEST_CASE(
   const std::vector<space::Variant> in_local = fused_variants_with(program, o, "warp");
   REQUIRE_FALSE(in_registers.empty());
   REQUIRE_FALSE(in_local.empty());
+  // Rings in registers need constant slots: their loops are unrolled by the slots (a window of
+  // 3 rows and the row being written), never rolled; rings in local memory may be either.
+  std::set<int64_t> unrolls_in_local;
   for (const space::Variant& v : in_registers) {
     CAPTURE(v.index);
     CHECK(v.kernel_source().find("shfl.sync") != std::string::npos);
+    CHECK(v.parameters.at("unroll") == 4);
   }
   for (const space::Variant& v : in_local) {
     CAPTURE(v.index);
     CHECK(v.kernel_source().find("liftx_lane_read") == std::string::npos);
+    unrolls_in_local.insert(v.parameters.at("unroll"));
   }
+  CHECK(unrolls_in_local == std::set<int64_t>{1, 4});
   // Rings in registers are private memory, which a work-item has less of than its group has
   // local memory: no warp stream fits registers that does not fit local memory.
   CHECK(in_registers.size() <= in_local.size());
