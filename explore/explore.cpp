@@ -302,14 +302,26 @@ int64_t DeviceDefaults::extent(size_t dimensions) const {
   return extent;
 }
 
+namespace {
+
+/// The elements of `program`'s result at `sizes`: what one interpreted step computes.
+double result_points(const ir::Program& program, const Sizes& sizes) {
+  double points = 1;
+  for (int64_t extent : interp::concrete_shape(program.result_type(), sizes))
+    points *= double(extent);
+  return points;
+}
+
+} // namespace
+
 int64_t check_launches_for(const ir::Program& program, const Sizes& sizes) {
   const std::optional<ir::HostIteration> iteration = ir::host_iteration(program);
   if (!iteration || iteration->count + iteration->tail_count <= 1)
     return 0;
-  double points = 1;
-  for (int64_t extent : interp::concrete_shape(program.result_type(), sizes))
-    points *= double(extent);
-  return points * double(iteration->count + iteration->tail_count) > kLongCheckPointSteps ? 1 : 0;
+  return result_points(program, sizes) * double(iteration->count + iteration->tail_count) >
+                 kLongCheckPointSteps
+             ? 1
+             : 0;
 }
 
 namespace {
@@ -362,10 +374,7 @@ bool one_launch_check_is_long(const ir::Program& reference, const ir::Program& l
       exec::short_check(lowered, reference, 1, steps_per_launch);
   const int64_t steps =
       shortened ? shortened->steps_checked : iteration->count + iteration->tail_count;
-  double points = 1;
-  for (int64_t extent : interp::concrete_shape(reference.result_type(), sizes))
-    points *= double(extent);
-  return points * double(steps) > kLongCheckPointSteps;
+  return result_points(reference, sizes) * double(steps) > kLongCheckPointSteps;
 }
 
 DeviceDefaults defaults_for(const target::DeviceProfile& device) {
@@ -636,7 +645,10 @@ exec::RunReport RecordingWorkerMeasure::run_in_worker(const ir::Program& lowered
   if (check_launches > 0) {
     if (!short_reference_)
       short_reference_ = parse::parse_file(reference_.string());
-    if (one_launch_check_is_long(short_reference_->main(), lowered, steps_per_launch, sizes_)) {
+    // Only where smaller sizes exist: every step at the run's sizes would take longer still.
+    const ir::Program& reference = short_reference_->main();
+    if (one_launch_check_is_long(reference, lowered, steps_per_launch, sizes_) &&
+        !check_sizes_for(reference, lowered, sizes_).empty()) {
       check_launches = 0;
       check_smaller = true;
     }

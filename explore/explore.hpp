@@ -137,8 +137,8 @@ Sizes check_sizes_for(const ir::Program& reference, const ir::Program& lowered, 
 /// `steps_per_launch` steps a launch, on one launch and its remainder at `sizes`
 /// (check_launches_for) would interpret more than kLongCheckPointSteps: a deep fused launch on a
 /// large grid (ten steps at 8192² take minutes to interpret). Such a variant is checked with
-/// every step at smaller sizes instead (check_sizes_for), as `liftx run --check-size` checks it:
-/// the same kernel under the same launch rule.
+/// every step at smaller sizes instead (check_sizes_for, where its tiles allow any), as `liftx
+/// run --check-size` checks it: the same kernel under the same launch rule.
 bool one_launch_check_is_long(const ir::Program& reference, const ir::Program& lowered,
                               int64_t steps_per_launch, const Sizes& sizes);
 

@@ -891,6 +891,11 @@ TEST_CASE("explore checks a deep fused launch on a large grid with every step at
   CHECK_FALSE(explore::one_launch_check_is_long(program, single.program, 1, large));
   CHECK_FALSE(
       explore::one_launch_check_is_long(program, deep.program, 5, {{"M", 2048}, {"N", 2048}}));
+  // An odd size halves to nothing smaller: such a variant keeps its one-launch check, shorter
+  // than every step at the run's sizes.
+  const Sizes odd{{"M", 8191}, {"N", 8192}};
+  CHECK(explore::one_launch_check_is_long(program, deep.program, 5, odd));
+  CHECK(explore::check_sizes_for(program, deep.program, odd).empty());
 }
 
 TEST_CASE("rank: a warp stream's features are those of the kernel that runs on the device") {
