@@ -59,6 +59,7 @@ DeviceLimits DeviceProfile::limits() const {
   else if (gpu)
     l.register_words = 65536;
   l.subgroup_shuffle = gpu && vendor_word(platform_name, vendor) == "nvidia";
+  l.interior_tile_copies = gpu;
   return l;
 }
 
