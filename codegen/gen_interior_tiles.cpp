@@ -13,7 +13,6 @@
 // mapped to tiles so that the edge tiles come first (order_edge_tiles_first).
 #include "codegen/generator.hpp"
 #include "codegen/tile_order.hpp"
-#include "ir/edge_repairs.hpp"
 
 #include "support/error.hpp"
 
@@ -30,7 +29,7 @@ namespace liftx::codegen {
 
 namespace {
 
-const std::string kTileEdgeCall = std::string(ir::kTileEdgeName) + "(";
+constexpr std::string_view kTileEdgeCall = "liftxTileEdge(";
 
 /// Every call `liftxTileEdge(...)` in `text`, as written (its parentheses balanced).
 void collect_tile_edge_calls(const std::string& text, std::set<std::string>& calls) {
@@ -136,7 +135,6 @@ std::string Generator::edge_tiles_first_helpers() const {
 void Generator::with_interior_copy(const std::function<void()>& body) {
   cl::Block whole;
   const int64_t group_streams_before = group_streams_;
-  const size_t calls_before = kernel_.calls.size();
   blocks_.push_back(&whole);
   body();
   blocks_.pop_back();
@@ -174,15 +172,6 @@ void Generator::with_interior_copy(const std::function<void()>& body) {
     const auto length = tile_edge_calls_.find(call);
     LIFTX_INTERNAL_CHECK(length != tile_edge_calls_.end(), "{} was not generated", call);
     kernel_.interior_tile_counts.push_back(length->second.count);
-  }
-  // The copy's picks take their first candidates: the calls only their codes and other
-  // candidates make are dead in it (the features count them in the edge tiles alone).
-  const std::set<std::string> zero(interior.begin(), interior.end());
-  for (size_t k = calls_before; k < kernel_.calls.size(); ++k) {
-    const std::set<std::string>& deciders = calls_unused_where_zero_[k];
-    kernel_.calls[k].edge_tiles_only =
-        !deciders.empty() &&
-        std::includes(zero.begin(), zero.end(), deciders.begin(), deciders.end());
   }
   if (options_.edge_tiles_first)
     order_edge_tiles_first(interior);

@@ -39,10 +39,8 @@ void Generator::record_access(MemoryAccess access) {
 void Generator::record_loads(const ScalarValue& v) {
   for (const Load& load : v.loads)
     record_access(load);
-  for (const CallUse& use : v.calls) {
-    kernel_.calls.push_back({use.fun, loop_contexts()});
-    calls_unused_where_zero_.push_back(use.unused_where_zero);
-  }
+  for (const ir::UserFunPtr& f : v.calls)
+    kernel_.calls.push_back({f, loop_contexts()});
 }
 
 void Generator::emit_barrier(bool local_fence, bool global_fence) {

@@ -3,7 +3,6 @@
 // launch rule, the second emits); the concerns each node needs live in the gen_*.cpp files
 // (generator.hpp lists them).
 #include "codegen/generator.hpp"
-#include "ir/edge_repairs.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/storage.hpp"
 
@@ -451,7 +450,7 @@ Value Generator::generate_view(const ir::Fun& f, const arith::Expr& length,
     };
     std::vector<Value> indices = {index_value(i), index_value(length)};
     Value value = apply(f, std::move(indices), nullptr, element);
-    if (const auto* call = f.as<ir::UserFun>(); call && call->def->name() == ir::kTileEdgeName)
+    if (const auto* call = f.as<ir::UserFun>(); call && call->def->name() == "liftxTileEdge")
       if (const ScalarValue* edge = as_scalar(value))
         tile_edge_calls_.emplace(edge->text, TileEdgeCall{i, length});
     return value;
@@ -476,34 +475,18 @@ Value Generator::apply_node(const ir::UserFun& n, Args args, const TargetPtr& de
   used_userfuns_.emplace(n.def->name(), n.def);
   std::string text = n.def->name() + "(";
   std::vector<Load> loads;
-  std::vector<CallUse> calls = {{n.def}};
-  std::set<std::string> tile_edges;
-  // An edge pick whose code comes from tile edges: where they all answer 0, only its first
-  // candidate is used, so the pick, its code and its other candidates are dead there.
-  const ScalarValue* code = args.empty() ? nullptr : as_scalar(args.front());
-  const std::set<std::string> decided_by = ir::picks_by_edge_code(*n.def) && code != nullptr
-                                               ? code->tile_edges
-                                               : std::set<std::string>{};
-  calls.front().unused_where_zero = decided_by;
+  std::vector<ir::UserFunPtr> calls = {n.def};
   for (size_t i = 0; i < args.size(); ++i) {
     const ScalarValue* s = as_scalar(args[i]);
     LIFTX_INTERNAL_CHECK(s, "user function {} given a non-scalar", n.def->name());
     text += (i ? ", " : "") + s->text;
     loads.insert(loads.end(), s->loads.begin(), s->loads.end());
-    for (CallUse use : s->calls) {
-      if (i != 1)
-        use.unused_where_zero.insert(decided_by.begin(), decided_by.end());
-      calls.push_back(std::move(use));
-    }
-    tile_edges.insert(s->tile_edges.begin(), s->tile_edges.end());
+    calls.insert(calls.end(), s->calls.begin(), s->calls.end());
   }
   text += ")";
-  if (n.def->name() == ir::kTileEdgeName)
-    tile_edges.insert(text);
   if (!n.def->returns_tuple()) {
-    ScalarValue v{text, n.def->result(), std::move(loads), std::move(calls)};
-    v.tile_edges = std::move(tile_edges);
-    return dest ? store(dest, Value(std::move(v))) : Value(std::move(v));
+    Value v = ScalarValue{text, n.def->result(), std::move(loads), std::move(calls)};
+    return dest ? store(dest, v) : v;
   }
   // A tuple result is a struct: the call happens here, once, and its reads and operations are
   // recorded here; the components are plain reads of the struct's fields.

@@ -396,9 +396,6 @@ private:
   };
   /// The calls liftxTileEdge generated so far, keyed by their text (interior_tiles).
   std::map<std::string, TileEdgeCall> tile_edge_calls_;
-  /// For each of kernel_.calls, the tile-edge calls whose answers all 0 leave it unused
-  /// (CallUse::unused_where_zero): with_interior_copy marks those its copy drops.
-  std::vector<std::set<std::string>> calls_unused_where_zero_;
   /// The ranks of the tile grids order_edge_tiles_first ordered (a helper function each).
   std::set<int> edge_first_ranks_;
 

@@ -125,9 +125,6 @@ struct BarrierRecord {
 struct CallRecord {
   ir::UserFunPtr fun;
   LoopNest loops;
-  /// The call repairs the grid's edges and the interior tiles' copy drops it
-  /// (Options::interior_tiles): it runs in the tiles on the grid's edges only.
-  bool edge_tiles_only = false;
 };
 
 /// Counters of an instrumented kernel (Options::instrument): two more global int buffers follow

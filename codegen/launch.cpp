@@ -157,7 +157,7 @@ PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
   PreparedLaunch prepared;
   Options options{true, false};
   options.subgroup_rows = request.subgroup_rows.value_or(subgroup_rows_for(limits));
-  options.interior_tiles = request.interior_tiles.value_or(limits.interior_tile_copies);
+  options.interior_tiles = request.interior_tiles;
   prepared.kernel = generate(program, options);
   const LaunchRule& rule = prepared.kernel.launch;
   Launch& launch = prepared.launch;

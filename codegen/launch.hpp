@@ -71,8 +71,7 @@ struct LaunchRequest {
   bool instrument = false; ///< generate the instrumented kernel (see Options::instrument)
   /// See Options::subgroup_rows; nullopt: as the device does (subgroup_rows_for its limits).
   std::optional<SubgroupRows> subgroup_rows;
-  /// See Options::interior_tiles; nullopt: as the device does (DeviceLimits::interior_tile_copies).
-  std::optional<bool> interior_tiles;
+  bool interior_tiles = false; ///< see Options::interior_tiles
 };
 
 /// Where a warp stream's rows live on a device of `limits`: in the lanes' registers, exchanged by

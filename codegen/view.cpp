@@ -27,11 +27,9 @@ const ArrayValue& require_array(const Value& v, const char* what) {
 /// The same value where every scalar is `condition ? scalar : fallback`.
 Value guarded(const Value& v, const std::string& condition, const ir::Scalar& fallback) {
   if (const ScalarValue* s = as_scalar(v)) {
-    ScalarValue out{fmt::format("({} ? {} : {})", condition, s->text,
-                                ir::literal_text(ir::convert(fallback, s->kind))),
-                    s->kind, s->loads, s->calls};
-    out.tile_edges = s->tile_edges;
-    return out;
+    return ScalarValue{fmt::format("({} ? {} : {})", condition, s->text,
+                                   ir::literal_text(ir::convert(fallback, s->kind))),
+                       s->kind, s->loads, s->calls};
   }
   if (const TupleValue* t = as_tuple(v)) {
     auto out = std::make_shared<TupleValue>();
@@ -485,7 +483,6 @@ ScalarValue vector_of(std::vector<ScalarValue> parts, const SizeDivisors& diviso
       list += (list.empty() ? "" : ", ") + p.text;
       v.loads.insert(v.loads.end(), p.loads.begin(), p.loads.end());
       v.calls.insert(v.calls.end(), p.calls.begin(), p.calls.end());
-      v.tile_edges.insert(p.tile_edges.begin(), p.tile_edges.end());
     }
     v.text = fmt::format("(({})({}))", type, list);
   }

@@ -24,22 +24,13 @@ namespace liftx::codegen {
 /// A memory element a scalar expression reads (buffer, space, index, kind; `is_store` unused).
 using Load = MemoryAccess;
 
-/// A user function an expression calls. `unused_where_zero`: the tile-edge calls
-/// (`liftxTileEdge(...)` as generated) that decide whether its result is used, through an edge
-/// pick's code (ir::picks_by_edge_code): where they all answer 0, as in the interior tiles' copy,
-/// the pick takes its first candidate and this call is dead (empty: always used).
-struct CallUse {
-  ir::UserFunPtr fun;
-  std::set<std::string> unused_where_zero = {};
-};
-
 /// A scalar, or an OpenCL vector (width > 1). Vectors exist only as values: memory holds
 /// scalars, and vectors are loaded and stored through asVector/asScalar.
 struct ScalarValue {
   std::string text; ///< OpenCL C expression
   ir::ScalarKind kind;
-  std::vector<Load> loads = {};    ///< the array elements the expression reads
-  std::vector<CallUse> calls = {}; ///< the user functions the expression calls
+  std::vector<Load> loads = {};           ///< the array elements the expression reads
+  std::vector<ir::UserFunPtr> calls = {}; ///< the user functions the expression calls
   int width = 1;
   /// Vectors: each component as a scalar expression (reading a component never re-reads the
   /// whole vector).
@@ -47,8 +38,6 @@ struct ScalarValue {
   /// The value when known at generation time (literals, constant indices, user functions of
   /// constants): calls of user functions on constants fold to literals.
   std::optional<ir::Scalar> constant = std::nullopt;
-  /// The tile-edge calls the value is computed from (liftxTileEdge(...) as generated).
-  std::set<std::string> tile_edges = {};
 };
 struct TupleValue;
 struct ArrayValue;

@@ -27,6 +27,16 @@ namespace liftx::exec {
 
 namespace {
 
+/// `options`' launch request on `device` (its warp streams' rows where the device keeps them,
+/// codegen::prepare_launch decides from its limits, unless the options say where).
+codegen::LaunchRequest request_on(const runtime::Device& device, const RunOptions& options) {
+  codegen::LaunchRequest request = options.request();
+  // Instrumented kernels count per copy of the code: one copy.
+  if (!options.interior_tiles && !options.instrument)
+    request.interior_tiles = interior_tiles_on(device.profile);
+  return request;
+}
+
 /// Whether `kernel` (and its tail) runs the copy of its code for interior tiles at `sizes`: at
 /// least 3 tiles along every dimension that decides it.
 bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
@@ -425,7 +435,7 @@ codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile) {
 }
 
 bool interior_tiles_on(const target::DeviceProfile& profile) {
-  return profile.limits().interior_tile_copies;
+  return profile.type == target::DeviceType::gpu;
 }
 
 std::string describe_mismatches(const Verification& v) {
@@ -492,7 +502,8 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
   // until it does; at the run's sizes, the check is the run's own.
   std::optional<codegen::PreparedLaunch> full;
   if (options.check && !options.check_sizes.empty() && options.check_sizes != sizes) {
-    full = codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+    full = codegen::prepare_launch(program, sizes, request_on(device, options),
+                                   device.profile.limits());
     if (!sees_interior_tiles(full->kernel, options.check_sizes)) {
       RunOptions larger = options;
       larger.check_sizes = covering_interior_tiles(full->kernel, options.check_sizes, sizes);
@@ -569,7 +580,7 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
   report.device = device.profile.device_name;
   report.sizes = sizes;
   codegen::PreparedLaunch launch =
-      codegen::prepare_launch(program, sizes, options.request(), device.profile.limits());
+      codegen::prepare_launch(program, sizes, request_on(device, options), device.profile.limits());
   report.launch = launch.launch;
   report.local_bytes = launch.local_bytes;
   report.kernel_source = launch.kernel.source;
@@ -781,8 +792,8 @@ DynamicCounts run_instrumented(runtime::Device& device, const ir::Program& progr
   interp::check_sizes(program, sizes);
   RunOptions instrumented = options;
   instrumented.instrument = true;
-  codegen::PreparedLaunch launch =
-      codegen::prepare_launch(program, sizes, instrumented.request(), device.profile.limits());
+  codegen::PreparedLaunch launch = codegen::prepare_launch(
+      program, sizes, request_on(device, instrumented), device.profile.limits());
   std::vector<interp::HostArray> inputs = draw_inputs(program, sizes, options.seed);
   DynamicCounts counts;
   counts.launch = launch.launch;

@@ -98,16 +98,14 @@ struct RunOptions {
   /// allows, in registers exchanged by shfl.sync on NVIDIA's and in local memory elsewhere.
   std::optional<codegen::SubgroupRows> subgroup_rows;
   /// Whether interior tiles get a copy of their code without boundary repairs
-  /// (codegen::Options::interior_tiles); nullopt: as the device prefers (interior_tiles_on;
-  /// codegen::prepare_launch decides from the device's limits, as for the rows). Instrumented
-  /// kernels keep one copy: they count per copy of the code.
+  /// (codegen::Options::interior_tiles); nullopt: as the device prefers (interior_tiles_on).
   std::optional<bool> interior_tiles;
 
   /// The launch these options ask for (codegen::prepare_launch chooses the concrete one), rows
   /// where the device keeps them and one copy of each tile's code unless the options say
   /// otherwise.
   codegen::LaunchRequest request() const {
-    return {global, local, instrument, subgroup_rows, interior_tiles};
+    return {global, local, instrument, subgroup_rows, interior_tiles.value_or(false)};
   }
 };
 
@@ -116,8 +114,9 @@ struct RunOptions {
 codegen::SubgroupRows subgroup_rows_on(const target::DeviceProfile& profile);
 
 /// Whether a kernel run on a device of `profile` gives interior tiles a copy of their code
-/// without boundary repairs (codegen::Options::interior_tiles: work-groups' tiles only;
-/// DeviceLimits::interior_tile_copies).
+/// without boundary repairs (codegen::Options::interior_tiles: work-groups' tiles only): on
+/// GPUs, where the repairs' selects cost a warp stream a large share of its instructions; not on
+/// CPUs, whose compilers (PoCL's) take twice as long for little.
 bool interior_tiles_on(const target::DeviceProfile& profile);
 
 /// The random inputs run_program draws for `program` with `seed` (one generator for all

@@ -25,11 +25,9 @@ features::Features FeatureCache::compute(const ir::Program& program, const space
                                          const Sizes& sizes) {
   auto it = models_.find(variant.kernel_index);
   if (it == models_.end()) {
-    // The kernel as it runs on the profile's device (its warp streams' rows where it keeps them,
-    // its interior tiles' copy where it makes one).
+    // The kernel as it runs on the profile's device (its warp streams' rows where it keeps them).
     codegen::Options options{variant.launch.tied};
     options.subgroup_rows = codegen::subgroup_rows_for(profile_.limits());
-    options.interior_tiles = profile_.limits().interior_tile_copies;
     it = models_
              .emplace(variant.kernel_index,
                       std::make_unique<features::KernelModel>(codegen::generate(program, options)))
@@ -430,7 +428,6 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
         // them.
         codegen::Options options{tied};
         options.subgroup_rows = codegen::subgroup_rows_for(space_options.device);
-        options.interior_tiles = space_options.device.interior_tile_copies;
         kernel = std::make_shared<StreamKernel>(std::make_shared<const ir::Program>(lowered),
                                                 options, generated);
         kernel_index = index_of_kernel;

@@ -236,11 +236,6 @@ private:
       call_chains_;
   std::vector<CompiledExpr> access_index_;
   std::vector<int> call_ops_;
-  /// Per call: it runs in the tiles on the grid's edges only (codegen::CallRecord).
-  std::vector<bool> call_edge_tiles_only_;
-  /// The tile counts along each dimension whose edges pick a tile's copy of the code
-  /// (codegen::Kernel::interior_tile_counts).
-  std::vector<CompiledExpr> interior_tile_counts_;
   CompiledExpr local_bytes_;
   std::vector<std::pair<const codegen::KernelArg*, CompiledExpr>> buffer_elements_;
   /// Per access: its index and its loops' trips read only sizes and the variables of its own

@@ -116,10 +116,7 @@ KernelModel::KernelModel(codegen::Kernel kernel) : kernel_(std::move(kernel)) {
   for (const codegen::CallRecord& c : kernel_.calls) {
     call_chains_.push_back(compile_chain(c.loops, nullptr, slots_, trips));
     call_ops_.push_back(c.fun ? c.fun->op_counts().total() : 0);
-    call_edge_tiles_only_.push_back(c.edge_tiles_only);
   }
-  for (const arith::Expr& count : kernel_.interior_tile_counts)
-    interior_tile_counts_.emplace_back(count, slots_);
   local_bytes_ = CompiledExpr(kernel_.local_bytes(), slots_);
   for (const codegen::KernelArg& a : kernel_.args)
     if (a.role == codegen::KernelArg::Role::Input || a.role == codegen::KernelArg::Role::Output ||

@@ -239,17 +239,9 @@ void KernelModel::count_executions(LaunchState& s, RecordCounts& counts,
   f.if_statements_per_thread = per_thread(if_reached);
   f.if_bodies_per_thread = per_thread(if_taken);
   f.for_bodies_per_thread = per_thread(for_bodies);
-  // The tiles on the grid's edges run the repairs; the interior ones run the copy without them
-  // (a tile is interior when it is neither first nor last along any dimension that asks).
-  double interior_share = interior_tile_counts_.empty() ? 0.0 : 1.0;
-  for (const CompiledExpr& count : interior_tile_counts_) {
-    const auto tiles = static_cast<double>(count.evaluate(s.values));
-    interior_share *= tiles >= 3 ? (tiles - 2) / tiles : 0.0;
-  }
   double ops = 0;
   for (size_t k = 0; k < call_ops_.size(); ++k)
-    ops += static_cast<double>(call_ops_[k]) * static_cast<double>(counts.calls[k]) *
-           (call_edge_tiles_only_[k] ? 1.0 - interior_share : 1.0);
+    ops += static_cast<double>(call_ops_[k]) * static_cast<double>(counts.calls[k]);
   f.arith_ops_per_thread = ops / items;
 }
 

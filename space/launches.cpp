@@ -36,7 +36,6 @@ VariantStream::State::Generated VariantStream::State::generate_kernel(const ir::
     o.tie_threads_to_lengths = tied;
     o.source = source;
     o.subgroup_rows = codegen::subgroup_rows_for(device);
-    o.interior_tiles = device.interior_tile_copies;
     g.kernel = codegen::generate(p, o);
   } catch (const UserError& e) {
     g.rejection = "codegen refused: " + first_words(e.message(), 4);

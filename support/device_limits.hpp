@@ -27,11 +27,6 @@ struct DeviceLimits {
   /// stream's rows then stay in registers (codegen::SubgroupRows::nvidia_shuffle), and the kernel
   /// the space checks against these limits and the features describe is the one that runs.
   bool subgroup_shuffle = false;
-  /// Whether a work-group's fused tile gets a copy of its code without the grid's boundary
-  /// repairs, which the tiles inside the grid run (codegen::Options::interior_tiles): on GPUs,
-  /// where the repairs cost a warp stream most of its instructions; not on CPUs, whose compilers
-  /// (PoCL's) take twice as long for little. The kernel the features describe has it too.
-  bool interior_tile_copies = false;
 };
 
 } // namespace liftx

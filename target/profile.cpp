@@ -59,7 +59,6 @@ DeviceLimits DeviceProfile::limits() const {
   else if (gpu)
     l.register_words = 65536;
   l.subgroup_shuffle = gpu && vendor_word(platform_name, vendor) == "nvidia";
-  l.interior_tile_copies = gpu;
   return l;
 }
 

@@ -3,7 +3,6 @@
 // stencil step.
 #include "rewrite/temporal.hpp"
 #include "ir/derived.hpp"
-#include "ir/edge_repairs.hpp"
 #include "rewrite/rules.hpp"
 #include "rewrite/rules/match.hpp"
 #include "support/error.hpp"
@@ -107,7 +106,7 @@ ir::Expr slide_k(int rank, int64_t n, const ir::Expr& x) {
 /// first edge, 2 the last, 3 both (the only tile), 0 neither.
 ir::Fun tile_edge() {
   static const ir::UserFunPtr def = ir::UserFunDef::parse(
-      std::string(ir::kTileEdgeName), {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
+      "liftxTileEdge", {{"i", ir::ScalarKind::Int}, {"n", ir::ScalarKind::Int}},
       ir::ScalarKind::Int, "return (i == 0 ? 1 : 0) + (i == n - 1 ? 2 : 0);");
   return ir::user_fun(def);
 }

@@ -4,7 +4,6 @@
 #include "../sanitized.hpp"
 #include "codegen/kernel.hpp"
 #include "exec/run.hpp"
-#include "features/features.hpp"
 #include "ir/host_iteration.hpp"
 #include "ir/parse/parser.hpp"
 #include "rewrite/temporal.hpp"
@@ -371,59 +370,6 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
       CHECK(r.verification.passed);
       CHECK(r.verification.checked_sizes == checked);
     }
-  }
-}
-
-TEST_CASE("the features count a tile's boundary repairs in the tiles on the grid's edges only") {
-  using Memory = rewrite::TemporalTiling::Memory;
-  const target::DeviceProfile nvidia = runtime::named_profile("nvidia");
-  for (const Memory memory : {Memory::local, Memory::warp_stream}) {
-    CAPTURE(static_cast<int>(memory));
-    rewrite::TemporalTiling tiling{3, 8, 4, false, memory};
-    tiling.lanes = 4;
-    tiling.lane_columns = 4;
-    auto fused = rewrite::fuse_steps_tiled(ir::host_iteration(heat(6, "clamp"))->step, tiling);
-    REQUIRE(std::holds_alternative<ir::Program>(fused));
-    const ir::Program& program = std::get<ir::Program>(fused);
-    codegen::Options o;
-    o.interior_tiles = true;
-    const codegen::Kernel copied = codegen::generate(program, o);
-    const codegen::Kernel once = codegen::generate(program);
-    REQUIRE(copied.calls.size() == once.calls.size());
-    // The copy drops the picks, their codes and their other candidates; never the stencil.
-    int64_t dropped = 0;
-    for (const codegen::CallRecord& call : copied.calls) {
-      CAPTURE(call.fun->name());
-      if (call.fun->name() == "star")
-        CHECK_FALSE(call.edge_tiles_only);
-      if (call.edge_tiles_only) {
-        CHECK(call.fun->name().starts_with("liftx"));
-        ++dropped;
-      }
-      if (call.fun->name().starts_with("liftxPickOf") ||
-          call.fun->name().starts_with("liftxSelectOf"))
-        CHECK(call.edge_tiles_only);
-    }
-    CHECK(dropped > 0);
-    for (const codegen::CallRecord& call : once.calls)
-      CHECK_FALSE(call.edge_tiles_only);
-    // Where every tile touches an edge (2 tiles along x), both count every repair; with 16 x 8
-    // tiles, 3 in 4 of them interior, the copy's count is smaller, by the repairs' share.
-    auto ops = [&](const Sizes& sizes, bool interior_tiles) {
-      codegen::LaunchRequest request;
-      request.interior_tiles = interior_tiles;
-      return features::compute(program, sizes, request, nvidia).arith_ops_per_thread;
-    };
-    const Sizes edges_only{{"M", 32}, {"N", 16}};
-    CHECK(ops(edges_only, true) == doctest::Approx(ops(edges_only, false)));
-    const Sizes mostly_interior{{"M", 32}, {"N", 128}};
-    const double with_copy = ops(mostly_interior, true), one_copy = ops(mostly_interior, false);
-    CHECK(with_copy < 0.7 * one_copy);
-    // The device decides where the request does not: NVIDIA's GPUs copy, CPUs do not.
-    CHECK(features::compute(program, mostly_interior, {}, nvidia).arith_ops_per_thread ==
-          doctest::Approx(with_copy));
-    CHECK(features::compute(program, mostly_interior, {}, runtime::named_profile("cpu"))
-              .arith_ops_per_thread > with_copy);
   }
 }
 
