@@ -368,6 +368,15 @@ void run_explore(const ExploreCommandOptions& o, std::optional<explore::mpi::Ran
                            .dump(2));
   if (!result.best) {
     fmt::print(report, "best      none of the {} variants run succeeded\n", result.attempts.size());
+    const bool ill_conditioned =
+        std::any_of(result.attempts.begin(), result.attempts.end(),
+                    [](const auto& a) { return a.report.verification.reference_ill_conditioned; });
+    if (ill_conditioned)
+      fmt::print(
+          report,
+          "check     the reference is ill-conditioned at the check's sizes and steps: inputs "
+          "moved by one ulp move it beyond the tolerance, so no kernel can be verified "
+          "against it (its iteration amplifies rounding); explore fewer --steps\n");
     throw RunFailed();
   }
   emit_winner(report, o, t, session, result.attempts[*result.best]);

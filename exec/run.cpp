@@ -495,6 +495,77 @@ std::string describe_check(const Verification& v) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+namespace {
+
+/// `values` as the bytes of an output buffer of their kind (float, int or double).
+std::string as_buffer_bytes(const interp::HostArray& values) {
+  const size_t width = element_bytes(values.kind);
+  std::string bytes(values.data.size() * width, '\0');
+  for (size_t i = 0; i < values.data.size(); ++i) {
+    char* at = bytes.data() + i * width;
+    if (values.kind == ir::ScalarKind::Double) {
+      std::memcpy(at, &values.data[i], 8);
+    } else if (values.kind == ir::ScalarKind::Float) {
+      const auto v = static_cast<float>(values.data[i]);
+      std::memcpy(at, &v, 4);
+    } else {
+      const auto v = static_cast<int32_t>(values.data[i]);
+      std::memcpy(at, &v, 4);
+    }
+  }
+  return bytes;
+}
+
+/// `inputs` with every float and double element moved by one ulp, up or down (a fixed
+/// pseudo-random choice per element); other inputs as they are.
+std::vector<interp::HostArray> one_ulp_away(std::vector<interp::HostArray> inputs, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  for (interp::HostArray& input : inputs)
+    for (double& x : input.data) {
+      const bool up = (rng() & 1) != 0;
+      if (input.kind == ir::ScalarKind::Float)
+        x = std::nextafter(static_cast<float>(x), up ? HUGE_VALF : -HUGE_VALF);
+      else if (input.kind == ir::ScalarKind::Double)
+        x = std::nextafter(x, up ? HUGE_VAL : -HUGE_VAL);
+    }
+  return inputs;
+}
+
+/// Whether the check's reference is ill-conditioned at these sizes: its result moves beyond
+/// `tolerance` when its inputs move by one ulp. A scheme that amplifies rounding (an unstable
+/// iteration) moves that far under any kernel's own rounding too, so no kernel can be told right
+/// or wrong against it. Asked only after a check fails; the answer is cached with the reference.
+/// An empty string: well conditioned; else a sentence saying how far the result moved.
+std::string reference_moves_by_one_ulp(const ir::Program& reference,
+                                       const std::vector<interp::HostArray>& inputs,
+                                       const interp::HostArray& result, const Sizes& sizes,
+                                       uint64_t seed, double tolerance) {
+  const std::filesystem::path file =
+      runtime::default_cache_dir() / "references" /
+      (runtime::content_hash(reference_cache_key(reference, sizes, seed) +
+                             fmt::format(" tolerance={:a}", tolerance)) +
+       ".conditioning");
+  if (std::optional<std::string> cached = runtime::read_file_bytes(file))
+    return *cached;
+  const interp::HostArray moved = interp::evaluate(reference, one_ulp_away(inputs, seed), sizes);
+  const std::string bytes = as_buffer_bytes(moved);
+  const ElementCheck check =
+      check_elements(moved.kind, reinterpret_cast<const unsigned char*>(bytes.data()), 0,
+                     moved.data.size(), result.data.data(), 1, tolerance);
+  std::string verdict;
+  if (check.mismatches > 0)
+    verdict = fmt::format(
+        "the reference itself is ill-conditioned here: its inputs moved by one ulp move {} of {} "
+        "of its elements beyond the tolerance (up to {:.3g} apart), so it amplifies rounding and "
+        "no kernel that rounds differently can be checked against it; check fewer steps or with a "
+        "larger --tolerance",
+        check.mismatches, moved.data.size(), check.max_abs_error);
+  runtime::write_file_atomically(file, verdict); // a failed write only loses the cache entry
+  return verdict;
+}
+
+} // namespace
+
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
   // A check at sizes with no tile inside the grid would not run the copy of the code interior
@@ -616,6 +687,15 @@ RunReport run_program(runtime::Device& device, const ir::Program& program, const
       if (!report.verification.passed) {
         report.status = runtime::Status::wrong_result;
         report.message = describe_mismatches(report.verification);
+        const Verification& v = report.verification;
+        if (!options.expected && v.unwritten == 0 && v.mismatches > 0 && v.elements > 0) {
+          const std::string conditioning =
+              reference_moves_by_one_ulp(options.reference ? *options.reference : program, inputs,
+                                         interpreted, sizes, options.seed, tolerance);
+          report.verification.reference_ill_conditioned = !conditioning.empty();
+          if (!conditioning.empty())
+            report.message += "; " + conditioning;
+        }
         return report;
       }
     }
@@ -708,7 +788,8 @@ nlohmann::json to_json(const RunReport& r) {
                        {"max_abs_error", v.max_abs_error},
                        {"first_mismatch", v.first_mismatch},
                        {"steps_checked", v.steps_checked},
-                       {"steps", v.steps}};
+                       {"steps", v.steps},
+                       {"reference_ill_conditioned", v.reference_ill_conditioned}};
   if (!v.checked_sizes.empty())
     j["verification"]["checked_sizes"] = v.checked_sizes;
   if (!r.output_files.empty())
@@ -774,6 +855,7 @@ RunReport report_from_json(const nlohmann::json& j) {
     r.verification.steps_checked = v.value("steps_checked", int64_t{0});
     r.verification.steps = v.value("steps", int64_t{0});
     r.verification.checked_sizes = v.value("checked_sizes", Sizes{});
+    r.verification.reference_ill_conditioned = v.value("reference_ill_conditioned", false);
   }
   r.output_files = j.value("output_files", std::vector<std::string>{});
   return r;

@@ -149,6 +149,9 @@ struct Verification {
   int64_t steps = 0;
   /// RunOptions::check_sizes: the sizes the check ran at; empty when at the run's own.
   Sizes checked_sizes;
+  /// The check failed and the reference itself moves beyond the tolerance when its inputs move
+  /// by one ulp (an iteration that amplifies rounding): no kernel can be checked against it.
+  bool reference_ill_conditioned = false;
 };
 
 /// RunOptions::check_launches's shortened program and reference.

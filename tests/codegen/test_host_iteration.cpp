@@ -192,6 +192,42 @@ TEST_CASE("a wrong number of launches is caught by the check") {
   CHECK(r.status == runtime::Status::wrong_result);
 }
 
+TEST_CASE("a failed check says when the reference itself amplifies rounding") {
+  // Each step multiplies an alternating pattern by 4.8: after 24 steps rounding differences near
+  // the result's zero crossings are far beyond the tolerance. The kernel's centre weight is one
+  // ulp off (3.0000002f), as a kernel's own rounding would be.
+  auto unstable = [](const char* centre) {
+    return parse::parse_module(
+               fmt::format("userfun amp(a: float, b: float, c: float): float {{ return 0.9f * a "
+                           "- {} * b + 0.9f * c; }}\ndef amp24(xs: [float]N) = iterate(24, x => "
+                           "mapGlb0(w => amp(w[0], w[1], w[2]), slide(3, 1, pad(1, 1, clamp, "
+                           "x))), xs)",
+                           centre),
+               "<test>")
+        .main();
+  };
+  const ir::Program reference = unstable("3.0f");
+  const ir::Program kernel = unstable("3.0000002f");
+  exec::RunOptions o;
+  o.time = false;
+  o.roofline = false;
+  o.reference = &reference;
+  const exec::RunReport r = exec::run_program(test::pocl(), kernel, {{"N", 4096}}, o);
+  INFO(r.message);
+  CHECK(r.status == runtime::Status::wrong_result);
+  CHECK(r.verification.reference_ill_conditioned);
+  CHECK(r.message.find("the reference itself is ill-conditioned") != std::string::npos);
+  CHECK(exec::report_from_json(exec::to_json(r)).verification.reference_ill_conditioned);
+  // A wrong kernel against a smoother, which damps rounding: only the mismatch is reported.
+  const ir::Program three = parse_main(smoother(3));
+  const ir::Program two = parse_main(smoother(2));
+  o.reference = &two;
+  const exec::RunReport wrong = exec::run_program(test::pocl(), three, {{"N", 33}}, o);
+  CHECK(wrong.status == runtime::Status::wrong_result);
+  CHECK_FALSE(wrong.verification.reference_ill_conditioned);
+  CHECK(wrong.message.find("ill-conditioned") == std::string::npos);
+}
+
 TEST_CASE("iterating a tuple of grids on the host is refused clearly") {
   const ir::Program p = parse_main(
       "def t(xs: [float]N, ys: [float]N) = iterate(2, z => mapGlb0((a, b) => tuple(twice(a), "
