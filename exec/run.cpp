@@ -485,7 +485,10 @@ std::optional<ShortCheck> short_check(const ir::Program& program, const ir::Prog
 std::string describe_check(const Verification& v) {
   std::vector<std::string> parts;
   if (v.steps > 0)
-    parts.push_back(fmt::format("checked on {} of {} steps", v.steps_checked, v.steps));
+    parts.push_back(fmt::format("checked on {} of {} steps{}", v.steps_checked, v.steps,
+                                v.passed && v.reference_ill_conditioned
+                                    ? " (over every step the reference is ill-conditioned)"
+                                    : ""));
   if (!v.checked_sizes.empty()) {
     std::vector<std::string> sizes;
     for (const auto& [name, value] : v.checked_sizes)

@@ -149,8 +149,9 @@ struct Verification {
   int64_t steps = 0;
   /// RunOptions::check_sizes: the sizes the check ran at; empty when at the run's own.
   Sizes checked_sizes;
-  /// The check failed and the reference itself moves beyond the tolerance when its inputs move
-  /// by one ulp (an iteration that amplifies rounding): no kernel can be checked against it.
+  /// The reference itself moves beyond the tolerance when its inputs move by one ulp (an
+  /// iteration that amplifies rounding), so no kernel can be checked against it: the check
+  /// failed, or (passed) it checked fewer steps because every step's reference is so.
   bool reference_ill_conditioned = false;
 };
 

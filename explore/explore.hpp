@@ -200,6 +200,12 @@ private:
   exec::RunReport run_in_worker(const ir::Program& lowered, const std::string& printed,
                                 const codegen::Launch& launch, const std::string& stem,
                                 int64_t steps_per_launch);
+  /// The worker's run of `file` (`lowered` printed) checked on `check_launches` launches (0:
+  /// every step) and, with `check_smaller`, at smaller sizes (check_sizes_for).
+  exec::RunReport run_checked_in_worker(const ir::Program& lowered,
+                                        const std::filesystem::path& file,
+                                        const codegen::Launch& launch, int64_t steps_per_launch,
+                                        int64_t check_launches, bool check_smaller);
   /// With Options::check_launches: interprets the steps the worker will check `lowered` on
   /// (cached on disk, as interpret_reference), so that the interpreter's time is not the
   /// variant's: once per count of steps.

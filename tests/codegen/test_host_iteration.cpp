@@ -218,6 +218,15 @@ TEST_CASE("a failed check says when the reference itself amplifies rounding") {
   CHECK(r.verification.reference_ill_conditioned);
   CHECK(r.message.find("the reference itself is ill-conditioned") != std::string::npos);
   CHECK(exec::report_from_json(exec::to_json(r)).verification.reference_ill_conditioned);
+  // A check that passed on fewer steps for that reason says so where it is recorded.
+  exec::Verification shortened;
+  shortened.checked = shortened.passed = shortened.reference_ill_conditioned = true;
+  shortened.steps_checked = 9;
+  shortened.steps = 64;
+  CHECK(exec::describe_check(shortened) ==
+        "checked on 9 of 64 steps (over every step the reference is ill-conditioned)");
+  shortened.reference_ill_conditioned = false;
+  CHECK(exec::describe_check(shortened) == "checked on 9 of 64 steps");
   // A wrong kernel against a smoother, which damps rounding: only the mismatch is reported.
   const ir::Program three = parse_main(smoother(3));
   const ir::Program two = parse_main(smoother(2));
