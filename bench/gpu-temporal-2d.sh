@@ -18,7 +18,8 @@
 # unrolled by UNROLLS (default 1), checked at CHECK_SIZE M=512,N=1024; THREADS=warp: the warp
 # streams (a work-group of 24 to 32 lanes per column, each owning adjacent columns of every
 # fused step's rows, held in registers and exchanged by shfl.sync on NVIDIA), tiles TILES_X
-# (default all) x TILES_Y (default all), unrolled by UNROLLS (default 1|4), checked at CHECK_SIZE
+# (default all) x TILES_Y (default all), unrolled by UNROLLS (default 1|4; on a device that
+# shuffles, where the rows are registers, the space plans only 4), checked at CHECK_SIZE
 # M=512,N=1024.
 # Each variant is first verified with all its launches at CHECK_SIZE (default M=96,N=128, every
 # tile divides it) against the interpreter's iterate of the unfused step (the kernel source does
