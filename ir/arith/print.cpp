@@ -318,6 +318,37 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
   return "(" + division + (rest[0] == '-' ? " - " + rest.substr(1) : " + " + rest) + ")";
 }
 
+/// A sum as the C texts of an integral numerator P and denominator Q with sum = P / Q, or nullopt
+/// when no term has a denominator. A sum that is a factor of a product need not be an integer:
+/// the simplifier takes a divisor's content out of its sum, so N /^ (16 /^ N + 4) /^ 4 becomes
+/// N /^ (16*(4 /^ N + 1)), where 4 /^ N + 1 is 1/2 at N = -8 and only 16 times it is an integer
+/// (fuzz/regressions/arith/to-c-fractional-sum-factor). Its own denominator moves to the other
+/// side of the product's division instead, which is exact where the product is an integer.
+std::optional<std::pair<std::string, std::string>> c_sum_as_fraction(const Expr& sum) {
+  const int64_t constant_denominator = lcm_of_denominators(sum);
+  std::vector<Factor> common;
+  for (const Expr& t : sum.node().operands)
+    for (const Factor& f : denominator_factors(t)) {
+      auto same = std::find_if(common.begin(), common.end(),
+                               [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
+      if (same == common.end())
+        common.push_back(f);
+      else
+        same->exponent = std::max(same->exponent, f.exponent);
+    }
+  if (constant_denominator == 1 && common.empty())
+    return std::nullopt;
+  std::vector<Expr> scaled;
+  for (const Expr& t : sum.node().operands)
+    scaled.push_back(t * Expr(constant_denominator));
+  std::string below = common.empty() ? "" : c_factors_text(common);
+  if (constant_denominator != 1)
+    below = std::to_string(constant_denominator) + (below.empty() ? "" : " * " + below);
+  const bool several =
+      constant_denominator != 1 ? !common.empty() : common.size() > 1 || common[0].exponent > 1;
+  return std::pair{c_scaled_sum(scaled, common), several ? "(" + below + ")" : below};
+}
+
 std::string c_product(const Expr& e) {
   Rational coef{1, 1};
   std::vector<Factor> factors;
@@ -328,10 +359,20 @@ std::string c_product(const Expr& e) {
   if (coef.den != 1)
     denominator.push_back(std::to_string(coef.den));
   for (const Factor& f : factors) {
-    std::string base = c_text(f.base);
-    int64_t count = f.exponent < 0 ? -f.exponent : f.exponent;
-    for (int64_t i = 0; i < count; ++i)
-      (f.exponent > 0 ? numerator : denominator).push_back(base);
+    const int64_t count = f.exponent < 0 ? -f.exponent : f.exponent;
+    std::vector<std::string>& same_side = f.exponent > 0 ? numerator : denominator;
+    std::vector<std::string>& other_side = f.exponent > 0 ? denominator : numerator;
+    std::optional<std::pair<std::string, std::string>> fraction;
+    if (f.base.node().kind == Kind::Sum)
+      fraction = c_sum_as_fraction(f.base);
+    for (int64_t i = 0; i < count; ++i) {
+      if (fraction) {
+        same_side.push_back(fraction->first);
+        other_side.push_back(fraction->second);
+      } else {
+        same_side.push_back(c_text(f.base));
+      }
+    }
   }
   auto join = [](const std::vector<std::string>& parts) {
     std::string out;

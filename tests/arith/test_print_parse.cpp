@@ -154,6 +154,12 @@ TEST_CASE("to_c: OpenCL C text") {
   CHECK(to_c(e("-x")) == "((-1) * x)");
   CHECK(to_c(e("x*x")) == "(x * x)");
   CHECK(to_c(e("-7")) == "(-7)");
+  // A sum that is a factor need not be an integer (the divisor's content is taken out: 16 times
+  // 4 /^ N + 1 is), so its own denominator moves across the division; at N = -8 the value is -1,
+  // where C's 4 / N truncated to 0 gave 0 (fuzz/regressions/arith/to-c-fractional-sum-factor).
+  CHECK(e("N /^ (4 * 4 /^ N + 4) /^ 4").to_string() == "N /^ (16*(4 /^ N + 1))");
+  CHECK(to_c(e("N /^ (4 * 4 /^ N + 4) /^ 4")) == "((N * N) / (16 * (4 + N)))");
+  CHECK(to_c(e("M /^ ((N + 1) /^ 6)")) == "((M * 6) / (N + 1))");
 }
 
 TEST_CASE("evaluate") {

@@ -199,7 +199,7 @@ TEST_CASE("a grid in local-memory tiles computes the grid, every sum in its orde
   for (const ir::Expr& p : grid.main().params)
     inputs.push_back(interp::random_input(p.type(), sizes, rng));
   const interp::HostArray expected = interp::evaluate(grid.main(), inputs, sizes);
-  for (const rewrite::LocalTiling t :
+  for (const rewrite::LocalTiling& t :
        {rewrite::LocalTiling{2, 4, 2, 3, 4, true, false},
         rewrite::LocalTiling{4, 2, 4, 6, 8, false, true},
         rewrite::LocalTiling{8, 3, 2, 2, 2, true, true, 1},
