@@ -207,6 +207,19 @@ bool same_factors(const std::vector<Factor>& a, const std::vector<Factor>& b) {
          });
 }
 
+/// Raises `multiple` (powers of distinct bases) to a common multiple of itself and `factors`: each
+/// base at the larger of its two exponents.
+void merge_into_multiple(std::vector<Factor>& multiple, const std::vector<Factor>& factors) {
+  for (const Factor& f : factors) {
+    auto same = std::find_if(multiple.begin(), multiple.end(),
+                             [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
+    if (same == multiple.end())
+      multiple.push_back(f);
+    else
+      same->exponent = std::max(same->exponent, f.exponent);
+  }
+}
+
 /// "a * b * b": the powers in `factors` as one C product ("1" when there are none).
 std::string c_factors_text(const std::vector<Factor>& factors) {
   std::string text;
@@ -252,14 +265,7 @@ std::optional<std::string> c_sum_over_denominators(const Expr& e) {
       integral.push_back(t);
       continue;
     }
-    for (const Factor& f : below) {
-      auto same = std::find_if(common.begin(), common.end(),
-                               [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
-      if (same == common.end())
-        common.push_back(f);
-      else
-        same->exponent = std::max(same->exponent, f.exponent);
-    }
+    merge_into_multiple(common, below);
     auto group = std::find_if(groups.begin(), groups.end(),
                               [&](const Group& g) { return same_factors(g.denominator, below); });
     if (group == groups.end())
@@ -328,14 +334,7 @@ std::optional<std::pair<std::string, std::string>> c_sum_as_fraction(const Expr&
   const int64_t constant_denominator = lcm_of_denominators(sum);
   std::vector<Factor> common;
   for (const Expr& t : sum.node().operands)
-    for (const Factor& f : denominator_factors(t)) {
-      auto same = std::find_if(common.begin(), common.end(),
-                               [&](const Factor& c) { return compare_expr(c.base, f.base) == 0; });
-      if (same == common.end())
-        common.push_back(f);
-      else
-        same->exponent = std::max(same->exponent, f.exponent);
-    }
+    merge_into_multiple(common, denominator_factors(t));
   if (constant_denominator == 1 && common.empty())
     return std::nullopt;
   std::vector<Expr> scaled;
