@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <numeric>
+#include <tuple>
 
 namespace liftx::synth {
 
@@ -79,19 +81,23 @@ double quantise(double x) {
 
 // ---- shapes -------------------------------------------------------------------------------------
 
-bool in_shape(Shape shape, int r, int dy, int dx) {
-  const int ay = std::abs(dy), ax = std::abs(dx);
-  if (std::max(ay, ax) > r)
+/// Whether a point is in a symmetric shape of radius r; in 3D the star keeps the axes, the cross
+/// adds the diagonals of the axis planes (19 points at r = 1), the diamond is |dz|+|dy|+|dx| <= r.
+bool in_shape(Shape shape, int r, const Offset& p) {
+  const int az = std::abs(p.dz), ay = std::abs(p.dy), ax = std::abs(p.dx);
+  if (std::max({az, ay, ax}) > r)
     return false;
+  const int nonzero = (az > 0) + (ay > 0) + (ax > 0);
   switch (shape) {
   case Shape::star:
-    return dy == 0 || dx == 0;
+    return nonzero <= 1;
   case Shape::box:
     return true;
   case Shape::cross:
-    return dy == 0 || dx == 0 || ay == ax;
+    // At most two coordinates move, by the same distance.
+    return nonzero <= 1 || (nonzero == 2 && std::max({az, ay, ax}) * 2 == az + ay + ax);
   case Shape::diamond:
-    return ay + ax <= r;
+    return az + ay + ax <= r;
   case Shape::asymmetric:
     break;
   }
@@ -100,27 +106,40 @@ bool in_shape(Shape shape, int r, int dy, int dx) {
 
 void sort_row_major(std::vector<Offset>& points) {
   std::sort(points.begin(), points.end(), [](const Offset& a, const Offset& b) {
-    return a.dy != b.dy ? a.dy < b.dy : a.dx < b.dx;
+    return std::tie(a.dz, a.dy, a.dx) < std::tie(b.dz, b.dy, b.dx);
   });
 }
 
-std::vector<Offset> symmetric_points(Shape shape, int r) {
+/// Every point of the (2r+1)^rank window, plane by plane, row-major.
+std::vector<Offset> window_points(int rank, int r) {
   std::vector<Offset> points;
-  for (int dy = -r; dy <= r; ++dy)
-    for (int dx = -r; dx <= r; ++dx)
-      if (in_shape(shape, r, dy, dx))
-        points.push_back({dy, dx});
+  const int z_reach = rank == 3 ? r : 0;
+  for (int dz = -z_reach; dz <= z_reach; ++dz)
+    for (int dy = -r; dy <= r; ++dy)
+      for (int dx = -r; dx <= r; ++dx)
+        points.push_back({dy, dx, dz});
+  return points;
+}
+
+std::vector<Offset> symmetric_points(Shape shape, int rank, int r) {
+  std::vector<Offset> points;
+  for (const Offset& p : window_points(rank, r))
+    if (in_shape(shape, r, p))
+      points.push_back(p);
   return points;
 }
 
 /// The one-sided star: the centre and r points along one direction of each axis.
-std::vector<Offset> upwind_points(Draw& draw, int r) {
+std::vector<Offset> upwind_points(Draw& draw, int rank, int r) {
   const int sy = draw.chance(0.5) ? 1 : -1;
   const int sx = draw.chance(0.5) ? 1 : -1;
+  const int sz = rank == 3 && draw.chance(0.5) ? 1 : -1;
   std::vector<Offset> points{{0, 0}};
   for (int k = 1; k <= r; ++k) {
     points.push_back({k * sy, 0});
     points.push_back({0, k * sx});
+    if (rank == 3)
+      points.push_back({0, 0, k * sz});
   }
   sort_row_major(points);
   return points;
@@ -128,20 +147,19 @@ std::vector<Offset> upwind_points(Draw& draw, int r) {
 
 /// The centre, one point of the outermost ring (so that the radius is r) and a few more of the
 /// window: 2 to 10 points in all.
-std::vector<Offset> subset_points(Draw& draw, int r) {
+std::vector<Offset> subset_points(Draw& draw, int rank, int r) {
   std::vector<Offset> ring, rest;
-  for (int dy = -r; dy <= r; ++dy)
-    for (int dx = -r; dx <= r; ++dx) {
-      if (dy == 0 && dx == 0)
-        continue;
-      (std::max(std::abs(dy), std::abs(dx)) == r ? ring : rest).push_back({dy, dx});
-    }
+  for (const Offset& p : window_points(rank, r)) {
+    if (p == Offset{})
+      continue;
+    (std::max({std::abs(p.dz), std::abs(p.dy), std::abs(p.dx)}) == r ? ring : rest).push_back(p);
+  }
   std::vector<Offset> points{{0, 0}};
   const size_t on_ring = draw.below(ring.size());
   points.push_back(ring[on_ring]);
   ring.erase(ring.begin() + static_cast<std::ptrdiff_t>(on_ring));
   rest.insert(rest.end(), ring.begin(), ring.end());
-  const int window = (2 * r + 1) * (2 * r + 1);
+  const int window = static_cast<int>(window_points(rank, r).size());
   const int total = draw.between(2, std::min(window, 10));
   // A partial Fisher-Yates shuffle picks total - 2 distinct further points.
   for (int i = 0; i < total - 2; ++i) {
@@ -253,6 +271,57 @@ int base_ops(const StencilSpec& spec) {
   return ops;
 }
 
+/// Appends steps while the operation count aimed at leaves room for one (the cheapest, minmax,
+/// costs 4): `fixed_ops` is what the function costs besides its steps once it has one.
+void add_steps(Draw& draw, double target, int fixed_ops, std::vector<Step>& steps) {
+  const std::vector<StepKind> kinds{StepKind::poly, StepKind::rational, StepKind::root,
+                                    StepKind::minmax};
+  int step_total = 0;
+  for (const Step& s : steps)
+    step_total += step_ops(s);
+  while (steps.size() < 32) {
+    const double room = target - fixed_ops - step_total;
+    if (room < 4)
+      break;
+    std::vector<std::pair<StepKind, int>> fitting; // (kind, poly degree)
+    for (StepKind kind : kinds) {
+      if (kind == StepKind::poly) {
+        for (int degree = 2; degree <= 4; ++degree)
+          if (2 * degree <= room)
+            fitting.push_back({kind, degree});
+      } else if (step_ops(Step{kind, {0, 0, 0, 0}}) <= room) {
+        fitting.push_back({kind, 0});
+      }
+    }
+    const auto [kind, degree] = draw.pick(fitting);
+    steps.push_back(draw_step(draw, kind, degree));
+    step_total += step_ops(steps.back());
+  }
+}
+
+/// A reduction (or, with `product`, a contraction of two matrices) and its element function.
+ContractionSpec random_contraction(Draw& draw, bool product, const SynthOptions& options) {
+  using Form = ContractionSpec::Form;
+  ContractionSpec c;
+  if (product) {
+    const std::vector<Form> forms{Form::product, Form::product_bt, Form::product_at};
+    c.form = draw.pick(forms);
+    c.builtin_mult = draw.chance(0.5);
+  } else {
+    c.form = draw.chance(0.5) ? Form::rows : Form::columns;
+    c.with_vector = draw.chance(0.6);
+    c.builtin_mult = c.with_vector && draw.chance(0.3);
+  }
+  if (c.builtin_mult)
+    return c;
+  const bool two_values = product || c.with_vector;
+  c.coefficients = normalised_coefficients(draw, two_values ? 3 : 2);
+  // An element function is reached once per pair of values: a smaller budget than a stencil's.
+  const double target = power_fraction(std::min(options.max_ops, 40), draw.unit());
+  add_steps(draw, target, two_values ? 6 : 4, c.steps);
+  return c;
+}
+
 } // namespace
 
 // ---- public -------------------------------------------------------------------------------------
@@ -313,10 +382,53 @@ std::string_view to_string(StepKind kind) {
   LIFTX_UNREACHABLE("unknown step kind");
 }
 
+std::string_view to_string(Kind kind) {
+  switch (kind) {
+  case Kind::stencil2d:
+    return "stencil2d";
+  case Kind::stencil3d:
+    return "stencil3d";
+  case Kind::time_steps:
+    return "time_steps";
+  case Kind::multi_output:
+    return "multi_output";
+  case Kind::layout:
+    return "layout";
+  case Kind::reduction:
+    return "reduction";
+  case Kind::product:
+    return "product";
+  }
+  LIFTX_UNREACHABLE("unknown kind");
+}
+
+std::string_view to_string(ContractionSpec::Form form) {
+  switch (form) {
+  case ContractionSpec::Form::rows:
+    return "rows";
+  case ContractionSpec::Form::columns:
+    return "columns";
+  case ContractionSpec::Form::product:
+    return "A B";
+  case ContractionSpec::Form::product_bt:
+    return "A B^T";
+  case ContractionSpec::Form::product_at:
+    return "A^T B";
+  }
+  LIFTX_UNREACHABLE("unknown contraction form");
+}
+
 std::optional<Shape> parse_shape(std::string_view text) {
   for (Shape s : kAllShapes)
     if (text == to_string(s))
       return s;
+  return std::nullopt;
+}
+
+std::optional<Kind> parse_kind(std::string_view text) {
+  for (Kind k : kAllKinds)
+    if (text == to_string(k))
+      return k;
   return std::nullopt;
 }
 
@@ -333,7 +445,19 @@ int ops_per_point(const StencilSpec& spec) {
   int ops = base_ops(spec);
   for (const Step& s : spec.steps)
     ops += step_ops(s);
+  // Each further output: a weighted sum of the same values.
+  ops += static_cast<int>(spec.more_outputs.size()) * (2 * combined_values(spec) - 1);
   return ops;
+}
+
+int ops_per_element(const ContractionSpec& spec) {
+  if (spec.builtin_mult)
+    return 2;
+  // c0 a + c1 a a: 4; c0 a + c1 b + c2 a b: 6.
+  int ops = spec.coefficients.size() == 3 ? 6 : 4;
+  for (const Step& s : spec.steps)
+    ops += step_ops(s);
+  return ops + 1;
 }
 
 double output_bound(const StencilSpec& spec) {
@@ -345,6 +469,11 @@ StencilSpec random_spec(std::mt19937_64& rng, const SynthOptions& options) {
                    "the maximum radius must be 1, 2 or 3, got {}", options.max_radius);
   LIFTX_USER_CHECK(options.max_grids >= 1 && options.max_grids <= 6,
                    "the maximum number of grids must be 1 to 6, got {}", options.max_grids);
+  LIFTX_USER_CHECK(options.min_grids >= 1 && options.min_grids <= options.max_grids,
+                   "the minimum number of grids must be 1 to {}, got {}", options.max_grids,
+                   options.min_grids);
+  LIFTX_USER_CHECK(options.rank == 2 || options.rank == 3, "the rank must be 2 or 3, got {}",
+                   options.rank);
   LIFTX_USER_CHECK(options.max_ops >= 1, "the operation budget must be at least 1, got {}",
                    options.max_ops);
   Draw draw(rng);
@@ -352,18 +481,24 @@ StencilSpec random_spec(std::mt19937_64& rng, const SynthOptions& options) {
   std::vector<Shape> shapes = options.shapes;
   if (shapes.empty())
     shapes.assign(std::begin(kAllShapes), std::end(kAllShapes));
+  spec.rank = options.rank;
   spec.shape = draw.pick(shapes);
-  spec.radius = draw.between(1, options.max_radius);
+  // A 3D box of radius 2 reads 125 points: 3D windows stay within radius 2, a box within 1.
+  const int max_radius = spec.rank == 2             ? options.max_radius
+                         : spec.shape == Shape::box ? 1
+                                                    : std::min(options.max_radius, 2);
+  spec.radius = draw.between(1, max_radius);
   if (spec.shape == Shape::asymmetric) {
     spec.upwind = draw.chance(0.5);
-    spec.points = spec.upwind ? upwind_points(draw, spec.radius) : subset_points(draw, spec.radius);
+    spec.points = spec.upwind ? upwind_points(draw, spec.rank, spec.radius)
+                              : subset_points(draw, spec.rank, spec.radius);
   } else {
-    spec.points = symmetric_points(spec.shape, spec.radius);
+    spec.points = symmetric_points(spec.shape, spec.rank, spec.radius);
   }
   const int npoints = static_cast<int>(spec.points.size());
 
   const std::vector<Boundary> boundaries(std::begin(kAllBoundaries), std::end(kAllBoundaries));
-  const int ngrids = draw.between(1, options.max_grids);
+  const int ngrids = draw.between(options.min_grids, options.max_grids);
   int read = npoints;
   spec.grids.push_back({Use::neighbourhood, draw.pick(boundaries), {}});
   for (int i = 1; i < ngrids; ++i) {
@@ -382,18 +517,25 @@ StencilSpec random_spec(std::mt19937_64& rng, const SynthOptions& options) {
   // operations) is likelier when a weighted one (2 values - 1) would pass it; the steps fill what
   // combining the values leaves.
   const double target = power_fraction(options.max_ops, draw.unit());
-  if (spec.shape == Shape::box && draw.chance(0.5)) {
+  // (The weights array's user function indexes a 2D window.)
+  if (spec.shape == Shape::box && draw.chance(0.5) && spec.rank == 2) {
     spec.combine = Combine::weights_array;
   } else {
     spec.combine = Combine::weighted;
     const bool over = 2 * combined_values(spec) - 1 > target;
     spec.combine = draw.chance(over ? 0.5 : 0.15) ? Combine::sum : Combine::weighted;
+    // A plain sum of several values is scaled only before steps.
+    if (options.averaging && spec.combine == Combine::sum && combined_values(spec) > 1)
+      spec.combine = Combine::weighted;
   }
 
   const int values = combined_values(spec);
   std::vector<double> c = spec.combine == Combine::sum || values == 1
                               ? std::vector<double>(static_cast<size_t>(values), 1.0)
                               : normalised_coefficients(draw, values);
+  if (options.averaging)
+    for (double& coefficient : c)
+      coefficient = std::abs(coefficient);
   size_t next = 0;
   for (Grid& g : spec.grids) {
     const size_t n = g.use == Use::pointwise || spec.combine == Combine::weights_array
@@ -417,27 +559,9 @@ StencilSpec random_spec(std::mt19937_64& rng, const SynthOptions& options) {
   if (spec.combine == Combine::sum)
     spec.sum_scale = std::max(1e-4, std::trunc(1e4 / values) / 1e4);
 
-  // The steps; the cheapest (minmax) costs 4 operations.
-  const std::vector<StepKind> kinds{StepKind::poly, StepKind::rational, StepKind::root,
-                                    StepKind::minmax};
-  while (spec.steps.size() < 32) {
-    const int scale_op = spec.combine == Combine::sum && spec.steps.empty() ? 1 : 0;
-    const double room = target - ops_per_point(spec) - scale_op;
-    if (room < 4)
-      break;
-    std::vector<std::pair<StepKind, int>> fitting; // (kind, poly degree)
-    for (StepKind kind : kinds) {
-      if (kind == StepKind::poly) {
-        for (int degree = 2; degree <= 4; ++degree)
-          if (2 * degree <= room)
-            fitting.push_back({kind, degree});
-      } else if (step_ops(Step{kind, {0, 0, 0, 0}}) <= room) {
-        fitting.push_back({kind, 0});
-      }
-    }
-    const auto [kind, degree] = draw.pick(fitting);
-    spec.steps.push_back(draw_step(draw, kind, degree));
-  }
+  // The steps; with them a plain sum costs its scale too.
+  if (!options.averaging)
+    add_steps(draw, target, base_ops(spec) + (spec.combine == Combine::sum ? 1 : 0), spec.steps);
   return spec;
 }
 
@@ -455,6 +579,54 @@ StencilSpec generate(uint64_t seed, int index, const SynthOptions& options) {
   spec.seed = seed;
   spec.index = index;
   return spec;
+}
+
+ProgramSpec generate_program(Kind kind, uint64_t seed, int index, const SynthOptions& options) {
+  if (kind == Kind::reduction || kind == Kind::product) {
+    std::mt19937_64 rng(stencil_seed(seed, index));
+    Draw draw(rng);
+    ContractionSpec c = random_contraction(draw, kind == Kind::product, options);
+    c.seed = seed;
+    c.index = index;
+    return {kind, c};
+  }
+  SynthOptions o = options;
+  switch (kind) {
+  case Kind::stencil3d:
+    o.rank = 3;
+    o.max_grids = std::min(o.max_grids, 3);
+    o.min_grids = std::min(o.min_grids, o.max_grids);
+    break;
+  case Kind::time_steps: // iterate's step reads one grid and averages it
+    o.min_grids = o.max_grids = 1;
+    o.averaging = true;
+    break;
+  case Kind::layout: // a group holds two grids or more
+    o.max_grids = std::max(o.max_grids, 2);
+    o.min_grids = std::max(o.min_grids, 2);
+    break;
+  default:
+    break;
+  }
+  std::mt19937_64 rng(stencil_seed(seed, index));
+  StencilSpec spec = random_spec(rng, o);
+  spec.seed = seed;
+  spec.index = index;
+  Draw draw(rng);
+  if (kind == Kind::time_steps) {
+    const int steps[] = {4, 8, 16, 32, 64};
+    spec.time_steps = steps[draw.below(std::size(steps))];
+  } else if (kind == Kind::multi_output) {
+    const int outputs = draw.between(2, 3);
+    for (int k = 1; k < outputs; ++k)
+      spec.more_outputs.push_back(normalised_coefficients(draw, combined_values(spec)));
+  } else if (kind == Kind::layout) {
+    const int blocks[] = {4, 8, 16, 32};
+    spec.layout = draw.chance(0.5) ? Layout::aos : Layout::aosoa;
+    if (spec.layout == Layout::aosoa)
+      spec.aosoa_block = blocks[draw.below(std::size(blocks))];
+  }
+  return {kind, spec};
 }
 
 } // namespace liftx::synth

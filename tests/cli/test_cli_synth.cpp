@@ -60,6 +60,9 @@ TEST_CASE("synth reports bad options with a message and exit code 2") {
       {"synth --count 2 --max-radius 4" + out, "--max-radius must be 1 to 3, got 4"},
       {"synth --count 2 --max-grids 0" + out, "--max-grids must be 1 to 6, got 0"},
       {"synth --count 2", "--out"},
+      {"synth --count 2 --kind heat" + out, "--kind: unknown kind 'heat'"},
+      {"synth --count 2 --kind product --shapes star" + out,
+       "--shapes, --max-radius and --max-grids describe stencils, not the kind product"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
@@ -92,4 +95,53 @@ TEST_CASE("a synthetic stencil's variant verifies on PoCL through the command li
   CAPTURE(run.err);
   CHECK(run.exit_code == 0);
   CHECK(contains(run.out, "check     passed: 512 of 512 elements"));
+}
+
+TEST_CASE("synthetic programs of every other kind lower to variants that verify on PoCL") {
+  TempDir dir("synth_kinds");
+  struct Case {
+    std::string kind;
+    std::string sizes;
+    std::string strategy; ///< the kind's own lowering, where it has one
+    std::string first_line;
+  };
+  const Case cases[] = {
+      {"stencil3d", "M=8,N=12,O=16", "window3d", "a synthetic 3D stencil"},
+      {"time_steps", "M=32,N=24", "temporal2d", "a synthetic 2D stencil"},
+      {"multi_output", "M=16,N=32", "workgroup2d_local", "a synthetic 2D stencil"},
+      {"layout", "M=16,N=32", "chunks", "a synthetic 2D stencil"},
+      {"reduction", "M=32,N=512", "workgroup_reduce", "a synthetic reduction"},
+      {"product", "M=8,N=16,K=32", "register_block", "a synthetic product"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.kind);
+    const std::string folder = dir / c.kind;
+    RunResult r = liftx("synth --count 2 --seed 4 --kind " + c.kind + " --out '" + folder + "'");
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    REQUIRE(lines.size() == 2);
+    const std::string name = "synth_" + c.kind + "_4_1";
+    CHECK(lines[1].rfind(name + "  " + c.kind + ": ", 0) == 0);
+    const std::string program = folder + "/" + name + ".lift";
+    CHECK(read_text(program).rfind("// " + name + ": " + c.first_line, 0) == 0);
+    RunResult v = liftx("variants '" + program + "' --size " + c.sizes +
+                        " --profile cpu --where strategy=" + c.strategy +
+                        " --sample 2 --seed 2 --quiet --out '" + folder + "/variants'");
+    CAPTURE(v.err);
+    REQUIRE(v.exit_code == 0);
+    REQUIRE(files_with_extension(fs::path(folder) / "variants", ".lift") == 2);
+    for (const auto& e : fs::directory_iterator(fs::path(folder) / "variants")) {
+      if (e.path().extension() != ".lift")
+        continue;
+      const std::string variant = e.path().string();
+      const std::string sidecar = variant.substr(0, variant.size() - 5) + ".json";
+      RunResult run = liftx("run '" + variant + "' --device cpu --size " + c.sizes + " --launch '" +
+                            sidecar + "' --reference '" + program + "' --repeat 1 --no-roofline");
+      CAPTURE(variant);
+      CAPTURE(run.err);
+      CHECK(run.exit_code == 0);
+      CHECK(contains(run.out, "check     passed"));
+    }
+  }
 }

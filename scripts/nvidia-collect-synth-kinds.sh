@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Training data of every kind of program on the first NVIDIA GPU: `liftx synth --kind K` writes
+# COUNT programs per kind (seed 2101; docs/synth.md), and each is measured three ways, each stage
+# time-limited so that every program gets its share: a stratified sample (every strategy of its
+# space reached), a uniform sample, and the shipped model's top of the space (`--ranked-by`), so
+# that the data holds the variants a ranking must order at the top as well as the rest. Every
+# measurement is verified against the interpreter (at CHECK sizes, then timed at the size below).
+# Resumable: a second run measures what the database lacks.
+# Usage: scripts/nvidia-collect-synth-kinds.sh DB [LIFTX] [COUNT]
+# (default build/liftx, 4 programs per kind). KINDS: the kinds (default every kind but stencil2d,
+# which model/data/synth covers); STRATIFIED, UNIFORM, TOP: variants asked per program and stage
+# (default 120, 120, 40); STAGE_SECONDS: each stage's limit (default 40); OUT: the programs'
+# folder (default DB's folder/synth-kinds).
+set -euo pipefail
+db=$1
+liftx=${2:-build/liftx}
+count=${3:-4}
+here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/scripts/nvidia-env.sh"
+out=${OUT:-$(dirname "$db")/synth-kinds}
+builders=$(($(nproc) > 3 ? $(nproc) - 2 : 1))
+common=(--device nvidia --profile nvidia --build-jobs "$builders" --quiet --db "$db" --resume
+        --time-limit "${STAGE_SECONDS:-40}")
+# The sizes each kind is timed at (the regression suite's for its kind; 3D and products at the
+# sizes of their training programs) and the smaller sizes its variants are checked at (every
+# step of an iterated program).
+declare -A size=([stencil3d]="M=256,N=256,O=256" [time_steps]="M=4096,N=4096"
+                 [multi_output]="M=4096,N=4096" [layout]="M=4096,N=4096" [reduction]="M=8192,N=8192"
+                 [product]="M=1024,N=1024,K=1024")
+declare -A check=([stencil3d]="M=64,N=64,O=64" [time_steps]="M=512,N=512"
+                  [multi_output]="M=512,N=512" [layout]="M=512,N=512" [reduction]="M=1024,N=1024"
+                  [product]="M=128,N=128,K=128")
+for kind in ${KINDS:-stencil3d time_steps multi_output layout reduction product}; do
+  [[ -n ${size[$kind]:-} ]] || { echo "unknown kind $kind" >&2; exit 2; }
+  "$liftx" synth --kind "$kind" --count "$count" --seed 2101 --out "$out/$kind"
+  for program in "$out/$kind"/*.lift; do
+    sizes=(--size "${size[$kind]}" --check-size "${check[$kind]}")
+    start=$(date +%s)
+    "$liftx" collect "$program" "${common[@]}" "${sizes[@]}" --stratify \
+      --sample "${STRATIFIED:-120}" --seed 41
+    "$liftx" collect "$program" "${common[@]}" "${sizes[@]}" --sample "${UNIFORM:-120}" --seed 42
+    "$liftx" collect "$program" "${common[@]}" "${sizes[@]}" --sample "${TOP:-40}" \
+      --ranked-by "$here/model/data/nvidia-model.json"
+    echo "$(basename "$program" .lift): $(($(date +%s) - start)) s"
+  done
+done
