@@ -46,10 +46,34 @@ bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
   return !kernel.tail || sees_interior_tiles(*kernel.tail, sizes);
 }
 
-/// `check` doubled, each size up to the run's, until `kernel` runs its interior tiles' copy there
-/// (tiles that divide a size divide its double; the run's sizes are the last resort).
-Sizes covering_interior_tiles(const codegen::Kernel& kernel, Sizes check, const Sizes& run) {
-  while (!sees_interior_tiles(kernel, check) && check != run)
+/// Whether `program`, whose kernel is `kernel`, runs at `sizes`: its splits and tiles divide them,
+/// and so do the multiples its aligned vector accesses were generated for.
+bool runs_at(const codegen::Kernel& kernel, const ir::Program& program, const Sizes& sizes) {
+  for (const codegen::Kernel* k = &kernel; k; k = k->tail.get())
+    for (const auto& [name, divisor] : k->size_divisors)
+      if (const auto it = sizes.find(name); it != sizes.end() && it->second % divisor != 0)
+        return false;
+  try {
+    interp::check_sizes(program, sizes);
+  } catch (const UserError&) {
+    return false;
+  }
+  return true;
+}
+
+/// Whether a check at `sizes` checks what the run at other sizes runs: the kernel runs there and
+/// runs its interior tiles' copy (runs_at first: the tile counts are exact divisions).
+bool checks_the_run(const codegen::Kernel& kernel, const ir::Program& program, const Sizes& sizes) {
+  return runs_at(kernel, program, sizes) && sees_interior_tiles(kernel, sizes);
+}
+
+/// `check` doubled, each size up to the run's, until it checks the run (checks_the_run: tiles
+/// that divide a size divide its double; the run's sizes are the last resort). A check size the
+/// tiles do not divide was the variant's failure before (`collect --check-size M=32,N=32`
+/// recorded tiles of 64 as out of resources): the check is of the sizes, not of the variant.
+Sizes covering_check_sizes(const codegen::Kernel& kernel, const ir::Program& program, Sizes check,
+                           const Sizes& run) {
+  while (!checks_the_run(kernel, program, check) && check != run)
     for (auto& [name, value] : check) {
       const auto limit = run.find(name);
       value = limit == run.end() ? 2 * value : std::min(limit->second, 2 * value);
@@ -555,16 +579,17 @@ std::string reference_moves_by_one_ulp(const ir::Program& reference,
 
 RunReport run_program(runtime::Device& device, const ir::Program& program, const Sizes& sizes,
                       const RunOptions& options) {
-  // A check at sizes with no tile inside the grid would not run the copy of the code interior
-  // tiles take (codegen::Options::interior_tiles): the sizes are doubled (each up to the run's)
-  // until it does; at the run's sizes, the check is the run's own.
+  // A check at sizes that the kernel's tiles do not divide could not run, and one with no tile
+  // inside the grid would not run the copy of the code interior tiles take
+  // (codegen::Options::interior_tiles): the sizes are doubled (each up to the run's) until they
+  // do; at the run's sizes, the check is the run's own.
   std::optional<codegen::PreparedLaunch> full;
   if (options.check && !options.check_sizes.empty() && options.check_sizes != sizes) {
     full = codegen::prepare_launch(program, sizes, request_on(device, options),
                                    device.profile.limits());
-    if (!sees_interior_tiles(full->kernel, options.check_sizes)) {
+    if (!checks_the_run(full->kernel, program, options.check_sizes)) {
       RunOptions larger = options;
-      larger.check_sizes = covering_interior_tiles(full->kernel, options.check_sizes, sizes);
+      larger.check_sizes = covering_check_sizes(full->kernel, program, options.check_sizes, sizes);
       if (larger.check_sizes == sizes)
         larger.check_sizes.clear();
       return run_program(device, program, sizes, larger);

@@ -700,6 +700,49 @@ TEST_CASE("collect --check-size: each variant is verified at the smaller sizes a
         std::string::npos);
 }
 
+TEST_CASE("collect --check-size grows a check size the variant's tiles do not divide") {
+  // The kernel's float4 rows need N to be a multiple of 64: checked at 16 x 16 it cannot run, and
+  // collect recorded the variant as out of resources. The check is made at the sizes doubled
+  // until it can (64 x 64), and says so.
+  TempDir dir("check-size-grown");
+  ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
+  const fs::path db_path = dir.path / "g.db";
+  const runtime::IsolatedResult r =
+      runtime::run_isolated({LIFTX_BINARY,
+                             "collect",
+                             std::string(LIFTX_SOURCE_DIR) + "/stencils/jacobi2d5pt.lift",
+                             "--device",
+                             "cpu",
+                             "--size",
+                             "M=128,N=128",
+                             "--check-size",
+                             "M=16,N=16",
+                             "--where",
+                             "strategy=workgroup2d",
+                             "--where",
+                             "split=2",
+                             "--where",
+                             "tile_x=32",
+                             "--where",
+                             "tile_y=4",
+                             "--sample",
+                             "1",
+                             "--repeat",
+                             "1",
+                             "--warmup",
+                             "0",
+                             "--db",
+                             db_path.string()},
+                            std::chrono::milliseconds(120000));
+  INFO(r.stderr_text);
+  REQUIRE(r.succeeded());
+  perfdb::PerfDb db(db_path);
+  const std::vector<perfdb::Row> rows = db.rows(db.device_keys().at(0), "cpu");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].measurement->status == runtime::Status::ok);
+  CHECK(rows[0].measurement->message == "checked at M=64 N=64");
+}
+
 TEST_CASE("collect --warp-streams: the space has the warp streams, in a plan of its own") {
   TempDir dir("plan-warp");
   const fs::path db_path = dir.path / "w.db";

@@ -346,8 +346,9 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     CHECK(source.find("liftxTileEdge(") != std::string::npos);
     CHECK(source.find(") == 0) {") == std::string::npos);
   }
-  // A check at sizes with no interior tile (2 x 2 tiles of 4) would not run the interior copy:
-  // it is made at sizes doubled until it does (16 x 16), or at the run's.
+  // A check at sizes with no interior tile (2 x 2 tiles of 4) would not run the interior copy,
+  // and one at sizes the tiles do not divide (6 or 14 rows) could not run at all: it is made at
+  // sizes doubled until it does (16 x 16, 12 x 16), or at the run's (20 x 24, no smaller check).
   {
     rewrite::TemporalTiling tiling{3, 4, 4, false, Memory::local};
     const ir::Program program = heat(6, "clamp");
@@ -363,7 +364,9 @@ TEST_CASE("interior tiles get a copy of their code without repairs, and verify")
     for (const auto& [check, checked] :
          {std::pair{Sizes{{"M", 8}, {"N", 8}}, Sizes{{"M", 16}, {"N", 16}}},
           std::pair{Sizes{{"M", 12}, {"N", 16}}, Sizes{{"M", 12}, {"N", 16}}},
-          std::pair{Sizes{{"M", 4}, {"N", 24}}, Sizes{{"M", 16}, {"N", 24}}}}) {
+          std::pair{Sizes{{"M", 4}, {"N", 24}}, Sizes{{"M", 16}, {"N", 24}}},
+          std::pair{Sizes{{"M", 6}, {"N", 8}}, Sizes{{"M", 12}, {"N", 16}}},
+          std::pair{Sizes{{"M", 14}, {"N", 16}}, Sizes{}}}) {
       o.check_sizes = check;
       const exec::RunReport r = exec::run_program(cpu(), lowered, run_sizes, o);
       INFO(r.message);
