@@ -152,6 +152,28 @@ TEST_CASE("the shapes have their point counts") {
     CHECK(points(synth::Shape::cross, r) == static_cast<size_t>(8 * r + 1));
     CHECK(points(synth::Shape::diamond, r) == static_cast<size_t>(2 * r * r + 2 * r + 1));
   }
+  // 3D: the star 6r + 1 points, the cross the star and 12r diagonals of the axis planes, the
+  // diamond (2r + 1)(2r^2 + 2r + 3) / 3, the box (radius 1 only) 27; the upwind star 3r + 1.
+  auto points_3d = [](synth::Shape shape, int radius) {
+    synth::SynthOptions o;
+    o.shapes = {shape};
+    for (int i = 0;; ++i) {
+      const synth::ProgramSpec p = synth::generate_program(synth::Kind::stencil3d, 3, i, o);
+      const synth::StencilSpec& s = std::get<synth::StencilSpec>(p.spec);
+      REQUIRE(s.radius <= (shape == synth::Shape::box ? 1 : 2));
+      if (s.radius == radius && (shape != synth::Shape::asymmetric || s.upwind))
+        return s.points.size();
+    }
+  };
+  for (int r = 1; r <= 2; ++r) {
+    CAPTURE(r);
+    CHECK(points_3d(synth::Shape::star, r) == static_cast<size_t>(6 * r + 1));
+    CHECK(points_3d(synth::Shape::cross, r) == static_cast<size_t>(18 * r + 1));
+    CHECK(points_3d(synth::Shape::diamond, r) ==
+          static_cast<size_t>((2 * r + 1) * (2 * r * r + 2 * r + 3) / 3));
+    CHECK(points_3d(synth::Shape::asymmetric, r) == static_cast<size_t>(3 * r + 1));
+  }
+  CHECK(points_3d(synth::Shape::box, 1) == 27);
 }
 
 TEST_CASE("options restrict the shapes, the radius and the grids") {
