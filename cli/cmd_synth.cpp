@@ -51,7 +51,7 @@ void add_synth_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "synth", "Write random synthetic programs (.lift): 2D stencils, or another kind (--kind)");
-  cmd->add_option("--count", o->count, "how many stencils")->required();
+  cmd->add_option("--count", o->count, "how many programs")->required();
   cmd->add_option("--seed", o->seed, "seed of the draw (default 1)");
   cmd->add_option("--out", o->out,
                   "folder of the files DIR/synth_<seed>_<i>.lift (other kinds: "
