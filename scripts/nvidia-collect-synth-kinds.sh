@@ -7,20 +7,24 @@
 # measurement is verified against the interpreter (at CHECK sizes, then timed at the size below).
 # Resumable: a second run measures what the database lacks.
 # Usage: scripts/nvidia-collect-synth-kinds.sh DB [LIFTX] [COUNT]
-# (default build/liftx, 4 programs per kind). KINDS: the kinds (default every kind but stencil2d,
+# (default build/liftx, 2 programs per kind). KINDS: the kinds (default every kind but stencil2d,
 # which model/data/synth covers); STRATIFIED, UNIFORM, TOP: variants asked per program and stage
-# (default 120, 120, 40); STAGE_SECONDS: each stage's limit (default 40); OUT: the programs'
-# folder (default DB's folder/synth-kinds).
+# (default 120, 120, 40); STAGE_SECONDS: each stage's limit, planning included (default 30: at
+# most 6 kinds x 2 programs x 3 stages x 30 s = 18 minutes; a first stage may spend its limit
+# enumerating the space, which the later stages and a second run read from the database); OUT:
+# the programs' folder (default DB's folder/synth-kinds). DEVICE=cpu (profile cpu, sizes M=64,N=64 or 16³,
+# checked at half) tries the whole script on PoCL first.
 set -euo pipefail
 db=$1
 liftx=${2:-build/liftx}
-count=${3:-4}
+count=${3:-2}
 here=$(cd "$(dirname "$0")/.." && pwd)
-source "$here/scripts/nvidia-env.sh"
+device=${DEVICE:-nvidia}
+[[ $device == nvidia ]] && source "$here/scripts/nvidia-env.sh"
 out=${OUT:-$(dirname "$db")/synth-kinds}
 builders=$(($(nproc) > 3 ? $(nproc) - 2 : 1))
-common=(--device nvidia --profile nvidia --build-jobs "$builders" --quiet --db "$db" --resume
-        --time-limit "${STAGE_SECONDS:-40}")
+common=(--device "$device" --profile "$device" --build-jobs "$builders" --quiet --db "$db"
+        --resume --time-limit "${STAGE_SECONDS:-30}")
 # The sizes each kind is timed at (the regression suite's for its kind; 3D and products at the
 # sizes of their training programs) and the smaller sizes its variants are checked at (every
 # step of an iterated program).
@@ -30,6 +34,15 @@ declare -A size=([stencil3d]="M=256,N=256,O=256" [time_steps]="M=4096,N=4096"
 declare -A check=([stencil3d]="M=64,N=64,O=64" [time_steps]="M=512,N=512"
                   [multi_output]="M=512,N=512" [layout]="M=512,N=512" [reduction]="M=1024,N=1024"
                   [product]="M=128,N=128,K=128")
+if [[ $device == cpu ]]; then
+  for kind in "${!size[@]}"; do
+    case $kind in
+    stencil3d) size[$kind]="M=16,N=16,O=16" check[$kind]="M=8,N=8,O=8" ;;
+    product) size[$kind]="M=32,N=32,K=32" check[$kind]="M=16,N=16,K=16" ;;
+    *) size[$kind]="M=64,N=64" check[$kind]="M=32,N=32" ;;
+    esac
+  done
+fi
 for kind in ${KINDS:-stencil3d time_steps multi_output layout reduction product}; do
   [[ -n ${size[$kind]:-} ]] || { echo "unknown kind $kind" >&2; exit 2; }
   "$liftx" synth --kind "$kind" --count "$count" --seed 2101 --out "$out/$kind"
@@ -40,7 +53,7 @@ for kind in ${KINDS:-stencil3d time_steps multi_output layout reduction product}
       --sample "${STRATIFIED:-120}" --seed 41
     "$liftx" collect "$program" "${common[@]}" "${sizes[@]}" --sample "${UNIFORM:-120}" --seed 42
     "$liftx" collect "$program" "${common[@]}" "${sizes[@]}" --sample "${TOP:-40}" \
-      --ranked-by "$here/model/data/nvidia-model.json"
+      --ranked-by "$here/model/data/$device-model.json"
     echo "$(basename "$program" .lift): $(($(date +%s) - start)) s"
   done
 done
