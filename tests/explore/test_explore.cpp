@@ -701,9 +701,9 @@ TEST_CASE("collect --check-size: each variant is verified at the smaller sizes a
 }
 
 TEST_CASE("collect --check-size grows a check size the variant's tiles do not divide") {
-  // The kernel's float4 rows need N to be a multiple of 64: checked at 16 x 16 it cannot run, and
-  // collect recorded the variant as out of resources. The check is made at the sizes doubled
-  // until it can (64 x 64), and says so.
+  // The kernel's tiles (split 2 of 32 columns) need N to be a multiple of 64: checked at 16 x 16
+  // it could not run, and collect recorded the variant as out of resources. The check is made at
+  // the sizes doubled until it can (64 x 64), and says so.
   TempDir dir("check-size-grown");
   ScopedEnv cache("LIFTX_CACHE_DIR", (dir.path / "cache").c_str());
   const fs::path db_path = dir.path / "g.db";
