@@ -187,6 +187,10 @@ std::string launch_function(size_t m, const AdaptiveCandidate& candidate,
         line(fmt::format("if (s[{}] % {} != 0) return false; // aligned vector accesses",
                          it - names.begin(), divisor));
     }
+    for (const codegen::Kernel::SizeCondition& condition : kernel.size_conditions)
+      line(fmt::format("if (e.size({}) < 0) return false; // {}",
+                       emitter.sizes_only(condition.at_least_zero, "size condition"),
+                       condition.what));
     line(fmt::format("const int dims = {};", rule.dims));
     line("std::array<std::int64_t, 3> global{1, 1, 1}, rule_local{0, 0, 0};");
     for (int d = 0; d < rule.dims; ++d) {

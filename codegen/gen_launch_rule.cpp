@@ -62,6 +62,67 @@ void Generator::collect_size_divisors() {
   on_expr(program_.body);
 }
 
+void Generator::collect_size_conditions() {
+  auto require = [&](const arith::Expr& length, const arith::Expr& least, const char* what) {
+    const arith::Expr condition = length - least;
+    if (arith::prove_nonneg(condition))
+      return;
+    for (const Kernel::SizeCondition& c : kernel_.size_conditions)
+      if (c.at_least_zero == condition)
+        return;
+    kernel_.size_conditions.push_back(
+        {condition, fmt::format("{}: {} >= {}", what, length.to_string(), least.to_string())});
+  };
+  // The function a map of any level applies to each element; null for anything else.
+  auto mapped = [](const ir::Fun& f) -> const ir::Fun* {
+    return std::visit(
+        [](const auto& n) -> const ir::Fun* {
+          using N = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<N, ir::Map> || std::is_same_v<N, ir::MapSeq> ||
+                        std::is_same_v<N, ir::MapGlb> || std::is_same_v<N, ir::MapWrg> ||
+                        std::is_same_v<N, ir::MapLcl>)
+            return &n.f;
+          else
+            return nullptr;
+        },
+        f.data().node);
+  };
+  std::set<const void*> seen;
+  std::function<void(const ir::Fun&)> on_fun;
+  std::function<void(const ir::Expr&)> on_expr = [&](const ir::Expr& e) {
+    if (!seen.insert(e.identity()).second)
+      return;
+    if (const auto* call = e.as<ir::Call>(); call && call->args.size() == 1) {
+      // Through maps of it (map(slideShifted(...)) over rows): the function applied to elements.
+      ir::Fun fun = call->fun;
+      ir::Type arg = call->args[0].type();
+      for (const ir::Fun* inner = mapped(fun); inner && arg.as<ir::ArrayType>();
+           inner = mapped(fun)) {
+        arg = arg.as<ir::ArrayType>()->element;
+        fun = *inner;
+      }
+      const auto* in = arg.as<ir::ArrayType>();
+      if (const auto* s = fun.as<ir::SlideShifted>(); s && in)
+        require(in->length, s->size, "slideShifted's array must hold a window");
+      if (const auto* j = fun.as<ir::JoinShifted>(); j && in) {
+        // The last row starts `margin` in, and adds `margin` past the others.
+        const arith::Expr row = in->element.as<ir::ArrayType>()->length;
+        require(j->length, row + j->margin,
+                "joinShifted's shifted last tile must start at least its margin in");
+        require(j->length - (j->length - arith::Expr(1)) / row * row, j->margin,
+                "joinShifted's shifted last tile must add at least its margin past the others "
+                "(a fused tile repairs only the edges it touches)");
+      }
+    }
+    ir::for_each_child(e, on_fun, on_expr);
+  };
+  on_fun = [&](const ir::Fun& f) {
+    if (seen.insert(f.identity()).second)
+      ir::for_each_child(f, on_fun, on_expr);
+  };
+  on_expr(program_.body);
+}
+
 /// Global sizes follow the first mapGlb of each dimension; work-groups follow the first mapWrg,
 /// sized by the length most mapLcl of that dimension map over.
 void Generator::decide_launch() {

@@ -215,6 +215,8 @@ TargetPtr Generator::invert(const ir::Fun& f, const TargetPtr& dest, const ir::T
     arith::Expr chunk = x_type.as<ir::ArrayType>()->element.as<ir::ArrayType>()->length;
     return join_inverse(dest, chunk, x_type);
   }
+  if (const auto* j = f.as<ir::JoinShifted>())
+    return join_shifted_inverse(dest, j->length, x_type);
   if (const auto* s = f.as<ir::Split>())
     return split_inverse(dest, s->chunk, x_type);
   if (f.as<ir::Transpose>())

@@ -151,6 +151,7 @@ Generator::Generator(const ir::Program& program, const Options& options,
     reserved_.insert(v.node().name);
   }
   collect_size_divisors();
+  collect_size_conditions();
   if (lengths_)
     decide_launch();
 }
@@ -573,6 +574,16 @@ Value Generator::apply_node(const ir::Join&, Args args, const TargetPtr& dest,
 Value Generator::apply_node(const ir::Slide& n, Args args, const TargetPtr& dest,
                             const ir::Type& result) {
   return layout_result(slide_view(args.at(0), n.size, n.step, result), dest);
+}
+
+Value Generator::apply_node(const ir::SlideShifted& n, Args args, const TargetPtr& dest,
+                            const ir::Type& result) {
+  return layout_result(slide_shifted_view(args.at(0), n.size, n.step, result), dest);
+}
+
+Value Generator::apply_node(const ir::JoinShifted&, Args args, const TargetPtr& dest,
+                            const ir::Type& result) {
+  return layout_result(join_shifted_view(args.at(0), result), dest);
 }
 
 Value Generator::apply_node(const ir::Pad& n, Args args, const TargetPtr& dest,

@@ -107,6 +107,11 @@ public:
   Value apply_node(const ir::Split& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Join& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Slide& n, Args args, const TargetPtr& dest, const ir::Type& result);
+  Value apply_node(const ir::SlideShifted& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
+
+  Value apply_node(const ir::JoinShifted& n, Args args, const TargetPtr& dest,
+                   const ir::Type& result);
   Value apply_node(const ir::Pad& n, Args args, const TargetPtr& dest, const ir::Type& result);
   Value apply_node(const ir::Transpose& n, Args args, const TargetPtr& dest,
                    const ir::Type& result);
@@ -152,6 +157,8 @@ private:
 
   // ---- gen_launch_rule.cpp
   void collect_size_divisors();
+  /// Kernel::size_conditions of the program's shifted tilings (slideShifted, joinShifted).
+  void collect_size_conditions();
   void decide_launch();
   std::optional<arith::Expr> workers(Level level, int dim) const;
 

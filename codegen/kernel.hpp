@@ -168,6 +168,14 @@ struct Kernel {
   /// vector accesses are aligned only then. The program's exact divisions (split, slide,
   /// asVector) already demand it; launches check it.
   std::vector<std::pair<std::string, int64_t>> size_divisors;
+  /// Sizes the kernel needs beyond its divisors: each expression of the size variables must be
+  /// at least 0 (a shifted tiling's array at least one tile long: slideShifted, joinShifted),
+  /// with what it demands in words. Launches check them.
+  struct SizeCondition {
+    arith::Expr at_least_zero;
+    std::string what;
+  };
+  std::vector<SizeCondition> size_conditions;
   /// Private memory per work-item in bytes: private arrays, scalars and register windows, every
   /// one the kernel declares (the register estimate's basis: launch_refusal).
   int64_t private_bytes = 0;

@@ -182,6 +182,12 @@ PreparedLaunch prepare_launch(const ir::Program& program, const Sizes& sizes,
                      "{} = {}: the kernel of {} needs {} to be a multiple of {}", name, it->second,
                      program.name, name, divisor);
   }
+  for (const Kernel* k = &prepared.kernel; k; k = k->tail.get())
+    for (const Kernel::SizeCondition& condition : k->size_conditions) {
+      const int64_t slack = arith::evaluate(condition.at_least_zero, sizes);
+      LIFTX_USER_CHECK(slack >= 0, "the kernel of {} does not run at these sizes: {}, short by {}",
+                       program.name, condition.what, -slack);
+    }
 
   std::array<int64_t, 3> tied_global{1, 1, 1};
   std::array<int64_t, 3> tied_local{0, 0, 0};

@@ -273,6 +273,37 @@ Value slide_view(const Value& x, const arith::Expr& size, const arith::Expr& ste
       inner->reads_private);
 }
 
+Value slide_shifted_view(const Value& x, const arith::Expr& size, const arith::Expr& step,
+                         const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  const arith::Expr last = array_type(inner->type).length - size;
+  ir::Type window = array_type(result).element;
+  return make_array(
+      result,
+      [inner, step, last, window](const arith::Expr& i) {
+        const arith::Expr start = arith::min(i * step, last);
+        return make_array(
+            window, [inner, start](const arith::Expr& j) { return inner->at(start + j); },
+            inner->reads_private);
+      },
+      inner->reads_private);
+}
+
+Value join_shifted_view(const Value& x, const ir::Type& result) {
+  auto inner = std::get<std::shared_ptr<const ArrayValue>>(x);
+  const arith::Expr rows = array_type(inner->type).length;
+  const arith::Expr row_length = array_type(array_type(inner->type).element).length;
+  const arith::Expr last = array_type(result).length - row_length;
+  return make_array(
+      result,
+      [inner, rows, row_length, last](const arith::Expr& p) {
+        const arith::Expr i = arith::min(p / row_length, rows - arith::Expr(1));
+        Value row = inner->at(i);
+        return require_array(row, "joinShifted").at(p - arith::min(i * row_length, last));
+      },
+      inner->reads_private);
+}
+
 Value pad_view(const Value& x, const arith::Expr& left, const arith::Expr& right,
                const ir::Boundary& boundary, const ir::Type& result) {
   (void)right;
@@ -359,6 +390,25 @@ TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const 
     r->type = row;
     r->space = target->space;
     r->at = [target, chunk, i](const arith::Expr& j) { return target->at(i * chunk + j); };
+    return TargetPtr(r);
+  };
+  return t;
+}
+
+TargetPtr join_shifted_inverse(const TargetPtr& target, const arith::Expr& length,
+                               const ir::Type& x_type) {
+  ir::Type row = array_type(x_type).element;
+  const arith::Expr chunk = array_type(row).length;
+  const arith::Expr last = length - chunk;
+  auto t = std::make_shared<Target>();
+  t->type = x_type;
+  t->space = target->space;
+  t->at = [target, chunk, last, row](const arith::Expr& i) {
+    auto r = std::make_shared<Target>();
+    r->type = row;
+    r->space = target->space;
+    const arith::Expr start = arith::min(i * chunk, last);
+    r->at = [target, start](const arith::Expr& j) { return target->at(start + j); };
     return TargetPtr(r);
   };
   return t;

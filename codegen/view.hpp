@@ -120,6 +120,11 @@ Value split_view(const Value& x, const arith::Expr& chunk, const ir::Type& resul
 Value join_view(const Value& x, const ir::Type& result);
 Value slide_view(const Value& x, const arith::Expr& size, const arith::Expr& step,
                  const ir::Type& result);
+/// slideShifted: window i starts at min(i * step, n - size).
+Value slide_shifted_view(const Value& x, const arith::Expr& size, const arith::Expr& step,
+                         const ir::Type& result);
+/// joinShifted: element p of row min(p / m, rows - 1), the row that holds it first.
+Value join_shifted_view(const Value& x, const ir::Type& result);
 Value pad_view(const Value& x, const arith::Expr& left, const arith::Expr& right,
                const ir::Boundary& boundary, const ir::Type& result);
 Value transpose_view(const Value& x, const ir::Type& result);
@@ -127,6 +132,10 @@ Value zip_view(const std::vector<Value>& xs, const ir::Type& result);
 
 // Inverse views (writes): the target of X when the result of P(X) must land in `target`.
 TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
+/// result = joinShifted(length, X): X[i][j] lands in result[min(i * m, length - m) + j]; the
+/// overlapping rows both store (the same values).
+TargetPtr join_shifted_inverse(const TargetPtr& target, const arith::Expr& length,
+                               const ir::Type& x_type);
 TargetPtr split_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type);
 TargetPtr transpose_inverse(const TargetPtr& target, const ir::Type& x_type);
 

@@ -98,6 +98,8 @@ private:
   double applied_node(const ir::Split&, const std::vector<ir::Type>&) const { return 0; }
   double applied_node(const ir::Join&, const std::vector<ir::Type>&) const { return 0; }
   double applied_node(const ir::Slide&, const std::vector<ir::Type>&) const { return 0; }
+  double applied_node(const ir::SlideShifted&, const std::vector<ir::Type>&) const { return 0; }
+  double applied_node(const ir::JoinShifted&, const std::vector<ir::Type>&) const { return 0; }
   double applied_node(const ir::Pad&, const std::vector<ir::Type>&) const { return 0; }
   double applied_node(const ir::At&, const std::vector<ir::Type>&) const { return 0; }
   double applied_node(const ir::Get&, const std::vector<ir::Type>&) const { return 0; }

@@ -47,12 +47,21 @@ bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
 }
 
 /// Whether `program`, whose kernel is `kernel`, runs at `sizes`: its splits and tiles divide them,
-/// and so do the multiples its aligned vector accesses were generated for.
+/// and so do the multiples its aligned vector accesses were generated for; its shifted tilings
+/// have at least one tile (Kernel::size_conditions).
 bool runs_at(const codegen::Kernel& kernel, const ir::Program& program, const Sizes& sizes) {
-  for (const codegen::Kernel* k = &kernel; k; k = k->tail.get())
+  for (const codegen::Kernel* k = &kernel; k; k = k->tail.get()) {
     for (const auto& [name, divisor] : k->size_divisors)
       if (const auto it = sizes.find(name); it != sizes.end() && it->second % divisor != 0)
         return false;
+    for (const codegen::Kernel::SizeCondition& condition : k->size_conditions)
+      try {
+        if (arith::evaluate(condition.at_least_zero, sizes) < 0)
+          return false;
+      } catch (const UserError&) {
+        return false;
+      }
+  }
   try {
     interp::check_sizes(program, sizes);
   } catch (const UserError&) {

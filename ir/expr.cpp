@@ -460,6 +460,34 @@ Type reshape_type(const Fun& fun, const Slide& n, std::span<const Type> args) {
   return Type::array(Type::array(a.element, n.size), windows);
 }
 
+Type reshape_type(const Fun& fun, const SlideShifted& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  if (arith::prove_lt(a.length, n.size))
+    type_error(fun, fmt::format("window size {} is larger than the array length {}",
+                                n.size.to_string(), a.length.to_string()));
+  // ceil((length - size) / step) + 1 windows.
+  arith::Expr windows = (a.length - n.size + n.step - arith::Expr(1)) / n.step + arith::Expr(1);
+  return Type::array(Type::array(a.element, n.size), windows);
+}
+
+Type reshape_type(const Fun& fun, const JoinShifted& n, std::span<const Type> args) {
+  const ArrayType& a = expect_one_array(fun, args);
+  const auto* inner = a.element.as<ArrayType>();
+  if (!inner)
+    type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+  if (arith::prove_lt(n.length, inner->length + n.margin))
+    type_error(fun,
+               fmt::format("rows of {} and a margin of {} do not fit a length of {}",
+                           inner->length.to_string(), n.margin.to_string(), n.length.to_string()));
+  // The rows that cover the length, the last shifted back: ceil(length / m).
+  const arith::Expr rows = (n.length + inner->length - arith::Expr(1)) / inner->length;
+  if (arith::prove_lt(a.length, rows) || arith::prove_lt(rows, a.length))
+    type_error(fun,
+               fmt::format("{} rows of {} do not cover a length of {} exactly once each",
+                           a.length.to_string(), inner->length.to_string(), n.length.to_string()));
+  return Type::array(inner->element, n.length);
+}
+
 Type reshape_type(const Fun& fun, const Pad& n, std::span<const Type> args) {
   const ArrayType& a = expect_one_array(fun, args);
   check_boundary_fits(fun, n.boundary, a.element);
@@ -536,7 +564,8 @@ Type result_type(const Fun& fun, std::span<const Type> args) {
           return zip_type(fun, args);
         } else if constexpr (is_one_of<N, Tuple, Get>) {
           return tuple_op_type(fun, n, args);
-        } else if constexpr (is_one_of<N, Split, Join, Slide, Pad, At, Transpose>) {
+        } else if constexpr (is_one_of<N, Split, Join, Slide, SlideShifted, JoinShifted, Pad, At,
+                                       Transpose>) {
           return reshape_type(fun, n, args);
         } else if constexpr (std::is_same_v<N, Id>) {
           if (args.size() != 1)
@@ -626,6 +655,12 @@ Fun join() {
 }
 Fun slide(arith::Expr size, arith::Expr step) {
   return make(Slide{std::move(size), std::move(step)});
+}
+Fun slide_shifted(arith::Expr size, arith::Expr step) {
+  return make(SlideShifted{std::move(size), std::move(step)});
+}
+Fun join_shifted(arith::Expr length, arith::Expr margin) {
+  return make(JoinShifted{std::move(length), std::move(margin)});
 }
 Fun pad(arith::Expr left, arith::Expr right, Boundary boundary) {
   return make(Pad{std::move(left), std::move(right), boundary});

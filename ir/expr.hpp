@@ -150,6 +150,25 @@ struct Slide {
   arith::Expr size;
   arith::Expr step;
 };
+/// slide whose step need not divide: ceil((n - size) / step) + 1 windows, window i starting at
+/// min(i * step, n - size), so the last one ends at the array's end (Halide's ShiftInwards
+/// tail). A tiling of a size no tile divides: the last tile overlaps its neighbour instead of
+/// reaching past the array.
+struct SlideShifted {
+  arith::Expr size;
+  arith::Expr step;
+};
+/// The inverse layout of slideShifted's tiles: [k][m] -> [length], element (i, j) at
+/// min(i * m, length - m) + j, with k = ceil(length / m). Where the last row overlaps its
+/// neighbour, both hold the same values (tiles of one computation): reading takes the earlier
+/// row's, and writing stores both. `margin` is what the tiles' computation needs to be exact at
+/// the array's edges (a fused tile repairs only the edges it touches): the last row starts at
+/// least `margin` elements in, and adds at least `margin` elements past the others; lengths
+/// for which it does not are refused (launches, the interpreter).
+struct JoinShifted {
+  arith::Expr length;
+  arith::Expr margin;
+};
 struct Boundary {
   enum class Kind : uint8_t { Clamp, Mirror, Wrap, Constant };
   Kind kind = Kind::Clamp;
@@ -205,10 +224,10 @@ struct ToPrivate {
   Fun f;
 };
 
-using FunNode =
-    std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce, ReduceSeq, Iterate,
-                 Zip, Split, Join, Slide, Pad, At, Get, Transpose, Id, Generate, ToGlobal, ToLocal,
-                 ToLocalPadded, ToPrivate, AsVector, AsScalar, Vectorize, MapSeqSlide, Tuple>;
+using FunNode = std::variant<Lambda, UserFun, Map, MapSeq, MapGlb, MapWrg, MapLcl, Reduce,
+                             ReduceSeq, Iterate, Zip, Split, Join, Slide, Pad, At, Get, Transpose,
+                             Id, Generate, ToGlobal, ToLocal, ToLocalPadded, ToPrivate, AsVector,
+                             AsScalar, Vectorize, MapSeqSlide, Tuple, SlideShifted, JoinShifted>;
 
 struct ExprData {
   ExprNode node;
@@ -263,6 +282,8 @@ Fun tuple();
 Fun split(arith::Expr chunk); ///< chunk provably >= 1
 Fun join();
 Fun slide(arith::Expr size, arith::Expr step);                   ///< size >= 1, step >= 1
+Fun slide_shifted(arith::Expr size, arith::Expr step);           ///< size >= 1, step >= 1
+Fun join_shifted(arith::Expr length, arith::Expr margin);        ///< length >= 1, margin >= 0
 Fun pad(arith::Expr left, arith::Expr right, Boundary boundary); ///< left, right >= 0
 Fun at(arith::Expr index);
 Fun get(int index);

@@ -28,6 +28,8 @@ inline auto fields(const Tuple&) { return std::tuple<>(); }
 inline auto fields(const Split& n) { return std::tie(n.chunk); }
 inline auto fields(const Join&) { return std::tuple<>(); }
 inline auto fields(const Slide& n) { return std::tie(n.size, n.step); }
+inline auto fields(const SlideShifted& n) { return std::tie(n.size, n.step); }
+inline auto fields(const JoinShifted& n) { return std::tie(n.length, n.margin); }
 inline auto fields(const Pad& n) { return std::tie(n.left, n.right, n.boundary); }
 inline auto fields(const At& n) { return std::tie(n.index); }
 inline auto fields(const Get& n) { return std::tie(n.index); }

@@ -45,6 +45,8 @@ constexpr Primitive kPrimitives[] = {
   {"asScalar",    node_kind<AsScalar>,    L::None,      0, 1, "",    1,           "array",    P::Other,   false},
   {"vectorize",   node_kind<Vectorize>,   L::None,      0, 1, "sf",  kAtLeastOne, "argument", P::Other,   true},
   {"mapSeqSlide", node_kind<MapSeqSlide>, L::Seq,       0, 1, "fss", 1,           "array",    P::Window,  true},
+  {"slideShifted", node_kind<SlideShifted>, L::None,    0, 1, "ss",  1,           "array",    P::Other,   false},
+  {"joinShifted", node_kind<JoinShifted>, L::None,      0, 1, "ss",  1,           "array",    P::Other,   false},
   // derived forms (ir/derived.hpp), by the node they nest
   {"map2D",       node_kind<Map>,         L::None,      0, 2, "f",   1,           "array",    P::Map,     false},
   {"map3D",       node_kind<Map>,         L::None,      0, 3, "f",   1,           "array",    P::Map,     false},

@@ -111,6 +111,12 @@ struct TemporalTiling {
   /// warp_stream only: work-items of the sub-group, and the adjacent columns each owns.
   int64_t lanes = 32;
   int64_t lane_columns = 4;
+  /// warp_stream only: tile_x need not divide the grid's width. Each row's last tile is shifted
+  /// back to end at the grid's last column (slideShifted, joinShifted: Halide's ShiftInwards),
+  /// overlapping its neighbour, whose outputs it computes again and stores alike. So a warp's
+  /// rows can carry as many outputs as its lanes' columns leave after the halo (76 of 96 columns
+  /// at ten steps of a 3-point reach) where a dividing tile would carry 64.
+  bool shifted_last = false;
 };
 
 /// Whether `tiling` of `step` streams as a pipeline of windows: every shared stream, and every
@@ -125,6 +131,15 @@ bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling);
 /// tile is narrower than its widest halo ((degree - 1) reaches), or a tile does not divide.
 std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& step,
                                                         const TemporalTiling& tiling);
+
+/// The margin of a shifted last tile (TemporalTiling::shifted_last; ir::JoinShifted): the fewest
+/// columns by which it must start past the grid's first and add past its neighbour's, so that
+/// no tile's region crosses an edge it does not repair. 0 where nothing is repaired.
+int64_t shifted_tile_margin(const StencilStep& step, const TemporalTiling& tiling);
+
+/// Whether a grid `width` columns wide can be tiled with tiling's shifted last tile: one tile
+/// and the margin fit, and the last tile adds at least the margin.
+bool shifted_tiles_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t width);
 
 /// Scalars a work-item of a streamed launch holds in its register windows: n planes per step,
 /// step k's window holding planes of step k - 1 (the first step's, input planes), each plane

@@ -3,6 +3,7 @@
 #include "rewrite/lowering.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <initializer_list>
 
 namespace liftx::space {
@@ -379,20 +380,51 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
             reject("temporal tile recomputes too much");
             continue;
           }
-          // Rolled, or unrolled by its rings' slots (a window and the row being written):
-          // each copy then reads the registers of a ring at constant slots. Where the rows are
-          // registers (the device shuffles), a rolled loop indexes its rings by the row modulo
-          // the slots, which keeps them out of registers: on an H100 each rolled warp stream ran
-          // 3.2-5.2x slower than its shape unrolled (six pairs, docs/results.md), so only the
-          // unrolled one is planned there.
-          const int64_t copies = s.window + 1;
-          if (options.device.subgroup_shuffle && copies <= ir::kMaxSlideUnroll) {
-            tiling.unroll = copies;
-            temporal.push_back(tiling);
-          } else {
-            plan_rolled_and_unrolled(tiling, copies);
-          }
+          plan_warp_stream_loops(s, tiling);
         }
+    // A full warp whose rows carry every output its columns leave after the halo, the last tile
+    // of a row shifted back to the grid's edge (TemporalTiling::shifted_last): at ten steps of
+    // a 3-point reach, 76 outputs in 96 columns where a dividing tile carries 64.
+    for (int64_t streamed : {64, 128, 256})
+      for (int64_t columns : {2, 3, 4, 5, 6, 8}) {
+        const int64_t tile_x = kMaxLanes * columns - t * reach;
+        const bool divides = tile_x >= 1 && out[1] % tile_x == 0;
+        if (tile_x < 1 || (divides && std::has_single_bit(static_cast<uint64_t>(tile_x)) &&
+                           tile_x >= 32 && tile_x <= 256))
+          continue; // planned above
+        rewrite::TemporalTiling tiling{t, tile_x, streamed, false,
+                                       rewrite::TemporalTiling::Memory::warp_stream};
+        tiling.lanes = kMaxLanes;
+        tiling.lane_columns = columns;
+        tiling.shifted_last = !divides;
+        if (out[0] <= streamed || out[0] % streamed != 0 || out[1] <= tile_x ||
+            (tiling.shifted_last && !rewrite::shifted_tiles_fit(s, tiling, out[1]))) {
+          reject("tile does not divide");
+          continue;
+        }
+        if (static_cast<double>(kMaxLanes * columns) / static_cast<double>(tile_x) >
+            kMaxRedundantWork) {
+          reject("temporal tile recomputes too much");
+          continue;
+        }
+        plan_warp_stream_loops(s, tiling);
+      }
+  }
+}
+
+void VariantStream::State::plan_warp_stream_loops(const rewrite::StencilStep& s,
+                                                  rewrite::TemporalTiling tiling) {
+  // Rolled, or unrolled by its rings' slots (a window and the row being written): each copy
+  // then reads the registers of a ring at constant slots. Where the rows are registers (the
+  // device shuffles), a rolled loop indexes its rings by the row modulo the slots, which keeps
+  // them out of registers: on an H100 each rolled warp stream ran 3.2-5.2x slower than its shape
+  // unrolled (six pairs, docs/results.md), so only the unrolled one is planned there.
+  const int64_t copies = s.window + 1;
+  if (options.device.subgroup_shuffle && copies <= ir::kMaxSlideUnroll) {
+    tiling.unroll = copies;
+    temporal.push_back(tiling);
+  } else {
+    plan_rolled_and_unrolled(tiling, copies);
   }
 }
 
@@ -452,6 +484,8 @@ void VariantStream::State::lower_next_temporal() {
     parameters["warp"] = 1;
     parameters["lanes"] = tiling.lanes;
     parameters["columns"] = tiling.lane_columns;
+    if (tiling.shifted_last)
+      parameters["shifted"] = 1;
   }
   if (rewrite::streams_as_pipeline(*stencil_step, tiling))
     parameters["unroll"] = tiling.unroll;

@@ -234,6 +234,8 @@ struct VariantStream::State {
   /// A shared or warp stream's `tiling`, its loop along the stream rolled and unrolled by
   /// `copies`.
   void plan_rolled_and_unrolled(rewrite::TemporalTiling tiling, int64_t copies);
+  /// A warp stream's loop along the stream, rolled or unrolled as the device wants it.
+  void plan_warp_stream_loops(const rewrite::StencilStep& s, rewrite::TemporalTiling tiling);
   void lower_next_temporal();
 
   /// What the variants of a kernel share, into a Variant or a KernelVariants.

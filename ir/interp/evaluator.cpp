@@ -428,6 +428,41 @@ Value Evaluator::apply_node(const ir::Slide& n, std::span<const Value> args) {
   return make_array(make_node<SlideView>(a, (len - size) / step + 1, size, step));
 }
 
+Value Evaluator::apply_node(const ir::SlideShifted& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "slideShifted");
+  const int64_t size = size_of(n.size);
+  const int64_t step = size_of(n.step);
+  const int64_t len = length(a);
+  const std::string call =
+      fmt::format("slideShifted({}, {})", n.size.to_string(), n.step.to_string());
+  LIFTX_USER_CHECK(size >= 1 && step >= 1, "{} needs a size and step of at least 1, got {} and {}",
+                   call, size, step);
+  LIFTX_USER_CHECK(len >= size, "{} of an array of length {}: the window is longer than the array",
+                   call, len);
+  return make_array(
+      make_node<SlideShiftedView>(a, (len - size + step - 1) / step + 1, size, step, len - size));
+}
+
+Value Evaluator::apply_node(const ir::JoinShifted& n, std::span<const Value> args) {
+  const ArrayRef& a = only_array(args, "joinShifted");
+  const int64_t total = size_of(n.length);
+  const int64_t rows = length(a);
+  const int64_t row = rows > 0 ? length(element(a, 0).array()) : 0;
+  const int64_t margin = size_of(n.margin);
+  const std::string call =
+      fmt::format("joinShifted({}, {})", n.length.to_string(), n.margin.to_string());
+  LIFTX_USER_CHECK(row >= 1 && margin >= 0 && total >= row + margin,
+                   "{} of rows of {}: the rows and the margin {} do not fit the length {}", call,
+                   row, margin, total);
+  LIFTX_USER_CHECK((total + row - 1) / row == rows,
+                   "{} of {} rows of {}: {} rows cover the length {}", call, rows, row,
+                   (total + row - 1) / row, total);
+  LIFTX_USER_CHECK(total - (rows - 1) * row >= margin,
+                   "{} of {} rows of {}: the last row adds {} elements, less than the margin", call,
+                   rows, row, total - (rows - 1) * row);
+  return make_array(make_node<JoinShiftedView>(a, rows, row, total));
+}
+
 Value Evaluator::apply_node(const ir::Pad& n, std::span<const Value> args) {
   const ArrayRef& a = only_array(args, "pad");
   const int64_t left = size_of(n.left);

@@ -53,6 +53,8 @@ public:
   Value apply_node(const ir::Split& n, std::span<const Value> args);
   Value apply_node(const ir::Join& n, std::span<const Value> args);
   Value apply_node(const ir::Slide& n, std::span<const Value> args);
+  Value apply_node(const ir::SlideShifted& n, std::span<const Value> args);
+  Value apply_node(const ir::JoinShifted& n, std::span<const Value> args);
   Value apply_node(const ir::Pad& n, std::span<const Value> args);
   Value apply_node(const ir::At& n, std::span<const Value> args);
   Value apply_node(const ir::Get& n, std::span<const Value> args);

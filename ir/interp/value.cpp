@@ -198,6 +198,23 @@ Resolved SlideView::leaf(const int64_t* indices) const {
   return resolve(source, &i, 1);
 }
 
+SlideShiftedView::SlideShiftedView(ArrayRef source_, int64_t windows, int64_t size, int64_t step_,
+                                   int64_t last_)
+    : ArrayNode({windows, size}), source(std::move(source_)), step(step_), last(last_) {}
+Resolved SlideShiftedView::leaf(const int64_t* indices) const {
+  const int64_t i = std::min(indices[0] * step, last) + indices[1];
+  return resolve(source, &i, 1);
+}
+
+JoinShiftedView::JoinShiftedView(ArrayRef source_, int64_t rows_, int64_t row_, int64_t length)
+    : ArrayNode({length}), source(std::move(source_)), rows(rows_), row(row_) {}
+Resolved JoinShiftedView::leaf(const int64_t* indices) const {
+  const int64_t i = std::min(indices[0] / row, rows - 1);
+  const int64_t start = std::min(i * row, shape[0] - row);
+  const int64_t path[2] = {i, indices[0] - start};
+  return resolve(source, path, 2);
+}
+
 int64_t pad_source_index(PadMode mode, int64_t i, int64_t left, int64_t n) {
   const int64_t j = i - left;
   switch (mode) {

@@ -178,6 +178,24 @@ struct SlideView final : ArrayNode {
   int64_t step;
 };
 
+/// slideShifted: window i starts at min(i * step, last), last = length - size.
+struct SlideShiftedView final : ArrayNode {
+  SlideShiftedView(ArrayRef source, int64_t windows, int64_t size, int64_t step, int64_t last);
+  Resolved leaf(const int64_t* indices) const override;
+  ArrayRef source;
+  int64_t step;
+  int64_t last;
+};
+
+/// joinShifted: element p of the row that holds it first (the last row starts at length - m).
+struct JoinShiftedView final : ArrayNode {
+  JoinShiftedView(ArrayRef source, int64_t rows, int64_t row, int64_t length);
+  Resolved leaf(const int64_t* indices) const override;
+  ArrayRef source;
+  int64_t rows;
+  int64_t row;
+};
+
 enum class PadMode : uint8_t { Clamp, Mirror, Wrap, Constant };
 /// Maps index i of the padded array (original length n, left padding l) to the source index, or
 /// -1 for a constant element. Exposed for tests.

@@ -162,6 +162,14 @@ ir::Fun Elaborator::primitive(const Primitive& p, std::span<const Syntax* const>
     arith::Expr window = size(*args[0]);
     return ir::slide(window, size(*args[1]));
   }
+  case node_kind<ir::SlideShifted>: {
+    arith::Expr window = size(*args[0]);
+    return ir::slide_shifted(window, size(*args[1]));
+  }
+  case node_kind<ir::JoinShifted>: {
+    arith::Expr length = size(*args[0]);
+    return ir::join_shifted(length, size(*args[1]));
+  }
   case node_kind<ir::Pad>: {
     arith::Expr left = size(*args[0]);
     arith::Expr right = size(*args[1]);

@@ -588,9 +588,16 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
       {step.grid});
   const ir::Expr padded = ir::call(
       ir::map(ir::pad(arith::Expr(left), arith::Expr(right), step.boundary)), {rows_padded});
-  const ir::Expr tiles =
-      ir::slide_2d(ir::DimPair{arith::Expr(tiling.tile_y + t * reach), arith::Expr(tiling.tile_y)},
-                   ir::DimPair{arith::Expr(width), arith::Expr(outputs)}, padded, loc);
+  // slide2D, but a shifted last tile along x (TemporalTiling::shifted_last) where asked.
+  const ir::Fun cut_row = tiling.shifted_last
+                              ? ir::slide_shifted(arith::Expr(width), arith::Expr(outputs))
+                              : ir::slide(arith::Expr(width), arith::Expr(outputs));
+  const ir::Expr row_tiles_of_rows = ir::call(ir::map(cut_row), {padded}, loc);
+  const ir::Expr tiles = ir::call(
+      ir::map(ir::transpose()),
+      {ir::call(ir::slide(arith::Expr(tiling.tile_y + t * reach), arith::Expr(tiling.tile_y)),
+                {row_tiles_of_rows}, loc)},
+      loc);
 
   auto rotated = [&](const ir::Expr& row) {
     if (left == 0)
@@ -711,10 +718,30 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
     });
     return ir::call(ir::map_wrg(0, per_tile), {row_tiles});
   });
-  return untile(ir::call(ir::map_wrg(1, per_row), {tile_rows}));
+  const ir::Expr tiled_outputs = ir::call(ir::map_wrg(1, per_row), {tile_rows});
+  if (!tiling.shifted_last)
+    return untile(tiled_outputs);
+  // untile with the rows' tiles joined back over the grid's width, the last one shifted. A tile
+  // repairs only the edges it touches, so the shifted tile must leave its neighbour's region
+  // (the widest intermediate halo past its outputs) inside the grid, and start beyond the
+  // first tile's: a margin of (t - 1) reaches.
+  const int64_t margin = shifted_tile_margin(step, tiling);
+  const arith::Expr grid_width = element_of(step.grid.type()).as<ir::ArrayType>()->length;
+  const ir::Expr rows = ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {tiled_outputs})});
+  return ir::call(ir::map(ir::join_shifted(grid_width, arith::Expr(margin))), {rows});
 }
 
 } // namespace
+
+int64_t shifted_tile_margin(const StencilStep& step, const TemporalTiling& tiling) {
+  const bool repaired = step.boundary.kind != ir::Boundary::Kind::Wrap && tiling.degree >= 2;
+  return repaired ? (tiling.degree - 1) * std::max(step.pad_low, step.pad_high) : 0;
+}
+
+bool shifted_tiles_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t width) {
+  const int64_t margin = shifted_tile_margin(step, tiling), tile = tiling.tile_x;
+  return tile >= 1 && width >= tile + margin && width - (width - 1) / tile * tile >= margin;
+}
 
 bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling) {
   if (tiling.memory == TemporalTiling::Memory::shared_stream ||
@@ -737,6 +764,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   const int64_t t = tiling.degree;
   if (t < 1)
     return fmt::format("a temporal degree of {} computes nothing", t);
+  if (tiling.shifted_last && tiling.memory != TemporalTiling::Memory::warp_stream)
+    return std::string("only a warp stream shifts its last tile");
   if (std::any_of(tile.begin(), tile.end(), [](int64_t u) { return u < 1; }))
     return std::string("a tile needs at least one output along every dimension");
   const bool constant = step.boundary.kind == ir::Boundary::Kind::Constant;

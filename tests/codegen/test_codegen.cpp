@@ -332,6 +332,35 @@ TEST_CASE("a launch that leaves the work-group to the runtime is checked at smal
   CHECK(report.verification.checked_sizes == Sizes{{"N", 16}});
 }
 
+TEST_CASE("shifted tiles: windows read from min(i * step, n - size), rows written back alike, "
+          "and the sizes they need checked before a launch") {
+  ir::Module m = parse::parse_module("userfun sq(x: float): float { return x * x + 1.0f; }\n"
+                                     "def p(in: [float]N) = joinShifted(N, 1, mapGlb0(w => "
+                                     "mapSeq(sq, w), slideShifted(4, 4, in)))",
+                                     "shifted.lift");
+  const codegen::Kernel kernel = codegen::generate(m.main());
+  CHECK(kernel.source.find("min(") != std::string::npos);
+  REQUIRE(kernel.size_conditions.size() == 3);
+  exec::RunOptions options;
+  options.time = false;
+  options.roofline = false;
+  // 4 divides 12; 13 and 10 shift the last tile back (by 3 and 2), which rewrites its
+  // neighbour's outputs with the same values.
+  for (const int64_t n : {int64_t(12), int64_t(13), int64_t(10)}) {
+    CAPTURE(n);
+    const exec::RunReport report = exec::run_program(test::pocl(), m.main(), {{"N", n}}, options);
+    INFO(report.message);
+    CHECK(report.status == runtime::Status::ok);
+    CHECK(report.verification.passed);
+    CHECK(report.verification.elements == n);
+  }
+  // 4 elements: one tile, not the margin of 1 past it; 4 <= N < 5 has no launch.
+  const DeviceLimits cpu = runtime::named_profile("cpu").limits();
+  CHECK_THROWS_WITH_AS(codegen::prepare_launch(m.main(), {{"N", 4}}, {}, cpu),
+                       doctest::Contains("start at least its margin in"), UserError);
+  CHECK_NOTHROW(codegen::prepare_launch(m.main(), {{"N", 5}}, {}, cpu));
+}
+
 TEST_CASE("launches whose work-group would need more registers than the device has are refused") {
   // 128 floats of private memory per work-item: about 144 registers, so a GPU's 65,536 hold
   // work-groups of up to 455 work-items.

@@ -63,6 +63,61 @@ TEST_CASE("slide windows") {
   check_equal(out, {4, 3}, want);
 }
 
+TEST_CASE("slideShifted: the last window ends at the array's end; joinShifted puts rows back") {
+  ir::Expr x = ir::param(vec("N"), "x");
+  for (const int64_t n : {int64_t(10), int64_t(12), int64_t(4)}) {
+    CAPTURE(n);
+    const Sizes sizes{{"N", n}};
+    HostArray in = input_for(vec("N"), sizes, 3);
+    // Windows of 4 at step 4: at 0, 4, then shifted back to n - 4 where 4 does not divide n.
+    HostArray out = run(program({x}, ir::call(ir::slide_shifted(4, 4), {x})), {in}, sizes);
+    const int64_t windows = (n - 4 + 3) / 4 + 1;
+    std::vector<float> want;
+    for (int64_t w = 0; w < windows; ++w)
+      for (int64_t k = 0; k < 4; ++k)
+        want.push_back(f(in, std::min(4 * w, n - 4) + k));
+    check_equal(out, {windows, 4}, want);
+    // joinShifted undoes it: every element back in its place once.
+    const ir::Expr round_trip =
+        ir::call(ir::join_shifted(arith::var("N"), 0), {ir::call(ir::slide_shifted(4, 4), {x})});
+    HostArray back = run(program({x}, round_trip), {in}, sizes);
+    CHECK(back.shape == std::vector<int64_t>{n});
+    CHECK(back.data == in.data);
+  }
+  // Overlapping windows (size 5, step 3) of 11: at 0, 3, then 6.
+  const Sizes sizes{{"N", 11}};
+  HostArray in = input_for(vec("N"), sizes, 4);
+  HostArray out = run(program({x}, ir::call(ir::slide_shifted(5, 3), {x})), {in}, sizes);
+  std::vector<float> want;
+  for (int64_t start : {0, 3, 6})
+    for (int64_t k = 0; k < 5; ++k)
+      want.push_back(f(in, start + k));
+  check_equal(out, {3, 5}, want);
+}
+
+TEST_CASE("slideShifted and joinShifted refuse lengths they do not fit, and margins not left") {
+  ir::Expr x = ir::param(vec("N"), "x");
+  const ir::Program windows = program({x}, ir::call(ir::slide_shifted(4, 4), {x}));
+  const Sizes short_sizes{{"N", 3}};
+  CHECK_THROWS_WITH_AS(run(windows, {input_for(vec("N"), short_sizes, 5)}, short_sizes),
+                       doctest::Contains("the window is longer than the array"), UserError);
+  // Rows of 4 over N with a margin of 2: the last row starts at N - 4 >= 2 and adds
+  // N - 4 * (rows - 1) >= 2 elements past the others.
+  const ir::Program joined = program({x}, ir::call(ir::join_shifted(arith::var("N"), 2),
+                                                   {ir::call(ir::slide_shifted(4, 4), {x})}));
+  for (const int64_t n : {int64_t(10), int64_t(6), int64_t(8)}) {
+    const Sizes sizes{{"N", n}};
+    HostArray in = input_for(vec("N"), sizes, 6);
+    CHECK(run(joined, {in}, sizes).data == in.data);
+  }
+  const Sizes one_new{{"N", 9}}; // rows at 0, 4, 5: the last adds one element
+  CHECK_THROWS_WITH_AS(run(joined, {input_for(vec("N"), one_new, 7)}, one_new),
+                       doctest::Contains("less than the margin"), UserError);
+  const Sizes too_short{{"N", 5}}; // the last row would start at 1
+  CHECK_THROWS_WITH_AS(run(joined, {input_for(vec("N"), too_short, 8)}, too_short),
+                       doctest::Contains("do not fit the length"), UserError);
+}
+
 TEST_CASE("pad: every boundary mode, including several periods") {
   const Sizes sizes{{"N", 4}};
   ir::Expr x = ir::param(vec("N"), "x");

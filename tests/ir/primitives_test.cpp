@@ -72,6 +72,10 @@ Fun example(const Primitive& p) {
     return vectorize(4, neg());
   case node_kind<MapSeqSlide>:
     return map_seq_slide(lambda({window}, call(neg(), {window[1]})), 3, 1);
+  case node_kind<SlideShifted>:
+    return slide_shifted(4, 3);
+  case node_kind<JoinShifted>:
+    return join_shifted(arith::var("N"), 2);
   default:
     INFO(p.name);
     FAIL("no example of this primitive");
@@ -197,6 +201,10 @@ TEST_CASE("fields: hashing and equality see every field") {
       {as_vector(4), as_vector(8)},
       {to_local_padded(1, neg()), to_local_padded(2, neg())},
       {to_local(neg()), to_local_padded(1, neg())},
+      {slide(4, 3), slide_shifted(4, 3)},
+      {slide_shifted(4, 3), slide_shifted(4, 2)},
+      {join_shifted(arith::var("N"), 2), join_shifted(arith::var("N"), 1)},
+      {join_shifted(arith::var("N"), 2), join_shifted(arith::var("M"), 2)},
   };
   CHECK_THROWS_AS(to_local_padded(0, neg()), UserError);
   CHECK_THROWS_AS(map_seq_slide(neg(), 3, 1, 0), UserError);

@@ -863,6 +863,61 @@ TEST_CASE("warp streams refuse rows without room for their halo and lanes across
   CHECK(std::get<std::string>(thin).find("outputs per row") != std::string::npos);
 }
 
+TEST_CASE("a warp stream's last tile shifted back to the grid's edge verifies at widths no tile "
+          "divides, and refuses widths that leave less than its margin") {
+  using Memory = rewrite::TemporalTiling::Memory;
+  struct Row {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y, width;
+  };
+  // Rows of 4 lanes x 4 columns. The margin is (degree - 1) reaches where the edges are repaired
+  // (2 for three steps), 0 for wrap: at width 29 the last of the 9-column tiles adds exactly 2.
+  const Row rows[] = {
+      {"clamp", 7, 3, 9, 5, 31}, {"clamp", 7, 3, 9, 5, 29},          {"mirror", 5, 2, 10, 4, 29},
+      {"wrap", 8, 4, 7, 4, 30},  {"constant(0.5f)", 7, 3, 9, 5, 25}, {"clamp", 4, 2, 10, 4, 12},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(std::string(row.boundary));
+    CAPTURE(row.degree);
+    CAPTURE(row.tile_x);
+    CAPTURE(row.width);
+    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, false, Memory::warp_stream};
+    tiling.lanes = 4;
+    tiling.lane_columns = 4;
+    tiling.shifted_last = true;
+    const ir::Program program = heat(row.steps, row.boundary);
+    const rewrite::StencilStep step =
+        std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
+    CHECK(rewrite::shifted_tiles_fit(step, tiling, row.width));
+    const Sizes sizes{{"M", 20}, {"N", row.width}};
+    for (const codegen::SubgroupRows rows_in :
+         {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
+      const exec::RunReport r = run_fused(program, tiling, sizes, rows_in, true);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+      CHECK(r.verification.passed);
+      CHECK(r.verification.elements == 20 * row.width);
+    }
+  }
+  // At width 28 the last 9-column tile adds one column: the second-to-last tile's region would
+  // cross the edge, which only the last repairs. Refused before a launch, not miscomputed.
+  rewrite::TemporalTiling tiling{3, 9, 5, false, Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 4;
+  tiling.shifted_last = true;
+  const ir::Program program = heat(7, "clamp");
+  const rewrite::StencilStep step =
+      std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
+  CHECK_FALSE(rewrite::shifted_tiles_fit(step, tiling, 28));
+  CHECK_THROWS_WITH_AS(run_fused(program, tiling, {{"M", 20}, {"N", 28}}),
+                       doctest::Contains("must add at least its margin"), UserError);
+  // Only a warp stream shifts its last tile.
+  tiling.memory = Memory::registers;
+  const auto not_warp = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<std::string>(not_warp));
+  CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
+}
+
 TEST_CASE("warp streams are in the space where sub-groups shuffle or when asked for, a warp's "
           "lanes each, and verify") {
   space::SpaceOptions o = small_grid_space();
