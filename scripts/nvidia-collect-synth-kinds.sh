@@ -13,18 +13,26 @@
 # most 6 kinds x 2 programs x 3 stages x 30 s = 18 minutes; a first stage may spend its limit
 # enumerating the space, which the later stages and a second run read from the database); OUT:
 # the programs' folder (default DB's folder/synth-kinds). DEVICE=cpu (profile cpu, sizes M=64,N=64 or 16³,
-# checked at half) tries the whole script on PoCL first.
+# checked at half) tries the whole script on PoCL first. PLAN_ONLY=1 only enumerates every
+# stage's sample into DB (`collect --plan-only`, no device, no time limit): run it on the
+# development machine first and carry DB, so that the device's stages measure from the first
+# second (on 2026-12-07 the products' and a 32-step program's stages spent all their time
+# enumerating on the device and measured nothing; data/h100-synth-kinds).
 set -euo pipefail
 db=$1
 liftx=${2:-build/liftx}
 count=${3:-2}
 here=$(cd "$(dirname "$0")/.." && pwd)
 device=${DEVICE:-nvidia}
-[[ $device == nvidia ]] && source "$here/scripts/nvidia-env.sh"
 out=${OUT:-$(dirname "$db")/synth-kinds}
-builders=$(($(nproc) > 3 ? $(nproc) - 2 : 1))
-common=(--device "$device" --profile "$device" --build-jobs "$builders" --quiet --db "$db"
-        --resume --time-limit "${STAGE_SECONDS:-30}")
+if [[ ${PLAN_ONLY:-0} == 1 ]]; then
+  common=(--plan-only --profile "$device" --quiet --db "$db" --resume)
+else
+  [[ $device == nvidia ]] && source "$here/scripts/nvidia-env.sh"
+  builders=$(($(nproc) > 3 ? $(nproc) - 2 : 1))
+  common=(--device "$device" --profile "$device" --build-jobs "$builders" --quiet --db "$db"
+          --resume --time-limit "${STAGE_SECONDS:-30}")
+fi
 # The sizes each kind is timed at (the regression suite's for its kind; 3D and products at the
 # sizes of their training programs) and the smaller sizes its variants are checked at (every
 # step of an iterated program).

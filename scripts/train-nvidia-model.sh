@@ -68,7 +68,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
                h200-products-local-tiles h200-3d-512-training h100-3d-256-training \
-               h100-fused-steps; do  # data/README.md
+               h100-fused-steps h100-synth-kinds; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -83,12 +83,13 @@ declare -A sources=(
   [h200-3d-512.db]=$work/h200-3d-512-training/train-3d-512.db.xz         # 3D training programs at 512³
   [h100-3d-256.db]=$work/h100-3d-256-training/train-3d-256.db.xz         # the five of them at 256³
   [h100-steps.db]=$work/h100-fused-steps/train-steps.db.xz               # 64 steps at 4096², warp streams
+  [h100-synth-kinds.db]=$work/h100-synth-kinds/synth-kinds.db.xz         # synth --kind: 3D, reductions, ...
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
   [h100-steps-suite.db]=$work/h100-fused-steps/suite-steps.db.xz         # judged on too: 64 steps at 8192²
 )
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
             h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db h100-3d-256.db \
-            h100-steps.db suite.db h100-steps-suite.db; do
+            h100-steps.db h100-synth-kinds.db suite.db h100-steps-suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
@@ -109,7 +110,8 @@ fi
 "$liftx" route --base base.json "${add_routes[@]}" "${against_base[@]}" "${route_model[@]}" \
   "${stencils_2d[@]}" \
   --add-db h200-kinds.db --add-db h200-products.db --add-db h200-products-local.db \
-  --add-db h200-3d-512.db --add-db h100-3d-256.db --add-db h100-steps.db "${recipe[@]}" \
+  --add-db h200-3d-512.db --add-db h100-3d-256.db --add-db h100-steps.db \
+  --add-db h100-synth-kinds.db "${recipe[@]}" \
   -o candidate.json
 status=0
 # The suite, then the fused steps' inputs at 8192² x 64 measured on an H100 (warp streams among
