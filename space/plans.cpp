@@ -397,9 +397,12 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
         tiling.lanes = kMaxLanes;
         tiling.lane_columns = columns;
         tiling.shifted_last = !divides;
-        if (out[0] <= streamed || out[0] % streamed != 0 || out[1] <= tile_x ||
-            (tiling.shifted_last && !rewrite::shifted_tiles_fit(s, tiling, out[1]))) {
+        if (out[0] <= streamed || out[0] % streamed != 0 || out[1] <= tile_x) {
           reject("tile does not divide");
+          continue;
+        }
+        if (tiling.shifted_last && !rewrite::shifted_tiles_fit(s, tiling, out[1])) {
+          reject("shifted tile short of its margin");
           continue;
         }
         if (static_cast<double>(kMaxLanes * columns) / static_cast<double>(tile_x) >
