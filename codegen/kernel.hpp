@@ -169,8 +169,8 @@ struct Kernel {
   /// asVector) already demand it; launches check it.
   std::vector<std::pair<std::string, int64_t>> size_divisors;
   /// Sizes the kernel needs beyond its divisors: each expression of the size variables must be
-  /// at least 0 (a shifted tiling's array at least one tile long: slideShifted, joinShifted),
-  /// with what it demands in words. Launches check them.
+  /// at least 0 (a shifted tiling's array holds a tile, and its last tile leaves the margin:
+  /// slideShifted, joinShifted), with what it demands in words. Launches check them.
   struct SizeCondition {
     arith::Expr at_least_zero;
     std::string what;

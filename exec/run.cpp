@@ -48,7 +48,7 @@ bool sees_interior_tiles(const codegen::Kernel& kernel, const Sizes& sizes) {
 
 /// Whether `program`, whose kernel is `kernel`, runs at `sizes`: its splits and tiles divide them,
 /// and so do the multiples its aligned vector accesses were generated for; its shifted tilings
-/// have at least one tile (Kernel::size_conditions).
+/// fit, margins included (Kernel::size_conditions).
 bool runs_at(const codegen::Kernel& kernel, const ir::Program& program, const Sizes& sizes) {
   for (const codegen::Kernel* k = &kernel; k; k = k->tail.get()) {
     for (const auto& [name, divisor] : k->size_divisors)
