@@ -462,6 +462,9 @@ Type reshape_type(const Fun& fun, const Slide& n, std::span<const Type> args) {
 
 Type reshape_type(const Fun& fun, const SlideShifted& n, std::span<const Type> args) {
   const ArrayType& a = expect_one_array(fun, args);
+  if (arith::prove_lt(n.size, arith::Expr(1)) || arith::prove_lt(n.step, arith::Expr(1)))
+    type_error(fun, fmt::format("needs a window size and a step of at least 1, got {} and {}",
+                                n.size.to_string(), n.step.to_string()));
   if (arith::prove_lt(a.length, n.size))
     type_error(fun, fmt::format("window size {} is larger than the array length {}",
                                 n.size.to_string(), a.length.to_string()));
@@ -475,6 +478,10 @@ Type reshape_type(const Fun& fun, const JoinShifted& n, std::span<const Type> ar
   const auto* inner = a.element.as<ArrayType>();
   if (!inner)
     type_error(fun, fmt::format("expected an array of arrays, got {}", args[0].to_string()));
+  if (arith::prove_lt(inner->length, arith::Expr(1)) || arith::prove_lt(n.margin, arith::Expr(0)))
+    type_error(fun, fmt::format("needs rows of at least 1 element and a margin of at least 0, got "
+                                "{} and {}",
+                                inner->length.to_string(), n.margin.to_string()));
   if (arith::prove_lt(n.length, inner->length + n.margin))
     type_error(fun,
                fmt::format("rows of {} and a margin of {} do not fit a length of {}",

@@ -439,8 +439,9 @@ Value Evaluator::apply_node(const ir::SlideShifted& n, std::span<const Value> ar
                    call, size, step);
   LIFTX_USER_CHECK(len >= size, "{} of an array of length {}: the window is longer than the array",
                    call, len);
-  return make_array(
-      make_node<SlideShiftedView>(a, (len - size + step - 1) / step + 1, size, step, len - size));
+  // ceil((len - size) / step) + 1, without the sum that could overflow for a huge step.
+  const int64_t windows = (len - size) / step + ((len - size) % step != 0 ? 1 : 0) + 1;
+  return make_array(make_node<SlideShiftedView>(a, windows, size, step, len - size));
 }
 
 Value Evaluator::apply_node(const ir::JoinShifted& n, std::span<const Value> args) {
@@ -451,12 +452,12 @@ Value Evaluator::apply_node(const ir::JoinShifted& n, std::span<const Value> arg
   const int64_t margin = size_of(n.margin);
   const std::string call =
       fmt::format("joinShifted({}, {})", n.length.to_string(), n.margin.to_string());
-  LIFTX_USER_CHECK(row >= 1 && margin >= 0 && total >= row + margin,
+  LIFTX_USER_CHECK(row >= 1 && margin >= 0 && total >= row && total - row >= margin,
                    "{} of rows of {}: the rows and the margin {} do not fit the length {}", call,
                    row, margin, total);
-  LIFTX_USER_CHECK((total + row - 1) / row == rows,
-                   "{} of {} rows of {}: {} rows cover the length {}", call, rows, row,
-                   (total + row - 1) / row, total);
+  const int64_t covering = total / row + (total % row != 0 ? 1 : 0); // without overflow
+  LIFTX_USER_CHECK(covering == rows, "{} of {} rows of {}: {} rows cover the length {}", call, rows,
+                   row, covering, total);
   LIFTX_USER_CHECK(total - (rows - 1) * row >= margin,
                    "{} of {} rows of {}: the last row adds {} elements, less than the margin", call,
                    rows, row, total - (rows - 1) * row);

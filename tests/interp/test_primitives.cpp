@@ -97,6 +97,14 @@ TEST_CASE("slideShifted: the last window ends at the array's end; joinShifted pu
 
 TEST_CASE("slideShifted and joinShifted refuse lengths they do not fit, and margins not left") {
   ir::Expr x = ir::param(vec("N"), "x");
+  // Types: no window, no step, rows of nothing, a negative margin.
+  CHECK_THROWS_AS(ir::call(ir::slide_shifted(3, 0), {x}), UserError);
+  CHECK_THROWS_AS(ir::call(ir::slide_shifted(0, 1), {x}), UserError);
+  ir::Expr empty_rows = ir::param(array_of(array_of(ir::Type::float_(), 0), arith::var("N")), "e");
+  CHECK_THROWS_AS(ir::call(ir::join_shifted(arith::var("N"), 0), {empty_rows}), UserError);
+  CHECK_THROWS_AS(
+      ir::call(ir::join_shifted(arith::var("N"), -1), {ir::call(ir::slide_shifted(4, 4), {x})}),
+      UserError);
   const ir::Program windows = program({x}, ir::call(ir::slide_shifted(4, 4), {x}));
   const Sizes short_sizes{{"N", 3}};
   CHECK_THROWS_WITH_AS(run(windows, {input_for(vec("N"), short_sizes, 5)}, short_sizes),
