@@ -379,39 +379,39 @@ Value zip_view(const std::vector<Value>& xs, const ir::Type& result) {
       reads_private);
 }
 
-TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type) {
-  // result = join(X), X : [[T]chunk]n  =>  X[i][j] lands in result[i*chunk + j]
+namespace {
+
+/// The target of rows X whose row i lands in `target` from element row_start(i) on (join's
+/// inverse and joinShifted's).
+TargetPtr rows_landing_at(const TargetPtr& target, const ir::Type& x_type,
+                          std::function<arith::Expr(const arith::Expr&)> row_start) {
   ir::Type row = array_type(x_type).element;
   auto t = std::make_shared<Target>();
   t->type = x_type;
   t->space = target->space;
-  t->at = [target, chunk, row](const arith::Expr& i) {
+  t->at = [target, row, row_start = std::move(row_start)](const arith::Expr& i) {
     auto r = std::make_shared<Target>();
     r->type = row;
     r->space = target->space;
-    r->at = [target, chunk, i](const arith::Expr& j) { return target->at(i * chunk + j); };
+    r->at = [target, start = row_start(i)](const arith::Expr& j) { return target->at(start + j); };
     return TargetPtr(r);
   };
   return t;
 }
 
+} // namespace
+
+TargetPtr join_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type) {
+  // result = join(X), X : [[T]chunk]n  =>  X[i][j] lands in result[i*chunk + j]
+  return rows_landing_at(target, x_type, [chunk](const arith::Expr& i) { return i * chunk; });
+}
+
 TargetPtr join_shifted_inverse(const TargetPtr& target, const arith::Expr& length,
                                const ir::Type& x_type) {
-  ir::Type row = array_type(x_type).element;
-  const arith::Expr chunk = array_type(row).length;
+  const arith::Expr chunk = array_type(array_type(x_type).element).length;
   const arith::Expr last = length - chunk;
-  auto t = std::make_shared<Target>();
-  t->type = x_type;
-  t->space = target->space;
-  t->at = [target, chunk, last, row](const arith::Expr& i) {
-    auto r = std::make_shared<Target>();
-    r->type = row;
-    r->space = target->space;
-    const arith::Expr start = arith::min(i * chunk, last);
-    r->at = [target, start](const arith::Expr& j) { return target->at(start + j); };
-    return TargetPtr(r);
-  };
-  return t;
+  return rows_landing_at(
+      target, x_type, [chunk, last](const arith::Expr& i) { return arith::min(i * chunk, last); });
 }
 
 TargetPtr split_inverse(const TargetPtr& target, const arith::Expr& chunk, const ir::Type& x_type) {
