@@ -25,7 +25,7 @@ else
   common=(--device nvidia --profile nvidia --build-jobs "$builders" --quiet --resume
           --time-limit "${LIMIT:-120}")
 fi
-streams=(--all --where warp=1 --where lanes=32 --check-size M=512,N=512)
+streams=(--all --where warp=1 --where lanes=32 --check-size "M=512,N=512")
 for name in jacobi2d5pt_x64 jacobi2d9pt_x64 heat2d_x64; do
   "$liftx" collect "$here/stencils/iterated/$name.lift" --size M=8192,N=8192 "${streams[@]}" \
     --db "$suite_db" "${common[@]}"
