@@ -38,6 +38,7 @@ struct VariantsOptions {
   int64_t max_tile = 32;
   bool layouts = false;
   bool shared_streams = false;
+  bool shifted_strips = false;
   bool warp_streams = false;
   std::vector<std::string> where;
   bool quiet = false;
@@ -71,6 +72,10 @@ void add_variants_options(CLI::App* cmd, VariantsOptions& o) {
                 "local memory (AN5D's blocking; the variants say \"shared\": 1; not in the "
                 "default space: slower than the register pipelines as generated)");
   add_warp_streams_flag(cmd, o.warp_streams);
+  cmd->add_flag("--shifted-strips", o.shifted_strips,
+                "also plan full-warp streams at strip heights that need not divide the grid's, "
+                "each column's last strip shifted up to the last row (the variants say "
+                "\"shifted_rows\": 1; not in the default space: not yet measured on a GPU)");
   cmd->add_option("--format", o.format,
                   "table (default), json or csv: the listed variants (the sample, or every "
                   "matching one up to --limit) with their launches on stdout, as data; the "
@@ -155,6 +160,7 @@ void run_variants(const VariantsOptions& o) {
   options.layouts = o.layouts;
   options.shared_streams = o.shared_streams;
   options.warp_streams = o.warp_streams;
+  options.shifted_strips = o.shifted_strips;
   space::VariantStream stream(program, options);
   std::FILE* report = o.as_data() ? stderr : stdout;
   if (o.format == "csv" && !o.count)

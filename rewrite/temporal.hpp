@@ -117,6 +117,10 @@ struct TemporalTiling {
   /// rows can carry as many outputs as its lanes' columns leave after the halo (76 of 96 columns
   /// at ten steps of a 3-point reach) where a dividing tile would carry 64.
   bool shifted_last = false;
+  /// warp_stream only: tile_y need not divide the grid's height. Each column's last strip is
+  /// shifted up to end at the grid's last row, as shifted_last does along x, so that a strip's
+  /// height can be chosen for the launch's waves rather than among the height's divisors.
+  bool shifted_rows = false;
 };
 
 /// Whether `tiling` of `step` streams as a pipeline of windows: every shared stream, and every
@@ -140,6 +144,10 @@ int64_t shifted_tile_margin(const StencilStep& step, const TemporalTiling& tilin
 /// Whether a grid `width` columns wide can be tiled with tiling's shifted last tile: one tile
 /// and the margin fit, and the last tile adds at least the margin.
 bool shifted_tiles_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t width);
+
+/// The same along y (TemporalTiling::shifted_rows): one strip of tile_y rows and the margin fit
+/// a grid `height` rows high, and the last strip adds at least the margin.
+bool shifted_strips_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t height);
 
 /// Scalars a work-item of a streamed launch holds in its register windows: n planes per step,
 /// step k's window holding planes of step k - 1 (the first step's, input planes), each plane

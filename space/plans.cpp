@@ -385,24 +385,38 @@ void VariantStream::State::plan_warp_streams(const rewrite::StencilStep& s,
     // A full warp whose rows carry every output its columns leave after the halo, the last tile
     // of a row shifted back to the grid's edge (TemporalTiling::shifted_last): at ten steps of
     // a 3-point reach, 76 outputs in 96 columns where a dividing tile carries 64.
-    for (int64_t streamed : {64, 128, 256})
+    // With options.shifted_strips, also strips of every height from 72 to 512 rows in steps of
+    // 8, the last one shifted up where they do not divide the grid's: fine enough to put a
+    // launch's last wave near full (docs/results.md, "The last wave").
+    std::vector<int64_t> heights{64, 128, 256};
+    for (int64_t h = 72; options.shifted_strips && h <= 512; h += 8)
+      if (h != 128 && h != 256)
+        heights.push_back(h);
+    for (int64_t streamed : heights)
       for (int64_t columns : {2, 3, 4, 5, 6, 8}) {
         const int64_t tile_x = kMaxLanes * columns - t * reach;
         const bool divides = tile_x >= 1 && out[1] % tile_x == 0;
-        if (tile_x < 1 || (divides && std::has_single_bit(static_cast<uint64_t>(tile_x)) &&
-                           tile_x >= 32 && tile_x <= 256))
+        const bool standard_height = streamed == 64 || streamed == 128 || streamed == 256;
+        if (tile_x < 1 ||
+            (standard_height && divides && std::has_single_bit(static_cast<uint64_t>(tile_x)) &&
+             tile_x >= 32 && tile_x <= 256))
           continue; // planned above
         rewrite::TemporalTiling tiling{t, tile_x, streamed, false,
                                        rewrite::TemporalTiling::Memory::warp_stream};
         tiling.lanes = kMaxLanes;
         tiling.lane_columns = columns;
         tiling.shifted_last = !divides;
-        if (out[0] <= streamed || out[0] % streamed != 0 || out[1] <= tile_x) {
+        tiling.shifted_rows = out[0] % streamed != 0;
+        if (out[0] <= streamed || (tiling.shifted_rows && standard_height) || out[1] <= tile_x) {
           reject("tile does not divide");
           continue;
         }
         if (tiling.shifted_last && !rewrite::shifted_tiles_fit(s, tiling, out[1])) {
           reject("shifted tile short of its margin");
+          continue;
+        }
+        if (tiling.shifted_rows && !rewrite::shifted_strips_fit(s, tiling, out[0])) {
+          reject("shifted strip short of its margin");
           continue;
         }
         if (static_cast<double>(kMaxLanes * columns) / static_cast<double>(tile_x) >
@@ -489,6 +503,8 @@ void VariantStream::State::lower_next_temporal() {
     parameters["columns"] = tiling.lane_columns;
     if (tiling.shifted_last)
       parameters["shifted"] = 1;
+    if (tiling.shifted_rows)
+      parameters["shifted_rows"] = 1;
   }
   if (rewrite::streams_as_pipeline(*stencil_step, tiling))
     parameters["unroll"] = tiling.unroll;

@@ -593,11 +593,12 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
                               ? ir::slide_shifted(arith::Expr(width), arith::Expr(outputs))
                               : ir::slide(arith::Expr(width), arith::Expr(outputs));
   const ir::Expr row_tiles_of_rows = ir::call(ir::map(cut_row), {padded}, loc);
-  const ir::Expr tiles = ir::call(
-      ir::map(ir::transpose()),
-      {ir::call(ir::slide(arith::Expr(tiling.tile_y + t * reach), arith::Expr(tiling.tile_y)),
-                {row_tiles_of_rows}, loc)},
-      loc);
+  // And along y, a shifted last strip (TemporalTiling::shifted_rows) where asked.
+  const arith::Expr strip(tiling.tile_y + t * reach), strip_step(tiling.tile_y);
+  const ir::Fun cut_strips =
+      tiling.shifted_rows ? ir::slide_shifted(strip, strip_step) : ir::slide(strip, strip_step);
+  const ir::Expr tiles =
+      ir::call(ir::map(ir::transpose()), {ir::call(cut_strips, {row_tiles_of_rows}, loc)}, loc);
 
   auto rotated = [&](const ir::Expr& row) {
     if (left == 0)
@@ -719,16 +720,22 @@ ir::Expr warp_streamed_steps(const StencilStep& step, const TemporalTiling& tili
     return ir::call(ir::map_wrg(0, per_tile), {row_tiles});
   });
   const ir::Expr tiled_outputs = ir::call(ir::map_wrg(1, per_row), {tile_rows});
-  if (!tiling.shifted_last)
+  if (!tiling.shifted_last && !tiling.shifted_rows)
     return untile(tiled_outputs);
-  // untile with the rows' tiles joined back over the grid's width, the last one shifted. A tile
-  // repairs only the edges it touches, so the shifted tile must leave its neighbour's region
-  // (the widest intermediate halo past its outputs) inside the grid, and start beyond the
-  // first tile's: a margin of (t - 1) reaches.
-  const int64_t margin = shifted_tile_margin(step, tiling);
+  // untile with the tiles joined back over the grid's width and the strips over its height, the
+  // last of each shifted where asked. A tile repairs only the edges it touches, so a shifted
+  // tile must leave its neighbour's region (the widest intermediate halo past its outputs)
+  // inside the grid, and start beyond the first tile's: a margin of (t - 1) reaches.
+  const arith::Expr margin(shifted_tile_margin(step, tiling));
   const arith::Expr grid_width = element_of(step.grid.type()).as<ir::ArrayType>()->length;
-  const ir::Expr rows = ir::call(ir::join(), {ir::call(ir::map(ir::transpose()), {tiled_outputs})});
-  return ir::call(ir::map(ir::join_shifted(grid_width, arith::Expr(margin))), {rows});
+  const ir::Fun join_row = tiling.shifted_last ? ir::join_shifted(grid_width, margin) : ir::join();
+  // [strips][tiles][tile_y][tile_x] -> [strips][tile_y][tiles][tile_x]
+  const ir::Expr strips = ir::call(ir::map(ir::transpose()), {tiled_outputs});
+  if (!tiling.shifted_rows) // the strips joined first: the kernels measured before shifted rows
+    return ir::call(ir::map(join_row), {ir::call(ir::join(), {strips})});
+  const arith::Expr grid_height = step.grid.type().as<ir::ArrayType>()->length;
+  return ir::call(ir::join_shifted(grid_height, margin),
+                  {ir::call(ir::map(ir::map(join_row)), {strips})});
 }
 
 } // namespace
@@ -738,9 +745,22 @@ int64_t shifted_tile_margin(const StencilStep& step, const TemporalTiling& tilin
   return repaired ? (tiling.degree - 1) * std::max(step.pad_low, step.pad_high) : 0;
 }
 
+namespace {
+
+/// Whether `extent` points can be cut into tiles of `tile` with the last one shifted back by
+/// the margin's rule (ir::JoinShifted).
+bool shifted_fit(int64_t margin, int64_t tile, int64_t extent) {
+  return tile >= 1 && extent >= tile + margin && extent - (extent - 1) / tile * tile >= margin;
+}
+
+} // namespace
+
 bool shifted_tiles_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t width) {
-  const int64_t margin = shifted_tile_margin(step, tiling), tile = tiling.tile_x;
-  return tile >= 1 && width >= tile + margin && width - (width - 1) / tile * tile >= margin;
+  return shifted_fit(shifted_tile_margin(step, tiling), tiling.tile_x, width);
+}
+
+bool shifted_strips_fit(const StencilStep& step, const TemporalTiling& tiling, int64_t height) {
+  return shifted_fit(shifted_tile_margin(step, tiling), tiling.tile_y, height);
 }
 
 bool streams_as_pipeline(const StencilStep& step, const TemporalTiling& tiling) {
@@ -764,7 +784,8 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
   const int64_t t = tiling.degree;
   if (t < 1)
     return fmt::format("a temporal degree of {} computes nothing", t);
-  if (tiling.shifted_last && tiling.memory != TemporalTiling::Memory::warp_stream)
+  if ((tiling.shifted_last || tiling.shifted_rows) &&
+      tiling.memory != TemporalTiling::Memory::warp_stream)
     return std::string("only a warp stream shifts its last tile");
   if (std::any_of(tile.begin(), tile.end(), [](int64_t u) { return u < 1; }))
     return std::string("a tile needs at least one output along every dimension");

@@ -921,6 +921,65 @@ TEST_CASE("a warp stream's last tile shifted back to the grid's edge verifies at
   CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
 }
 
+TEST_CASE("a warp stream's last strip shifted up to the grid's last row verifies at heights no "
+          "strip divides, with or without a shifted last tile, and refuses heights short of its "
+          "margin") {
+  using Memory = rewrite::TemporalTiling::Memory;
+  struct Case {
+    const char* boundary;
+    int64_t steps, degree, tile_x, tile_y, width, height;
+    bool shifted_x;
+  };
+  // Rows of 4 lanes x 4 columns. The margin is (degree - 1) reaches where the edges are repaired
+  // (2 for three steps), 0 for wrap: at height 22 the last 5-row strip adds exactly 2.
+  const Case cases[] = {
+      {"clamp", 7, 3, 9, 5, 31, 23, true},          {"clamp", 7, 3, 8, 5, 32, 22, false},
+      {"mirror", 5, 2, 10, 4, 29, 19, true},        {"wrap", 8, 4, 7, 4, 30, 21, true},
+      {"constant(0.5f)", 7, 3, 9, 5, 25, 24, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.boundary));
+    CAPTURE(c.degree);
+    CAPTURE(c.width);
+    CAPTURE(c.height);
+    rewrite::TemporalTiling tiling{c.degree, c.tile_x, c.tile_y, false, Memory::warp_stream};
+    tiling.lanes = 4;
+    tiling.lane_columns = 4;
+    tiling.shifted_last = c.shifted_x;
+    tiling.shifted_rows = true;
+    const ir::Program program = heat(c.steps, c.boundary);
+    const rewrite::StencilStep step =
+        std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
+    CHECK(rewrite::shifted_strips_fit(step, tiling, c.height));
+    const Sizes sizes{{"M", c.height}, {"N", c.width}};
+    for (const codegen::SubgroupRows rows_in :
+         {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
+      const exec::RunReport r = run_fused(program, tiling, sizes, rows_in, true);
+      INFO(r.message);
+      CHECK(r.status == runtime::Status::ok);
+      CHECK(r.verification.passed);
+      CHECK(r.verification.elements == c.height * c.width);
+    }
+  }
+  // At height 21 the last 5-row strip adds one row: the strip above it would reach past the
+  // bottom edge, which only the last strip repairs. Refused before a launch, not miscomputed.
+  rewrite::TemporalTiling tiling{3, 9, 5, false, Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 4;
+  tiling.shifted_rows = true;
+  const ir::Program program = heat(7, "clamp");
+  const rewrite::StencilStep step =
+      std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
+  CHECK_FALSE(rewrite::shifted_strips_fit(step, tiling, 21));
+  CHECK_THROWS_WITH_AS(run_fused(program, tiling, {{"M", 21}, {"N", 27}}),
+                       doctest::Contains("must add at least its margin"), UserError);
+  // Only a warp stream shifts its last strip.
+  tiling.memory = Memory::registers;
+  const auto not_warp = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<std::string>(not_warp));
+  CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
+}
+
 TEST_CASE("warp streams are in the space where sub-groups shuffle or when asked for, a warp's "
           "lanes each, and verify") {
   space::SpaceOptions o = small_grid_space();
@@ -964,6 +1023,33 @@ TEST_CASE("warp streams are in the space where sub-groups shuffle or when asked 
     CHECK(r.status == runtime::Status::ok);
     CHECK(r.verification.passed);
   }
+}
+
+TEST_CASE("warp streams with a shifted last strip are in the space only when asked for, at "
+          "heights no strip divides, and verify") {
+  space::SpaceOptions o = small_grid_space();
+  o.sizes = {{"M", 200}, {"N", 256}};
+  o.free_global_halvings = 0;
+  const ir::Program program = heat(3, "clamp");
+  REQUIRE(o.device.subgroup_shuffle); // the nvidia profile: warp streams planned
+  CHECK(fused_variants_with(program, o, "shifted_rows").empty());
+  o.shifted_strips = true;
+  const std::vector<space::Variant> shifted = fused_variants_with(program, o, "shifted_rows");
+  REQUIRE_FALSE(shifted.empty());
+  for (const space::Variant& v : shifted) {
+    CAPTURE(v.index);
+    const int64_t tile_y = v.parameters.at("tile_y");
+    CHECK(v.parameters.at("lanes") == 32);
+    CHECK(tile_y % 8 == 0);
+    CHECK(200 % tile_y != 0);
+    CHECK(tile_y < 200);
+  }
+  const space::Variant& first = shifted.front();
+  CAPTURE(first.index);
+  const exec::RunReport r = run_variant(program, first, o.sizes);
+  INFO(r.message);
+  CHECK(r.status == runtime::Status::ok);
+  CHECK(r.verification.passed);
 }
 
 TEST_CASE("shared streams are in the space only when asked for, and verify") {
