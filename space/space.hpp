@@ -104,8 +104,7 @@ struct SpaceOptions {
   /// Also plan full-warp streams whose columns' last strip is shifted up to the grid's last row
   /// (rewrite::TemporalTiling::shifted_rows; their variants carry "shifted_rows": 1), at strip
   /// heights that need not divide the grid's: a launch's waves then depend on the height alone.
-  /// Off by default: not yet measured on a GPU (docs/results.md, "The last
-  /// wave").
+  /// Off by default: not yet measured on a GPU (docs/results.md, "The last wave").
   bool shifted_strips = false;
   /// Generate each kernel's OpenCL C text (codegen::Options::source). Without it the variants'
   /// kernels have no source (a ranking that builds nothing needs none) and `distinct_sources`
