@@ -863,9 +863,52 @@ TEST_CASE("warp streams refuse rows without room for their halo and lanes across
   CHECK(std::get<std::string>(thin).find("outputs per row") != std::string::npos);
 }
 
+namespace {
+
+/// A warp stream of 4 lanes x 4 columns per row (the shifted-tile tests' shape).
+rewrite::TemporalTiling four_lane_warp_stream(int64_t degree, int64_t tile_x, int64_t tile_y) {
+  rewrite::TemporalTiling tiling{degree, tile_x, tile_y, false,
+                                 rewrite::TemporalTiling::Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 4;
+  return tiling;
+}
+
+rewrite::StencilStep stencil_step_of(const ir::Program& iterated) {
+  return std::get<rewrite::StencilStep>(
+      rewrite::as_stencil_step(ir::host_iteration(iterated)->step));
+}
+
+/// `tiling` of `program` verifies at `sizes` with its rows in local memory and as emulated
+/// shuffles, every point checked.
+void check_warp_stream_verifies(const ir::Program& program, const rewrite::TemporalTiling& tiling,
+                                const Sizes& sizes) {
+  for (const codegen::SubgroupRows rows_in :
+       {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
+    const exec::RunReport r = run_fused(program, tiling, sizes, rows_in, true);
+    INFO(r.message);
+    CHECK(r.status == runtime::Status::ok);
+    CHECK(r.verification.passed);
+    CHECK(r.verification.elements == sizes.at("M") * sizes.at("N"));
+  }
+}
+
+/// `tiling` at `short_sizes` leaves its shifted tile or strip less than its margin: refused
+/// before a launch, not miscomputed. And only a warp stream shifts.
+void check_short_of_margin_refused(const ir::Program& program, rewrite::TemporalTiling tiling,
+                                   const Sizes& short_sizes) {
+  CHECK_THROWS_WITH_AS(run_fused(program, tiling, short_sizes),
+                       doctest::Contains("must add at least its margin"), UserError);
+  tiling.memory = rewrite::TemporalTiling::Memory::registers;
+  const auto not_warp = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
+  REQUIRE(std::holds_alternative<std::string>(not_warp));
+  CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
+}
+
+} // namespace
+
 TEST_CASE("a warp stream's last tile shifted back to the grid's edge verifies at widths no tile "
           "divides, and refuses widths that leave less than its margin") {
-  using Memory = rewrite::TemporalTiling::Memory;
   struct Row {
     const char* boundary;
     int64_t steps, degree, tile_x, tile_y, width;
@@ -884,54 +927,30 @@ TEST_CASE("a warp stream's last tile shifted back to the grid's edge verifies at
     CAPTURE(row.degree);
     CAPTURE(row.tile_x);
     CAPTURE(row.width);
-    rewrite::TemporalTiling tiling{row.degree, row.tile_x, row.tile_y, false, Memory::warp_stream};
-    tiling.lanes = 4;
-    tiling.lane_columns = 4;
+    rewrite::TemporalTiling tiling = four_lane_warp_stream(row.degree, row.tile_x, row.tile_y);
     tiling.shifted_last = true;
     const ir::Program program = heat(row.steps, row.boundary);
-    const rewrite::StencilStep step =
-        std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
-    CHECK(rewrite::shifted_tiles_fit(step, tiling, row.width));
-    const Sizes sizes{{"M", 20}, {"N", row.width}};
-    for (const codegen::SubgroupRows rows_in :
-         {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
-      const exec::RunReport r = run_fused(program, tiling, sizes, rows_in, true);
-      INFO(r.message);
-      CHECK(r.status == runtime::Status::ok);
-      CHECK(r.verification.passed);
-      CHECK(r.verification.elements == 20 * row.width);
-    }
+    CHECK(rewrite::shifted_tiles_fit(stencil_step_of(program), tiling, row.width));
+    check_warp_stream_verifies(program, tiling, {{"M", 20}, {"N", row.width}});
   }
   // At width 28 the last 9-column tile adds one column: the second-to-last tile's region would
-  // cross the edge, which only the last repairs. Refused before a launch, not miscomputed.
-  rewrite::TemporalTiling tiling{3, 9, 5, false, Memory::warp_stream};
-  tiling.lanes = 4;
-  tiling.lane_columns = 4;
+  // cross the edge, which only the last repairs.
+  rewrite::TemporalTiling tiling = four_lane_warp_stream(3, 9, 5);
   tiling.shifted_last = true;
   const ir::Program program = heat(7, "clamp");
-  const rewrite::StencilStep step =
-      std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
-  CHECK_FALSE(rewrite::shifted_tiles_fit(step, tiling, 28));
-  CHECK_THROWS_WITH_AS(run_fused(program, tiling, {{"M", 20}, {"N", 28}}),
-                       doctest::Contains("must add at least its margin"), UserError);
-  // Only a warp stream shifts its last tile.
-  tiling.memory = Memory::registers;
-  const auto not_warp = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
-  REQUIRE(std::holds_alternative<std::string>(not_warp));
-  CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
+  CHECK_FALSE(rewrite::shifted_tiles_fit(stencil_step_of(program), tiling, 28));
+  check_short_of_margin_refused(program, tiling, {{"M", 20}, {"N", 28}});
 }
 
 TEST_CASE("a warp stream's last strip shifted up to the grid's last row verifies at heights no "
           "strip divides, with or without a shifted last tile, and refuses heights short of its "
           "margin") {
-  using Memory = rewrite::TemporalTiling::Memory;
   struct Case {
     const char* boundary;
     int64_t steps, degree, tile_x, tile_y, width, height;
     bool shifted_x;
   };
-  // Rows of 4 lanes x 4 columns. The margin is (degree - 1) reaches where the edges are repaired
-  // (2 for three steps), 0 for wrap: at height 22 the last 5-row strip adds exactly 2.
+  // The margin as along x: at height 22 the last 5-row strip adds exactly 2.
   const Case cases[] = {
       {"clamp", 7, 3, 9, 5, 31, 23, true},          {"clamp", 7, 3, 8, 5, 32, 22, false},
       {"mirror", 5, 2, 10, 4, 29, 19, true},        {"wrap", 8, 4, 7, 4, 30, 21, true},
@@ -942,42 +961,20 @@ TEST_CASE("a warp stream's last strip shifted up to the grid's last row verifies
     CAPTURE(c.degree);
     CAPTURE(c.width);
     CAPTURE(c.height);
-    rewrite::TemporalTiling tiling{c.degree, c.tile_x, c.tile_y, false, Memory::warp_stream};
-    tiling.lanes = 4;
-    tiling.lane_columns = 4;
+    rewrite::TemporalTiling tiling = four_lane_warp_stream(c.degree, c.tile_x, c.tile_y);
     tiling.shifted_last = c.shifted_x;
     tiling.shifted_rows = true;
     const ir::Program program = heat(c.steps, c.boundary);
-    const rewrite::StencilStep step =
-        std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
-    CHECK(rewrite::shifted_strips_fit(step, tiling, c.height));
-    const Sizes sizes{{"M", c.height}, {"N", c.width}};
-    for (const codegen::SubgroupRows rows_in :
-         {codegen::SubgroupRows::local_memory, codegen::SubgroupRows::emulated_shuffle}) {
-      const exec::RunReport r = run_fused(program, tiling, sizes, rows_in, true);
-      INFO(r.message);
-      CHECK(r.status == runtime::Status::ok);
-      CHECK(r.verification.passed);
-      CHECK(r.verification.elements == c.height * c.width);
-    }
+    CHECK(rewrite::shifted_strips_fit(stencil_step_of(program), tiling, c.height));
+    check_warp_stream_verifies(program, tiling, {{"M", c.height}, {"N", c.width}});
   }
   // At height 21 the last 5-row strip adds one row: the strip above it would reach past the
-  // bottom edge, which only the last strip repairs. Refused before a launch, not miscomputed.
-  rewrite::TemporalTiling tiling{3, 9, 5, false, Memory::warp_stream};
-  tiling.lanes = 4;
-  tiling.lane_columns = 4;
+  // bottom edge, which only the last strip repairs.
+  rewrite::TemporalTiling tiling = four_lane_warp_stream(3, 9, 5);
   tiling.shifted_rows = true;
   const ir::Program program = heat(7, "clamp");
-  const rewrite::StencilStep step =
-      std::get<rewrite::StencilStep>(rewrite::as_stencil_step(ir::host_iteration(program)->step));
-  CHECK_FALSE(rewrite::shifted_strips_fit(step, tiling, 21));
-  CHECK_THROWS_WITH_AS(run_fused(program, tiling, {{"M", 21}, {"N", 27}}),
-                       doctest::Contains("must add at least its margin"), UserError);
-  // Only a warp stream shifts its last strip.
-  tiling.memory = Memory::registers;
-  const auto not_warp = rewrite::fuse_steps_tiled(ir::host_iteration(program)->step, tiling);
-  REQUIRE(std::holds_alternative<std::string>(not_warp));
-  CHECK(std::get<std::string>(not_warp).find("only a warp stream") != std::string::npos);
+  CHECK_FALSE(rewrite::shifted_strips_fit(stencil_step_of(program), tiling, 21));
+  check_short_of_margin_refused(program, tiling, {{"M", 21}, {"N", 27}});
 }
 
 TEST_CASE("warp streams are in the space where sub-groups shuffle or when asked for, a warp's "
