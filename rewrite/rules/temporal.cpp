@@ -840,6 +840,24 @@ std::variant<ir::Program, std::string> fuse_steps_tiled(const ir::Program& progr
       return fmt::format("a re-clamped warp stream needs at least {} outputs per row (a lane's "
                          "window)",
                          tiling.lane_columns + reach);
+    if (reclamped) {
+      // The row is rotated: its right halo meets its left halo at column W - t * pad_low, the
+      // seam. A lane holding outputs repairs every column of its window from the last edge on,
+      // and where its window passes the seam those are left-halo columns, inside the grid in a
+      // row's last tile. Its own columns past the seam then compute from the repair's values:
+      // harmless while there are at most 2 * pad_low of them, the columns the second step (the
+      // first repaired) leaves invalid anyway.
+      const int64_t width = tiling.lanes * tiling.lane_columns;
+      const int64_t seam = width - t * step.pad_low;
+      const int64_t seam_lane = (seam - 1) / tiling.lane_columns * tiling.lane_columns;
+      const int64_t past_seam = seam_lane + tiling.lane_columns - seam;
+      if (t * step.pad_low > 0 && seam_lane < tiling.tile_x && past_seam > 2 * step.pad_low)
+        return fmt::format("a warp stream's lane of columns {} to {} holds outputs and {} columns "
+                           "past the rotated row's seam at {}, more than the {} a last-edge "
+                           "repair may overwrite",
+                           seam_lane, seam_lane + tiling.lane_columns - 1, past_seam, seam,
+                           2 * step.pad_low);
+    }
     ir::Program fused = program;
     fused.body = warp_streamed_steps(step, tiling, program.loc);
     return fused;

@@ -907,6 +907,35 @@ void check_short_of_margin_refused(const ir::Program& program, rewrite::Temporal
 
 } // namespace
 
+TEST_CASE("a warp stream's lane across the rotated row's seam: verified up to two reaches past "
+          "it, refused beyond (its last-edge repair would overwrite left-halo columns)") {
+  // 4 lanes x 6 columns, two steps, 20 outputs: the row's seam (left halo after right halo) is
+  // at column 22, inside the lane of columns 18 to 23, which also holds outputs: two columns
+  // past the seam, the most the second step leaves invalid anyway.
+  rewrite::TemporalTiling tiling{2, 20, 5, false, rewrite::TemporalTiling::Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 6;
+  for (const char* boundary : {"clamp", "constant(0.5f)", "mirror"}) {
+    CAPTURE(std::string(boundary));
+    check_warp_stream_verifies(heat(5, boundary), tiling, {{"M", 20}, {"N", 40}});
+  }
+  // 4 lanes x 8 columns, three steps, 26 outputs (the 32-lane, 8-column, 250-output shape
+  // scaled down): the lane of columns 24 to 31 crosses the seam at 29 by three.
+  tiling = rewrite::TemporalTiling{3, 26, 5, false, rewrite::TemporalTiling::Memory::warp_stream};
+  tiling.lanes = 4;
+  tiling.lane_columns = 8;
+  for (const char* boundary : {"clamp", "constant(0.5f)", "mirror"}) {
+    CAPTURE(std::string(boundary));
+    const auto refused =
+        rewrite::fuse_steps_tiled(ir::host_iteration(heat(7, boundary))->step, tiling);
+    REQUIRE(std::holds_alternative<std::string>(refused));
+    CHECK(std::get<std::string>(refused).find("3 columns past the rotated row's seam at 29") !=
+          std::string::npos);
+  }
+  // A wrapped row repairs nothing: the same shape verifies.
+  check_warp_stream_verifies(heat(7, "wrap"), tiling, {{"M", 20}, {"N", 52}});
+}
+
 TEST_CASE("a warp stream's last tile shifted back to the grid's edge verifies at widths no tile "
           "divides, and refuses widths that leave less than its margin") {
   struct Row {
