@@ -171,7 +171,8 @@ exec::Verification verify_output(const std::vector<float>& output, const interp:
   // The same element check as every liftx variant's (exec/verify.hpp).
   const exec::ElementCheck check = exec::check_elements(
       ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(output.data()), 0,
-      output.size(), want.data.data(), 1, tolerance);
+      output.size(), want.data.data(), 1,
+      {tolerance, exec::output_floor(want.data.data(), want.data.size(), 1)});
   v.mismatches = check.mismatches;
   v.unwritten = check.unwritten;
   v.max_abs_error = check.max_abs_error;

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       const exec::ElementCheck c = exec::check_elements(
           ir::ScalarKind::Float, reinterpret_cast<const unsigned char*>(got.data()), 0, n,
-          want.data(), 1, 1e-4, threads);
+          want.data(), 1, {1e-4, 1.0}, threads);
       best = std::min(
           best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       mismatches = c.mismatches;

@@ -232,7 +232,8 @@ void add_run_command(CLI::App& app) {
                 "004's Algorithm 2; `liftx codegen --pad-local` shows the choice)");
   cmd->add_option("--seed", o->seed, "seed of the random inputs (default 1)");
   cmd->add_option("--tolerance", o->tolerance,
-                  "relative tolerance: |kernel - interpreter| <= t * max(1, |interpreter|)")
+                  "relative tolerance: |kernel - interpreter| <= t * max(s, |interpreter|), s the "
+                  "output's largest |interpreter|, at most 1")
       ->check(CLI::Validator(
           [](std::string& text) {
             char* end = nullptr;

@@ -388,6 +388,8 @@ Verification verify_output(runtime::Device& device, const OutputBuffer& out,
                                    produced, expected);
     return v;
   }
+  const Tolerance within{tolerance,
+                         output_floor(want.data.data() + component, expected, components)};
   constexpr size_t kChunkBytes = size_t{64} << 20; // a multiple of every element width
   std::vector<unsigned char> chunk(std::min(out.bytes, kChunkBytes));
   ElementCheck all;
@@ -397,7 +399,7 @@ Verification verify_output(runtime::Device& device, const OutputBuffer& out,
         device.queue.enqueueReadBuffer(out.buffer, CL_TRUE, offset, bytes, chunk.data()),
         "reading the output");
     all.merge(check_elements(out.kind, chunk.data(), offset / width, bytes / width,
-                             want.data.data() + component, components, tolerance));
+                             want.data.data() + component, components, within));
   }
   v.mismatches = all.mismatches;
   v.unwritten = all.unwritten;
@@ -560,7 +562,7 @@ std::string reference_moves_by_one_ulp(const ir::Program& reference,
   const std::filesystem::path file =
       runtime::default_cache_dir() / "references" /
       (runtime::content_hash(reference_cache_key(reference, sizes, seed) +
-                             fmt::format(" tolerance={:a}", tolerance)) +
+                             fmt::format(" tolerance={:a} floor=output", tolerance)) +
        ".conditioning");
   if (std::optional<std::string> cached = runtime::read_file_bytes(file))
     return *cached;
@@ -570,8 +572,9 @@ std::string reference_moves_by_one_ulp(const ir::Program& reference,
   } catch (const std::exception&) {
     return ""; // (out of host memory, say) the mismatch is reported as it is, not cached
   }
+  const Tolerance within{tolerance, output_floor(result.data.data(), result.data.size(), 1)};
   const ElementCheck check = check_elements(moved.kind, to_bytes(moved, moved.kind).data(), 0,
-                                            moved.data.size(), result.data.data(), 1, tolerance);
+                                            moved.data.size(), result.data.data(), 1, within);
   std::string verdict;
   if (check.mismatches > 0)
     verdict = fmt::format(

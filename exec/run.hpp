@@ -56,7 +56,8 @@ struct RunOptions {
   /// Compare with the float4-copy roofline of the device (measured once, cached).
   bool roofline = true;
   uint64_t seed = 1;
-  /// An output matches when |kernel - interpreter| <= tolerance * max(1, |interpreter|).
+  /// An output matches when |kernel - interpreter| <= tolerance * max(s, |interpreter|), s the
+  /// output's largest |interpreter| and at most 1 (Tolerance, output_floor).
   double tolerance = 1e-4;
   /// Generate the instrumented kernel (run_instrumented sets this).
   bool instrument = false;

@@ -45,10 +45,10 @@ double element_at(const unsigned char* at, bool* poisoned) {
 
 /// Whether an element matches: written and equal (equal infinities are equal although their
 /// difference is NaN; NaN matches NaN), or within the tolerance.
-inline bool matches(double got, double want, bool poisoned, double tolerance) {
+inline bool matches(double got, double want, bool poisoned, Tolerance tolerance) {
   const bool equal = got == want || (std::isnan(got) && std::isnan(want));
   return (!poisoned && equal) ||
-         std::fabs(got - want) <= tolerance * std::max(1.0, std::fabs(want));
+         std::fabs(got - want) <= tolerance.relative * std::max(tolerance.floor, std::fabs(want));
 }
 
 /// One thread's share, for one element kind. The counting pass keeps no per-mismatch state
@@ -56,7 +56,7 @@ inline bool matches(double got, double want, bool poisoned, double tolerance) {
 /// only when there is one.
 template <ir::ScalarKind kind>
 ElementCheck check_range(const unsigned char* bytes, size_t first, size_t count, const double* want,
-                         size_t stride, double tolerance) {
+                         size_t stride, Tolerance tolerance) {
   constexpr size_t width = kind == ir::ScalarKind::Double ? 8 : 4;
   ElementCheck c;
   for (size_t i = 0; i < count; ++i) {
@@ -102,7 +102,7 @@ double output_element(ir::ScalarKind kind, const unsigned char* at, bool* poison
 namespace {
 
 ElementCheck check_range_of(ir::ScalarKind kind, const unsigned char* bytes, size_t first,
-                            size_t count, const double* want, size_t stride, double tolerance) {
+                            size_t count, const double* want, size_t stride, Tolerance tolerance) {
   switch (kind) {
   case ir::ScalarKind::Float:
     return check_range<ir::ScalarKind::Float>(bytes, first, count, want, stride, tolerance);
@@ -121,8 +121,16 @@ constexpr size_t kElementsPerThread = size_t{1} << 20;
 
 } // namespace
 
+double output_floor(const double* want, size_t count, size_t stride) {
+  double largest = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (const double magnitude = std::fabs(want[i * stride]); std::isfinite(magnitude))
+      largest = std::max(largest, magnitude);
+  return std::clamp(largest, static_cast<double>(std::numeric_limits<float>::min()), 1.0);
+}
+
 ElementCheck check_elements(ir::ScalarKind kind, const unsigned char* bytes, size_t first,
-                            size_t count, const double* want, size_t stride, double tolerance,
+                            size_t count, const double* want, size_t stride, Tolerance tolerance,
                             unsigned threads) {
   if (kind == ir::ScalarKind::Bool)
     throw NotImplemented("bool arrays as kernel buffers");

@@ -28,13 +28,26 @@ struct ElementCheck {
 /// still holds the poison pattern the outputs are filled with before a checked run.
 double output_element(ir::ScalarKind kind, const unsigned char* at, bool* poisoned);
 
+/// How close an element must be: |got - want| <= relative * max(floor, |want|). The floor is the
+/// output's own magnitude (output_floor): 1 for an output of ordinary size, less for one whose
+/// every element is small, such as a decaying iteration's after many steps (64 steps of
+/// jacobi2d5pt leave values near 1e-25), where a floor of 1 would let any small value match,
+/// zeros included.
+struct Tolerance {
+  double relative = 1e-4;
+  double floor = 1.0;
+};
+
+/// min(1, the largest finite |want[i * stride]|, i < count), and at least the smallest normal
+/// float: the floor of Tolerance for an output whose interpreted values are `want`.
+double output_floor(const double* want, size_t count, size_t stride);
+
 /// Compares `count` elements of one output buffer (`bytes`, elements of `kind`: float, int or
 /// double) with the interpreter's values `want[(first + i) * stride]`, i < count. An element
 /// matches when it was written and is equal (NaN matches NaN, equal infinities are equal) or
-/// within `tolerance` relative to max(1, |want|). `threads` 0: one per core, at most 16, fewer
-/// for short ranges.
+/// within `tolerance`. `threads` 0: one per core, at most 16, fewer for short ranges.
 ElementCheck check_elements(ir::ScalarKind kind, const unsigned char* bytes, size_t first,
-                            size_t count, const double* want, size_t stride, double tolerance,
+                            size_t count, const double* want, size_t stride, Tolerance tolerance,
                             unsigned threads = 0);
 
 } // namespace liftx::exec

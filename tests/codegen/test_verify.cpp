@@ -35,10 +35,43 @@ TEST_CASE("check_elements: equal, within tolerance, NaN and infinities match") {
   // 1000.05 is 5e-5 relative to 1000: within 1e-4.
   const std::vector<float> got = {1.0f, 1000.05f, std::nanf(""), HUGE_VALF, -HUGE_VALF, 5e-5f};
   const exec::ElementCheck c = exec::check_elements(ir::ScalarKind::Float, bytes_of(got), 0,
-                                                    got.size(), want.data(), 1, 1e-4, 1);
+                                                    got.size(), want.data(), 1, {1e-4, 1.0}, 1);
   CHECK(c.mismatches == 0);
   CHECK(c.unwritten == 0);
   CHECK(c.max_abs_error == doctest::Approx(0.05).epsilon(0.01));
+}
+
+TEST_CASE("check_elements: an output whose every element is small is compared at its own scale") {
+  // 64 steps of a decaying iteration leave values near 1e-25: against a floor of 1, zeros match.
+  const std::vector<double> want = {1e-25, -3e-25, 2e-25};
+  const std::vector<float> zeros = {0.0f, 0.0f, 0.0f};
+  const exec::ElementCheck lenient = exec::check_elements(
+      ir::ScalarKind::Float, bytes_of(zeros), 0, zeros.size(), want.data(), 1, {1e-4, 1.0}, 1);
+  CHECK(lenient.mismatches == 0);
+  const double floor = exec::output_floor(want.data(), want.size(), 1);
+  CHECK(floor == doctest::Approx(3e-25));
+  const exec::ElementCheck scaled = exec::check_elements(
+      ir::ScalarKind::Float, bytes_of(zeros), 0, zeros.size(), want.data(), 1, {1e-4, floor}, 1);
+  CHECK(scaled.mismatches == 3);
+  // Rounding at the output's scale still matches, an element far below the others included.
+  const std::vector<double> spread = {1e-25, -3e-25, 1e-31};
+  const std::vector<float> rounded = {1.00001e-25f, -3.00002e-25f, 1.2e-31f};
+  CHECK(exec::check_elements(ir::ScalarKind::Float, bytes_of(rounded), 0, rounded.size(),
+                             spread.data(), 1, {1e-4, exec::output_floor(spread.data(), 3, 1)}, 1)
+            .mismatches == 0);
+}
+
+TEST_CASE("output_floor: at most 1, the largest finite magnitude, never below a normal float") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> ordinary = {0.5, -3.0, inf, nan};
+  CHECK(exec::output_floor(ordinary.data(), ordinary.size(), 1) == 1.0);
+  // Every other element (a tuple's component): 1e-3, -inf and -2e-3.
+  const std::vector<double> small = {1e-3, 7.0, -inf, 7.0, -2e-3};
+  CHECK(exec::output_floor(small.data(), 3, 2) == doctest::Approx(2e-3));
+  const std::vector<double> zeros = {0.0, -0.0};
+  CHECK(exec::output_floor(zeros.data(), zeros.size(), 1) ==
+        static_cast<double>(std::numeric_limits<float>::min()));
 }
 
 TEST_CASE("check_elements: mismatches and unwritten elements, the first reported by index") {
@@ -46,7 +79,7 @@ TEST_CASE("check_elements: mismatches and unwritten elements, the first reported
   const std::vector<double> want = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5};
   const std::vector<float> got = {1, poison_value(), 3, 4.5f, 5};
   const exec::ElementCheck c = exec::check_elements(ir::ScalarKind::Float, bytes_of(got), 10,
-                                                    got.size(), want.data(), 1, 1e-4, 1);
+                                                    got.size(), want.data(), 1, {1e-4, 1.0}, 1);
   CHECK(c.mismatches == 2);
   CHECK(c.unwritten == 1);
   CHECK(c.first_mismatch == 11); // indices count from `first`
@@ -59,16 +92,17 @@ TEST_CASE("check_elements: int and double elements, a stride over tuple componen
   const std::vector<int32_t> ints = {7, 8, -10};
   exec::ElementCheck c =
       exec::check_elements(ir::ScalarKind::Int, reinterpret_cast<const unsigned char*>(ints.data()),
-                           0, ints.size(), want.data(), 2, 0.0, 1);
+                           0, ints.size(), want.data(), 2, {0.0, 1.0}, 1);
   CHECK(c.mismatches == 1);
   CHECK(c.first_mismatch == 2);
   CHECK(c.first_got == -10);
   const std::vector<double> doubles = {7, 8, -9};
   c = exec::check_elements(ir::ScalarKind::Double,
                            reinterpret_cast<const unsigned char*>(doubles.data()), 0,
-                           doubles.size(), want.data(), 2, 0.0, 1);
+                           doubles.size(), want.data(), 2, {0.0, 1.0}, 1);
   CHECK(c.mismatches == 0);
-  CHECK_THROWS(exec::check_elements(ir::ScalarKind::Bool, nullptr, 0, 0, want.data(), 1, 0.0));
+  CHECK_THROWS(
+      exec::check_elements(ir::ScalarKind::Bool, nullptr, 0, 0, want.data(), 1, {0.0, 1.0}));
 }
 
 TEST_CASE("check_elements: any number of threads gives the one-thread result") {
@@ -91,13 +125,13 @@ TEST_CASE("check_elements: any number of threads gives the one-thread result") {
     else
       want[i] += 0.5;
   }
-  const exec::ElementCheck one =
-      exec::check_elements(ir::ScalarKind::Float, bytes_of(got), 0, n, want.data(), 1, 1e-4, 1);
+  const exec::ElementCheck one = exec::check_elements(ir::ScalarKind::Float, bytes_of(got), 0, n,
+                                                      want.data(), 1, {1e-4, 1.0}, 1);
   CHECK(one.mismatches > 0);
   for (unsigned threads : {2u, 3u, 5u, 8u, 0u}) {
     CAPTURE(threads);
     const exec::ElementCheck many = exec::check_elements(ir::ScalarKind::Float, bytes_of(got), 0, n,
-                                                         want.data(), 1, 1e-4, threads);
+                                                         want.data(), 1, {1e-4, 1.0}, threads);
     CHECK(many.mismatches == one.mismatches);
     CHECK(many.unwritten == one.unwritten);
     CHECK(many.max_abs_error == one.max_abs_error);

@@ -41,7 +41,8 @@ struct AdaptiveOptions {
   /// the first time it is compiled for a set of sizes, as Context::compile does.
   bool verify = true;
   uint64_t seed = 1;       ///< of the random inputs of the check
-  double tolerance = 1e-4; ///< |kernel - interpreter| <= tolerance * max(1, |interpreter|)
+  double tolerance = 1e-4; ///< |kernel - interpreter| <= tolerance * max(s, |interpreter|),
+                           ///< s the output's largest |interpreter|, at most 1
 };
 
 /// Which portfolio member runs at some sizes.

@@ -254,7 +254,8 @@ struct CompileOptions {
   /// interpreter before returning it. Only turn off for kernels verified before.
   bool verify = true;
   uint64_t seed = 1;       ///< of the random inputs of the check
-  double tolerance = 1e-4; ///< |kernel - interpreter| <= tolerance * max(1, |interpreter|)
+  double tolerance = 1e-4; ///< |kernel - interpreter| <= tolerance * max(s, |interpreter|),
+                           ///< s the output's largest |interpreter|, at most 1
   /// Thread counts per dimension; empty = the launch rule of the kernel (threads tied to the
   /// mapped lengths). Give both to use free thread counts.
   std::vector<int64_t> global;
