@@ -55,6 +55,10 @@ struct RunCommandOptions {
 
 /// Reads a variant sidecar's launch into --global/--local, and its sizes into --size (given
 /// ones win): `explore --out DIR` and `variants --out` write the sizes the launch was made for.
+/// A tied launch run at sizes given here keeps only its local size: its global size was the
+/// launch rule's at the file's sizes, and the rule gives it again at these (the file's would
+/// launch another size's grid of work-groups as free threads: 256 times the work of a 512²
+/// check from an 8192² launch).
 void apply_launch_file(RunCommandOptions& o) {
   if (o.launch.empty()) {
     LIFTX_USER_CHECK(!o.sizes.empty(),
@@ -62,7 +66,8 @@ void apply_launch_file(RunCommandOptions& o) {
     return;
   }
   const perfdb::LaunchFile file = perfdb::read_launch_file(o.launch);
-  if (o.global.empty())
+  const bool rule_gives_global = file.tied && !o.sizes.empty();
+  if (o.global.empty() && !rule_gives_global)
     o.global = fmt::format("{}", fmt::join(file.launch.global, ","));
   if (o.local.empty())
     o.local = fmt::format("{}", fmt::join(file.launch.local, ","));
@@ -263,7 +268,9 @@ void add_run_command(CLI::App& app) {
                   "output, FILE.0.ext, FILE.1.ext, ...)");
   add_report_format_option(cmd, o->json);
   add_print_kernel_flag(cmd, o->print_kernel, "print the generated kernel too", "--show-kernel");
-  cmd->add_option("--launch", o->launch, "a variant's .json sidecar: run with its global/local");
+  cmd->add_option("--launch", o->launch,
+                  "a variant's .json sidecar: run with its global/local (a tied launch at --size: "
+                  "its local, the global of its launch rule)");
   cmd->add_flag("--worker", o->worker, "run in this process (used internally)")->group("");
   cmd->callback([o] {
     apply_launch_file(*o);

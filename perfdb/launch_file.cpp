@@ -20,6 +20,8 @@ LaunchFile read_launch_file(const std::string& path) {
   LaunchFile file;
   file.launch = read_launch_sidecar(text, path);
   const nlohmann::json sidecar = nlohmann::json::parse(text, nullptr, false);
+  file.tied = sidecar.is_object() && sidecar.contains("tied") && sidecar.at("tied").is_boolean() &&
+              sidecar.at("tied").get<bool>();
   if (sidecar.is_object() && sidecar.contains("sizes") && sidecar.at("sizes").is_object())
     for (const auto& [name, value] : sidecar.at("sizes").items())
       if (value.is_number_integer())

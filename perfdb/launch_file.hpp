@@ -14,6 +14,9 @@ namespace liftx::perfdb {
 struct LaunchFile {
   exec::RunOptions launch;
   std::vector<std::string> sizes;
+  /// "tied": true: the global size is the kernel's launch rule's at `sizes` (threads tied to the
+  /// mapped lengths), so at other sizes the rule gives it again.
+  bool tied = false;
 };
 
 /// UserError when `path` cannot be read or is not a launch sidecar.

@@ -285,6 +285,27 @@ TEST_CASE("run --launch: a sidecar that is not a launch is a user error naming i
   }
 }
 
+TEST_CASE("run --launch at other sizes: a tied launch's global size follows its rule, a free "
+          "one's stays") {
+  // The sidecar of an 8 x 4 local launch made at 64 x 64, run at 16 x 32.
+  auto launch_line = [](bool tied) {
+    fs::path sidecar = write_file(
+        "launch.json", std::string(R"({"sizes": {"M": 64, "N": 64}, "global": [64, 64], )") +
+                           R"("local": [8, 4], "tied": )" + (tied ? "true" : "false") + "}");
+    RunResult r = liftx("run stencils/variants/jacobi2d5pt/global2d.lift --device cpu "
+                        "--size M=16,N=32 --repeat 1 --no-roofline --launch '" +
+                        sidecar.string() + "'");
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 0);
+    const size_t at = r.out.find("launch ");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  const std::string tied = launch_line(true);
+  CHECK(contains(tied, "global 32 x 16, local 8 x 4 (threads tied to the mapped lengths)"));
+  const std::string free = launch_line(false);
+  CHECK(contains(free, "global 64 x 64, local 8 x 4 (free threads)"));
+}
+
 TEST_CASE("run --reference verifies a variant against the high-level stencil") {
   setenv("LIFTX_CACHE_DIR", (scratch_dir() / "cache").c_str(), 1);
   RunResult ok =
