@@ -3,9 +3,9 @@
 # ships it (model/data/nvidia-model.json) only if the ship rule holds: judged on the regression
 # suite (model/data/nvidia-suite.db.xz, every kind of program the space makes, none of it in the
 # training data; and the fused steps' inputs at 8192² x 64 measured on an H100,
-# data/h100-fused-steps), it is no worse than the model it replaces on any kind (`liftx evaluate
-# --model NEW --baseline OLD`; model/ship_rule.hpp). Otherwise the new model is left beside the
-# old one (OUTPUT.refused) and the script fails.
+# data/h100-fused-steps with data/h100-warp-streams-32-lanes), it is no worse than the model it
+# replaces on any kind (`liftx evaluate --model NEW --baseline OLD`; model/ship_rule.hpp).
+# Otherwise the new model is left beside the old one (OUTPUT.refused) and the script fails.
 # Two steps. The base: boosted trees on log2 of the normalised throughput, depth 6, every feature
 # column (the recipe the nested evaluations chose, docs/results.md), trained on the 2D stencils:
 # the H100 dataset and every H200 measurement of them not at 8192^2 (the 8192^2 broad search is
@@ -68,7 +68,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for archive in h200-window-4096 h200-windows-4096x8192 h200-top-of-space h200-product-training \
                h200-products-local-tiles h200-3d-512-training h100-3d-256-training \
-               h100-fused-steps h100-synth-kinds; do  # data/README.md
+               h100-fused-steps h100-warp-streams-32-lanes h100-synth-kinds; do  # data/README.md
   tar xJf "$here/data/$archive.tar.xz" -C "$work"
 done
 declare -A sources=(
@@ -87,10 +87,20 @@ declare -A sources=(
   [suite.db]=$here/model/data/nvidia-suite.db.xz                          # judged on, never trained on
   [h100-steps-suite.db]=$work/h100-fused-steps/suite-steps.db.xz         # judged on too: 64 steps at 8192²
 )
+# Every 32-lane warp stream of the same programs (the first collection drew lanes 24 to 29 only),
+# merged into their pools: a program's variants judged or held out together.
+declare -A warp_streams=(
+  [h100-steps.db]=$work/h100-warp-streams-32-lanes/warp-train-steps.db.xz
+  [h100-steps-suite.db]=$work/h100-warp-streams-32-lanes/warp-suite-steps.db.xz
+)
 for name in h100.db h200.db h200-windows-4096.db h200-windows-4096x8192.db h200-top.db \
             h200-kinds.db h200-products.db h200-products-local.db h200-3d-512.db h100-3d-256.db \
             h100-steps.db h100-synth-kinds.db suite.db h100-steps-suite.db; do
   xz -dc "${sources[$name]}" > "$work/$name"
+  if [[ -n ${warp_streams[$name]:-} ]]; then
+    xz -dc "${warp_streams[$name]}" > "$work/more-$name"
+    "$here/scripts/merge-perf-db.sh" "$work/$name" "$work/more-$name" > /dev/null
+  fi
   "$liftx" db --db "$work/$name" --refresh-features nvidia
 done
 cd "$work"
