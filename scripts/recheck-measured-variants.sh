@@ -9,8 +9,8 @@
 #   e.g. scripts/recheck-measured-variants.sh suite.db jacobi2d5pt_x64 \
 #          stencils/iterated/jacobi2d5pt_x64.lift M=512,N=512 10
 # Each runs with its measured local size and the global size its launch rule gives at
-# CHECK_SIZE (a free-thread launch, whose global size was chosen for the measured size, is
-# skipped). DEVICE=... picks another OpenCL device; TIMEOUT_MS=... limits each run (default 15
+# CHECK_SIZE; a free-thread launch, whose global size was chosen for the measured sizes, runs
+# only where CHECK_SIZE is those sizes (skipped elsewhere). DEVICE=... picks another OpenCL device; TIMEOUT_MS=... limits each run (default 15
 # minutes: PoCL compiles a 32-lane stream slowly).
 set -euo pipefail
 if [[ $# -lt 4 ]]; then
@@ -36,6 +36,8 @@ if [[ ${#rows[@]} -eq 0 ]]; then
   echo "recheck: no ok measurement of $program in $db" >&2
   exit 1
 fi
+# NAME=VALUE,... in one order, to compare sizes however they were written.
+sorted_sizes() { tr ',' '\n' <<<"$1" | sort | paste -sd, -; }
 printf '%-14s %-12s %-8s %s\n' configuration median_ms verdict detail
 failed=0 skipped=0
 for row in "${rows[@]}"; do
@@ -43,17 +45,24 @@ for row in "${rows[@]}"; do
   sqlite3 -readonly "file:$db?immutable=1" \
     "SELECT v.printed FROM configurations c JOIN variants v ON v.id = c.variant_id
      WHERE c.id = $id" >"$work/$id.lift"
-  read -r tied local < <(sqlite3 -readonly -separator ' ' "file:$db?immutable=1" \
-    "SELECT tied, replace(replace(replace(local_json, '[', ''), ']', ''), ' ', '')
+  read -r tied local global sizes < <(sqlite3 -readonly -separator ' ' "file:$db?immutable=1" \
+    "SELECT tied, replace(replace(replace(local_json, '[', ''), ']', ''), ' ', ''),
+       replace(replace(replace(global_json, '[', ''), ']', ''), ' ', ''),
+       (SELECT group_concat(key || '=' || value, ',') FROM json_each(sizes_json))
      FROM configurations WHERE id = $id")
+  # A tied launch: its launch rule gives the global size at CHECK_SIZE.
+  launch=()
+  [[ $local =~ ^[0,]*$ ]] || launch=(--local "$local") # none: the kernel's or the runtime's
   if [[ $tied != 1 ]]; then
-    # Its global size was chosen for the measured size only.
-    printf '%-14s %-12s %-8s %s\n' "$id" "$median" skipped "free-thread launch"
-    skipped=$((skipped + 1))
-    continue
+    # A free-thread launch's global size was chosen for the measured sizes: checked there only.
+    if [[ $(sorted_sizes "$sizes") != $(sorted_sizes "$check_size") ]]; then
+      printf '%-14s %-12s %-8s %s\n' "$id" "$median" skipped "free-thread launch made for $sizes"
+      skipped=$((skipped + 1))
+      continue
+    fi
+    launch+=(--global "$global")
   fi
-  # Threads tied to the mapped lengths: the launch rule gives the global size at CHECK_SIZE.
-  if out=$("$liftx" run "$work/$id.lift" --local "$local" --device "${DEVICE:-pocl}" \
+  if out=$("$liftx" run "$work/$id.lift" "${launch[@]}" --device "${DEVICE:-pocl}" \
     --size "$check_size" --reference "$reference" --repeat 1 --warmup 0 --no-roofline \
     --timeout-ms "${TIMEOUT_MS:-900000}" 2>&1); then
     verdict=passed
