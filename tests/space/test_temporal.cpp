@@ -907,8 +907,8 @@ void check_short_of_margin_refused(const ir::Program& program, rewrite::Temporal
 
 } // namespace
 
-TEST_CASE("a warp stream's lane across the rotated row's seam: verified up to two reaches past "
-          "it, refused beyond (its last-edge repair would overwrite left-halo columns)") {
+TEST_CASE("a warp stream's lane across the rotated row's seam: verified with two columns past it, "
+          "refused with three (its last-edge repair would overwrite left-halo columns)") {
   // 4 lanes x 6 columns, two steps, 20 outputs: the row's seam (left halo after right halo) is
   // at column 22, inside the lane of columns 18 to 23, which also holds outputs: two columns
   // past the seam, the most the second step leaves invalid anyway.
