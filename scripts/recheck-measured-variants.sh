@@ -10,8 +10,9 @@
 #          stencils/iterated/jacobi2d5pt_x64.lift M=512,N=512 10
 # Each runs with its measured local size and the global size its launch rule gives at
 # CHECK_SIZE; a free-thread launch, whose global size was chosen for the measured sizes, runs
-# only where CHECK_SIZE is those sizes (skipped elsewhere). DEVICE=... picks another OpenCL device; TIMEOUT_MS=... limits each run (default 15
-# minutes: PoCL compiles a 32-lane stream slowly).
+# only where CHECK_SIZE is those sizes (skipped elsewhere). DEVICE=... picks another OpenCL
+# device; TIMEOUT_MS=... limits each run (default 15 minutes: PoCL compiles a 32-lane stream
+# slowly).
 set -euo pipefail
 if [[ $# -lt 4 ]]; then
   echo "usage: $0 DB PROGRAM REFERENCE.lift CHECK_SIZE [TOP] [LIFTX]" >&2
