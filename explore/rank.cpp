@@ -373,7 +373,8 @@ namespace {
 /// `threads` (number threads - 1): while the others have chunks enough waiting, it runs `work`
 /// on its next chunk itself rather than wait, so that `threads` threads keep as many cores busy.
 int64_t walk_chunks(const ir::Program& program, const RankOptions& options, const RankContext& ctx,
-                    unsigned threads, std::string_view phase, const ChunkWork& work) {
+                    unsigned threads, std::string_view phase, const ChunkWork& work,
+                    bool* no_tile_divides = nullptr) {
   space::SpaceOptions space_options;
   space_options.sizes = options.sizes;
   space_options.device = ctx.profile.limits();
@@ -383,6 +384,8 @@ int64_t walk_chunks(const ir::Program& program, const RankOptions& options, cons
       false; // features only: the text is generated again for what is built
   space_options.max_threads = threads; // the ranking's threads generate kernels too, not more
   space::VariantStream stream(program, space_options);
+  if (no_tile_divides)
+    *no_tile_divides = stream.counts().no_tile_divides;
 
   // The sample, when one is asked for, is drawn first; the loop then walks it like the stream.
   constexpr int64_t kProgressEvery = 4096;
@@ -561,13 +564,13 @@ RankResult rank(const ir::Program& program, const model::Model& routed,
   }
 
   std::vector<TopK> tops(threads, TopK(options.keep)); // one per thread
-  const int64_t total =
-      walk_chunks(program, options, ctx, threads, "ranking",
-                  [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
-                    const std::vector<float>* modelled =
-                        traffic.empty() ? nullptr : &traffic.at(chunk.first);
-                    rank_chunk(ctx, chunk, tops[thread], scratch, modelled, result.traffic_bound);
-                  });
+  const int64_t total = walk_chunks(
+      program, options, ctx, threads, "ranking",
+      [&](const Chunk& chunk, RankScratch& scratch, unsigned thread) {
+        const std::vector<float>* modelled = traffic.empty() ? nullptr : &traffic.at(chunk.first);
+        rank_chunk(ctx, chunk, tops[thread], scratch, modelled, result.traffic_bound);
+      },
+      &result.no_tile_divides);
   LIFTX_USER_CHECK(total > 0, "program {} has no variant for these sizes and profile {}",
                    program.name, profile_name);
 

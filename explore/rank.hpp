@@ -84,6 +84,8 @@ struct RankResult {
   int64_t pruned = 0;
   double least_traffic = 0;
   double traffic_bound = 0;
+  /// space::SpaceCounts::no_tile_divides of the space walked.
+  bool no_tile_divides = false;
 };
 
 /// Static features of a stream of variants, computed with one KernelModel per kernel.

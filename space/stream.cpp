@@ -104,6 +104,8 @@ VariantStream::State::State(ir::Program p, SpaceOptions o)
     if (const auto* b = a->element.as<ir::ArrayType>())
       out_x = rewrite::evaluate_or(b->length, options.sizes, -1);
   }
+  // Whether some tile shape was offered at all (counts.no_tile_divides).
+  int64_t tile_shapes = 0, tile_shapes_refused = 0;
   // One row of windows per tile (uy = 1) serves the register-window strategy: a work-item's
   // vector of outputs along x without sliding.
   for (int64_t uy : rewrite::powers_of_two(1, options.max_tile))
@@ -111,8 +113,10 @@ VariantStream::State::State(ir::Program p, SpaceOptions o)
       if (out_x < 1 || out_y < 1 || out_x % ux != 0 || out_y % uy != 0 || ux >= out_x ||
           uy >= out_y) {
         reject("tile does not divide");
+        ++tile_shapes_refused;
         continue;
       }
+      ++tile_shapes;
       std::map<std::string, int64_t> params{{"tile_x", ux}, {"tile_y", uy}};
       rules.push_back({kTile, rewrite::tile_stencil_2d(ux, uy), params, 0});
       rules.push_back({kTile, rewrite::tile_stencil_2d_zip(ux, uy), params, 0});
@@ -139,8 +143,10 @@ VariantStream::State::State(ir::Program p, SpaceOptions o)
           if (out[0] % uz != 0 || out[1] % uy != 0 || out[2] % ux != 0 || uz >= out[0] ||
               uy >= out[1] || ux >= out[2]) {
             reject("tile does not divide");
+            ++tile_shapes_refused;
             continue;
           }
+          ++tile_shapes;
           rules.push_back({kTile,
                            rewrite::tile_stencil_3d(ux, uy, uz),
                            {{"tile_x", ux}, {"tile_y", uy}, {"tile_z", uz}},
@@ -151,10 +157,13 @@ VariantStream::State::State(ir::Program p, SpaceOptions o)
     for (int64_t u : rewrite::powers_of_two(2, options.max_tile)) {
       if (out_y % u != 0 || u >= out_y) {
         reject("tile does not divide");
+        ++tile_shapes_refused;
         continue;
       }
+      ++tile_shapes;
       rules.push_back({kTile, rewrite::tile_stencil_1d(u), {{"tile_x", u}}, 0});
     }
+  counts.no_tile_divides = tile_shapes == 0 && tile_shapes_refused > 0;
   for (int64_t n : rewrite::powers_of_two(2, options.max_tile))
     rules.push_back({kSplit, rewrite::split_join(n), {{"split", n}}, n});
   rules.push_back({kInterchange, rewrite::map_map_interchange(), {{"interchange", 1}}, 0});

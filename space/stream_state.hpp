@@ -58,6 +58,7 @@ inline void add_counts(SpaceCounts& into, const SpaceCounts& more) {
     into.per_strategy[strategy] += n;
   for (const auto& [reason, n] : more.rejections)
     into.rejections[reason] += n;
+  into.no_tile_divides = into.no_tile_divides || more.no_tile_divides;
 }
 
 /// First words of a message, as a rejection reason.

@@ -92,3 +92,29 @@ TEST_CASE("usability: explore ends on its summary, and its winner runs from --ou
   CHECK(neither.exit_code == 2);
   CHECK(contains(neither.err, "--size is required"));
 }
+
+TEST_CASE("usability: explore says when no tile divides the sizes, for stencils only") {
+  TempDir dir("usability-untiled");
+  int explores = 0;
+  auto explore = [&](const std::string& file, int64_t size) {
+    return liftx("explore '" + file + "' --device cpu --size " + std::to_string(size) +
+                 " --budget 1 --repeat 1 --warmup 0 --no-baseline --db '" +
+                 dir / (std::to_string(++explores) + ".db") + "'");
+  };
+  RunResult odd = explore("stencils/jacobi2d5pt.lift", 17);
+  CAPTURE(odd.err);
+  REQUIRE(odd.exit_code == 0);
+  CHECK(contains(odd.out, "note      no tile divides the output at M=17 N=17: the space holds only "
+                          "untiled kernels"));
+  RunResult even = explore("stencils/jacobi2d5pt.lift", 16);
+  REQUIRE(even.exit_code == 0);
+  CHECK(!contains(even.out + even.err, "no tile divides"));
+  // A point-wise program has nothing to tile at any size.
+  const fs::path scale =
+      write_file("scale.lift", "userfun twice(x: float): float { return 2.0f * x; }\n"
+                               "def scale(grid: [[float]N]M) = map2D(twice, grid)\n");
+  RunResult pointwise = explore(scale.string(), 17);
+  CAPTURE(pointwise.err);
+  REQUIRE(pointwise.exit_code == 0);
+  CHECK(!contains(pointwise.out + pointwise.err, "no tile divides"));
+}
