@@ -105,7 +105,7 @@ void Session::rank() {
             "no tile divides the output at {}: the space holds only untiled kernels (no "
             "windows, work-group tiles or fused steps), since liftx neither shifts nor guards a "
             "partial last tile yet; lengths with a factor 2^k admit tiles of up to 2^k, so a grid "
-            "padded to a multiple of 32 gets the whole space",
+            "padded to a multiple of 32 gets every tile shape",
             exec::format_sizes(options_.sizes)));
     } catch (const UserError& e) {
       // An application still gets the untuned kernel when the space has nothing to rank.
