@@ -22,7 +22,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 using namespace liftx;
@@ -329,19 +328,23 @@ TEST_CASE("sizes no tile divides leave a stencil untiled, and the stream says so
   ir::Module module = load("jacobi2d5pt");
   // 33 x 35: no power of two from 2 divides 35 outputs a row, so no window, work-group tile or
   // fused step; 32 x 35 neither (tiles need both); 33 x 32 has rows of windows one high.
-  for (const auto& [m, n, untiled] : std::vector<std::tuple<int64_t, int64_t, bool>>{
-           {33, 35, true}, {32, 35, true}, {33, 32, false}, {32, 32, false}}) {
-    CAPTURE(m);
-    CAPTURE(n);
-    space::SpaceOptions o = options_for(m, n);
+  struct Case {
+    int64_t m, n;
+    bool untiled;
+  };
+  for (const Case& c :
+       std::vector<Case>{{33, 35, true}, {32, 35, true}, {33, 32, false}, {32, 32, false}}) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    space::SpaceOptions o = options_for(c.m, c.n);
     o.kernel_source = false;
     space::VariantStream stream(module.main(), o);
-    CHECK(stream.counts().no_tile_divides == untiled);
+    CHECK(stream.counts().no_tile_divides == c.untiled);
     space::Variant v;
     bool tiled = false;
     while (!tiled && stream.next(v))
       tiled = v.parameters.count("tile_x") > 0;
-    CHECK(tiled == !untiled);
+    CHECK(tiled == !c.untiled);
   }
 }
 
