@@ -84,7 +84,7 @@ struct RankResult {
   int64_t pruned = 0;
   double least_traffic = 0;
   double traffic_bound = 0;
-  /// space::SpaceCounts::no_tile_divides of the space walked.
+  /// space::SpaceCounts::no_tile_divides of the space walked: a stencil no tile divides.
   bool no_tile_divides = false;
 };
 

@@ -3,7 +3,6 @@
 #include "codegen/launch.hpp"
 #include "exec/program_binding.hpp"
 #include "explore/collect.hpp"
-#include "ir/expr.hpp"
 #include "space/default_lowering.hpp"
 #include "support/error.hpp"
 
@@ -14,31 +13,6 @@
 #include <utility>
 
 namespace liftx::explore {
-namespace {
-
-/// Whether `f` or a function or expression below it slides windows over a grid: a stencil,
-/// whose tilings (windows, work-group tiles, fused steps) the sizes can rule out.
-bool slides(const ir::Fun& f);
-
-bool slides(const ir::Expr& e) {
-  bool found = false;
-  ir::for_each_child(
-      e, [&](const ir::Fun& f) { found = found || slides(f); },
-      [&](const ir::Expr& child) { found = found || slides(child); });
-  return found;
-}
-
-bool slides(const ir::Fun& f) {
-  if (f.as<ir::Slide>())
-    return true;
-  bool found = false;
-  ir::for_each_child(
-      f, [&](const ir::Fun& g) { found = found || slides(g); },
-      [&](const ir::Expr& child) { found = found || slides(child); });
-  return found;
-}
-
-} // namespace
 
 Session::Session(const ir::Program& program, const target::DeviceProfile& device,
                  SessionOptions options)
@@ -100,7 +74,7 @@ void Session::rank() {
   if (model_) {
     try {
       ranking_ = explore::rank(program_, *model_, rank_options_);
-      if (ranking_.no_tile_divides && slides(program_.body))
+      if (ranking_.no_tile_divides)
         notes_.push_back(fmt::format(
             "no tile divides the output at {}: the space holds only untiled kernels (no "
             "windows, work-group tiles or fused steps), since liftx neither shifts nor guards a "

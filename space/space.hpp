@@ -129,9 +129,10 @@ struct SpaceCounts {
   int64_t distinct_sources = 0;
   std::map<std::string, int64_t> per_strategy; ///< variants per lowering strategy
   std::map<std::string, int64_t> rejections;   ///< reason -> count
-  /// No tile shape of the stencil tilings divides the output's lengths at these sizes (each was
-  /// rejected, "tile does not divide"): a stencil then has no windows, work-group tiles or fused
-  /// steps, since a partial last tile is neither shifted nor guarded. Known from the start.
+  /// The program is a stencil (it slides windows) and no tile shape divides its output's lengths
+  /// at these sizes (each was rejected, "tile does not divide"): it then has no windows,
+  /// work-group tiles or fused steps, since a partial last tile is neither shifted nor guarded.
+  /// Known from the start.
   bool no_tile_divides = false;
 };
 

@@ -3,10 +3,12 @@
 #include "rewrite/layout.hpp"
 #include "rewrite/lowering.hpp"
 #include "rewrite/rules.hpp"
+#include "rewrite/walk.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <sstream>
@@ -163,7 +165,13 @@ VariantStream::State::State(ir::Program p, SpaceOptions o)
       ++tile_shapes;
       rules.push_back({kTile, rewrite::tile_stencil_1d(u), {{"tile_x", u}}, 0});
     }
-  counts.no_tile_divides = tile_shapes == 0 && tile_shapes_refused > 0;
+  // Only a stencil (a program that slides windows over its grid) has tilings to lose.
+  const std::vector<rewrite::Site> calls = rewrite::sites(root);
+  const bool slides = std::any_of(calls.begin(), calls.end(), [](const rewrite::Site& s) {
+    const auto* call = s.expr.as<ir::Call>();
+    return call && call->fun.as<ir::Slide>();
+  });
+  counts.no_tile_divides = slides && tile_shapes == 0 && tile_shapes_refused > 0;
   for (int64_t n : rewrite::powers_of_two(2, options.max_tile))
     rules.push_back({kSplit, rewrite::split_join(n), {{"split", n}}, n});
   rules.push_back({kInterchange, rewrite::map_map_interchange(), {{"interchange", 1}}, 0});

@@ -346,6 +346,11 @@ TEST_CASE("sizes no tile divides leave a stencil untiled, and the stream says so
       tiled = v.parameters.count("tile_x") > 0;
     CHECK(tiled == !c.untiled);
   }
+  // A point-wise program has no tiling to lose at any size.
+  const ir::Module pointwise =
+      parse::parse_module("userfun twice(x: float): float { return 2.0f * x; }\n"
+                          "def scale(grid: [[float]N]M) = map2D(twice, grid)\n");
+  CHECK_FALSE(space::VariantStream(pointwise.main(), options_for(33, 35)).counts().no_tile_divides);
 }
 
 TEST_CASE("lowering strategies refuse with reasons") {
